@@ -1,0 +1,369 @@
+/*
+ * mxc: a deep-learning runtime with a stable C ABI.
+ *
+ * This header is the whole public interface. Everything in it is a promise:
+ * an existing function's signature and meaning never change within a major
+ * version; new behaviour arrives as new functions (see docs/c-api.md).
+ *
+ * General rules that every function below follows unless its comment says
+ * otherwise:
+ *  - Fallible functions return MXC_OK (0) or a positive MXC_ERR_* code.
+ *    mxc_last_error() then describes the failure for the calling thread.
+ *  - On failure, out-parameters are left untouched and nothing is leaked.
+ *  - Free functions return void and accept NULL.
+ *  - Handles are opaque. A handle of the wrong kind, or one already freed,
+ *    is reported as MXC_ERR_INVALID_HANDLE instead of being dereferenced.
+ *  - Input strings and buffers are copied; the library keeps no reference
+ *    to caller memory after a call returns unless the comment says so.
+ *  - Every function may be called from any thread.
+ *  - Nothing aborts the process or prints on bad input.
+ */
+#ifndef MXC_MXC_H_
+#define MXC_MXC_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define MXC_API
+#elif defined(__GNUC__)
+#define MXC_API __attribute__((visibility("default")))
+#else
+#define MXC_API
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Versions                                                                  */
+/* ------------------------------------------------------------------------ */
+
+#define MXC_VERSION_MAJOR 1
+#define MXC_VERSION_MINOR 0
+#define MXC_VERSION_PATCH 0
+/* MAJOR * 10000 + MINOR * 100 + PATCH. */
+#define MXC_VERSION_NUMBER \
+  (MXC_VERSION_MAJOR * 10000 + MXC_VERSION_MINOR * 100 + MXC_VERSION_PATCH)
+
+/* The version of the library actually loaded, as MXC_VERSION_NUMBER. */
+MXC_API int mxc_version(void);
+
+/* The loaded library's version as "MAJOR.MINOR.PATCH". The string is static:
+ * never free it. */
+MXC_API const char *mxc_version_string(void);
+
+/* Build features ("CUDA", "OPENBLAS", "DLPACK", "ASAN", "TSAN", ...).
+ * mxc_feature_count() gives how many names mxc_feature_name() knows;
+ * mxc_feature_name(i) returns a static string (never free it) or NULL when i
+ * is out of range. */
+MXC_API int mxc_feature_count(void);
+MXC_API const char *mxc_feature_name(int index);
+
+/* *out_enabled = 1 when the build has the named feature, 0 when the feature
+ * is known but absent. Unknown names: MXC_ERR_NOT_FOUND. */
+MXC_API int mxc_feature_enabled(const char *name, int *out_enabled);
+
+/* ------------------------------------------------------------------------ */
+/* Errors                                                                    */
+/* ------------------------------------------------------------------------ */
+
+#define MXC_OK 0
+#define MXC_ERR_INVALID_ARGUMENT 1 /* a NULL or out-of-range argument */
+#define MXC_ERR_INVALID_HANDLE 2   /* wrong kind of handle, or freed */
+#define MXC_ERR_SHAPE 3            /* shapes do not fit */
+#define MXC_ERR_DTYPE 4            /* unknown or mismatched data type */
+#define MXC_ERR_STYPE 5            /* unsupported storage type */
+#define MXC_ERR_OOM 6              /* an allocation failed */
+#define MXC_ERR_NOT_FOUND 7        /* a named thing does not exist */
+#define MXC_ERR_IO 8               /* reading or writing a file failed */
+#define MXC_ERR_UNSUPPORTED 9      /* valid but not available in this build */
+#define MXC_ERR_INTERNAL 10        /* a bug in mxc; please report it */
+#define MXC_ERR_OPERATOR 11        /* an asynchronous operation failed */
+
+/* The message of the last failure in the calling thread: what was wrong,
+ * which argument, what was expected. Never NULL ("" when no failure has
+ * happened yet). The string lives in thread-local storage and stays valid
+ * until the next failing mxc call in the same thread; copy it to keep it. */
+MXC_API const char *mxc_last_error(void);
+
+/* The code of the last failure in the calling thread (MXC_OK if none). */
+MXC_API int mxc_last_error_code(void);
+
+/* A static, human-readable name for an MXC_ERR_* code ("MXC_ERR_SHAPE").
+ * Unknown codes give "MXC_ERR_UNKNOWN". Never free the result. */
+MXC_API const char *mxc_error_name(int code);
+
+/* ------------------------------------------------------------------------ */
+/* Data types, storage types, devices                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Values match Apache MXNet's type flags, so saved graphs stay readable. */
+#define MXC_DTYPE_FLOAT32 0
+#define MXC_DTYPE_FLOAT64 1
+#define MXC_DTYPE_FLOAT16 2
+#define MXC_DTYPE_UINT8 3
+#define MXC_DTYPE_INT32 4
+#define MXC_DTYPE_INT8 5
+#define MXC_DTYPE_INT64 6
+#define MXC_DTYPE_BOOL 7
+#define MXC_DTYPE_BFLOAT16 12
+
+/* Size in bytes of one element of dtype, or 0 when dtype is unknown. */
+MXC_API int mxc_dtype_size(int dtype);
+
+/* Static name of a dtype ("float32"), or NULL when unknown. */
+MXC_API const char *mxc_dtype_name(int dtype);
+
+#define MXC_STYPE_DEFAULT 0 /* dense */
+#define MXC_STYPE_ROW_SPARSE 1
+#define MXC_STYPE_CSR 2
+
+#define MXC_DEVICE_CPU 1
+#define MXC_DEVICE_GPU 2
+
+/* Arrays may have at most this many dimensions. */
+#define MXC_MAX_NDIM 8
+
+/* ------------------------------------------------------------------------ */
+/* Library-wide settings                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* Seeds every random generator of the library. Random operators pushed
+ * after this call produce the same numbers for the same seed whatever the
+ * number of worker threads. */
+MXC_API int mxc_random_seed(uint64_t seed);
+
+/* Sets the number of CPU worker threads of the threaded engine (1..1024).
+ * Waits for all pending work first. With MXC_ENGINE=naive it only records
+ * the value. */
+MXC_API int mxc_set_num_threads(int num_threads);
+
+/* *out = the current number of CPU worker threads. */
+MXC_API int mxc_get_num_threads(int *out);
+
+/* *out = 1 when the engine runs everything synchronously (MXC_ENGINE=naive),
+ * 0 for the threaded engine. */
+MXC_API int mxc_engine_is_naive(int *out);
+
+/* ------------------------------------------------------------------------ */
+/* NDArray                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* An n-dimensional array: a view (shape, dtype, offset) on reference-counted
+ * storage shared by all views of it. Freeing a handle never frees storage
+ * that another view or pending work still uses. */
+typedef struct mxc_ndarray_s *mxc_ndarray;
+
+/* Creates a dense array of the given shape and dtype on a device.
+ * shape: ndim extents (ndim in 0..MXC_MAX_NDIM; 0 makes a scalar; extents
+ * >= 0; zero-size arrays are allowed). The element count and byte size
+ * must not overflow int64. shape is copied.
+ * dev_type: MXC_DEVICE_CPU, or MXC_DEVICE_GPU (MXC_ERR_UNSUPPORTED in a
+ * build without CUDA). dev_id: >= 0.
+ * delay_alloc: nonzero to allocate storage only when first written.
+ * The contents are unspecified until written.
+ * On success *out is a new array owned by the caller; free it with
+ * mxc_ndarray_free. */
+MXC_API int mxc_ndarray_create(const int64_t *shape, int ndim, int dtype,
+                               int dev_type, int dev_id, int delay_alloc,
+                               mxc_ndarray *out);
+
+/* Releases the caller's handle. Storage is returned to the pool once no
+ * other view uses it and all work pushed on it has finished; freeing does
+ * not wait. Accepts NULL. Freeing a handle twice is reported through
+ * mxc_last_error (best effort) but never crashes. */
+MXC_API void mxc_ndarray_free(mxc_ndarray arr);
+
+/* *out_ndim = number of dimensions; *out_shape = a borrowed pointer to the
+ * extents, valid until arr is freed. Either out-parameter may be NULL. */
+MXC_API int mxc_ndarray_shape(mxc_ndarray arr, int *out_ndim,
+                              const int64_t **out_shape);
+
+/* *out = number of elements (product of the extents; 1 for a scalar). */
+MXC_API int mxc_ndarray_size(mxc_ndarray arr, int64_t *out);
+
+MXC_API int mxc_ndarray_dtype(mxc_ndarray arr, int *out_dtype);
+MXC_API int mxc_ndarray_stype(mxc_ndarray arr, int *out_stype);
+MXC_API int mxc_ndarray_device(mxc_ndarray arr, int *out_dev_type,
+                               int *out_dev_id);
+
+/* Copies nbytes from host memory into arr, waiting until the copy is done.
+ * nbytes must equal size * dtype size of arr; data must not be NULL unless
+ * nbytes is 0. Work already pushed on arr is ordered before the copy. */
+MXC_API int mxc_ndarray_copy_from_host(mxc_ndarray arr, const void *data,
+                                       size_t nbytes);
+
+/* Copies arr into host memory, waiting for pending writes to arr first.
+ * nbytes must equal size * dtype size. Reports the failure of any
+ * asynchronous operation that was to write arr (MXC_ERR_OPERATOR, naming
+ * it). */
+MXC_API int mxc_ndarray_copy_to_host(mxc_ndarray arr, void *data,
+                                     size_t nbytes);
+
+/* Asynchronously copies src into dst (same shape and dtype). Returns once
+ * the copy is pushed; later work on dst sees the copy. */
+MXC_API int mxc_ndarray_copy(mxc_ndarray src, mxc_ndarray dst);
+
+/* Views. Each returns in *out a new handle owned by the caller (free with
+ * mxc_ndarray_free) that shares storage and dependencies with arr.
+ * slice: rows [begin, end) along axis 0, 0 <= begin <= end <= shape[0].
+ * at: row index along axis 0 (result has one dimension fewer).
+ * reshape: same element count; a single extent may be -1 (inferred). */
+MXC_API int mxc_ndarray_slice(mxc_ndarray arr, int64_t begin, int64_t end,
+                              mxc_ndarray *out);
+MXC_API int mxc_ndarray_at(mxc_ndarray arr, int64_t index, mxc_ndarray *out);
+MXC_API int mxc_ndarray_reshape(mxc_ndarray arr, const int64_t *shape,
+                                int ndim, mxc_ndarray *out);
+
+/* Wait until all pushed writes to arr (wait_to_read), or all pushed reads
+ * and writes (wait_to_write), have finished. A failure of such work is
+ * returned (MXC_ERR_OPERATOR, naming the operation) and then cleared from
+ * arr, whose contents are unspecified after a failure. */
+MXC_API int mxc_ndarray_wait_to_read(mxc_ndarray arr);
+MXC_API int mxc_ndarray_wait_to_write(mxc_ndarray arr);
+
+/* Waits until all work pushed by any thread before the call has finished.
+ * Returns the first asynchronous failure since the previous mxc_wait_all
+ * and clears every pending failure. */
+MXC_API int mxc_wait_all(void);
+
+/* ------------------------------------------------------------------------ */
+/* Save and load (format: docs/ndarray-format.md)                             */
+/* ------------------------------------------------------------------------ */
+
+/* Writes n arrays (n >= 0) to path, atomically: a temporary file in the same
+ * directory is written, flushed and renamed over path, so readers see
+ * either the old file or the complete new one. names may be NULL (unnamed
+ * arrays) or n UTF-8 strings. Waits for pending writes to the arrays. */
+MXC_API int mxc_ndarray_save(const char *path, const mxc_ndarray *arrays,
+                             const char *const *names, int n);
+
+/* A list of loaded arrays with their names. */
+typedef struct mxc_ndarray_list_s *mxc_ndarray_list;
+
+/* Reads a file written by mxc_ndarray_save. A truncated, corrupted or
+ * foreign file gives MXC_ERR_IO with the position and the problem.
+ * On success *out is a new list owned by the caller; free it with
+ * mxc_ndarray_list_free. */
+MXC_API int mxc_ndarray_load(const char *path, mxc_ndarray_list *out);
+
+MXC_API void mxc_ndarray_list_free(mxc_ndarray_list list);
+
+/* *out = number of arrays in list. */
+MXC_API int mxc_ndarray_list_size(mxc_ndarray_list list, int *out);
+
+/* *out = a new handle (owned by the caller, free with mxc_ndarray_free) on
+ * the index-th array; the list keeps its own reference. */
+MXC_API int mxc_ndarray_list_get(mxc_ndarray_list list, int index,
+                                 mxc_ndarray *out);
+
+/* *out = the index-th name, borrowed: valid until list is freed. Unnamed
+ * arrays have the name "". */
+MXC_API int mxc_ndarray_list_name(mxc_ndarray_list list, int index,
+                                  const char **out);
+
+/* ------------------------------------------------------------------------ */
+/* DLPack (zero-copy exchange; include <dlpack/dlpack.h> to use)             */
+/* ------------------------------------------------------------------------ */
+
+struct DLManagedTensor;
+
+/* Exports arr without copying, after waiting for pending writes to it.
+ * On success *out is owned by the caller, who must eventually call
+ * (*out)->deleter(*out); the storage stays alive until then, even if arr is
+ * freed. Writing through the exported pointer while mxc work on the array
+ * is pending is a data race: wait first. Dense arrays only. */
+MXC_API int mxc_ndarray_to_dlpack(mxc_ndarray arr,
+                                  struct DLManagedTensor **out);
+
+/* Imports a DLPack tensor without copying. Accepted: CPU device, a dtype
+ * mxc knows, compact row-major layout (strides NULL or row-major).
+ * On success mxc owns tensor: it calls tensor->deleter (if not NULL) once
+ * the array and every view of it are freed and their work has finished;
+ * *out is a new handle owned by the caller. On failure the caller keeps
+ * ownership of tensor and nothing is called. */
+MXC_API int mxc_ndarray_from_dlpack(struct DLManagedTensor *tensor,
+                                    mxc_ndarray *out);
+
+/* ------------------------------------------------------------------------ */
+/* Pushing user functions to the engine                                      */
+/* ------------------------------------------------------------------------ */
+
+/* Context handed to a pushed function while it runs. Valid only during the
+ * call (synchronous functions) or until mxc_opctx_complete (asynchronous
+ * ones). */
+typedef struct mxc_opctx_s *mxc_opctx;
+
+/* A synchronous function: returns MXC_OK or an error code; it may call
+ * mxc_opctx_set_error to give a message. It runs on an engine thread (or the
+ * pushing thread with MXC_ENGINE=naive) once every earlier write to its read
+ * arrays and every earlier read or write of its write arrays has finished. */
+typedef int (*mxc_engine_fn)(void *user_data, mxc_opctx ctx);
+
+/* An asynchronous function: starts work and returns; the work later calls
+ * mxc_opctx_complete exactly once, from any thread. */
+typedef void (*mxc_engine_async_fn)(void *user_data, mxc_opctx ctx);
+
+/* Called once after the function ran (or was skipped because an input had
+ * failed), to release user_data. May be NULL. */
+typedef void (*mxc_free_fn)(void *user_data);
+
+/* Pushes fn to run asynchronously with read access to reads[0..n_reads) and
+ * write access to writes[0..n_writes). The array handles are not kept: the
+ * caller may free them at once; storage stays alive until fn has run.
+ * An array both read and written counts as written. priority: higher runs
+ * earlier among ready work (a hint). name: copied, used in error messages
+ * (may be NULL: "user_fn"). If a read array carries a failure, fn is
+ * skipped and the failure passes to the write arrays. If fn fails, its
+ * write arrays carry the failure to later work and waits.
+ * On failure to push nothing runs, and on_free is not called. */
+MXC_API int mxc_engine_push(mxc_engine_fn fn, void *user_data,
+                            mxc_free_fn on_free, const mxc_ndarray *reads,
+                            int n_reads, const mxc_ndarray *writes,
+                            int n_writes, int priority, const char *name);
+
+/* As mxc_engine_push for an asynchronous function. */
+MXC_API int mxc_engine_push_async(mxc_engine_async_fn fn, void *user_data,
+                                  mxc_free_fn on_free,
+                                  const mxc_ndarray *reads, int n_reads,
+                                  const mxc_ndarray *writes, int n_writes,
+                                  int priority, const char *name);
+
+/* Inside a pushed function: *out_data = the data pointer of array index,
+ * where indices 0..n_reads-1 are the read arrays and n_reads.. the write
+ * arrays, in push order; *out_nbytes (may be NULL) = its size in bytes. */
+MXC_API int mxc_opctx_data(mxc_opctx ctx, int index, void **out_data,
+                           size_t *out_nbytes);
+
+/* Inside a synchronous pushed function: attaches a message to the failure
+ * the function is about to return. The message is copied. */
+MXC_API int mxc_opctx_set_error(mxc_opctx ctx, const char *message);
+
+/* Ends an asynchronous function: code MXC_OK or an error code, message (may
+ * be NULL) copied. Call exactly once; ctx is invalid afterwards. */
+MXC_API int mxc_opctx_complete(mxc_opctx ctx, int code, const char *message);
+
+/* ------------------------------------------------------------------------ */
+/* Storage statistics                                                        */
+/* ------------------------------------------------------------------------ */
+
+#define MXC_STORAGE_BYTES_IN_USE 0  /* bytes handed to arrays now */
+#define MXC_STORAGE_BYTES_CACHED 1  /* bytes kept by the pool for reuse */
+#define MXC_STORAGE_PEAK_IN_USE 2   /* highest BYTES_IN_USE so far */
+#define MXC_STORAGE_ALLOC_COUNT 3   /* allocations served */
+#define MXC_STORAGE_POOL_HITS 4     /* allocations served from the cache */
+
+/* *out = the statistic `stat` (MXC_STORAGE_*) of a device's allocator. */
+MXC_API int mxc_storage_stat(int dev_type, int dev_id, int stat,
+                             int64_t *out);
+
+/* Returns every cached block of a device's pool to the system. */
+MXC_API int mxc_storage_release_cached(int dev_type, int dev_id);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MXC_MXC_H_ */

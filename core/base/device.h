@@ -1,0 +1,20 @@
+/* Devices: a (type, id) pair from the public MXC_DEVICE_* constants. */
+#ifndef MXC_CORE_BASE_DEVICE_H_
+#define MXC_CORE_BASE_DEVICE_H_
+
+#include "mxc/mxc.h"
+
+typedef struct mxc__device {
+  int type;
+  int id;
+} mxc__device;
+
+/* MXC_OK for a device this build can use. A GPU in a build without CUDA is
+ * MXC_ERR_UNSUPPORTED; an unknown type or negative id is
+ * MXC_ERR_INVALID_ARGUMENT. `what` names the argument. */
+int mxc__device_check(int type, int id, const char *what);
+
+/* 1 when the library was built with CUDA support. */
+int mxc__have_cuda(void);
+
+#endif /* MXC_CORE_BASE_DEVICE_H_ */
