@@ -1,0 +1,126 @@
+/* The dependency engine: schedules functions over variables.
+ *
+ * The engine knows nothing of arrays. A variable stands for a resource
+ * (the storage of an array, a temp buffer); a function declares which
+ * variables it reads and which it writes, and the engine runs it once
+ * every earlier conflicting function has finished:
+ *  - two functions that share a variable, at least one writing it, run in
+ *    push order;
+ *  - readers of the same version of a variable run concurrently.
+ *
+ * Errors: a function that fails poisons the variables it writes. Functions
+ * pushed later that read or write a poisoned variable are skipped (their
+ * free_fn still runs) and poison their own write variables with the same
+ * error. mxc__engine_wait_var reports and clears the poison of one
+ * variable; mxc__engine_wait_all reports the first failure since the
+ * previous wait_all and clears every poison. The engine stays usable.
+ *
+ * Thread-safety: every function may be called from any thread, including
+ * from inside a running engine function (nested push). Waiting from inside
+ * an engine function on work that depends on the caller deadlocks, as in
+ * any dependency engine; don't.
+ *
+ * Kinds: MXC__ENGINE_NAIVE runs each function synchronously in the pushing
+ * thread (for debugging; pushes are serialized by one lock).
+ * MXC__ENGINE_THREADED runs them on per-device worker pools. */
+#ifndef MXC_CORE_ENGINE_ENGINE_H_
+#define MXC_CORE_ENGINE_ENGINE_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/base/device.h"
+
+typedef struct mxc__engine mxc__engine;
+typedef struct mxc__var mxc__var;
+/* A function being run; handed to the function itself. */
+typedef struct mxc__exec mxc__exec;
+
+enum { MXC__ENGINE_NAIVE = 0, MXC__ENGINE_THREADED = 1 };
+
+/* Synchronous function: returns MXC_OK or an MXC_ERR_* code. On failure it
+ * may attach a message with mxc__exec_set_error. */
+typedef int (*mxc__sync_fn)(void *arg, mxc__exec *ex);
+
+/* Asynchronous function: starts work and returns; the work calls
+ * mxc__exec_complete(ex, ...) exactly once, from any thread. Dependent
+ * functions run only after that call. */
+typedef void (*mxc__async_fn)(void *arg, mxc__exec *ex);
+
+/* Releases `arg` after the function ran or was skipped. */
+typedef void (*mxc__free_fn)(void *arg);
+
+typedef struct mxc__push_args {
+  mxc__sync_fn sync_fn;   /* exactly one of sync_fn / async_fn is set */
+  mxc__async_fn async_fn;
+  void *arg;
+  mxc__free_fn free_fn;   /* may be NULL */
+  mxc__var *const *reads; /* may contain duplicates and writes; deduped */
+  int n_reads;
+  mxc__var *const *writes;
+  int n_writes;
+  int priority;           /* higher runs earlier among ready work */
+  const char *name;       /* not copied: must stay valid until free_fn */
+  mxc__device dev;        /* where it runs; CPU only for now */
+} mxc__push_args;
+
+/* Creates an engine. num_workers: CPU worker threads (>= 1) for the
+ * threaded kind; ignored by the naive kind. */
+int mxc__engine_create(int kind, int num_workers, mxc__engine **out);
+
+/* Waits for all work, stops the workers and frees the engine. Every
+ * variable must have been deleted (mxc__engine_delete_var) before. */
+void mxc__engine_destroy(mxc__engine *e);
+
+/* The process-wide engine, created on first use: kind from MXC_ENGINE
+ * ("naive" or "threaded", default threaded), workers from MXC_NUM_THREADS
+ * (default: number of online CPUs). */
+int mxc__engine_default(mxc__engine **out);
+
+int mxc__engine_kind(const mxc__engine *e);
+
+/* Changes the number of CPU workers (1..1024) after waiting for all work. */
+int mxc__engine_set_num_workers(mxc__engine *e, int n);
+int mxc__engine_num_workers(const mxc__engine *e);
+
+/* A new variable. MXC_ERR_OOM possible. */
+int mxc__engine_new_var(mxc__engine *e, mxc__var **out);
+
+/* Schedules deletion of v after all work pushed on it so far: then
+ * on_deleted(arg) runs (if not NULL; e.g. to free the storage v guards)
+ * and v is freed. Never fails and never allocates (the deletion's record
+ * is reserved when the variable is made). v must not be used by the
+ * caller afterwards. */
+void mxc__engine_delete_var(mxc__engine *e, mxc__var *v,
+                            void (*on_deleted)(void *), void *arg);
+
+/* Pushes a function (see mxc__push_args). Returns at once (the naive
+ * engine runs it first). On failure (MXC_ERR_OOM, bad arguments) nothing
+ * is scheduled and free_fn is not called. */
+int mxc__engine_push(mxc__engine *e, const mxc__push_args *a);
+
+/* Waits until all work pushed so far that writes v (for_write = 0), or that
+ * reads or writes v (for_write = 1), has finished. If v is poisoned,
+ * returns the failure's code with the message "operator 'NAME' failed:
+ * ..." and clears the poison. Never allocates. */
+int mxc__engine_wait_var(mxc__engine *e, mxc__var *v, int for_write);
+
+/* Waits until all work pushed (by any thread) before the call has finished.
+ * Returns the first failure since the previous wait_all (with its
+ * message) and clears all poison. */
+int mxc__engine_wait_all(mxc__engine *e);
+
+/* Inside a synchronous function: message for the failure it returns. */
+void mxc__exec_set_error(mxc__exec *ex, const char *msg);
+
+/* Ends an asynchronous function with code (MXC_OK or an error) and an
+ * optional message (copied). */
+void mxc__exec_complete(mxc__exec *ex, int code, const char *msg);
+
+/* The name the function was pushed with. */
+const char *mxc__exec_name(const mxc__exec *ex);
+
+/* Counters for tests and benchmarks. */
+int64_t mxc__engine_pending(const mxc__engine *e); /* pushed, not finished */
+
+#endif /* MXC_CORE_ENGINE_ENGINE_H_ */
