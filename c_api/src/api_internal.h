@@ -1,0 +1,42 @@
+/* Helpers shared by the C API translation units: handle conversion and
+ * argument checks. The C API validates, converts and forwards; no logic
+ * lives only here. */
+#ifndef MXC_C_API_SRC_API_INTERNAL_H_
+#define MXC_C_API_SRC_API_INTERNAL_H_
+
+#include <stdint.h>
+
+#include "core/base/error.h"
+#include "core/base/handle.h"
+#include "core/ndarray/ndarray.h"
+#include "mxc/mxc.h"
+
+/* Out-parameter must not be NULL. */
+#define API_CHECK_OUT(p, fn, name)                                   \
+  MXC_RETURN_ERROR_IF((p) == NULL, MXC_ERR_INVALID_ARGUMENT,         \
+                      "%s: out-parameter '%s' is NULL", (fn), (name))
+
+/* *out = the internal array of public handle h; `what` names the
+ * argument, e.g. "mxc_ndarray_copy: src". */
+static inline int api_array(mxc_ndarray h, const char *what,
+                            mxc__ndarray **out) {
+  void *p;
+  MXC_FORWARD_IF_ERROR(
+      mxc__handle_get((uintptr_t)h, MXC__HANDLE_NDARRAY, what, &p));
+  *out = p;
+  return MXC_OK;
+}
+
+/* Gives a new internal array a public handle; frees it on failure. */
+static inline int api_wrap_array(mxc__ndarray *a, mxc_ndarray *out) {
+  uintptr_t h;
+  int rc = mxc__handle_new(MXC__HANDLE_NDARRAY, a, &h);
+  if (rc != MXC_OK) {
+    mxc__ndarray_free(a);
+    return rc;
+  }
+  *out = (mxc_ndarray)h;
+  return MXC_OK;
+}
+
+#endif /* MXC_C_API_SRC_API_INTERNAL_H_ */

@@ -1,0 +1,118 @@
+/* Copies between arrays and host memory, ordered by the engine. */
+#include <string.h>
+
+#include "core/base/alloc.h"
+#include "core/base/dtype.h"
+#include "core/base/error.h"
+#include "core/ndarray/ndarray.h"
+
+typedef struct copy_args {
+  void *dst;
+  const void *src;
+  size_t nbytes;
+} copy_args;
+
+/* memmove: src and dst may be overlapping views of one chunk. */
+static int copy_fn(void *arg, mxc__exec *ex) {
+  (void)ex;
+  copy_args *c = arg;
+  if (c->nbytes) memmove(c->dst, c->src, c->nbytes);
+  return MXC_OK;
+}
+
+static int check_nbytes(const mxc__ndarray *a, size_t nbytes,
+                        const void *host, const char *what) {
+  size_t want = mxc__ndarray_nbytes(a);
+  char buf[160];
+  MXC_RETURN_ERROR_IF(nbytes != want, MXC_ERR_SHAPE,
+                      "%s: nbytes is %zu but the array %s of %s holds %zu "
+                      "bytes",
+                      what, nbytes, mxc__shape_str(&a->shape, buf, sizeof buf),
+                      mxc__dtype_name(a->dtype), want);
+  MXC_RETURN_ERROR_IF(host == NULL && nbytes > 0, MXC_ERR_INVALID_ARGUMENT,
+                      "%s: host pointer is NULL for %zu bytes", what, nbytes);
+  return MXC_OK;
+}
+
+/* Pushes one copy with arguments on the caller's stack and waits for it:
+ * the wait covers the pushed function, so the stack outlives its use. */
+static int push_and_wait(const mxc__ndarray *a, copy_args *args, int writes,
+                         const char *name) {
+  mxc__var *v = mxc__ndarray_var(a);
+  mxc__push_args p;
+  memset(&p, 0, sizeof p);
+  p.sync_fn = copy_fn;
+  p.arg = args;
+  p.reads = writes ? NULL : &v;
+  p.n_reads = writes ? 0 : 1;
+  p.writes = writes ? &v : NULL;
+  p.n_writes = writes ? 1 : 0;
+  p.name = name;
+  p.dev = a->chunk->dev;
+  p.priority = 1; /* a caller is blocked on it */
+  MXC_FORWARD_IF_ERROR(mxc__engine_push(mxc__ndarray_engine(a), &p));
+  return mxc__engine_wait_var(mxc__ndarray_engine(a), v, 1);
+}
+
+int mxc__ndarray_copy_from_host(const mxc__ndarray *a, const void *src,
+                                size_t nbytes) {
+  MXC_FORWARD_IF_ERROR(check_nbytes(a, nbytes, src, "copy_from_host"));
+  MXC_FORWARD_IF_ERROR(mxc__ndarray_ensure_alloc(a));
+  copy_args args = {mxc__ndarray_ptr(a), src, nbytes};
+  return push_and_wait(a, &args, 1, "copy_from_host");
+}
+
+int mxc__ndarray_copy_to_host(const mxc__ndarray *a, void *dst,
+                              size_t nbytes) {
+  MXC_FORWARD_IF_ERROR(check_nbytes(a, nbytes, dst, "copy_to_host"));
+  MXC_FORWARD_IF_ERROR(mxc__ndarray_ensure_alloc(a));
+  copy_args args = {dst, mxc__ndarray_ptr(a), nbytes};
+  return push_and_wait(a, &args, 0, "copy_to_host");
+}
+
+static void free_args(void *arg) { mxc__free(arg); }
+
+int mxc__ndarray_copy(const mxc__ndarray *src, const mxc__ndarray *dst) {
+  char b1[160], b2[160];
+  MXC_RETURN_ERROR_IF(!mxc__shape_equal(&src->shape, &dst->shape),
+                      MXC_ERR_SHAPE,
+                      "copy: source shape %s differs from destination shape "
+                      "%s",
+                      mxc__shape_str(&src->shape, b1, sizeof b1),
+                      mxc__shape_str(&dst->shape, b2, sizeof b2));
+  MXC_RETURN_ERROR_IF(src->dtype != dst->dtype, MXC_ERR_DTYPE,
+                      "copy: source dtype %s differs from destination dtype "
+                      "%s; cast explicitly",
+                      mxc__dtype_name(src->dtype), mxc__dtype_name(dst->dtype));
+  MXC_RETURN_ERROR_IF(src->chunk->dev.type != dst->chunk->dev.type,
+                      MXC_ERR_UNSUPPORTED,
+                      "copy: copies between device types are not supported "
+                      "in this build");
+  MXC_FORWARD_IF_ERROR(mxc__ndarray_ensure_alloc(src));
+  MXC_FORWARD_IF_ERROR(mxc__ndarray_ensure_alloc(dst));
+  copy_args *args = mxc__malloc(sizeof *args);
+  MXC_RETURN_ERROR_IF(!args, MXC_ERR_OOM, "copy: out of memory");
+  args->dst = mxc__ndarray_ptr(dst);
+  args->src = mxc__ndarray_ptr(src);
+  args->nbytes = mxc__ndarray_nbytes(src);
+  mxc__var *rv = mxc__ndarray_var(src), *wv = mxc__ndarray_var(dst);
+  mxc__push_args p;
+  memset(&p, 0, sizeof p);
+  p.sync_fn = copy_fn;
+  p.arg = args;
+  p.free_fn = free_args;
+  p.reads = &rv;
+  p.n_reads = 1;
+  p.writes = &wv;
+  p.n_writes = 1;
+  p.name = "copy";
+  p.dev = dst->chunk->dev;
+  int rc = mxc__engine_push(mxc__ndarray_engine(dst), &p);
+  if (rc != MXC_OK) mxc__free(args);
+  return rc;
+}
+
+int mxc__ndarray_wait(const mxc__ndarray *a, int for_write) {
+  return mxc__engine_wait_var(mxc__ndarray_engine(a), mxc__ndarray_var(a),
+                              for_write);
+}

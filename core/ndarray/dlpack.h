@@ -1,0 +1,13 @@
+/* Zero-copy exchange with other frameworks through DLPack. */
+#ifndef MXC_CORE_NDARRAY_DLPACK_H_
+#define MXC_CORE_NDARRAY_DLPACK_H_
+
+#include <dlpack/dlpack.h>
+
+#include "core/ndarray/ndarray.h"
+
+/* See mxc_ndarray_to_dlpack / mxc_ndarray_from_dlpack in mxc.h. */
+int mxc__ndarray_to_dlpack(const mxc__ndarray *a, DLManagedTensor **out);
+int mxc__ndarray_from_dlpack(DLManagedTensor *t, mxc__ndarray **out);
+
+#endif /* MXC_CORE_NDARRAY_DLPACK_H_ */

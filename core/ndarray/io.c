@@ -1,0 +1,343 @@
+/* Save/load. The layout is specified in docs/ndarray-format.md; keep the
+ * two in step. All integers are little-endian. */
+#include "core/ndarray/io.h"
+
+#include <string.h>
+
+#include "core/base/alloc.h"
+#include "core/base/crc32.h"
+#include "core/base/dtype.h"
+#include "core/base/error.h"
+#include "core/base/file.h"
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "mxc's file format writes host bytes: little-endian hosts only"
+#endif
+
+static const char k_magic[8] = {'M', 'X', 'C', 'N', 'D', 'A', 'R', 'R'};
+#define FORMAT_VERSION 1u
+#define MAX_NAME_LEN 65535u
+#define HEADER_BYTES 28u    /* magic, version, flags, count, header crc */
+#define MIN_ENTRY_BYTES 28u /* name_len, stype, dtype, ndim, nbytes, crc */
+
+static void put_u32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
+static void put_u64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
+static uint32_t get_u32(const unsigned char *p) {
+  uint32_t v;
+  memcpy(&v, p, 4);
+  return v;
+}
+static uint64_t get_u64(const unsigned char *p) {
+  uint64_t v;
+  memcpy(&v, p, 8);
+  return v;
+}
+
+/* ---- save ------------------------------------------------------------ */
+
+/* Writes bytes and folds them into *crc. */
+static int put(mxc__file *f, uint32_t *crc, const void *p, size_t n) {
+  *crc = mxc__crc32(*crc, p, n);
+  return mxc__file_write(f, p, n);
+}
+
+static int save_entry(mxc__file *f, const mxc__ndarray *a, const char *name) {
+  uint32_t crc = 0;
+  unsigned char b[8];
+  size_t name_len = strlen(name);
+  put_u32(b, (uint32_t)name_len);
+  MXC_FORWARD_IF_ERROR(put(f, &crc, b, 4));
+  MXC_FORWARD_IF_ERROR(put(f, &crc, name, name_len));
+  uint32_t fields[3] = {(uint32_t)a->stype, (uint32_t)a->dtype,
+                        (uint32_t)a->shape.ndim};
+  for (int i = 0; i < 3; ++i) {
+    put_u32(b, fields[i]);
+    MXC_FORWARD_IF_ERROR(put(f, &crc, b, 4));
+  }
+  for (int i = 0; i < a->shape.ndim; ++i) {
+    put_u64(b, (uint64_t)a->shape.dims[i]);
+    MXC_FORWARD_IF_ERROR(put(f, &crc, b, 8));
+  }
+  size_t nbytes = mxc__ndarray_nbytes(a);
+  put_u64(b, nbytes);
+  MXC_FORWARD_IF_ERROR(put(f, &crc, b, 8));
+  if (nbytes) {
+    MXC_FORWARD_IF_ERROR(put(f, &crc, mxc__ndarray_ptr(a), nbytes));
+  }
+  put_u32(b, crc);
+  return mxc__file_write(f, b, 4);
+}
+
+static int check_save_args(const char *path, mxc__ndarray *const *arrays,
+                           const char *const *names, int n) {
+  MXC_RETURN_ERROR_IF(!path || !*path, MXC_ERR_INVALID_ARGUMENT,
+                      "save: path is NULL or empty");
+  MXC_RETURN_ERROR_IF(n < 0, MXC_ERR_INVALID_ARGUMENT,
+                      "save: count %d is negative", n);
+  MXC_RETURN_ERROR_IF(n > 0 && !arrays, MXC_ERR_INVALID_ARGUMENT,
+                      "save: arrays is NULL but count is %d", n);
+  for (int i = 0; names && i < n; ++i) {
+    MXC_RETURN_ERROR_IF(!names[i], MXC_ERR_INVALID_ARGUMENT,
+                        "save: names[%d] is NULL; pass \"\" for no name", i);
+    MXC_RETURN_ERROR_IF(strlen(names[i]) > MAX_NAME_LEN,
+                        MXC_ERR_INVALID_ARGUMENT,
+                        "save: names[%d] is longer than %u bytes", i,
+                        MAX_NAME_LEN);
+  }
+  for (int i = 0; i < n; ++i) {
+    MXC_RETURN_ERROR_IF(arrays[i]->stype != MXC_STYPE_DEFAULT, MXC_ERR_STYPE,
+                        "save: array %d is sparse; only dense arrays can be "
+                        "saved in this version",
+                        i);
+  }
+  return MXC_OK;
+}
+
+static int save_all(mxc__file *f, mxc__ndarray *const *arrays,
+                    const char *const *names, int n) {
+  unsigned char h[HEADER_BYTES];
+  memcpy(h, k_magic, 8);
+  put_u32(h + 8, FORMAT_VERSION);
+  put_u32(h + 12, 0); /* flags: reserved */
+  put_u64(h + 16, (uint64_t)n);
+  put_u32(h + 24, mxc__crc32(0, h, 24));
+  MXC_FORWARD_IF_ERROR(mxc__file_write(f, h, sizeof h));
+  for (int i = 0; i < n; ++i) {
+    MXC_FORWARD_IF_ERROR(save_entry(f, arrays[i], names ? names[i] : ""));
+  }
+  return MXC_OK;
+}
+
+int mxc__ndarray_save(const char *path, mxc__ndarray *const *arrays,
+                      const char *const *names, int n) {
+  MXC_FORWARD_IF_ERROR(check_save_args(path, arrays, names, n));
+  /* Pending writes must land first; a failed one is reported here. */
+  for (int i = 0; i < n; ++i) {
+    MXC_FORWARD_IF_ERROR(mxc__ndarray_ensure_alloc(arrays[i]));
+    MXC_FORWARD_IF_ERROR(mxc__ndarray_wait(arrays[i], 0));
+  }
+  mxc__file *f;
+  char *tmp;
+  MXC_FORWARD_IF_ERROR(mxc__file_create_temp(path, &f, &tmp));
+  int rc = save_all(f, arrays, names, n);
+  int crc = mxc__file_close(f);
+  if (rc == MXC_OK) rc = crc;
+  if (rc == MXC_OK) rc = mxc__file_rename(tmp, path);
+  if (rc != MXC_OK) mxc__file_remove(tmp);
+  mxc__free(tmp);
+  return rc;
+}
+
+/* ---- load ------------------------------------------------------------ */
+
+typedef struct reader {
+  mxc__file *f;
+  const char *path;
+  uint64_t pos;       /* bytes consumed */
+  uint64_t file_size; /* for plausibility checks before allocating */
+  uint32_t crc;
+} reader;
+
+/* Reads exactly n bytes; end of file is a clear MXC_ERR_IO. */
+static int take(reader *r, void *p, size_t n, const char *what) {
+  size_t got;
+  MXC_FORWARD_IF_ERROR(mxc__file_read(r->f, p, n, &got));
+  MXC_RETURN_ERROR_IF(got != n, MXC_ERR_IO,
+                      "load '%s': file is truncated: unexpected end of file "
+                      "at byte %llu while reading %s",
+                      r->path, (unsigned long long)(r->pos + got), what);
+  r->crc = mxc__crc32(r->crc, p, n);
+  r->pos += n;
+  return MXC_OK;
+}
+
+static int take_u32(reader *r, uint32_t *v, const char *what) {
+  unsigned char b[4];
+  MXC_FORWARD_IF_ERROR(take(r, b, 4, what));
+  *v = get_u32(b);
+  return MXC_OK;
+}
+
+static int take_u64(reader *r, uint64_t *v, const char *what) {
+  unsigned char b[8];
+  MXC_FORWARD_IF_ERROR(take(r, b, 8, what));
+  *v = get_u64(b);
+  return MXC_OK;
+}
+
+static int read_header(reader *r, uint64_t *count) {
+  unsigned char h[HEADER_BYTES];
+  MXC_FORWARD_IF_ERROR(take(r, h, sizeof h, "the file header"));
+  MXC_RETURN_ERROR_IF(memcmp(h, k_magic, 8) != 0, MXC_ERR_IO,
+                      "load '%s': not an mxc array file (bad magic bytes)",
+                      r->path);
+  uint32_t version = get_u32(h + 8);
+  MXC_RETURN_ERROR_IF(version != FORMAT_VERSION, MXC_ERR_IO,
+                      "load '%s': format version %u is not supported; this "
+                      "library reads version %u",
+                      r->path, version, FORMAT_VERSION);
+  MXC_RETURN_ERROR_IF(get_u32(h + 24) != mxc__crc32(0, h, 24), MXC_ERR_IO,
+                      "load '%s': header checksum mismatch (file corrupted)",
+                      r->path);
+  *count = get_u64(h + 16);
+  uint64_t room = (r->file_size - HEADER_BYTES) / MIN_ENTRY_BYTES;
+  MXC_RETURN_ERROR_IF(*count > room || *count > (uint64_t)INT32_MAX,
+                      MXC_ERR_IO,
+                      "load '%s': header claims %llu arrays, more than the "
+                      "%llu-byte file can hold (file truncated or corrupted)",
+                      r->path, (unsigned long long)*count,
+                      (unsigned long long)r->file_size);
+  return MXC_OK;
+}
+
+/* Reads one entry's metadata and validates it against the file size. */
+static int read_meta(reader *r, int idx, char **name, mxc__shape *shape,
+                     int *dtype) {
+  uint32_t name_len, stype, dt, ndim;
+  MXC_FORWARD_IF_ERROR(take_u32(r, &name_len, "a name length"));
+  MXC_RETURN_ERROR_IF(name_len > MAX_NAME_LEN ||
+                          name_len > r->file_size - r->pos,
+                      MXC_ERR_IO,
+                      "load '%s': array %d: name length %u is invalid (file "
+                      "truncated or corrupted)",
+                      r->path, idx, name_len);
+  char *s = mxc__malloc((size_t)name_len + 1);
+  MXC_RETURN_ERROR_IF(!s, MXC_ERR_OOM, "load '%s': out of memory", r->path);
+  int rc = take(r, s, name_len, "a name");
+  s[name_len] = '\0';
+  if (rc == MXC_OK) rc = take_u32(r, &stype, "a storage type");
+  if (rc == MXC_OK) rc = take_u32(r, &dt, "a dtype");
+  if (rc == MXC_OK) rc = take_u32(r, &ndim, "ndim");
+  if (rc == MXC_OK && stype != MXC_STYPE_DEFAULT) {
+    rc = mxc__error_set(MXC_ERR_IO,
+                        "load '%s': array %d ('%s'): storage type %u is not "
+                        "supported by this version",
+                        r->path, idx, s, stype);
+  }
+  if (rc == MXC_OK && (mxc__dtype_size((int)dt) == 0 || ndim > MXC_MAX_NDIM)) {
+    rc = mxc__error_set(MXC_ERR_IO,
+                        "load '%s': array %d ('%s'): invalid dtype %u or ndim "
+                        "%u (file corrupted)",
+                        r->path, idx, s, dt, ndim);
+  }
+  int64_t dims[MXC_MAX_NDIM];
+  for (uint32_t i = 0; rc == MXC_OK && i < ndim; ++i) {
+    uint64_t d = 0;
+    rc = take_u64(r, &d, "an extent");
+    dims[i] = (int64_t)d;
+  }
+  if (rc == MXC_OK) {
+    rc = mxc__shape_make(dims, (int)ndim, mxc__dtype_size((int)dt), "load",
+                         shape);
+    if (rc != MXC_OK) {
+      rc = mxc__error_set(MXC_ERR_IO,
+                          "load '%s': array %d ('%s'): invalid shape (file "
+                          "corrupted)",
+                          r->path, idx, s);
+    }
+  }
+  if (rc != MXC_OK) {
+    mxc__free(s);
+    return rc;
+  }
+  *name = s;
+  *dtype = (int)dt;
+  return MXC_OK;
+}
+
+static int read_entry(reader *r, int idx, mxc__ndarray **arr, char **name) {
+  r->crc = 0;
+  mxc__shape shape;
+  int dtype = 0;
+  MXC_FORWARD_IF_ERROR(read_meta(r, idx, name, &shape, &dtype));
+  uint64_t nbytes;
+  int rc = take_u64(r, &nbytes, "a byte count");
+  uint64_t want = (uint64_t)mxc__shape_size(&shape) * mxc__dtype_size(dtype);
+  if (rc == MXC_OK && (nbytes != want || nbytes > r->file_size - r->pos)) {
+    rc = mxc__error_set(MXC_ERR_IO,
+                        "load '%s': array %d ('%s'): byte count %llu does not "
+                        "match its shape (%llu) or the file size (file "
+                        "truncated or corrupted)",
+                        r->path, idx, *name, (unsigned long long)nbytes,
+                        (unsigned long long)want);
+  }
+  mxc__ndarray *a = NULL;
+  mxc__device cpu = {MXC_DEVICE_CPU, 0};
+  if (rc == MXC_OK) rc = mxc__ndarray_create(&shape, dtype, cpu, 0, &a);
+  /* A fresh array has no pending work: its storage is written directly. */
+  if (rc == MXC_OK && nbytes) rc = take(r, mxc__ndarray_ptr(a), nbytes, "data");
+  uint32_t computed = r->crc, stored = 0;
+  if (rc == MXC_OK) rc = take_u32(r, &stored, "a checksum");
+  if (rc == MXC_OK && stored != computed) {
+    rc = mxc__error_set(MXC_ERR_IO,
+                        "load '%s': array %d ('%s'): checksum mismatch "
+                        "(stored 0x%08x, computed 0x%08x): file corrupted",
+                        r->path, idx, *name, stored, computed);
+  }
+  if (rc != MXC_OK) {
+    mxc__ndarray_free(a);
+    mxc__free(*name);
+    return rc;
+  }
+  *arr = a;
+  return MXC_OK;
+}
+
+static int load_entries(reader *r, mxc__ndarray_list *list, uint64_t count) {
+  list->arrays = mxc__calloc(count ? count : 1, sizeof *list->arrays);
+  list->names = mxc__calloc(count ? count : 1, sizeof *list->names);
+  MXC_RETURN_ERROR_IF(!list->arrays || !list->names, MXC_ERR_OOM,
+                      "load '%s': out of memory", r->path);
+  for (uint64_t i = 0; i < count; ++i) {
+    MXC_FORWARD_IF_ERROR(
+        read_entry(r, (int)i, &list->arrays[i], &list->names[i]));
+    list->n = (int)i + 1;
+  }
+  unsigned char extra;
+  size_t got;
+  MXC_FORWARD_IF_ERROR(mxc__file_read(r->f, &extra, 1, &got));
+  MXC_RETURN_ERROR_IF(got != 0, MXC_ERR_IO,
+                      "load '%s': unexpected bytes after the last array at "
+                      "byte %llu (file corrupted)",
+                      r->path, (unsigned long long)r->pos);
+  return MXC_OK;
+}
+
+int mxc__ndarray_load(const char *path, mxc__ndarray_list **out) {
+  MXC_RETURN_ERROR_IF(!path || !*path, MXC_ERR_INVALID_ARGUMENT,
+                      "load: path is NULL or empty");
+  reader r;
+  memset(&r, 0, sizeof r);
+  r.path = path;
+  MXC_FORWARD_IF_ERROR(mxc__file_open_read(path, &r.f));
+  mxc__ndarray_list *list = mxc__calloc(1, sizeof *list);
+  int rc = list ? mxc__file_size(r.f, &r.file_size)
+                : mxc__error_set(MXC_ERR_OOM, "load '%s': out of memory", path);
+  uint64_t count = 0;
+  if (rc == MXC_OK && r.file_size < HEADER_BYTES) {
+    rc = mxc__error_set(MXC_ERR_IO,
+                        "load '%s': file is truncated: %llu bytes, shorter "
+                        "than the %u-byte header",
+                        path, (unsigned long long)r.file_size, HEADER_BYTES);
+  }
+  if (rc == MXC_OK) rc = read_header(&r, &count);
+  if (rc == MXC_OK) rc = load_entries(&r, list, count);
+  mxc__file_close(r.f);
+  if (rc != MXC_OK) {
+    mxc__ndarray_list_free(list);
+    return rc;
+  }
+  *out = list;
+  return MXC_OK;
+}
+
+void mxc__ndarray_list_free(mxc__ndarray_list *list) {
+  if (!list) return;
+  for (int i = 0; i < list->n; ++i) {
+    mxc__ndarray_free(list->arrays[i]);
+    mxc__free(list->names[i]);
+  }
+  mxc__free(list->arrays);
+  mxc__free(list->names);
+  mxc__free(list);
+}

@@ -1,0 +1,22 @@
+/* Saving and loading named lists of arrays (docs/ndarray-format.md). */
+#ifndef MXC_CORE_NDARRAY_IO_H_
+#define MXC_CORE_NDARRAY_IO_H_
+
+#include "core/ndarray/ndarray.h"
+
+typedef struct mxc__ndarray_list {
+  int n;
+  mxc__ndarray **arrays; /* n owned views */
+  char **names;          /* n owned strings ("" when unnamed) */
+} mxc__ndarray_list;
+
+/* Writes arrays[0..n) with names (NULL: all unnamed) to path atomically. */
+int mxc__ndarray_save(const char *path, mxc__ndarray *const *arrays,
+                      const char *const *names, int n);
+
+/* Reads a file written by mxc__ndarray_save into a new list. */
+int mxc__ndarray_load(const char *path, mxc__ndarray_list **out);
+
+void mxc__ndarray_list_free(mxc__ndarray_list *list);
+
+#endif /* MXC_CORE_NDARRAY_IO_H_ */

@@ -1,0 +1,25 @@
+#!/bin/bash
+# Installs the Debian packages mxc needs to build and test, if any is
+# missing. Safe to run repeatedly; needs root (or sudo) only when it has
+# something to install.
+set -euo pipefail
+pkgs=(
+  bazel-bootstrap    # Bazel 4.2.3
+  bazel-rules-java   # @rules_java, which Bazel 4 loads even for C builds
+  libgtest-dev googletest
+  libopenblas-dev
+  libdlpack-dev
+  pkg-config
+  binutils gcc g++
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,50 @@
+#!/bin/bash
+# ABI checks on the built shared library:
+#  - the SONAME is libmxc.so.1;
+#  - the exported (dynamic, defined) symbols are exactly the functions the
+#    header declares with MXC_API, and exactly those listed in mxc.map;
+#  - every one of them carries the version node MXC_1.0;
+#  - the header compiles as C99 -pedantic and as C++ (11 and 17).
+set -euo pipefail
+so=$1 map=$2 header=$3
+fail=0
+err() { echo "FAIL: $*" >&2; fail=1; }
+
+soname=$(objdump -p "$so" | awk '/SONAME/ {print $2}')
+[ "$soname" = "libmxc.so.1" ] || err "SONAME is '$soname', expected libmxc.so.1"
+
+exported=$(nm -D --defined-only "$so" | awk '$2 ~ /[TWDBRV]/ {print $3}' | sed 's/@.*//' | sort -u)
+declared=$(grep -oE '^MXC_API [^(]*\(' "$header" | sed -E 's/.*[ *](mxc_[a-z0-9_]+)\($/\1/' | sort -u)
+mapped=$(sed -n '/global:/,/local:/p' "$map" | grep -oE 'mxc_[a-z0-9_]+' | sort -u)
+
+bad=$(echo "$exported" | grep -v '^mxc_' || true)
+[ -z "$bad" ] || err "non-mxc_ symbols exported: $bad"
+[ "$exported" = "$declared" ] || err "exported != declared: $(diff <(echo "$exported") <(echo "$declared") || true)"
+[ "$mapped" = "$declared" ] || err "mxc.map != header: $(diff <(echo "$mapped") <(echo "$declared") || true)"
+n=$(echo "$declared" | wc -l)
+[ "$n" -gt 30 ] || err "only $n declared functions found; the header parser is broken"
+
+unversioned=$(objdump -T "$so" | awk '$4 != "*UND*" && $NF ~ /^mxc_/ && $(NF-1) != "MXC_1.0" {print $NF}')
+[ -z "$unversioned" ] || err "symbols not in node MXC_1.0: $unversioned"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+inc=$(dirname "$(dirname "$header")")
+printf '#include <mxc/mxc.h>\nint main(void) { return mxc_version() > 0 ? 0 : 1; }\n' > "$tmp/c.c"
+gcc -std=c99 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$tmp/c.c" -o "$tmp/c.o" || err "header is not C99 -pedantic clean"
+cp "$tmp/c.c" "$tmp/cc.cc"
+g++ -std=c++11 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$tmp/cc.cc" -o "$tmp/cc.o" || err "header does not compile as C++11"
+g++ -std=c++17 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$tmp/cc.cc" -o "$tmp/cc17.o" || err "header does not compile as C++17"
+# A program linked only against the shared library runs (skipped for a
+# sanitizer build, whose runtime must be loaded first).
+if nm -D "$so" | grep -qE '__(asan|tsan|ubsan)_'; then
+  echo "sanitizer build: skipping the link-and-run check"
+else
+cp "$so" "$tmp/libmxc.so.1"
+ln -s libmxc.so.1 "$tmp/libmxc.so"
+gcc "$tmp/c.o" -o "$tmp/c" -L"$tmp" -lmxc -Wl,-rpath,"$tmp" || err "cannot link against $so"
+"$tmp/c" || err "program linked against $so failed"
+fi
+
+[ $fail = 0 ] && echo "ABI checks passed: $n exported symbols, SONAME $soname"
+exit $fail
