@@ -25,13 +25,32 @@ typedef struct mxc__rng_slice {
   uint64_t n_blocks;
 } mxc__rng_slice;
 
-/* Re-seeds the global stream and resets its counter. */
+/* The seed of a stream that was never seeded ("mxc_seed" in ASCII). */
+#define MXC__RANDOM_DEFAULT_SEED UINT64_C(0x6D78635F73656564)
+
+/* Re-seeds the global stream and resets its counter. The key is the seed
+ * itself: key[0] = low 32 bits, key[1] = high 32 bits. */
 void mxc__random_seed(uint64_t seed);
 
 /* Reserves enough counters for n_values values of `words_per_value` 32-bit
  * words each (1 for float32/uint32, 2 for float64/uint64 and for normal
- * pairs). */
+ * pairs). words_per_value must be 1..4; n_values <= 0 or another
+ * words_per_value reserves nothing (n_blocks 0). Serialized with
+ * mxc__random_seed, so a slice never mixes the key of one seed with the
+ * counter of another. */
 mxc__rng_slice mxc__random_reserve(int64_t n_values, int words_per_value);
+
+/* Value layout (fixed, so any split of [0, n) gives the same numbers):
+ *  - u32, uniform_f32: value i is word i (word w = word w % 4 of block
+ *    w / 4). uniform_f32 uses its top 24 bits: lo + (hi - lo) * m / 2^24,
+ *    clamped below hi where rounding would reach it ([lo, hi) for lo < hi).
+ *  - uniform_f64: value i is words 2i, 2i+1 (53 bits).
+ *  - normal_f32: values 2p and 2p+1 are the Box-Muller pair (cos, sin) of
+ *    words 2p, 2p+1; normal_f64: of block p (53 bits from words 0-1 for the
+ *    radius, from words 2-3 for the angle). The radius uses (m + 1) / 2^b,
+ *    never 0, so log never sees 0. Reserve normals with words_per_value 2.
+ * A range must lie inside the slice's reserved words (asserted in debug
+ * builds). */
 
 /* Fill out[0..n) with values begin..begin+n of the slice (values are
  * numbered from 0 over the whole slice, so disjoint ranges of one slice can

@@ -1,0 +1,238 @@
+/* Counter-based random numbers: Philox4x32-10 (Salmon, Moraes, Dror and
+ * Shaw, "Parallel random numbers: as easy as 1, 2, 3", SC 2011) and the
+ * global stream that hands out disjoint counter ranges (see random.h). */
+#include "core/resource/random.h"
+
+#include <assert.h>
+#include <math.h>
+#include <pthread.h>
+#include <stddef.h>
+
+#define PHILOX_M0 UINT32_C(0xD2511F53)
+#define PHILOX_M1 UINT32_C(0xCD9E8D57)
+#define PHILOX_W0 UINT32_C(0x9E3779B9) /* golden ratio */
+#define PHILOX_W1 UINT32_C(0xBB67AE85) /* sqrt(3) - 1 */
+#define PHILOX_ROUNDS 10
+
+#define TWO_PI 6.283185307179586476925286766559
+
+/* ---- the generator ---- */
+
+static void mulhilo32(uint32_t a, uint32_t b, uint32_t *hi, uint32_t *lo) {
+  uint64_t p = (uint64_t)a * b;
+  *hi = (uint32_t)(p >> 32);
+  *lo = (uint32_t)p;
+}
+
+void mxc__philox4x32_10(const uint32_t ctr[4], const uint32_t key[2],
+                        uint32_t out[4]) {
+  uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
+  uint32_t k0 = key[0], k1 = key[1];
+  for (int r = 0; r < PHILOX_ROUNDS; r++) {
+    if (r > 0) { /* the key schedule: a Weyl sequence between rounds */
+      k0 += PHILOX_W0;
+      k1 += PHILOX_W1;
+    }
+    uint32_t hi0, lo0, hi1, lo1;
+    mulhilo32(PHILOX_M0, c0, &hi0, &lo0);
+    mulhilo32(PHILOX_M1, c2, &hi1, &lo1);
+    uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+    c0 = n0;
+    c1 = lo1;
+    c2 = n2;
+    c3 = lo0;
+  }
+  out[0] = c0;
+  out[1] = c1;
+  out[2] = c2;
+  out[3] = c3;
+}
+
+/* ---- the global stream ---- */
+
+/* The key and the counter change together on seed, so one lock guards both
+ * (an atomic counter alone could pair a new counter with an old key). */
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t g_seed = MXC__RANDOM_DEFAULT_SEED; /* under g_lock */
+static uint64_t g_next_block;                      /* under g_lock */
+
+void mxc__random_seed(uint64_t seed) {
+  pthread_mutex_lock(&g_lock);
+  g_seed = seed;
+  g_next_block = 0;
+  pthread_mutex_unlock(&g_lock);
+}
+
+/* Blocks of 4 words for n values of w words, computed without forming
+ * n * w (which could overflow int64 for huge n). */
+static uint64_t blocks_for(int64_t n_values, int words_per_value) {
+  if (n_values <= 0 || words_per_value < 1 || words_per_value > 4) return 0;
+  uint64_t n = (uint64_t)n_values, w = (uint64_t)words_per_value;
+  return (n / 4) * w + ((n % 4) * w + 3) / 4;
+}
+
+mxc__rng_slice mxc__random_reserve(int64_t n_values, int words_per_value) {
+  mxc__rng_slice s;
+  s.n_blocks = blocks_for(n_values, words_per_value);
+  pthread_mutex_lock(&g_lock);
+  s.key[0] = (uint32_t)g_seed;
+  s.key[1] = (uint32_t)(g_seed >> 32);
+  s.block = g_next_block;
+  g_next_block += s.n_blocks;
+  pthread_mutex_unlock(&g_lock);
+  return s;
+}
+
+/* ---- reading words of a slice ---- */
+
+/* The last block computed, so that consecutive words cost one Philox call
+ * per four words. */
+typedef struct block_cache {
+  const mxc__rng_slice *s;
+  uint64_t index; /* block index within the slice; UINT64_MAX: none yet */
+  uint32_t w[4];
+} block_cache;
+
+static block_cache cache_init(const mxc__rng_slice *s) {
+  block_cache c = {s, UINT64_MAX, {0, 0, 0, 0}};
+  return c;
+}
+
+/* Word `wi` (numbered from 0 over the slice). */
+static uint32_t word_at(block_cache *c, uint64_t wi) {
+  uint64_t blk = wi >> 2;
+  if (blk != c->index) {
+    uint64_t ctr64 = c->s->block + blk;
+    uint32_t ctr[4] = {(uint32_t)ctr64, (uint32_t)(ctr64 >> 32), 0, 0};
+    mxc__philox4x32_10(ctr, c->s->key, c->w);
+    c->index = blk;
+  }
+  return c->w[wi & 3];
+}
+
+/* Debug check that values [begin, begin + n) of words_per_value words
+ * each stay inside the words the slice reserved. */
+static void check_range(const mxc__rng_slice *s, int64_t begin, int64_t n,
+                        uint64_t words_per_value) {
+  assert(s != NULL && begin >= 0 && n >= 0);
+  assert(n == 0 || (uint64_t)(begin + n) * words_per_value <= s->n_blocks * 4);
+  (void)s;
+  (void)begin;
+  (void)n;
+  (void)words_per_value;
+}
+
+/* [0, 1) with 24 bits; exact in float. */
+static float unit_f32(uint32_t w) {
+  return (float)(w >> 8) * (1.0f / 16777216.0f);
+}
+
+/* 53 bits from two words: [0, 1) exact in double. */
+static uint64_t bits53(uint32_t a, uint32_t b) {
+  return (((uint64_t)a << 32) | b) >> 11;
+}
+
+static double unit_f64(uint32_t a, uint32_t b) {
+  return (double)bits53(a, b) * (1.0 / 9007199254740992.0);
+}
+
+/* ---- fills ---- */
+
+void mxc__rng_u32(const mxc__rng_slice *s, int64_t begin, int64_t n,
+                  uint32_t *out) {
+  check_range(s, begin, n, 1);
+  block_cache c = cache_init(s);
+  for (int64_t j = 0; j < n; j++) out[j] = word_at(&c, (uint64_t)(begin + j));
+}
+
+/* lo + (hi - lo) * u, computed in double (so hi - lo cannot overflow), can
+ * still round up to hi in float; the largest float below hi replaces it. */
+void mxc__rng_uniform_f32(const mxc__rng_slice *s, int64_t begin, int64_t n,
+                          float lo, float hi, float *out) {
+  check_range(s, begin, n, 1);
+  block_cache c = cache_init(s);
+  double span = (double)hi - (double)lo;
+  float below_hi = nextafterf(hi, -INFINITY);
+  for (int64_t j = 0; j < n; j++) {
+    float u = unit_f32(word_at(&c, (uint64_t)(begin + j)));
+    float v = (float)((double)lo + span * (double)u);
+    out[j] = (v < hi || lo >= hi) ? v : below_hi;
+  }
+}
+
+void mxc__rng_uniform_f64(const mxc__rng_slice *s, int64_t begin, int64_t n,
+                          double lo, double hi, double *out) {
+  check_range(s, begin, n, 2);
+  block_cache c = cache_init(s);
+  double span = hi - lo;
+  double below_hi = nextafter(hi, -INFINITY);
+  for (int64_t j = 0; j < n; j++) {
+    uint64_t wi = 2 * (uint64_t)(begin + j);
+    double u = unit_f64(word_at(&c, wi), word_at(&c, wi + 1));
+    double v = lo + span * u;
+    out[j] = (v < hi || lo >= hi) ? v : below_hi;
+  }
+}
+
+/* Box-Muller: radius from u1 in (0, 1], angle from u2 in [0, 1). */
+static void box_muller(double u1, double u2, double *z_cos, double *z_sin) {
+  double r = sqrt(-2.0 * log(u1));
+  double theta = TWO_PI * u2;
+  *z_cos = r * cos(theta);
+  *z_sin = r * sin(theta);
+}
+
+/* Pair p of a normal_f32 fill: words 2p, 2p+1. */
+static void normal_pair_f32(block_cache *c, uint64_t p, double z[2]) {
+  uint32_t a = word_at(c, 2 * p), b = word_at(c, 2 * p + 1);
+  double u1 = ((double)a + 1.0) * (1.0 / 4294967296.0); /* (0, 1] */
+  double u2 = (double)b * (1.0 / 4294967296.0);         /* [0, 1) */
+  box_muller(u1, u2, &z[0], &z[1]);
+}
+
+/* Pair p of a normal_f64 fill: block p. */
+static void normal_pair_f64(block_cache *c, uint64_t p, double z[2]) {
+  uint64_t wi = 4 * p;
+  uint64_t m1 = bits53(word_at(c, wi), word_at(c, wi + 1));
+  double u1 = ((double)m1 + 1.0) * (1.0 / 9007199254740992.0); /* (0, 1] */
+  double u2 = unit_f64(word_at(c, wi + 2), word_at(c, wi + 3));
+  box_muller(u1, u2, &z[0], &z[1]);
+}
+
+typedef void (*normal_pair_fn)(block_cache *c, uint64_t p, double z[2]);
+
+/* Values [begin, begin + n) into out32 or out64 (the other is NULL): value
+ * i is element i % 2 of pair i / 2. A pair is computed once when both of
+ * its values are in range. Pairs use 2 words per value (f32: 2 words per
+ * pair, rounded up; f64: a block per pair), hence the range check with 2. */
+static void normal_fill(const mxc__rng_slice *s, int64_t begin, int64_t n,
+                        normal_pair_fn pair, double mean, double stddev,
+                        float *out32, double *out64) {
+  check_range(s, begin, n, 2);
+  block_cache c = cache_init(s);
+  double z[2] = {0.0, 0.0};
+  uint64_t have = UINT64_MAX; /* the pair held in z; none yet */
+  for (int64_t j = 0; j < n; j++) {
+    uint64_t i = (uint64_t)(begin + j);
+    if (i / 2 != have) {
+      have = i / 2;
+      pair(&c, have, z);
+    }
+    double v = mean + stddev * z[i & 1];
+    if (out32) {
+      out32[j] = (float)v;
+    } else {
+      out64[j] = v;
+    }
+  }
+}
+
+void mxc__rng_normal_f32(const mxc__rng_slice *s, int64_t begin, int64_t n,
+                         float mean, float stddev, float *out) {
+  normal_fill(s, begin, n, normal_pair_f32, mean, stddev, out, NULL);
+}
+
+void mxc__rng_normal_f64(const mxc__rng_slice *s, int64_t begin, int64_t n,
+                         double mean, double stddev, double *out) {
+  normal_fill(s, begin, n, normal_pair_f64, mean, stddev, NULL, out);
+}
