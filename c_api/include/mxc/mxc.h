@@ -362,6 +362,76 @@ MXC_API int mxc_storage_stat(int dev_type, int dev_id, int stat,
 /* Returns every cached block of a device's pool to the system. */
 MXC_API int mxc_storage_release_cached(int dev_type, int dev_id);
 
+/* ------------------------------------------------------------------------ */
+/* Operators                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* An operator of the registry. Operator handles are static: valid for the
+ * life of the process, never freed, shareable between threads. */
+typedef const struct mxc_op_s *mxc_op;
+
+/* Output write modes for mxc_op_invoke. */
+#define MXC_REQ_NULL 0  /* leave this output alone */
+#define MXC_REQ_WRITE 1 /* overwrite it */
+#define MXC_REQ_ADD 3   /* add the result to it (gradient accumulation) */
+
+/* *out = number of public operators. */
+MXC_API int mxc_op_count(int *out);
+
+/* *out = the index-th operator (0 <= index < count), sorted by name. */
+MXC_API int mxc_op_at(int index, mxc_op *out);
+
+/* *out = the operator with this name or alias; MXC_ERR_NOT_FOUND names it
+ * otherwise. */
+MXC_API int mxc_op_find(const char *name, mxc_op *out);
+
+/* *out = the operator's canonical name / documentation (static strings,
+ * never freed). */
+MXC_API int mxc_op_name(mxc_op op, const char **out);
+MXC_API int mxc_op_doc(mxc_op op, const char **out);
+
+/* Parameters: *out = count; then for each index: name, type ("int",
+ * "float", "boolean", "{'max', 'avg'}", "Shape(tuple)", "dtype", "int or
+ * None"), default value as a string (NULL when the parameter is required)
+ * and documentation. All strings are static. Any out-pointer may be NULL. */
+MXC_API int mxc_op_num_params(mxc_op op, int *out);
+MXC_API int mxc_op_param(mxc_op op, int index, const char **out_name,
+                         const char **out_type, const char **out_default,
+                         const char **out_doc);
+
+/* Declared inputs: *out_n names; *out_variadic = 1 when the actual count
+ * comes from a parameter (then the one name describes every input, e.g.
+ * "args"). Input names are static. */
+MXC_API int mxc_op_inputs(mxc_op op, int *out_n, int *out_variadic);
+MXC_API int mxc_op_input_name(mxc_op op, int index, const char **out);
+
+/* Input and visible output counts for the given parameters (keys/vals: n
+ * UTF-8 strings each; n may be 0). */
+MXC_API int mxc_op_num_inputs(mxc_op op, const char *const *keys,
+                              const char *const *vals, int n, int *out);
+MXC_API int mxc_op_num_outputs(mxc_op op, const char *const *keys,
+                               const char *const *vals, int n, int *out);
+
+/* Invokes an operator imperatively. Parameters are n_params string
+ * key/value pairs (copied). inputs: n_inputs arrays. outputs: n_outputs
+ * slots (the count mxc_op_num_outputs gives): a NULL slot receives a new
+ * array owned by the caller (free with mxc_ndarray_free); a non-NULL slot
+ * is written according to reqs[i] (MXC_REQ_*; reqs may be NULL for all
+ * MXC_REQ_WRITE). Parameter, arity, shape and dtype errors are reported
+ * here, before anything runs, and leave outputs untouched. The computation
+ * itself runs asynchronously; a failure inside it surfaces at the next
+ * wait on an output. */
+MXC_API int mxc_op_invoke(mxc_op op, const char *const *keys,
+                          const char *const *vals, int n_params,
+                          const mxc_ndarray *inputs, int n_inputs,
+                          mxc_ndarray *outputs, int n_outputs,
+                          const int *reqs);
+
+/* Sets whether operators invoked from the calling thread run in training
+ * mode (Dropout active, BatchNorm using batch statistics). *out_prev (may
+ * be NULL) receives the previous mode. Per thread; default 0. */
+MXC_API int mxc_set_training(int is_train, int *out_prev);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -1,0 +1,289 @@
+/* Operator introspection and imperative invocation. */
+#include <pthread.h>
+#include <string.h>
+
+#include "api_internal.h"
+#include "core/base/alloc.h"
+#include "ops/invoke.h"
+#include "ops/op.h"
+
+static int api_op(mxc_op h, const char *fn, const mxc__op **out) {
+  const mxc__op *op = (const mxc__op *)h;
+  MXC_RETURN_ERROR_IF(!op, MXC_ERR_INVALID_ARGUMENT, "%s: op is NULL", fn);
+  MXC_RETURN_ERROR_IF(!mxc__op_is_registered(op), MXC_ERR_INVALID_HANDLE,
+                      "%s: op is not an operator handle from mxc_op_find or "
+                      "mxc_op_at",
+                      fn);
+  *out = op;
+  return MXC_OK;
+}
+
+int mxc_op_count(int *out) {
+  API_CHECK_OUT(out, "mxc_op_count", "out");
+  *out = mxc__op_count();
+  return MXC_OK;
+}
+
+int mxc_op_at(int index, mxc_op *out) {
+  API_CHECK_OUT(out, "mxc_op_at", "out");
+  const mxc__op *op = mxc__op_at(index);
+  MXC_RETURN_ERROR_IF(!op, MXC_ERR_INVALID_ARGUMENT,
+                      "mxc_op_at: index %d is out of range; there are %d "
+                      "operators",
+                      index, mxc__op_count());
+  *out = (mxc_op)op;
+  return MXC_OK;
+}
+
+int mxc_op_find(const char *name, mxc_op *out) {
+  API_CHECK_OUT(out, "mxc_op_find", "out");
+  const mxc__op *op = NULL;
+  MXC_FORWARD_IF_ERROR(mxc__op_lookup(name, &op));
+  *out = (mxc_op)op;
+  return MXC_OK;
+}
+
+int mxc_op_name(mxc_op h, const char **out) {
+  API_CHECK_OUT(out, "mxc_op_name", "out");
+  const mxc__op *op = NULL;
+  MXC_FORWARD_IF_ERROR(api_op(h, "mxc_op_name", &op));
+  *out = op->name;
+  return MXC_OK;
+}
+
+int mxc_op_doc(mxc_op h, const char **out) {
+  API_CHECK_OUT(out, "mxc_op_doc", "out");
+  const mxc__op *op = NULL;
+  MXC_FORWARD_IF_ERROR(api_op(h, "mxc_op_doc", &op));
+  *out = op->doc ? op->doc : "";
+  return MXC_OK;
+}
+
+int mxc_op_num_params(mxc_op h, int *out) {
+  API_CHECK_OUT(out, "mxc_op_num_params", "out");
+  const mxc__op *op = NULL;
+  MXC_FORWARD_IF_ERROR(api_op(h, "mxc_op_num_params", &op));
+  *out = op->n_params;
+  return MXC_OK;
+}
+
+/* Type strings of enum parameters are built once and kept for the life of
+ * the process (the API promises static strings). */
+#define TYPE_CACHE_SLOTS 2048
+static struct {
+  const mxc__param_def *def;
+  char *str;
+} g_types[TYPE_CACHE_SLOTS];
+static pthread_mutex_t g_types_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int type_string(const mxc__param_def *d, const char **out) {
+  static const char *const k_static[MXC__P_PARAM_TYPE_COUNT] = {
+      [MXC__P_INT] = "int",          [MXC__P_FLOAT] = "float",
+      [MXC__P_BOOL] = "boolean",     [MXC__P_TUPLE] = "Shape(tuple)",
+      [MXC__P_DTYPE] = "dtype",      [MXC__P_OPT_INT] = "int or None",
+  };
+  if (d->type != MXC__P_ENUM) {
+    *out = k_static[d->type];
+    return MXC_OK;
+  }
+  pthread_mutex_lock(&g_types_lock);
+  int rc = MXC_OK;
+  size_t i = ((uintptr_t)d >> 3) % TYPE_CACHE_SLOTS;
+  size_t probes = 0;
+  while (g_types[i].def && g_types[i].def != d && probes < TYPE_CACHE_SLOTS) {
+    i = (i + 1) % TYPE_CACHE_SLOTS;
+    probes++;
+  }
+  if (g_types[i].def != d) {
+    char buf[512];
+    mxc__param_type_str(d, buf, sizeof buf);
+    char *s = probes < TYPE_CACHE_SLOTS
+                  ? mxc__calloc_permanent(strlen(buf) + 1, 1)
+                  : NULL;
+    if (s) {
+      memcpy(s, buf, strlen(buf) + 1);
+      g_types[i].def = d;
+      g_types[i].str = s;
+    } else {
+      rc = mxc__error_set(MXC_ERR_OOM, "mxc_op_param: out of memory");
+    }
+  }
+  if (rc == MXC_OK) *out = g_types[i].str;
+  pthread_mutex_unlock(&g_types_lock);
+  return rc;
+}
+
+int mxc_op_param(mxc_op h, int index, const char **out_name,
+                 const char **out_type, const char **out_default,
+                 const char **out_doc) {
+  const mxc__op *op = NULL;
+  MXC_FORWARD_IF_ERROR(api_op(h, "mxc_op_param", &op));
+  MXC_RETURN_ERROR_IF(index < 0 || index >= op->n_params,
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "mxc_op_param: index %d is out of range; '%s' has %d "
+                      "parameters",
+                      index, op->name, op->n_params);
+  const mxc__param_def *d = &op->params[index];
+  const char *type = NULL;
+  MXC_FORWARD_IF_ERROR(type_string(d, &type));
+  if (out_name) *out_name = d->name;
+  if (out_type) *out_type = type;
+  if (out_default) *out_default = d->def;
+  if (out_doc) *out_doc = d->doc ? d->doc : "";
+  return MXC_OK;
+}
+
+static int declared_inputs(const mxc__op *op, int *variadic) {
+  *variadic = op->num_inputs != NULL && op->input_name == NULL;
+  if (*variadic) return 1;
+  int n = 0;
+  if (op->input_names) {
+    while (op->input_names[n]) ++n;
+  } else {
+    n = op->n_inputs;
+  }
+  return n;
+}
+
+int mxc_op_inputs(mxc_op h, int *out_n, int *out_variadic) {
+  API_CHECK_OUT(out_n, "mxc_op_inputs", "out_n");
+  const mxc__op *op = NULL;
+  MXC_FORWARD_IF_ERROR(api_op(h, "mxc_op_inputs", &op));
+  int variadic;
+  int n = declared_inputs(op, &variadic);
+  *out_n = n;
+  if (out_variadic) *out_variadic = variadic;
+  return MXC_OK;
+}
+
+int mxc_op_input_name(mxc_op h, int index, const char **out) {
+  API_CHECK_OUT(out, "mxc_op_input_name", "out");
+  const mxc__op *op = NULL;
+  MXC_FORWARD_IF_ERROR(api_op(h, "mxc_op_input_name", &op));
+  int variadic;
+  int n = declared_inputs(op, &variadic);
+  MXC_RETURN_ERROR_IF(index < 0 || index >= n, MXC_ERR_INVALID_ARGUMENT,
+                      "mxc_op_input_name: index %d is out of range; '%s' "
+                      "declares %d inputs",
+                      index, op->name, n);
+  *out = op->input_names ? op->input_names[index] : "data";
+  return MXC_OK;
+}
+
+static int with_params(mxc_op h, const char *fn, const char *const *keys,
+                       const char *const *vals, int n, const mxc__op **op,
+                       void **param) {
+  MXC_FORWARD_IF_ERROR(api_op(h, fn, op));
+  MXC_RETURN_ERROR_IF(n < 0 || (n > 0 && (!keys || !vals)),
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "%s: parameter keys/vals are NULL or n (%d) is "
+                      "negative",
+                      fn, n);
+  return mxc__op_parse_params(*op, keys, vals, n, param);
+}
+
+int mxc_op_num_inputs(mxc_op h, const char *const *keys,
+                      const char *const *vals, int n, int *out) {
+  API_CHECK_OUT(out, "mxc_op_num_inputs", "out");
+  const mxc__op *op = NULL;
+  void *param = NULL;
+  MXC_FORWARD_IF_ERROR(
+      with_params(h, "mxc_op_num_inputs", keys, vals, n, &op, &param));
+  *out = mxc__op_num_inputs(op, param);
+  mxc__free(param);
+  return MXC_OK;
+}
+
+int mxc_op_num_outputs(mxc_op h, const char *const *keys,
+                       const char *const *vals, int n, int *out) {
+  API_CHECK_OUT(out, "mxc_op_num_outputs", "out");
+  const mxc__op *op = NULL;
+  void *param = NULL;
+  MXC_FORWARD_IF_ERROR(
+      with_params(h, "mxc_op_num_outputs", keys, vals, n, &op, &param));
+  *out = op->n_visible_outputs ? op->n_visible_outputs
+                               : mxc__op_num_outputs(op, param);
+  mxc__free(param);
+  return MXC_OK;
+}
+
+#define MAX_ARGS 256
+
+int mxc_op_invoke(mxc_op h, const char *const *keys, const char *const *vals,
+                  int n_params, const mxc_ndarray *inputs, int n_inputs,
+                  mxc_ndarray *outputs, int n_outputs, const int *reqs) {
+  const char *fn = "mxc_op_invoke";
+  MXC_RETURN_ERROR_IF(n_inputs < 0 || n_inputs > MAX_ARGS ||
+                          (n_inputs > 0 && !inputs),
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "%s: inputs is NULL or n_inputs (%d) is out of range "
+                      "0..%d",
+                      fn, n_inputs, MAX_ARGS);
+  MXC_RETURN_ERROR_IF(n_outputs < 0 || n_outputs > 64 ||
+                          (n_outputs > 0 && !outputs),
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "%s: outputs is NULL or n_outputs (%d) is out of "
+                      "range 0..64",
+                      fn, n_outputs);
+  mxc__ndarray *in[MAX_ARGS];
+  mxc__ndarray *out[64];
+  mxc__req req[64];
+  for (int i = 0; i < n_inputs; ++i) {
+    int rc = api_array(inputs[i], "mxc_op_invoke: inputs[i]", &in[i]);
+    if (rc != MXC_OK) return rc;
+  }
+  for (int i = 0; i < n_outputs; ++i) {
+    out[i] = NULL;
+    if (outputs[i]) {
+      MXC_FORWARD_IF_ERROR(
+          api_array(outputs[i], "mxc_op_invoke: outputs[i]", &out[i]));
+    }
+    int r = reqs ? reqs[i] : MXC_REQ_WRITE;
+    MXC_RETURN_ERROR_IF(r != MXC_REQ_NULL && r != MXC_REQ_WRITE &&
+                            r != MXC_REQ_ADD,
+                        MXC_ERR_INVALID_ARGUMENT,
+                        "%s: reqs[%d] is %d; expected MXC_REQ_NULL, "
+                        "MXC_REQ_WRITE or MXC_REQ_ADD",
+                        fn, i, r);
+    MXC_RETURN_ERROR_IF(r == MXC_REQ_ADD && !outputs[i],
+                        MXC_ERR_INVALID_ARGUMENT,
+                        "%s: reqs[%d] is MXC_REQ_ADD but outputs[%d] is "
+                        "NULL; accumulation needs an existing array",
+                        fn, i, i);
+    req[i] = (mxc__req)r;
+  }
+  const mxc__op *op = NULL;
+  void *param = NULL;
+  MXC_FORWARD_IF_ERROR(
+      with_params(h, fn, keys, vals, n_params, &op, &param));
+  int rc = mxc__op_invoke(op, param, in, n_inputs, out, n_outputs, req);
+  mxc__free(param);
+  if (rc != MXC_OK) return rc;
+  /* Hand out created outputs; on failure of a handle, free the rest. */
+  int n_new = 0;
+  mxc_ndarray made[64];
+  for (int i = 0; i < n_outputs; ++i) {
+    if (outputs[i]) continue;
+    uintptr_t hh;
+    rc = mxc__handle_new(MXC__HANDLE_NDARRAY, out[i], &hh);
+    if (rc != MXC_OK) {
+      for (int j = i; j < n_outputs; ++j) {
+        if (!outputs[j]) mxc__ndarray_free(out[j]);
+      }
+      for (int j = 0; j < n_new; ++j) mxc_ndarray_free(made[j]);
+      return rc;
+    }
+    made[n_new++] = (mxc_ndarray)hh;
+  }
+  n_new = 0;
+  for (int i = 0; i < n_outputs; ++i) {
+    if (!outputs[i]) outputs[i] = made[n_new++];
+  }
+  return MXC_OK;
+}
+
+int mxc_set_training(int is_train, int *out_prev) {
+  int prev = mxc__set_training(is_train);
+  if (out_prev) *out_prev = prev;
+  return MXC_OK;
+}

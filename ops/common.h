@@ -1,0 +1,47 @@
+/* Helpers shared by operator families: shape/type inference for common
+ * patterns, dtype dispatch, write-mode handling. */
+#ifndef MXC_OPS_COMMON_H_
+#define MXC_OPS_COMMON_H_
+
+#include "core/base/dtype.h"
+#include "core/base/error.h"
+#include "core/base/half.h"
+#include "ops/node.h"
+#include "ops/op.h"
+
+/* All inputs and outputs share one shape (element-wise operators). Unknown
+ * shapes are filled from known ones; a mismatch is MXC_ERR_SHAPE naming
+ * both inputs. */
+int mxc__infer_shape_same(const mxc__op *op, const void *param,
+                          mxc__shape *in, int n_in, mxc__shape *out,
+                          int n_out);
+
+/* All inputs and outputs share one dtype; unknown ones are filled. */
+int mxc__infer_type_same(const mxc__op *op, const void *param, int *in,
+                         int n_in, int *out, int n_out);
+
+/* Error for a dtype a kernel does not handle. */
+int mxc__unsupported_dtype(const char *op_name, int dtype, const char *what);
+
+/* 1 for float32/float64/float16/bfloat16. */
+static inline int mxc__dtype_is_float(int dt) {
+  return dt == MXC_DTYPE_FLOAT32 || dt == MXC_DTYPE_FLOAT64 ||
+         dt == MXC_DTYPE_FLOAT16 || dt == MXC_DTYPE_BFLOAT16;
+}
+
+/* Reads element i of a blob of any dtype as double / writes it back. */
+double mxc__blob_get(const mxc__blob *b, int64_t i);
+void mxc__blob_set(const mxc__blob *b, int64_t i, double v);
+
+/* Applies a write mode to one element: dst = v (WRITE/INPLACE) or
+ * dst += v (ADD). */
+#define MXC__ASSIGN(req, dst, v)   \
+  do {                             \
+    if ((req) == MXC__REQ_ADD) {   \
+      (dst) += (v);                \
+    } else {                       \
+      (dst) = (v);                 \
+    }                              \
+  } while (0)
+
+#endif /* MXC_OPS_COMMON_H_ */

@@ -1,0 +1,270 @@
+/* Element-wise unary operators, each declared once (UNARY_OPS below) from
+ * its scalar function and derivative. From one declaration come: the
+ * forward operator, its "_backward_" operator computing
+ * ograd * f'(x, y), and the gradient builder that links them.
+ *
+ * In the declarations, x is the input, y the output (f(x)); both have the
+ * computation type T (float or double; half types compute in float). */
+#include <tgmath.h>
+#include <string.h>
+
+#include "ops/common.h"
+#include "ops/elemwise/special.h"
+
+#define PI 3.14159265358979323846
+
+/* sign as a value of x's type */
+#define SGN(x) (((x) > 0) - ((x) < 0))
+
+/* X(name, forward(x), derivative(x, y), integer types allowed, doc) */
+#define UNARY_OPS(X)                                                         \
+  X(abs, fabs(x), SGN(x), 1, "Absolute value |x|.")                          \
+  X(sign, SGN(x), 0, 1, "Sign of x: -1, 0 or 1.")                            \
+  X(negative, -x, -1, 1, "Negation -x.")                                     \
+  X(relu, (x > 0 ? x : 0), (x > 0), 1, "Rectified linear unit max(x, 0).") \
+  X(sigmoid, 1 / (1 + exp(-x)), y * (1 - y), 0, "Logistic 1/(1+e^-x).")      \
+  X(tanh, tanh(x), 1 - y * y, 0, "Hyperbolic tangent.")                      \
+  X(softsign, x / (1 + fabs(x)), 1 / ((1 + fabs(x)) * (1 + fabs(x))), 0,     \
+    "x / (1 + |x|).")                                                        \
+  X(softrelu, (x > 20 ? x : log1p(exp(x))), 1 / (1 + exp(-x)), 0,           \
+    "Softplus log(1 + e^x).")                                                \
+  X(exp, exp(x), y, 0, "e^x.")                                               \
+  X(expm1, expm1(x), y + 1, 0, "e^x - 1, accurate near 0.")                 \
+  X(log, log(x), 1 / x, 0, "Natural logarithm.")                             \
+  X(log1p, log1p(x), 1 / (1 + x), 0, "log(1 + x), accurate near 0.")        \
+  X(log2, log2(x), 1 / (x * 0.69314718055994530942), 0, "Base-2 log.")      \
+  X(log10, log10(x), 1 / (x * 2.30258509299404568402), 0, "Base-10 log.")   \
+  X(sqrt, sqrt(x), 0.5 / y, 0, "Square root.")                               \
+  X(rsqrt, 1 / sqrt(x), -0.5 * y * y * y, 0, "1 / sqrt(x).")                 \
+  X(cbrt, cbrt(x), 1 / (3 * y * y), 0, "Cube root.")                         \
+  X(square, x * x, 2 * x, 1, "x^2.")                                         \
+  X(reciprocal, 1 / x, -y * y, 0, "1 / x.")                                  \
+  X(sin, sin(x), cos(x), 0, "Sine.")                                         \
+  X(cos, cos(x), -sin(x), 0, "Cosine.")                                      \
+  X(tan, tan(x), 1 + y * y, 0, "Tangent.")                                   \
+  X(arcsin, asin(x), 1 / sqrt(1 - x * x), 0, "Inverse sine.")                \
+  X(arccos, acos(x), -1 / sqrt(1 - x * x), 0, "Inverse cosine.")             \
+  X(arctan, atan(x), 1 / (1 + x * x), 0, "Inverse tangent.")                 \
+  X(sinh, sinh(x), cosh(x), 0, "Hyperbolic sine.")                           \
+  X(cosh, cosh(x), sinh(x), 0, "Hyperbolic cosine.")                         \
+  X(arcsinh, asinh(x), 1 / sqrt(x * x + 1), 0, "Inverse hyperbolic sine.")   \
+  X(arccosh, acosh(x), 1 / sqrt(x * x - 1), 0, "Inverse hyperbolic cosine.") \
+  X(arctanh, atanh(x), 1 / (1 - x * x), 0, "Inverse hyperbolic tangent.")    \
+  X(degrees, x * (180 / PI), (180 / PI), 0, "Radians to degrees.")           \
+  X(radians, x * (PI / 180), (PI / 180), 0, "Degrees to radians.")           \
+  X(floor, floor(x), 0, 0, "Largest integer <= x.")                          \
+  X(ceil, ceil(x), 0, 0, "Smallest integer >= x.")                           \
+  X(round, round(x), 0, 0, "Nearest integer, halves away from zero.")        \
+  X(rint, rint(x), 0, 0, "Nearest integer, halves to even.")                 \
+  X(trunc, trunc(x), 0, 0, "Integer part, toward zero.")                     \
+  X(fix, trunc(x), 0, 0, "Round toward zero (same as trunc).")               \
+  X(erf, erf(x), 1.12837916709551257390 * exp(-x * x), 0, "Error function.") \
+  X(erfinv, mxc__erfinv(x), 0.88622692545275801365 * exp(y * y), 0,         \
+    "Inverse error function.")                                               \
+  X(gamma, tgamma(x), y * mxc__digamma(x), 0, "Gamma function.")             \
+  X(gammaln, lgamma(x), mxc__digamma(x), 0, "log |Gamma(x)|.")               \
+  X(logical_not, (x == 0), 0, 1, "1 where x is 0, else 0.")
+
+/* ---- kernels ---- */
+
+#define DEF_KERNELS(name, fwd, grad, int_ok, doc)                            \
+  static void fwd_##name##_f32(const float *restrict in, float *restrict out, \
+                               int64_t n, mxc__req req) {                     \
+    for (int64_t i = 0; i < n; ++i) {                                         \
+      float x = in[i];                                                        \
+      float v = (float)(fwd);                                                 \
+      MXC__ASSIGN(req, out[i], v);                                            \
+    }                                                                         \
+  }                                                                           \
+  static void fwd_##name##_f64(const double *restrict in,                     \
+                               double *restrict out, int64_t n,               \
+                               mxc__req req) {                                \
+    for (int64_t i = 0; i < n; ++i) {                                         \
+      double x = in[i];                                                       \
+      double v = (double)(fwd);                                               \
+      MXC__ASSIGN(req, out[i], v);                                            \
+    }                                                                         \
+  }                                                                           \
+  static double fwd_##name##_scalar(double x) { return (double)(fwd); }      \
+  static void bwd_##name##_f32(const float *og, const float *in,              \
+                               const float *o, float *restrict gi, int64_t n, \
+                               mxc__req req) {                                \
+    for (int64_t i = 0; i < n; ++i) {                                         \
+      float x = in[i], y = o[i];                                              \
+      (void)x;                                                                \
+      (void)y;                                                                \
+      float v = og[i] * (float)(grad);                                        \
+      MXC__ASSIGN(req, gi[i], v);                                             \
+    }                                                                         \
+  }                                                                           \
+  static void bwd_##name##_f64(const double *og, const double *in,            \
+                               const double *o, double *restrict gi,          \
+                               int64_t n, mxc__req req) {                     \
+    for (int64_t i = 0; i < n; ++i) {                                         \
+      double x = in[i], y = o[i];                                             \
+      (void)x;                                                                \
+      (void)y;                                                                \
+      double v = og[i] * (double)(grad);                                      \
+      MXC__ASSIGN(req, gi[i], v);                                             \
+    }                                                                         \
+  }                                                                           \
+  static double bwd_##name##_scalar(double x, double y) {                     \
+    (void)x;                                                                  \
+    (void)y;                                                                  \
+    return (double)(grad);                                                    \
+  }
+UNARY_OPS(DEF_KERNELS)
+
+/* One row of the dispatch table per operator. */
+typedef struct unary_impl {
+  void (*f32)(const float *, float *, int64_t, mxc__req);
+  void (*f64)(const double *, double *, int64_t, mxc__req);
+  double (*scalar)(double);
+  void (*b32)(const float *, const float *, const float *, float *, int64_t,
+              mxc__req);
+  void (*b64)(const double *, const double *, const double *, double *,
+              int64_t, mxc__req);
+  double (*bscalar)(double, double);
+  int int_ok;
+} unary_impl;
+
+enum {
+#define DEF_ENUM(name, fwd, grad, int_ok, doc) U_##name,
+  UNARY_OPS(DEF_ENUM)
+#undef DEF_ENUM
+      U_COUNT
+};
+
+static const unary_impl k_impl[U_COUNT] = {
+#define DEF_IMPL(name, fwd, grad, int_ok, doc)                            \
+  [U_##name] = {fwd_##name##_f32, fwd_##name##_f64, fwd_##name##_scalar, \
+                bwd_##name##_f32, bwd_##name##_f64, bwd_##name##_scalar, \
+                int_ok},
+    UNARY_OPS(DEF_IMPL)
+#undef DEF_IMPL
+};
+
+/* ---- compute ---- */
+
+static const mxc__op k_fwd_ops[U_COUNT];
+static const mxc__op k_bwd_ops[U_COUNT];
+
+/* Index into k_impl of a forward or backward descriptor. */
+static int impl_of(const mxc__op *op) {
+  if (op >= k_fwd_ops && op < k_fwd_ops + U_COUNT) return (int)(op - k_fwd_ops);
+  return (int)(op - k_bwd_ops);
+}
+
+static int unary_type(const mxc__op *op, const void *param, int *in, int n_in,
+                      int *out, int n_out) {
+  MXC_FORWARD_IF_ERROR(mxc__infer_type_same(op, param, in, n_in, out, n_out));
+  int t = n_in ? in[0] : -1;
+  if (t >= 0 && !mxc__dtype_is_float(t) && !k_impl[impl_of(op)].int_ok) {
+    return mxc__unsupported_dtype(op->name, t,
+                                  "this operator takes floating-point "
+                                  "inputs (float32, float64, float16, "
+                                  "bfloat16)");
+  }
+  return MXC_OK;
+}
+
+static int unary_forward(const mxc__op *op, const mxc__opctx *ctx,
+                         const void *param, const mxc__blob *in, int n_in,
+                         const mxc__blob *out, int n_out,
+                         const mxc__req *req) {
+  (void)ctx, (void)param, (void)n_in, (void)n_out;
+  const unary_impl *u = &k_impl[impl_of(op)];
+  int64_t n = mxc__shape_size(&in[0].shape);
+  if (req[0] == MXC__REQ_NULL) return MXC_OK;
+  switch (in[0].dtype) {
+    case MXC_DTYPE_FLOAT32:
+      u->f32(in[0].ptr, out[0].ptr, n, req[0]);
+      return MXC_OK;
+    case MXC_DTYPE_FLOAT64:
+      u->f64(in[0].ptr, out[0].ptr, n, req[0]);
+      return MXC_OK;
+    default: /* half and integer types through double */
+      for (int64_t i = 0; i < n; ++i) {
+        double v = u->scalar(mxc__blob_get(&in[0], i));
+        if (req[0] == MXC__REQ_ADD) v += mxc__blob_get(&out[0], i);
+        mxc__blob_set(&out[0], i, v);
+      }
+      return MXC_OK;
+  }
+}
+
+/* _backward_<op>: inputs (ograd, x, y), output dx. */
+static int unary_backward(const mxc__op *op, const mxc__opctx *ctx,
+                          const void *param, const mxc__blob *in, int n_in,
+                          const mxc__blob *out, int n_out,
+                          const mxc__req *req) {
+  (void)ctx, (void)param, (void)n_in, (void)n_out;
+  const unary_impl *u = &k_impl[impl_of(op)];
+  int64_t n = mxc__shape_size(&in[0].shape);
+  if (req[0] == MXC__REQ_NULL) return MXC_OK;
+  switch (in[0].dtype) {
+    case MXC_DTYPE_FLOAT32:
+      u->b32(in[0].ptr, in[1].ptr, in[2].ptr, out[0].ptr, n, req[0]);
+      return MXC_OK;
+    case MXC_DTYPE_FLOAT64:
+      u->b64(in[0].ptr, in[1].ptr, in[2].ptr, out[0].ptr, n, req[0]);
+      return MXC_OK;
+    default:
+      for (int64_t i = 0; i < n; ++i) {
+        double v = mxc__blob_get(&in[0], i) *
+                   u->bscalar(mxc__blob_get(&in[1], i),
+                              mxc__blob_get(&in[2], i));
+        if (req[0] == MXC__REQ_ADD) v += mxc__blob_get(&out[0], i);
+        mxc__blob_set(&out[0], i, v);
+      }
+      return MXC_OK;
+  }
+}
+
+/* ---- descriptors ---- */
+
+static const char *const k_in_names[] = {"data", NULL};
+static const char *const k_bwd_in_names[] = {"ograd", "data", "output", NULL};
+static const int k_inplace[][2] = {{0, 0}};
+
+#define FWD_DESC(nm, fwd, grad, int_ok, doc_)                           \
+  [U_##nm] = {                                                           \
+      .name = #nm,                                                       \
+      .doc = doc_,                                                       \
+      .n_inputs = 1,                                                     \
+      .input_names = k_in_names,                                         \
+      .n_outputs = 1,                                                    \
+      .infer_shape = mxc__infer_shape_same,                              \
+      .infer_type = unary_type,                                          \
+      .compute = unary_forward,                                          \
+      .gradient = mxc__grad_use_in_out,                                  \
+      .inplace = k_inplace,                                              \
+      .n_inplace = 1,                                                    \
+      .backward_uses_inputs = 1,                                         \
+      .backward_uses_outputs = 1,                                        \
+  },
+#define BWD_DESC(nm, fwd, grad, int_ok, doc_)                           \
+  [U_##nm] = {                                                           \
+      .name = "_backward_" #nm,                                          \
+      .doc = "Gradient of " #nm ".",                                     \
+      .n_inputs = 3,                                                     \
+      .input_names = k_bwd_in_names,                                     \
+      .n_outputs = 1,                                                    \
+      .infer_shape = mxc__infer_shape_same,                              \
+      .infer_type = unary_type,                                          \
+      .compute = unary_backward,                                         \
+      .inplace = k_inplace,                                              \
+      .n_inplace = 1,                                                    \
+      .hidden = 1,                                                       \
+  },
+
+static const mxc__op k_fwd_ops[U_COUNT] = {UNARY_OPS(FWD_DESC)};
+static const mxc__op k_bwd_ops[U_COUNT] = {UNARY_OPS(BWD_DESC)};
+
+int mxc__ops_register_elemwise_unary(mxc__registry *r) {
+  for (int i = 0; i < U_COUNT; ++i) {
+    MXC_FORWARD_IF_ERROR(mxc__registry_add(r, &k_fwd_ops[i]));
+    MXC_FORWARD_IF_ERROR(mxc__registry_add(r, &k_bwd_ops[i]));
+  }
+  return MXC_OK;
+}

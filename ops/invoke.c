@@ -1,0 +1,317 @@
+#include "ops/invoke.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <string.h>
+
+#include "core/base/alloc.h"
+#include "core/base/dtype.h"
+#include "core/base/error.h"
+#include "core/resource/temp_space.h"
+
+static _Thread_local int tls_training;
+
+int mxc__set_training(int is_train) {
+  int prev = tls_training;
+  tls_training = is_train ? 1 : 0;
+  return prev;
+}
+
+int mxc__is_training(void) { return tls_training; }
+
+/* ---- temporary spaces: a few per process, each guarded by an engine
+ * variable that every user writes, so users of one space are serialized and
+ * users of different spaces run in parallel. ---- */
+
+#define N_TEMP 4
+static mxc__temp_space *g_temp[N_TEMP];
+static mxc__var *g_temp_var[N_TEMP];
+static pthread_mutex_t g_temp_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_uint g_temp_next;
+
+static int temp_get(mxc__engine *e, mxc__device dev, int *out) {
+  int i = (int)(atomic_fetch_add(&g_temp_next, 1) % N_TEMP);
+  pthread_mutex_lock(&g_temp_lock);
+  int rc = MXC_OK;
+  if (!g_temp[i]) {
+    mxc__temp_space *t = NULL;
+    mxc__var *v = NULL;
+    rc = mxc__temp_space_create(dev, &t);
+    if (rc == MXC_OK) rc = mxc__engine_new_var(e, &v);
+    if (rc == MXC_OK) {
+      g_temp[i] = t;
+      g_temp_var[i] = v;
+    } else {
+      mxc__temp_space_destroy(t);
+    }
+  }
+  pthread_mutex_unlock(&g_temp_lock);
+  if (rc == MXC_OK) *out = i;
+  return rc;
+}
+
+int mxc__opctx_temp(const mxc__opctx *ctx, size_t nbytes, void **out) {
+  MXC_RETURN_ERROR_IF(!ctx->temp, MXC_ERR_INTERNAL,
+                      "operator asked for temp space it did not declare");
+  return mxc__temp_space_request(ctx->temp, nbytes, out);
+}
+
+/* ---- the pushed record ---- */
+
+typedef struct invoke_rec {
+  const mxc__op *op;
+  void *param;
+  int n_in, n_out;
+  mxc__blob *in, *out;
+  mxc__req *req;
+  mxc__opctx ctx;
+} invoke_rec;
+
+static int run_rec(void *arg, mxc__exec *ex) {
+  invoke_rec *r = arg;
+  int rc = r->op->compute(r->op, &r->ctx, r->param, r->in, r->n_in, r->out,
+                          r->n_out, r->req);
+  if (rc != MXC_OK) mxc__exec_set_error(ex, mxc__error_msg());
+  return rc;
+}
+
+static void free_rec(void *arg) { mxc__free(arg); }
+
+static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
+
+static int rec_new(const mxc__op *op, const void *param, int n_in, int n_out,
+                   invoke_rec **out) {
+  size_t psz = align8(op->param_size);
+  size_t sz = align8(sizeof(invoke_rec)) + psz +
+              sizeof(mxc__blob) * (size_t)(n_in + n_out) +
+              sizeof(mxc__req) * (size_t)n_out;
+  char *m = mxc__malloc(sz);
+  MXC_RETURN_ERROR_IF(!m, MXC_ERR_OOM, "operator '%s': out of memory",
+                      op->name);
+  invoke_rec *r = (invoke_rec *)m;
+  memset(r, 0, sizeof *r);
+  m += align8(sizeof(invoke_rec));
+  r->param = m;
+  if (op->param_size) memcpy(r->param, param, op->param_size);
+  m += psz;
+  r->in = (mxc__blob *)m;
+  r->out = r->in + n_in;
+  r->req = (mxc__req *)(r->out + n_out);
+  r->op = op;
+  r->n_in = n_in;
+  r->n_out = n_out;
+  *out = r;
+  return MXC_OK;
+}
+
+/* ---- validation and inference ---- */
+
+static int check_counts(const mxc__op *op, const void *param, int n_in,
+                        int n_out, int *n_total_out) {
+  int want_in = mxc__op_num_inputs(op, param);
+  int want_out = mxc__op_num_outputs(op, param);
+  int visible = op->n_visible_outputs ? op->n_visible_outputs : want_out;
+  MXC_RETURN_ERROR_IF(n_in != want_in, MXC_ERR_INVALID_ARGUMENT,
+                      "operator '%s': got %d inputs; expected %d", op->name,
+                      n_in, want_in);
+  MXC_RETURN_ERROR_IF(n_out != want_out && n_out != visible,
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "operator '%s': got %d outputs; expected %d", op->name,
+                      n_out, visible);
+  *n_total_out = want_out;
+  return MXC_OK;
+}
+
+/* Runs shape and type inference; all outputs must end up known. */
+static int infer(const mxc__op *op, const void *param,
+                 mxc__ndarray *const *in, int n_in, mxc__ndarray **out,
+                 int n_out, mxc__shape *oshape, int *otype) {
+  mxc__shape ishape[64];
+  int itype[64];
+  MXC_RETURN_ERROR_IF(n_in > 64 || n_out > 64, MXC_ERR_UNSUPPORTED,
+                      "operator '%s': more than 64 inputs or outputs",
+                      op->name);
+  for (int i = 0; i < n_in; ++i) {
+    ishape[i] = in[i]->shape;
+    itype[i] = in[i]->dtype;
+  }
+  for (int i = 0; i < n_out; ++i) {
+    oshape[i].ndim = -1;
+    otype[i] = -1;
+    if (out[i]) {
+      oshape[i] = out[i]->shape;
+      otype[i] = out[i]->dtype;
+    }
+  }
+  MXC_FORWARD_IF_ERROR(op->infer_shape(op, param, ishape, n_in, oshape, n_out));
+  if (op->infer_type) {
+    MXC_FORWARD_IF_ERROR(op->infer_type(op, param, itype, n_in, otype, n_out));
+  } else {
+    for (int i = 0; i < n_out; ++i) {
+      if (otype[i] < 0 && n_in > 0) otype[i] = itype[0];
+    }
+    for (int i = 1; i < n_in; ++i) {
+      MXC_RETURN_ERROR_IF(itype[i] != itype[0], MXC_ERR_DTYPE,
+                          "operator '%s': input %d ('%s') is %s but input 0 "
+                          "is %s; inputs must share a dtype",
+                          op->name, i, mxc__op_input_name(op, param, i),
+                          mxc__dtype_name(itype[i]), mxc__dtype_name(itype[0]));
+    }
+  }
+  char b1[160], b2[160];
+  for (int i = 0; i < n_out; ++i) {
+    MXC_RETURN_ERROR_IF(oshape[i].ndim < 0 || otype[i] < 0, MXC_ERR_INTERNAL,
+                        "operator '%s': could not infer output %d", op->name,
+                        i);
+    if (!out[i]) continue;
+    MXC_RETURN_ERROR_IF(!mxc__shape_equal(&oshape[i], &out[i]->shape),
+                        MXC_ERR_SHAPE,
+                        "operator '%s': output %d has shape %s; expected %s",
+                        op->name, i,
+                        mxc__shape_str(&out[i]->shape, b1, sizeof b1),
+                        mxc__shape_str(&oshape[i], b2, sizeof b2));
+    MXC_RETURN_ERROR_IF(otype[i] != out[i]->dtype, MXC_ERR_DTYPE,
+                        "operator '%s': output %d is %s; expected %s",
+                        op->name, i, mxc__dtype_name(out[i]->dtype),
+                        mxc__dtype_name(otype[i]));
+  }
+  return MXC_OK;
+}
+
+static void blob_of(const mxc__ndarray *a, mxc__blob *b) {
+  b->ptr = mxc__ndarray_ptr(a);
+  b->shape = a->shape;
+  b->dtype = a->dtype;
+  b->dev = a->chunk->dev;
+}
+
+/* ---- invoke ---- */
+
+typedef struct plan {
+  mxc__ndarray *outs[64]; /* given or created */
+  int created[64];
+  mxc__var *reads[64];
+  mxc__var *writes[129];
+  int n_reads, n_writes;
+} plan;
+
+static void plan_drop_created(plan *p, int n_out) {
+  for (int i = 0; i < n_out; ++i) {
+    if (p->created[i]) mxc__ndarray_free(p->outs[i]);
+  }
+}
+
+static int make_outputs(const mxc__op *op, mxc__ndarray **out, int n_out,
+                        int n_total, const mxc__shape *oshape,
+                        const int *otype, mxc__device dev, plan *p) {
+  for (int i = 0; i < n_total; ++i) {
+    mxc__ndarray *given = i < n_out ? out[i] : NULL;
+    if (given) {
+      p->outs[i] = given;
+      continue;
+    }
+    int rc = mxc__ndarray_create(&oshape[i], otype[i], dev, 1, &p->outs[i]);
+    if (rc != MXC_OK) return rc;
+    p->created[i] = 1;
+  }
+  for (int i = 0; i < n_total; ++i) {
+    MXC_FORWARD_IF_ERROR(mxc__ndarray_ensure_alloc(p->outs[i]));
+  }
+  (void)op;
+  return MXC_OK;
+}
+
+int mxc__op_invoke(const mxc__op *op, const void *param,
+                   mxc__ndarray *const *in, int n_in, mxc__ndarray **out,
+                   int n_out, const mxc__req *req) {
+  int n_total = 0;
+  MXC_FORWARD_IF_ERROR(check_counts(op, param, n_in, n_out, &n_total));
+  mxc__device dev = {MXC_DEVICE_CPU, 0};
+  for (int i = 0; i < n_in; ++i) {
+    MXC_RETURN_ERROR_IF(!in[i], MXC_ERR_INVALID_ARGUMENT,
+                        "operator '%s': input %d is NULL", op->name, i);
+    MXC_RETURN_ERROR_IF(in[i]->stype != MXC_STYPE_DEFAULT &&
+                            !op->compute_sparse,
+                        MXC_ERR_STYPE,
+                        "operator '%s': input %d is sparse; this operator "
+                        "takes dense arrays",
+                        op->name, i);
+    if (i == 0) dev = in[0]->chunk->dev;
+  }
+  mxc__shape oshape[64];
+  int otype[64];
+  mxc__ndarray *given[64] = {0};
+  for (int i = 0; i < n_out; ++i) given[i] = out[i];
+  MXC_FORWARD_IF_ERROR(infer(op, param, in, n_in, given, n_total, oshape,
+                             otype));
+  plan p;
+  memset(&p, 0, sizeof p);
+  int rc = make_outputs(op, out, n_out, n_total, oshape, otype, dev, &p);
+  invoke_rec *r = NULL;
+  if (rc == MXC_OK) rc = rec_new(op, param, n_in, n_total, &r);
+  if (rc != MXC_OK) {
+    plan_drop_created(&p, n_total);
+    return rc;
+  }
+  mxc__engine *eng = mxc__ndarray_engine(p.outs[0] ? p.outs[0] : in[0]);
+  for (int i = 0; i < n_in; ++i) {
+    if (rc == MXC_OK) rc = mxc__ndarray_ensure_alloc(in[i]);
+    blob_of(in[i], &r->in[i]);
+    if (op->mutate_inputs >> i & 1) {
+      p.writes[p.n_writes++] = mxc__ndarray_var(in[i]);
+    } else {
+      p.reads[p.n_reads++] = mxc__ndarray_var(in[i]);
+    }
+  }
+  for (int i = 0; i < n_total; ++i) {
+    blob_of(p.outs[i], &r->out[i]);
+    r->req[i] = req && i < n_out ? req[i] : MXC__REQ_WRITE;
+    if (r->req[i] != MXC__REQ_NULL) {
+      p.writes[p.n_writes++] = mxc__ndarray_var(p.outs[i]);
+    }
+  }
+  r->ctx.is_train = tls_training;
+  r->ctx.dev = dev;
+  r->ctx.num_threads = 1;
+  if (op->resources & MXC__RES_RANDOM) {
+    int64_t n = 0;
+    for (int i = 0; i < n_total; ++i) n += mxc__shape_size(&oshape[i]);
+    for (int i = 0; i < n_in; ++i) n += mxc__shape_size(&in[i]->shape);
+    r->ctx.rng = mxc__random_reserve(n + 1, 4);
+  }
+  int t = -1;
+  if (rc == MXC_OK && (op->resources & MXC__RES_TEMP)) {
+    rc = temp_get(eng, dev, &t);
+    if (rc == MXC_OK) {
+      r->ctx.temp = g_temp[t];
+      p.writes[p.n_writes++] = g_temp_var[t];
+    }
+  }
+  mxc__push_args a;
+  memset(&a, 0, sizeof a);
+  a.sync_fn = run_rec;
+  a.arg = r;
+  a.free_fn = free_rec;
+  a.reads = p.reads;
+  a.n_reads = p.n_reads;
+  a.writes = p.writes;
+  a.n_writes = p.n_writes;
+  a.name = op->name;
+  a.dev = dev;
+  if (rc == MXC_OK) rc = mxc__engine_push(eng, &a);
+  if (rc != MXC_OK) {
+    mxc__free(r);
+    plan_drop_created(&p, n_total);
+    return rc;
+  }
+  /* Hand out created visible outputs; drop created hidden ones (pending
+   * work keeps their storage alive). */
+  for (int i = 0; i < n_total; ++i) {
+    if (i < n_out && !out[i]) {
+      out[i] = p.outs[i];
+    } else if (p.created[i]) {
+      mxc__ndarray_free(p.outs[i]);
+    }
+  }
+  return MXC_OK;
+}

@@ -1,0 +1,180 @@
+#include "ops/node.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/base/alloc.h"
+#include "core/base/error.h"
+
+static void node_free(mxc__node *n) {
+  for (int i = 0; i < n->n_inputs; ++i) mxc__node_release(n->inputs[i].node);
+  for (int i = 0; i < n->n_attrs; ++i) {
+    mxc__free(n->keys[i]);
+    mxc__free(n->vals[i]);
+  }
+  mxc__free(n->keys);
+  mxc__free(n->vals);
+  mxc__free(n->inputs);
+  mxc__free(n->param);
+  mxc__free(n->name);
+  mxc__free(n);
+}
+
+void mxc__node_retain(mxc__node *n) {
+  atomic_fetch_add_explicit(&n->refs, 1, memory_order_relaxed);
+}
+
+void mxc__node_release(mxc__node *n) {
+  if (n && atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) == 1) {
+    node_free(n);
+  }
+}
+
+mxc__entry mxc__entry_ref(mxc__node *n, int i) {
+  mxc__node_retain(n);
+  mxc__entry e = {n, i};
+  return e;
+}
+
+static int node_alloc(const char *name, mxc__node **out) {
+  mxc__node *n = mxc__calloc(1, sizeof *n);
+  char *nm = mxc__strdup(name ? name : "");
+  if (!n || !nm) {
+    mxc__free(n);
+    mxc__free(nm);
+    return mxc__error_set(MXC_ERR_OOM, "out of memory creating a node");
+  }
+  atomic_init(&n->refs, 1);
+  n->name = nm;
+  *out = n;
+  return MXC_OK;
+}
+
+int mxc__node_variable(const char *name, mxc__node **out) {
+  return node_alloc(name, out);
+}
+
+static int copy_attrs(mxc__node *n, const char *const *keys,
+                      const char *const *vals, int n_attrs) {
+  if (n_attrs == 0) return MXC_OK;
+  n->keys = mxc__calloc((size_t)n_attrs, sizeof(char *));
+  n->vals = mxc__calloc((size_t)n_attrs, sizeof(char *));
+  MXC_RETURN_ERROR_IF(!n->keys || !n->vals, MXC_ERR_OOM,
+                      "out of memory creating a node");
+  for (int i = 0; i < n_attrs; ++i) {
+    n->keys[i] = mxc__strdup(keys[i]);
+    n->vals[i] = mxc__strdup(vals[i]);
+    n->n_attrs = i + 1;
+    MXC_RETURN_ERROR_IF(!n->keys[i] || !n->vals[i], MXC_ERR_OOM,
+                        "out of memory creating a node");
+  }
+  return MXC_OK;
+}
+
+int mxc__node_op(const char *op_name, const char *const *keys,
+                 const char *const *vals, int n_attrs,
+                 const mxc__entry *inputs, int n_inputs, const char *name,
+                 mxc__node **out) {
+  const mxc__op *op;
+  MXC_FORWARD_IF_ERROR(mxc__op_lookup(op_name, &op));
+  mxc__node *n;
+  MXC_FORWARD_IF_ERROR(node_alloc(name, &n));
+  n->op = op;
+  int rc = mxc__op_parse_params(op, keys, vals, n_attrs, &n->param);
+  if (rc == MXC_OK) rc = copy_attrs(n, keys, vals, n_attrs);
+  if (rc == MXC_OK) {
+    int want = mxc__op_num_inputs(op, n->param);
+    if (n_inputs != want) {
+      rc = mxc__error_set(MXC_ERR_INVALID_ARGUMENT,
+                          "operator '%s': got %d inputs; expected %d",
+                          op->name, n_inputs, want);
+    }
+  }
+  if (rc == MXC_OK && n_inputs > 0) {
+    n->inputs = mxc__calloc((size_t)n_inputs, sizeof(mxc__entry));
+    if (!n->inputs) {
+      rc = mxc__error_set(MXC_ERR_OOM, "out of memory creating a node");
+    } else {
+      for (int i = 0; i < n_inputs; ++i) {
+        n->inputs[i] = mxc__entry_ref(inputs[i].node, inputs[i].index);
+      }
+      n->n_inputs = n_inputs;
+    }
+  }
+  if (rc != MXC_OK) {
+    node_free(n);
+    return rc;
+  }
+  *out = n;
+  return MXC_OK;
+}
+
+int mxc__node_op_like(const char *op_name, const mxc__node *like,
+                      const mxc__entry *inputs, int n_inputs,
+                      mxc__node **out) {
+  return mxc__node_op(op_name, (const char *const *)like->keys,
+                      (const char *const *)like->vals, like->n_attrs, inputs,
+                      n_inputs, like->name, out);
+}
+
+/* ---- common gradient builders ---- */
+
+static int backward_node(const mxc__node *fwd, const mxc__entry *ograd,
+                         int use_in, int use_out, mxc__entry *igrad) {
+  const mxc__op *op = fwd->op;
+  int n_out = mxc__op_num_outputs(op, fwd->param);
+  int n_vis = op->n_visible_outputs ? op->n_visible_outputs : n_out;
+  int n_in = fwd->n_inputs;
+  int n_grad_in = n_in - op->n_aux;
+  mxc__entry ins[200];
+  int k = 0;
+  MXC_RETURN_ERROR_IF(n_vis + n_in + n_out > 200, MXC_ERR_UNSUPPORTED,
+                      "operator '%s': too many inputs for a gradient",
+                      op->name);
+  for (int i = 0; i < n_vis; ++i) ins[k++] = ograd[i];
+  for (int i = 0; use_in && i < n_in; ++i) ins[k++] = fwd->inputs[i];
+  for (int i = 0; use_out && i < n_out; ++i) {
+    mxc__entry e = {(mxc__node *)fwd, i};
+    ins[k++] = e;
+  }
+  char name[128];
+  snprintf(name, sizeof name, "_backward_%s", op->name);
+  mxc__node *b;
+  MXC_FORWARD_IF_ERROR(mxc__node_op_like(name, fwd, ins, k, &b));
+  for (int i = 0; i < n_in; ++i) {
+    mxc__entry none = {NULL, 0};
+    igrad[i] = i < n_grad_in ? mxc__entry_ref(b, i) : none;
+  }
+  mxc__node_release(b); /* the entries hold it now */
+  return MXC_OK;
+}
+
+int mxc__grad_use_none(const mxc__node *fwd, const mxc__entry *ograd,
+                       mxc__entry *igrad) {
+  return backward_node(fwd, ograd, 0, 0, igrad);
+}
+
+int mxc__grad_use_in(const mxc__node *fwd, const mxc__entry *ograd,
+                     mxc__entry *igrad) {
+  return backward_node(fwd, ograd, 1, 0, igrad);
+}
+
+int mxc__grad_use_out(const mxc__node *fwd, const mxc__entry *ograd,
+                      mxc__entry *igrad) {
+  return backward_node(fwd, ograd, 0, 1, igrad);
+}
+
+int mxc__grad_use_in_out(const mxc__node *fwd, const mxc__entry *ograd,
+                         mxc__entry *igrad) {
+  return backward_node(fwd, ograd, 1, 1, igrad);
+}
+
+int mxc__grad_none(const mxc__node *fwd, const mxc__entry *ograd,
+                   mxc__entry *igrad) {
+  (void)ograd;
+  for (int i = 0; i < fwd->n_inputs; ++i) {
+    igrad[i].node = NULL;
+    igrad[i].index = 0;
+  }
+  return MXC_OK;
+}

@@ -1,0 +1,182 @@
+/* Operator descriptors: one per operator, used by the imperative path
+ * (ops/invoke.c) and by the symbolic executor (core/graph).
+ *
+ * Kernels see plain blobs (pointer, shape, dtype, device) and never touch
+ * the engine; ops/invoke.c does the scheduling. */
+#ifndef MXC_OPS_OP_H_
+#define MXC_OPS_OP_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/base/device.h"
+#include "core/base/shape.h"
+#include "core/resource/random.h"
+#include "ops/param.h"
+
+/* Output write modes. */
+typedef enum mxc__req {
+  MXC__REQ_NULL = 0,    /* do not write this output */
+  MXC__REQ_WRITE = 1,   /* overwrite */
+  MXC__REQ_INPLACE = 2, /* overwrite; the output shares memory with an
+                           input (declared in inplace pairs) */
+  MXC__REQ_ADD = 3      /* accumulate: out += result (gradients) */
+} mxc__req;
+
+/* What a kernel sees of an array. */
+typedef struct mxc__blob {
+  void *ptr;
+  mxc__shape shape;
+  int dtype;
+  mxc__device dev;
+} mxc__blob;
+
+/* Resources an operator asks for (bit flags). */
+enum {
+  MXC__RES_TEMP = 1,   /* temporary workspace, via mxc__opctx_temp */
+  MXC__RES_RANDOM = 2  /* random numbers, via ctx->rng */
+};
+
+/* Everything a kernel gets besides its arrays. */
+typedef struct mxc__opctx {
+  int is_train;
+  mxc__device dev;
+  /* MXC__RES_RANDOM: counters reserved at push time for this call. Kernels
+   * number the values they draw 0.. and take value i from the slice, so
+   * results do not depend on threading. */
+  mxc__rng_slice rng;
+  struct mxc__temp_space *temp; /* MXC__RES_TEMP */
+  int num_threads;              /* threads the kernel may use */
+} mxc__opctx;
+
+/* Temporary workspace for this call (MXC__RES_TEMP): valid until the
+ * kernel returns. */
+int mxc__opctx_temp(const mxc__opctx *ctx, size_t nbytes, void **out);
+
+struct mxc__node;
+struct mxc__entry;
+typedef struct mxc__op mxc__op;
+
+/* Shape inference. in[0..n_in) and out[0..n_out) hold known shapes or
+ * ndim == -1 for unknown. The function fills what it can deduce (outputs
+ * from inputs, and, for operators with parameters, the shapes of weights
+ * from data, so that graphs can be bound from input shapes only) and
+ * returns MXC_ERR_SHAPE with a message naming the inputs and shapes when
+ * they are inconsistent. It may leave shapes unknown when it lacks
+ * information (the graph pass calls again). */
+typedef int (*mxc__infer_shape_fn)(const mxc__op *op, const void *param,
+                                   mxc__shape *in, int n_in, mxc__shape *out,
+                                   int n_out);
+
+/* Type inference: same protocol with dtypes (-1 unknown); MXC_ERR_DTYPE on
+ * conflict. */
+typedef int (*mxc__infer_type_fn)(const mxc__op *op, const void *param,
+                                  int *in, int n_in, int *out, int n_out);
+
+/* Dense compute. op is the descriptor being run (families share compute
+ * functions and pick their variant from it). req[i] is the write mode of
+ * out[i]. Returns MXC_OK or an error (with a message naming op). */
+typedef int (*mxc__compute_fn)(const mxc__op *op, const mxc__opctx *ctx,
+                               const void *param,
+                               const mxc__blob *in, int n_in,
+                               const mxc__blob *out, int n_out,
+                               const mxc__req *req);
+
+/* Builds the gradient: given the forward node and entries for the output
+ * gradients (one per output), sets igrad[i] for each input to a new entry
+ * computing d(loss)/d(input i), or to {NULL, 0} when the input gets no
+ * gradient (integer inputs, labels) or a zero one. Created nodes are owned
+ * by the entries (one reference each). See ops/node.h. */
+typedef int (*mxc__gradient_fn)(const struct mxc__node *fwd,
+                                const struct mxc__entry *ograd,
+                                struct mxc__entry *igrad);
+
+/* Counts that depend on parameters (variadic operators, optional
+ * inputs such as no_bias). */
+typedef int (*mxc__count_fn)(const void *param);
+/* Name of input/output i for these parameters (static string). */
+typedef const char *(*mxc__name_fn)(const void *param, int i);
+
+struct mxc__op {
+  const char *name;
+  const char *const *aliases; /* NULL-terminated, or NULL */
+  const char *doc;
+
+  const mxc__param_def *params;
+  int n_params;
+  size_t param_size; /* bytes of the parameter struct */
+  /* Cross-field checks after parsing; NULL if none. */
+  int (*param_check)(const char *op_name, void *param);
+
+  /* Inputs: fixed count, or num_inputs(param) when set. Names: fixed list
+   * (input_names) or input_name(param, i). Auxiliary states (BatchNorm's
+   * moving mean/var) are the last n_aux inputs: they are read and updated
+   * in place, and never get gradients. */
+  int n_inputs;
+  mxc__count_fn num_inputs;
+  const char *const *input_names;
+  mxc__name_fn input_name;
+  int n_aux;
+
+  int n_outputs;
+  mxc__count_fn num_outputs;
+  /* Outputs a user sees (e.g. BatchNorm computes mean/var as hidden extra
+   * outputs); 0 means all. */
+  int n_visible_outputs;
+  const char *const *output_names;
+
+  mxc__infer_shape_fn infer_shape;
+  mxc__infer_type_fn infer_type; /* NULL: all inputs/outputs share a dtype */
+  mxc__compute_fn compute;
+  mxc__compute_fn compute_sparse; /* filled by the sparse issue */
+
+  mxc__gradient_fn gradient; /* NULL: not differentiable */
+
+  /* In-place pairs {input, output}: output may reuse input's memory. */
+  const int (*inplace)[2];
+  int n_inplace;
+
+  /* Inputs (by bit) whose values a kernel modifies in place although they
+   * are inputs (optimizer states, aux states); invoke treats them as
+   * written. */
+  uint32_t mutate_inputs;
+
+  /* What the gradient reads, so the executor can free the rest early:
+   * bit i of backward_uses_inputs = forward input i, of
+   * backward_uses_outputs = forward output i. */
+  uint32_t backward_uses_inputs;
+  uint32_t backward_uses_outputs;
+
+  int resources;  /* MXC__RES_* */
+  int hidden;     /* 1 for internal operators (_backward_*), not listed */
+};
+
+/* Helpers for descriptors. */
+int mxc__op_num_inputs(const mxc__op *op, const void *param);
+int mxc__op_num_outputs(const mxc__op *op, const void *param);
+const char *mxc__op_input_name(const mxc__op *op, const void *param, int i);
+
+/* ---- registry ---- */
+
+/* The operator with this name or alias, or NULL. Thread-safe; the registry
+ * is built on first use and never changes afterwards. */
+const mxc__op *mxc__op_find(const char *name);
+/* MXC_OK and *out, or MXC_ERR_NOT_FOUND naming the operator. */
+int mxc__op_lookup(const char *name, const mxc__op **out);
+/* All public (non-hidden) operators, sorted by name. */
+int mxc__op_count(void);
+const mxc__op *mxc__op_at(int index);
+/* 1 when op points at a registered descriptor. */
+int mxc__op_is_registered(const mxc__op *op);
+
+/* Parses parameters into a new struct (mxc__free it). */
+int mxc__op_parse_params(const mxc__op *op, const char *const *keys,
+                         const char *const *vals, int n, void **out);
+
+/* Registration, called by the family registration functions listed in
+ * ops/registry.c. Descriptors must live for the whole process (static).
+ * Returns MXC_ERR_INTERNAL on a duplicate name. */
+typedef struct mxc__registry mxc__registry;
+int mxc__registry_add(mxc__registry *r, const mxc__op *op);
+
+#endif /* MXC_OPS_OP_H_ */

@@ -1,0 +1,28 @@
+#include "tests/ops/grad_shim.h"
+
+#include "c_api/src/api_internal.h"
+#include "ops/grad_eval.h"
+
+#define MAXN 64
+
+int mxct_grad_eval(const char *op_name, const char *const *keys,
+                   const char *const *vals, int n_attrs,
+                   const mxc_ndarray *in, int n_in, const mxc_ndarray *out,
+                   int n_out, const mxc_ndarray *ograd, mxc_ndarray *igrad) {
+  mxc__ndarray *i_in[MAXN], *i_out[MAXN], *i_og[MAXN], *i_ig[MAXN];
+  if (n_in > MAXN || n_out > MAXN) return MXC_ERR_UNSUPPORTED;
+  for (int i = 0; i < n_in; ++i) {
+    MXC_FORWARD_IF_ERROR(api_array(in[i], "in", &i_in[i]));
+  }
+  for (int i = 0; i < n_out; ++i) {
+    MXC_FORWARD_IF_ERROR(api_array(out[i], "out", &i_out[i]));
+    MXC_FORWARD_IF_ERROR(api_array(ograd[i], "ograd", &i_og[i]));
+  }
+  MXC_FORWARD_IF_ERROR(mxc__grad_eval(op_name, keys, vals, n_attrs, i_in,
+                                      n_in, i_out, n_out, i_og, i_ig));
+  for (int i = 0; i < n_in; ++i) {
+    igrad[i] = NULL;
+    if (i_ig[i]) MXC_FORWARD_IF_ERROR(api_wrap_array(i_ig[i], &igrad[i]));
+  }
+  return MXC_OK;
+}
