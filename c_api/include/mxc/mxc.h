@@ -80,7 +80,7 @@ MXC_API int mxc_feature_enabled(const char *name, int *out_enabled);
 #define MXC_ERR_IO 8               /* reading or writing a file failed */
 #define MXC_ERR_UNSUPPORTED 9      /* valid but not available in this build */
 #define MXC_ERR_INTERNAL 10        /* a bug in mxc; please report it */
-#define MXC_ERR_OPERATOR 11        /* an asynchronous operation failed */
+#define MXC_ERR_OPERATOR 11        /* async work failed with a non-mxc code */
 
 /* The message of the last failure in the calling thread: what was wrong,
  * which argument, what was expected. Never NULL ("" when no failure has
@@ -197,8 +197,8 @@ MXC_API int mxc_ndarray_copy_from_host(mxc_ndarray arr, const void *data,
 
 /* Copies arr into host memory, waiting for pending writes to arr first.
  * nbytes must equal size * dtype size. Reports the failure of any
- * asynchronous operation that was to write arr (MXC_ERR_OPERATOR, naming
- * it). */
+ * asynchronous operation that was to write arr (see mxc_wait_all for the
+ * code) and clears it. */
 MXC_API int mxc_ndarray_copy_to_host(mxc_ndarray arr, void *data,
                                      size_t nbytes);
 
@@ -219,14 +219,18 @@ MXC_API int mxc_ndarray_reshape(mxc_ndarray arr, const int64_t *shape,
 
 /* Wait until all pushed writes to arr (wait_to_read), or all pushed reads
  * and writes (wait_to_write), have finished. A failure of such work is
- * returned (MXC_ERR_OPERATOR, naming the operation) and then cleared from
- * arr, whose contents are unspecified after a failure. */
+ * returned (see mxc_wait_all for the code; the message names the failing
+ * operation) and then cleared from arr, whose contents are unspecified
+ * after a failure. */
 MXC_API int mxc_ndarray_wait_to_read(mxc_ndarray arr);
 MXC_API int mxc_ndarray_wait_to_write(mxc_ndarray arr);
 
 /* Waits until all work pushed by any thread before the call has finished.
  * Returns the first asynchronous failure since the previous mxc_wait_all
- * and clears every pending failure. */
+ * and clears every pending failure. The code of an asynchronous failure is
+ * the one the failing operation returned (MXC_ERR_OOM, MXC_ERR_SHAPE, ...,
+ * or MXC_ERR_OPERATOR when it returned a code outside the MXC_ERR_*
+ * range); the message starts "operator 'NAME' failed: ". */
 MXC_API int mxc_wait_all(void);
 
 /* ------------------------------------------------------------------------ */
