@@ -9,7 +9,13 @@
 extern "C" {
 #endif
 
-/* igrad[i]: a new handle, or NULL when input i has no gradient. */
+/* Total outputs of an operator for these parameters, hidden ones included
+ * (mxc_op_num_outputs counts visible outputs only). -1 on error. */
+int mxct_num_all_outputs(const char *op_name, const char *const *keys,
+                         const char *const *vals, int n_attrs);
+
+/* out: all n_out forward outputs (hidden included); ograd: one per visible
+ * output. igrad[i]: a new handle, or NULL when input i has no gradient. */
 int mxct_grad_eval(const char *op_name, const char *const *keys,
                    const char *const *vals, int n_attrs,
                    const mxc_ndarray *in, int n_in, const mxc_ndarray *out,

@@ -111,6 +111,12 @@ std::vector<double> read(const Arr &a) {
 std::vector<Arr> invoke(const std::string &name,
                         const std::vector<const Arr *> &in, const Params &p,
                         int *rc_out) {
+  return invoke_count(name, in, p, -1, rc_out);
+}
+
+std::vector<Arr> invoke_count(const std::string &name,
+                          const std::vector<const Arr *> &in, const Params &p,
+                          int n_out, int *rc_out) {
   mxc_op op = nullptr;
   int rc = mxc_op_find(name.c_str(), &op);
   std::vector<Arr> res;
@@ -124,12 +130,13 @@ std::vector<Arr> invoke(const std::string &name,
     k.push_back(kv.first.c_str());
     v.push_back(kv.second.c_str());
   }
-  int n_out = 0;
-  rc = mxc_op_num_outputs(op, k.data(), v.data(), (int)k.size(), &n_out);
-  if (rc != MXC_OK) {
-    if (rc_out) *rc_out = rc;
-    else ADD_FAILURE() << name << ": " << err();
-    return res;
+  if (n_out < 0) {
+    rc = mxc_op_num_outputs(op, k.data(), v.data(), (int)k.size(), &n_out);
+    if (rc != MXC_OK) {
+      if (rc_out) *rc_out = rc;
+      else ADD_FAILURE() << name << ": " << err();
+      return res;
+    }
   }
   std::vector<mxc_ndarray> ins, outs(n_out, nullptr);
   for (auto *a : in) ins.push_back(a->h);
@@ -182,22 +189,30 @@ void grad_check(const std::string &name, const std::vector<Shape> &shapes,
   for (size_t i = 0; i < shapes.size(); ++i)
     in.push_back(make(shapes[i], values[i], MXC_DTYPE_FLOAT64));
   for (auto &a : in) ptrs.push_back(&a);
-  // All outputs (hidden ones included) for the gradient's forward node.
-  mxc_op op;
-  ASSERT_EQ(mxc_op_find(name.c_str(), &op), MXC_OK) << err();
-  auto out = invoke(name, ptrs, p);
-  ASSERT_FALSE(out.empty());
-  std::vector<std::vector<double>> ograds;
-  std::vector<Arr> og;
-  for (size_t k = 0; k < out.size(); ++k) {
-    auto s = out[k].shape();
-    ograds.push_back(uniform(numel(s), -1, 1, 100 + (unsigned)k));
-    og.push_back(make(s, ograds.back(), MXC_DTYPE_FLOAT64));
-  }
+  // All outputs (hidden ones included) for the gradient's forward node;
+  // head gradients for the visible ones.
   std::vector<const char *> keys, vals;
   for (auto &kv : p) {
     keys.push_back(kv.first.c_str());
     vals.push_back(kv.second.c_str());
+  }
+  int n_all = mxct_num_all_outputs(name.c_str(), keys.data(), vals.data(),
+                                   (int)keys.size());
+  ASSERT_GT(n_all, 0) << err();
+  mxc_op op;
+  ASSERT_EQ(mxc_op_find(name.c_str(), &op), MXC_OK) << err();
+  int n_vis = 0;
+  ASSERT_EQ(mxc_op_num_outputs(op, keys.data(), vals.data(), (int)keys.size(),
+                               &n_vis),
+            MXC_OK);
+  auto out = invoke_count(name, ptrs, p, n_all);
+  ASSERT_EQ((int)out.size(), n_all);
+  std::vector<std::vector<double>> ograds;
+  std::vector<Arr> og;
+  for (size_t k = 0; k < (size_t)n_vis; ++k) {
+    auto s = out[k].shape();
+    ograds.push_back(uniform(numel(s), -1, 1, 100 + (unsigned)k));
+    og.push_back(make(s, ograds.back(), MXC_DTYPE_FLOAT64));
   }
   std::vector<mxc_ndarray> iin, iout, iog;
   for (auto &a : in) iin.push_back(a.h);

@@ -67,6 +67,12 @@ std::vector<double> read(const Arr &a);
 std::vector<Arr> invoke(const std::string &name, const std::vector<const Arr *> &in,
                         const Params &p = {}, int *rc_out = nullptr);
 
+// As invoke, with an explicit output count (e.g. all outputs, hidden ones
+// included; -1: the visible count).
+std::vector<Arr> invoke_count(const std::string &name,
+                          const std::vector<const Arr *> &in, const Params &p,
+                          int n_out, int *rc_out = nullptr);
+
 // Uniform values in [lo, hi) from a fixed seed.
 std::vector<double> uniform(int64_t n, double lo, double hi, unsigned seed = 1);
 

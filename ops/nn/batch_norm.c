@@ -1,0 +1,262 @@
+/* BatchNorm: normalizes each channel (the `axis` extent) of data with
+ * per-channel statistics, then scales by gamma and shifts by beta.
+ *
+ * Inputs: data, gamma, beta, moving_mean, moving_var. The last two are
+ * auxiliary states (n_aux = 2): never differentiated, updated in place in
+ * training mode (mutate_inputs), so the engine orders them as writes.
+ *
+ * Outputs: out (visible), mean and var (hidden): the statistics the
+ * normalization used, batch statistics in training mode and the moving
+ * ones otherwise. The gradient reads them instead of recomputing them, so
+ * it matches the forward pass even though the moving statistics have
+ * changed since. Callers wanting mean/var pass three output slots to
+ * mxc_op_invoke (n_visible_outputs stays 1 whatever output_mean_var
+ * says: the visible count of a descriptor cannot depend on parameters).
+ *
+ * Mode: batch statistics are used when ctx->is_train and not
+ * use_global_stats. The backward operator decides the same way from its
+ * own context, so it must run in the mode of the forward pass (as
+ * autograd does: both in one training scope). As in MXNet, the variance
+ * is the biased one (divided by the count), in the normalization and in
+ * the moving_var update alike. */
+#include <math.h>
+#include <stdio.h>
+
+#include "ops/nn/nn.h"
+
+typedef struct bn_param {
+  double eps, momentum;
+  int fix_gamma, use_global_stats, output_mean_var, cudnn_off;
+  int64_t axis;
+} bn_param;
+
+static const mxc__param_def k_params[] = {
+    MXC__PARAM_RANGE(bn_param, eps, MXC__P_FLOAT, "0.001", 0, INFINITY,
+                     "Added to the variance before the square root."),
+    MXC__PARAM_RANGE(bn_param, momentum, MXC__P_FLOAT, "0.9", 0, 1,
+                     "moving = moving * momentum + batch * (1 - momentum)."),
+    MXC__PARAM(bn_param, fix_gamma, MXC__P_BOOL, "true",
+               "Use gamma = 1 (and give gamma a zero gradient)."),
+    MXC__PARAM(bn_param, use_global_stats, MXC__P_BOOL, "false",
+               "Normalize with the moving statistics in training mode too."),
+    MXC__PARAM(bn_param, output_mean_var, MXC__P_BOOL, "false",
+               "Accepted for compatibility; mean and var are always hidden "
+               "outputs 1 and 2 (request three outputs to get them)."),
+    MXC__PARAM(bn_param, axis, MXC__P_INT, "1",
+               "Channel axis (negative counts from the end)."),
+    MXC__PARAM(bn_param, cudnn_off, MXC__P_BOOL, "false",
+               "Accepted for compatibility; ignored."),
+};
+
+static const char *const k_in[] = {"data",        "gamma",      "beta",
+                                   "moving_mean", "moving_var", NULL};
+static const char *const k_out[] = {"output", "mean", "var", NULL};
+static const char *const k_bwd_in[] = {
+    "ograd",      "data",   "gamma", "beta", "moving_mean",
+    "moving_var", "output", "mean",  "var",  NULL};
+
+static int bn_shape(const mxc__op *op, const void *param, mxc__shape *in,
+                    int n_in, mxc__shape *out, int n_out) {
+  const bn_param *p = param;
+  if (in[0].ndim < 0) return MXC_OK;
+  int axis = 0;
+  MXC_FORWARD_IF_ERROR(mxc__nn_axis(op->name, "axis", p->axis, &in[0], &axis));
+  mxc__shape c = mxc__nn_shape1(in[0].dims[axis]);
+  char why[256], what[64], b[160];
+  snprintf(why, sizeof why, "one value per channel of data %s along axis %d",
+           mxc__shape_str(&in[0], b, sizeof b), axis);
+  for (int i = 1; i < 5; ++i) {
+    snprintf(what, sizeof what, "input %d ('%s')", i, k_in[i]);
+    MXC_FORWARD_IF_ERROR(mxc__nn_assign_shape(op->name, &in[i], &c, what, why));
+  }
+  out[0] = in[0];
+  out[1] = c;
+  out[2] = c;
+  return MXC_OK;
+}
+
+/* Gradients have the shapes of data, gamma, beta. */
+static int bn_bwd_shape(const mxc__op *op, const void *param, mxc__shape *in,
+                        int n_in, mxc__shape *out, int n_out) {
+  for (int i = 0; i < 3; ++i) out[i] = in[1 + i];
+  return MXC_OK;
+}
+
+static int axis_of(const bn_param *p, const mxc__shape *data) {
+  int64_t a = p->axis < 0 ? p->axis + data->ndim : p->axis;
+  return (int)a; /* validated by bn_shape before any kernel runs */
+}
+
+/* Mean and biased variance of channel c, two-pass in double. Inside an
+ * NN_TYPED body: x, l, m. */
+#define CHANNEL_STATS(c, mean, var)                       \
+  do {                                                    \
+    double s_ = 0, q_ = 0;                                \
+    for (int64_t o = 0; o < l.outer; ++o) {               \
+      const T *row = x + (o * l.n + (c)) * l.inner;       \
+      for (int64_t k = 0; k < l.inner; ++k) s_ += row[k]; \
+    }                                                     \
+    (mean) = m > 0 ? s_ / (double)m : 0;                  \
+    for (int64_t o = 0; o < l.outer; ++o) {               \
+      const T *row = x + (o * l.n + (c)) * l.inner;       \
+      for (int64_t k = 0; k < l.inner; ++k) {             \
+        double d_ = row[k] - (mean);                      \
+        q_ += d_ * d_;                                    \
+      }                                                   \
+    }                                                     \
+    (var) = m > 0 ? q_ / (double)m : 0;                   \
+  } while (0)
+
+static int bn_forward(const mxc__op *op, const mxc__opctx *ctx,
+                      const void *param, const mxc__blob *in, int n_in,
+                      const mxc__blob *out, int n_out, const mxc__req *req) {
+  const bn_param *p = param;
+  mxc__nn_layout l = mxc__nn_split(&in[0].shape, axis_of(p, &in[0].shape));
+  int64_t m = l.outer * l.inner; /* elements per channel */
+  int batch_stats = ctx->is_train && !p->use_global_stats;
+  NN_TYPED(in[0].dtype, {
+    const T *x = in[0].ptr;
+    const T *gamma = in[1].ptr;
+    const T *beta = in[2].ptr;
+    T *moving_mean = in[3].ptr; /* aux states, updated in place */
+    T *moving_var = in[4].ptr;
+    T *y = out[0].ptr;
+    for (int64_t c = 0; c < l.n; ++c) {
+      double mean = 0, var = 0;
+      if (batch_stats) {
+        CHANNEL_STATS(c, mean, var);
+        if (m > 0) { /* an empty batch says nothing about the data */
+          moving_mean[c] =
+              (T)(moving_mean[c] * p->momentum + mean * (1 - p->momentum));
+          moving_var[c] =
+              (T)(moving_var[c] * p->momentum + var * (1 - p->momentum));
+        }
+      } else {
+        mean = moving_mean[c];
+        var = moving_var[c];
+      }
+      double g = p->fix_gamma ? 1 : (double)gamma[c];
+      double scale = g / sqrt(var + p->eps);
+      double shift = (double)beta[c] - mean * scale;
+      for (int64_t o = 0; req[0] != MXC__REQ_NULL && o < l.outer; ++o) {
+        int64_t base = (o * l.n + c) * l.inner;
+        for (int64_t k = 0; k < l.inner; ++k) {
+          T v = (T)(x[base + k] * scale + shift);
+          MXC__ASSIGN(req[0], y[base + k], v);
+        }
+      }
+      if (n_out > 1 && req[1] != MXC__REQ_NULL) {
+        MXC__ASSIGN(req[1], ((T *)out[1].ptr)[c], (T)mean);
+      }
+      if (n_out > 2 && req[2] != MXC__REQ_NULL) {
+        MXC__ASSIGN(req[2], ((T *)out[2].ptr)[c], (T)var);
+      }
+    }
+  });
+  return MXC_OK;
+}
+
+/* _backward_BatchNorm: (ograd, data, gamma, beta, moving_mean, moving_var,
+ * output, mean, var) -> (ddata, dgamma, dbeta). With xhat the normalized
+ * data and g = gamma (1 under fix_gamma):
+ *   dbeta = sum(ograd), dgamma = sum(ograd * xhat) (0 under fix_gamma),
+ *   batch statistics: ddata = g/std * (ograd - dbeta/m - xhat*dgamma'/m)
+ *     where dgamma' = sum(ograd * xhat) (mean and var depend on data),
+ *   fixed statistics: ddata = g/std * ograd. */
+static int bn_backward(const mxc__op *op, const mxc__opctx *ctx,
+                       const void *param, const mxc__blob *in, int n_in,
+                       const mxc__blob *out, int n_out, const mxc__req *req) {
+  const bn_param *p = param;
+  mxc__nn_layout l = mxc__nn_split(&in[1].shape, axis_of(p, &in[1].shape));
+  int64_t m = l.outer * l.inner;
+  int batch_stats = ctx->is_train && !p->use_global_stats && m > 0;
+  NN_TYPED(in[0].dtype, {
+    const T *og = in[0].ptr;
+    const T *x = in[1].ptr;
+    const T *gamma = in[2].ptr;
+    const T *saved_mean = in[7].ptr;
+    const T *saved_var = in[8].ptr;
+    T *dx = out[0].ptr;
+    for (int64_t c = 0; c < l.n; ++c) {
+      double mean = saved_mean[c];
+      double inv_std = 1 / sqrt((double)saved_var[c] + p->eps);
+      double sum_g = 0, sum_gx = 0;
+      for (int64_t o = 0; o < l.outer; ++o) {
+        int64_t base = (o * l.n + c) * l.inner;
+        for (int64_t k = 0; k < l.inner; ++k) {
+          sum_g += og[base + k];
+          sum_gx += og[base + k] * (x[base + k] - mean) * inv_std;
+        }
+      }
+      double g = p->fix_gamma ? 1 : (double)gamma[c];
+      for (int64_t o = 0; req[0] != MXC__REQ_NULL && o < l.outer; ++o) {
+        int64_t base = (o * l.n + c) * l.inner;
+        for (int64_t k = 0; k < l.inner; ++k) {
+          double d = og[base + k];
+          if (batch_stats) {
+            double xhat = (x[base + k] - mean) * inv_std;
+            d -= (sum_g + xhat * sum_gx) / (double)m;
+          }
+          MXC__ASSIGN(req[0], dx[base + k], (T)(g * inv_std * d));
+        }
+      }
+      if (req[1] != MXC__REQ_NULL) {
+        T dg = (T)(p->fix_gamma ? 0 : sum_gx);
+        MXC__ASSIGN(req[1], ((T *)out[1].ptr)[c], dg);
+      }
+      if (req[2] != MXC__REQ_NULL) {
+        MXC__ASSIGN(req[2], ((T *)out[2].ptr)[c], (T)sum_g);
+      }
+    }
+  });
+  return MXC_OK;
+}
+
+static const mxc__op k_ops[] = {
+    {
+        .name = "BatchNorm",
+        .doc = "Batch normalization over the channel axis: (x - mean) / "
+               "sqrt(var + eps) * gamma + beta, batch statistics in training "
+               "mode (updating moving_mean/moving_var in place), moving "
+               "statistics otherwise. gamma, beta and the moving statistics "
+               "have shape (C).",
+        .params = k_params,
+        .n_params = sizeof k_params / sizeof k_params[0],
+        .param_size = sizeof(bn_param),
+        .n_inputs = 5,
+        .input_names = k_in,
+        .n_aux = 2,
+        .n_outputs = 3,
+        .n_visible_outputs = 1,
+        .output_names = k_out,
+        .infer_shape = bn_shape,
+        .infer_type = mxc__nn_type_float,
+        .compute = bn_forward,
+        .gradient = mxc__grad_use_in_out,
+        .mutate_inputs = (1u << 3) | (1u << 4),
+        /* What the backward node references: everything. */
+        .backward_uses_inputs = 0x1fu,
+        .backward_uses_outputs = 7u,
+    },
+    {
+        .name = "_backward_BatchNorm",
+        .doc = "Gradient of BatchNorm -> (ddata, dgamma, dbeta).",
+        .params = k_params,
+        .n_params = sizeof k_params / sizeof k_params[0],
+        .param_size = sizeof(bn_param),
+        .n_inputs = 9,
+        .input_names = k_bwd_in,
+        .n_outputs = 3,
+        .infer_shape = bn_bwd_shape,
+        .infer_type = mxc__nn_type_float,
+        .compute = bn_backward,
+        .hidden = 1,
+    },
+};
+
+int mxc__nn_register_batch_norm(mxc__registry *r) {
+  for (size_t i = 0; i < sizeof k_ops / sizeof k_ops[0]; ++i) {
+    MXC_FORWARD_IF_ERROR(mxc__registry_add(r, &k_ops[i]));
+  }
+  return MXC_OK;
+}
