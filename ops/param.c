@@ -142,6 +142,7 @@ const char *mxc__param_type_str(const mxc__param_def *d, char *buf,
       [MXC__P_TUPLE] = "Shape(tuple)",
       [MXC__P_DTYPE] = "dtype",
       [MXC__P_OPT_INT] = "int or None",
+      [MXC__P_OPT_FLOAT] = "float or None",
   };
   if (d->type != MXC__P_ENUM) {
     snprintf(buf, len, "%s", k_names[d->type]);
@@ -180,6 +181,12 @@ static int parse_value(const mxc__param_def *d, const char *s, char *base) {
       return mxc__tuple_parse(s, (mxc__tuple *)field);
     case MXC__P_DTYPE:
       return parse_dtype(s, (int *)field);
+    case MXC__P_OPT_FLOAT: {
+      double v = NAN;
+      if (!is_none(s) && !parse_float(s, &v)) return 0;
+      memcpy(field, &v, sizeof v);
+      return 1;
+    }
     case MXC__P_OPT_INT: {
       mxc__opt_int v = {0, 0};
       if (!is_none(s)) {
@@ -202,8 +209,9 @@ static int check_range(const char *op_name, const mxc__param_def *d,
     int64_t i;
     memcpy(&i, base + d->offset, sizeof i);
     v = (double)i;
-  } else if (d->type == MXC__P_FLOAT) {
+  } else if (d->type == MXC__P_FLOAT || d->type == MXC__P_OPT_FLOAT) {
     memcpy(&v, base + d->offset, sizeof v);
+    if (d->type == MXC__P_OPT_FLOAT && isnan(v)) return MXC_OK; /* None */
   } else {
     return MXC_OK;
   }

@@ -22,6 +22,7 @@ typedef enum mxc__param_type {
   MXC__P_TUPLE,   /* mxc__tuple: "(3,3)", "[3,3]", "3", "()", "None" */
   MXC__P_DTYPE,   /* int: MXC_DTYPE_* from "float32", ...; "None" -> -1 */
   MXC__P_OPT_INT, /* mxc__opt_int: an int or "None" */
+  MXC__P_OPT_FLOAT, /* double: a float, or "None" stored as NaN */
   MXC__P_PARAM_TYPE_COUNT
 } mxc__param_type;
 

@@ -81,6 +81,7 @@ static int type_string(const mxc__param_def *d, const char **out) {
       [MXC__P_INT] = "int",          [MXC__P_FLOAT] = "float",
       [MXC__P_BOOL] = "boolean",     [MXC__P_TUPLE] = "Shape(tuple)",
       [MXC__P_DTYPE] = "dtype",      [MXC__P_OPT_INT] = "int or None",
+      [MXC__P_OPT_FLOAT] = "float or None",
   };
   if (d->type != MXC__P_ENUM) {
     *out = k_static[d->type];

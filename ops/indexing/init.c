@@ -122,8 +122,8 @@ typedef struct arange_param {
 static const mxc__param_def k_arange_params[] = {
     MXC__PARAM(arange_param, start, MXC__P_FLOAT, NULL,
                "Start of the interval (its end when stop is not given)."),
-    MXC__PARAM(arange_param, stop, MXC__P_FLOAT, "nan",
-               "End of the interval (excluded); nan (the default) means "
+    MXC__PARAM(arange_param, stop, MXC__P_OPT_FLOAT, "None",
+               "End of the interval (excluded); None (the default) means "
                "the interval is [0, start)."),
     MXC__PARAM(arange_param, step, MXC__P_FLOAT, "1",
                "Spacing between values; nonzero."),

@@ -396,8 +396,8 @@ MXC_API int mxc_op_doc(mxc_op op, const char **out);
 
 /* Parameters: *out = count; then for each index: name, type ("int",
  * "float", "boolean", "{'max', 'avg'}", "Shape(tuple)", "dtype", "int or
- * None"), default value as a string (NULL when the parameter is required)
- * and documentation. All strings are static. Any out-pointer may be NULL. */
+ * None", "float or None"), default value as a string (NULL when the
+ * parameter is required) and documentation. All strings are static. Any out-pointer may be NULL. */
 MXC_API int mxc_op_num_params(mxc_op op, int *out);
 MXC_API int mxc_op_param(mxc_op op, int index, const char **out_name,
                          const char **out_type, const char **out_default,

@@ -252,3 +252,9 @@ TEST(Like, SameShapeAndDtypeNoGradient) {
 }
 
 }  // namespace
+
+TEST(InitExtra, ArangeAcceptsExplicitNoneStop) {
+  auto out = mxct::invoke("arange", {}, {{"start", "3"}, {"stop", "None"}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(mxct::read(out[0]), std::vector<double>({0, 1, 2}));
+}
