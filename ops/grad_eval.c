@@ -148,7 +148,7 @@ int mxc__grad_eval(const char *op_name, const char *const *keys,
   mxc__ndarray *res[MAX_OUTS * 4] = {0};
   for (int i = 0; rc == MXC_OK && i < n_in; ++i) {
     if (!g->igrad[i].node) continue;
-    mxc__ndarray *v;
+    mxc__ndarray *v = NULL;
     rc = eval_entry(m, g->igrad[i], &v);
     if (rc == MXC_OK) rc = mxc__ndarray_clone_view(v, &res[i]);
   }
