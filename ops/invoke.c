@@ -257,7 +257,7 @@ int mxc__op_invoke(const mxc__op *op, const void *param,
   for (int i = 0; i < n_in; ++i) {
     if (rc == MXC_OK) rc = mxc__ndarray_ensure_alloc(in[i]);
     blob_of(in[i], &r->in[i]);
-    if (op->mutate_inputs >> i & 1) {
+    if (i < 32 && (op->mutate_inputs >> i & 1)) {
       p.writes[p.n_writes++] = mxc__ndarray_var(in[i]);
     } else {
       p.reads[p.n_reads++] = mxc__ndarray_var(in[i]);

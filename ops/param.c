@@ -87,8 +87,14 @@ int mxc__tuple_parse(const char *s, mxc__tuple *out) {
     if (!close && !*s) break;
     char *end;
     errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (end == s || errno) return 0;
+    long long v;
+    if (!strncmp(s, "None", 4)) { /* an absent entry, as in slice begins */
+      v = MXC__TUPLE_NONE;
+      end = (char *)s + 4;
+    } else {
+      v = strtoll(s, &end, 10);
+      if (end == s || errno) return 0;
+    }
     if (t.ndim == MXC__TUPLE_MAX) return 0;
     t.d[t.ndim++] = v;
     s = skip_ws(end);
@@ -225,6 +231,14 @@ static int check_range(const char *op_name, const mxc__param_def *d,
 static int bad_value(const char *op_name, const mxc__param_def *d,
                      const char *val) {
   char type[256];
+  if (d->type == MXC__P_DTYPE) {
+    return mxc__error_set(MXC_ERR_INVALID_ARGUMENT,
+                          "operator '%s': parameter '%s' has invalid value "
+                          "'%s'; expected a dtype name: float32, float64, "
+                          "float16, bfloat16, uint8, int8, int32, int64, "
+                          "bool",
+                          op_name, d->name, val);
+  }
   return mxc__error_set(MXC_ERR_INVALID_ARGUMENT,
                         "operator '%s': parameter '%s' has invalid value "
                         "'%s'; expected %s",

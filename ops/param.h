@@ -19,12 +19,16 @@ typedef enum mxc__param_type {
   MXC__P_FLOAT,   /* double; accepts inf, -inf, nan */
   MXC__P_BOOL,    /* int: "true"/"false"/"1"/"0" (any case) */
   MXC__P_ENUM,    /* int: index into choices */
-  MXC__P_TUPLE,   /* mxc__tuple: "(3,3)", "[3,3]", "3", "()", "None" */
+  MXC__P_TUPLE,   /* mxc__tuple: "(3,3)", "[3,3]", "3", "()", "None";
+                     entries may be None (MXC__TUPLE_NONE) */
   MXC__P_DTYPE,   /* int: MXC_DTYPE_* from "float32", ...; "None" -> -1 */
   MXC__P_OPT_INT, /* mxc__opt_int: an int or "None" */
   MXC__P_OPT_FLOAT, /* double: a float, or "None" stored as NaN */
   MXC__P_PARAM_TYPE_COUNT
 } mxc__param_type;
+
+/* A "None" entry inside a tuple, e.g. slice's begin=(None, 1). */
+#define MXC__TUPLE_NONE INT64_MIN
 
 typedef struct mxc__tuple {
   int ndim; /* -1: None (absent) */

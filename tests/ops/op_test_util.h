@@ -77,12 +77,20 @@ std::vector<Arr> invoke_count(const std::string &name,
 std::vector<double> uniform(int64_t n, double lo, double hi, unsigned seed = 1);
 
 // Checks the gradient of `name` at the float64 inputs by central
-// differences of L = sum_k ograd_k . out_k with random ograds. Inputs with
-// no gradient are skipped; `skip` lists input indices not to check.
+// differences of L = sum_k ograd_k . out_k with random ograds. Every input
+// must get a gradient of its shape, except those listed in `skip` (inputs
+// without a gradient by design, or not to be checked).
 void grad_check(const std::string &name, const std::vector<Shape> &shapes,
                 const std::vector<std::vector<double>> &values,
                 const Params &p = {}, double eps = 1e-6, double rtol = 1e-4,
                 double atol = 1e-6, std::vector<int> skip = {});
+
+// grad_check with default tolerances, skipping the listed inputs (those
+// without a gradient by design: labels, indices, conditions).
+void grad_check_except(const std::string &name,
+                       const std::vector<Shape> &shapes,
+                       const std::vector<std::vector<double>> &values,
+                       const Params &p, std::vector<int> skip);
 
 }  // namespace mxct
 

@@ -53,8 +53,8 @@ TEST(Embedding, GradientScatterAddsIntoWeightOnly) {
     for (int64_t j = 0; j < dim; ++j)
       want[(int64_t)idx[r] * dim + j] += ogv[r * dim + j];
   expect_near(read(ig[1]), want, 1e-15, 0, "dweight");
-  grad_check("Embedding", {{2, 3}, {4, 2}},
-             {{0, 3, 3, 1, 2, 0}, uniform(8, -1, 1, 64)}, p);
+  grad_check_except("Embedding", {{2, 3}, {4, 2}},
+             {{0, 3, 3, 1, 2, 0}, uniform(8, -1, 1, 64)}, p, {0});
 }
 
 TEST(EmbeddingBad, WeightShapeDtypeAndParams) {

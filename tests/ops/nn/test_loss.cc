@@ -217,7 +217,7 @@ TEST(SoftmaxCrossEntropy, ForwardAndGradient) {
   auto want = softmax_ref(xv, 3, 4, 1);
   for (int r = 0; r < 3; ++r) want[r * 4 + (int)label[r]] -= 1;
   expect_near(read(ig[0]), want, 1e-14, 1e-15, "grad");
-  grad_check("softmax_cross_entropy", {{3, 4}, {3}}, {xv, label});
+  grad_check_except("softmax_cross_entropy", {{3, 4}, {3}}, {xv, label}, {}, {1});
 }
 
 TEST(SoftmaxCrossEntropyBad, Shapes) {
