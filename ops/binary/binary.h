@@ -1,0 +1,191 @@
+/* Element-wise binary operators: the one list of operators, the kernels
+ * generated from it, and the row primitives the operator forms share.
+ *
+ * Every operator of MXC__BINARY_OPS comes in up to four forms:
+ *   name             same-shape operands            (binary.c)
+ *   _<stem>_scalar   f(x, scalar)                   (scalar.c)
+ *   _r<stem>_scalar  f(scalar, x), non-commutative  (scalar.c)
+ *   broadcast_name   numpy broadcasting             (broadcast.c)
+ * each differentiable one with a hidden "_backward_" operator. All forms
+ * reduce to "rows": runs of n outputs whose operands advance by 1 or stay
+ * put (stride 0), so one set of typed kernels serves them all.
+ *
+ * Internal to ops/binary; other families never include it. */
+#ifndef MXC_OPS_BINARY_BINARY_H_
+#define MXC_OPS_BINARY_BINARY_H_
+
+#include <stdint.h>
+
+#include "ops/common.h"
+
+/* Operator flags. */
+enum {
+  MXC__BIN_INT = 1,  /* integer and bool inputs allowed */
+  MXC__BIN_GRAD = 2, /* differentiable: has _backward_ operators */
+  MXC__BIN_REV = 4   /* not commutative: has a _r<stem>_scalar form */
+};
+
+/* The operators, each declared once:
+ *   X(name, stem, f(a, b), df/da, df/db, flags, doc, aliases...)
+ * `stem` is MXNet's name in the scalar forms (_plus_scalar) and, where it
+ * differs from `name`, an alias of the broadcast form (broadcast_plus).
+ * Expressions see a and b of the computation type T: float (float32 and
+ * the half types), double, or int64_t (integer types, forward only).
+ * MXC__DIV, MXC__MOD and MXC__POW pick per-type helpers (kernels.c) where
+ * integer semantics differ. Comparisons and logical operators give 1 or 0
+ * in the input dtype, as MXNet does; their derivatives are unused.
+ * (& and | rather than && and || keep those loops branch-free, so they
+ * vectorize.) */
+#define MXC__BINARY_OPS(X)                                                   \
+  X(add, plus, a + b, 1, 1, MXC__BIN_INT | MXC__BIN_GRAD, "a + b.",          \
+    "elemwise_add", "_plus", "_add")                                         \
+  X(sub, minus, a - b, 1, -1,                                                \
+    MXC__BIN_INT | MXC__BIN_GRAD | MXC__BIN_REV, "a - b.", "elemwise_sub",   \
+    "_minus", "_sub")                                                        \
+  X(mul, mul, a * b, b, a, MXC__BIN_INT | MXC__BIN_GRAD, "a * b.",           \
+    "elemwise_mul", "_mul")                                                  \
+  X(div, div, MXC__DIV(a, b), 1 / b, -a / (b * b),                           \
+    MXC__BIN_INT | MXC__BIN_GRAD | MXC__BIN_REV,                             \
+    "a / b; integers truncate toward zero and give 0 for b = 0.",            \
+    "elemwise_div", "_div")                                                  \
+  X(mod, mod, MXC__MOD(a, b), 1, -floor(a / b),                              \
+    MXC__BIN_INT | MXC__BIN_GRAD | MXC__BIN_REV,                             \
+    "a mod b with the sign of b (Python's %); 0 where b = 0.", "_mod")       \
+  X(power, power, MXC__POW(a, b), b * pow(a, b - 1), pow(a, b) * log(a),     \
+    MXC__BIN_INT | MXC__BIN_GRAD | MXC__BIN_REV, "a raised to b.", "_power", \
+    "pow")                                                                   \
+  X(maximum, maximum, (a > b ? a : b), (a >= b), (a < b),                    \
+    MXC__BIN_INT | MXC__BIN_GRAD,                                            \
+    "max(a, b); a tie sends the gradient to a.", "_maximum")                 \
+  X(minimum, minimum, (a < b ? a : b), (a <= b), (a > b),                    \
+    MXC__BIN_INT | MXC__BIN_GRAD,                                            \
+    "min(a, b); a tie sends the gradient to a.", "_minimum")                 \
+  X(hypot, hypot, hypot(a, b), a / hypot(a, b), b / hypot(a, b),             \
+    MXC__BIN_GRAD, "sqrt(a^2 + b^2) without overflow.", "_hypot")            \
+  X(equal, equal, (a == b), 0, 0, MXC__BIN_INT, "1 where a == b, else 0.",   \
+    "_equal")                                                                \
+  X(not_equal, not_equal, (a != b), 0, 0, MXC__BIN_INT,                      \
+    "1 where a != b, else 0.", "_not_equal")                                 \
+  X(greater, greater, (a > b), 0, 0, MXC__BIN_INT, "1 where a > b, else 0.", \
+    "_greater")                                                              \
+  X(greater_equal, greater_equal, (a >= b), 0, 0, MXC__BIN_INT,              \
+    "1 where a >= b, else 0.", "_greater_equal")                             \
+  X(lesser, lesser, (a < b), 0, 0, MXC__BIN_INT, "1 where a < b, else 0.",   \
+    "_lesser")                                                               \
+  X(lesser_equal, lesser_equal, (a <= b), 0, 0, MXC__BIN_INT,                \
+    "1 where a <= b, else 0.", "_lesser_equal")                              \
+  X(logical_and, logical_and, ((a != 0) & (b != 0)), 0, 0, MXC__BIN_INT,    \
+    "1 where a and b are both nonzero, else 0.", "_logical_and")             \
+  X(logical_or, logical_or, ((a != 0) | (b != 0)), 0, 0, MXC__BIN_INT,      \
+    "1 where a or b is nonzero, else 0.", "_logical_or")                     \
+  X(logical_xor, logical_xor, ((a != 0) != (b != 0)), 0, 0, MXC__BIN_INT,    \
+    "1 where exactly one of a and b is nonzero, else 0.", "_logical_xor")
+
+enum {
+#define MXC__BIN_ENUM(name, stem, f, da, db, flags, doc, ...) MXC__BIN_##name,
+  MXC__BINARY_OPS(MXC__BIN_ENUM)
+#undef MXC__BIN_ENUM
+      MXC__BIN_COUNT
+};
+
+/* Forward row kernel: out[i] (=, or += when add) f(a[i*sa], b[i*sb]) for
+ * 0 <= i < n, with sa, sb in {0, 1}. */
+typedef void (*mxc__bin_fwd_f32)(const float *a, int64_t sa, const float *b,
+                                 int64_t sb, float *out, int64_t n, int add);
+typedef void (*mxc__bin_fwd_f64)(const double *a, int64_t sa,
+                                 const double *b, int64_t sb, double *out,
+                                 int64_t n, int add);
+typedef void (*mxc__bin_fwd_i64)(const int64_t *a, int64_t sa,
+                                 const int64_t *b, int64_t sb, int64_t *out,
+                                 int64_t n, int add);
+/* Backward row kernel: ga[i] (=, or += when add_a) og[i] * df/da(...),
+ * likewise gb; a NULL ga or gb is skipped. Strides may be any value. */
+typedef void (*mxc__bin_bwd_f32)(const float *og, const float *a, int64_t sa,
+                                 const float *b, int64_t sb, float *ga,
+                                 float *gb, int64_t n, int add_a, int add_b);
+typedef void (*mxc__bin_bwd_f64)(const double *og, const double *a,
+                                 int64_t sa, const double *b, int64_t sb,
+                                 double *ga, double *gb, int64_t n, int add_a,
+                                 int add_b);
+
+typedef struct mxc__bin_impl {
+  const char *name;
+  const char *stem;
+  int flags;
+  mxc__bin_fwd_f32 f32;
+  mxc__bin_fwd_f64 f64;
+  mxc__bin_fwd_i64 i64;
+  mxc__bin_bwd_f32 b32;
+  mxc__bin_bwd_f64 b64;
+} mxc__bin_impl;
+
+extern const mxc__bin_impl mxc__bin_impls[MXC__BIN_COUNT];
+
+/* ---- rows (rows.c): any dtype, through the typed kernels ---- */
+
+/* Longest run the chunked paths (half and integer types, broadcast
+ * gradients) convert at a time. */
+#define MXC__BIN_CHUNK 256
+
+/* Address of element i of a typed array. */
+static inline void *mxc__bin_at(const void *p, int dtype, int64_t i) {
+  return (char *)p + i * (int64_t)mxc__dtype_size(dtype);
+}
+
+/* Forward row in `dtype`: float32/float64 run the kernels in place; half
+ * types go through float and integer types through int64 in chunks. */
+void mxc__bin_row(const mxc__bin_impl *k, int dtype, const void *a,
+                  int64_t sa, const void *b, int64_t sb, void *out,
+                  int64_t n, int add);
+
+/* Backward row for a floating-point dtype: ga/gb contiguous, NULL to
+ * skip. */
+void mxc__bin_grad_row(const mxc__bin_impl *k, int dtype, const void *og,
+                       const void *a, int64_t sa, const void *b, int64_t sb,
+                       void *ga, void *gb, int64_t n, int add_a, int add_b);
+
+/* og[i] * df/da and og[i] * df/db for n <= MXC__BIN_CHUNK elements, as
+ * doubles (broadcast gradients accumulate these); da/db NULL to skip. */
+void mxc__bin_grad_chunk(const mxc__bin_impl *k, int dtype, const void *og,
+                         const void *a, int64_t sa, const void *b,
+                         int64_t sb, double *da, double *db, int64_t n);
+
+/* A scalar parameter as one element of `dtype` (integers: truncated and
+ * saturated; NaN gives 0). */
+typedef union mxc__bin_scalar {
+  double f64;
+  float f32;
+  int64_t i64;
+  unsigned char bytes[8];
+} mxc__bin_scalar;
+void mxc__bin_scalar_set(int dtype, double v, mxc__bin_scalar *out);
+
+/* Saturating double -> int64 conversion (NaN gives 0). */
+int64_t mxc__bin_f2i(double v);
+
+/* Element conversions for the chunked paths: n elements of `dtype` at p
+ * to/from float (float32/half types) or int64 (integer types, bool). */
+void mxc__bin_load_f32(int dtype, const void *p, int64_t n, float *dst);
+void mxc__bin_store_f32(int dtype, void *p, int64_t n, const float *src);
+void mxc__bin_load_i64(int dtype, const void *p, int64_t n, int64_t *dst);
+void mxc__bin_store_i64(int dtype, void *p, int64_t n, const int64_t *src);
+
+/* ---- shared descriptor pieces ---- */
+
+/* Whether `dtype` may flow through an operator with these flags: forward
+ * operators take floats, and integers with MXC__BIN_INT; backward ones
+ * (backward = 1) floats only. -1 (unknown) passes. */
+int mxc__bin_check_dtype(const char *op_name, int flags, int dtype,
+                         int backward);
+
+/* The `scalar` parameter of the scalar forms. */
+typedef struct mxc__bin_scalar_param {
+  double scalar;
+} mxc__bin_scalar_param;
+
+/* Registration of each file's operators (binary.c calls them all). */
+int mxc__bin_register_scalar(mxc__registry *r);
+int mxc__bin_register_broadcast(mxc__registry *r);
+int mxc__bin_register_misc(mxc__registry *r);
+
+#endif /* MXC_OPS_BINARY_BINARY_H_ */
