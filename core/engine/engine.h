@@ -47,7 +47,9 @@ typedef int (*mxc__sync_fn)(void *arg, mxc__exec *ex);
  * functions run only after that call. */
 typedef void (*mxc__async_fn)(void *arg, mxc__exec *ex);
 
-/* Releases `arg` after the function ran or was skipped. */
+/* Releases `arg` after the function ran or was skipped. For an async
+ * function that is once it has both returned and called
+ * mxc__exec_complete, in either order. */
 typedef void (*mxc__free_fn)(void *arg);
 
 typedef struct mxc__push_args {
@@ -107,7 +109,10 @@ int mxc__engine_wait_var(mxc__engine *e, mxc__var *v, int for_write);
 
 /* Waits until all work pushed (by any thread) before the call has finished.
  * Returns the first failure since the previous wait_all (with its
- * message) and clears all poison. */
+ * message) and clears all poison. Work pushed from inside that work counts
+ * too; work other threads push meanwhile does not delay the return. Also
+ * frees the engine's cached op records, so that an idle engine's
+ * allocations return to their baseline (leak checks rely on it). */
 int mxc__engine_wait_all(mxc__engine *e);
 
 /* Inside a synchronous function: message for the failure it returns. */

@@ -230,7 +230,7 @@ static const int k_inplace[][2] = {{0, 0}};
 #define FWD_DESC(nm, fwd, grad, int_ok, doc_)                           \
   [U_##nm] = {                                                           \
       .name = #nm,                                                       \
-      .doc = doc_,                                                       \
+      .doc = "Element-wise: " doc_,                                     \
       .n_inputs = 1,                                                     \
       .input_names = k_in_names,                                         \
       .n_outputs = 1,                                                    \

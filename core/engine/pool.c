@@ -1,0 +1,185 @@
+/* Per-device worker pools.
+ *
+ * A pool owns a ready queue and worker threads. Workers that find the
+ * queue empty spin briefly on the n_queued hint, then sleep on pool->cv;
+ * submitters signal only when some worker sleeps, so a busy pool costs one
+ * uncontended-ish lock per queued op and no system calls.
+ *
+ * Only the CPU pool exists today; a GPU pool would be another mxc__pool
+ * with its own device and workers (one per stream, say), chosen by the
+ * engine from the op's device. */
+#include <errno.h>
+#include <string.h>
+
+#include "core/base/alloc.h"
+#include "core/base/error.h"
+#include "core/engine/internal.h"
+
+/* Spin iterations (pause instructions, tens of microseconds in all)
+ * before an idle worker sleeps; -DMXC__SPIN_ITERS=N to experiment. */
+#ifndef MXC__SPIN_ITERS
+#define MXC__SPIN_ITERS 2000
+#endif
+
+static _Thread_local mxc__worker *tls_worker;
+
+mxc__worker *mxc__pool_current_worker(void) { return tls_worker; }
+
+static inline void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* The next op for w, blocking while there is none. NULL: w must leave
+ * (its index is at or above the target and the queue is empty). */
+static mxc__op *take(mxc__worker *w) {
+  mxc__pool *p = w->pool;
+  for (int i = 0; i < MXC__SPIN_ITERS; i++) {
+    if (atomic_load_explicit(&p->n_queued, memory_order_relaxed) > 0) break;
+    cpu_relax();
+  }
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    mxc__op *op = mxc__readyq_pop(&p->q);
+    if (op != NULL) {
+      atomic_fetch_sub_explicit(&p->n_queued, 1, memory_order_relaxed);
+      pthread_mutex_unlock(&p->mu);
+      return op;
+    }
+    if (w->idx >= atomic_load_explicit(&p->target, memory_order_relaxed)) {
+      pthread_mutex_unlock(&p->mu);
+      return NULL;
+    }
+    p->n_sleeping++;
+    pthread_cond_wait(&p->cv, &p->mu);
+    p->n_sleeping--;
+  }
+}
+
+static void *worker_main(void *arg) {
+  mxc__worker *w = arg;
+  tls_worker = w;
+  mxc__op *op;
+  while ((op = take(w)) != NULL) {
+    /* mxc__thr_run hands back a successor made ready by op, if any, to
+     * run here directly without a trip through the queue. */
+    do {
+      op = mxc__thr_run(op, w);
+    } while (op != NULL);
+  }
+  tls_worker = NULL;
+  return NULL;
+}
+
+void mxc__pool_submit(mxc__pool *p, mxc__op *first, int n) {
+  pthread_mutex_lock(&p->mu);
+  while (first != NULL) {
+    mxc__op *next = first->next; /* readyq_push reuses next */
+    mxc__readyq_push(&p->q, first);
+    first = next;
+  }
+  atomic_fetch_add_explicit(&p->n_queued, n, memory_order_relaxed);
+  if (p->n_sleeping > 0) {
+    if (n == 1) {
+      pthread_cond_signal(&p->cv);
+    } else {
+      pthread_cond_broadcast(&p->cv);
+    }
+  }
+  pthread_mutex_unlock(&p->mu);
+}
+
+/* Asks workers [n, n_workers) to leave, joins and frees them. */
+static void stop_workers(mxc__pool *p, int from, int to) {
+  pthread_mutex_lock(&p->mu);
+  atomic_store_explicit(&p->target, from, memory_order_relaxed);
+  pthread_cond_broadcast(&p->cv);
+  pthread_mutex_unlock(&p->mu);
+  for (int i = from; i < to; i++) {
+    pthread_join(p->workers[i]->tid, NULL);
+    mxc__free(p->workers[i]);
+    p->workers[i] = NULL;
+  }
+}
+
+static int start_worker(mxc__pool *p, int idx) {
+  mxc__worker *w = mxc__malloc(sizeof *w);
+  MXC_RETURN_ERROR_IF(w == NULL, MXC_ERR_OOM,
+                      "engine: out of memory starting worker %d", idx);
+  memset(w, 0, sizeof *w);
+  w->pool = p;
+  w->idx = idx;
+  int rc = pthread_create(&w->tid, NULL, worker_main, w);
+  if (rc != 0) {
+    mxc__free(w);
+    return mxc__error_set(rc == EAGAIN ? MXC_ERR_OOM : MXC_ERR_INTERNAL,
+                          "engine: cannot start worker thread %d (%s)", idx,
+                          strerror(rc));
+  }
+  p->workers[idx] = w;
+  return MXC_OK;
+}
+
+int mxc__pool_resize(mxc__pool *p, int n) {
+  int old = p->n_workers;
+  if (n < old) {
+    stop_workers(p, n, old);
+    p->n_workers = n;
+    return MXC_OK;
+  }
+  if (n == old) return MXC_OK;
+  mxc__worker **ws = mxc__realloc(p->workers, sizeof *ws * (size_t)n);
+  MXC_RETURN_ERROR_IF(ws == NULL, MXC_ERR_OOM,
+                      "engine: out of memory resizing the worker pool");
+  p->workers = ws;
+  atomic_store_explicit(&p->target, n, memory_order_relaxed);
+  for (int i = old; i < n; i++) {
+    int rc = start_worker(p, i);
+    if (rc != MXC_OK) {
+      stop_workers(p, old, i); /* back to the old size */
+      return rc;
+    }
+  }
+  p->n_workers = n;
+  return MXC_OK;
+}
+
+int mxc__pool_create(mxc__engine *e, mxc__device dev, int n,
+                     mxc__pool **out) {
+  mxc__pool *p = mxc__malloc(sizeof *p);
+  MXC_RETURN_ERROR_IF(p == NULL, MXC_ERR_OOM,
+                      "engine: out of memory creating a worker pool");
+  memset(p, 0, sizeof *p);
+  p->engine = e;
+  p->dev = dev;
+  atomic_init(&p->n_queued, 0);
+  atomic_init(&p->target, 0);
+  if (pthread_mutex_init(&p->mu, NULL) != 0) {
+    mxc__free(p);
+    return mxc__error_set(MXC_ERR_OOM, "engine: out of memory creating a pool lock");
+  }
+  if (pthread_cond_init(&p->cv, NULL) != 0) {
+    pthread_mutex_destroy(&p->mu);
+    mxc__free(p);
+    return mxc__error_set(MXC_ERR_OOM, "engine: out of memory creating a pool lock");
+  }
+  int rc = mxc__pool_resize(p, n);
+  if (rc != MXC_OK) {
+    mxc__pool_destroy(p);
+    return rc;
+  }
+  *out = p;
+  return MXC_OK;
+}
+
+void mxc__pool_destroy(mxc__pool *p) {
+  if (p == NULL) return;
+  stop_workers(p, 0, p->n_workers);
+  mxc__free(p->workers);
+  pthread_cond_destroy(&p->cv);
+  pthread_mutex_destroy(&p->mu);
+  mxc__free(p);
+}

@@ -1,0 +1,384 @@
+/* The threaded engine.
+ *
+ * push: builds an op record with one dep per distinct variable, then
+ * queues every dep while holding the variables' locks, taken in ascending
+ * address order (so two concurrent pushes over the same variables queue in
+ * the same relative order everywhere, and cannot deadlock). The op's wait
+ * counter starts at n_deps + 1; the extra 1 is dropped after queuing, so
+ * the op cannot start before all its deps are in place.
+ *
+ * finish: poisons write vars on failure, calls free_fn, releases each dep
+ * (granting successors), recycles the record, then counts the op finished.
+ * A successor made ready by a worker's own op is run by that worker
+ * directly (no queue trip) when the ready queue is empty.
+ *
+ * Waiting for all work: pushed[g] and finished[g] count the ops and
+ * deletions of generation g (see struct mxc__engine); wait_all drains the
+ * generations one after the other. Waiters sleep on e->cv and finishers
+ * wake them when the counts meet. A thread that completes an async op
+ * from outside the engine's workers bumps `finished` under e->mu, which it
+ * releases as its last touch of the engine; waiters look at the counts
+ * only under e->mu, so a destroy that follows cannot overtake it. */
+#include <string.h>
+
+#include "core/base/alloc.h"
+#include "core/base/error.h"
+#include "core/engine/internal.h"
+
+/* A thread blocked in wait_var, queued like an op's dep. */
+typedef struct waiter {
+  mxc__dep dep;
+  int granted; /* under e->mu */
+} waiter;
+
+static void wake_drain_waiters(mxc__engine *e) {
+  pthread_mutex_lock(&e->mu);
+  pthread_cond_broadcast(&e->cv);
+  pthread_mutex_unlock(&e->mu);
+}
+
+/* The op whose function or free_fn this thread is running, if any. */
+static _Thread_local mxc__op *tls_current;
+
+/* Counts one op or deletion pushed; returns its generation. Work pushed
+ * from inside a running op joins that op's generation, so that waiting
+ * for some work also waits for the work it spawns. */
+static int count_pushed(mxc__engine *e) {
+  mxc__op *cur = tls_current;
+  int g = (cur != NULL && cur->ex.engine == e)
+              ? cur->gen
+              : (int)(atomic_load_explicit(&e->gen, memory_order_relaxed) &
+                      1u);
+  atomic_fetch_add(&e->pushed[g], 1);
+  return g;
+}
+
+/* Counts done[g] ops or deletions of each generation g finished.
+ * `foreign`: the caller is neither one of this engine's workers nor inside
+ * an engine call, so it must not touch the engine once the counts could
+ * show it idle (see the top of the file). */
+static void mark_finished(mxc__engine *e, const long long done[2],
+                          int foreign) {
+  if (foreign) pthread_mutex_lock(&e->mu);
+  int wake = 0;
+  for (int g = 0; g < 2; g++) {
+    if (done[g] == 0) continue;
+    long long f = atomic_fetch_add(&e->finished[g], done[g]) + done[g];
+    /* seq_cst pairs with wait_drained: either it sees our increment or
+     * we see its n_waiters. */
+    wake = wake || (atomic_load(&e->n_waiters) > 0 &&
+                    f == atomic_load(&e->pushed[g]));
+  }
+  if (foreign) {
+    if (wake) pthread_cond_broadcast(&e->cv);
+    pthread_mutex_unlock(&e->mu);
+  } else if (wake) {
+    wake_drain_waiters(e);
+  }
+}
+
+static int drained(mxc__engine *e, int g) {
+  /* finished first: finished <= pushed always, so equality here means
+   * there was a moment with nothing of generation g pending. */
+  long long f = atomic_load(&e->finished[g]);
+  return f == atomic_load(&e->pushed[g]);
+}
+
+/* Checks only under e->mu, never with a lock-free peek: a foreign
+ * finisher counts under e->mu, and a waiter (perhaps about to destroy the
+ * engine) must not see its count before it has let go of the engine. */
+static void wait_drained(mxc__engine *e, int g) {
+  pthread_mutex_lock(&e->mu);
+  if (!drained(e, g)) {
+    atomic_fetch_add(&e->n_waiters, 1);
+    while (!drained(e, g)) pthread_cond_wait(&e->cv, &e->mu);
+    atomic_fetch_sub(&e->n_waiters, 1);
+  }
+  pthread_mutex_unlock(&e->mu);
+}
+
+void mxc__thr_drain(mxc__engine *e) {
+  pthread_mutex_lock(&e->gen_mu);
+  unsigned cur = atomic_load(&e->gen) & 1u;
+  /* The other generation only holds work pushed before the last flip
+   * and what that work spawns: drain it first, so that it can be reused.
+   * Then send new work there and drain the current one. Other threads
+   * pushing meanwhile cannot starve either wait. */
+  wait_drained(e, (int)(cur ^ 1u));
+  atomic_fetch_add(&e->gen, 1);
+  wait_drained(e, (int)cur);
+  pthread_mutex_unlock(&e->gen_mu);
+}
+
+static void run_deletion(mxc__var *v) {
+  void (*cb)(void *) = v->on_deleted;
+  void *arg = v->del_arg;
+  mxc__var_free(v);
+  if (cb != NULL) cb(arg);
+}
+
+/* Submits a list of ready ops, one pool lock per run of same-pool ops. */
+static void submit_ready(mxc__op *ready) {
+  while (ready != NULL) {
+    mxc__pool *p = ready->pool;
+    mxc__op *last = ready;
+    int n = 1;
+    while (last->next != NULL && last->next->pool == p) {
+      last = last->next;
+      n++;
+    }
+    mxc__op *rest = last->next;
+    last->next = NULL;
+    mxc__pool_submit(p, ready, n);
+    ready = rest;
+  }
+}
+
+/* Acts on deps just granted: counts down their ops (collecting the ready
+ * ones), runs deletions, wakes waiters. With allow_inline, returns one
+ * ready op for the caller to run itself; everything else is queued.
+ * deleted[g] += deletions of generation g run (the caller counts them
+ * finished). */
+static mxc__op *process_grants(mxc__engine *e, mxc__dep *granted,
+                               int allow_inline, long long deleted[2]) {
+  mxc__op *ready = NULL;
+  while (granted != NULL) {
+    mxc__dep *d = granted;
+    granted = d->next; /* read first: d may be freed or go out of scope */
+    if (d->kind == MXC__DEP_OP) {
+      mxc__op *op = d->owner;
+      if (atomic_fetch_sub_explicit(&op->wait, 1, memory_order_acq_rel) ==
+          1) {
+        op->next = ready;
+        ready = op;
+      }
+    } else if (d->kind == MXC__DEP_DELETE) {
+      mxc__var *v = d->owner;
+      deleted[v->del_gen]++; /* before v is freed */
+      run_deletion(v);
+    } else {
+      waiter *wt = d->owner;
+      pthread_mutex_lock(&e->mu);
+      wt->granted = 1;
+      pthread_cond_broadcast(&e->cv);
+      pthread_mutex_unlock(&e->mu);
+    }
+  }
+  /* Run a successor here only if nothing waits in the queue: queued work
+   * may have a higher priority, and a long chain run inline must not
+   * starve it. */
+  mxc__op *mine = NULL;
+  if (allow_inline && ready != NULL &&
+      atomic_load_explicit(&ready->pool->n_queued, memory_order_relaxed) ==
+          0) {
+    mine = ready;
+    ready = ready->next;
+    mine->next = NULL;
+  }
+  submit_ready(ready);
+  return mine;
+}
+
+/* Ends op (ran, failed or skipped). w: the engine's worker running this
+ * thread, or NULL. Returns a successor to run inline (allow_inline only). */
+static mxc__op *finish(mxc__op *op, mxc__worker *w, int allow_inline) {
+  mxc__engine *e = op->ex.engine;
+  if (op->ex.code != MXC_OK || op->ex.skipped) {
+    uint64_t epoch = op->ex.skipped ? op->ex.err_epoch
+                                    : mxc__failure_commit(e, &op->ex);
+    for (int i = 0; i < op->n_deps; i++) {
+      if (op->deps[i].write) {
+        mxc__var_poison(op->deps[i].var, op->ex.err, epoch);
+      }
+    }
+  } else {
+    for (int i = 0; i < op->n_deps; i++) {
+      if (op->deps[i].write) mxc__var_drop_stale(op->deps[i].var);
+    }
+  }
+  mxc__failure_unref(op->ex.err); /* success after set_error: dropped */
+  op->ex.err = NULL;
+  if (op->free_fn != NULL) {
+    mxc__op *outer = tls_current;
+    tls_current = op;
+    op->free_fn(op->arg);
+    tls_current = outer;
+  }
+
+  mxc__dep *granted = NULL;
+  for (int i = 0; i < op->n_deps; i++) {
+    mxc__var_release(op->deps[i].var, &op->deps[i], &granted);
+  }
+  long long done[2] = {0, 0};
+  done[op->gen] = 1;
+  mxc__op_put(e, op);
+  mxc__op *next = process_grants(e, granted, allow_inline, done);
+  mark_finished(e, done, w == NULL);
+  return next;
+}
+
+/* The pool that runs work for dev. Only the CPU pool exists, and
+ * mxc__engine_push has already turned other devices away; per-GPU pools
+ * would be looked up here. */
+static mxc__pool *pool_for(mxc__engine *e, mxc__device dev) {
+  (void)dev;
+  return e->cpu;
+}
+
+mxc__op *mxc__thr_run(mxc__op *op, mxc__worker *w) {
+  mxc__engine *e = op->ex.engine;
+  mxc__failure *err = NULL;
+  uint64_t epoch = 0;
+  for (int i = 0; i < op->n_deps; i++) {
+    mxc__var_check_poison(e, op->deps[i].var, op->deps[i].ticket, &err,
+                          &epoch);
+  }
+  if (err != NULL) {
+    op->ex.err = err;
+    op->ex.err_epoch = epoch;
+    op->ex.skipped = 1;
+    op->ex.code = err->code;
+    return finish(op, w, 1);
+  }
+  mxc__op *outer = tls_current;
+  tls_current = op;
+  if (op->sync_fn != NULL) {
+    op->ex.code = op->sync_fn(op->arg, &op->ex);
+    tls_current = outer;
+    return finish(op, w, 1);
+  }
+  atomic_store_explicit(&op->async_parts, 2, memory_order_relaxed);
+  op->async_fn(op->arg, &op->ex);
+  tls_current = outer;
+  if (atomic_fetch_sub_explicit(&op->async_parts, 1, memory_order_acq_rel) ==
+      1) {
+    return finish(op, w, 1); /* completed already (maybe inside async_fn) */
+  }
+  return NULL; /* mxc__thr_complete will finish it */
+}
+
+void mxc__thr_complete(mxc__exec *ex) {
+  mxc__op *op = (mxc__op *)ex;
+  if (atomic_fetch_sub_explicit(&op->async_parts, 1, memory_order_acq_rel) !=
+      1) {
+    return; /* async_fn is still running: its worker finishes the op */
+  }
+  mxc__worker *w = mxc__pool_current_worker();
+  if (w != NULL && w->pool->engine != ex->engine) w = NULL;
+  finish(op, w, 0);
+}
+
+int mxc__thr_push(mxc__engine *e, const mxc__push_args *a) {
+  mxc__op *op = mxc__op_get(e, a->n_reads + a->n_writes);
+  MXC_RETURN_ERROR_IF(op == NULL, MXC_ERR_OOM,
+                      "engine: out of memory pushing operator '%s'",
+                      a->name ? a->name : "(unnamed)");
+  memset(&op->ex, 0, sizeof op->ex);
+  op->ex.engine = e;
+  op->ex.name = a->name ? a->name : "(unnamed)";
+  op->sync_fn = a->sync_fn;
+  op->async_fn = a->async_fn;
+  op->arg = a->arg;
+  op->free_fn = a->free_fn;
+  op->priority = a->priority;
+  op->pool = pool_for(e, a->dev);
+  op->next = op->child = NULL;
+  int n = mxc__deps_build(a, op->deps, op);
+  op->n_deps = n;
+  atomic_store_explicit(&op->wait, n + 1, memory_order_relaxed);
+  op->gen = count_pushed(e);
+
+  /* Two-phase: hold every var until all deps are queued (see top). */
+  int granted = 0;
+  for (int i = 0; i < n; i++) {
+    pthread_mutex_lock(&op->deps[i].var->mu);
+    granted += mxc__var_append(op->deps[i].var, &op->deps[i]);
+  }
+  for (int i = n - 1; i >= 0; i--) {
+    pthread_mutex_unlock(&op->deps[i].var->mu);
+  }
+  if (atomic_fetch_sub_explicit(&op->wait, granted + 1,
+                                memory_order_acq_rel) == granted + 1) {
+    op->next = NULL;
+    mxc__pool_submit(op->pool, op, 1);
+  }
+  return MXC_OK;
+}
+
+int mxc__thr_wait_var(mxc__engine *e, mxc__var *v, int for_write) {
+  waiter wt;
+  memset(&wt, 0, sizeof wt);
+  wt.dep.var = v;
+  wt.dep.owner = &wt;
+  wt.dep.write = (unsigned char)(for_write != 0);
+  wt.dep.kind = MXC__DEP_WAIT;
+  pthread_mutex_lock(&v->mu);
+  int now = mxc__var_append(v, &wt.dep);
+  pthread_mutex_unlock(&v->mu);
+  if (!now) {
+    pthread_mutex_lock(&e->mu);
+    while (!wt.granted) pthread_cond_wait(&e->cv, &e->mu);
+    pthread_mutex_unlock(&e->mu);
+  }
+  /* We now hold v like a reader (or writer): no writer can run, so the
+   * poison seen here is that of the last write pushed before the wait. */
+  mxc__failure *f = mxc__var_take_poison(e, v, &wt.dep);
+  mxc__dep *granted = NULL;
+  mxc__var_release(v, &wt.dep, &granted);
+  long long deleted[2] = {0, 0};
+  process_grants(e, granted, 0, deleted);
+  mark_finished(e, deleted, 0);
+  if (f == NULL) return MXC_OK;
+  int rc = mxc__failure_report(f);
+  mxc__failure_unref(f);
+  return rc;
+}
+
+int mxc__thr_wait_all(mxc__engine *e) {
+  mxc__thr_drain(e);
+  /* Idle now (unless other threads push meanwhile): give the cached
+   * records back, so an idle engine holds no memory that depends on past
+   * load. */
+  mxc__op_cache_clear(e);
+  mxc__failure *f = mxc__engine_next_epoch(e);
+  if (f == NULL) return MXC_OK;
+  int rc = mxc__failure_report(f);
+  mxc__failure_unref(f);
+  return rc;
+}
+
+void mxc__thr_delete_var(mxc__engine *e, mxc__var *v) {
+  v->del_gen = count_pushed(e);
+  pthread_mutex_lock(&v->mu);
+  int now = mxc__var_append(v, &v->del);
+  pthread_mutex_unlock(&v->mu);
+  if (now) {
+    long long done[2] = {0, 0};
+    done[v->del_gen] = 1;
+    run_deletion(v);
+    mark_finished(e, done, 0);
+  }
+}
+
+int mxc__thr_set_num_workers(mxc__engine *e, int n) {
+  pthread_mutex_lock(&e->resize_mu);
+  mxc__thr_drain(e);
+  int rc = mxc__pool_resize(e->cpu, n);
+  if (rc == MXC_OK) atomic_store(&e->num_workers, n);
+  pthread_mutex_unlock(&e->resize_mu);
+  return rc;
+}
+
+int mxc__thr_init(mxc__engine *e, int num_workers) {
+  mxc__device cpu = {MXC_DEVICE_CPU, 0};
+  return mxc__pool_create(e, cpu, num_workers, &e->cpu);
+}
+
+void mxc__thr_fini(mxc__engine *e) {
+  mxc__thr_drain(e);
+  pthread_mutex_lock(&e->resize_mu);
+  mxc__pool_destroy(e->cpu);
+  e->cpu = NULL;
+  pthread_mutex_unlock(&e->resize_mu);
+  mxc__op_cache_clear(e);
+}

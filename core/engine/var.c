@@ -1,0 +1,91 @@
+/* Variables and their dependency queues.
+ *
+ * A variable tracks who holds it (some readers, or one writer) and a FIFO
+ * of uses not yet granted. Uses are granted strictly in push order, except
+ * that consecutive readers are granted together: they read the same
+ * version. A writer waits for every earlier use; a reader for every
+ * earlier writer. */
+#include <string.h>
+
+#include "core/base/alloc.h"
+#include "core/base/error.h"
+#include "core/engine/internal.h"
+
+int mxc__var_new(mxc__engine *e, mxc__var **out) {
+  mxc__var *v = mxc__malloc(sizeof *v);
+  MXC_RETURN_ERROR_IF(v == NULL, MXC_ERR_OOM,
+                      "engine: out of memory creating a variable");
+  memset(v, 0, sizeof *v);
+  if (pthread_mutex_init(&v->mu, &e->var_mu_attr) != 0) {
+    mxc__free(v);
+    return mxc__error_set(MXC_ERR_OOM,
+                          "engine: out of memory creating a variable's lock");
+  }
+  atomic_init(&v->err, NULL);
+  v->del.var = v;
+  v->del.owner = v;
+  v->del.write = 1;
+  v->del.kind = MXC__DEP_DELETE;
+  *out = v;
+  return MXC_OK;
+}
+
+void mxc__var_free(mxc__var *v) {
+  mxc__failure_unref(atomic_load_explicit(&v->err, memory_order_relaxed));
+  pthread_mutex_destroy(&v->mu);
+  mxc__free(v);
+}
+
+/* Grants from the head of the queue whatever can start now, restoring the
+ * invariant documented at struct mxc__var. */
+static void grant_front(mxc__var *v, mxc__dep **granted) {
+  while (v->head != NULL) {
+    mxc__dep *d = v->head;
+    if (d->write) {
+      if (v->writer || v->readers > 0) return;
+      v->writer = 1;
+    } else {
+      if (v->writer) return;
+      v->readers++;
+    }
+    v->head = d->next;
+    if (v->head == NULL) v->tail = NULL;
+    d->next = *granted;
+    *granted = d;
+    if (d->write) return;
+  }
+}
+
+int mxc__var_append(mxc__var *v, mxc__dep *d) {
+  d->ticket = ++v->tickets;
+  /* With an empty queue, the invariant allows granting d at once exactly
+   * when nothing conflicting holds v. Otherwise the head is blocked and d,
+   * behind it, must wait too. */
+  if (v->head == NULL) {
+    if (d->write ? (!v->writer && v->readers == 0) : !v->writer) {
+      if (d->write) {
+        v->writer = 1;
+      } else {
+        v->readers++;
+      }
+      return 1;
+    }
+    v->head = d;
+  } else {
+    v->tail->next = d;
+  }
+  v->tail = d;
+  d->next = NULL;
+  return 0;
+}
+
+void mxc__var_release(mxc__var *v, const mxc__dep *d, mxc__dep **granted) {
+  pthread_mutex_lock(&v->mu);
+  if (d->write) {
+    v->writer = 0;
+  } else {
+    v->readers--;
+  }
+  grant_front(v, granted);
+  pthread_mutex_unlock(&v->mu);
+}

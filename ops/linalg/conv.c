@@ -1,0 +1,388 @@
+/* Convolution (1-D, 2-D, 3-D, channel-first) and its gradient, plus the
+ * parameter handling shared with Deconvolution.
+ *
+ * Forward, per chunk of samples (see mxc__conv_chunk) and per group g:
+ *   col = im2col(data chunk)                  (C*K, nb*P)
+ *   Y_g = W_g col_g                           (F/g, nb*P)
+ * then Y is scattered to (nb, F, P) with the bias. A chunk of one sample
+ * needs no scatter: GEMM writes the output in place. A 1x1 kernel with
+ * stride 1 and no padding needs no im2col either: the data is the column
+ * matrix.
+ * Backward, with dY gathered per chunk as (F, nb*P):
+ *   dW_g += dY_g col_g^T,  dcol_g = W_g^T dY_g,  ddata = col2im(dcol),
+ *   dbias = sums of dY over samples and positions. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/base/dtype.h"
+#include "ops/linalg/linalg.h"
+
+/* ---- parameters (shared with Deconvolution) ---- */
+
+const char *const mxc__linalg_layouts[] = {"None", "NCW",  "NCHW",  "NCDHW",
+                                           "NWC",  "NHWC", "NDHWC", NULL};
+
+int mxc__linalg_check_layout(const char *op_name, int layout, int nsp) {
+  static const int want[4] = {0, MXC__LAYOUT_NCW, MXC__LAYOUT_NCHW,
+                              MXC__LAYOUT_NCDHW};
+  MXC_RETURN_ERROR_IF(layout >= MXC__LAYOUT_NWC, MXC_ERR_UNSUPPORTED,
+                      "operator '%s': layout '%s' is not supported; use the "
+                      "channel-first layouts NCW, NCHW or NCDHW",
+                      op_name, mxc__linalg_layouts[layout]);
+  MXC_RETURN_ERROR_IF(
+      layout != MXC__LAYOUT_NONE && nsp >= 1 && nsp <= 3 && layout != want[nsp],
+      MXC_ERR_INVALID_ARGUMENT,
+      "operator '%s': layout '%s' does not match a %d-D "
+      "kernel (expected '%s')",
+      op_name, mxc__linalg_layouts[layout], nsp,
+      mxc__linalg_layouts[want[nsp]]);
+  return MXC_OK;
+}
+
+static const char *tuple_str(const mxc__tuple *t, char *buf, size_t len) {
+  size_t pos = (size_t)snprintf(buf, len, "(");
+  for (int i = 0; i < t->ndim && pos < len; ++i) {
+    pos += (size_t)snprintf(buf + pos, len - pos, "%s%lld", i ? "," : "",
+                            (long long)t->d[i]);
+  }
+  if (pos < len) snprintf(buf + pos, len - pos, ")");
+  return buf;
+}
+
+/* Gives tuple t (named `name`) nsp entries: `dflt` each when absent,
+ * otherwise checks its length and that entries are >= lo. */
+static int fill_tuple(const char *op_name, const char *name, mxc__tuple *t,
+                      int nsp, int64_t dflt, int64_t lo) {
+  char b[128];
+  if (t->ndim <= 0) {
+    t->ndim = nsp;
+    for (int i = 0; i < nsp; ++i) t->d[i] = dflt;
+    return MXC_OK;
+  }
+  MXC_RETURN_ERROR_IF(t->ndim != nsp, MXC_ERR_INVALID_ARGUMENT,
+                      "operator '%s': %s %s has %d entries; the kernel has %d "
+                      "spatial dimensions",
+                      op_name, name, tuple_str(t, b, sizeof b), t->ndim, nsp);
+  for (int i = 0; i < nsp; ++i) {
+    MXC_RETURN_ERROR_IF(t->d[i] < lo, MXC_ERR_INVALID_ARGUMENT,
+                        "operator '%s': %s %s must have entries >= %lld",
+                        op_name, name, tuple_str(t, b, sizeof b),
+                        (long long)lo);
+  }
+  return MXC_OK;
+}
+
+int mxc__conv_param_check(const char *op_name, mxc__conv_param *p, int deconv) {
+  char b[128];
+  int nsp = p->kernel.ndim;
+  MXC_RETURN_ERROR_IF(nsp < 1 || nsp > 3, MXC_ERR_INVALID_ARGUMENT,
+                      "operator '%s': kernel %s must have 1, 2 or 3 entries "
+                      "(1-D, 2-D or 3-D convolution)",
+                      op_name, tuple_str(&p->kernel, b, sizeof b));
+  MXC_FORWARD_IF_ERROR(fill_tuple(op_name, "kernel", &p->kernel, nsp, 1, 1));
+  MXC_FORWARD_IF_ERROR(fill_tuple(op_name, "stride", &p->stride, nsp, 1, 1));
+  MXC_FORWARD_IF_ERROR(fill_tuple(op_name, "dilate", &p->dilate, nsp, 1, 1));
+  MXC_FORWARD_IF_ERROR(fill_tuple(op_name, "pad", &p->pad, nsp, 0, 0));
+  if (deconv) {
+    MXC_FORWARD_IF_ERROR(fill_tuple(op_name, "adj", &p->adj, nsp, 0, 0));
+    for (int i = 0; i < nsp; ++i) {
+      int64_t lim =
+          p->stride.d[i] > p->dilate.d[i] ? p->stride.d[i] : p->dilate.d[i];
+      MXC_RETURN_ERROR_IF(p->adj.d[i] >= lim, MXC_ERR_INVALID_ARGUMENT,
+                          "operator '%s': adj %s must be smaller than the "
+                          "stride or the dilation of each axis",
+                          op_name, tuple_str(&p->adj, b, sizeof b));
+    }
+    if (p->target_shape.ndim > 0) {
+      MXC_FORWARD_IF_ERROR(
+          fill_tuple(op_name, "target_shape", &p->target_shape, nsp, 1, 1));
+    }
+  }
+  MXC_RETURN_ERROR_IF(
+      p->num_filter % p->num_group != 0, MXC_ERR_INVALID_ARGUMENT,
+      "operator '%s': num_filter (%lld) is not divisible by "
+      "num_group (%lld)",
+      op_name, (long long)p->num_filter, (long long)p->num_group);
+  return mxc__linalg_check_layout(op_name, p->layout, nsp);
+}
+
+int mxc__conv_num_inputs(const void *param) {
+  return ((const mxc__conv_param *)param)->no_bias ? 2 : 3;
+}
+int mxc__conv_bwd_num_inputs(const void *param) {
+  return 1 + mxc__conv_num_inputs(param);
+}
+int mxc__conv_bwd_num_outputs(const void *param) {
+  return mxc__conv_num_inputs(param);
+}
+
+const char *const mxc__conv_input_names[] = {"data", "weight", "bias", NULL};
+const char *const mxc__conv_bwd_input_names[] = {"ograd", "data", "weight",
+                                                 "bias", NULL};
+const char *mxc__conv_input_name(const void *param, int i) {
+  (void)param;
+  return i >= 0 && i < 3 ? mxc__conv_input_names[i] : "?";
+}
+const char *mxc__conv_bwd_input_name(const void *param, int i) {
+  return i == 0 ? "ograd" : mxc__conv_input_name(param, i - 1);
+}
+
+/* ---- shapes ---- */
+
+static int conv_check(const char *op_name, void *param) {
+  return mxc__conv_param_check(op_name, param, 0);
+}
+
+/* Output shape and geometry of a convolution of `data`. */
+static int conv_plan(const mxc__op *op, const mxc__conv_param *p,
+                     const mxc__shape *data, mxc__conv_geom *g,
+                     mxc__shape *out) {
+  int nsp = p->kernel.ndim;
+  char b1[160];
+  MXC_RETURN_ERROR_IF(data->ndim != nsp + 2, MXC_ERR_SHAPE,
+                      "operator '%s': data %s must have %d axes (batch, "
+                      "channel and %d spatial) for a %d-D kernel",
+                      op->name, mxc__shape_str(data, b1, sizeof b1), nsp + 2,
+                      nsp, nsp);
+  int64_t c = data->dims[1];
+  MXC_RETURN_ERROR_IF(c % p->num_group != 0, MXC_ERR_SHAPE,
+                      "operator '%s': data %s has %lld channels, not "
+                      "divisible by num_group (%lld)",
+                      op->name, mxc__shape_str(data, b1, sizeof b1),
+                      (long long)c, (long long)p->num_group);
+  int64_t osp[3] = {0, 0, 0};
+  for (int i = 0; i < nsp; ++i) {
+    int64_t in = data->dims[2 + i];
+    int64_t span = p->dilate.d[i] * (p->kernel.d[i] - 1) + 1;
+    int64_t padded = in + 2 * p->pad.d[i];
+    MXC_RETURN_ERROR_IF(span > padded, MXC_ERR_SHAPE,
+                        "operator '%s': the kernel (extent %lld with "
+                        "dilation) is larger than the padded input (%lld = "
+                        "%lld + 2*%lld) along spatial axis %d of data %s",
+                        op->name, (long long)span, (long long)padded,
+                        (long long)in, (long long)p->pad.d[i], i,
+                        mxc__shape_str(data, b1, sizeof b1));
+    osp[i] = (padded - span) / p->stride.d[i] + 1;
+  }
+  mxc__conv_geom_fill(p, p->pad.d, data->dims[0], c, p->num_filter,
+                      data->dims + 2, osp, g);
+  out->ndim = nsp + 2;
+  out->dims[0] = data->dims[0];
+  out->dims[1] = p->num_filter;
+  for (int i = 0; i < nsp; ++i) out->dims[2 + i] = osp[i];
+  return MXC_OK;
+}
+
+static int conv_infer_shape(const mxc__op *op, const void *param,
+                            mxc__shape *in, int n_in, mxc__shape *out,
+                            int n_out) {
+  (void)n_out;
+  const mxc__conv_param *p = param;
+  if (in[0].ndim < 0) return MXC_OK;
+  mxc__conv_geom g;
+  mxc__shape o;
+  MXC_FORWARD_IF_ERROR(conv_plan(op, p, &in[0], &g, &o));
+  mxc__shape w = {p->kernel.ndim + 2, {p->num_filter, g.img_c / g.groups}};
+  for (int i = 0; i < p->kernel.ndim; ++i) w.dims[2 + i] = p->kernel.d[i];
+  MXC_FORWARD_IF_ERROR(
+      mxc__linalg_assign_shape(op, param, &in[1], &w, "input 1 ('weight')"));
+  if (n_in > 2) {
+    mxc__shape b = {1, {p->num_filter}};
+    MXC_FORWARD_IF_ERROR(
+        mxc__linalg_assign_shape(op, param, &in[2], &b, "input 2 ('bias')"));
+  }
+  return mxc__linalg_assign_shape(op, param, &out[0], &o, "output");
+}
+
+static int conv_bwd_infer_shape(const mxc__op *op, const void *param,
+                                mxc__shape *in, int n_in, mxc__shape *out,
+                                int n_out) {
+  if (in[1].ndim >= 0) {
+    mxc__shape o = {-1, {0}};
+    MXC_FORWARD_IF_ERROR(conv_infer_shape(op, param, in + 1, n_in - 1, &o, 1));
+    if (in[0].ndim >= 0) {
+      MXC_FORWARD_IF_ERROR(
+          mxc__linalg_assign_shape(op, param, &in[0], &o, "ograd"));
+    }
+  }
+  return mxc__linalg_bwd_infer_shape(op, param, in, n_in, out, n_out);
+}
+
+/* ---- compute ---- */
+
+#define AT(ptr, elems) ((char *)(ptr) + (size_t)(elems)*es)
+
+/* 1x1 kernel, stride 1, no padding: the data is its own column matrix. */
+static int is_pointwise(const mxc__conv_geom *g) {
+  for (int i = 0; i < 3; ++i) {
+    if (g->k[i] != 1 || g->s[i] != 1 || g->p[i] != 0) return 0;
+  }
+  return 1;
+}
+
+static int conv_forward(const mxc__op *op, const mxc__opctx *ctx,
+                        const void *param, const mxc__blob *in, int n_in,
+                        const mxc__blob *out, int n_out, const mxc__req *req) {
+  (void)n_out;
+  const mxc__conv_param *p = param;
+  if (req[0] == MXC__REQ_NULL) return MXC_OK;
+  mxc__conv_geom g;
+  mxc__shape o;
+  MXC_FORWARD_IF_ERROR(conv_plan(op, p, &in[0].shape, &g, &o));
+  int dt = in[0].dtype;
+  size_t es = mxc__dtype_size(dt);
+  int64_t F = g.col_c, Fg = F / g.groups, P = g.col_n;
+  int64_t rows = g.img_c * g.k_n, CgK = rows / g.groups;
+  int pw = is_pointwise(&g);
+  int64_t nb = pw ? 1 : mxc__conv_chunk(&g, rows + F, es);
+  size_t col_bytes = pw ? 0 : (size_t)(rows * nb * P) * es;
+  size_t yt_bytes = nb > 1 ? (size_t)(F * nb * P) * es : 0;
+  void *tmp = NULL;
+  if (col_bytes + yt_bytes) {
+    MXC_FORWARD_IF_ERROR(mxc__opctx_temp(ctx, col_bytes + yt_bytes, &tmp));
+  }
+  const void *bias = n_in > 2 ? in[2].ptr : NULL;
+  for (int64_t n0 = 0; n0 < g.batch; n0 += nb) {
+    int64_t cur = g.batch - n0 < nb ? g.batch - n0 : nb;
+    int64_t ncol = cur * P;
+    const void *x = AT(in[0].ptr, n0 * g.img_c * g.img_n);
+    void *y = AT(out[0].ptr, n0 * F * P);
+    const void *col = x;
+    if (!pw) {
+      mxc__im2col(dt, &g, x, cur, tmp);
+      col = tmp;
+    }
+    /* One sample: (F, P) is the output's own layout, write it in place. */
+    void *dst = cur == 1 ? y : AT(tmp, col_bytes / es);
+    int acc = cur == 1 && req[0] == MXC__REQ_ADD;
+    for (int64_t gr = 0; gr < g.groups; ++gr) {
+      mxc__gemm(dt, 0, 0, Fg, ncol, CgK, AT(in[1].ptr, gr * Fg * CgK), CgK,
+                AT(col, gr * CgK * ncol), ncol, acc, AT(dst, gr * Fg * ncol),
+                ncol);
+    }
+    if (cur > 1) {
+      mxc__unpack_chunk(dt, dst, cur, F, P, bias, req[0], y);
+    } else if (bias) {
+      mxc__add_bias(dt, y, 1, F, P, bias);
+    }
+  }
+  return MXC_OK;
+}
+
+/* _backward_Convolution: inputs (ograd, data, weight[, bias]), outputs
+ * (ddata, dweight[, dbias]). */
+static int conv_backward(const mxc__op *op, const mxc__opctx *ctx,
+                         const void *param, const mxc__blob *in, int n_in,
+                         const mxc__blob *out, int n_out, const mxc__req *req) {
+  (void)n_in;
+  const mxc__conv_param *p = param;
+  mxc__conv_geom g;
+  mxc__shape o;
+  MXC_FORWARD_IF_ERROR(conv_plan(op, p, &in[1].shape, &g, &o));
+  int dt = in[0].dtype;
+  size_t es = mxc__dtype_size(dt);
+  int64_t F = g.col_c, Fg = F / g.groups, P = g.col_n;
+  int64_t rows = g.img_c * g.k_n, CgK = rows / g.groups;
+  int need_dx = req[0] != MXC__REQ_NULL, need_dw = req[1] != MXC__REQ_NULL;
+  if (n_out > 2 && req[2] != MXC__REQ_NULL) {
+    mxc__sum_bias(dt, in[0].ptr, g.batch, F, P, req[2], out[2].ptr);
+  }
+  if (need_dw && g.batch == 0) {
+    mxc__clear_unless_add(out[1].ptr, (size_t)(F * CgK) * es, req[1]);
+  }
+  if (!need_dx && !need_dw) return MXC_OK;
+  int pw = is_pointwise(&g);
+  int64_t nb = pw ? 1 : mxc__conv_chunk(&g, rows + F, es);
+  size_t col_bytes = pw ? 0 : (size_t)(rows * nb * P) * es;
+  size_t dyt_bytes = nb > 1 ? (size_t)(F * nb * P) * es : 0;
+  void *tmp = NULL;
+  if (col_bytes + dyt_bytes) {
+    MXC_FORWARD_IF_ERROR(mxc__opctx_temp(ctx, col_bytes + dyt_bytes, &tmp));
+  }
+  if (need_dx && !pw) {
+    mxc__clear_unless_add(out[0].ptr,
+                          (size_t)mxc__shape_size(&in[1].shape) * es, req[0]);
+  }
+  for (int64_t n0 = 0; n0 < g.batch; n0 += nb) {
+    int64_t cur = g.batch - n0 < nb ? g.batch - n0 : nb;
+    int64_t ncol = cur * P;
+    size_t xoff = (size_t)(n0 * g.img_c * g.img_n);
+    const void *dy = AT(in[0].ptr, n0 * F * P);
+    if (cur > 1) {
+      void *packed = AT(tmp, col_bytes / es);
+      mxc__pack_chunk(dt, dy, cur, F, P, packed);
+      dy = packed;
+    }
+    if (need_dw) { /* dW_g (Fg, CgK) += dY_g (Fg, ncol) col_g^T */
+      const void *col = AT(in[1].ptr, xoff);
+      if (!pw) {
+        mxc__im2col(dt, &g, col, cur, tmp);
+        col = tmp;
+      }
+      int acc = n0 > 0 || req[1] == MXC__REQ_ADD;
+      for (int64_t gr = 0; gr < g.groups; ++gr) {
+        mxc__gemm(dt, 0, 1, Fg, CgK, ncol, AT(dy, gr * Fg * ncol), ncol,
+                  AT(col, gr * CgK * ncol), ncol, acc,
+                  AT(out[1].ptr, gr * Fg * CgK), CgK);
+      }
+    }
+    if (need_dx) { /* dcol_g (CgK, ncol) = W_g^T dY_g, then col2im */
+      void *dcol = pw ? AT(out[0].ptr, xoff) : tmp;
+      int acc = pw && req[0] == MXC__REQ_ADD;
+      for (int64_t gr = 0; gr < g.groups; ++gr) {
+        mxc__gemm(dt, 1, 0, CgK, ncol, Fg, AT(in[2].ptr, gr * Fg * CgK), CgK,
+                  AT(dy, gr * Fg * ncol), ncol, acc, AT(dcol, gr * CgK * ncol),
+                  ncol);
+      }
+      if (!pw) mxc__col2im(dt, &g, dcol, cur, AT(out[0].ptr, xoff));
+    }
+  }
+  return MXC_OK;
+}
+
+/* ---- descriptors ---- */
+
+static const mxc__param_def k_params[] = {MXC__CONV_PARAM_DEFS};
+
+#define CONV_PARAMS                                                            \
+  .params = k_params, .n_params = (int)(sizeof k_params / sizeof k_params[0]), \
+  .param_size = sizeof(mxc__conv_param), .param_check = conv_check
+
+static const mxc__op k_conv = {
+    .name = "Convolution",
+    .doc =
+        "N-D convolution (1-D to 3-D, channel-first): data (N, C, ...), "
+        "weight (num_filter, C/num_group, *kernel), bias (num_filter) -> "
+        "(N, num_filter, ...).",
+    CONV_PARAMS,
+    .num_inputs = mxc__conv_num_inputs,
+    .input_names = mxc__conv_input_names,
+    .input_name = mxc__conv_input_name,
+    .n_outputs = 1,
+    .infer_shape = conv_infer_shape,
+    .infer_type = mxc__linalg_infer_type,
+    .compute = conv_forward,
+    .gradient = mxc__grad_use_in,
+    .backward_uses_inputs = 3,
+    .resources = MXC__RES_TEMP,
+};
+
+static const mxc__op k_conv_bwd = {
+    .name = "_backward_Convolution",
+    .doc = "Gradient of Convolution.",
+    CONV_PARAMS,
+    .num_inputs = mxc__conv_bwd_num_inputs,
+    .input_names = mxc__conv_bwd_input_names,
+    .input_name = mxc__conv_bwd_input_name,
+    .num_outputs = mxc__conv_bwd_num_outputs,
+    .infer_shape = conv_bwd_infer_shape,
+    .infer_type = mxc__linalg_infer_type,
+    .compute = conv_backward,
+    .resources = MXC__RES_TEMP,
+    .hidden = 1,
+};
+
+int mxc__linalg_register_convolution(mxc__registry *r) {
+  MXC_FORWARD_IF_ERROR(mxc__registry_add(r, &k_conv));
+  return mxc__registry_add(r, &k_conv_bwd);
+}

@@ -1,0 +1,136 @@
+/* The family's one GEMM entry point and shared inference helpers.
+ *
+ * With MXC_USE_OPENBLAS every product goes to cblas_sgemm/cblas_dgemm.
+ * BLAS takes 32-bit dimensions, so products with a dimension beyond
+ * INT_MAX (or builds without OpenBLAS) use the portable loop below, which
+ * is correct but slow: it exists so the family works everywhere, not to
+ * compete. */
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/base/dtype.h"
+#include "ops/linalg/linalg.h"
+
+#ifdef MXC_USE_OPENBLAS
+#include <cblas.h>
+#endif
+
+/* C = op(A) op(B) (+ C), one typed loop per dtype. The i-p-j order keeps
+ * the innermost loop contiguous in C (and in B when B is not
+ * transposed). */
+#define DEF_NAIVE_GEMM(T, sfx)                                                 \
+  static void naive_gemm_##sfx(int ta, int tb, int64_t m, int64_t n,           \
+                               int64_t k, const T *a, int64_t lda, const T *b, \
+                               int64_t ldb, int accumulate, T *c,              \
+                               int64_t ldc) {                                  \
+    for (int64_t i = 0; i < m; ++i) {                                          \
+      T *ci = c + i * ldc;                                                     \
+      if (!accumulate) {                                                       \
+        for (int64_t j = 0; j < n; ++j) ci[j] = 0;                             \
+      }                                                                        \
+      for (int64_t p = 0; p < k; ++p) {                                        \
+        T aip = ta ? a[p * lda + i] : a[i * lda + p];                          \
+        if (tb) {                                                              \
+          for (int64_t j = 0; j < n; ++j) ci[j] += aip * b[j * ldb + p];       \
+        } else {                                                               \
+          const T *bp = b + p * ldb;                                           \
+          for (int64_t j = 0; j < n; ++j) ci[j] += aip * bp[j];                \
+        }                                                                      \
+      }                                                                        \
+    }                                                                          \
+  }
+DEF_NAIVE_GEMM(float, f32)
+DEF_NAIVE_GEMM(double, f64)
+
+#ifdef MXC_USE_OPENBLAS
+static int fits_blas(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+                     int64_t ldc) {
+  return m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX &&
+         ldb <= INT_MAX && ldc <= INT_MAX;
+}
+#endif
+
+void mxc__gemm(int dtype, int ta, int tb, int64_t m, int64_t n, int64_t k,
+               const void *a, int64_t lda, const void *b, int64_t ldb,
+               int accumulate, void *c, int64_t ldc) {
+  if (m <= 0 || n <= 0) return;
+  if (k <= 0) {
+    /* BLAS rejects leading dimensions of 0; the product is simply 0. */
+    if (accumulate) return;
+    size_t es = mxc__dtype_size(dtype);
+    for (int64_t i = 0; i < m; ++i) {
+      memset((char *)c + (size_t)(i * ldc) * es, 0, (size_t)n * es);
+    }
+    return;
+  }
+#ifdef MXC_USE_OPENBLAS
+  if (fits_blas(m, n, k, lda, ldb, ldc)) {
+    enum CBLAS_TRANSPOSE opa = ta ? CblasTrans : CblasNoTrans;
+    enum CBLAS_TRANSPOSE opb = tb ? CblasTrans : CblasNoTrans;
+    if (dtype == MXC_DTYPE_FLOAT32) {
+      cblas_sgemm(CblasRowMajor, opa, opb, (int)m, (int)n, (int)k, 1.0f, a,
+                  (int)lda, b, (int)ldb, accumulate ? 1.0f : 0.0f, c, (int)ldc);
+    } else {
+      cblas_dgemm(CblasRowMajor, opa, opb, (int)m, (int)n, (int)k, 1.0, a,
+                  (int)lda, b, (int)ldb, accumulate ? 1.0 : 0.0, c, (int)ldc);
+    }
+    return;
+  }
+#endif
+  if (dtype == MXC_DTYPE_FLOAT32) {
+    naive_gemm_f32(ta, tb, m, n, k, a, lda, b, ldb, accumulate, c, ldc);
+  } else {
+    naive_gemm_f64(ta, tb, m, n, k, a, lda, b, ldb, accumulate, c, ldc);
+  }
+}
+
+int mxc__linalg_uses_openblas(void) {
+#ifdef MXC_USE_OPENBLAS
+  return 1;
+#else
+  return 0;
+#endif
+}
+
+/* ---- inference helpers ---- */
+
+int mxc__linalg_infer_type(const mxc__op *op, const void *param, int *in,
+                           int n_in, int *out, int n_out) {
+  MXC_FORWARD_IF_ERROR(mxc__infer_type_same(op, param, in, n_in, out, n_out));
+  int t = n_in ? in[0] : (n_out ? out[0] : -1);
+  if (t >= 0 && t != MXC_DTYPE_FLOAT32 && t != MXC_DTYPE_FLOAT64) {
+    return mxc__unsupported_dtype(op->name, t,
+                                  "this operator takes float32 or float64");
+  }
+  return MXC_OK;
+}
+
+int mxc__linalg_assign_shape(const mxc__op *op, const void *param,
+                             mxc__shape *slot, const mxc__shape *want,
+                             const char *what) {
+  (void)param;
+  if (slot->ndim < 0) {
+    *slot = *want;
+    return MXC_OK;
+  }
+  char b1[160], b2[160];
+  MXC_RETURN_ERROR_IF(!mxc__shape_equal(slot, want), MXC_ERR_SHAPE,
+                      "operator '%s': %s has shape %s; expected %s", op->name,
+                      what, mxc__shape_str(slot, b1, sizeof b1),
+                      mxc__shape_str(want, b2, sizeof b2));
+  return MXC_OK;
+}
+
+int mxc__linalg_bwd_infer_shape(const mxc__op *op, const void *param,
+                                mxc__shape *in, int n_in, mxc__shape *out,
+                                int n_out) {
+  char what[48];
+  for (int i = 0; i < n_out && 1 + i < n_in; ++i) {
+    if (in[1 + i].ndim < 0) continue;
+    snprintf(what, sizeof what, "gradient %d", i);
+    MXC_FORWARD_IF_ERROR(
+        mxc__linalg_assign_shape(op, param, &out[i], &in[1 + i], what));
+  }
+  return MXC_OK;
+}

@@ -1,0 +1,344 @@
+/* Pooling (max, avg, sum; 1-D to 3-D, channel-first) and its gradient.
+ *
+ * Window o along an axis covers input positions [o*stride - pad,
+ * o*stride - pad + kernel), clipped to the padded extent [-pad, in + pad)
+ * and then to the input [0, in). Output extent: valid convention
+ * floor((in + 2*pad - kernel) / stride) + 1, full convention ceil(...) + 1
+ * (the full convention can add a last window that hangs over the padding).
+ * avg divides by the window size clipped to the padded extent when
+ * count_include_pad (the default), else by the number of input elements
+ * it covers. A window that covers no input element yields 0 (and passes
+ * no gradient). global_pool pools each whole plane to one value.
+ *
+ * Gradient: max sends the output gradient to the first maximum of its
+ * window (row-major order), avg spreads it divided like the forward, sum
+ * copies it to every covered element. */
+#include <float.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/base/dtype.h"
+#include "ops/linalg/linalg.h"
+
+enum { POOL_MAX, POOL_AVG, POOL_SUM };
+enum { CONV_VALID, CONV_FULL };
+
+typedef struct pool_param {
+  mxc__tuple kernel, stride, pad;
+  int pool_type, global_pool, pooling_convention, count_include_pad;
+  int cudnn_off, layout;
+} pool_param;
+
+static const char *const k_types[] = {"max", "avg", "sum", NULL};
+static const char *const k_conventions[] = {"valid", "full", NULL};
+
+static const mxc__param_def k_params[] = {
+    MXC__PARAM(pool_param, kernel, MXC__P_TUPLE, "()",
+               "Window size: (w,), (h, w) or (d, h, w); required unless "
+               "global_pool."),
+    MXC__PARAM_ENUM(pool_param, pool_type, "max", k_types,
+                    "Reduction over each window."),
+    MXC__PARAM(pool_param, global_pool, MXC__P_BOOL, "false",
+               "Pool each whole plane (kernel, stride, pad ignored)."),
+    MXC__PARAM(pool_param, stride, MXC__P_TUPLE, "()",
+               "Stride per spatial axis; default 1."),
+    MXC__PARAM(pool_param, pad, MXC__P_TUPLE, "()",
+               "Padding per spatial axis on both sides; default 0."),
+    MXC__PARAM_ENUM(pool_param, pooling_convention, "valid", k_conventions,
+                    "Output size rounding: valid (floor) or full (ceil)."),
+    MXC__PARAM(pool_param, count_include_pad, MXC__P_BOOL, "true",
+               "avg: count padding positions in the divisor."),
+    MXC__PARAM(pool_param, cudnn_off, MXC__P_BOOL, "false",
+               "Accepted for compatibility; no effect on CPU."),
+    MXC__PARAM_ENUM(pool_param, layout, "None", mxc__linalg_layouts,
+                    "Data layout: None (channel-first), NCW, NCHW or NCDHW; "
+                    "channel-last layouts are rejected."),
+};
+
+static int tuple_fill(const char *op_name, const char *name, mxc__tuple *t,
+                      int nsp, int64_t dflt, int64_t lo) {
+  if (t->ndim <= 0) {
+    t->ndim = nsp;
+    for (int i = 0; i < nsp; ++i) t->d[i] = dflt;
+    return MXC_OK;
+  }
+  MXC_RETURN_ERROR_IF(t->ndim != nsp, MXC_ERR_INVALID_ARGUMENT,
+                      "operator '%s': %s has %d entries; the kernel has %d",
+                      op_name, name, t->ndim, nsp);
+  for (int i = 0; i < nsp; ++i) {
+    MXC_RETURN_ERROR_IF(t->d[i] < lo, MXC_ERR_INVALID_ARGUMENT,
+                        "operator '%s': %s entries must be >= %lld (got "
+                        "%lld)",
+                        op_name, name, (long long)lo, (long long)t->d[i]);
+  }
+  return MXC_OK;
+}
+
+static int pool_check(const char *op_name, void *param) {
+  pool_param *p = param;
+  if (p->global_pool) {
+    /* kernel/stride/pad are ignored; the layout still has to be one we
+     * implement (its rank is checked against the data later). */
+    return mxc__linalg_check_layout(op_name, p->layout, 0);
+  }
+  int nsp = p->kernel.ndim;
+  MXC_RETURN_ERROR_IF(nsp < 1 || nsp > 3, MXC_ERR_INVALID_ARGUMENT,
+                      "operator '%s': kernel must have 1, 2 or 3 entries "
+                      "(got %d) unless global_pool is set",
+                      op_name, nsp < 0 ? 0 : nsp);
+  MXC_FORWARD_IF_ERROR(tuple_fill(op_name, "kernel", &p->kernel, nsp, 1, 1));
+  MXC_FORWARD_IF_ERROR(tuple_fill(op_name, "stride", &p->stride, nsp, 1, 1));
+  MXC_FORWARD_IF_ERROR(tuple_fill(op_name, "pad", &p->pad, nsp, 0, 0));
+  return mxc__linalg_check_layout(op_name, p->layout, nsp);
+}
+
+/* Geometry padded to 3-D with leading unit axes. */
+typedef struct pool_geom {
+  int64_t planes; /* N * C */
+  int64_t in[3], out[3], k[3], s[3], p[3];
+  int64_t in_n, out_n;
+} pool_geom;
+
+static int pool_plan(const mxc__op *op, const pool_param *p,
+                     const mxc__shape *data, pool_geom *g, mxc__shape *out) {
+  char b1[160];
+  int nsp = p->global_pool ? data->ndim - 2 : p->kernel.ndim;
+  MXC_RETURN_ERROR_IF(nsp < 1 || nsp > 3, MXC_ERR_SHAPE,
+                      "operator '%s': data %s must have batch, channel and "
+                      "1 to 3 spatial axes for global pooling",
+                      op->name, mxc__shape_str(data, b1, sizeof b1));
+  MXC_RETURN_ERROR_IF(data->ndim != nsp + 2, MXC_ERR_SHAPE,
+                      "operator '%s': data %s must have %d axes (batch, "
+                      "channel and %d spatial) for a %d-D kernel",
+                      op->name, mxc__shape_str(data, b1, sizeof b1), nsp + 2,
+                      nsp, nsp);
+  MXC_FORWARD_IF_ERROR(mxc__linalg_check_layout(op->name, p->layout, nsp));
+  int lead = 3 - nsp;
+  g->planes = data->dims[0] * data->dims[1];
+  g->in_n = g->out_n = 1;
+  *out = *data;
+  for (int i = 0; i < 3; ++i) {
+    int j = i - lead;
+    int64_t in = j < 0 ? 1 : data->dims[2 + j];
+    int64_t k = in, s = 1, pd = 0, o = 1;
+    if (j >= 0 && !p->global_pool) {
+      k = p->kernel.d[j];
+      s = p->stride.d[j];
+      pd = p->pad.d[j];
+      int64_t room = in + 2 * pd - k;
+      MXC_RETURN_ERROR_IF(room < 0, MXC_ERR_SHAPE,
+                          "operator '%s': kernel %lld is larger than the "
+                          "padded input (%lld = %lld + 2*%lld) along spatial "
+                          "axis %d of data %s",
+                          op->name, (long long)k, (long long)(in + 2 * pd),
+                          (long long)in, (long long)pd, j,
+                          mxc__shape_str(data, b1, sizeof b1));
+      o = (p->pooling_convention == CONV_FULL ? (room + s - 1) / s : room / s) +
+          1;
+    }
+    g->in[i] = in;
+    g->k[i] = k;
+    g->s[i] = s;
+    g->p[i] = pd;
+    g->out[i] = o;
+    g->in_n *= in;
+    g->out_n *= o;
+    if (j >= 0) out->dims[2 + j] = o;
+  }
+  return MXC_OK;
+}
+
+static int pool_infer_shape(const mxc__op *op, const void *param,
+                            mxc__shape *in, int n_in, mxc__shape *out,
+                            int n_out) {
+  (void)n_in, (void)n_out;
+  if (in[0].ndim < 0) return MXC_OK;
+  pool_geom g;
+  mxc__shape o;
+  MXC_FORWARD_IF_ERROR(pool_plan(op, param, &in[0], &g, &o));
+  return mxc__linalg_assign_shape(op, param, &out[0], &o, "output");
+}
+
+static int pool_bwd_infer_shape(const mxc__op *op, const void *param,
+                                mxc__shape *in, int n_in, mxc__shape *out,
+                                int n_out) {
+  if (in[1].ndim >= 0) {
+    mxc__shape o = {-1, {0}};
+    MXC_FORWARD_IF_ERROR(pool_infer_shape(op, param, in + 1, 1, &o, 1));
+    if (in[0].ndim >= 0) {
+      MXC_FORWARD_IF_ERROR(
+          mxc__linalg_assign_shape(op, param, &in[0], &o, "ograd"));
+    }
+  }
+  return mxc__linalg_bwd_infer_shape(op, param, in, n_in, out, n_out);
+}
+
+/* ---- kernels ---- */
+
+/* One window: input ranges [lo, hi) per axis and the avg divisor. */
+typedef struct window {
+  int64_t lo[3], hi[3];
+  int64_t div;
+} window;
+
+/* The window of flat output index oi. */
+static void window_at(const pool_geom *g, int64_t oi, int cip, window *w) {
+  int64_t o[3] = {oi / (g->out[1] * g->out[2]), oi / g->out[2] % g->out[1],
+                  oi % g->out[2]};
+  int64_t padded = 1, inside = 1;
+  for (int i = 0; i < 3; ++i) {
+    int64_t a = o[i] * g->s[i] - g->p[i];
+    int64_t b = a + g->k[i];
+    if (b > g->in[i] + g->p[i]) b = g->in[i] + g->p[i];
+    padded *= b - a;
+    w->lo[i] = a < 0 ? 0 : a;
+    w->hi[i] = b > g->in[i] ? g->in[i] : b;
+    if (w->hi[i] < w->lo[i]) w->hi[i] = w->lo[i];
+    inside *= w->hi[i] - w->lo[i];
+  }
+  w->div = inside == 0 ? 0 : (cip ? padded : inside);
+}
+
+/* Visits the flat input index `idx` of every element of window w. */
+#define FOR_WINDOW(w, idx)                                            \
+  for (int64_t d_ = (w).lo[0]; d_ < (w).hi[0]; ++d_)                  \
+    for (int64_t h_ = (w).lo[1]; h_ < (w).hi[1]; ++h_)                \
+      for (int64_t idx = (d_ * g->in[1] + h_) * g->in[2] + (w).lo[2], \
+                   e_ = idx + (w).hi[2] - (w).lo[2];                  \
+           idx < e_; ++idx)
+
+#define DEF_POOL(T, sfx, LOWEST)                                    \
+  static void pool_fwd_##sfx(const pool_geom *g, int type, int cip, \
+                             const T *x, T *y, mxc__req req) {      \
+    for (int64_t pl = 0; pl < g->planes; ++pl) {                    \
+      const T *xp = x + pl * g->in_n;                               \
+      T *yp = y + pl * g->out_n;                                    \
+      for (int64_t oi = 0; oi < g->out_n; ++oi) {                   \
+        window w;                                                   \
+        window_at(g, oi, cip, &w);                                  \
+        T v = type == POOL_MAX ? LOWEST : 0;                        \
+        FOR_WINDOW(w, i) {                                          \
+          if (type == POOL_MAX) {                                   \
+            if (xp[i] > v) v = xp[i];                               \
+          } else {                                                  \
+            v += xp[i];                                             \
+          }                                                         \
+        }                                                           \
+        if (w.div == 0) v = 0; /* empty window */                   \
+        if (type == POOL_AVG && w.div) v /= (T)w.div;               \
+        MXC__ASSIGN(req, yp[oi], v);                                \
+      }                                                             \
+    }                                                               \
+  }                                                                 \
+  static void pool_bwd_##sfx(const pool_geom *g, int type, int cip, \
+                             const T *gy, const T *x, T *dx) {      \
+    for (int64_t pl = 0; pl < g->planes; ++pl) {                    \
+      const T *xp = x + pl * g->in_n, *gp = gy + pl * g->out_n;     \
+      T *dp = dx + pl * g->in_n;                                    \
+      for (int64_t oi = 0; oi < g->out_n; ++oi) {                   \
+        window w;                                                   \
+        window_at(g, oi, cip, &w);                                  \
+        if (w.div == 0) continue;                                   \
+        if (type == POOL_MAX) {                                     \
+          int64_t arg = -1;                                         \
+          T best = LOWEST;                                          \
+          FOR_WINDOW(w, i) {                                        \
+            if (arg < 0 || xp[i] > best) {                          \
+              best = xp[i];                                         \
+              arg = i;                                              \
+            }                                                       \
+          }                                                         \
+          dp[arg] += gp[oi];                                        \
+        } else {                                                    \
+          T v = type == POOL_AVG ? gp[oi] / (T)w.div : gp[oi];      \
+          FOR_WINDOW(w, i) dp[i] += v;                              \
+        }                                                           \
+      }                                                             \
+    }                                                               \
+  }
+DEF_POOL(float, f32, -INFINITY)
+DEF_POOL(double, f64, -INFINITY)
+
+static int pool_forward(const mxc__op *op, const mxc__opctx *ctx,
+                        const void *param, const mxc__blob *in, int n_in,
+                        const mxc__blob *out, int n_out, const mxc__req *req) {
+  (void)ctx, (void)n_in, (void)n_out;
+  const pool_param *p = param;
+  if (req[0] == MXC__REQ_NULL) return MXC_OK;
+  pool_geom g;
+  mxc__shape o;
+  MXC_FORWARD_IF_ERROR(pool_plan(op, p, &in[0].shape, &g, &o));
+  int cip = p->count_include_pad;
+  if (in[0].dtype == MXC_DTYPE_FLOAT32) {
+    pool_fwd_f32(&g, p->pool_type, cip, in[0].ptr, out[0].ptr, req[0]);
+  } else {
+    pool_fwd_f64(&g, p->pool_type, cip, in[0].ptr, out[0].ptr, req[0]);
+  }
+  return MXC_OK;
+}
+
+/* _backward_Pooling: inputs (ograd, data), output ddata. */
+static int pool_backward(const mxc__op *op, const mxc__opctx *ctx,
+                         const void *param, const mxc__blob *in, int n_in,
+                         const mxc__blob *out, int n_out, const mxc__req *req) {
+  (void)ctx, (void)n_in, (void)n_out;
+  const pool_param *p = param;
+  if (req[0] == MXC__REQ_NULL) return MXC_OK;
+  pool_geom g;
+  mxc__shape o;
+  MXC_FORWARD_IF_ERROR(pool_plan(op, p, &in[1].shape, &g, &o));
+  size_t es = mxc__dtype_size(in[0].dtype);
+  mxc__clear_unless_add(out[0].ptr, (size_t)mxc__shape_size(&in[1].shape) * es,
+                        req[0]);
+  int cip = p->count_include_pad;
+  if (in[0].dtype == MXC_DTYPE_FLOAT32) {
+    pool_bwd_f32(&g, p->pool_type, cip, in[0].ptr, in[1].ptr, out[0].ptr);
+  } else {
+    pool_bwd_f64(&g, p->pool_type, cip, in[0].ptr, in[1].ptr, out[0].ptr);
+  }
+  return MXC_OK;
+}
+
+/* ---- descriptors ---- */
+
+static const char *const k_in_names[] = {"data", NULL};
+static const char *const k_bwd_in_names[] = {"ograd", "data", NULL};
+
+#define POOL_PARAMS                                                            \
+  .params = k_params, .n_params = (int)(sizeof k_params / sizeof k_params[0]), \
+  .param_size = sizeof(pool_param), .param_check = pool_check
+
+static const mxc__op k_pool = {
+    .name = "Pooling",
+    .doc =
+        "Max, average or sum pooling over 1-D to 3-D windows of data "
+        "(N, C, ...), or over whole planes with global_pool.",
+    POOL_PARAMS,
+    .n_inputs = 1,
+    .input_names = k_in_names,
+    .n_outputs = 1,
+    .infer_shape = pool_infer_shape,
+    .infer_type = mxc__linalg_infer_type,
+    .compute = pool_forward,
+    .gradient = mxc__grad_use_in,
+    .backward_uses_inputs = 1,
+};
+
+static const mxc__op k_pool_bwd = {
+    .name = "_backward_Pooling",
+    .doc = "Gradient of Pooling.",
+    POOL_PARAMS,
+    .n_inputs = 2,
+    .input_names = k_bwd_in_names,
+    .n_outputs = 1,
+    .infer_shape = pool_bwd_infer_shape,
+    .infer_type = mxc__linalg_infer_type,
+    .compute = pool_backward,
+    .hidden = 1,
+};
+
+int mxc__linalg_register_pooling(mxc__registry *r) {
+  MXC_FORWARD_IF_ERROR(mxc__registry_add(r, &k_pool));
+  return mxc__registry_add(r, &k_pool_bwd);
+}
