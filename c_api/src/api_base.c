@@ -20,6 +20,10 @@ typedef struct feature {
   int enabled;
 } feature;
 
+/* Defined by the linalg family when it is linked (weak: absent in builds
+ * without it, e.g. tests of other families). */
+__attribute__((weak)) int mxc__linalg_uses_openblas(void);
+
 static const feature k_features[] = {
     {"CPU", 1},
 #ifdef MXC_USE_CUDA
@@ -27,11 +31,7 @@ static const feature k_features[] = {
 #else
     {"CUDA", 0},
 #endif
-#ifdef MXC_USE_OPENBLAS
-    {"OPENBLAS", 1},
-#else
-    {"OPENBLAS", 0},
-#endif
+    {"OPENBLAS", 0}, /* decided at run time: see feature_value */
     {"DLPACK", 1},
     {"THREADED_ENGINE", 1},
 #ifdef MXC_SANITIZER_ASAN
@@ -59,13 +59,20 @@ const char *mxc_feature_name(int index) {
   return k_features[index].name;
 }
 
+static int feature_value(const feature *f) {
+  if (!strcmp(f->name, "OPENBLAS")) {
+    return mxc__linalg_uses_openblas ? mxc__linalg_uses_openblas() : 0;
+  }
+  return f->enabled;
+}
+
 int mxc_feature_enabled(const char *name, int *out_enabled) {
   MXC_RETURN_ERROR_IF(!name, MXC_ERR_INVALID_ARGUMENT,
                       "mxc_feature_enabled: name is NULL");
   API_CHECK_OUT(out_enabled, "mxc_feature_enabled", "out_enabled");
   for (int i = 0; i < N_FEATURES; ++i) {
     if (strcmp(k_features[i].name, name) == 0) {
-      *out_enabled = k_features[i].enabled;
+      *out_enabled = feature_value(&k_features[i]);
       return MXC_OK;
     }
   }

@@ -49,6 +49,10 @@ TEST(Features, ListAndQuery) {
     if (!strcmp(name, "CUDA")) saw_cuda = true;
   }
   EXPECT_TRUE(saw_cuda);
+  // The full library (this test links every operator family) uses OpenBLAS.
+  int blas = 0;
+  ASSERT_EQ(mxc_feature_enabled("OPENBLAS", &blas), MXC_OK);
+  EXPECT_EQ(blas, 1);
   EXPECT_EQ(mxc_feature_name(n), nullptr);
   EXPECT_EQ(mxc_feature_name(-1), nullptr);
   int on = 7;
