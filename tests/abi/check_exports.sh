@@ -27,6 +27,9 @@ n=$(echo "$declared" | wc -l)
 unversioned=$(objdump -T "$so" | awk '$4 != "*UND*" && $NF ~ /^mxc_/ && $(NF-1) != "MXC_1.0" {print $NF}')
 [ -z "$unversioned" ] || err "symbols not in node MXC_1.0: $unversioned"
 
+# A C library must not drag in the C++ runtime.
+if readelf -d "$so" | grep -q 'NEEDED.*libstdc++'; then err "libmxc depends on libstdc++"; fi
+
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 inc=$(dirname "$(dirname "$header")")
@@ -37,7 +40,7 @@ g++ -std=c++11 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$tmp/cc.cc" -o "$tmp
 g++ -std=c++17 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$tmp/cc.cc" -o "$tmp/cc17.o" || err "header does not compile as C++17"
 # A program linked only against the shared library runs (skipped for a
 # sanitizer build, whose runtime must be loaded first).
-if nm -D "$so" | grep -qE '__(asan|tsan|ubsan)_'; then
+if readelf -d "$so" | grep -qE 'NEEDED.*lib(asan|tsan|ubsan)'; then
   echo "sanitizer build: skipping the link-and-run check"
 else
 cp "$so" "$tmp/libmxc.so.1"
