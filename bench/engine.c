@@ -7,13 +7,14 @@
  *   direct_call_us   the trivial function called through a pointer
  *   ratios against direct_call_us, and the goals.
  * Usage: engine [N] [workers]   (defaults 1000000, online CPUs) */
+#include "core/engine/engine.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/base/error.h"
-#include "core/engine/engine.h"
 
 #define REPS 5
 #define N_INDEP 64

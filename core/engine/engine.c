@@ -77,15 +77,13 @@ int mxc__engine_create(int kind, int num_workers, mxc__engine **out) {
       MXC_ERR_INVALID_ARGUMENT,
       "engine_create: kind %d is neither naive (%d) nor threaded (%d)", kind,
       MXC__ENGINE_NAIVE, MXC__ENGINE_THREADED);
-  MXC_RETURN_ERROR_IF(
-      kind == MXC__ENGINE_THREADED &&
-          (num_workers < 1 || num_workers > MAX_WORKERS),
-      MXC_ERR_INVALID_ARGUMENT,
-      "engine_create: num_workers %d is outside 1..%d", num_workers,
-      MAX_WORKERS);
+  MXC_RETURN_ERROR_IF(kind == MXC__ENGINE_THREADED &&
+                          (num_workers < 1 || num_workers > MAX_WORKERS),
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "engine_create: num_workers %d is outside 1..%d",
+                      num_workers, MAX_WORKERS);
   mxc__engine *e = mxc__aligned_alloc(64, sizeof *e);
-  MXC_RETURN_ERROR_IF(e == NULL, MXC_ERR_OOM,
-                      "engine_create: out of memory");
+  MXC_RETURN_ERROR_IF(e == NULL, MXC_ERR_OOM, "engine_create: out of memory");
   memset(e, 0, sizeof *e);
   e->kind = kind;
   atomic_init(&e->num_workers, num_workers < 1 ? 1 : num_workers);
@@ -236,8 +234,7 @@ static int check_vars(mxc__var *const *vars, int n, const char *what) {
   MXC_RETURN_ERROR_IF(n < 0, MXC_ERR_INVALID_ARGUMENT,
                       "engine_push: n_%s is negative (%d)", what, n);
   MXC_RETURN_ERROR_IF(n > 0 && vars == NULL, MXC_ERR_INVALID_ARGUMENT,
-                      "engine_push: %s is NULL but n_%s is %d", what, what,
-                      n);
+                      "engine_push: %s is NULL but n_%s is %d", what, what, n);
   for (int i = 0; i < n; i++) {
     MXC_RETURN_ERROR_IF(vars[i] == NULL, MXC_ERR_INVALID_ARGUMENT,
                         "engine_push: %s[%d] is NULL", what, i);
@@ -266,12 +263,10 @@ static int check_push(const mxc__engine *e, const mxc__push_args *a) {
       "pools for the CPU only",
       a->name ? a->name : "(unnamed)", a->dev.id);
   MXC_RETURN_ERROR_IF(
-      a->dev.type != MXC_DEVICE_CPU || a->dev.id < 0,
-      MXC_ERR_INVALID_ARGUMENT,
+      a->dev.type != MXC_DEVICE_CPU || a->dev.id < 0, MXC_ERR_INVALID_ARGUMENT,
       "engine_push: bad device (type %d, id %d) for operator '%s'; "
       "expected MXC_DEVICE_CPU (%d) with id >= 0",
-      a->dev.type, a->dev.id, a->name ? a->name : "(unnamed)",
-      MXC_DEVICE_CPU);
+      a->dev.type, a->dev.id, a->name ? a->name : "(unnamed)", MXC_DEVICE_CPU);
   return MXC_OK;
 }
 
@@ -304,8 +299,8 @@ int mxc__engine_wait_all(mxc__engine *e) {
 void mxc__exec_set_error(mxc__exec *ex, const char *msg) {
   if (ex == NULL) return;
   /* The code is filled in when the function returns it. */
-  mxc__failure *f = mxc__failure_new(ex->name, MXC_ERR_OPERATOR,
-                                     msg ? msg : "(no message)");
+  mxc__failure *f =
+      mxc__failure_new(ex->name, MXC_ERR_OPERATOR, msg ? msg : "(no message)");
   if (atomic_load(&f->refs) < 0) {
     f = NULL; /* OOM: the default message, made later, keeps the name */
   }
@@ -324,6 +319,4 @@ void mxc__exec_complete(mxc__exec *ex, int code, const char *msg) {
   }
 }
 
-const char *mxc__exec_name(const mxc__exec *ex) {
-  return ex ? ex->name : "";
-}
+const char *mxc__exec_name(const mxc__exec *ex) { return ex ? ex->name : ""; }

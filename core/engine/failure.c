@@ -13,10 +13,18 @@
 #include "core/engine/internal.h"
 
 static const char *const k_code_names[] = {
-    "MXC_OK",          "MXC_ERR_INVALID_ARGUMENT", "MXC_ERR_INVALID_HANDLE",
-    "MXC_ERR_SHAPE",   "MXC_ERR_DTYPE",            "MXC_ERR_STYPE",
-    "MXC_ERR_OOM",     "MXC_ERR_NOT_FOUND",        "MXC_ERR_IO",
-    "MXC_ERR_UNSUPPORTED", "MXC_ERR_INTERNAL",     "MXC_ERR_OPERATOR",
+    "MXC_OK",
+    "MXC_ERR_INVALID_ARGUMENT",
+    "MXC_ERR_INVALID_HANDLE",
+    "MXC_ERR_SHAPE",
+    "MXC_ERR_DTYPE",
+    "MXC_ERR_STYPE",
+    "MXC_ERR_OOM",
+    "MXC_ERR_NOT_FOUND",
+    "MXC_ERR_IO",
+    "MXC_ERR_UNSUPPORTED",
+    "MXC_ERR_INTERNAL",
+    "MXC_ERR_OPERATOR",
 };
 
 #define N_CODES ((int)(sizeof k_code_names / sizeof k_code_names[0]))
@@ -26,23 +34,27 @@ int mxc__failure_code(int raw) {
 }
 
 const char *mxc__failure_code_name(int code) {
-  return (code >= 0 && code < N_CODES) ? k_code_names[code]
-                                       : "MXC_ERR_UNKNOWN";
+  return (code >= 0 && code < N_CODES) ? k_code_names[code] : "MXC_ERR_UNKNOWN";
 }
 
 /* When a failure record cannot be allocated, one of these stands in: the
  * code survives, the operator's name and message do not. refs < 0 marks
  * them as static. */
-#define FALLBACK(c)                                                  \
-  { -1, c,                                                           \
-    "operator failed: " #c " (details lost: out of memory)" }
+#define FALLBACK(c) \
+  { -1, c, "operator failed: " #c " (details lost: out of memory)" }
 static mxc__failure g_fallback[N_CODES] = {
-    FALLBACK(MXC_ERR_OPERATOR),        FALLBACK(MXC_ERR_INVALID_ARGUMENT),
-    FALLBACK(MXC_ERR_INVALID_HANDLE),  FALLBACK(MXC_ERR_SHAPE),
-    FALLBACK(MXC_ERR_DTYPE),           FALLBACK(MXC_ERR_STYPE),
-    FALLBACK(MXC_ERR_OOM),             FALLBACK(MXC_ERR_NOT_FOUND),
-    FALLBACK(MXC_ERR_IO),              FALLBACK(MXC_ERR_UNSUPPORTED),
-    FALLBACK(MXC_ERR_INTERNAL),        FALLBACK(MXC_ERR_OPERATOR),
+    FALLBACK(MXC_ERR_OPERATOR),
+    FALLBACK(MXC_ERR_INVALID_ARGUMENT),
+    FALLBACK(MXC_ERR_INVALID_HANDLE),
+    FALLBACK(MXC_ERR_SHAPE),
+    FALLBACK(MXC_ERR_DTYPE),
+    FALLBACK(MXC_ERR_STYPE),
+    FALLBACK(MXC_ERR_OOM),
+    FALLBACK(MXC_ERR_NOT_FOUND),
+    FALLBACK(MXC_ERR_IO),
+    FALLBACK(MXC_ERR_UNSUPPORTED),
+    FALLBACK(MXC_ERR_INTERNAL),
+    FALLBACK(MXC_ERR_OPERATOR),
 };
 
 mxc__failure *mxc__failure_new(const char *name, int raw_code,

@@ -67,8 +67,8 @@ struct mxc__var {
    * (if any) cannot be granted now, i.e. it is a writer while a reader or
    * writer holds the variable, or a reader while a writer holds it. */
   mxc__dep *head, *tail;
-  int readers; /* granted readers not yet released */
-  int writer;  /* 1 while a granted writer is not yet released */
+  int readers;      /* granted readers not yet released */
+  int writer;       /* 1 while a granted writer is not yet released */
   uint32_t tickets; /* appends so far (wraps; compared as serials) */
   /* Poison: set under mu; also read without mu as a cheap "maybe
    * poisoned" hint (NULL is by far the common case). The failure counts
@@ -94,7 +94,7 @@ struct mxc__var {
 struct mxc__exec {
   mxc__engine *engine;
   const char *name;
-  mxc__failure *err; /* owned reference; the op's failure if any */
+  mxc__failure *err;  /* owned reference; the op's failure if any */
   uint64_t err_epoch; /* when skipped: the epoch of the inherited failure */
   int code;           /* MXC_OK or the raw code the function returned */
   int skipped;
@@ -115,7 +115,7 @@ typedef struct mxc__op {
   atomic_int async_parts;
   int n_deps;
   int priority;
-  int gen; /* generation (0/1) the op is counted in */
+  int gen;        /* generation (0/1) the op is counted in */
   mxc__dep *deps; /* inline_deps, or a heap array for larger ops */
   mxc__sync_fn sync_fn;
   mxc__async_fn async_fn;
@@ -162,13 +162,12 @@ typedef struct mxc__pool {
   /* Ops in q; written under mu, read without it as a hint (by spinning
    * workers, and to decide whether to run a successor inline). */
   atomic_int n_queued;
-  atomic_int target;    /* workers with idx >= target leave */
+  atomic_int target;     /* workers with idx >= target leave */
   mxc__worker **workers; /* under the engine's resize_mu */
   int n_workers;
 } mxc__pool;
 
-int mxc__pool_create(mxc__engine *e, mxc__device dev, int n,
-                     mxc__pool **out);
+int mxc__pool_create(mxc__engine *e, mxc__device dev, int n, mxc__pool **out);
 /* Stops and joins every worker, frees the pool. The queue must be empty. */
 void mxc__pool_destroy(mxc__pool *p);
 /* Starts or stops workers; on failure the pool keeps its old size. */
@@ -234,8 +233,7 @@ int mxc__failure_code(int raw); /* raw code -> 1..MXC_ERR_OPERATOR */
 const char *mxc__failure_code_name(int code);
 /* "operator 'NAME' failed: DETAIL" (DETAIL: msg, or the code's name).
  * Never fails: on OOM returns a static record without the name. */
-mxc__failure *mxc__failure_new(const char *name, int raw_code,
-                               const char *msg);
+mxc__failure *mxc__failure_new(const char *name, int raw_code, const char *msg);
 void mxc__failure_ref(mxc__failure *f);
 void mxc__failure_unref(mxc__failure *f);
 /* Sets the calling thread's error message from f; returns f->code. */

@@ -30,8 +30,8 @@ static mxc__op *take_returned(mxc__engine *e) {
   if (atomic_load_explicit(&e->returned, memory_order_relaxed) == NULL) {
     return NULL;
   }
-  mxc__op *got = atomic_exchange_explicit(&e->returned, NULL,
-                                          memory_order_acquire);
+  mxc__op *got =
+      atomic_exchange_explicit(&e->returned, NULL, memory_order_acquire);
   int n = 0;
   for (mxc__op *op = got; op != NULL; op = op->next) n++;
   atomic_fetch_sub_explicit(&e->n_returned, n, memory_order_relaxed);

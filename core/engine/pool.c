@@ -147,8 +147,7 @@ int mxc__pool_resize(mxc__pool *p, int n) {
   return MXC_OK;
 }
 
-int mxc__pool_create(mxc__engine *e, mxc__device dev, int n,
-                     mxc__pool **out) {
+int mxc__pool_create(mxc__engine *e, mxc__device dev, int n, mxc__pool **out) {
   mxc__pool *p = mxc__malloc(sizeof *p);
   MXC_RETURN_ERROR_IF(p == NULL, MXC_ERR_OOM,
                       "engine: out of memory creating a worker pool");
@@ -159,12 +158,14 @@ int mxc__pool_create(mxc__engine *e, mxc__device dev, int n,
   atomic_init(&p->target, 0);
   if (pthread_mutex_init(&p->mu, NULL) != 0) {
     mxc__free(p);
-    return mxc__error_set(MXC_ERR_OOM, "engine: out of memory creating a pool lock");
+    return mxc__error_set(MXC_ERR_OOM,
+                          "engine: out of memory creating a pool lock");
   }
   if (pthread_cond_init(&p->cv, NULL) != 0) {
     pthread_mutex_destroy(&p->mu);
     mxc__free(p);
-    return mxc__error_set(MXC_ERR_OOM, "engine: out of memory creating a pool lock");
+    return mxc__error_set(MXC_ERR_OOM,
+                          "engine: out of memory creating a pool lock");
   }
   int rc = mxc__pool_resize(p, n);
   if (rc != MXC_OK) {

@@ -47,8 +47,7 @@ static int count_pushed(mxc__engine *e) {
   mxc__op *cur = tls_current;
   int g = (cur != NULL && cur->ex.engine == e)
               ? cur->gen
-              : (int)(atomic_load_explicit(&e->gen, memory_order_relaxed) &
-                      1u);
+              : (int)(atomic_load_explicit(&e->gen, memory_order_relaxed) & 1u);
   atomic_fetch_add(&e->pushed[g], 1);
   return g;
 }
@@ -66,8 +65,8 @@ static void mark_finished(mxc__engine *e, const long long done[2],
     long long f = atomic_fetch_add(&e->finished[g], done[g]) + done[g];
     /* seq_cst pairs with wait_drained: either it sees our increment or
      * we see its n_waiters. */
-    wake = wake || (atomic_load(&e->n_waiters) > 0 &&
-                    f == atomic_load(&e->pushed[g]));
+    wake = wake ||
+           (atomic_load(&e->n_waiters) > 0 && f == atomic_load(&e->pushed[g]));
   }
   if (foreign) {
     if (wake) pthread_cond_broadcast(&e->cv);
@@ -147,8 +146,7 @@ static mxc__op *process_grants(mxc__engine *e, mxc__dep *granted,
     granted = d->next; /* read first: d may be freed or go out of scope */
     if (d->kind == MXC__DEP_OP) {
       mxc__op *op = d->owner;
-      if (atomic_fetch_sub_explicit(&op->wait, 1, memory_order_acq_rel) ==
-          1) {
+      if (atomic_fetch_sub_explicit(&op->wait, 1, memory_order_acq_rel) == 1) {
         op->next = ready;
         ready = op;
       }
@@ -169,8 +167,7 @@ static mxc__op *process_grants(mxc__engine *e, mxc__dep *granted,
    * starve it. */
   mxc__op *mine = NULL;
   if (allow_inline && ready != NULL &&
-      atomic_load_explicit(&ready->pool->n_queued, memory_order_relaxed) ==
-          0) {
+      atomic_load_explicit(&ready->pool->n_queued, memory_order_relaxed) == 0) {
     mine = ready;
     ready = ready->next;
     mine->next = NULL;
@@ -184,8 +181,8 @@ static mxc__op *process_grants(mxc__engine *e, mxc__dep *granted,
 static mxc__op *finish(mxc__op *op, mxc__worker *w, int allow_inline) {
   mxc__engine *e = op->ex.engine;
   if (op->ex.code != MXC_OK || op->ex.skipped) {
-    uint64_t epoch = op->ex.skipped ? op->ex.err_epoch
-                                    : mxc__failure_commit(e, &op->ex);
+    uint64_t epoch =
+        op->ex.skipped ? op->ex.err_epoch : mxc__failure_commit(e, &op->ex);
     for (int i = 0; i < op->n_deps; i++) {
       if (op->deps[i].write) {
         mxc__var_poison(op->deps[i].var, op->ex.err, epoch);
@@ -230,8 +227,7 @@ mxc__op *mxc__thr_run(mxc__op *op, mxc__worker *w) {
   mxc__failure *err = NULL;
   uint64_t epoch = 0;
   for (int i = 0; i < op->n_deps; i++) {
-    mxc__var_check_poison(e, op->deps[i].var, op->deps[i].ticket, &err,
-                          &epoch);
+    mxc__var_check_poison(e, op->deps[i].var, op->deps[i].ticket, &err, &epoch);
   }
   if (err != NULL) {
     op->ex.err = err;
@@ -297,8 +293,8 @@ int mxc__thr_push(mxc__engine *e, const mxc__push_args *a) {
   for (int i = n - 1; i >= 0; i--) {
     pthread_mutex_unlock(&op->deps[i].var->mu);
   }
-  if (atomic_fetch_sub_explicit(&op->wait, granted + 1,
-                                memory_order_acq_rel) == granted + 1) {
+  if (atomic_fetch_sub_explicit(&op->wait, granted + 1, memory_order_acq_rel) ==
+      granted + 1) {
     op->next = NULL;
     mxc__pool_submit(op->pool, op, 1);
   }

@@ -42,10 +42,13 @@ TEST_P(Engine, WritesRunInPushOrderWhateverTheirPriority) {
   const int n = 3000;
   for (int i = 0; i < n; i++) {
     int prio = (int)(rng() % 7) - 3;
-    ASSERT_EQ(Push(e_, [&order, i](mxc__exec *) {
-                order.push_back(i);
-                return MXC_OK;
-              }, {}, {v}, Named("w", prio)),
+    ASSERT_EQ(Push(
+                  e_,
+                  [&order, i](mxc__exec *) {
+                    order.push_back(i);
+                    return MXC_OK;
+                  },
+                  {}, {v}, Named("w", prio)),
               MXC_OK);
   }
   ASSERT_EQ(mxc__engine_wait_all(e_), MXC_OK);
@@ -60,17 +63,23 @@ TEST_P(Engine, ReadersSeeTheLatestEarlierWrite) {
   const int rounds = 300, readers = 4;
   std::vector<int> seen(rounds * readers, -2);
   for (int r = 0; r < rounds; r++) {
-    ASSERT_EQ(Push(e_, [&x, r](mxc__exec *) {
-                x = r;
-                return MXC_OK;
-              }, {}, {v}, Named("write", r % 3)),
+    ASSERT_EQ(Push(
+                  e_,
+                  [&x, r](mxc__exec *) {
+                    x = r;
+                    return MXC_OK;
+                  },
+                  {}, {v}, Named("write", r % 3)),
               MXC_OK);
     for (int k = 0; k < readers; k++) {
       int slot = r * readers + k;
-      ASSERT_EQ(Push(e_, [&x, &seen, slot](mxc__exec *) {
-                  seen[slot] = x;
-                  return MXC_OK;
-                }, {v}, {}, Named("read", -(k % 2))),
+      ASSERT_EQ(Push(
+                    e_,
+                    [&x, &seen, slot](mxc__exec *) {
+                      seen[slot] = x;
+                      return MXC_OK;
+                    },
+                    {v}, {}, Named("read", -(k % 2))),
                 MXC_OK);
     }
   }
@@ -87,18 +96,22 @@ TEST_P(Engine, WriteWaitsForEarlierReaders) {
   int first = 0, second = 0;
   Gate gate;
   if (!Threaded()) gate.Open();  // the naive engine runs it in push
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              started = true;
-              first = x.load();
-              gate.Wait();
-              second = x.load();
-              return MXC_OK;
-            }, {v}, {}),
+  ASSERT_EQ(Push(e_,
+                 [&](mxc__exec *) {
+                   started = true;
+                   first = x.load();
+                   gate.Wait();
+                   second = x.load();
+                   return MXC_OK;
+                 },
+                 {v}, {}),
             MXC_OK);
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              x = 8;
-              return MXC_OK;
-            }, {}, {v}),
+  ASSERT_EQ(Push(e_,
+                 [&](mxc__exec *) {
+                   x = 8;
+                   return MXC_OK;
+                 },
+                 {}, {v}),
             MXC_OK);
   if (Threaded()) {
     while (!started) std::this_thread::yield();
@@ -115,20 +128,24 @@ TEST_P(Engine, ReadersOfOneVersionRunConcurrently) {
   if (!Threaded()) GTEST_SKIP() << "the naive engine runs one op at a time";
   mxc__var *v = NewVar();
   int x = 0;
-  ASSERT_EQ(Push(e_, [&x](mxc__exec *) {
-              x = 5;
-              return MXC_OK;
-            }, {}, {v}),
+  ASSERT_EQ(Push(e_,
+                 [&x](mxc__exec *) {
+                   x = 5;
+                   return MXC_OK;
+                 },
+                 {}, {v}),
             MXC_OK);
   // Three readers that can only all return true if they run at once.
   Rendezvous meet(3);
   std::atomic<int> met{0}, saw5{0};
   for (int i = 0; i < 3; i++) {
-    ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-                if (x == 5) saw5++;
-                if (meet.Arrive()) met++;
-                return MXC_OK;
-              }, {v}, {}),
+    ASSERT_EQ(Push(e_,
+                   [&](mxc__exec *) {
+                     if (x == 5) saw5++;
+                     if (meet.Arrive()) met++;
+                     return MXC_OK;
+                   },
+                   {v}, {}),
               MXC_OK);
   }
   ASSERT_EQ(mxc__engine_wait_all(e_), MXC_OK);
@@ -141,10 +158,12 @@ TEST_P(Engine, IndependentOpsRunConcurrently) {
   Rendezvous meet(2);
   std::atomic<int> met{0};
   for (int i = 0; i < 2; i++) {
-    ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-                if (meet.Arrive()) met++;
-                return MXC_OK;
-              }, {}, {NewVar()}),
+    ASSERT_EQ(Push(e_,
+                   [&](mxc__exec *) {
+                     if (meet.Arrive()) met++;
+                     return MXC_OK;
+                   },
+                   {}, {NewVar()}),
               MXC_OK);
   }
   ASSERT_EQ(mxc__engine_wait_all(e_), MXC_OK);
@@ -155,11 +174,13 @@ TEST_P(Engine, DuplicatesAreMergedAndReadPlusWriteIsAWrite) {
   mxc__var *v = NewVar(), *w = NewVar();
   int x = 0, y = 0;
   // Duplicates in and across both lists must not deadlock.
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              x = 1;
-              y = 1;
-              return MXC_OK;
-            }, {v, v, w, v}, {w, v, w, v}),
+  ASSERT_EQ(Push(e_,
+                 [&](mxc__exec *) {
+                   x = 1;
+                   y = 1;
+                   return MXC_OK;
+                 },
+                 {v, v, w, v}, {w, v, w, v}),
             MXC_OK);
   ASSERT_EQ(mxc__engine_wait_all(e_), MXC_OK);
   EXPECT_EQ(x, 1);
@@ -170,24 +191,30 @@ TEST_P(Engine, DuplicatesAreMergedAndReadPlusWriteIsAWrite) {
   Gate gate;
   if (!Threaded()) gate.Open();
   std::atomic<bool> reader_done{false}, started{false}, rw_saw_done{false};
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              started = true;
-              gate.Wait();
-              reader_done = true;
-              return MXC_OK;
-            }, {v}, {}),
+  ASSERT_EQ(Push(e_,
+                 [&](mxc__exec *) {
+                   started = true;
+                   gate.Wait();
+                   reader_done = true;
+                   return MXC_OK;
+                 },
+                 {v}, {}),
             MXC_OK);
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              rw_saw_done = reader_done.load();
-              x = 2;
-              return MXC_OK;
-            }, {v, v}, {v}),
+  ASSERT_EQ(Push(e_,
+                 [&](mxc__exec *) {
+                   rw_saw_done = reader_done.load();
+                   x = 2;
+                   return MXC_OK;
+                 },
+                 {v, v}, {v}),
             MXC_OK);
   int later = 0;
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              later = x;
-              return MXC_OK;
-            }, {v}, {}),
+  ASSERT_EQ(Push(e_,
+                 [&](mxc__exec *) {
+                   later = x;
+                   return MXC_OK;
+                 },
+                 {v}, {}),
             MXC_OK);
   if (Threaded()) {
     while (!started) std::this_thread::yield();
@@ -205,10 +232,13 @@ TEST_P(Engine, ManyVarsPerOp) {
   std::vector<mxc__var *> vs;
   for (int i = 0; i < n; i++) vs.push_back(NewVar());
   std::vector<int> val(n, 0);
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              for (int &x : val) x = 1;
-              return MXC_OK;
-            }, {}, vs),
+  ASSERT_EQ(Push(
+                e_,
+                [&](mxc__exec *) {
+                  for (int &x : val) x = 1;
+                  return MXC_OK;
+                },
+                {}, vs),
             MXC_OK);
   Vars reads, writes;
   for (int i = 0; i < n; i++) {
@@ -217,19 +247,24 @@ TEST_P(Engine, ManyVarsPerOp) {
   reads.push_back(vs[0]);  // duplicates
   writes.push_back(vs[1]);
   bool ok = true;
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              for (int i = 0; i < n; i++) ok = ok && val[i] == 1;
-              for (int i = 0; i < n; i++) {
-                if (i % 2) val[(i * 7) % n] = 2;
-              }
-              return MXC_OK;
-            }, reads, writes),
+  ASSERT_EQ(Push(
+                e_,
+                [&](mxc__exec *) {
+                  for (int i = 0; i < n; i++) ok = ok && val[i] == 1;
+                  for (int i = 0; i < n; i++) {
+                    if (i % 2) val[(i * 7) % n] = 2;
+                  }
+                  return MXC_OK;
+                },
+                reads, writes),
             MXC_OK);
   std::vector<int> seen;
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              seen = val;
-              return MXC_OK;
-            }, vs, {}),
+  ASSERT_EQ(Push(e_,
+                 [&](mxc__exec *) {
+                   seen = val;
+                   return MXC_OK;
+                 },
+                 vs, {}),
             MXC_OK);
   ASSERT_EQ(mxc__engine_wait_all(e_), MXC_OK);
   EXPECT_TRUE(ok);
@@ -247,11 +282,13 @@ TEST_P(Engine, HigherPriorityReadyWorkRunsFirst) {
   ASSERT_EQ(mxc__engine_set_num_workers(e_, 1), MXC_OK);
   Gate gate;
   std::atomic<bool> started{false};
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              started = true;
-              gate.Wait();
-              return MXC_OK;
-            }, {}, {NewVar()}),
+  ASSERT_EQ(Push(e_,
+                 [&](mxc__exec *) {
+                   started = true;
+                   gate.Wait();
+                   return MXC_OK;
+                 },
+                 {}, {NewVar()}),
             MXC_OK);
   while (!started) std::this_thread::yield();
   // The one worker is busy: these queue up, then run by priority, FIFO
@@ -261,21 +298,25 @@ TEST_P(Engine, HigherPriorityReadyWorkRunsFirst) {
   const int prios[] = {0, 5, -3, 10, 0, 5, -3, 2};
   for (int i = 0; i < 8; i++) {
     std::string tag = std::to_string(prios[i]) + "#" + std::to_string(i);
-    ASSERT_EQ(Push(e_, [&, tag](mxc__exec *) {
-                std::lock_guard<std::mutex> lk(mu);
-                order.push_back(tag);
-                return MXC_OK;
-              }, {}, {NewVar()}, Named(tag, prios[i])),
+    ASSERT_EQ(Push(
+                  e_,
+                  [&, tag](mxc__exec *) {
+                    std::lock_guard<std::mutex> lk(mu);
+                    order.push_back(tag);
+                    return MXC_OK;
+                  },
+                  {}, {NewVar()}, Named(tag, prios[i])),
               MXC_OK);
   }
   gate.Open();
   ASSERT_EQ(mxc__engine_wait_all(e_), MXC_OK);
-  std::vector<std::string> want = {"10#3", "5#1", "5#5", "2#7",
+  std::vector<std::string> want = {"10#3", "5#1", "5#5",  "2#7",
                                    "0#0",  "0#4", "-3#2", "-3#6"};
   EXPECT_EQ(order, want);
 }
 
-// ---- nesting and async -------------------------------------------------------
+// ---- nesting and async
+// -------------------------------------------------------
 
 TEST_P(Engine, NestedPushFromInsideAFunction) {
   mxc__var *v = NewVar(), *w = NewVar();
@@ -285,21 +326,28 @@ TEST_P(Engine, NestedPushFromInsideAFunction) {
     std::lock_guard<std::mutex> lk(mu);
     log.push_back(s);
   };
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              note("A start");
-              EXPECT_EQ(Push(e_, [&](mxc__exec *) {
-                          note("B");
-                          return MXC_OK;
-                        }, {}, {v}),
-                        MXC_OK);
-              EXPECT_EQ(Push(e_, [&](mxc__exec *) {
-                          note("C");
-                          return MXC_OK;
-                        }, {v}, {w}),
-                        MXC_OK);
-              note("A end");
-              return MXC_OK;
-            }, {}, {v}, Named("A")),
+  ASSERT_EQ(Push(
+                e_,
+                [&](mxc__exec *) {
+                  note("A start");
+                  EXPECT_EQ(Push(e_,
+                                 [&](mxc__exec *) {
+                                   note("B");
+                                   return MXC_OK;
+                                 },
+                                 {}, {v}),
+                            MXC_OK);
+                  EXPECT_EQ(Push(e_,
+                                 [&](mxc__exec *) {
+                                   note("C");
+                                   return MXC_OK;
+                                 },
+                                 {v}, {w}),
+                            MXC_OK);
+                  note("A end");
+                  return MXC_OK;
+                },
+                {}, {v}, Named("A")),
             MXC_OK);
   ASSERT_EQ(mxc__engine_wait_all(e_), MXC_OK);
   std::vector<std::string> want;
@@ -326,15 +374,19 @@ TEST_P(Engine, WaitAllWaitsForWorkSpawnedByEarlierWork) {
     };
     int rc;
     if (i % 3 == 2) {
-      rc = PushAsync(e_, [body](mxc__exec *ex) {
-        body();
-        mxc__exec_complete(ex, MXC_OK, nullptr);
-      }, {}, {v});
+      rc = PushAsync(e_,
+                     [body](mxc__exec *ex) {
+                       body();
+                       mxc__exec_complete(ex, MXC_OK, nullptr);
+                     },
+                     {}, {v});
     } else {
-      rc = Push(e_, [body](mxc__exec *) {
-        body();
-        return MXC_OK;
-      }, {v}, {w});
+      rc = Push(e_,
+                [body](mxc__exec *) {
+                  body();
+                  return MXC_OK;
+                },
+                {v}, {w});
     }
     EXPECT_EQ(rc, MXC_OK);
   };
@@ -351,27 +403,35 @@ TEST_P(Engine, AsyncFunctionsCompletedFromOtherThreads) {
   const int n = 20;
   std::vector<int> seen(n, -1);
   for (int i = 0; i < n; i++) {
-    ASSERT_EQ(PushAsync(e_, [&, i](mxc__exec *ex) {
-                std::lock_guard<std::mutex> lk(mu);
-                threads.emplace_back([ex, &x, i] {
-                  std::this_thread::sleep_for(milliseconds(1));
-                  x = i + 100;
-                  mxc__exec_complete(ex, MXC_OK, nullptr);
-                });
-              }, {}, {v}, Named("async")),
+    ASSERT_EQ(PushAsync(
+                  e_,
+                  [&, i](mxc__exec *ex) {
+                    std::lock_guard<std::mutex> lk(mu);
+                    threads.emplace_back([ex, &x, i] {
+                      std::this_thread::sleep_for(milliseconds(1));
+                      x = i + 100;
+                      mxc__exec_complete(ex, MXC_OK, nullptr);
+                    });
+                  },
+                  {}, {v}, Named("async")),
               MXC_OK);
-    ASSERT_EQ(Push(e_, [&, i](mxc__exec *) {
-                seen[i] = x;
-                return MXC_OK;
-              }, {v}, {}),
+    ASSERT_EQ(Push(e_,
+                   [&, i](mxc__exec *) {
+                     seen[i] = x;
+                     return MXC_OK;
+                   },
+                   {v}, {}),
               MXC_OK);
   }
   // An async function completing inside itself.
-  ASSERT_EQ(PushAsync(e_, [&](mxc__exec *ex) {
-              x = -7;
-              EXPECT_STREQ(mxc__exec_name(ex), "inline");
-              mxc__exec_complete(ex, MXC_OK, nullptr);
-            }, {}, {v}, Named("inline")),
+  ASSERT_EQ(PushAsync(
+                e_,
+                [&](mxc__exec *ex) {
+                  x = -7;
+                  EXPECT_STREQ(mxc__exec_name(ex), "inline");
+                  mxc__exec_complete(ex, MXC_OK, nullptr);
+                },
+                {}, {v}, Named("inline")),
             MXC_OK);
   ASSERT_EQ(mxc__engine_wait_all(e_), MXC_OK);
   for (int i = 0; i < n; i++) EXPECT_EQ(seen[i], i + 100);
@@ -383,17 +443,21 @@ TEST_P(Engine, AsyncFunctionsCompletedFromOtherThreads) {
 TEST_P(Engine, AsyncFailureFromAnotherThread) {
   mxc__var *v = NewVar();
   std::thread t;
-  ASSERT_EQ(PushAsync(e_, [&](mxc__exec *ex) {
-              t = std::thread([ex] {
-                std::string msg = "disk on fire";
-                mxc__exec_complete(ex, MXC_ERR_IO, msg.c_str());
-              });
-            }, {}, {v}, Named("aop")),
+  ASSERT_EQ(PushAsync(
+                e_,
+                [&](mxc__exec *ex) {
+                  t = std::thread([ex] {
+                    std::string msg = "disk on fire";
+                    mxc__exec_complete(ex, MXC_ERR_IO, msg.c_str());
+                  });
+                },
+                {}, {v}, Named("aop")),
             MXC_OK);
   int rc = mxc__engine_wait_var(e_, v, 0);
   t.join();
   EXPECT_EQ(rc, MXC_ERR_IO);
-  EXPECT_EQ(std::string(mxc__error_msg()), "operator 'aop' failed: disk on fire");
+  EXPECT_EQ(std::string(mxc__error_msg()),
+            "operator 'aop' failed: disk on fire");
   EXPECT_EQ(mxc__engine_wait_var(e_, v, 0), MXC_OK);
 }
 
@@ -409,10 +473,14 @@ TEST(EngineAsync, CompletionRacingDestroyIsSafe) {
       ASSERT_EQ(mxc__engine_new_var(e, &v), MXC_OK);
       std::thread t;
       std::atomic<bool> spawned{false};
-      ASSERT_EQ(PushAsync(e, [&](mxc__exec *ex) {
-                  t = std::thread([ex] { mxc__exec_complete(ex, MXC_OK, nullptr); });
-                  spawned = true;
-                }, {}, {v}),
+      ASSERT_EQ(PushAsync(e,
+                          [&](mxc__exec *ex) {
+                            t = std::thread([ex] {
+                              mxc__exec_complete(ex, MXC_OK, nullptr);
+                            });
+                            spawned = true;
+                          },
+                          {}, {v}),
                 MXC_OK);
       mxc__engine_delete_var(e, v, nullptr, nullptr);
       mxc__engine_destroy(e);
@@ -423,7 +491,8 @@ TEST(EngineAsync, CompletionRacingDestroyIsSafe) {
   EXPECT_EQ(mxc__alloc_live(), live0);
 }
 
-// ---- deletion ------------------------------------------------------------------
+// ---- deletion
+// ------------------------------------------------------------------
 
 struct DeleteLog {
   std::mutex mu;
@@ -447,23 +516,29 @@ TEST_P(Engine, DeleteVarRunsAfterPendingWork) {
   DeleteLog d;
   Gate gate;
   if (!Threaded()) gate.Open();
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              gate.Wait();
-              d.Note("w1");
-              return MXC_OK;
-            }, {}, {v}),
+  ASSERT_EQ(Push(e_,
+                 [&](mxc__exec *) {
+                   gate.Wait();
+                   d.Note("w1");
+                   return MXC_OK;
+                 },
+                 {}, {v}),
             MXC_OK);
   for (int i = 0; i < 3; i++) {
-    ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-                d.Note("r");
-                return MXC_OK;
-              }, {v}, {}),
+    ASSERT_EQ(Push(e_,
+                   [&](mxc__exec *) {
+                     d.Note("r");
+                     return MXC_OK;
+                   },
+                   {v}, {}),
               MXC_OK);
   }
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              d.Note("w2");
-              return MXC_OK;
-            }, {}, {v}),
+  ASSERT_EQ(Push(e_,
+                 [&](mxc__exec *) {
+                   d.Note("w2");
+                   return MXC_OK;
+                 },
+                 {}, {v}),
             MXC_OK);
   mxc__engine_delete_var(e_, v, OnDeleted, &d);
   if (Threaded()) {
@@ -491,11 +566,13 @@ TEST_P(Engine, DeleteVarFromInsideFunctionsAndFreeFns) {
   mxc__var *v = nullptr;
   ASSERT_EQ(mxc__engine_new_var(e_, &v), MXC_OK);
   DeleteLog d;
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              mxc__engine_delete_var(e_, v, OnDeleted, &d);
-              d.Note("op");
-              return MXC_OK;
-            }, {v}, {}),
+  ASSERT_EQ(Push(e_,
+                 [&](mxc__exec *) {
+                   mxc__engine_delete_var(e_, v, OnDeleted, &d);
+                   d.Note("op");
+                   return MXC_OK;
+                 },
+                 {v}, {}),
             MXC_OK);
   ASSERT_EQ(mxc__engine_wait_all(e_), MXC_OK);
   std::vector<std::string> want = {"op", "deleted"};
@@ -536,26 +613,31 @@ TEST_P(Engine, DeleteVarFromInsideFunctionsAndFreeFns) {
   EXPECT_EQ(d.deleted.load(), 2);
 }
 
-// ---- waits ---------------------------------------------------------------------
+// ---- waits
+// ---------------------------------------------------------------------
 
 TEST_P(Engine, WaitVarWaitsForEarlierWrites) {
   mxc__var *v = NewVar();
   std::atomic<int> x{0};
   for (int i = 0; i < 200; i++) {
-    ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-                x.store(x.load() + 1);
-                return MXC_OK;
-              }, {}, {v}),
+    ASSERT_EQ(Push(e_,
+                   [&](mxc__exec *) {
+                     x.store(x.load() + 1);
+                     return MXC_OK;
+                   },
+                   {}, {v}),
               MXC_OK);
   }
   ASSERT_EQ(mxc__engine_wait_var(e_, v, 0), MXC_OK);
   EXPECT_EQ(x.load(), 200);
   std::atomic<int> reads{0};
   for (int i = 0; i < 50; i++) {
-    ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-                reads++;
-                return MXC_OK;
-              }, {v}, {}),
+    ASSERT_EQ(Push(e_,
+                   [&](mxc__exec *) {
+                     reads++;
+                     return MXC_OK;
+                   },
+                   {v}, {}),
               MXC_OK);
   }
   ASSERT_EQ(mxc__engine_wait_var(e_, v, 1), MXC_OK);
@@ -567,18 +649,20 @@ TEST_P(Engine, WaitForReadIgnoresReadersWaitForWriteDoesNot) {
   mxc__var *v = NewVar();
   Gate gate;
   std::atomic<bool> started{false};
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              started = true;
-              gate.Wait();
-              return MXC_OK;
-            }, {v}, {}),
+  ASSERT_EQ(Push(e_,
+                 [&](mxc__exec *) {
+                   started = true;
+                   gate.Wait();
+                   return MXC_OK;
+                 },
+                 {v}, {}),
             MXC_OK);
   while (!started) std::this_thread::yield();
   // Only writes matter for a read wait: it returns with the reader blocked.
   auto rd = std::async(std::launch::async,
                        [&] { return mxc__engine_wait_var(e_, v, 0); });
-  bool returned = rd.wait_for(std::chrono::seconds(20)) ==
-                  std::future_status::ready;
+  bool returned =
+      rd.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
   EXPECT_TRUE(returned) << "wait_var(read) waited for a reader";
   // A write wait must wait for the reader.
   std::atomic<bool> done{false};
@@ -600,12 +684,14 @@ TEST_P(Engine, ReadWaitWaitsForABlockedWriter) {
   Gate gate;
   std::atomic<bool> started{false};
   int x = 0;
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              started = true;
-              gate.Wait();
-              x = 3;
-              return MXC_OK;
-            }, {}, {v}),
+  ASSERT_EQ(Push(e_,
+                 [&](mxc__exec *) {
+                   started = true;
+                   gate.Wait();
+                   x = 3;
+                   return MXC_OK;
+                 },
+                 {}, {v}),
             MXC_OK);
   while (!started) std::this_thread::yield();
   std::atomic<bool> done{false};
@@ -631,10 +717,12 @@ TEST_P(Engine, WaitAllIsNotStarvedByOtherPushers) {
   std::atomic<int> errors{0};
   std::thread pusher([&] {
     while (!stop) {
-      if (Push(e_, [](mxc__exec *) {
-            std::this_thread::sleep_for(std::chrono::microseconds(20));
-            return MXC_OK;
-          }, {}, {busy}) != MXC_OK) {
+      if (Push(e_,
+               [](mxc__exec *) {
+                 std::this_thread::sleep_for(std::chrono::microseconds(20));
+                 return MXC_OK;
+               },
+               {}, {busy}) != MXC_OK) {
         errors++;
       }
       while (!stop && mxc__engine_pending(e_) > 64) std::this_thread::yield();
@@ -642,16 +730,18 @@ TEST_P(Engine, WaitAllIsNotStarvedByOtherPushers) {
   });
   for (int i = 0; i < 10; i++) {
     std::atomic<bool> done{false};
-    ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-                std::this_thread::sleep_for(milliseconds(1));
-                done = true;
-                return MXC_OK;
-              }, {}, {mine}),
+    ASSERT_EQ(Push(e_,
+                   [&](mxc__exec *) {
+                     std::this_thread::sleep_for(milliseconds(1));
+                     done = true;
+                     return MXC_OK;
+                   },
+                   {}, {mine}),
               MXC_OK);
     auto w = std::async(std::launch::async,
                         [&] { return mxc__engine_wait_all(e_); });
-    bool returned = w.wait_for(std::chrono::seconds(20)) ==
-                    std::future_status::ready;
+    bool returned =
+        w.wait_for(std::chrono::seconds(20)) == std::future_status::ready;
     EXPECT_TRUE(returned) << "wait_all starved";
     if (!returned) stop = true;
     EXPECT_EQ(w.get(), MXC_OK);
@@ -671,8 +761,8 @@ TEST_P(Engine, WaitAllLeavesNoCachedRecords) {
   const int64_t base = mxc__alloc_live();
   for (int round = 0; round < 3; round++) {
     for (int i = 0; i < 3000 * (round + 1); i++) {
-      ASSERT_EQ(Push(e_, [](mxc__exec *) { return MXC_OK; },
-                     {i % 2 ? v : w}, {i % 3 ? w : v}),
+      ASSERT_EQ(Push(e_, [](mxc__exec *) { return MXC_OK; }, {i % 2 ? v : w},
+                     {i % 3 ? w : v}),
                 MXC_OK);
     }
     ASSERT_EQ(mxc__engine_wait_all(e_), MXC_OK);
@@ -685,10 +775,12 @@ TEST_P(Engine, SetNumWorkers) {
   mxc__var *v = NewVar();
   std::atomic<int> count{0};
   for (int i = 0; i < 500; i++) {
-    ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-                count++;
-                return MXC_OK;
-              }, {v}, {}),
+    ASSERT_EQ(Push(e_,
+                   [&](mxc__exec *) {
+                     count++;
+                     return MXC_OK;
+                   },
+                   {v}, {}),
               MXC_OK);
   }
   ASSERT_EQ(mxc__engine_set_num_workers(e_, 1), MXC_OK);
@@ -696,10 +788,12 @@ TEST_P(Engine, SetNumWorkers) {
   EXPECT_EQ(mxc__engine_pending(e_), 0);
   EXPECT_EQ(mxc__engine_num_workers(e_), 1);
   for (int i = 0; i < 500; i++) {
-    ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-                count++;
-                return MXC_OK;
-              }, {}, {v}),
+    ASSERT_EQ(Push(e_,
+                   [&](mxc__exec *) {
+                     count++;
+                     return MXC_OK;
+                   },
+                   {}, {v}),
               MXC_OK);
   }
   ASSERT_EQ(mxc__engine_set_num_workers(e_, 3), MXC_OK);
@@ -709,10 +803,12 @@ TEST_P(Engine, SetNumWorkers) {
     Rendezvous meet(3);
     std::atomic<int> met{0};
     for (int i = 0; i < 3; i++) {
-      ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-                  if (meet.Arrive()) met++;
-                  return MXC_OK;
-                }, {v}, {}),
+      ASSERT_EQ(Push(e_,
+                     [&](mxc__exec *) {
+                       if (meet.Arrive()) met++;
+                       return MXC_OK;
+                     },
+                     {v}, {}),
                 MXC_OK);
     }
     ASSERT_EQ(mxc__engine_wait_all(e_), MXC_OK);
@@ -725,36 +821,52 @@ TEST_P(Engine, SetNumWorkers) {
   EXPECT_EQ(mxc__engine_num_workers(e_), 2);
 }
 
-// ---- failures --------------------------------------------------------------------
+// ---- failures
+// --------------------------------------------------------------------
 
 TEST_P(Engine, FailurePoisonsSkipsPropagatesAndClears) {
   mxc__var *a = NewVar(), *b = NewVar(), *c = NewVar(), *u = NewVar();
   std::atomic<int> frees{0};
   std::atomic<bool> ran_g{false}, ran_h{false}, ran_w{false}, ran_u{false};
-  ASSERT_EQ(Push(e_, [](mxc__exec *ex) {
-              mxc__exec_set_error(ex, "boom");
-              return MXC_ERR_SHAPE;
-            }, {}, {a}, Named("F", 0, &frees)),
+  ASSERT_EQ(Push(
+                e_,
+                [](mxc__exec *ex) {
+                  mxc__exec_set_error(ex, "boom");
+                  return MXC_ERR_SHAPE;
+                },
+                {}, {a}, Named("F", 0, &frees)),
             MXC_OK);
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              ran_g = true;
-              return MXC_OK;
-            }, {a}, {b}, Named("G", 0, &frees)),
+  ASSERT_EQ(Push(
+                e_,
+                [&](mxc__exec *) {
+                  ran_g = true;
+                  return MXC_OK;
+                },
+                {a}, {b}, Named("G", 0, &frees)),
             MXC_OK);
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              ran_h = true;
-              return MXC_OK;
-            }, {b}, {c}, Named("H", 0, &frees)),
+  ASSERT_EQ(Push(
+                e_,
+                [&](mxc__exec *) {
+                  ran_h = true;
+                  return MXC_OK;
+                },
+                {b}, {c}, Named("H", 0, &frees)),
             MXC_OK);
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {  // write-only use is skipped too
-              ran_w = true;
-              return MXC_OK;
-            }, {}, {a}, Named("W", 0, &frees)),
+  ASSERT_EQ(Push(
+                e_,
+                [&](mxc__exec *) {  // write-only use is skipped too
+                  ran_w = true;
+                  return MXC_OK;
+                },
+                {}, {a}, Named("W", 0, &frees)),
             MXC_OK);
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              ran_u = true;
-              return MXC_OK;
-            }, {}, {u}, Named("U", 0, &frees)),
+  ASSERT_EQ(Push(
+                e_,
+                [&](mxc__exec *) {
+                  ran_u = true;
+                  return MXC_OK;
+                },
+                {}, {u}, Named("U", 0, &frees)),
             MXC_OK);
   const std::string msg = "operator 'F' failed: boom";
   EXPECT_EQ(mxc__engine_wait_var(e_, c, 0), MXC_ERR_SHAPE);
@@ -762,10 +874,13 @@ TEST_P(Engine, FailurePoisonsSkipsPropagatesAndClears) {
   EXPECT_EQ(mxc__error_code(), MXC_ERR_SHAPE);
   EXPECT_EQ(mxc__engine_wait_var(e_, c, 0), MXC_OK) << "poison not cleared";
   std::atomic<bool> ran_after{false};
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              ran_after = true;
-              return MXC_OK;
-            }, {c}, {c}, Named("after", 0, &frees)),
+  ASSERT_EQ(Push(
+                e_,
+                [&](mxc__exec *) {
+                  ran_after = true;
+                  return MXC_OK;
+                },
+                {c}, {c}, Named("after", 0, &frees)),
             MXC_OK);
   EXPECT_EQ(mxc__engine_wait_var(e_, c, 1), MXC_OK);
   EXPECT_TRUE(ran_after.load());
@@ -789,16 +904,20 @@ TEST_P(Engine, FailurePoisonsSkipsPropagatesAndClears) {
 
 TEST_P(Engine, WaitAllClearsEveryPoison) {
   mxc__var *a = NewVar(), *b = NewVar();
-  ASSERT_EQ(Push(e_, [](mxc__exec *) { return MXC_ERR_IO; }, {}, {a, b},
-                 Named("io_op")),
+  ASSERT_EQ(Push(
+                e_, [](mxc__exec *) { return MXC_ERR_IO; }, {}, {a, b},
+                Named("io_op")),
             MXC_OK);
   EXPECT_EQ(mxc__engine_wait_all(e_), MXC_ERR_IO);
-  EXPECT_EQ(std::string(mxc__error_msg()), "operator 'io_op' failed: MXC_ERR_IO");
+  EXPECT_EQ(std::string(mxc__error_msg()),
+            "operator 'io_op' failed: MXC_ERR_IO");
   bool ran = false;
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              ran = true;
-              return MXC_OK;
-            }, {a}, {b}),
+  ASSERT_EQ(Push(e_,
+                 [&](mxc__exec *) {
+                   ran = true;
+                   return MXC_OK;
+                 },
+                 {a}, {b}),
             MXC_OK);
   EXPECT_EQ(mxc__engine_wait_var(e_, b, 0), MXC_OK);
   EXPECT_TRUE(ran);
@@ -808,13 +927,15 @@ TEST_P(Engine, WaitAllClearsEveryPoison) {
 
 TEST_P(Engine, WaitAllReportsTheFirstFailure) {
   mxc__var *a = NewVar(), *b = NewVar();
-  ASSERT_EQ(Push(e_, [](mxc__exec *) { return MXC_ERR_DTYPE; }, {}, {a},
-                 Named("first")),
+  ASSERT_EQ(Push(
+                e_, [](mxc__exec *) { return MXC_ERR_DTYPE; }, {}, {a},
+                Named("first")),
             MXC_OK);
   EXPECT_EQ(mxc__engine_wait_var(e_, a, 0), MXC_ERR_DTYPE);
-  ASSERT_EQ(Push(e_, [](mxc__exec *) { return MXC_ERR_IO; }, {}, {b},
-                 Named("second")),
-            MXC_OK);
+  ASSERT_EQ(
+      Push(
+          e_, [](mxc__exec *) { return MXC_ERR_IO; }, {}, {b}, Named("second")),
+      MXC_OK);
   EXPECT_EQ(mxc__engine_wait_all(e_), MXC_ERR_DTYPE);
   EXPECT_TRUE(Contains(mxc__error_msg(), "'first'"));
   EXPECT_EQ(mxc__engine_wait_all(e_), MXC_OK);
@@ -839,20 +960,25 @@ TEST_P(Engine, FailureCodesAndDefaultMessages) {
        "operator 'c' failed: MXC_ERR_OPERATOR"},
   };
   for (const Case &k : cases) {
-    ASSERT_EQ(Push(e_, [&k](mxc__exec *ex) {
-                if (k.set) mxc__exec_set_error(ex, "first message");
-                if (k.set) mxc__exec_set_error(ex, k.set);  // the last wins
-                return k.ret;
-              }, {}, {v}, Named("c")),
+    ASSERT_EQ(Push(
+                  e_,
+                  [&k](mxc__exec *ex) {
+                    if (k.set) mxc__exec_set_error(ex, "first message");
+                    if (k.set) mxc__exec_set_error(ex, k.set);  // the last wins
+                    return k.ret;
+                  },
+                  {}, {v}, Named("c")),
               MXC_OK);
     EXPECT_EQ(mxc__engine_wait_var(e_, v, 1), k.code);
     EXPECT_EQ(std::string(mxc__error_msg()), k.msg);
   }
   // A message set by a function that then succeeds is dropped.
-  ASSERT_EQ(Push(e_, [](mxc__exec *ex) {
-              mxc__exec_set_error(ex, "never mind");
-              return MXC_OK;
-            }, {}, {v}),
+  ASSERT_EQ(Push(e_,
+                 [](mxc__exec *ex) {
+                   mxc__exec_set_error(ex, "never mind");
+                   return MXC_OK;
+                 },
+                 {}, {v}),
             MXC_OK);
   EXPECT_EQ(mxc__engine_wait_var(e_, v, 1), MXC_OK);
   EXPECT_EQ(mxc__engine_wait_all(e_), MXC_ERR_IO);  // the epoch's first
@@ -868,33 +994,41 @@ TEST_P(Engine, ReadersQueuedBeforeAReadWaitStayPoisoned) {
   std::atomic<bool> started{false};
   if (Threaded()) {
     ASSERT_EQ(mxc__engine_set_num_workers(e_, 1), MXC_OK);
-    ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-                started = true;
-                gate.Wait();
-                return MXC_OK;
-              }, {}, {NewVar()}),
+    ASSERT_EQ(Push(e_,
+                   [&](mxc__exec *) {
+                     started = true;
+                     gate.Wait();
+                     return MXC_OK;
+                   },
+                   {}, {NewVar()}),
               MXC_OK);
     while (!started) std::this_thread::yield();
   }
-  ASSERT_EQ(Push(e_, [](mxc__exec *) { return MXC_ERR_SHAPE; }, {}, {v},
-                 Named("F")),
-            MXC_OK);
+  ASSERT_EQ(
+      Push(
+          e_, [](mxc__exec *) { return MXC_ERR_SHAPE; }, {}, {v}, Named("F")),
+      MXC_OK);
   std::atomic<bool> ran_r{false}, ran_s{false};
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              ran_r = true;
-              return MXC_OK;
-            }, {v}, {o}, Named("R")),
+  ASSERT_EQ(Push(
+                e_,
+                [&](mxc__exec *) {
+                  ran_r = true;
+                  return MXC_OK;
+                },
+                {v}, {o}, Named("R")),
             MXC_OK);
-  std::thread waiter([&] {
-    EXPECT_EQ(mxc__engine_wait_var(e_, v, 0), MXC_ERR_SHAPE);
-  });
+  std::thread waiter(
+      [&] { EXPECT_EQ(mxc__engine_wait_var(e_, v, 0), MXC_ERR_SHAPE); });
   std::this_thread::sleep_for(milliseconds(10));
   gate.Open();
   waiter.join();
-  ASSERT_EQ(Push(e_, [&](mxc__exec *) {
-              ran_s = true;
-              return MXC_OK;
-            }, {v}, {}, Named("S")),
+  ASSERT_EQ(Push(
+                e_,
+                [&](mxc__exec *) {
+                  ran_s = true;
+                  return MXC_OK;
+                },
+                {v}, {}, Named("S")),
             MXC_OK);
   EXPECT_EQ(mxc__engine_wait_var(e_, o, 0), MXC_ERR_SHAPE);
   EXPECT_EQ(mxc__engine_wait_all(e_), MXC_ERR_SHAPE);
@@ -914,15 +1048,21 @@ TEST_P(Engine, FreeFnRunsExactlyOncePerPushedFunction) {
     bool async = rng() % 4 == 0;
     int rc;
     if (async) {
-      rc = PushAsync(e_, [&, fail](mxc__exec *ex) {
-        runs++;
-        mxc__exec_complete(ex, fail ? MXC_ERR_IO : MXC_OK, "x");
-      }, {r}, {w}, Named("a", 0, &frees));
+      rc = PushAsync(
+          e_,
+          [&, fail](mxc__exec *ex) {
+            runs++;
+            mxc__exec_complete(ex, fail ? MXC_ERR_IO : MXC_OK, "x");
+          },
+          {r}, {w}, Named("a", 0, &frees));
     } else {
-      rc = Push(e_, [&, fail](mxc__exec *) {
-        runs++;
-        return fail ? MXC_ERR_IO : MXC_OK;
-      }, {r}, {w}, Named("s", 0, &frees));
+      rc = Push(
+          e_,
+          [&, fail](mxc__exec *) {
+            runs++;
+            return fail ? MXC_ERR_IO : MXC_OK;
+          },
+          {r}, {w}, Named("s", 0, &frees));
     }
     ASSERT_EQ(rc, MXC_OK);
     if (i % 97 == 0) mxc__engine_wait_all(e_);
@@ -931,7 +1071,8 @@ TEST_P(Engine, FreeFnRunsExactlyOncePerPushedFunction) {
   mxc__device gpu = {MXC_DEVICE_GPU, 0};
   PushOpts bad = Named("bad", 0, &frees);
   bad.dev = gpu;
-  EXPECT_EQ(Push(e_, [](mxc__exec *) { return MXC_OK; }, {}, {vs[0]}, bad),
+  EXPECT_EQ(Push(
+                e_, [](mxc__exec *) { return MXC_OK; }, {}, {vs[0]}, bad),
             MXC_ERR_UNSUPPORTED);
   mxc__engine_wait_all(e_);
   EXPECT_EQ(frees.load(), n);
@@ -939,10 +1080,13 @@ TEST_P(Engine, FreeFnRunsExactlyOncePerPushedFunction) {
   EXPECT_GT(runs.load(), 0);
 }
 
-// ---- bad arguments -------------------------------------------------------------
+// ---- bad arguments
+// -------------------------------------------------------------
 
 int Nop(void *, mxc__exec *) { return MXC_OK; }
-void NopAsync(void *, mxc__exec *ex) { mxc__exec_complete(ex, MXC_OK, nullptr); }
+void NopAsync(void *, mxc__exec *ex) {
+  mxc__exec_complete(ex, MXC_OK, nullptr);
+}
 
 void ExpectPushError(mxc__engine *e, const mxc__push_args *a, int code,
                      const char *part) {

@@ -16,11 +16,13 @@ extern "C" {
 namespace mxct {
 namespace {
 
-void CountDeleted(void *arg) { static_cast<std::atomic<int> *>(arg)->fetch_add(1); }
+void CountDeleted(void *arg) {
+  static_cast<std::atomic<int> *>(arg)->fetch_add(1);
+}
 
 struct Outcome {
-  int rc = MXC_OK;        // the first failure of the scenario, or MXC_OK
-  bool retry_ok = true;   // the engine still worked after that failure
+  int rc = MXC_OK;       // the first failure of the scenario, or MXC_OK
+  bool retry_ok = true;  // the engine still worked after that failure
   int frees = 0, pushed = 0, deleted = 0, made = 0;
 };
 
@@ -49,24 +51,28 @@ Outcome Scenario(int kind) {
     return rc;
   };
   if (out.rc == MXC_OK) {
-    step(counted(Push(e, [](mxc__exec *) { return MXC_OK; }, {v[0]}, {v[1]},
-                      Named("small", 0, &frees))));
+    step(counted(Push(
+        e, [](mxc__exec *) { return MXC_OK; }, {v[0]}, {v[1]},
+        Named("small", 0, &frees))));
   }
   if (out.rc == MXC_OK) {
-    step(counted(Push(e, [](mxc__exec *) { return MXC_OK; },
-                      {v[0], v[1], v[2], v[0]}, {v[3], v[4], v[5], v[6]},
-                      Named("wide", 1, &frees))));
+    step(counted(Push(
+        e, [](mxc__exec *) { return MXC_OK; }, {v[0], v[1], v[2], v[0]},
+        {v[3], v[4], v[5], v[6]}, Named("wide", 1, &frees))));
   }
   if (out.rc == MXC_OK) {
-    step(counted(Push(e, [](mxc__exec *ex) {
-                        mxc__exec_set_error(ex, "injected");
-                        return MXC_ERR_IO;
-                      }, {v[1]}, {v[7]}, Named("failing", 0, &frees))));
+    step(counted(Push(
+        e,
+        [](mxc__exec *ex) {
+          mxc__exec_set_error(ex, "injected");
+          return MXC_ERR_IO;
+        },
+        {v[1]}, {v[7]}, Named("failing", 0, &frees))));
   }
   if (out.rc == MXC_OK) {
-    step(counted(PushAsync(e, [](mxc__exec *ex) {
-                             mxc__exec_complete(ex, MXC_OK, nullptr);
-                           }, {v[3]}, {v[2]}, Named("async", 0, &frees))));
+    step(counted(PushAsync(
+        e, [](mxc__exec *ex) { mxc__exec_complete(ex, MXC_OK, nullptr); },
+        {v[3]}, {v[2]}, Named("async", 0, &frees))));
   }
   if (out.rc == MXC_OK) {
     EXPECT_EQ(mxc__engine_wait_var(e, v[2], 1), MXC_OK);
@@ -80,10 +86,13 @@ Outcome Scenario(int kind) {
   if (out.rc != MXC_OK && out.made > 0) {
     // The failure was clean: the next push works and runs.
     std::atomic<bool> ran{false};
-    int rc = counted(Push(e, [&ran](mxc__exec *) {
-                            ran = true;
-                            return MXC_OK;
-                          }, {}, {v[0]}, Named("retry", 0, &frees)));
+    int rc = counted(Push(
+        e,
+        [&ran](mxc__exec *) {
+          ran = true;
+          return MXC_OK;
+        },
+        {}, {v[0]}, Named("retry", 0, &frees)));
     mxc__engine_wait_var(e, v[0], 1);
     out.retry_ok = rc == MXC_OK && ran.load();
   }
@@ -113,8 +122,8 @@ TEST_P(Faults, EveryAllocationFailureIsCleanAndLeakFree) {
     Outcome o = Scenario(GetParam());
     bool fired = mxc__fault_alloc_fired() != 0;
     mxc__fault_alloc_arm(0, 0);
-    ASSERT_EQ(mxc__alloc_live(), live0) << "leak with allocation " << n
-                                        << " failing";
+    ASSERT_EQ(mxc__alloc_live(), live0)
+        << "leak with allocation " << n << " failing";
     EXPECT_EQ(o.frees, o.pushed) << "at allocation " << n;
     EXPECT_EQ(o.deleted, o.made) << "at allocation " << n;
     EXPECT_TRUE(o.retry_ok) << "engine unusable after failure " << n;
@@ -149,8 +158,9 @@ TEST_P(Faults, PersistentOutOfMemory) {
   // The threaded engine needs a record (none cached yet) and a dep array;
   // the naive engine allocates nothing to push.
   std::atomic<int> frees{0};
-  int rc = Push(e, [](mxc__exec *) { return MXC_OK; }, {}, Vars(9, v),
-                Named("big", 0, &frees));
+  int rc = Push(
+      e, [](mxc__exec *) { return MXC_OK; }, {}, Vars(9, v),
+      Named("big", 0, &frees));
   bool threaded = GetParam() == MXC__ENGINE_THREADED;
   EXPECT_EQ(rc, threaded ? MXC_ERR_OOM : MXC_OK);
   EXPECT_EQ(mxc__engine_wait_var(e, v, 1), MXC_OK);  // waits never allocate
@@ -163,7 +173,8 @@ TEST_P(Faults, PersistentOutOfMemory) {
   EXPECT_EQ(mxc__alloc_live(), live0);
 }
 
-// ---- the default engine ------------------------------------------------------
+// ---- the default engine
+// ------------------------------------------------------
 
 class ScopedEnv {
  public:
@@ -233,10 +244,12 @@ TEST(DefaultEngine, CreatedOnceFromTheEnvironment) {
   mxc__var *v = nullptr;
   ASSERT_EQ(mxc__engine_new_var(e1, &v), MXC_OK);
   int x = 0;
-  ASSERT_EQ(Push(e1, [&x](mxc__exec *) {
-              x = 1;
-              return MXC_OK;
-            }, {}, {v}),
+  ASSERT_EQ(Push(e1,
+                 [&x](mxc__exec *) {
+                   x = 1;
+                   return MXC_OK;
+                 },
+                 {}, {v}),
             MXC_OK);
   EXPECT_EQ(mxc__engine_wait_var(e1, v, 0), MXC_OK);
   EXPECT_EQ(x, 1);

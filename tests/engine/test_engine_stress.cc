@@ -102,22 +102,28 @@ void PushStep(World &w, Step &s, int priority) {
   uint64_t *state = w.state;
   int rc;
   if (s.async) {
-    rc = PushAsync(w.e, [sp, state](mxc__exec *ex) {
-      sp->ran = true;
-      int code = Body(sp, state);
-      std::string m = "injected failure " + std::to_string(sp->seq);
-      mxc__exec_complete(ex, code, code ? m.c_str() : nullptr);
-    }, reads, writes, Named(OpName(s.seq), priority));
+    rc = PushAsync(
+        w.e,
+        [sp, state](mxc__exec *ex) {
+          sp->ran = true;
+          int code = Body(sp, state);
+          std::string m = "injected failure " + std::to_string(sp->seq);
+          mxc__exec_complete(ex, code, code ? m.c_str() : nullptr);
+        },
+        reads, writes, Named(OpName(s.seq), priority));
   } else {
-    rc = Push(w.e, [sp, state](mxc__exec *ex) {
-      sp->ran = true;
-      int code = Body(sp, state);
-      if (code) {
-        std::string m = "injected failure " + std::to_string(sp->seq);
-        mxc__exec_set_error(ex, m.c_str());
-      }
-      return code;
-    }, reads, writes, Named(OpName(s.seq), priority));
+    rc = Push(
+        w.e,
+        [sp, state](mxc__exec *ex) {
+          sp->ran = true;
+          int code = Body(sp, state);
+          if (code) {
+            std::string m = "injected failure " + std::to_string(sp->seq);
+            mxc__exec_set_error(ex, m.c_str());
+          }
+          return code;
+        },
+        reads, writes, Named(OpName(s.seq), priority));
   }
   if (rc != MXC_OK) w.push_errors++;
 }
@@ -284,24 +290,29 @@ TEST_P(Stress, ConcurrentPushersWithoutAGlobalOrder) {
       std::vector<int> ws(wset.begin(), wset.end());
       bool nested = rng() % 50 == 0;
       if (nested) expect[ws[0]]++;
-      int rc = Push(e, [&, ws, nested, reads](mxc__exec *) {
-        int64_t sum = 0;
-        for (int i = 0; i < nv; i++) {
-          for (mxc__var *r : reads) sum += r == vars[i] ? count[i] : 0;
-        }
-        (void)sum;
-        for (int j : ws) count[j]++;
-        if (nested) {
-          int j = ws[0];
-          if (Push(e, [&count, j](mxc__exec *) {
-                count[j]++;
-                return MXC_OK;
-              }, {}, {vars[j]}) != MXC_OK) {
-            errors++;
-          }
-        }
-        return MXC_OK;
-      }, reads, writes, Named("op", (int)(rng() % 3) - 1));
+      int rc = Push(
+          e,
+          [&, ws, nested, reads](mxc__exec *) {
+            int64_t sum = 0;
+            for (int i = 0; i < nv; i++) {
+              for (mxc__var *r : reads) sum += r == vars[i] ? count[i] : 0;
+            }
+            (void)sum;
+            for (int j : ws) count[j]++;
+            if (nested) {
+              int j = ws[0];
+              if (Push(e,
+                       [&count, j](mxc__exec *) {
+                         count[j]++;
+                         return MXC_OK;
+                       },
+                       {}, {vars[j]}) != MXC_OK) {
+                errors++;
+              }
+            }
+            return MXC_OK;
+          },
+          reads, writes, Named("op", (int)(rng() % 3) - 1));
       if (rc != MXC_OK) errors++;
       if (k % 500 == 0) {  // a private variable, used and deleted
         mxc__var *t = nullptr;
@@ -310,9 +321,10 @@ TEST_P(Stress, ConcurrentPushersWithoutAGlobalOrder) {
           continue;
         }
         Push(e, [](mxc__exec *) { return MXC_OK; }, {writes[0]}, {t});
-        mxc__engine_delete_var(e, t, [](void *p) {
-          static_cast<std::atomic<int> *>(p)->fetch_add(1);
-        }, &deleted);
+        mxc__engine_delete_var(
+            e, t,
+            [](void *p) { static_cast<std::atomic<int> *>(p)->fetch_add(1); },
+            &deleted);
       }
     }
   };
@@ -323,7 +335,8 @@ TEST_P(Stress, ConcurrentPushersWithoutAGlobalOrder) {
   EXPECT_EQ(errors.load(), 0);
   for (int i = 0; i < nv; i++) EXPECT_EQ(count[i], expect[i].load()) << i;
   EXPECT_EQ(deleted.load(), kThreads * ((per_thread + 499) / 500));
-  for (int i = 0; i < nv; i++) mxc__engine_delete_var(e, vars[i], nullptr, nullptr);
+  for (int i = 0; i < nv; i++)
+    mxc__engine_delete_var(e, vars[i], nullptr, nullptr);
   mxc__engine_destroy(e);
   EXPECT_EQ(mxc__alloc_live(), live0);
 }
