@@ -47,30 +47,30 @@ int mxc__infer_shape_same(const mxc__op *op, const void *param,
   return MXC_OK;
 }
 
-int mxc__infer_type_same(const mxc__op *op, const void *param, int *in,
-                         int n_in, int *out, int n_out) {
+int mxc__infer_type_masked(const mxc__op *op, const void *param, int *in,
+                           int n_in, int *out, int n_out, uint32_t same) {
   int t = -1, from = -1;
   for (int i = 0; i < n_in; ++i) {
-    if (in[i] < 0) continue;
+    if (!(i < 32 && (same >> i & 1)) || in[i] < 0) continue;
     if (t < 0) {
       t = in[i];
       from = i;
-    } else {
-      MXC_RETURN_ERROR_IF(in[i] != t, MXC_ERR_DTYPE,
-                          "operator '%s': input %d ('%s') is %s but input "
-                          "%d ('%s') is %s; inputs must share a dtype",
-                          op->name, i, mxc__op_input_name(op, param, i),
-                          mxc__dtype_name(in[i]), from,
-                          mxc__op_input_name(op, param, from),
-                          mxc__dtype_name(t));
+      continue;
     }
+    MXC_RETURN_ERROR_IF(in[i] != t, MXC_ERR_DTYPE,
+                        "operator '%s': input %d ('%s') is %s but input "
+                        "%d ('%s') is %s; inputs must share a dtype",
+                        op->name, i, mxc__op_input_name(op, param, i),
+                        mxc__dtype_name(in[i]), from,
+                        mxc__op_input_name(op, param, from),
+                        mxc__dtype_name(t));
   }
   for (int i = 0; i < n_out && t < 0; ++i) {
     if (out[i] >= 0) t = out[i];
   }
   if (t < 0) return MXC_OK;
   for (int i = 0; i < n_in; ++i) {
-    if (in[i] < 0) in[i] = t;
+    if (i < 32 && (same >> i & 1) && in[i] < 0) in[i] = t;
   }
   for (int i = 0; i < n_out; ++i) {
     if (out[i] < 0) out[i] = t;
@@ -80,6 +80,12 @@ int mxc__infer_type_same(const mxc__op *op, const void *param, int *in,
                         mxc__dtype_name(t));
   }
   return MXC_OK;
+}
+
+int mxc__infer_type_same(const mxc__op *op, const void *param, int *in,
+                         int n_in, int *out, int n_out) {
+  return mxc__infer_type_masked(op, param, in, n_in, out, n_out,
+                                UINT32_MAX);
 }
 
 int mxc__unsupported_dtype(const char *op_name, int dtype, const char *what) {

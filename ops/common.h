@@ -20,6 +20,11 @@ int mxc__infer_shape_same(const mxc__op *op, const void *param,
 int mxc__infer_type_same(const mxc__op *op, const void *param, int *in,
                          int n_in, int *out, int n_out);
 
+/* The same for the inputs whose bit is set in `same` (the others, such as
+ * indices or labels, may have any dtype) and all outputs. */
+int mxc__infer_type_masked(const mxc__op *op, const void *param, int *in,
+                           int n_in, int *out, int n_out, uint32_t same);
+
 /* Error for a dtype a kernel does not handle. */
 int mxc__unsupported_dtype(const char *op_name, int dtype, const char *what);
 

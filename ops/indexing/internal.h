@@ -58,12 +58,6 @@ int mxc__idx_begin_accum(const mxc__blob *b, mxc__req req);
 /* Writes v (converted to b's dtype) to every element, honouring req. */
 void mxc__idx_fill(const mxc__blob *b, double v, mxc__req req);
 
-/* Type inference: the inputs whose bit is set in `same` and all outputs
- * share one dtype (filled where unknown); other inputs (indices,
- * conditions) may have any dtype. */
-int mxc__idx_type_masked(const mxc__op *op, const void *param, int *in,
-                         int n_in, int *out, int n_out, uint32_t same);
-
 /* Gradient builder for operators differentiable in input 0 only (data;
  * indices get none): one node "_backward_<op>" with inputs (ograd,
  * forward inputs...) and a single output, the gradient of input 0. */

@@ -81,12 +81,12 @@ static int take_bwd_shape(const mxc__op *op, const void *param,
 
 static int take_type(const mxc__op *op, const void *param, int *in, int n_in,
                      int *out, int n_out) {
-  return mxc__idx_type_masked(op, param, in, n_in, out, n_out, 1u);
+  return mxc__infer_type_masked(op, param, in, n_in, out, n_out, 1u);
 }
 
 static int take_bwd_type(const mxc__op *op, const void *param, int *in,
                          int n_in, int *out, int n_out) {
-  return mxc__idx_type_masked(op, param, in, n_in, out, n_out, 3u);
+  return mxc__infer_type_masked(op, param, in, n_in, out, n_out, 3u);
 }
 
 /* The geometry shared by forward and backward, with raise-mode indices

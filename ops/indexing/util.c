@@ -106,41 +106,6 @@ void mxc__idx_fill(const mxc__blob *b, double v, mxc__req req) {
   }
 }
 
-int mxc__idx_type_masked(const mxc__op *op, const void *param, int *in,
-                         int n_in, int *out, int n_out, uint32_t same) {
-  int t = -1, from = -1;
-  for (int i = 0; i < n_in; ++i) {
-    if (!(same >> i & 1) || in[i] < 0) continue;
-    if (t < 0) {
-      t = in[i];
-      from = i;
-      continue;
-    }
-    MXC_RETURN_ERROR_IF(in[i] != t, MXC_ERR_DTYPE,
-                        "operator '%s': input %d ('%s') is %s but input %d "
-                        "('%s') is %s; they must share a dtype",
-                        op->name, i, mxc__op_input_name(op, param, i),
-                        mxc__dtype_name(in[i]), from,
-                        mxc__op_input_name(op, param, from),
-                        mxc__dtype_name(t));
-  }
-  for (int i = 0; i < n_out && t < 0; ++i) {
-    if (out[i] >= 0) t = out[i];
-  }
-  if (t < 0) return MXC_OK;
-  for (int i = 0; i < n_in; ++i) {
-    if ((same >> i & 1) && in[i] < 0) in[i] = t;
-  }
-  for (int i = 0; i < n_out; ++i) {
-    if (out[i] < 0) out[i] = t;
-    MXC_RETURN_ERROR_IF(out[i] != t, MXC_ERR_DTYPE,
-                        "operator '%s': output %d is %s; expected %s",
-                        op->name, i, mxc__dtype_name(out[i]),
-                        mxc__dtype_name(t));
-  }
-  return MXC_OK;
-}
-
 int mxc__idx_grad_data_only(const mxc__node *fwd, const mxc__entry *ograd,
                             mxc__entry *igrad) {
   mxc__entry ins[8];

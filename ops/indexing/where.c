@@ -68,12 +68,12 @@ static int where_bwd_shape(const mxc__op *op, const void *param,
 
 static int where_type(const mxc__op *op, const void *param, int *in,
                       int n_in, int *out, int n_out) {
-  return mxc__idx_type_masked(op, param, in, n_in, out, n_out, 6u);
+  return mxc__infer_type_masked(op, param, in, n_in, out, n_out, 6u);
 }
 
 static int where_bwd_type(const mxc__op *op, const void *param, int *in,
                           int n_in, int *out, int n_out) {
-  return mxc__idx_type_masked(op, param, in, n_in, out, n_out, 1u);
+  return mxc__infer_type_masked(op, param, in, n_in, out, n_out, 1u);
 }
 
 /* Elements governed by one condition element. */
