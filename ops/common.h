@@ -38,6 +38,20 @@ static inline int mxc__dtype_is_float(int dt) {
 double mxc__blob_get(const mxc__blob *b, int64_t i);
 void mxc__blob_set(const mxc__blob *b, int64_t i, double v);
 
+/* Run-time CPU dispatch for hot loops: the function is compiled for
+ * AVX-512, AVX2 and baseline x86-64, and the loader picks the best (a
+ * distributed library must run on any x86-64, so no -march=native). Not
+ * under ThreadSanitizer: the clone resolvers run while the dynamic loader
+ * relocates the program, before the sanitizer's runtime is up, and their
+ * instrumentation crashes there. */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+    !defined(__SANITIZE_THREAD__)
+#define MXC__CPU_CLONES \
+  __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define MXC__CPU_CLONES
+#endif
+
 /* Applies a write mode to one element: dst = v (WRITE/INPLACE) or
  * dst += v (ADD). */
 #define MXC__ASSIGN(req, dst, v)   \

@@ -10,15 +10,7 @@
 
 #include "ops/binary/binary.h"
 
-/* Not under ThreadSanitizer: the clone resolvers run while the dynamic
- * loader relocates the program, before the sanitizer's runtime is up, and
- * their instrumentation crashes there. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
-    !defined(__SANITIZE_THREAD__)
-#define CPU_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define CPU_CLONES
-#endif
+#define CPU_CLONES MXC__CPU_CLONES /* ops/common.h */
 
 /* ---- per-type helpers where integer semantics differ ---- */
 

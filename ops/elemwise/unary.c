@@ -68,7 +68,7 @@
 /* ---- kernels ---- */
 
 #define DEF_KERNELS(name, fwd, grad, int_ok, doc)                            \
-  static void fwd_##name##_f32(const float *restrict in, float *restrict out, \
+  MXC__CPU_CLONES static void fwd_##name##_f32(const float *restrict in, float *restrict out, \
                                int64_t n, mxc__req req) {                     \
     for (int64_t i = 0; i < n; ++i) {                                         \
       float x = in[i];                                                        \
@@ -76,7 +76,7 @@
       MXC__ASSIGN(req, out[i], v);                                            \
     }                                                                         \
   }                                                                           \
-  static void fwd_##name##_f64(const double *restrict in,                     \
+  MXC__CPU_CLONES static void fwd_##name##_f64(const double *restrict in,                     \
                                double *restrict out, int64_t n,               \
                                mxc__req req) {                                \
     for (int64_t i = 0; i < n; ++i) {                                         \
