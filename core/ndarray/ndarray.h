@@ -14,6 +14,15 @@
  *    while the chunk lives, so data pointers computed at push time stay
  *    valid for the pushed work.
  *
+ * Storage types: every chunk and view carries an stype (MXC_STYPE_*). Dense
+ * is the only one implemented so far. The sparse types keep their values
+ * in this chunk and add aux arrays (CSR: indptr and indices; row_sparse:
+ * row indices), each an ordinary dense chunk of its own referenced by the
+ * sparse chunk, whose sizes are known only when an operator has run: sparse
+ * outputs are therefore allocated inside the operator, under the engine
+ * variable of the sparse chunk, which covers its aux chunks too. Operators
+ * and copies refuse sparse inputs with MXC_ERR_STYPE until then.
+ *
  * Thread-safety: views may be created, used and freed from any thread.
  * Reading the data of an array requires engine ordering (push a function
  * that reads its variable, or wait first). */
