@@ -9,6 +9,8 @@ pkgs=(
   libgtest-dev googletest
   libopenblas-dev
   libdlpack-dev
+  zlib1g-dev         # gzip-compressed IDX files
+  dataset-fashion-mnist  # the training data (tests use it when present)
   pkg-config
   binutils gcc g++
 )

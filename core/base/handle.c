@@ -29,6 +29,7 @@ static const char *const k_kind_names[MXC__HANDLE_KIND_COUNT] = {
     [MXC__HANDLE_NONE] = "(none)",
     [MXC__HANDLE_NDARRAY] = "mxc_ndarray",
     [MXC__HANDLE_NDARRAY_LIST] = "mxc_ndarray_list",
+    [MXC__HANDLE_DATA_ITER] = "mxc_data_iter",
 };
 
 _Static_assert(sizeof k_kind_names / sizeof k_kind_names[0] ==

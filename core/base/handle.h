@@ -18,6 +18,7 @@ typedef enum mxc__handle_kind {
   MXC__HANDLE_NONE = 0,
   MXC__HANDLE_NDARRAY = 1,
   MXC__HANDLE_NDARRAY_LIST = 2,
+  MXC__HANDLE_DATA_ITER = 3,
   MXC__HANDLE_KIND_COUNT
 } mxc__handle_kind;
 

@@ -436,6 +436,74 @@ MXC_API int mxc_op_invoke(mxc_op op, const char *const *keys,
  * be NULL) receives the previous mode. Per thread; default 0. */
 MXC_API int mxc_set_training(int is_train, int *out_prev);
 
+/* ------------------------------------------------------------------------ */
+/* Data iterators                                                            */
+/* ------------------------------------------------------------------------ */
+
+/* An iterator over batches of a data set. Thread-safety: the one exception
+ * to "any function from any thread": calls on the same iterator must not
+ * overlap (it has a cursor); use one iterator per thread or serialize the
+ * calls. Different iterators may be used concurrently. */
+typedef struct mxc_data_iter_s *mxc_data_iter;
+
+/* What happens to the last, incomplete batch of an epoch. */
+#define MXC_LAST_BATCH_PAD 0     /* fill it up from the epoch's start */
+#define MXC_LAST_BATCH_DISCARD 1 /* skip it */
+
+/* An iterator over IDX files (the MNIST format), plain or gzip-compressed
+ * (recognized by content, not by name): images_path holds a 3-d file
+ * (count, rows, cols), labels_path a 1-d file of count labels, of any IDX
+ * element type. Both files are read completely here; a missing,
+ * truncated or corrupt file, or mismatched counts, give MXC_ERR_IO naming
+ * the file and the problem.
+ * batch_size > 0. shuffle != 0 visits the examples of each epoch in a
+ * permutation that depends only on (seed, epoch number); otherwise in file
+ * order. flat != 0 gives data batches of shape (batch_size, rows * cols),
+ * flat == 0 (batch_size, 1, rows, cols). scale != 0 multiplies pixel
+ * values by 1/255. last_batch is MXC_LAST_BATCH_PAD or
+ * MXC_LAST_BATCH_DISCARD. Data and labels are float32 CPU arrays.
+ * The paths are not kept. On success *out is a new iterator owned by the
+ * caller, positioned before the first batch of epoch 0; free it with
+ * mxc_data_iter_free. */
+MXC_API int mxc_data_iter_idx_create(const char *images_path,
+                                     const char *labels_path,
+                                     int64_t batch_size, int shuffle,
+                                     uint64_t seed, int flat, int scale,
+                                     int last_batch, mxc_data_iter *out);
+
+/* Frees an iterator. Arrays obtained from it stay valid (each holds its
+ * own reference). Accepts NULL. */
+MXC_API void mxc_data_iter_free(mxc_data_iter it);
+
+/* Advances to the next batch of the epoch: *out_has_batch = 1 when there
+ * is one, 0 at the end of the epoch (then there is no current batch until
+ * mxc_data_iter_reset). Each batch is a new pair of arrays: arrays obtained
+ * for earlier batches keep their contents. */
+MXC_API int mxc_data_iter_next(mxc_data_iter it, int *out_has_batch);
+
+/* *out = a new handle on the current batch's data (owned by the caller;
+ * free it with mxc_ndarray_free). It
+ * stays valid and unchanged after next, reset and free of the iterator.
+ * MXC_ERR_INVALID_ARGUMENT when there is no current batch. */
+MXC_API int mxc_data_iter_data(mxc_data_iter it, mxc_ndarray *out);
+
+/* *out = a new handle on the current batch's labels, shape (batch_size);
+ * ownership and errors as mxc_data_iter_data. */
+MXC_API int mxc_data_iter_label(mxc_data_iter it, mxc_ndarray *out);
+
+/* *out = how many trailing examples of the current batch are padding
+ * (repeated from the start of the epoch's order; 0 except for the last
+ * batch with MXC_LAST_BATCH_PAD). MXC_ERR_INVALID_ARGUMENT when there is
+ * no current batch. */
+MXC_API int mxc_data_iter_pad(mxc_data_iter it, int64_t *out);
+
+/* Starts the next epoch: positions the iterator before its first batch
+ * and, with shuffling, draws the epoch's permutation. */
+MXC_API int mxc_data_iter_reset(mxc_data_iter it);
+
+/* *out = number of examples in the data set. */
+MXC_API int mxc_data_iter_num_examples(mxc_data_iter it, int64_t *out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
