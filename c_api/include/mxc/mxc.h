@@ -504,6 +504,60 @@ MXC_API int mxc_data_iter_reset(mxc_data_iter it);
 /* *out = number of examples in the data set. */
 MXC_API int mxc_data_iter_num_examples(mxc_data_iter it, int64_t *out);
 
+/* ------------------------------------------------------------------------ */
+/* Training: initializers and metrics                                        */
+/* ------------------------------------------------------------------------ */
+
+/* Fills a dense float32 or float64 array by `method` with string
+ * parameters keys[i] = vals[i] (n_params >= 0; keys and vals may be NULL
+ * when it is 0; each key at most once). Methods and their keys:
+ *  - "zeros", "ones": no parameters.
+ *  - "constant": value (required).
+ *  - "uniform": U(-scale, scale); scale >= 0, default 0.07.
+ *  - "normal": N(0, sigma^2); sigma >= 0, default 0.01.
+ *  - "xavier" (as MXNet's Xavier): rnd_type "uniform" (default) or
+ *    "gaussian", factor_type "avg" (default), "in" or "out", magnitude > 0
+ *    (default 3). fan_in = shape[1] * prod(shape[2:]), fan_out = shape[0] *
+ *    prod(shape[2:]); factor = fan_in, fan_out or their mean; scale =
+ *    sqrt(magnitude / factor); values U(-scale, scale) or N(0, scale^2).
+ *  - "msra" (as MXNet's MSRAPrelu): xavier gaussian with factor_type
+ *    (default "avg") and magnitude 2 / (1 + slope^2); slope default 0
+ *    (magnitude 2; MXNet's own default slope is 0.25).
+ * xavier and msra need at least 2 dimensions (MXC_ERR_SHAPE otherwise).
+ * Random values come from the stream of mxc_random_seed, reserved at call
+ * time in the calling thread: the same seed and sequence of calls give the
+ * same values whatever the engine kind or thread count.
+ * Asynchronous: returns once the fill is scheduled as a write of arr; later
+ * reads (copies, operators, waits) see the values. Errors: unknown method
+ * MXC_ERR_NOT_FOUND; unknown key (the message lists the method's keys) or
+ * bad value MXC_ERR_INVALID_ARGUMENT; other dtypes MXC_ERR_DTYPE; sparse
+ * arrays MXC_ERR_STYPE. On failure nothing is scheduled and no random
+ * numbers are consumed. The strings are not kept. */
+MXC_API int mxc_init_array(mxc_ndarray arr, const char *method,
+                           const char *const *keys, const char *const *vals,
+                           int n_params);
+
+/* Classification accuracy. pred is (N, K) scores, whose per-row argmax
+ * (the first maximum on ties) is the predicted class, or (N) class ids;
+ * label is (N). Both are rounded to the nearest integer before comparing.
+ * Dtypes float32, float64, int32, int64, int8, uint8. Synchronous: waits
+ * for pending writes of both arrays and reports their failures.
+ * On success *out_correct = matching rows, *out_count = N. Shape
+ * mismatches give MXC_ERR_SHAPE naming both shapes. Outputs untouched on
+ * failure. */
+MXC_API int mxc_metric_accuracy(mxc_ndarray pred, mxc_ndarray label,
+                                int64_t *out_correct, int64_t *out_count);
+
+/* Cross-entropy of predicted probabilities. prob is (N, K), label (N) with
+ * values that round to a class in [0, K) (MXC_ERR_INVALID_ARGUMENT
+ * otherwise, naming the row); eps finite and >= 0. On success *out_sum =
+ * sum over rows i of -log(max(prob[i, label_i], eps)) (divide by
+ * *out_count = N for the mean). Dtypes, waiting and errors as
+ * mxc_metric_accuracy. Outputs untouched on failure. */
+MXC_API int mxc_metric_cross_entropy(mxc_ndarray prob, mxc_ndarray label,
+                                     double eps, double *out_sum,
+                                     int64_t *out_count);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
