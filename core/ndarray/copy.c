@@ -34,24 +34,36 @@ static int check_nbytes(const mxc__ndarray *a, size_t nbytes,
   return MXC_OK;
 }
 
+int mxc__ndarray_push(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
+                      const mxc__ndarray *read, const mxc__ndarray *write,
+                      int priority, const char *name) {
+  const mxc__ndarray *on = write ? write : read;
+  mxc__var *rv = read ? mxc__ndarray_var(read) : NULL;
+  mxc__var *wv = write ? mxc__ndarray_var(write) : NULL;
+  mxc__push_args p;
+  memset(&p, 0, sizeof p);
+  p.sync_fn = fn;
+  p.arg = arg;
+  p.free_fn = free_fn;
+  p.reads = read ? &rv : NULL;
+  p.n_reads = read ? 1 : 0;
+  p.writes = write ? &wv : NULL;
+  p.n_writes = write ? 1 : 0;
+  p.priority = priority;
+  p.name = name;
+  p.dev = on->chunk->dev;
+  return mxc__engine_push(mxc__ndarray_engine(on), &p);
+}
+
 /* Pushes one copy with arguments on the caller's stack and waits for it:
  * the wait covers the pushed function, so the stack outlives its use. */
 static int push_and_wait(const mxc__ndarray *a, copy_args *args, int writes,
                          const char *name) {
-  mxc__var *v = mxc__ndarray_var(a);
-  mxc__push_args p;
-  memset(&p, 0, sizeof p);
-  p.sync_fn = copy_fn;
-  p.arg = args;
-  p.reads = writes ? NULL : &v;
-  p.n_reads = writes ? 0 : 1;
-  p.writes = writes ? &v : NULL;
-  p.n_writes = writes ? 1 : 0;
-  p.name = name;
-  p.dev = a->chunk->dev;
-  p.priority = 1; /* a caller is blocked on it */
-  MXC_FORWARD_IF_ERROR(mxc__engine_push(mxc__ndarray_engine(a), &p));
-  return mxc__engine_wait_var(mxc__ndarray_engine(a), v, 1);
+  /* Priority 1: a caller is blocked on it. */
+  MXC_FORWARD_IF_ERROR(mxc__ndarray_push(copy_fn, args, NULL,
+                                         writes ? NULL : a, writes ? a : NULL,
+                                         1, name));
+  return mxc__engine_wait_var(mxc__ndarray_engine(a), mxc__ndarray_var(a), 1);
 }
 
 int mxc__ndarray_copy_from_host(const mxc__ndarray *a, const void *src,
@@ -95,19 +107,7 @@ int mxc__ndarray_copy(const mxc__ndarray *src, const mxc__ndarray *dst) {
   args->dst = mxc__ndarray_ptr(dst);
   args->src = mxc__ndarray_ptr(src);
   args->nbytes = mxc__ndarray_nbytes(src);
-  mxc__var *rv = mxc__ndarray_var(src), *wv = mxc__ndarray_var(dst);
-  mxc__push_args p;
-  memset(&p, 0, sizeof p);
-  p.sync_fn = copy_fn;
-  p.arg = args;
-  p.free_fn = free_args;
-  p.reads = &rv;
-  p.n_reads = 1;
-  p.writes = &wv;
-  p.n_writes = 1;
-  p.name = "copy";
-  p.dev = dst->chunk->dev;
-  int rc = mxc__engine_push(mxc__ndarray_engine(dst), &p);
+  int rc = mxc__ndarray_push(copy_fn, args, free_args, src, dst, 0, "copy");
   if (rc != MXC_OK) mxc__free(args);
   return rc;
 }

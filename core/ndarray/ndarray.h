@@ -110,6 +110,14 @@ int mxc__ndarray_copy(const mxc__ndarray *src, const mxc__ndarray *dst);
 
 int mxc__ndarray_wait(const mxc__ndarray *a, int for_write);
 
+/* Pushes a synchronous function that reads `read` and writes `write`
+ * (either may be NULL, not both) on their engine and device. name must
+ * stay valid until free_fn runs. On failure nothing is pushed and free_fn
+ * is not called. */
+int mxc__ndarray_push(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
+                      const mxc__ndarray *read, const mxc__ndarray *write,
+                      int priority, const char *name);
+
 /* Chunk references (DLPack export keeps the storage alive with these). */
 void mxc__chunk_retain(mxc__chunk *c);
 void mxc__chunk_release(mxc__chunk *c);

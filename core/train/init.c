@@ -325,17 +325,7 @@ static int push_fill(const method_desc *m, const mxc__ndarray *a,
                     ? 2 : 1;
     f->slice = mxc__random_reserve(f->n, words);
   }
-  mxc__var *v = mxc__ndarray_var(a);
-  mxc__push_args p;
-  memset(&p, 0, sizeof p);
-  p.sync_fn = fill_fn;
-  p.arg = f;
-  p.free_fn = free_fill;
-  p.writes = &v;
-  p.n_writes = 1;
-  p.name = m->op_name;
-  p.dev = a->chunk->dev;
-  int rc = mxc__engine_push(mxc__ndarray_engine(a), &p);
+  int rc = mxc__ndarray_push(fill_fn, f, free_fill, NULL, a, 0, m->op_name);
   if (rc != MXC_OK) mxc__free(f);
   return rc;
 }
