@@ -6,18 +6,44 @@
 #include "core/base/alloc.h"
 #include "core/base/error.h"
 
-static void node_free(mxc__node *n) {
-  for (int i = 0; i < n->n_inputs; ++i) mxc__node_release(n->inputs[i].node);
+/* Frees n's own memory; pushes inputs whose last reference it held onto
+ * the list at *todo. */
+static void node_free_one(mxc__node *n, mxc__node **todo) {
+  for (int i = 0; i < n->n_inputs; ++i) {
+    mxc__node *in = n->inputs[i].node;
+    if (in &&
+        atomic_fetch_sub_explicit(&in->refs, 1, memory_order_acq_rel) == 1) {
+      in->free_next = *todo;
+      *todo = in;
+    }
+  }
   for (int i = 0; i < n->n_attrs; ++i) {
     mxc__free(n->keys[i]);
     mxc__free(n->vals[i]);
   }
   mxc__free(n->keys);
   mxc__free(n->vals);
+  for (int i = 0; i < n->n_uattrs; ++i) {
+    mxc__free(n->ukeys[i]);
+    mxc__free(n->uvals[i]);
+  }
+  mxc__free(n->ukeys);
+  mxc__free(n->uvals);
   mxc__free(n->inputs);
   mxc__free(n->param);
   mxc__free(n->name);
   mxc__free(n);
+}
+
+/* Iterative, so that a graph tens of thousands of nodes deep (an unrolled
+ * network) cannot overflow the stack when its last reference goes. */
+static void node_free(mxc__node *n) {
+  n->free_next = NULL;
+  while (n) {
+    mxc__node *todo = n->free_next;
+    node_free_one(n, &todo);
+    n = todo;
+  }
 }
 
 void mxc__node_retain(mxc__node *n) {
@@ -52,6 +78,39 @@ static int node_alloc(const char *name, mxc__node **out) {
 
 int mxc__node_variable(const char *name, mxc__node **out) {
   return node_alloc(name, out);
+}
+
+const char *mxc__node_get_uattr(const mxc__node *n, const char *key) {
+  for (int i = 0; i < n->n_uattrs; ++i) {
+    if (strcmp(n->ukeys[i], key) == 0) return n->uvals[i];
+  }
+  return NULL;
+}
+
+int mxc__node_set_uattr(mxc__node *n, const char *key, const char *val) {
+  char *v = mxc__strdup(val);
+  MXC_RETURN_ERROR_IF(!v, MXC_ERR_OOM, "out of memory setting attribute");
+  for (int i = 0; i < n->n_uattrs; ++i) {
+    if (strcmp(n->ukeys[i], key) == 0) {
+      mxc__free(n->uvals[i]);
+      n->uvals[i] = v;
+      return MXC_OK;
+    }
+  }
+  char *k = mxc__strdup(key);
+  char **nk = k ? mxc__realloc(n->ukeys, sizeof(char *) * (size_t)(n->n_uattrs + 1)) : NULL;
+  if (nk) n->ukeys = nk;
+  char **nv = nk ? mxc__realloc(n->uvals, sizeof(char *) * (size_t)(n->n_uattrs + 1)) : NULL;
+  if (nv) n->uvals = nv;
+  if (!nv) {
+    mxc__free(k);
+    mxc__free(v);
+    return mxc__error_set(MXC_ERR_OOM, "out of memory setting attribute");
+  }
+  n->ukeys[n->n_uattrs] = k;
+  n->uvals[n->n_uattrs] = v;
+  n->n_uattrs++;
+  return MXC_OK;
 }
 
 static int copy_attrs(mxc__node *n, const char *const *keys,

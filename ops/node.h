@@ -36,6 +36,16 @@ struct mxc__node {
   char *name;        /* owned; may be "" */
   int n_inputs;
   mxc__entry *inputs; /* each holds a reference */
+  /* User attributes ("__shape__", "__lr_mult__", "ctx_group", ...): kept
+   * apart from operator parameters, saved to JSON as attrs. The one
+   * mutable part of a node: mxc__node_set_uattr must not run while
+   * another thread reads the node. */
+  int n_uattrs;
+  char **ukeys; /* owned */
+  char **uvals; /* owned */
+  /* private: links nodes being freed, so that releasing a long chain
+   * needs no recursion */
+  struct mxc__node *free_next;
 };
 
 /* A variable node named `name`. */
@@ -53,6 +63,13 @@ int mxc__node_op(const char *op_name, const char *const *keys,
 int mxc__node_op_like(const char *op_name, const mxc__node *like,
                       const mxc__entry *inputs, int n_inputs,
                       mxc__node **out);
+
+/* Sets (adds or replaces) user attribute key. MXC_ERR_OOM possible; the
+ * node is unchanged on failure. */
+int mxc__node_set_uattr(mxc__node *n, const char *key, const char *val);
+/* The value of user attribute key, or NULL. Valid until it is set again
+ * or the node is freed. */
+const char *mxc__node_get_uattr(const mxc__node *n, const char *key);
 
 void mxc__node_retain(mxc__node *n);
 void mxc__node_release(mxc__node *n); /* accepts NULL */
