@@ -149,6 +149,7 @@ const char *mxc__param_type_str(const mxc__param_def *d, char *buf,
       [MXC__P_DTYPE] = "dtype",
       [MXC__P_OPT_INT] = "int or None",
       [MXC__P_OPT_FLOAT] = "float or None",
+      [MXC__P_STRING] = "string",
   };
   if (d->type != MXC__P_ENUM) {
     snprintf(buf, len, "%s", k_names[d->type]);
@@ -202,6 +203,12 @@ static int parse_value(const mxc__param_def *d, const char *s, char *base) {
       memcpy(field, &v, sizeof v);
       return 1;
     }
+    case MXC__P_STRING: {
+      size_t len = strlen(s);
+      if (len >= MXC__PARAM_STR_MAX) return 0;
+      memcpy(field, s, len + 1);
+      return 1;
+    }
     default:
       return 0;
   }
@@ -238,6 +245,13 @@ static int bad_value(const char *op_name, const mxc__param_def *d,
                           "float16, bfloat16, uint8, int8, int32, int64, "
                           "bool",
                           op_name, d->name, val);
+  }
+  if (d->type == MXC__P_STRING) { /* only length can be wrong */
+    return mxc__error_set(MXC_ERR_INVALID_ARGUMENT,
+                          "operator '%s': parameter '%s' is %zu bytes long; "
+                          "expected at most %d",
+                          op_name, d->name, strlen(val),
+                          MXC__PARAM_STR_MAX - 1);
   }
   return mxc__error_set(MXC_ERR_INVALID_ARGUMENT,
                         "operator '%s': parameter '%s' has invalid value "

@@ -24,8 +24,14 @@ typedef enum mxc__param_type {
   MXC__P_DTYPE,   /* int: MXC_DTYPE_* from "float32", ...; "None" -> -1 */
   MXC__P_OPT_INT, /* mxc__opt_int: an int or "None" */
   MXC__P_OPT_FLOAT, /* double: a float, or "None" stored as NaN */
+  MXC__P_STRING,  /* char[MXC__PARAM_STR_MAX]: the text as given */
   MXC__P_PARAM_TYPE_COUNT
 } mxc__param_type;
+
+/* Capacity of a MXC__P_STRING field, terminating NUL included. The text
+ * lives inside the parameter struct because kernels get a flat copy of it
+ * (ops/invoke.c copies param_size bytes); longer values are rejected. */
+#define MXC__PARAM_STR_MAX 4096
 
 /* A "None" entry inside a tuple, e.g. slice's begin=(None, 1). */
 #define MXC__TUPLE_NONE INT64_MIN

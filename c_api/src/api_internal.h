@@ -8,6 +8,7 @@
 
 #include "core/base/error.h"
 #include "core/base/handle.h"
+#include "core/graph/symbol.h"
 #include "core/ndarray/ndarray.h"
 #include "mxc/mxc.h"
 
@@ -36,6 +37,16 @@ static inline int api_wrap_array(mxc__ndarray *a, mxc_ndarray *out) {
     return rc;
   }
   *out = (mxc_ndarray)h;
+  return MXC_OK;
+}
+
+/* *out = the internal symbol of public handle h. */
+static inline int api_symbol(mxc_symbol h, const char *what,
+                             mxc__symbol **out) {
+  void *p;
+  MXC_FORWARD_IF_ERROR(
+      mxc__handle_get((uintptr_t)h, MXC__HANDLE_SYMBOL, what, &p));
+  *out = p;
   return MXC_OK;
 }
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "core/autograd/autograd.h"
 #include "core/base/alloc.h"
 #include "ops/invoke.h"
 #include "ops/op.h"
@@ -81,7 +82,7 @@ static int type_string(const mxc__param_def *d, const char **out) {
       [MXC__P_INT] = "int",          [MXC__P_FLOAT] = "float",
       [MXC__P_BOOL] = "boolean",     [MXC__P_TUPLE] = "Shape(tuple)",
       [MXC__P_DTYPE] = "dtype",      [MXC__P_OPT_INT] = "int or None",
-      [MXC__P_OPT_FLOAT] = "float or None",
+      [MXC__P_OPT_FLOAT] = "float or None", [MXC__P_STRING] = "string",
   };
   if (d->type != MXC__P_ENUM) {
     *out = k_static[d->type];
@@ -257,7 +258,12 @@ int mxc_op_invoke(mxc_op h, const char *const *keys, const char *const *vals,
   void *param = NULL;
   MXC_FORWARD_IF_ERROR(
       with_params(h, fn, keys, vals, n_params, &op, &param));
-  int rc = mxc__op_invoke(op, param, in, n_inputs, out, n_outputs, req);
+  /* One thread-local check when recording is off; when on, autograd
+   * invokes and records (it keeps the parameter strings). */
+  int rc = mxc__autograd_is_recording()
+               ? mxc__autograd_invoke(op, param, keys, vals, n_params, in,
+                                      n_inputs, out, n_outputs, req)
+               : mxc__op_invoke(op, param, in, n_inputs, out, n_outputs, req);
   mxc__free(param);
   if (rc != MXC_OK) return rc;
   /* Hand out created outputs; on failure of a handle, free the rest. */

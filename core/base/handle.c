@@ -30,6 +30,10 @@ static const char *const k_kind_names[MXC__HANDLE_KIND_COUNT] = {
     [MXC__HANDLE_NDARRAY] = "mxc_ndarray",
     [MXC__HANDLE_NDARRAY_LIST] = "mxc_ndarray_list",
     [MXC__HANDLE_DATA_ITER] = "mxc_data_iter",
+    [MXC__HANDLE_SYMBOL] = "mxc_symbol",
+    [MXC__HANDLE_EXECUTOR] = "mxc_executor",
+    [MXC__HANDLE_STR_LIST] = "mxc_str_list",
+    [MXC__HANDLE_INFER] = "mxc_infer",
 };
 
 _Static_assert(sizeof k_kind_names / sizeof k_kind_names[0] ==

@@ -19,6 +19,10 @@ typedef enum mxc__handle_kind {
   MXC__HANDLE_NDARRAY = 1,
   MXC__HANDLE_NDARRAY_LIST = 2,
   MXC__HANDLE_DATA_ITER = 3,
+  MXC__HANDLE_SYMBOL = 4,
+  MXC__HANDLE_EXECUTOR = 5,
+  MXC__HANDLE_STR_LIST = 6,
+  MXC__HANDLE_INFER = 7,
   MXC__HANDLE_KIND_COUNT
 } mxc__handle_kind;
 

@@ -79,6 +79,7 @@ static int view_new(mxc__chunk *c, const mxc__shape *shape, int dtype,
   a->dtype = dtype;
   a->stype = c->stype;
   a->offset = offset;
+  a->ag = NULL;
   *out = a;
   return MXC_OK;
 }
@@ -127,8 +128,20 @@ int mxc__ndarray_create_external(const mxc__shape *shape, int dtype,
   return MXC_OK;
 }
 
+/* Set once by core/autograd; atomic because arrays are freed from any
+ * thread. */
+static void (*_Atomic g_ag_release)(void *);
+
+void mxc__ndarray_set_ag_release(void (*fn)(void *ag)) {
+  atomic_store(&g_ag_release, fn);
+}
+
 void mxc__ndarray_free(mxc__ndarray *a) {
   if (!a) return;
+  if (a->ag) {
+    void (*fn)(void *) = atomic_load(&g_ag_release);
+    if (fn) fn(a->ag);
+  }
   mxc__chunk_release(a->chunk);
   mxc__free(a);
 }

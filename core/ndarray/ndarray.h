@@ -61,6 +61,11 @@ typedef struct mxc__ndarray {
   int dtype;
   int stype;
   size_t offset; /* bytes from the start of the chunk */
+  /* Autograd information (core/autograd): NULL unless the view is a
+   * marked variable or the result of a recorded operator. It belongs to
+   * this view alone: every new view (clone, slice, at, reshape) starts
+   * with NULL, i.e. without history. */
+  void *ag;
 } mxc__ndarray;
 
 /* A new dense array with its own chunk. delay_alloc: allocate storage on
@@ -117,6 +122,12 @@ int mxc__ndarray_wait(const mxc__ndarray *a, int for_write);
 int mxc__ndarray_push(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
                       const mxc__ndarray *read, const mxc__ndarray *write,
                       int priority, const char *name);
+
+/* ---- autograd hook ----
+ * core/autograd registers, before it sets any `ag` field, the function that
+ * mxc__ndarray_free calls with a view's non-NULL `ag` (the layer below
+ * cannot call up into autograd directly). */
+void mxc__ndarray_set_ag_release(void (*fn)(void *ag));
 
 /* Chunk references (DLPack export keeps the storage alive with these). */
 void mxc__chunk_retain(mxc__chunk *c);

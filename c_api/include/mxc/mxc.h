@@ -558,6 +558,349 @@ MXC_API int mxc_metric_cross_entropy(mxc_ndarray prob, mxc_ndarray label,
                                      double eps, double *out_sum,
                                      int64_t *out_count);
 
+/* ------------------------------------------------------------------------ */
+/* Strings and string lists returned by the library                         */
+/* ------------------------------------------------------------------------ */
+
+/* Frees a string the library returned through a `char **` out-parameter
+ * (JSON, DOT, attribute values, debug text). Accepts NULL. */
+MXC_API void mxc_string_free(char *s);
+
+/* An immutable list of strings (argument names, output names, attribute
+ * keys). Owned by the caller; free with mxc_str_list_free. */
+typedef struct mxc_str_list_s *mxc_str_list;
+
+MXC_API void mxc_str_list_free(mxc_str_list list);
+MXC_API int mxc_str_list_size(mxc_str_list list, int *out);
+/* *out = the index-th string, valid until the list is freed. */
+MXC_API int mxc_str_list_get(mxc_str_list list, int index, const char **out);
+
+/* ------------------------------------------------------------------------ */
+/* Symbols: computation graphs                                               */
+/* ------------------------------------------------------------------------ */
+
+/* A symbol is a list of outputs of a graph of operator applications and
+ * variables. Symbols are values: every function below that "makes" a
+ * symbol returns a new handle owned by the caller (free it with
+ * mxc_symbol_free) and leaves its arguments unchanged; graphs are shared
+ * between symbols internally and freed with the last symbol using them.
+ * Thread-safety: reading a symbol (listing, inference, JSON, binding) may
+ * happen from any number of threads at once; mxc_symbol_set_attr must not
+ * overlap with other uses of symbols sharing that node. */
+typedef struct mxc_symbol_s *mxc_symbol;
+
+/* A variable (a free input of a graph, to be bound to an array). Names
+ * must be non-empty. Attributes understood by the library: "__shape__"
+ * (e.g. "(128,784)", 0 = unknown dimension), "__dtype__" (a dtype number
+ * as a string), "__lr_mult__", "__wd_mult__", "__init__"; other keys are
+ * kept and saved. mxc_symbol_variable_ex sets n_attrs attributes at once
+ * (keys/vals may be NULL when n_attrs is 0). */
+MXC_API int mxc_symbol_variable(const char *name, mxc_symbol *out);
+MXC_API int mxc_symbol_variable_ex(const char *name, const char *const *keys,
+                                   const char *const *vals, int n_attrs,
+                                   mxc_symbol *out);
+
+/* Applies operator `op` with string parameters (n_params pairs) to inputs.
+ * name: the node's name, or NULL for an automatic one (the lower-case
+ * operator name and a process-wide counter: "fullyconnected0").
+ * inputs: n_inputs single-output symbols. input_names: NULL to give
+ * inputs positionally (the first n_inputs operator inputs), or n_inputs
+ * operator input names ("data", "weight", ...) to give them by name.
+ * Operator inputs not given become new variables named
+ * "<name>_<input name>" ("fc1_weight", "bn1_moving_mean"). Errors: unknown
+ * parameter or bad value, too many inputs, an unknown or repeated input
+ * name, or an input symbol with more than one output
+ * (MXC_ERR_INVALID_ARGUMENT, naming the operator and the input). */
+MXC_API int mxc_symbol_create(mxc_op op, const char *const *keys,
+                              const char *const *vals, int n_params,
+                              const char *name, const char *const *input_names,
+                              const mxc_symbol *inputs, int n_inputs,
+                              mxc_symbol *out);
+
+/* A new symbol in which free variables of sym are replaced by args (each
+ * with one output): by variable name when names is non-NULL, otherwise
+ * positionally in mxc_symbol_list_arguments order. A name that is not an
+ * argument of sym is MXC_ERR_NOT_FOUND. */
+MXC_API int mxc_symbol_compose(mxc_symbol sym, const char *const *names,
+                               const mxc_symbol *args, int n_args,
+                               mxc_symbol *out);
+
+MXC_API void mxc_symbol_free(mxc_symbol sym);
+
+/* A deep copy: a new graph with the same structure, names and attributes
+ * (set_attr on the copy does not affect sym). */
+MXC_API int mxc_symbol_copy(mxc_symbol sym, mxc_symbol *out);
+
+/* A symbol whose outputs are the outputs of syms[0..n) in order (n >= 1). */
+MXC_API int mxc_symbol_group(const mxc_symbol *syms, int n, mxc_symbol *out);
+
+MXC_API int mxc_symbol_num_outputs(mxc_symbol sym, int *out);
+
+/* A single-output symbol for output `index` of sym. */
+MXC_API int mxc_symbol_output(mxc_symbol sym, int index, mxc_symbol *out);
+
+/* A symbol whose outputs are every output of every node of sym (variables
+ * included), in topological order; its output names ("fc1_output",
+ * "fc1_weight") select one with mxc_symbol_output_by_name. */
+MXC_API int mxc_symbol_internals(mxc_symbol sym, mxc_symbol *out);
+MXC_API int mxc_symbol_output_by_name(mxc_symbol sym, const char *name,
+                                      mxc_symbol *out);
+
+/* *out = the name of a single-output symbol's node (a new string: free
+ * with mxc_string_free). MXC_ERR_INVALID_ARGUMENT for groups. */
+MXC_API int mxc_symbol_name(mxc_symbol sym, char **out);
+
+/* Arguments (variables that are not auxiliary states), in the order
+ * executors take them (depth-first, inputs before the node); outputs
+ * ("<node>_output", or "<node>_<output name>" for multi-output
+ * operators); auxiliary states (variables feeding operators' auxiliary
+ * inputs, such as BatchNorm's moving statistics). */
+MXC_API int mxc_symbol_list_arguments(mxc_symbol sym, mxc_str_list *out);
+MXC_API int mxc_symbol_list_outputs(mxc_symbol sym, mxc_str_list *out);
+MXC_API int mxc_symbol_list_auxiliary_states(mxc_symbol sym,
+                                             mxc_str_list *out);
+
+/* Attributes of a single-output symbol's node. set_attr adds or replaces
+ * (operator parameters cannot be changed this way: MXC_ERR_INVALID_ARGUMENT).
+ * get_attr: *out_found = 0 and *out = NULL when absent, else *out = a new
+ * string (mxc_string_free). attr_keys lists the node's attribute keys. */
+MXC_API int mxc_symbol_set_attr(mxc_symbol sym, const char *key,
+                                const char *val);
+MXC_API int mxc_symbol_get_attr(mxc_symbol sym, const char *key,
+                                int *out_found, char **out);
+MXC_API int mxc_symbol_attr_keys(mxc_symbol sym, mxc_str_list *out);
+
+/* JSON in the Apache MXNet 1.x (NNVM) format: "nodes" (op, name, attrs,
+ * inputs as [node, output, version]), "arg_nodes", "node_row_ptr",
+ * "heads" and "attrs": {"mxnet_version": ["int", 10900]}. Loading also
+ * accepts 0.x files ("param"/"attr" instead of "attrs"). An operator this
+ * build lacks is MXC_ERR_NOT_FOUND naming it; malformed JSON is
+ * MXC_ERR_INVALID_ARGUMENT with the byte offset. to_json: *out is a new
+ * string (mxc_string_free). save/load: a file path; I/O errors are
+ * MXC_ERR_IO; save replaces the file atomically. */
+MXC_API int mxc_symbol_to_json(mxc_symbol sym, char **out);
+MXC_API int mxc_symbol_from_json(const char *json, mxc_symbol *out);
+MXC_API int mxc_symbol_save(mxc_symbol sym, const char *path);
+MXC_API int mxc_symbol_load(const char *path, mxc_symbol *out);
+
+/* Graphviz DOT text of the graph (*out: mxc_string_free). When n_shapes >
+ * 0, the named arguments have the given shapes (as mxc_symbol_infer_shape)
+ * and edges are labelled with inferred shapes. */
+MXC_API int mxc_symbol_to_dot(mxc_symbol sym, int n_shapes,
+                              const char *const *names, const int *ndims,
+                              const int64_t *dims, char **out);
+
+/* ---- inference ---- */
+
+/* The result of an inference: shapes, dtypes and storage types of a
+ * symbol's arguments, outputs and auxiliary states. Owned by the caller;
+ * free with mxc_infer_free. */
+typedef struct mxc_infer_s *mxc_infer;
+
+#define MXC_INFER_ARGS 0
+#define MXC_INFER_OUTPUTS 1
+#define MXC_INFER_AUX 2
+
+/* Shape inference from the shapes of some arguments. The arguments are
+ * given by name (names non-NULL) or positionally in list_arguments order;
+ * argument i has ndims[i] dimensions, taken in turn from dims (so dims
+ * holds sum(ndims) values). Variables' "__shape__" attributes count as
+ * given. partial == 0: every shape must be deduced (MXC_ERR_SHAPE names
+ * the first argument left unknown); partial != 0: unknown shapes are
+ * reported with ndim -1. An inconsistency is MXC_ERR_SHAPE naming the
+ * node, its operator, the input and both shapes. */
+MXC_API int mxc_symbol_infer_shape(mxc_symbol sym, int n,
+                                   const char *const *names, const int *ndims,
+                                   const int64_t *dims, int partial,
+                                   mxc_infer *out);
+
+/* Type inference from the dtypes of some arguments (names as above;
+ * "__dtype__" attributes count as given). Conflicts are MXC_ERR_DTYPE
+ * naming the node and both types; partial as above. */
+MXC_API int mxc_symbol_infer_type(mxc_symbol sym, int n,
+                                  const char *const *names, const int *dtypes,
+                                  int partial, mxc_infer *out);
+
+/* Storage-type inference (MXC_STYPE_*) from the storage types of some
+ * arguments; operators without sparse support give dense outputs and
+ * reject sparse inputs with MXC_ERR_STYPE naming the node. */
+MXC_API int mxc_symbol_infer_storage_type(mxc_symbol sym, int n,
+                                          const char *const *names,
+                                          const int *stypes, mxc_infer *out);
+
+MXC_API void mxc_infer_free(mxc_infer inf);
+/* *out = number of entries in group (MXC_INFER_ARGS/OUTPUTS/AUX). */
+MXC_API int mxc_infer_count(mxc_infer inf, int group, int *out);
+/* Shape of entry index of group: *out_ndim (-1 when unknown) and
+ * out_dims[0..ndim) (out_dims holds MXC_MAX_NDIM values). Only meaningful
+ * for results of infer_shape (others report ndim -1). */
+MXC_API int mxc_infer_shape(mxc_infer inf, int group, int index,
+                            int *out_ndim, int64_t *out_dims);
+/* dtype (infer_type results) or storage type (infer_storage_type
+ * results) of an entry; -1 when unknown. */
+MXC_API int mxc_infer_dtype(mxc_infer inf, int group, int index, int *out);
+MXC_API int mxc_infer_stype(mxc_infer inf, int group, int index, int *out);
+
+/* ------------------------------------------------------------------------ */
+/* Executors: a bound symbol that runs forward and backward                  */
+/* ------------------------------------------------------------------------ */
+
+/* An executor owns the arrays of one binding of a symbol: arguments,
+ * their gradients, auxiliary states, outputs and a planned set of
+ * intermediate buffers. Work is pushed to the engine node by node, so
+ * independent branches run in parallel; forward/backward return once the
+ * work is scheduled, and failures surface at the next wait on an output or
+ * gradient (naming the operator). Thread-safety: calls on one executor
+ * must not overlap (it has state: the last forward's values); different
+ * executors may run concurrently, also when they share parameter arrays
+ * (reshape), with the engine ordering the accesses. */
+typedef struct mxc_executor_s *mxc_executor;
+
+/* Bind flags. */
+#define MXC_BIND_DEFAULT 0
+#define MXC_BIND_NO_MEMORY_PLAN 1 /* one buffer per intermediate value */
+#define MXC_BIND_NO_FUSION 2      /* do not fuse element-wise chains */
+
+/* Binds sym to arrays on device (dev_type, dev_id). args: one array per
+ * argument in list_arguments order (n_args must match); arg_grads: NULL,
+ * or one slot per argument, NULL where no gradient is wanted; grad_reqs:
+ * NULL (MXC_REQ_WRITE wherever arg_grads gives an array) or one
+ * MXC_REQ_NULL / MXC_REQ_WRITE / MXC_REQ_ADD per argument. aux: n_aux
+ * arrays in list_auxiliary_states order. Shapes and dtypes are inferred
+ * from the arrays; mismatches are MXC_ERR_SHAPE / MXC_ERR_DTYPE naming the
+ * argument. The executor keeps its own references to the arrays (the
+ * caller may free its handles); values are shared, not copied: writing an
+ * argument array changes the next forward. flags: MXC_BIND_*. *out is a
+ * new executor owned by the caller (mxc_executor_free). */
+MXC_API int mxc_executor_bind(mxc_symbol sym, int dev_type, int dev_id,
+                              int n_args, const mxc_ndarray *args,
+                              const mxc_ndarray *arg_grads,
+                              const int *grad_reqs, int n_aux,
+                              const mxc_ndarray *aux, int flags,
+                              mxc_executor *out);
+
+/* Binds sym allocating every array: shapes of some arguments by name
+ * (names/ndims/dims as mxc_symbol_infer_shape; the rest are inferred),
+ * dtypes: NULL (float32, or the variable's "__dtype__") or one per given
+ * name. Every argument gets grad_req default_req (MXC_REQ_*) except the
+ * n_reqs named in req_names, which get reqs[i]; arguments with a request
+ * other than MXC_REQ_NULL get gradient arrays. Arguments, gradients and
+ * auxiliary states start as zeros. */
+MXC_API int mxc_executor_simple_bind(mxc_symbol sym, int dev_type, int dev_id,
+                                     int n_shapes, const char *const *names,
+                                     const int *ndims, const int64_t *dims,
+                                     const int *dtypes, int default_req,
+                                     int n_reqs, const char *const *req_names,
+                                     const int *reqs, int flags,
+                                     mxc_executor *out);
+
+MXC_API void mxc_executor_free(mxc_executor ex);
+
+/* Runs the graph forward; is_train selects training behaviour (Dropout,
+ * BatchNorm batch statistics) and keeps what backward needs. */
+MXC_API int mxc_executor_forward(mxc_executor ex, int is_train);
+
+/* Runs the gradient after a forward with is_train != 0, writing (or
+ * adding, per grad_req) argument gradients. head_grads: n arrays, one per
+ * output, shaped like the outputs; n == 0 (head_grads may be NULL) uses
+ * ones for every output (loss operators such as SoftmaxOutput ignore head
+ * gradients). Error before a training forward: MXC_ERR_INVALID_ARGUMENT. */
+MXC_API int mxc_executor_backward(mxc_executor ex, int n,
+                                  const mxc_ndarray *head_grads);
+
+/* Arrays of the executor, as new handles owned by the caller (free with
+ * mxc_ndarray_free; the array lives on while either holds it). outputs:
+ * 0 <= index < num_outputs. arg/grad/aux by name: MXC_ERR_NOT_FOUND for
+ * an unknown name or an argument without a gradient array. */
+MXC_API int mxc_executor_num_outputs(mxc_executor ex, int *out);
+MXC_API int mxc_executor_output(mxc_executor ex, int index, mxc_ndarray *out);
+MXC_API int mxc_executor_arg(mxc_executor ex, const char *name,
+                             mxc_ndarray *out);
+MXC_API int mxc_executor_grad(mxc_executor ex, const char *name,
+                              mxc_ndarray *out);
+MXC_API int mxc_executor_aux(mxc_executor ex, const char *name,
+                             mxc_ndarray *out);
+
+/* A new executor for new shapes of some arguments (names/ndims/dims as
+ * simple_bind), typically a new batch size. Arguments and auxiliary
+ * states whose shapes do not change are shared with ex (same arrays, so
+ * training one trains the other); changed ones get new zero arrays, as do
+ * their gradients. Same flags and grad_reqs as ex. ex stays valid. */
+MXC_API int mxc_executor_reshape(mxc_executor ex, int n,
+                                 const char *const *names, const int *ndims,
+                                 const int64_t *dims, mxc_executor *out);
+
+/* Monitor: with fn set, forward and backward wait for each node and call
+ * fn(user_data, "<node>_<output>", array) on the calling thread for each
+ * of its outputs; array is borrowed for the call (copy it to keep it).
+ * fn NULL turns monitoring off. */
+typedef void (*mxc_monitor_fn)(void *user_data, const char *name,
+                               mxc_ndarray array);
+MXC_API int mxc_executor_set_monitor(mxc_executor ex, mxc_monitor_fn fn,
+                                     void *user_data);
+
+/* Memory of intermediate values: *out_planned = bytes allocated for them
+ * under the memory plan; *out_unshared = bytes they would take with one
+ * buffer each. Either pointer may be NULL. */
+MXC_API int mxc_executor_memory(mxc_executor ex, int64_t *out_planned,
+                                int64_t *out_unshared);
+
+/* A readable description of the bound graph: nodes in execution order with
+ * shapes, fused regions, in-place and shared buffers, and the byte totals
+ * of mxc_executor_memory. *out: mxc_string_free. */
+MXC_API int mxc_executor_debug_str(mxc_executor ex, char **out);
+
+/* Saves arguments (as "arg:<name>") and auxiliary states ("aux:<name>") in
+ * the mxc_ndarray_save format. exclude: n_exclude argument names not to
+ * save (data and labels). */
+MXC_API int mxc_executor_save_params(mxc_executor ex, const char *path,
+                                     int n_exclude,
+                                     const char *const *exclude);
+
+/* Copies "arg:"/"aux:" arrays of a file into the executor's arrays (names
+ * without a prefix are taken as arguments). A shape or dtype mismatch is
+ * an error naming the parameter; names the executor lacks are an error
+ * unless allow_extra != 0. Nothing is changed on failure. */
+MXC_API int mxc_executor_load_params(mxc_executor ex, const char *path,
+                                     int allow_extra);
+
+/* ------------------------------------------------------------------------ */
+/* Imperative autograd                                                       */
+/* ------------------------------------------------------------------------ */
+
+/* While recording is on (per thread), mxc_op_invoke records each call
+ * whose inputs depend on marked variables, so that gradients can be
+ * computed afterwards. Training mode is separate (mxc_set_training).
+ * *out_prev (may be NULL) receives the previous state. */
+MXC_API int mxc_autograd_set_recording(int recording, int *out_prev);
+MXC_API int mxc_autograd_is_recording(int *out);
+
+/* Marks n arrays as variables to differentiate: grads[i] receives the
+ * gradient of vars[i] (same shape and dtype) written or added according
+ * to reqs[i] (MXC_REQ_*; reqs NULL = MXC_REQ_WRITE). Marking again
+ * replaces the earlier buffer. The library keeps references to grads. */
+MXC_API int mxc_autograd_mark_variables(int n, const mxc_ndarray *vars,
+                                        const int *reqs,
+                                        const mxc_ndarray *grads);
+
+/* Computes gradients of heads with respect to every marked variable they
+ * depend on, into the variables' gradient buffers. head_grads: NULL or n
+ * slots (NULL slot = ones). retain_graph == 0 frees the recorded history
+ * of the heads afterwards (a second backward is then an error). An array
+ * that was not computed under recording from a marked variable is
+ * MXC_ERR_INVALID_ARGUMENT. Asynchronous like operators. */
+MXC_API int mxc_autograd_backward(int n, const mxc_ndarray *heads,
+                                  const mxc_ndarray *head_grads,
+                                  int retain_graph);
+
+/* *out = a new handle on the gradient buffer of a marked variable
+ * (MXC_ERR_NOT_FOUND if arr is not marked). */
+MXC_API int mxc_autograd_get_grad(mxc_ndarray arr, mxc_ndarray *out);
+
+/* *out = a new handle sharing arr's values but cut from the recorded
+ * history (no gradient flows through it). */
+MXC_API int mxc_ndarray_detach(mxc_ndarray arr, mxc_ndarray *out);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

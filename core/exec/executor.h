@@ -1,0 +1,151 @@
+/* Executors: a symbol bound to arrays, run node by node on the engine.
+ *
+ * Binding builds one DAG for forward and backward: the symbol's outputs,
+ * plus (when some argument wants a gradient) one head-gradient variable
+ * per output and the gradient entries mxc__gradient_build makes for those
+ * arguments. The DAG is fused (core/fuse, unless MXC_BIND_NO_FUSION),
+ * indexed, its shapes and dtypes inferred from the bound arrays, and its
+ * intermediate values planned into shared buffers (core/exec/plan.h,
+ * unless MXC_BIND_NO_MEMORY_PLAN).
+ *
+ * Forward nodes are those the symbol's outputs depend on; the others are
+ * backward nodes. forward() pushes the forward nodes in topological order,
+ * one engine operation each (mxc__op_invoke with every output given), so
+ * independent branches run in parallel; backward() pushes the rest and
+ * then delivers gradients to arguments whose gradient could not be
+ * written in place (copy or add, zeros for an argument no gradient
+ * reaches).
+ *
+ * Ownership: an executor holds its own references to every array (views
+ * cloned from the caller's) and to the symbol's nodes. Thread-safety: calls
+ * on one executor must not overlap; distinct executors are independent,
+ * also when they share arrays (the engine orders the accesses). */
+#ifndef MXC_CORE_EXEC_EXECUTOR_H_
+#define MXC_CORE_EXEC_EXECUTOR_H_
+
+#include <stdint.h>
+
+#include "core/base/device.h"
+#include "core/base/shape.h"
+#include "core/exec/plan.h"
+#include "core/graph/graph.h"
+#include "core/graph/symbol.h"
+#include "core/ndarray/ndarray.h"
+#include "mxc/mxc.h"
+#include "ops/op.h"
+
+typedef struct mxc__executor {
+  mxc__device dev;
+  int flags;        /* MXC_BIND_* */
+  mxc__symbol *sym; /* the bound symbol (own references), for reshape */
+  mxc__graph *g;    /* forward + backward DAG, after fusion */
+  int n_fused;      /* fused nodes the fusion pass created */
+  int n_outputs;    /* g->heads[0..n_outputs) are the symbol's outputs */
+
+  /* Arguments and auxiliary states in list_arguments /
+   * list_auxiliary_states order. Names are borrowed from the nodes. */
+  int n_args, n_aux;
+  const char **arg_names, **aux_names;
+  int *arg_entry, *aux_entry; /* entry ids in g */
+  int *grad_req;              /* per argument: MXC__REQ_NULL/WRITE/ADD */
+  int *grad_entry;            /* per argument: gradient entry, or -1 */
+  uint8_t *grad_direct;       /* per argument: written by its producer */
+  mxc__ndarray **grads;       /* per argument: owned view, or NULL */
+  int *hgrad_entry;           /* per output: head-gradient entry, or -1 */
+
+  /* Per entry of g. */
+  mxc__shape *shapes;
+  int *dtypes;
+  mxc__ndarray **vals; /* owned view holding each entry's value */
+  mxc__req *reqs;      /* write mode of each entry's producer */
+
+  /* Operator nodes in execution order: forward first, then backward. */
+  int n_fwd, n_bwd;
+  int *order;
+
+  mxc__plan *plan;
+  mxc__ndarray **bufs; /* plan->n_bufs planned buffers (owned) */
+
+  int fwd_train; /* the last forward ran with is_train != 0 */
+  mxc_monitor_fn monitor;
+  void *monitor_data;
+} mxc__executor;
+
+/* Binds sym. args: n_args arrays in list_arguments order; grads: NULL or
+ * one slot per argument (NULL slots: no gradient array); reqs: NULL
+ * (MXC_REQ_WRITE where grads gives an array) or one MXC_REQ_* per
+ * argument; aux: n_aux arrays. The executor clones its own views of all
+ * arrays. `fn` names the caller in messages. */
+int mxc__executor_bind(const mxc__symbol *sym, mxc__device dev,
+                       mxc__ndarray *const *args, int n_args,
+                       mxc__ndarray *const *grads, const int *reqs,
+                       mxc__ndarray *const *aux, int n_aux, int flags,
+                       const char *fn, mxc__executor **out);
+
+/* Binds sym allocating zero arrays: shapes[0..n_shapes) of the named
+ * arguments (others inferred; "__shape__" attributes count), dtypes NULL
+ * or one per name ("__dtype__" attributes, then inference, then float32
+ * for the rest). Requests: default_req, except req_names[i] -> reqs[i].
+ * Every array starts as zeros, as mxc.h promises, auxiliary states
+ * included: MXNet starts BatchNorm's moving variance at 1, so callers that
+ * run inference before training set it themselves (the training example
+ * initializes every parameter and state explicitly). */
+int mxc__executor_simple_bind(const mxc__symbol *sym, mxc__device dev,
+                              int n_shapes, const char *const *names,
+                              const mxc__shape *shapes, const int *dtypes,
+                              int default_req, int n_reqs,
+                              const char *const *req_names, const int *reqs,
+                              int flags, mxc__executor **out);
+
+void mxc__executor_free(mxc__executor *ex); /* accepts NULL */
+
+/* Pushes the forward nodes (see mxc.h for is_train). With a monitor set,
+ * waits for each node and reports its outputs; the first failure seen
+ * there is returned. */
+int mxc__executor_forward(mxc__executor *ex, int is_train);
+
+/* head_grads: n == 0 (ones) or n == n_outputs arrays shaped like the
+ * outputs. Needs a preceding training forward. */
+int mxc__executor_backward(mxc__executor *ex, int n,
+                           mxc__ndarray *const *head_grads);
+
+/* Borrowed arrays (valid while ex lives): output i; argument, gradient and
+ * auxiliary state by name (MXC_ERR_NOT_FOUND naming it otherwise). */
+mxc__ndarray *mxc__executor_output(const mxc__executor *ex, int i);
+int mxc__executor_find(const mxc__executor *ex, int group, const char *name,
+                       const char *fn, mxc__ndarray **out);
+#define MXC__EXEC_ARG 0
+#define MXC__EXEC_GRAD 1
+#define MXC__EXEC_AUX 2
+
+/* New shapes for some arguments (see mxc_executor_reshape). */
+int mxc__executor_reshape(const mxc__executor *ex, int n,
+                          const char *const *names, const mxc__shape *shapes,
+                          mxc__executor **out);
+
+int mxc__executor_set_monitor(mxc__executor *ex, mxc_monitor_fn fn,
+                              void *user_data);
+
+/* Planned and one-buffer-per-value bytes of intermediate values. */
+void mxc__executor_memory(const mxc__executor *ex, int64_t *planned,
+                          int64_t *unshared);
+
+/* *out = a new string (mxc__free) describing the bound graph. */
+int mxc__executor_debug_str(const mxc__executor *ex, char **out);
+
+int mxc__executor_save_params(const mxc__executor *ex, const char *path,
+                              int n_exclude, const char *const *exclude);
+int mxc__executor_load_params(mxc__executor *ex, const char *path,
+                              int allow_extra);
+
+/* Pushes a write of `value` into every element of dense array a (zero
+ * gradients, ones as head gradients, zero-initialized arrays). name: a
+ * static string naming the work in errors. */
+int mxc__exec_fill(const mxc__ndarray *a, double value, const char *name);
+
+/* Name under which a node's output is reported ("fc1_output",
+ * "bn1_mean", "fc1_backward_output0"); written into buf. */
+const char *mxc__executor_entry_name(const mxc__executor *ex, int entry,
+                                     char *buf, size_t len);
+
+#endif /* MXC_CORE_EXEC_EXECUTOR_H_ */

@@ -1,0 +1,180 @@
+#include "core/exec/plan.h"
+
+#include <string.h>
+
+#include "core/base/alloc.h"
+#include "core/base/error.h"
+
+/* Working state of one planning walk. Buffers are created at most once per
+ * planned entry, so every array below is sized by the entry count up front
+ * and never grows. */
+typedef struct planner {
+  const mxc__graph *g;
+  const size_t *nbytes;
+  const uint8_t *external;
+  mxc__plan *p;
+  int *remaining;   /* per entry: uses by nodes of the order not yet walked */
+  uint8_t *donated; /* per entry: its buffer went to an in-place output */
+  int *pool;        /* free buffer ids */
+  int n_pool;
+} planner;
+
+void mxc__plan_free(mxc__plan *p) {
+  if (!p) return;
+  mxc__free(p->buf);
+  mxc__free(p->inplace);
+  mxc__free(p->buf_bytes);
+  mxc__free(p);
+}
+
+static int plan_alloc(int n_entries, mxc__plan **out) {
+  size_t n = (size_t)(n_entries > 0 ? n_entries : 1);
+  mxc__plan *p = mxc__calloc(1, sizeof *p);
+  if (p) {
+    p->buf = mxc__malloc(sizeof *p->buf * n);
+    p->inplace = mxc__calloc(n, 1);
+    p->buf_bytes = mxc__calloc(n, sizeof *p->buf_bytes);
+  }
+  if (!p || !p->buf || !p->inplace || !p->buf_bytes) {
+    mxc__plan_free(p);
+    return mxc__error_set(MXC_ERR_OOM, "out of memory planning memory");
+  }
+  p->n_entries = n_entries;
+  for (int e = 0; e < n_entries; ++e) p->buf[e] = -1;
+  *out = p;
+  return MXC_OK;
+}
+
+static int new_buffer(mxc__plan *p, size_t bytes) {
+  p->buf_bytes[p->n_bufs] = bytes;
+  return p->n_bufs++;
+}
+
+/* The best-fitting free buffer for `need` bytes: the smallest that is
+ * large enough; failing that the largest one, grown (growing adds less
+ * than a new buffer would); failing that a new buffer. */
+static int take_buffer(planner *pl, size_t need) {
+  mxc__plan *p = pl->p;
+  int best = -1, largest = -1;
+  for (int i = 0; i < pl->n_pool; ++i) {
+    size_t sz = p->buf_bytes[pl->pool[i]];
+    if (sz >= need && (best < 0 || sz < p->buf_bytes[pl->pool[best]])) {
+      best = i;
+    }
+    if (largest < 0 || sz > p->buf_bytes[pl->pool[largest]]) largest = i;
+  }
+  int pick = best >= 0 ? best : largest;
+  if (pick < 0) return new_buffer(p, need);
+  int b = pl->pool[pick];
+  pl->pool[pick] = pl->pool[--pl->n_pool];
+  if (p->buf_bytes[b] < need) p->buf_bytes[b] = need;
+  return b;
+}
+
+static int is_planned(const planner *pl, int e) {
+  return !pl->external[e] && pl->p->buf[e] >= 0;
+}
+
+/* Output e (output j of node nid) takes over an input's buffer when an
+ * in-place pair allows it: the input is planned (not external), this node
+ * is its last consumer, no other output took it already, and the buffer
+ * is large enough. Returns 1 when it did. */
+static int try_inplace(planner *pl, int nid, int j, int e) {
+  const mxc__graph *g = pl->g;
+  const mxc__node *n = g->nodes[nid];
+  const int *ins = g->in_entries + g->in_ptr[nid];
+  for (int k = 0; k < n->op->n_inplace; ++k) {
+    int in_idx = n->op->inplace[k][0];
+    if (n->op->inplace[k][1] != j || in_idx < 0 || in_idx >= n->n_inputs) {
+      continue;
+    }
+    int ein = ins[in_idx];
+    if (!is_planned(pl, ein) || pl->donated[ein]) continue;
+    int uses_here = 0;
+    for (int i = 0; i < n->n_inputs; ++i) uses_here += ins[i] == ein;
+    if (pl->remaining[ein] != uses_here) continue;
+    int b = pl->p->buf[ein];
+    if (pl->p->buf_bytes[b] < pl->nbytes[e]) continue;
+    pl->p->buf[e] = b;
+    pl->p->inplace[e] = 1;
+    pl->donated[ein] = 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* Plans the outputs of node nid, then frees what died at it. */
+static void plan_node(planner *pl, int nid, int share) {
+  const mxc__graph *g = pl->g;
+  mxc__plan *p = pl->p;
+  for (int e = g->entry_ptr[nid]; e < g->entry_ptr[nid + 1]; ++e) {
+    if (pl->external[e] || p->buf[e] >= 0) continue;
+    p->unshared_bytes += (int64_t)pl->nbytes[e];
+    if (!share) {
+      p->buf[e] = new_buffer(p, pl->nbytes[e]);
+      continue;
+    }
+    if (try_inplace(pl, nid, e - g->entry_ptr[nid], e)) continue;
+    p->buf[e] = take_buffer(pl, pl->nbytes[e]);
+  }
+  if (!share) return;
+  /* Only after every output has its buffer: an output must never receive
+   * the buffer of an input this node is still reading, nor of a sibling. */
+  for (int k = g->in_ptr[nid]; k < g->in_ptr[nid + 1]; ++k) {
+    int ein = g->in_entries[k];
+    if (!is_planned(pl, ein)) continue;
+    if (--pl->remaining[ein] == 0 && !pl->donated[ein]) {
+      pl->pool[pl->n_pool++] = p->buf[ein];
+    }
+  }
+  for (int e = g->entry_ptr[nid]; e < g->entry_ptr[nid + 1]; ++e) {
+    if (is_planned(pl, e) && pl->remaining[e] == 0) {
+      pl->pool[pl->n_pool++] = p->buf[e]; /* never read: dead at once */
+    }
+  }
+}
+
+int mxc__plan_build(const mxc__graph *g, const int *order, int n_order,
+                    const size_t *nbytes, const uint8_t *external, int share,
+                    mxc__plan **out) {
+  mxc__plan *p = NULL;
+  MXC_FORWARD_IF_ERROR(plan_alloc(g->n_entries, &p));
+  size_t n = (size_t)(g->n_entries > 0 ? g->n_entries : 1);
+  planner pl;
+  memset(&pl, 0, sizeof pl);
+  pl.g = g;
+  pl.nbytes = nbytes;
+  pl.external = external;
+  pl.p = p;
+  pl.remaining = mxc__calloc(n, sizeof *pl.remaining);
+  pl.donated = mxc__calloc(n, 1);
+  pl.pool = mxc__malloc(sizeof *pl.pool * n);
+  int rc = MXC_OK;
+  if (!pl.remaining || !pl.donated || !pl.pool) {
+    rc = mxc__error_set(MXC_ERR_OOM, "out of memory planning memory");
+  }
+  for (int i = 0; rc == MXC_OK && i < n_order; ++i) {
+    int nid = order[i];
+    if (!g->nodes[nid]->op) continue;
+    for (int k = g->in_ptr[nid]; k < g->in_ptr[nid + 1]; ++k) {
+      pl.remaining[g->in_entries[k]]++;
+    }
+  }
+  for (int i = 0; rc == MXC_OK && i < n_order; ++i) {
+    if (g->nodes[order[i]]->op) plan_node(&pl, order[i], share);
+  }
+  if (rc == MXC_OK) {
+    for (int b = 0; b < p->n_bufs; ++b) {
+      p->planned_bytes += (int64_t)p->buf_bytes[b];
+    }
+  }
+  mxc__free(pl.remaining);
+  mxc__free(pl.donated);
+  mxc__free(pl.pool);
+  if (rc != MXC_OK) {
+    mxc__plan_free(p);
+    return rc;
+  }
+  *out = p;
+  return MXC_OK;
+}

@@ -1,0 +1,27 @@
+/* Element-wise fusion: a graph rewrite that replaces chains of fusible
+ * element-wise nodes (unary, binary of equal shapes, scalar operators)
+ * whose intermediate entries are consumed only inside the chain by one
+ * fused node evaluating the whole chain tile by tile.
+ *
+ * Runs on node DAGs before indexing (core/graph/graph.h), after the
+ * gradient pass, so gradients are built from unfused nodes and stay
+ * correct; an intermediate value that backward nodes read has a consumer
+ * outside the chain and is therefore never fused away. */
+#ifndef MXC_CORE_FUSE_FUSE_H_
+#define MXC_CORE_FUSE_FUSE_H_
+
+#include "ops/node.h"
+
+/* User attribute (ops/node.h) of each fused node: the names of the nodes
+ * it replaces, comma-separated, in evaluation order (for debug output). */
+#define MXC__FUSE_ATTR_NODES "__fused_nodes__"
+
+/* out_heads[i] = an entry (new reference) computing the same values as
+ * heads[i] in the rewritten DAG. Variables are shared with the input DAG,
+ * never copied; nodes outside fused regions may be shared too.
+ * *out_n_fused (may be NULL) = number of fused nodes created. On failure
+ * out_heads is untouched and nothing leaks. */
+int mxc__fuse_graph(const mxc__entry *heads, int n_heads,
+                    mxc__entry *out_heads, int *out_n_fused);
+
+#endif /* MXC_CORE_FUSE_FUSE_H_ */

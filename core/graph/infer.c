@@ -1,0 +1,368 @@
+/* Shape, dtype and storage-type passes over indexed graphs (see infer.h).
+ *
+ * Shapes and dtypes share one fixed-point driver parameterized by a small
+ * table of value operations (`vkind`), so the sweep order, the merging of
+ * what an operator deduced, and the error reporting are written once. */
+#include "core/graph/infer.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/alloc.h"
+#include "core/base/dtype.h"
+#include "core/base/error.h"
+#include "ops/common.h"
+
+/* Operations on one kind of value (a shape or a dtype code). */
+typedef struct vkind {
+  const char *pass; /* "infer_shape": prefixes messages */
+  const char *what; /* "shape" */
+  size_t size;      /* bytes of one value */
+  int err;          /* code for a conflict the operator did not report */
+  int (*known)(const void *v);
+  void (*set_unknown)(void *v);
+  int (*equal)(const void *a, const void *b);
+  const char *(*str)(const void *v, char *buf, size_t len);
+  /* Runs the operator's inference on copies; MXC_OK or its error. */
+  int (*run)(const mxc__node *n, void *in, int n_in, void *out, int n_out);
+  /* Value from a variable's user attribute; 1 when found and valid. */
+  int (*from_attr)(const mxc__node *var, void *v);
+} vkind;
+
+/* ---- shapes ---- */
+
+static int shape_known(const void *v) {
+  return ((const mxc__shape *)v)->ndim >= 0;
+}
+static void shape_set_unknown(void *v) { ((mxc__shape *)v)->ndim = -1; }
+static int shape_equal(const void *a, const void *b) {
+  return mxc__shape_equal(a, b);
+}
+static const char *shape_str(const void *v, char *buf, size_t len) {
+  return mxc__shape_str(v, buf, len);
+}
+static int shape_run(const mxc__node *n, void *in, int n_in, void *out,
+                     int n_out) {
+  if (!n->op->infer_shape) return MXC_OK;
+  return n->op->infer_shape(n->op, n->param, in, n_in, out, n_out);
+}
+
+int mxc__parse_shape_attr(const char *s, mxc__shape *out) {
+  mxc__tuple t;
+  if (!s || !mxc__tuple_parse(s, &t)) return 0;
+  if (t.ndim < 0 || t.ndim > MXC_MAX_NDIM) return 0;
+  mxc__shape r;
+  memset(&r, 0, sizeof r);
+  r.ndim = t.ndim;
+  for (int i = 0; i < t.ndim; ++i) {
+    if (t.d[i] <= 0) return 0; /* 0 (or None) = unknown extent */
+    r.dims[i] = t.d[i];
+  }
+  *out = r;
+  return 1;
+}
+
+static int shape_from_attr(const mxc__node *var, void *v) {
+  return mxc__parse_shape_attr(mxc__node_get_uattr(var, "__shape__"), v);
+}
+
+static const vkind k_shape = {
+    "infer_shape", "shape", sizeof(mxc__shape), MXC_ERR_SHAPE,
+    shape_known,   shape_set_unknown, shape_equal, shape_str,
+    shape_run,     shape_from_attr,
+};
+
+/* ---- dtypes ---- */
+
+static int type_known(const void *v) { return *(const int *)v >= 0; }
+static void type_set_unknown(void *v) { *(int *)v = -1; }
+static int type_equal(const void *a, const void *b) {
+  return *(const int *)a == *(const int *)b;
+}
+static const char *type_str(const void *v, char *buf, size_t len) {
+  const char *name = mxc__dtype_name(*(const int *)v);
+  if (name) {
+    snprintf(buf, len, "%s", name);
+  } else {
+    snprintf(buf, len, "dtype %d", *(const int *)v);
+  }
+  return buf;
+}
+static int type_run(const mxc__node *n, void *in, int n_in, void *out,
+                    int n_out) {
+  if (n->op->infer_type) {
+    return n->op->infer_type(n->op, n->param, in, n_in, out, n_out);
+  }
+  return mxc__infer_type_same(n->op, n->param, in, n_in, out, n_out);
+}
+
+/* A dtype attribute: MXNet writes the number ("0"); a name ("float32")
+ * is accepted too. */
+static int type_from_attr(const mxc__node *var, void *v) {
+  const char *s = mxc__node_get_uattr(var, "__dtype__");
+  if (!s) return 0;
+  char *end = NULL;
+  long code = strtol(s, &end, 10);
+  if (end != s && *end == '\0') {
+    if (!mxc__dtype_name((int)code)) return 0;
+    *(int *)v = (int)code;
+    return 1;
+  }
+  for (int c = 0; c < 32; ++c) {
+    const char *name = mxc__dtype_name(c);
+    if (name && strcmp(name, s) == 0) {
+      *(int *)v = c;
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static const vkind k_type = {
+    "infer_type", "dtype",  sizeof(int),   MXC_ERR_DTYPE,
+    type_known,   type_set_unknown, type_equal, type_str,
+    type_run,     type_from_attr,
+};
+
+/* ---- the fixed-point driver ---- */
+
+/* Name of output j of an operator node (static or in buf). */
+static const char *output_name(const mxc__node *n, int j, char *buf,
+                               size_t len) {
+  const char *const *names = n->op->output_names;
+  for (int i = 0; names && names[i]; ++i) {
+    if (i == j) return names[i];
+  }
+  snprintf(buf, len, "output%d", j);
+  return buf;
+}
+
+typedef struct driver {
+  const vkind *k;
+  const mxc__graph *g;
+  char *vals; /* n_entries values */
+  char *in;   /* scratch: the largest input count */
+  char *out;  /* scratch: the largest output count */
+  int changed;
+} driver;
+
+#define VAL(base, i) ((base) + (size_t)(i) * d->k->size)
+
+/* Copies node i's current values into the scratch arrays. */
+static void load(driver *d, int i) {
+  const mxc__graph *g = d->g;
+  int n_in = g->in_ptr[i + 1] - g->in_ptr[i];
+  for (int k = 0; k < n_in; ++k) {
+    memcpy(VAL(d->in, k), VAL(d->vals, g->in_entries[g->in_ptr[i] + k]),
+           d->k->size);
+  }
+  int n_out = g->entry_ptr[i + 1] - g->entry_ptr[i];
+  for (int j = 0; j < n_out; ++j) {
+    memcpy(VAL(d->out, j), VAL(d->vals, g->entry_ptr[i] + j), d->k->size);
+  }
+}
+
+/* The conflict message: `have` is what the graph holds for the input or
+ * output, `got` what the operator deduces for it from the rest. */
+static int conflict(driver *d, int i, int is_input, int slot, int code,
+                    const void *have, const void *got) {
+  const mxc__node *n = d->g->nodes[i];
+  char nb[32], b1[160], b2[160];
+  const char *slot_name = is_input
+                              ? mxc__op_input_name(n->op, n->param, slot)
+                              : output_name(n, slot, nb, sizeof nb);
+  return mxc__error_set(code,
+                        "%s: node '%s' (%s) %s '%s': %s %s conflicts with "
+                        "inferred %s",
+                        d->k->pass, n->name, n->op->name,
+                        is_input ? "input" : "output", slot_name, d->k->what,
+                        d->k->str(have, b1, sizeof b1),
+                        d->k->str(got, b2, sizeof b2));
+}
+
+/* Whether forgetting node i's known value for one input or output makes
+ * the operator deduce a different one; if so, reports that conflict. */
+static int try_blame(driver *d, int i, int is_input, int idx, int rc) {
+  const mxc__graph *g = d->g;
+  int n_in = g->in_ptr[i + 1] - g->in_ptr[i];
+  int n_out = g->entry_ptr[i + 1] - g->entry_ptr[i];
+  int e = is_input ? g->in_entries[g->in_ptr[i] + idx] : g->entry_ptr[i] + idx;
+  if (!d->k->known(VAL(d->vals, e))) return MXC_OK;
+  load(d, i);
+  char *v = is_input ? VAL(d->in, idx) : VAL(d->out, idx);
+  d->k->set_unknown(v);
+  if (d->k->run(g->nodes[i], d->in, n_in, d->out, n_out) != MXC_OK) {
+    return MXC_OK;
+  }
+  if (!d->k->known(v) || d->k->equal(v, VAL(d->vals, e))) return MXC_OK;
+  return conflict(d, i, is_input, idx, rc, VAL(d->vals, e), v);
+}
+
+/* The operator rejected node i's values (its error is current). Finds
+ * which known input or output disagrees with what the others imply, trying
+ * inputs from the last (weights are blamed before the data they are
+ * deduced from) and then outputs; otherwise wraps the operator's message
+ * with the node's name. */
+static int blame(driver *d, int i, int rc) {
+  if (rc == MXC_ERR_OOM) return rc;
+  char msg[MXC__ERROR_MAX];
+  snprintf(msg, sizeof msg, "%s", mxc__error_msg());
+  const mxc__graph *g = d->g;
+  int n_in = g->in_ptr[i + 1] - g->in_ptr[i];
+  int n_out = g->entry_ptr[i + 1] - g->entry_ptr[i];
+  for (int k = n_in - 1; k >= 0; --k) {
+    MXC_FORWARD_IF_ERROR(try_blame(d, i, 1, k, rc));
+  }
+  for (int j = 0; j < n_out; ++j) {
+    MXC_FORWARD_IF_ERROR(try_blame(d, i, 0, j, rc));
+  }
+  const mxc__node *n = g->nodes[i];
+  return mxc__error_set(rc, "%s: node '%s' (%s): %s", d->k->pass, n->name,
+                        n->op->name, msg);
+}
+
+/* Merges scratch values (what the operator deduced) into the graph's. */
+static int merge(driver *d, int i, int is_input, int slot, int e,
+                 const void *got) {
+  void *have = VAL(d->vals, e);
+  if (!d->k->known(got)) return MXC_OK;
+  if (!d->k->known(have)) {
+    memcpy(have, got, d->k->size);
+    d->changed = 1;
+    return MXC_OK;
+  }
+  if (d->k->equal(have, got)) return MXC_OK;
+  return conflict(d, i, is_input, slot, d->k->err, have, got);
+}
+
+static int visit(driver *d, int i) {
+  const mxc__graph *g = d->g;
+  const mxc__node *n = g->nodes[i];
+  if (!n->op) return MXC_OK;
+  int n_in = g->in_ptr[i + 1] - g->in_ptr[i];
+  int n_out = g->entry_ptr[i + 1] - g->entry_ptr[i];
+  load(d, i);
+  int rc = d->k->run(n, d->in, n_in, d->out, n_out);
+  if (rc != MXC_OK) return blame(d, i, rc);
+  for (int k = 0; k < n_in; ++k) {
+    MXC_FORWARD_IF_ERROR(merge(d, i, 1, k, g->in_entries[g->in_ptr[i] + k],
+                               VAL(d->in, k)));
+  }
+  for (int j = 0; j < n_out; ++j) {
+    MXC_FORWARD_IF_ERROR(
+        merge(d, i, 0, j, g->entry_ptr[i] + j, VAL(d->out, j)));
+  }
+  return MXC_OK;
+}
+
+static int sweep_until_stable(driver *d) {
+  const mxc__graph *g = d->g;
+  for (int i = 0; i < g->n_nodes; ++i) {
+    const mxc__node *n = g->nodes[i];
+    char *v = VAL(d->vals, g->entry_ptr[i]);
+    if (!n->op && !d->k->known(v)) d->k->from_attr(n, v);
+  }
+  do {
+    d->changed = 0;
+    for (int i = 0; i < g->n_nodes; ++i) MXC_FORWARD_IF_ERROR(visit(d, i));
+    for (int i = g->n_nodes - 1; i >= 0; --i) {
+      MXC_FORWARD_IF_ERROR(visit(d, i));
+    }
+  } while (d->changed);
+  return MXC_OK;
+}
+
+static int run_pass(const vkind *k, const mxc__graph *g, void *vals) {
+  int max_in = 1, max_out = 1;
+  for (int i = 0; i < g->n_nodes; ++i) {
+    int a = g->in_ptr[i + 1] - g->in_ptr[i];
+    int b = g->entry_ptr[i + 1] - g->entry_ptr[i];
+    if (a > max_in) max_in = a;
+    if (b > max_out) max_out = b;
+  }
+  driver d = {k, g, vals, NULL, NULL, 0};
+  d.in = mxc__malloc(k->size * (size_t)(max_in + max_out));
+  MXC_RETURN_ERROR_IF(!d.in, MXC_ERR_OOM, "%s: out of memory", k->pass);
+  d.out = d.in + k->size * (size_t)max_in;
+  int rc = sweep_until_stable(&d);
+  mxc__free(d.in);
+  return rc;
+}
+
+int mxc__graph_infer_shape(const mxc__graph *g, mxc__shape *shapes) {
+  return run_pass(&k_shape, g, shapes);
+}
+
+int mxc__graph_infer_type(const mxc__graph *g, int *dtypes) {
+  return run_pass(&k_type, g, dtypes);
+}
+
+/* ---- storage types ---- */
+
+static const char *stype_name(int st) {
+  switch (st) {
+    case MXC_STYPE_DEFAULT:
+      return "default";
+    case MXC_STYPE_ROW_SPARSE:
+      return "row_sparse";
+    case MXC_STYPE_CSR:
+      return "csr";
+    default:
+      return "unknown";
+  }
+}
+
+static int stype_from_attr(const mxc__node *var) {
+  const char *s = mxc__node_get_uattr(var, "__storage_type__");
+  if (!s) return -1;
+  char *end = NULL;
+  long v = strtol(s, &end, 10);
+  if (end != s && *end == '\0' && v >= MXC_STYPE_DEFAULT && v <= MXC_STYPE_CSR) {
+    return (int)v;
+  }
+  for (int c = MXC_STYPE_DEFAULT; c <= MXC_STYPE_CSR; ++c) {
+    if (strcmp(s, stype_name(c)) == 0) return c;
+  }
+  return -1;
+}
+
+/* Whether node i accepts the storage type of each input and output. */
+static int check_stype(const mxc__graph *g, int i, int *stypes) {
+  const mxc__node *n = g->nodes[i];
+  int dense_only = n->op->compute_sparse == NULL;
+  char nb[32];
+  for (int k = 0; k < n->n_inputs; ++k) {
+    int *st = &stypes[g->in_entries[g->in_ptr[i] + k]];
+    if (*st < 0) *st = MXC_STYPE_DEFAULT;
+    MXC_RETURN_ERROR_IF(dense_only && *st != MXC_STYPE_DEFAULT, MXC_ERR_STYPE,
+                        "infer_storage_type: node '%s' (%s) input '%s' is "
+                        "%s; the operator takes dense arrays only",
+                        n->name, n->op->name,
+                        mxc__op_input_name(n->op, n->param, k),
+                        stype_name(*st));
+  }
+  for (int e = g->entry_ptr[i]; e < g->entry_ptr[i + 1]; ++e) {
+    if (stypes[e] < 0) stypes[e] = MXC_STYPE_DEFAULT;
+    MXC_RETURN_ERROR_IF(stypes[e] != MXC_STYPE_DEFAULT, MXC_ERR_STYPE,
+                        "infer_storage_type: node '%s' (%s) output '%s' is "
+                        "given as %s; the operator produces dense arrays",
+                        n->name, n->op->name,
+                        output_name(n, e - g->entry_ptr[i], nb, sizeof nb),
+                        stype_name(stypes[e]));
+  }
+  return MXC_OK;
+}
+
+int mxc__graph_infer_stype(const mxc__graph *g, int *stypes) {
+  for (int i = 0; i < g->n_nodes; ++i) {
+    int e = g->entry_ptr[i];
+    if (g->nodes[i]->op || stypes[e] >= 0) continue;
+    int st = stype_from_attr(g->nodes[i]);
+    stypes[e] = st >= 0 ? st : MXC_STYPE_DEFAULT;
+  }
+  for (int i = 0; i < g->n_nodes; ++i) {
+    if (g->nodes[i]->op) MXC_FORWARD_IF_ERROR(check_stype(g, i, stypes));
+  }
+  return MXC_OK;
+}
