@@ -139,6 +139,7 @@ typedef struct creation {
   mxc__entry *ins;
   mxc__node **made; /* per slot: variable created here, or NULL */
   char *name;       /* the node's name (owned) */
+  char num_args[16]; /* filled-in count of a variadic operator */
 } creation;
 
 static void creation_free(creation *c) {
@@ -154,11 +155,12 @@ static void creation_free(creation *c) {
  * operator parameters. */
 static int split_attrs(creation *c, const char *const *keys,
                        const char *const *vals, int n) {
-  c->pk = mxc__calloc((size_t)(4 * (n > 0 ? n : 1)), sizeof(char *));
+  /* One spare parameter slot for add_variadic_count. */
+  c->pk = mxc__calloc((size_t)(4 * (n + 1)), sizeof(char *));
   MXC_RETURN_ERROR_IF(!c->pk, MXC_ERR_OOM, "out of memory creating a symbol");
-  c->pv = c->pk + n;
-  c->uk = c->pv + n;
-  c->uv = c->uk + n;
+  c->pv = c->pk + n + 1;
+  c->uk = c->pv + n + 1;
+  c->uv = c->uk + n + 1;
   for (int i = 0; i < n; ++i) {
     if (strncmp(keys[i], "__", 2) == 0) {
       c->uk[c->nu] = keys[i];
@@ -169,6 +171,24 @@ static int split_attrs(creation *c, const char *const *keys,
     }
   }
   return MXC_OK;
+}
+
+/* Variadic operators (add_n, Concat, ...) count their inputs in a
+ * "num_args" parameter; when it is not given, the inputs passed here are
+ * the count, as in MXNet's front ends. */
+static void add_variadic_count(creation *c, const mxc__op *op, int n_inputs) {
+  if (!op->num_inputs || n_inputs <= 0) return;
+  int has = 0;
+  for (int i = 0; i < op->n_params; ++i) {
+    if (strcmp(op->params[i].name, "num_args") == 0) has = 1;
+  }
+  for (int i = 0; i < c->np; ++i) {
+    if (strcmp(c->pk[i], "num_args") == 0) has = 0;
+  }
+  if (!has) return;
+  snprintf(c->num_args, sizeof c->num_args, "%d", n_inputs);
+  c->pk[c->np] = "num_args";
+  c->pv[c->np++] = c->num_args;
 }
 
 /* Places the given inputs into operator input slots. */
@@ -275,6 +295,7 @@ int mxc__symbol_create(const mxc__op *op, const char *const *keys,
   creation c;
   memset(&c, 0, sizeof c);
   int rc = split_attrs(&c, keys, vals, n_params);
+  if (rc == MXC_OK) add_variadic_count(&c, op, n_inputs);
   if (rc == MXC_OK) {
     rc = mxc__op_parse_params(op, c.pk, c.pv, c.np, &c.param);
   }

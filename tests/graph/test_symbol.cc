@@ -132,6 +132,23 @@ TEST(Symbol, InputsByName) {
   EXPECT_EQ(gt::arguments(only_w.get()), Names({"fc2_data", "W", "fc2_bias"}));
 }
 
+TEST(Symbol, VariadicCountComesFromInputs) {
+  Sym a = gt::var("a"), b = gt::var("b"), c = gt::var("c");
+  Sym sum = gt::create("add_n", {}, "sum", {a.get(), b.get(), c.get()});
+  EXPECT_EQ(gt::arguments(sum.get()), Names({"a", "b", "c"}));
+  int found = 0;
+  char *v = nullptr;
+  ASSERT_EQ(mxc_symbol_get_attr(sum.get(), "num_args", &found, &v), MXC_OK);
+  ASSERT_EQ(found, 1);
+  EXPECT_STREQ(v, "3");
+  mxc_string_free(v);
+  // An explicit count still wins, and a mismatch is reported.
+  Sym bad;
+  EXPECT_EQ(gt::try_create("add_n", {{"num_args", "2"}}, "bad",
+                           {a.get(), b.get(), c.get()}, {}, &bad),
+            MXC_ERR_INVALID_ARGUMENT);
+}
+
 TEST(Symbol, CreateErrors) {
   Sym x = gt::var("x"), y = gt::var("y"), z = gt::var("z"), w = gt::var("w");
   Sym s;
