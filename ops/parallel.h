@@ -1,0 +1,35 @@
+/* Data-parallel loops inside kernels: a small persistent pool of helper
+ * threads that a kernel running on an engine worker (or any thread) can
+ * borrow to split a loop.
+ *
+ * One loop at a time uses the pool. A second caller that finds it busy
+ * (another kernel on another engine worker, or a nested call from inside
+ * a loop body) runs its loop alone in its own thread instead of waiting:
+ * no deadlock is possible and the machine is never oversubscribed by more
+ * than the pool's helpers. Thread-safe; callable from any thread. */
+#ifndef MXC_OPS_PARALLEL_H_
+#define MXC_OPS_PARALLEL_H_
+
+#include <stdint.h>
+
+/* A loop body over [begin, end): MXC_OK or an error status with its
+ * message set (mxc__error_set) in the calling thread. */
+typedef int (*mxc__parallel_fn)(void *arg, int64_t begin, int64_t end);
+
+/* Runs fn over [0, n) in chunks of `grain` indices (the last may be
+ * shorter), on up to max_threads threads, the calling one included. Each
+ * range starts at a multiple of grain; when one thread does everything,
+ * fn gets the whole of [0, n) in one call. Chunks run in no particular order and concurrently, so fn must only
+ * write what its own range owns. Returns when every chunk has finished:
+ * MXC_OK, or the first failure's status with its message recorded in the
+ * calling thread (chunks not yet started after a failure are skipped).
+ * n <= 0 does nothing; grain < 1 counts as 1. */
+int mxc__parallel_for(int64_t n, int64_t grain, int max_threads,
+                      mxc__parallel_fn fn, void *arg);
+
+/* The number of threads kernels should split large loops over: the
+ * engine's CPU worker count (mxc_set_num_threads, MXC_NUM_THREADS,
+ * default the number of online CPUs), at least 1. */
+int mxc__parallel_threads(void);
+
+#endif /* MXC_OPS_PARALLEL_H_ */
