@@ -443,9 +443,20 @@ int main(int argc, char **argv) {
            (long long)c.batch_size, c.opt.lr, sched, c.opt.momentum, c.opt.wd,
            (unsigned long long)c.seed);
     rc = fm_net_create(c.model, c.batch_size, &net);
-    if (rc != MXC_OK) {
-      snprintf(g_what, sizeof g_what, "%s", fm_last_error());
+    int64_t planned = 0, unshared = 0;
+    if (rc == MXC_OK) {
+      rc = mxc_executor_memory(fm_net_executor(net), &planned, &unshared);
+      if (rc != MXC_OK) {
+        snprintf(g_what, sizeof g_what, "%s", mxc_last_error());
+      } else {
+        printf("memory plan: %.2f MB of intermediate values (%.2f MB "
+               "without buffer sharing)\n",
+               planned / 1e6, unshared / 1e6);
+      }
     } else {
+      snprintf(g_what, sizeof g_what, "%s", fm_last_error());
+    }
+    if (rc == MXC_OK) {
       rc = run(&c, net, train, test, &acc);
     }
   }
