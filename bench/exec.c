@@ -25,23 +25,13 @@
 
 #include "mxc/mxc.h"
 
+#define BENCH_NAME "bench exec"
+#include "bench/bench_util.h"
+
 #define REPS 5
 #define BATCH 128
 
 static const int64_t k_hidden[3] = {512, 256, 10};
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void check(int rc, const char *what) {
-  if (rc != MXC_OK) {
-    fprintf(stderr, "bench exec: %s failed: %s\n", what, mxc_last_error());
-    exit(1);
-  }
-}
 
 static mxc_op find(const char *name) {
   mxc_op op = NULL;

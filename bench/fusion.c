@@ -30,18 +30,8 @@
 
 #include "mxc/mxc.h"
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void check(int rc, const char *what) {
-  if (rc != MXC_OK) {
-    fprintf(stderr, "bench fusion: %s failed: %s\n", what, mxc_last_error());
-    exit(1);
-  }
-}
+#define BENCH_NAME "bench fusion"
+#include "bench/bench_util.h"
 
 static int cmp_double(const void *a, const void *b) {
   double x = *(const double *)a, y = *(const double *)b;

@@ -25,22 +25,12 @@
 
 #include "mxc/mxc.h"
 
+#define BENCH_NAME "bench ops"
+#include "bench/bench_util.h"
+
 #ifndef REPS
 #define REPS 7
 #endif
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void check(int rc, const char *what) {
-  if (rc != MXC_OK) {
-    fprintf(stderr, "bench ops: %s failed: %s\n", what, mxc_last_error());
-    exit(1);
-  }
-}
 
 static void *xmalloc(size_t n) {
   void *p = malloc(n);

@@ -1,0 +1,32 @@
+/* What every benchmark program needs: a monotonic clock and a check that
+ * stops the program with mxc's message on failure. Define BENCH_NAME (the
+ * prefix of error messages) before including. */
+#ifndef MXC_BENCH_BENCH_UTIL_H_
+#define MXC_BENCH_BENCH_UTIL_H_
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "mxc/mxc.h"
+
+#ifndef BENCH_NAME
+#define BENCH_NAME "bench"
+#endif
+
+/* Seconds on the monotonic clock. */
+static inline double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* Exits with a message naming `what` when rc is not MXC_OK. */
+static inline void check(int rc, const char *what) {
+  if (rc != MXC_OK) {
+    fprintf(stderr, "%s: %s failed: %s\n", BENCH_NAME, what, mxc_last_error());
+    exit(1);
+  }
+}
+
+#endif /* MXC_BENCH_BENCH_UTIL_H_ */
