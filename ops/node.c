@@ -7,14 +7,14 @@
 #include "core/base/error.h"
 
 /* Frees n's own memory; pushes inputs whose last reference it held onto
- * the list at *todo. */
-static void node_free_one(mxc__node *n, mxc__node **todo) {
+ * the list at *pending. */
+static void node_free_one(mxc__node *n, mxc__node **pending) {
   for (int i = 0; i < n->n_inputs; ++i) {
     mxc__node *in = n->inputs[i].node;
     if (in &&
         atomic_fetch_sub_explicit(&in->refs, 1, memory_order_acq_rel) == 1) {
-      in->free_next = *todo;
-      *todo = in;
+      in->free_next = *pending;
+      *pending = in;
     }
   }
   for (int i = 0; i < n->n_attrs; ++i) {
@@ -40,9 +40,9 @@ static void node_free_one(mxc__node *n, mxc__node **todo) {
 static void node_free(mxc__node *n) {
   n->free_next = NULL;
   while (n) {
-    mxc__node *todo = n->free_next;
-    node_free_one(n, &todo);
-    n = todo;
+    mxc__node *pending = n->free_next;
+    node_free_one(n, &pending);
+    n = pending;
   }
 }
 

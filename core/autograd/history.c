@@ -66,15 +66,15 @@ void mxc__ag_unsave(mxc__ndarray *v) {
 void mxc__ag_node_unref(mxc__ag_node *n) {
   if (!n || !drop(n)) return;
   n->next = NULL;
-  mxc__ag_node *todo = n;
-  while (todo) {
-    mxc__ag_node *d = todo;
-    todo = d->next;
+  mxc__ag_node *pending = n;
+  while (pending) {
+    mxc__ag_node *d = pending;
+    pending = d->next;
     for (int k = 0; k < d->n_in; ++k) {
       mxc__ag_node *in = d->inputs[k];
       if (in && drop(in)) {
-        in->next = todo;
-        todo = in;
+        in->next = pending;
+        pending = in;
       }
     }
     for (int j = 0; j < d->n_out; ++j) mxc__ag_unsave(&d->vals[j]);
