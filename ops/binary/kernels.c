@@ -9,6 +9,7 @@
 #include <tgmath.h>
 
 #include "ops/binary/binary.h"
+#include "ops/parallel.h"
 
 #define CPU_CLONES MXC__CPU_CLONES /* ops/common.h */
 
@@ -155,11 +156,111 @@ static inline int64_t pow_i64(int64_t a, int64_t b) {
 MXC__BINARY_OPS(DEF_KERNELS)
 #undef DEF_KERNELS
 
+/* ---- threading ----
+ *
+ * Long rows are split over the kernel thread pool (ops/parallel.h): each
+ * chunk runs the same kernel on its own range of elements, so the result
+ * is the same bits as one call. Operand i sits at i * stride for every
+ * kernel, so a chunk starting at `begin` offsets each pointer by
+ * begin * stride. Shorter rows (and calls made from inside another
+ * parallel loop, which the pool runs inline) stay on the calling thread. */
+#define PAR_MIN ((int64_t)65536) /* elements */
+#define PAR_GRAIN ((int64_t)16384)
+
+typedef struct row_job {
+  mxc__bin_fwd_f32 f32;
+  mxc__bin_fwd_f64 f64;
+  mxc__bin_bwd_f32 b32;
+  mxc__bin_bwd_f64 b64;
+  const void *og, *a, *b;
+  int64_t sa, sb;
+  void *out, *ga, *gb;
+  int add, add_b;
+} row_job;
+
+#define AT(T, p, off) ((p) ? (T *)(p) + (off) : NULL)
+
+static int row_range(void *arg, int64_t begin, int64_t end) {
+  const row_job *j = arg;
+  int64_t n = end - begin, oa = begin * j->sa, ob = begin * j->sb;
+  if (j->f32) {
+    j->f32(AT(const float, j->a, oa), j->sa, AT(const float, j->b, ob), j->sb,
+           AT(float, j->out, begin), n, j->add);
+  } else if (j->f64) {
+    j->f64(AT(const double, j->a, oa), j->sa, AT(const double, j->b, ob),
+           j->sb, AT(double, j->out, begin), n, j->add);
+  } else if (j->b32) {
+    j->b32(AT(const float, j->og, begin), AT(const float, j->a, oa), j->sa,
+           AT(const float, j->b, ob), j->sb, AT(float, j->ga, begin),
+           AT(float, j->gb, begin), n, j->add, j->add_b);
+  } else {
+    j->b64(AT(const double, j->og, begin), AT(const double, j->a, oa), j->sa,
+           AT(const double, j->b, ob), j->sb, AT(double, j->ga, begin),
+           AT(double, j->gb, begin), n, j->add, j->add_b);
+  }
+  return MXC_OK;
+}
+
+/* The kernels cannot fail, so neither can the loop. */
+static void run_rows(row_job *j, int64_t n) {
+  (void)mxc__parallel_for(n, PAR_GRAIN, mxc__parallel_threads(), row_range, j);
+}
+
+#define DEF_PAR(name, stem, f, da, db, flags, doc, ...)                        \
+  static void pfwd_##name##_f32(const float *pa, int64_t sa, const float *pb,  \
+                                int64_t sb, float *out, int64_t n, int add) {  \
+    if (n < PAR_MIN) {                                                         \
+      fwd_##name##_f32(pa, sa, pb, sb, out, n, add);                           \
+      return;                                                                  \
+    }                                                                          \
+    row_job j = {.f32 = fwd_##name##_f32, .a = pa, .b = pb, .sa = sa,          \
+                 .sb = sb, .out = out, .add = add};                            \
+    run_rows(&j, n);                                                           \
+  }                                                                            \
+  static void pfwd_##name##_f64(const double *pa, int64_t sa,                  \
+                                const double *pb, int64_t sb, double *out,     \
+                                int64_t n, int add) {                          \
+    if (n < PAR_MIN) {                                                         \
+      fwd_##name##_f64(pa, sa, pb, sb, out, n, add);                           \
+      return;                                                                  \
+    }                                                                          \
+    row_job j = {.f64 = fwd_##name##_f64, .a = pa, .b = pb, .sa = sa,          \
+                 .sb = sb, .out = out, .add = add};                            \
+    run_rows(&j, n);                                                           \
+  }                                                                            \
+  static void pbwd_##name##_f32(const float *og, const float *pa, int64_t sa,  \
+                                const float *pb, int64_t sb, float *ga,        \
+                                float *gb, int64_t n, int add_a, int add_b) {  \
+    if (n < PAR_MIN) {                                                         \
+      bwd_##name##_f32(og, pa, sa, pb, sb, ga, gb, n, add_a, add_b);           \
+      return;                                                                  \
+    }                                                                          \
+    row_job j = {.b32 = bwd_##name##_f32, .og = og, .a = pa, .b = pb,          \
+                 .sa = sa, .sb = sb, .ga = ga, .gb = gb, .add = add_a,         \
+                 .add_b = add_b};                                              \
+    run_rows(&j, n);                                                           \
+  }                                                                            \
+  static void pbwd_##name##_f64(const double *og, const double *pa,            \
+                                int64_t sa, const double *pb, int64_t sb,      \
+                                double *ga, double *gb, int64_t n, int add_a,  \
+                                int add_b) {                                   \
+    if (n < PAR_MIN) {                                                         \
+      bwd_##name##_f64(og, pa, sa, pb, sb, ga, gb, n, add_a, add_b);           \
+      return;                                                                  \
+    }                                                                          \
+    row_job j = {.b64 = bwd_##name##_f64, .og = og, .a = pa, .b = pb,          \
+                 .sa = sa, .sb = sb, .ga = ga, .gb = gb, .add = add_a,         \
+                 .add_b = add_b};                                              \
+    run_rows(&j, n);                                                           \
+  }
+MXC__BINARY_OPS(DEF_PAR)
+#undef DEF_PAR
+
 const mxc__bin_impl mxc__bin_impls[MXC__BIN_COUNT] = {
-#define DEF_IMPL(name, stem, f, da, db, flags_, doc, ...)                  \
-  [MXC__BIN_##name] = {#name,         #stem,         flags_,              \
-                       fwd_##name##_f32, fwd_##name##_f64, fwd_##name##_i64, \
-                       bwd_##name##_f32, bwd_##name##_f64},
+#define DEF_IMPL(name, stem, f, da, db, flags_, doc, ...)                     \
+  [MXC__BIN_##name] = {#name,           #stem,            flags_,            \
+                       pfwd_##name##_f32, pfwd_##name##_f64, fwd_##name##_i64, \
+                       pbwd_##name##_f32, pbwd_##name##_f64},
     MXC__BINARY_OPS(DEF_IMPL)
 #undef DEF_IMPL
 };

@@ -4,12 +4,16 @@
  * ograd * f'(x, y), and the gradient builder that links them.
  *
  * In the declarations, x is the input, y the output (f(x)); both have the
- * computation type T (float or double; half types compute in float). */
+ * computation type T (float or double; half types compute in float).
+ * float32 tanh, sigmoid and exp use the vectorized kernels of special.h
+ * (within a few ulp of libm) instead; float32/float64 arrays of 64k
+ * elements or more are split over the kernel thread pool. */
 #include <tgmath.h>
 #include <string.h>
 
 #include "ops/common.h"
 #include "ops/elemwise/special.h"
+#include "ops/parallel.h"
 
 #define PI 3.14159265358979323846
 
@@ -168,21 +172,82 @@ static int unary_type(const mxc__op *op, const void *param, int *in, int n_in,
   return MXC_OK;
 }
 
+/* float32 operators with a vectorized kernel (special.h), else -1. */
+static int vmath_of(int u) {
+  switch (u) {
+    case U_tanh:
+      return MXC__VM_TANH;
+    case U_sigmoid:
+      return MXC__VM_SIGMOID;
+    case U_exp:
+      return MXC__VM_EXP;
+    default:
+      return -1;
+  }
+}
+
+/* One float32/float64 forward or backward over a range of elements: large
+ * arrays are split over the kernel thread pool (each chunk owns its own
+ * output elements). */
+typedef struct unary_job {
+  const unary_impl *u;
+  const mxc__blob *in, *out;
+  mxc__req req;
+  int bwd;
+} unary_job;
+
+static int unary_range(void *arg, int64_t b, int64_t e) {
+  const unary_job *j = arg;
+  const mxc__blob *in = j->in, *out = j->out;
+  int64_t n = e - b;
+  if (in[0].dtype == MXC_DTYPE_FLOAT32) {
+    const float *a0 = (const float *)in[0].ptr + b;
+    float *o = (float *)out[0].ptr + b;
+    if (j->bwd) {
+      j->u->b32(a0, (const float *)in[1].ptr + b,
+                (const float *)in[2].ptr + b, o, n, j->req);
+    } else {
+      j->u->f32(a0, o, n, j->req);
+    }
+  } else {
+    const double *a0 = (const double *)in[0].ptr + b;
+    double *o = (double *)out[0].ptr + b;
+    if (j->bwd) {
+      j->u->b64(a0, (const double *)in[1].ptr + b,
+                (const double *)in[2].ptr + b, o, n, j->req);
+    } else {
+      j->u->f64(a0, o, n, j->req);
+    }
+  }
+  return MXC_OK;
+}
+
+static int unary_run(const unary_impl *u, const mxc__blob *in,
+                     const mxc__blob *out, mxc__req req, int bwd,
+                     int64_t n) {
+  unary_job j = {u, in, out, req, bwd};
+  int threads = n >= MXC__ELEMWISE_PAR_MIN ? mxc__parallel_threads() : 1;
+  return mxc__parallel_for(n, MXC__ELEMWISE_GRAIN, threads, unary_range, &j);
+}
+
 static int unary_forward(const mxc__op *op, const mxc__opctx *ctx,
                          const void *param, const mxc__blob *in, int n_in,
                          const mxc__blob *out, int n_out,
                          const mxc__req *req) {
   (void)ctx, (void)param, (void)n_in, (void)n_out;
-  const unary_impl *u = &k_impl[impl_of(op)];
+  int ui = impl_of(op);
+  const unary_impl *u = &k_impl[ui];
   int64_t n = mxc__shape_size(&in[0].shape);
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
   switch (in[0].dtype) {
     case MXC_DTYPE_FLOAT32:
-      u->f32(in[0].ptr, out[0].ptr, n, req[0]);
-      return MXC_OK;
+      if (vmath_of(ui) >= 0) {
+        return mxc__vmath_f32(vmath_of(ui), in[0].ptr, out[0].ptr, n,
+                              req[0] == MXC__REQ_ADD);
+      }
+      return unary_run(u, in, out, req[0], 0, n);
     case MXC_DTYPE_FLOAT64:
-      u->f64(in[0].ptr, out[0].ptr, n, req[0]);
-      return MXC_OK;
+      return unary_run(u, in, out, req[0], 0, n);
     default: /* half and integer types through double */
       for (int64_t i = 0; i < n; ++i) {
         double v = u->scalar(mxc__blob_get(&in[0], i));
@@ -199,16 +264,19 @@ static int unary_backward(const mxc__op *op, const mxc__opctx *ctx,
                           const mxc__blob *out, int n_out,
                           const mxc__req *req) {
   (void)ctx, (void)param, (void)n_in, (void)n_out;
-  const unary_impl *u = &k_impl[impl_of(op)];
+  int ui = impl_of(op);
+  const unary_impl *u = &k_impl[ui];
   int64_t n = mxc__shape_size(&in[0].shape);
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
   switch (in[0].dtype) {
     case MXC_DTYPE_FLOAT32:
-      u->b32(in[0].ptr, in[1].ptr, in[2].ptr, out[0].ptr, n, req[0]);
-      return MXC_OK;
+      if (vmath_of(ui) >= 0) {
+        return mxc__vmath_grad_f32(vmath_of(ui), in[0].ptr, in[2].ptr,
+                                   out[0].ptr, n, req[0] == MXC__REQ_ADD);
+      }
+      return unary_run(u, in, out, req[0], 1, n);
     case MXC_DTYPE_FLOAT64:
-      u->b64(in[0].ptr, in[1].ptr, in[2].ptr, out[0].ptr, n, req[0]);
-      return MXC_OK;
+      return unary_run(u, in, out, req[0], 1, n);
     default:
       for (int64_t i = 0; i < n; ++i) {
         double v = mxc__blob_get(&in[0], i) *

@@ -4,16 +4,31 @@
  * BLAS takes 32-bit dimensions, so products with a dimension beyond
  * INT_MAX (or builds without OpenBLAS) use the portable loop below, which
  * is correct but slow: it exists so the family works everywhere, not to
- * compete. */
+ * compete.
+ *
+ * Threading policy. OpenBLAS runs single-threaded (set once, on the first
+ * product) and large products are split by rows or columns of C across
+ * the kernel pool (ops/parallel.h) instead. Reasons, measured on the
+ * 2-core machine with bench/train (LeNet and the MLP, batch 128):
+ * OpenBLAS's own helper threads busy-wait in sched_yield between calls
+ * and competed with the engine's two workers for the two cores (20-27%
+ * of CPU time spent yielding), and two concurrent products on two
+ * workers each asked for every core. The pool is shared by all kernels
+ * and a caller that finds it busy runs alone, so concurrent products
+ * never oversubscribe the machine and no thread spins between calls.
+ * A product smaller than PAR_MIN_FLOPS runs in the calling thread: below
+ * that the hand-off costs more than the second core gives. */
 #include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/base/dtype.h"
 #include "ops/linalg/linalg.h"
+#include "ops/parallel.h"
 
 #ifdef MXC_USE_OPENBLAS
 #include <cblas.h>
+#include <pthread.h>
 #endif
 
 /* C = op(A) op(B) (+ C), one typed loop per dtype. The i-p-j order keeps
@@ -49,7 +64,69 @@ static int fits_blas(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
   return m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX &&
          ldb <= INT_MAX && ldc <= INT_MAX;
 }
+
+static pthread_once_t g_blas_once = PTHREAD_ONCE_INIT;
+static void blas_single_thread(void) { openblas_set_num_threads(1); }
 #endif
+
+/* One product, in the calling thread. */
+typedef struct gemm_args {
+  int dtype, ta, tb;
+  int64_t m, n, k;
+  const char *a, *b;
+  int64_t lda, ldb, ldc;
+  int accumulate;
+  char *c;
+  int split_rows; /* split C by rows (1) or by columns (0) */
+} gemm_args;
+
+static void gemm_serial(const gemm_args *g, int64_t m, int64_t n, const void *a,
+                        const void *b, void *c) {
+#ifdef MXC_USE_OPENBLAS
+  if (fits_blas(m, n, g->k, g->lda, g->ldb, g->ldc)) {
+    enum CBLAS_TRANSPOSE opa = g->ta ? CblasTrans : CblasNoTrans;
+    enum CBLAS_TRANSPOSE opb = g->tb ? CblasTrans : CblasNoTrans;
+    if (g->dtype == MXC_DTYPE_FLOAT32) {
+      cblas_sgemm(CblasRowMajor, opa, opb, (int)m, (int)n, (int)g->k, 1.0f, a,
+                  (int)g->lda, b, (int)g->ldb, g->accumulate ? 1.0f : 0.0f, c,
+                  (int)g->ldc);
+    } else {
+      cblas_dgemm(CblasRowMajor, opa, opb, (int)m, (int)n, (int)g->k, 1.0, a,
+                  (int)g->lda, b, (int)g->ldb, g->accumulate ? 1.0 : 0.0, c,
+                  (int)g->ldc);
+    }
+    return;
+  }
+#endif
+  if (g->dtype == MXC_DTYPE_FLOAT32) {
+    naive_gemm_f32(g->ta, g->tb, m, n, g->k, a, g->lda, b, g->ldb,
+                   g->accumulate, c, g->ldc);
+  } else {
+    naive_gemm_f64(g->ta, g->tb, m, n, g->k, a, g->lda, b, g->ldb,
+                   g->accumulate, c, g->ldc);
+  }
+}
+
+/* The part of C in rows (or columns) [lo, hi): rows of C take rows of
+ * op(A) (columns of A when transposed); columns take columns of op(B). */
+static int gemm_part(void *arg, int64_t lo, int64_t hi) {
+  const gemm_args *g = arg;
+  size_t es = mxc__dtype_size(g->dtype);
+  if (g->split_rows) {
+    const char *a = g->a + (size_t)(g->ta ? lo : lo * g->lda) * es;
+    gemm_serial(g, hi - lo, g->n, a, g->b, g->c + (size_t)(lo * g->ldc) * es);
+  } else {
+    const char *b = g->b + (size_t)(g->tb ? lo * g->ldb : lo) * es;
+    gemm_serial(g, g->m, hi - lo, g->a, b, g->c + (size_t)lo * es);
+  }
+  return MXC_OK;
+}
+
+#ifndef PAR_MIN_FLOPS
+#define PAR_MIN_FLOPS ((int64_t)1 << 21)
+#endif
+/* Parts narrower than this waste the BLAS kernels' register blocking. */
+#define PAR_MIN_SPAN 32
 
 void mxc__gemm(int dtype, int ta, int tb, int64_t m, int64_t n, int64_t k,
                const void *a, int64_t lda, const void *b, int64_t ldb,
@@ -65,24 +142,34 @@ void mxc__gemm(int dtype, int ta, int tb, int64_t m, int64_t n, int64_t k,
     return;
   }
 #ifdef MXC_USE_OPENBLAS
-  if (fits_blas(m, n, k, lda, ldb, ldc)) {
-    enum CBLAS_TRANSPOSE opa = ta ? CblasTrans : CblasNoTrans;
-    enum CBLAS_TRANSPOSE opb = tb ? CblasTrans : CblasNoTrans;
-    if (dtype == MXC_DTYPE_FLOAT32) {
-      cblas_sgemm(CblasRowMajor, opa, opb, (int)m, (int)n, (int)k, 1.0f, a,
-                  (int)lda, b, (int)ldb, accumulate ? 1.0f : 0.0f, c, (int)ldc);
-    } else {
-      cblas_dgemm(CblasRowMajor, opa, opb, (int)m, (int)n, (int)k, 1.0, a,
-                  (int)lda, b, (int)ldb, accumulate ? 1.0 : 0.0, c, (int)ldc);
-    }
+  pthread_once(&g_blas_once, blas_single_thread);
+#endif
+  gemm_args g = {.dtype = dtype,
+                 .ta = ta,
+                 .tb = tb,
+                 .m = m,
+                 .n = n,
+                 .k = k,
+                 .a = a,
+                 .b = b,
+                 .lda = lda,
+                 .ldb = ldb,
+                 .ldc = ldc,
+                 .accumulate = accumulate,
+                 .c = c,
+                 .split_rows = m >= n};
+  int threads = mxc__parallel_threads();
+  int64_t span = g.split_rows ? m : n;
+  if (threads > 1 && (double)m * (double)n * (double)k >= PAR_MIN_FLOPS &&
+      span >= 2 * PAR_MIN_SPAN) {
+    int64_t grain = (span + threads - 1) / threads;
+    grain = (grain + 15) / 16 * 16; /* whole register blocks per part */
+    if (grain < PAR_MIN_SPAN) grain = PAR_MIN_SPAN;
+    /* gemm_part cannot fail, so neither can the loop. */
+    (void)mxc__parallel_for(span, grain, threads, gemm_part, &g);
     return;
   }
-#endif
-  if (dtype == MXC_DTYPE_FLOAT32) {
-    naive_gemm_f32(ta, tb, m, n, k, a, lda, b, ldb, accumulate, c, ldc);
-  } else {
-    naive_gemm_f64(ta, tb, m, n, k, a, lda, b, ldb, accumulate, c, ldc);
-  }
+  gemm_serial(&g, m, n, a, b, c);
 }
 
 int mxc__linalg_uses_openblas(void) {

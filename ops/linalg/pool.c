@@ -20,6 +20,7 @@
 
 #include "core/base/dtype.h"
 #include "ops/linalg/linalg.h"
+#include "ops/parallel.h"
 
 enum { POOL_MAX, POOL_AVG, POOL_SUM };
 enum { CONV_VALID, CONV_FULL };
@@ -208,57 +209,235 @@ static void window_at(const pool_geom *g, int64_t oi, int cip, window *w) {
                    e_ = idx + (w).hi[2] - (w).lo[2];                  \
            idx < e_; ++idx)
 
-#define DEF_POOL(T, sfx, LOWEST)                                    \
-  static void pool_fwd_##sfx(const pool_geom *g, int type, int cip, \
-                             const T *x, T *y, mxc__req req) {      \
-    for (int64_t pl = 0; pl < g->planes; ++pl) {                    \
-      const T *xp = x + pl * g->in_n;                               \
-      T *yp = y + pl * g->out_n;                                    \
-      for (int64_t oi = 0; oi < g->out_n; ++oi) {                   \
-        window w;                                                   \
-        window_at(g, oi, cip, &w);                                  \
-        T v = type == POOL_MAX ? LOWEST : 0;                        \
-        FOR_WINDOW(w, i) {                                          \
-          if (type == POOL_MAX) {                                   \
-            if (xp[i] > v) v = xp[i];                               \
-          } else {                                                  \
-            v += xp[i];                                             \
-          }                                                         \
-        }                                                           \
-        if (w.div == 0) v = 0; /* empty window */                   \
-        if (type == POOL_AVG && w.div) v /= (T)w.div;               \
-        MXC__ASSIGN(req, yp[oi], v);                                \
-      }                                                             \
-    }                                                               \
-  }                                                                 \
-  static void pool_bwd_##sfx(const pool_geom *g, int type, int cip, \
-                             const T *gy, const T *x, T *dx) {      \
-    for (int64_t pl = 0; pl < g->planes; ++pl) {                    \
-      const T *xp = x + pl * g->in_n, *gp = gy + pl * g->out_n;     \
-      T *dp = dx + pl * g->in_n;                                    \
-      for (int64_t oi = 0; oi < g->out_n; ++oi) {                   \
-        window w;                                                   \
-        window_at(g, oi, cip, &w);                                  \
-        if (w.div == 0) continue;                                   \
-        if (type == POOL_MAX) {                                     \
-          int64_t arg = -1;                                         \
-          T best = LOWEST;                                          \
-          FOR_WINDOW(w, i) {                                        \
-            if (arg < 0 || xp[i] > best) {                          \
-              best = xp[i];                                         \
-              arg = i;                                              \
-            }                                                       \
-          }                                                         \
-          dp[arg] += gp[oi];                                        \
-        } else {                                                    \
-          T v = type == POOL_AVG ? gp[oi] / (T)w.div : gp[oi];      \
-          FOR_WINDOW(w, i) dp[i] += v;                              \
-        }                                                           \
-      }                                                             \
-    }                                                               \
+/* The generic kernels, one plane at a time: every window through
+ * window_at, so any rank, padding and convention. */
+#define DEF_POOL(T, sfx, LOWEST)                                       \
+  static void pool_fwd_##sfx(const pool_geom *g, int type, int cip,    \
+                             const T *xp, T *yp, mxc__req req) {       \
+    for (int64_t oi = 0; oi < g->out_n; ++oi) {                        \
+      window w;                                                        \
+      window_at(g, oi, cip, &w);                                       \
+      T v = type == POOL_MAX ? LOWEST : 0;                             \
+      FOR_WINDOW(w, i) {                                               \
+        if (type == POOL_MAX) {                                        \
+          if (xp[i] > v) v = xp[i];                                    \
+        } else {                                                       \
+          v += xp[i];                                                  \
+        }                                                              \
+      }                                                                \
+      if (w.div == 0) v = 0; /* empty window */                        \
+      if (type == POOL_AVG && w.div) v /= (T)w.div;                    \
+      MXC__ASSIGN(req, yp[oi], v);                                     \
+    }                                                                  \
+  }                                                                    \
+  static void pool_bwd_##sfx(const pool_geom *g, int type, int cip,    \
+                             const T *gp, const T *xp, T *dp) {        \
+    for (int64_t oi = 0; oi < g->out_n; ++oi) {                        \
+      window w;                                                        \
+      window_at(g, oi, cip, &w);                                       \
+      if (w.div == 0) continue;                                        \
+      if (type == POOL_MAX) {                                          \
+        int64_t arg = -1;                                              \
+        T best = LOWEST;                                               \
+        FOR_WINDOW(w, i) {                                             \
+          if (arg < 0 || xp[i] > best) {                               \
+            best = xp[i];                                              \
+            arg = i;                                                   \
+          }                                                            \
+        }                                                              \
+        dp[arg] += gp[oi];                                             \
+      } else {                                                         \
+        T v = type == POOL_AVG ? gp[oi] / (T)w.div : gp[oi];           \
+        FOR_WINDOW(w, i) dp[i] += v;                                   \
+      }                                                                \
+    }                                                                  \
   }
 DEF_POOL(float, f32, -INFINITY)
 DEF_POOL(double, f64, -INFINITY)
+
+/* Fast kernels for "simple" geometries (pool_simple): at most two spatial
+ * axes, no padding and every window wholly inside the input, so a window
+ * is kh rows of kw contiguous elements and the divisor is kh * kw. They
+ * visit the elements in the same row-major order and with the same
+ * comparisons as the generic kernels, so the results are bit-identical
+ * (max: the first maximum gets the gradient; NaN is never picked in the
+ * forward unless the window holds nothing else). 2x2 windows with stride
+ * 2 (the common case) are written out. */
+static int pool_simple(const pool_geom *g) {
+  if (g->in[0] != 1 || g->k[0] != 1) return 0;
+  for (int i = 0; i < 3; ++i) {
+    if (g->p[i] != 0) return 0;
+    if ((g->out[i] - 1) * g->s[i] + g->k[i] > g->in[i]) return 0;
+  }
+  return 1;
+}
+
+static int pool_is_2x2s2(const pool_geom *g) {
+  return g->k[1] == 2 && g->k[2] == 2 && g->s[1] == 2 && g->s[2] == 2;
+}
+
+#define MAX_STEP(v, a) \
+  do {                 \
+    if ((a) > (v)) (v) = (a); \
+  } while (0)
+/* The generic backward's "first maximum": idx replaces arg only when
+ * strictly greater. */
+#define ARG_STEP(best, arg, p, idx) \
+  do {                              \
+    if ((p)[idx] > (best)) {        \
+      (best) = (p)[idx];            \
+      (arg) = (idx);                \
+    }                               \
+  } while (0)
+
+#define DEF_FAST(T, sfx, LOWEST)                                              \
+  static void fast_fwd_##sfx(const pool_geom *g, int type, const T *xp,       \
+                             T *yp, mxc__req req) {                           \
+    const int64_t W = g->in[2], OH = g->out[1], OW = g->out[2];               \
+    const int64_t kh = g->k[1], kw = g->k[2], sh = g->s[1], sw = g->s[2];     \
+    const T div = (T)(kh * kw);                                               \
+    if (type == POOL_MAX && pool_is_2x2s2(g)) {                               \
+      for (int64_t oh = 0; oh < OH; ++oh) {                                   \
+        const T *r0 = xp + 2 * oh * W, *r1 = r0 + W;                          \
+        T *yr = yp + oh * OW;                                                 \
+        for (int64_t ow = 0; ow < OW; ++ow) {                                 \
+          T v = LOWEST;                                                       \
+          MAX_STEP(v, r0[2 * ow]);                                            \
+          MAX_STEP(v, r0[2 * ow + 1]);                                        \
+          MAX_STEP(v, r1[2 * ow]);                                            \
+          MAX_STEP(v, r1[2 * ow + 1]);                                        \
+          MXC__ASSIGN(req, yr[ow], v);                                        \
+        }                                                                     \
+      }                                                                       \
+      return;                                                                 \
+    }                                                                         \
+    for (int64_t oh = 0; oh < OH; ++oh) {                                     \
+      for (int64_t ow = 0; ow < OW; ++ow) {                                   \
+        const T *b = xp + oh * sh * W + ow * sw;                              \
+        T v = type == POOL_MAX ? LOWEST : 0;                                  \
+        for (int64_t i = 0; i < kh; ++i) {                                    \
+          for (int64_t j = 0; j < kw; ++j) {                                  \
+            if (type == POOL_MAX) {                                           \
+              MAX_STEP(v, b[i * W + j]);                                      \
+            } else {                                                          \
+              v += b[i * W + j];                                              \
+            }                                                                 \
+          }                                                                   \
+        }                                                                     \
+        if (type == POOL_AVG) v /= div;                                       \
+        MXC__ASSIGN(req, yp[oh * OW + ow], v);                                \
+      }                                                                       \
+    }                                                                         \
+  }                                                                           \
+  static void fast_bwd_##sfx(const pool_geom *g, int type, const T *gp,       \
+                             const T *xp, T *dp) {                            \
+    const int64_t W = g->in[2], OH = g->out[1], OW = g->out[2];               \
+    const int64_t kh = g->k[1], kw = g->k[2], sh = g->s[1], sw = g->s[2];     \
+    const T div = (T)(kh * kw);                                               \
+    if (type == POOL_MAX && pool_is_2x2s2(g)) {                               \
+      for (int64_t oh = 0; oh < OH; ++oh) {                                   \
+        const T *gr = gp + oh * OW;                                           \
+        for (int64_t ow = 0; ow < OW; ++ow) {                                 \
+          /* Branch-free (the winner is data-dependent and unpredictable): \
+           * every element is stored, only the winner changed. */          \
+          const int64_t i0 = 2 * oh * W + 2 * ow;                             \
+          const T a1 = xp[i0 + 1], a2 = xp[i0 + W], a3 = xp[i0 + W + 1];     \
+          T best = xp[i0];                                                    \
+          int k = 0, c;                                                       \
+          c = a1 > best, best = c ? a1 : best, k = c ? 1 : k;                 \
+          c = a2 > best, best = c ? a2 : best, k = c ? 2 : k;                 \
+          c = a3 > best, k = c ? 3 : k;                                       \
+          const T go = gr[ow];                                                \
+          T *d0 = dp + i0, *d1 = d0 + W;                                      \
+          d0[0] = k == 0 ? d0[0] + go : d0[0];                                \
+          d0[1] = k == 1 ? d0[1] + go : d0[1];                                \
+          d1[0] = k == 2 ? d1[0] + go : d1[0];                                \
+          d1[1] = k == 3 ? d1[1] + go : d1[1];                                \
+        }                                                                     \
+      }                                                                       \
+      return;                                                                 \
+    }                                                                         \
+    for (int64_t oh = 0; oh < OH; ++oh) {                                     \
+      for (int64_t ow = 0; ow < OW; ++ow) {                                   \
+        const int64_t b = oh * sh * W + ow * sw;                              \
+        const T go = gp[oh * OW + ow];                                        \
+        if (type == POOL_MAX) {                                               \
+          int64_t arg = b;                                                    \
+          T best = xp[b];                                                     \
+          for (int64_t i = 0; i < kh; ++i) {                                  \
+            for (int64_t j = 0; j < kw; ++j) {                                \
+              ARG_STEP(best, arg, xp, b + i * W + j);                         \
+            }                                                                 \
+          }                                                                   \
+          dp[arg] += go;                                                      \
+        } else {                                                              \
+          T v = type == POOL_AVG ? go / div : go;                             \
+          for (int64_t i = 0; i < kh; ++i) {                                  \
+            for (int64_t j = 0; j < kw; ++j) dp[b + i * W + j] += v;          \
+          }                                                                   \
+        }                                                                     \
+      }                                                                       \
+    }                                                                         \
+  }
+DEF_FAST(float, f32, -INFINITY)
+DEF_FAST(double, f64, -INFINITY)
+
+/* One pooling pass over a range of planes: planes are independent, so
+ * large batches are split over the kernel thread pool. */
+typedef struct pool_job {
+  const pool_geom *g;
+  int type, cip, bwd, f32, simple;
+  mxc__req req;
+  const void *a, *b; /* forward: x; backward: ograd, x */
+  void *y;           /* forward: y; backward: dx */
+} pool_job;
+
+/* The backward clears each plane of dx (unless accumulating) just before
+ * scattering into it, while it is in cache. */
+#define POOL_PLANES(T, sfx)                                                 \
+  const size_t plane_bytes = (size_t)g->in_n * sizeof(T);                   \
+  for (int64_t pl = begin; pl < end; ++pl) {                                \
+    const T *a = (const T *)j->a, *b = (const T *)j->b;                     \
+    T *y = j->y;                                                            \
+    if (!j->bwd && j->simple) {                                             \
+      fast_fwd_##sfx(g, j->type, a + pl * g->in_n, y + pl * g->out_n,       \
+                     j->req);                                               \
+    } else if (!j->bwd) {                                                   \
+      pool_fwd_##sfx(g, j->type, j->cip, a + pl * g->in_n,                  \
+                     y + pl * g->out_n, j->req);                            \
+    } else if (j->simple) {                                                 \
+      if (j->req != MXC__REQ_ADD) memset(y + pl * g->in_n, 0, plane_bytes);  \
+      fast_bwd_##sfx(g, j->type, a + pl * g->out_n, b + pl * g->in_n,       \
+                     y + pl * g->in_n);                                     \
+    } else {                                                                \
+      if (j->req != MXC__REQ_ADD) memset(y + pl * g->in_n, 0, plane_bytes);  \
+      pool_bwd_##sfx(g, j->type, j->cip, a + pl * g->out_n,                 \
+                     b + pl * g->in_n, y + pl * g->in_n);                   \
+    }                                                                       \
+  }
+
+static int pool_planes(void *arg, int64_t begin, int64_t end) {
+  const pool_job *j = arg;
+  const pool_geom *g = j->g;
+  if (j->f32) {
+    POOL_PLANES(float, f32)
+  } else {
+    POOL_PLANES(double, f64)
+  }
+  return MXC_OK;
+}
+
+/* Runs a job over every plane; about 16k input elements per chunk. */
+static int pool_run(pool_job *j) {
+  const pool_geom *g = j->g;
+  j->simple = pool_simple(g);
+  int64_t per = g->in_n > g->out_n ? g->in_n : g->out_n;
+  if (per < 1) per = 1;
+  int64_t grain = 16384 / per;
+  if (grain < 1) grain = 1;
+  int threads = g->planes * per >= 65536 ? mxc__parallel_threads() : 1;
+  return mxc__parallel_for(g->planes, grain, threads, pool_planes, j);
+}
 
 static int pool_forward(const mxc__op *op, const mxc__opctx *ctx,
                         const void *param, const mxc__blob *in, int n_in,
@@ -269,13 +448,14 @@ static int pool_forward(const mxc__op *op, const mxc__opctx *ctx,
   pool_geom g;
   mxc__shape o;
   MXC_FORWARD_IF_ERROR(pool_plan(op, p, &in[0].shape, &g, &o));
-  int cip = p->count_include_pad;
-  if (in[0].dtype == MXC_DTYPE_FLOAT32) {
-    pool_fwd_f32(&g, p->pool_type, cip, in[0].ptr, out[0].ptr, req[0]);
-  } else {
-    pool_fwd_f64(&g, p->pool_type, cip, in[0].ptr, out[0].ptr, req[0]);
-  }
-  return MXC_OK;
+  pool_job j = {.g = &g,
+                .type = p->pool_type,
+                .cip = p->count_include_pad,
+                .f32 = in[0].dtype == MXC_DTYPE_FLOAT32,
+                .req = req[0],
+                .a = in[0].ptr,
+                .y = out[0].ptr};
+  return pool_run(&j);
 }
 
 /* _backward_Pooling: inputs (ograd, data), output ddata. */
@@ -288,16 +468,16 @@ static int pool_backward(const mxc__op *op, const mxc__opctx *ctx,
   pool_geom g;
   mxc__shape o;
   MXC_FORWARD_IF_ERROR(pool_plan(op, p, &in[1].shape, &g, &o));
-  size_t es = mxc__dtype_size(in[0].dtype);
-  mxc__clear_unless_add(out[0].ptr, (size_t)mxc__shape_size(&in[1].shape) * es,
-                        req[0]);
-  int cip = p->count_include_pad;
-  if (in[0].dtype == MXC_DTYPE_FLOAT32) {
-    pool_bwd_f32(&g, p->pool_type, cip, in[0].ptr, in[1].ptr, out[0].ptr);
-  } else {
-    pool_bwd_f64(&g, p->pool_type, cip, in[0].ptr, in[1].ptr, out[0].ptr);
-  }
-  return MXC_OK;
+  pool_job j = {.g = &g,
+                .type = p->pool_type,
+                .cip = p->count_include_pad,
+                .bwd = 1,
+                .f32 = in[0].dtype == MXC_DTYPE_FLOAT32,
+                .req = req[0],
+                .a = in[0].ptr,
+                .b = in[1].ptr,
+                .y = out[0].ptr};
+  return pool_run(&j);
 }
 
 /* ---- descriptors ---- */

@@ -6,6 +6,7 @@
  * (ograd, data[, gamma], output), as mxc__grad_use_in_out builds them. */
 #include <math.h>
 
+#include "ops/elemwise/special.h"
 #include "ops/nn/nn.h"
 
 /* ---- Activation ---- */
@@ -27,6 +28,14 @@ static const mxc__param_def k_act_params[] = {
  * e^x never overflows and large x lose no precision. */
 static double softrelu(double x) {
   return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
+}
+
+/* The float32 tanh and sigmoid kernels of ops/elemwise (vectorized,
+ * threaded; within a few ulp), or -1 for the generic double path. */
+static int act_vmath(const act_param *p, int dtype) {
+  if (dtype != MXC_DTYPE_FLOAT32) return -1;
+  if (p->act_type == ACT_TANH) return MXC__VM_TANH;
+  return p->act_type == ACT_SIGMOID ? MXC__VM_SIGMOID : -1;
 }
 
 /* y[i] = expr(x) over n elements; inside an NN_TYPED body. */
@@ -54,6 +63,11 @@ static int act_forward(const mxc__op *op, const mxc__opctx *ctx,
   const act_param *p = param;
   int64_t n = mxc__shape_size(&in[0].shape);
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
+  int vm = act_vmath(p, in[0].dtype);
+  if (vm >= 0) {
+    return mxc__vmath_f32(vm, in[0].ptr, out[0].ptr, n,
+                          req[0] == MXC__REQ_ADD);
+  }
   NN_TYPED(in[0].dtype, {
     const T *xs = in[0].ptr;
     T *ys = out[0].ptr;
@@ -85,6 +99,11 @@ static int act_backward(const mxc__op *op, const mxc__opctx *ctx,
   const act_param *p = param;
   int64_t n = mxc__shape_size(&in[0].shape);
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
+  int vm = act_vmath(p, in[0].dtype);
+  if (vm >= 0) {
+    return mxc__vmath_grad_f32(vm, in[0].ptr, in[2].ptr, out[0].ptr, n,
+                               req[0] == MXC__REQ_ADD);
+  }
   NN_TYPED(in[0].dtype, {
     const T *gs = in[0].ptr;
     const T *xs = in[1].ptr;
