@@ -142,7 +142,7 @@ static int check_grads(mxc__entry y, var *vars, int n_vars, int n_wrt,
   int fails = 0;
   var *hg = &vars[n_vars - 1];
   mxc__entry head_grad = ent(hg->node, 0);
-  mxc__entry wrt[MAXV], grads[MAXV];
+  mxc__entry wrt[MAXV] = {{NULL, 0}}, grads[MAXV] = {{NULL, 0}};
   for (int i = 0; i < n_wrt; ++i) wrt[i] = ent(vars[i].node, 0);
   int rc = mxc__gradient_build(&y, &head_grad, 1, wrt, n_wrt, grads);
   CHECK(rc == MXC_OK, "%s: gradient_build: %s", what, mxc__error_msg());
