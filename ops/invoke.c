@@ -64,13 +64,20 @@ typedef struct invoke_rec {
   int n_in, n_out;
   mxc__blob *in, *out;
   mxc__req *req;
+  /* Sparse dispatch: copies of the input then output view structs (the
+   * engine keeps their chunks alive while this record is pending); NULL
+   * for dense dispatch. */
+  mxc__ndarray *arrs;
   mxc__opctx ctx;
 } invoke_rec;
 
 static int run_rec(void *arg, mxc__exec *ex) {
   invoke_rec *r = arg;
-  int rc = r->op->compute(r->op, &r->ctx, r->param, r->in, r->n_in, r->out,
-                          r->n_out, r->req);
+  int rc = r->arrs ? r->op->compute_sparse(r->op, &r->ctx, r->param, r->arrs,
+                                           r->n_in, r->arrs + r->n_in,
+                                           r->n_out, r->req)
+                   : r->op->compute(r->op, &r->ctx, r->param, r->in, r->n_in,
+                                    r->out, r->n_out, r->req);
   if (rc != MXC_OK) mxc__exec_set_error(ex, mxc__error_msg());
   return rc;
 }
@@ -80,10 +87,11 @@ static void free_rec(void *arg) { mxc__free(arg); }
 static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
 
 static int rec_new(const mxc__op *op, const void *param, int n_in, int n_out,
-                   invoke_rec **out) {
+                   int sparse, invoke_rec **out) {
   size_t psz = align8(op->param_size);
+  size_t asz = sparse ? sizeof(mxc__ndarray) * (size_t)(n_in + n_out) : 0;
   size_t sz = align8(sizeof(invoke_rec)) + psz +
-              sizeof(mxc__blob) * (size_t)(n_in + n_out) +
+              sizeof(mxc__blob) * (size_t)(n_in + n_out) + asz +
               sizeof(mxc__req) * (size_t)n_out;
   char *m = mxc__malloc(sz);
   MXC_RETURN_ERROR_IF(!m, MXC_ERR_OOM, "operator '%s': out of memory",
@@ -96,7 +104,8 @@ static int rec_new(const mxc__op *op, const void *param, int n_in, int n_out,
   m += psz;
   r->in = (mxc__blob *)m;
   r->out = r->in + n_in;
-  r->req = (mxc__req *)(r->out + n_out);
+  r->arrs = sparse ? (mxc__ndarray *)(r->out + n_out) : NULL;
+  r->req = (mxc__req *)((char *)(r->out + n_out) + asz);
   r->op = op;
   r->n_in = n_in;
   r->n_out = n_out;
@@ -178,11 +187,71 @@ static int infer(const mxc__op *op, const void *param,
   return MXC_OK;
 }
 
+/* Sparse arrays have no dense data: their blob pointer is NULL (sparse
+ * kernels use the arrays). */
 static void blob_of(const mxc__ndarray *a, mxc__blob *b) {
-  b->ptr = mxc__ndarray_ptr(a);
+  b->ptr = a->stype == MXC_STYPE_DEFAULT ? mxc__ndarray_ptr(a) : NULL;
   b->shape = a->shape;
   b->dtype = a->dtype;
   b->dev = a->chunk->dev;
+}
+
+/* Storage types of the outputs and the kernel to run (see op.h). given[i]
+ * is the caller's output i or NULL; req as passed to mxc__op_invoke. */
+static int infer_stypes(const mxc__op *op, const void *param,
+                        mxc__ndarray *const *in, int n_in,
+                        mxc__ndarray *const *given, int n_total,
+                        const mxc__req *req, int n_out, int *ostype,
+                        int *dispatch) {
+  *dispatch = MXC__DISPATCH_DENSE;
+  if (!op->infer_stype) {
+    for (int i = 0; i < n_in; ++i) {
+      MXC_RETURN_ERROR_IF(in[i]->stype != MXC_STYPE_DEFAULT, MXC_ERR_STYPE,
+                          "operator '%s': input %d is sparse; this operator "
+                          "takes dense arrays",
+                          op->name, i);
+    }
+    for (int i = 0; i < n_total; ++i) {
+      MXC_RETURN_ERROR_IF(given[i] && given[i]->stype != MXC_STYPE_DEFAULT,
+                          MXC_ERR_STYPE,
+                          "operator '%s': output %d is sparse; this "
+                          "operator produces dense arrays",
+                          op->name, i);
+      ostype[i] = MXC_STYPE_DEFAULT;
+    }
+    return MXC_OK;
+  }
+  int ist[64];
+  for (int i = 0; i < n_in; ++i) ist[i] = in[i]->stype;
+  for (int i = 0; i < n_total; ++i) ostype[i] = given[i] ? given[i]->stype : -1;
+  MXC_FORWARD_IF_ERROR(
+      op->infer_stype(op, param, ist, n_in, ostype, n_total, dispatch));
+  int any_sparse = 0;
+  for (int i = 0; i < n_in; ++i) any_sparse |= ist[i] != MXC_STYPE_DEFAULT;
+  for (int i = 0; i < n_total; ++i) {
+    MXC_RETURN_ERROR_IF(ostype[i] < MXC_STYPE_DEFAULT ||
+                            ostype[i] > MXC_STYPE_CSR ||
+                            (given[i] && given[i]->stype != ostype[i]),
+                        MXC_ERR_STYPE,
+                        "operator '%s': output %d has storage type %d; "
+                        "expected %d",
+                        op->name, i, given[i] ? given[i]->stype : -1,
+                        ostype[i]);
+    if (ostype[i] == MXC_STYPE_DEFAULT) continue;
+    any_sparse = 1;
+    int rq = req && i < n_out ? (int)req[i] : MXC__REQ_WRITE;
+    MXC_RETURN_ERROR_IF(rq != MXC__REQ_WRITE && rq != MXC__REQ_NULL,
+                        MXC_ERR_STYPE,
+                        "operator '%s': output %d is sparse; its write mode "
+                        "must be write or null (got %d)",
+                        op->name, i, rq);
+  }
+  MXC_RETURN_ERROR_IF(*dispatch == MXC__DISPATCH_DENSE && any_sparse,
+                      MXC_ERR_INTERNAL,
+                      "operator '%s': storage inference chose the dense "
+                      "kernel for sparse arrays",
+                      op->name);
+  return MXC_OK;
 }
 
 /* ---- invoke ---- */
@@ -203,14 +272,20 @@ static void plan_drop_created(plan *p, int n_out) {
 
 static int make_outputs(const mxc__op *op, mxc__ndarray **out, int n_out,
                         int n_total, const mxc__shape *oshape,
-                        const int *otype, mxc__device dev, plan *p) {
+                        const int *otype, const int *ostype, mxc__device dev,
+                        plan *p) {
   for (int i = 0; i < n_total; ++i) {
     mxc__ndarray *given = i < n_out ? out[i] : NULL;
     if (given) {
       p->outs[i] = given;
       continue;
     }
-    int rc = mxc__ndarray_create(&oshape[i], otype[i], dev, 1, &p->outs[i]);
+    int rc = ostype[i] == MXC_STYPE_DEFAULT
+                 ? mxc__ndarray_create(&oshape[i], otype[i], dev, 1,
+                                       &p->outs[i])
+                 : mxc__ndarray_create_sparse(ostype[i], &oshape[i],
+                                              otype[i], MXC_DTYPE_INT64, dev,
+                                              &p->outs[i]);
     if (rc != MXC_OK) return rc;
     p->created[i] = 1;
   }
@@ -230,12 +305,6 @@ int mxc__op_invoke(const mxc__op *op, const void *param,
   for (int i = 0; i < n_in; ++i) {
     MXC_RETURN_ERROR_IF(!in[i], MXC_ERR_INVALID_ARGUMENT,
                         "operator '%s': input %d is NULL", op->name, i);
-    MXC_RETURN_ERROR_IF(in[i]->stype != MXC_STYPE_DEFAULT &&
-                            !op->compute_sparse,
-                        MXC_ERR_STYPE,
-                        "operator '%s': input %d is sparse; this operator "
-                        "takes dense arrays",
-                        op->name, i);
     if (i == 0) dev = in[0]->chunk->dev;
   }
   mxc__shape oshape[64];
@@ -248,12 +317,17 @@ int mxc__op_invoke(const mxc__op *op, const void *param,
   }
   MXC_FORWARD_IF_ERROR(infer(op, param, in, n_in, given, n_total, oshape,
                              otype));
+  int ostype[64], dispatch;
+  MXC_FORWARD_IF_ERROR(infer_stypes(op, param, in, n_in, given, n_total, req,
+                                    n_out, ostype, &dispatch));
   plan p;
   p.n_reads = p.n_writes = 0;
   for (int i = 0; i < n_total; ++i) p.created[i] = 0;
-  int rc = make_outputs(op, out, n_out, n_total, oshape, otype, dev, &p);
+  int rc = make_outputs(op, out, n_out, n_total, oshape, otype, ostype, dev,
+                        &p);
   invoke_rec *r = NULL;
-  if (rc == MXC_OK) rc = rec_new(op, param, n_in, n_total, &r);
+  int sparse = dispatch == MXC__DISPATCH_SPARSE;
+  if (rc == MXC_OK) rc = rec_new(op, param, n_in, n_total, sparse, &r);
   if (rc != MXC_OK) {
     plan_drop_created(&p, n_total);
     return rc;
@@ -262,6 +336,10 @@ int mxc__op_invoke(const mxc__op *op, const void *param,
   for (int i = 0; i < n_in; ++i) {
     if (rc == MXC_OK) rc = mxc__ndarray_ensure_alloc(in[i]);
     blob_of(in[i], &r->in[i]);
+    if (sparse) {
+      r->arrs[i] = *in[i];
+      r->arrs[i].ag = NULL;
+    }
     if (i < 32 && (op->mutate_inputs >> i & 1)) {
       p.writes[p.n_writes++] = mxc__ndarray_var(in[i]);
     } else {
@@ -270,6 +348,10 @@ int mxc__op_invoke(const mxc__op *op, const void *param,
   }
   for (int i = 0; i < n_total; ++i) {
     blob_of(p.outs[i], &r->out[i]);
+    if (sparse) {
+      r->arrs[n_in + i] = *p.outs[i];
+      r->arrs[n_in + i].ag = NULL;
+    }
     r->req[i] = req && i < n_out ? req[i] : MXC__REQ_WRITE;
     if (r->req[i] != MXC__REQ_NULL) {
       p.writes[p.n_writes++] = mxc__ndarray_var(p.outs[i]);

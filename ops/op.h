@@ -2,7 +2,8 @@
  * (ops/invoke.c) and by the symbolic executor (core/graph).
  *
  * Kernels see plain blobs (pointer, shape, dtype, device) and never touch
- * the engine; ops/invoke.c does the scheduling. */
+ * the engine; ops/invoke.c does the scheduling. Sparse kernels are the one
+ * exception: they see arrays (see "Storage types and dispatch" below). */
 #ifndef MXC_OPS_OP_H_
 #define MXC_OPS_OP_H_
 
@@ -82,6 +83,51 @@ typedef int (*mxc__compute_fn)(const mxc__op *op, const mxc__opctx *ctx,
                                const mxc__blob *out, int n_out,
                                const mxc__req *req);
 
+/* ---- Storage types and dispatch ----
+ *
+ * An operator without infer_stype is dense only: invoke refuses sparse
+ * inputs or given outputs with MXC_ERR_STYPE and runs `compute` on blobs.
+ *
+ * infer_stype decides, from the storage types of the inputs (in[i], all
+ * known) and of the given outputs (out[i], or -1 when invoke creates the
+ * output), the storage type of every output and which kernel runs:
+ * *dispatch = MXC__DISPATCH_DENSE runs `compute` (every input and output
+ * must then be dense), MXC__DISPATCH_SPARSE runs `compute_sparse`. It
+ * returns MXC_ERR_STYPE naming the operator for combinations it does not
+ * support. (Fallback through dense temporaries is left to a later layer.)
+ *
+ * compute_sparse gets the arrays themselves, as view structs valid during
+ * the call, because the sizes of sparse data are known only at run time:
+ *  - dense arrays among them are allocated; mxc__ndarray_ptr gives data;
+ *  - sparse inputs are read through mxc__sparse_data/aux/nnz, after
+ *    mxc__sparse_require_valid (arrays from host buffers are unchecked);
+ *  - a sparse output is (re)allocated by the kernel with mxc__sparse_alloc
+ *    for the nnz it computes, filled completely, then marked with
+ *    mxc__sparse_set_valid. Its previous blocks are freed by that call, so
+ *    a sparse output never shares storage with an input (no in-place pairs)
+ *    and its write mode is MXC__REQ_WRITE or MXC__REQ_NULL only (invoke
+ *    refuses others).
+ * The call runs under the engine with read access to every input's
+ * variable and write access to every output's; the kernel must not push,
+ * wait, or keep pointers past its return. Invoke creates missing sparse
+ * outputs empty with int64 indices. */
+enum { MXC__DISPATCH_DENSE = 0, MXC__DISPATCH_SPARSE = 1 };
+
+typedef int (*mxc__infer_stype_fn)(const mxc__op *op, const void *param,
+                                   const int *in, int n_in, int *out,
+                                   int n_out, int *dispatch);
+
+/* Arrays by struct tag: this header stays includable from C++ tests,
+ * which cannot include core/ndarray/ndarray.h (C11 atomics). */
+struct mxc__ndarray;
+typedef int (*mxc__compute_sparse_fn)(const mxc__op *op,
+                                      const mxc__opctx *ctx,
+                                      const void *param,
+                                      const struct mxc__ndarray *in,
+                                      int n_in,
+                                      const struct mxc__ndarray *out,
+                                      int n_out, const mxc__req *req);
+
 /* Builds the gradient: given the forward node and entries for the output
  * gradients (one per output), sets igrad[i] for each input to a new entry
  * computing d(loss)/d(input i), or to {NULL, 0} when the input gets no
@@ -128,7 +174,10 @@ struct mxc__op {
   mxc__infer_shape_fn infer_shape;
   mxc__infer_type_fn infer_type; /* NULL: all inputs/outputs share a dtype */
   mxc__compute_fn compute;
-  mxc__compute_fn compute_sparse; /* filled by the sparse issue */
+  /* Both NULL for dense-only operators; see "Storage types and
+   * dispatch". */
+  mxc__infer_stype_fn infer_stype;
+  mxc__compute_sparse_fn compute_sparse;
 
   mxc__gradient_fn gradient; /* NULL: not differentiable */
 

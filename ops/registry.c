@@ -49,6 +49,7 @@ WEAK int mxc__ops_register_loss(mxc__registry *r);
 WEAK int mxc__ops_register_random(mxc__registry *r);
 WEAK int mxc__ops_register_optimizer(mxc__registry *r);
 WEAK int mxc__ops_register_fused(mxc__registry *r);
+WEAK int mxc__ops_register_sparse(mxc__registry *r);
 
 static uint32_t hash(const char *s) {
   uint32_t h = 2166136261u; /* FNV-1a */
@@ -106,7 +107,7 @@ static void build(void) {
       mxc__ops_register_linalg,         mxc__ops_register_nn,
       mxc__ops_register_conv,           mxc__ops_register_loss,
       mxc__ops_register_random,         mxc__ops_register_optimizer,
-      mxc__ops_register_fused,
+      mxc__ops_register_fused,          mxc__ops_register_sparse,
   };
   for (size_t i = 0; i < sizeof families / sizeof families[0]; ++i) {
     if (!families[i]) continue;

@@ -63,6 +63,13 @@ static int collect(user_op *op, const mxc_ndarray *arrs, int n, int base,
   for (int i = 0; i < n; ++i) {
     mxc__ndarray *a;
     int rc = api_array(arrs[i], "mxc_engine_push: array", &a);
+    if (rc == MXC_OK && a->stype != MXC_STYPE_DEFAULT) {
+      /* A sparse array's blocks change under the engine: no stable data
+       * pointer to hand out. */
+      rc = mxc__error_set(MXC_ERR_STYPE,
+                          "the array is sparse; pushed functions take dense "
+                          "arrays");
+    }
     if (rc == MXC_OK) rc = mxc__ndarray_ensure_alloc(a);
     if (rc != MXC_OK) {
       char pre[64];

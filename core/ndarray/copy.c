@@ -22,6 +22,13 @@ static int copy_fn(void *arg, mxc__exec *ex) {
 
 static int check_nbytes(const mxc__ndarray *a, size_t nbytes,
                         const void *host, const char *what) {
+  /* A sparse array's layout is known only under the engine: its parts are
+   * read with mxc__sparse_part_sync instead. */
+  MXC_RETURN_ERROR_IF(a->stype != MXC_STYPE_DEFAULT, MXC_ERR_STYPE,
+                      "%s: the array is sparse (storage type %d); host "
+                      "copies take dense arrays (read the parts of a sparse "
+                      "array, or cast_storage it to dense)",
+                      what, a->stype);
   size_t want = mxc__ndarray_nbytes(a);
   char buf[160];
   MXC_RETURN_ERROR_IF(nbytes != want, MXC_ERR_SHAPE,
@@ -85,6 +92,9 @@ int mxc__ndarray_copy_to_host(const mxc__ndarray *a, void *dst,
 static void free_args(void *arg) { mxc__free(arg); }
 
 int mxc__ndarray_copy(const mxc__ndarray *src, const mxc__ndarray *dst) {
+  if (src->stype != MXC_STYPE_DEFAULT || dst->stype != MXC_STYPE_DEFAULT) {
+    return mxc__sparse_copy(src, dst);
+  }
   char b1[160], b2[160];
   MXC_RETURN_ERROR_IF(!mxc__shape_equal(&src->shape, &dst->shape),
                       MXC_ERR_SHAPE,

@@ -37,6 +37,7 @@ static void chunk_destroy(void *arg) {
   } else {
     mxc__storage_free(&c->block);
   }
+  mxc__sparse_destroy(c->sparse);
   pthread_mutex_destroy(&c->alloc_lock);
   mxc__free(c);
 }
@@ -164,8 +165,18 @@ static size_t row_bytes(const mxc__ndarray *a) {
   return n;
 }
 
+/* Slices and reshapes index dense storage; sparse arrays have none. */
+static int check_dense(const mxc__ndarray *a, const char *what) {
+  MXC_RETURN_ERROR_IF(a->stype != MXC_STYPE_DEFAULT, MXC_ERR_STYPE,
+                      "%s: the array is sparse (storage type %d); only dense "
+                      "arrays have this view (cast_storage first)",
+                      what, a->stype);
+  return MXC_OK;
+}
+
 int mxc__ndarray_slice(const mxc__ndarray *a, int64_t begin, int64_t end,
                        mxc__ndarray **out) {
+  MXC_FORWARD_IF_ERROR(check_dense(a, "slice"));
   MXC_RETURN_ERROR_IF(a->shape.ndim == 0, MXC_ERR_SHAPE,
                       "slice: the array is a scalar (0-d); slicing needs at "
                       "least one dimension");
@@ -181,6 +192,7 @@ int mxc__ndarray_slice(const mxc__ndarray *a, int64_t begin, int64_t end,
 }
 
 int mxc__ndarray_at(const mxc__ndarray *a, int64_t index, mxc__ndarray **out) {
+  MXC_FORWARD_IF_ERROR(check_dense(a, "at"));
   MXC_RETURN_ERROR_IF(a->shape.ndim == 0, MXC_ERR_SHAPE,
                       "at: the array is a scalar (0-d); indexing needs at "
                       "least one dimension");
@@ -197,6 +209,7 @@ int mxc__ndarray_at(const mxc__ndarray *a, int64_t index, mxc__ndarray **out) {
 
 int mxc__ndarray_reshape(const mxc__ndarray *a, const int64_t *dims, int ndim,
                          mxc__ndarray **out) {
+  MXC_FORWARD_IF_ERROR(check_dense(a, "reshape"));
   MXC_RETURN_ERROR_IF(ndim < 0 || ndim > MXC_MAX_NDIM, MXC_ERR_SHAPE,
                       "reshape: ndim %d is out of range; expected 0..%d",
                       ndim, MXC_MAX_NDIM);

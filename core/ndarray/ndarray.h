@@ -14,14 +14,17 @@
  *    while the chunk lives, so data pointers computed at push time stay
  *    valid for the pushed work.
  *
- * Storage types: every chunk and view carries an stype (MXC_STYPE_*). Dense
- * is the only one implemented so far. The sparse types keep their values
- * in this chunk and add aux arrays (CSR: indptr and indices; row_sparse:
- * row indices), each an ordinary dense chunk of its own referenced by the
- * sparse chunk, whose sizes are known only when an operator has run: sparse
- * outputs are therefore allocated inside the operator, under the engine
- * variable of the sparse chunk, which covers its aux chunks too. Operators
- * and copies refuse sparse inputs with MXC_ERR_STYPE until then.
+ * Storage types: every chunk and view carries an stype (MXC_STYPE_*). A
+ * sparse chunk (CSR, row_sparse; see "sparse arrays" below) owns no block
+ * of its own: its values and aux arrays (CSR: indptr and indices;
+ * row_sparse: row indices) are storage blocks held in chunk->sparse, whose
+ * sizes are known only when an operator has run. Sparse outputs are
+ * therefore (re)allocated inside the operator, under the engine variable
+ * of the sparse chunk, which covers the values and aux blocks too; for
+ * sparse chunks the "block set once" invariant below does not hold, and
+ * pointers are taken only while running under the engine. Operations that
+ * have no meaning for sparse arrays (slices, reshapes, host copies, DLPack,
+ * dense kernels) refuse them with MXC_ERR_STYPE.
  *
  * Thread-safety: views may be created, used and freed from any thread.
  * Reading the data of an array requires engine ordering (push a function
@@ -53,6 +56,8 @@ typedef struct mxc__chunk {
   void *ext_ptr;
   void (*ext_free)(void *);
   void *ext_arg;
+  /* Sparse chunks only (stype != MXC_STYPE_DEFAULT), else NULL. */
+  struct mxc__sparse *sparse;
 } mxc__chunk;
 
 typedef struct mxc__ndarray {
@@ -132,5 +137,114 @@ void mxc__ndarray_set_ag_release(void (*fn)(void *ag));
 /* Chunk references (DLPack export keeps the storage alive with these). */
 void mxc__chunk_retain(mxc__chunk *c);
 void mxc__chunk_release(mxc__chunk *c);
+
+/* ---- sparse arrays (core/ndarray/sparse.c) ----------------------------
+ *
+ * A CSR array of logical shape (rows, cols) stores nnz values (data, shape
+ * (nnz)), indptr (rows + 1) and column indices (nnz): row r holds columns
+ * indices[indptr[r] .. indptr[r+1]) with the matching values. A row_sparse
+ * array of shape (rows, d1, ...) stores nnz rows (data, shape (nnz, d1,
+ * ...)) and their row indices (nnz). Index arrays are int32 or int64 (the
+ * array's index dtype); the view's dtype is the dtype of the values.
+ *
+ * Everything in mxc__sparse is read or written only under engine ordering
+ * of the sparse chunk's variable (inside pushed work that reads or writes
+ * it), except index_dtype, which never changes. */
+typedef struct mxc__sparse {
+  int index_dtype;              /* MXC_DTYPE_INT32 or MXC_DTYPE_INT64 */
+  int64_t nnz;                  /* csr: stored values; rsp: stored rows */
+  mxc__storage_block data;      /* values */
+  mxc__storage_block aux[2];    /* csr: indptr, indices; rsp: row indices */
+  /* 1 once the contents are known to pass the full format check (written
+   * by a kernel, or checked); atomic because concurrent readers may set it. */
+  atomic_int valid;
+} mxc__sparse;
+
+/* A dense view of part of a sparse array, for kernels. */
+typedef struct mxc__dense_view {
+  void *ptr;
+  mxc__shape shape;
+  int dtype;
+} mxc__dense_view;
+
+/* Aux arrays of a storage type: 2 (csr), 1 (row_sparse), 0 (dense). */
+int mxc__sparse_n_aux(int stype);
+
+/* A new empty sparse array (nnz 0; a CSR indptr of zeros). stype
+ * MXC_STYPE_CSR (shape must be 2-d) or MXC_STYPE_ROW_SPARSE (ndim >= 1);
+ * index_dtype int32 or int64 (int32 only when the extents fit it). */
+int mxc__ndarray_create_sparse(int stype, const mxc__shape *shape, int dtype,
+                               int index_dtype, mxc__device dev,
+                               mxc__ndarray **out);
+
+/* New sparse arrays holding copies of host buffers (nnz >= 0 entries or
+ * rows; buffers may be NULL only where they hold 0 elements; indices in
+ * index_dtype). Sizes are checked here; values (ordering, ranges) only by
+ * mxc__sparse_check, which every kernel runs before trusting them. */
+int mxc__ndarray_create_csr_host(const mxc__shape *shape, int dtype,
+                                 int index_dtype, mxc__device dev,
+                                 const void *data, const void *indptr,
+                                 const void *indices, int64_t nnz,
+                                 mxc__ndarray **out);
+int mxc__ndarray_create_rsp_host(const mxc__shape *shape, int dtype,
+                                 int index_dtype, mxc__device dev,
+                                 const void *data, const void *row_idx,
+                                 int64_t nnz, mxc__ndarray **out);
+
+/* The rest run under engine ordering of a's variable (see above). */
+
+/* Replaces a's values and aux blocks by new ones for nnz entries (csr) or
+ * rows (row_sparse), contents unspecified; the caller (a kernel writing a)
+ * fills them all and so makes a valid array. On failure a keeps its old
+ * contents. */
+int mxc__sparse_alloc(const mxc__ndarray *a, int64_t nnz);
+
+/* After filling a's new blocks: marks the contents well-formed. */
+void mxc__sparse_set_valid(const mxc__ndarray *a);
+
+int64_t mxc__sparse_nnz(const mxc__ndarray *a);
+int mxc__sparse_index_dtype(const mxc__ndarray *a);
+/* The values: csr (nnz), row_sparse (nnz, d1, ...) -- the storage shape. */
+mxc__dense_view mxc__sparse_data(const mxc__ndarray *a);
+/* Aux array `which` (0: csr indptr / rsp row indices; 1: csr indices). */
+mxc__dense_view mxc__sparse_aux(const mxc__ndarray *a, int which);
+
+/* Format check. full = 0: sizes and the ends of indptr (O(1)); full = 1:
+ * also indptr non-decreasing, column indices in [0, cols) and strictly
+ * increasing within each row, row indices in [0, rows) and strictly
+ * increasing. MXC_ERR_INVALID_ARGUMENT naming `what` and the first bad
+ * position. A full pass marks the array valid. */
+int mxc__sparse_check(const mxc__ndarray *a, int full, const char *what);
+/* mxc__sparse_check(a, 1) unless a is already known valid: kernels call it
+ * before indexing with stored indices, so malformed input is an error and
+ * never an out-of-bounds access. */
+int mxc__sparse_require_valid(const mxc__ndarray *a, const char *what);
+/* Index element i of an index view (int32 or int64). */
+int64_t mxc__sparse_idx_get(const mxc__dense_view *v, int64_t i);
+void mxc__sparse_idx_set(const mxc__dense_view *v, int64_t i, int64_t x);
+
+/* Under engine ordering (read src, write dst; same storage type, shape
+ * and dtype): dst gets src's structure and values. */
+int mxc__sparse_copy_now(const mxc__ndarray *src, const mxc__ndarray *dst);
+
+/* Asynchronous copy between sparse arrays of the same storage type, shape
+ * and dtype (index dtypes may differ): dst gets src's structure and
+ * values. Called by mxc__ndarray_copy for sparse arguments. */
+int mxc__sparse_copy(const mxc__ndarray *src, const mxc__ndarray *dst);
+
+/* Frees the blocks and the struct (chunk destruction). Accepts NULL. */
+void mxc__sparse_destroy(mxc__sparse *sp);
+
+/* Synchronous reads for the C API, each pushed as a read of a and waited
+ * for, so they see all work pushed on a before the call. part: -1 the
+ * values, else aux `part`; *out = a new dense array holding a copy. */
+int mxc__sparse_part_sync(const mxc__ndarray *a, int part,
+                          mxc__ndarray **out);
+int mxc__sparse_nnz_sync(const mxc__ndarray *a, int64_t *out);
+
+/* Synchronous full or quick check pushed as a read of a and waited for
+ * (the public mxc_ndarray_check_format). A format error is returned to the
+ * caller and does not mark the array as failed. */
+int mxc__sparse_check_sync(const mxc__ndarray *a, int full);
 
 #endif /* MXC_CORE_NDARRAY_NDARRAY_H_ */

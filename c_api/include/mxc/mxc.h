@@ -559,6 +559,100 @@ MXC_API int mxc_metric_cross_entropy(mxc_ndarray prob, mxc_ndarray label,
                                      int64_t *out_count);
 
 /* ------------------------------------------------------------------------ */
+/* Sparse arrays (CSR and row_sparse)                                        */
+/* ------------------------------------------------------------------------ */
+
+/* A sparse array is an mxc_ndarray whose stype is MXC_STYPE_CSR or
+ * MXC_STYPE_ROW_SPARSE; its shape, size and dtype (that of the stored
+ * values) read as for dense arrays, and it is freed, waited on and copied
+ * (mxc_ndarray_copy, to a sparse array of the same storage type, shape and
+ * dtype) like one. Only non-zero entries are stored:
+ *  - CSR, shape (rows, cols): data holds nnz values, indptr rows + 1
+ *    offsets, indices nnz column indices; row r holds the columns
+ *    indices[indptr[r] .. indptr[r+1]) with the matching values;
+ *  - row_sparse, shape (rows, d1, ...): data holds nnz rows (shape (nnz,
+ *    d1, ...), the storage shape), indices their nnz row indices.
+ * Index arrays are int64 or int32 (the index dtype; int32 only when the
+ * extents and nnz fit it). A well-formed array has indptr[0] = 0,
+ * indptr non-decreasing, indptr[rows] = nnz, column indices in [0, cols)
+ * and strictly increasing within each row, row indices in [0, rows) and
+ * strictly increasing (see mxc_ndarray_check_format). Operators check
+ * their sparse inputs and fail with MXC_ERR_INVALID_ARGUMENT naming the
+ * first bad position instead of reading out of bounds.
+ * Slices, reshapes, host copies, DLPack export, mxc_engine_push,
+ * autograd, executors and operators without a sparse kernel refuse sparse
+ * arrays with MXC_ERR_STYPE; cast_storage them to dense first.
+ * Thread-safety as for dense arrays. */
+
+/* Aux arrays (mxc_ndarray_aux `which`). */
+#define MXC_CSR_INDPTR 0
+#define MXC_CSR_INDICES 1
+#define MXC_ROW_SPARSE_INDICES 0
+
+/* Creates a CSR array of shape (shape[0], shape[1]) from host buffers,
+ * copying them: data (nnz values of dtype), indptr (shape[0] + 1 values)
+ * and indices (nnz values), both of index_dtype (MXC_DTYPE_INT64 or
+ * MXC_DTYPE_INT32). nnz in 0..shape[0] * shape[1]. data and indices may be
+ * NULL when nnz is 0; indptr may be NULL when nnz is 0, which makes an
+ * all-zero array. Sizes are checked here (MXC_ERR_INVALID_ARGUMENT,
+ * MXC_ERR_SHAPE, MXC_ERR_DTYPE); the index values are not, until
+ * mxc_ndarray_check_format or the first operator that reads them.
+ * On success *out is a new array owned by the caller (mxc_ndarray_free). */
+MXC_API int mxc_ndarray_create_csr(const int64_t *shape, int dtype,
+                                   int index_dtype, const void *data,
+                                   const void *indptr, const void *indices,
+                                   int64_t nnz, int dev_type, int dev_id,
+                                   mxc_ndarray *out);
+
+/* Creates a row_sparse array of the given shape (ndim in 1..MXC_MAX_NDIM)
+ * from host buffers, copying them: data (nnz rows of shape[1..] values of
+ * dtype) and row_idx (nnz values of index_dtype). nnz in 0..shape[0];
+ * data and row_idx may be NULL when nnz is 0 (an all-zero array). Checks
+ * and ownership as mxc_ndarray_create_csr. */
+MXC_API int mxc_ndarray_create_row_sparse(const int64_t *shape, int ndim,
+                                          int dtype, int index_dtype,
+                                          const void *data,
+                                          const void *row_idx, int64_t nnz,
+                                          int dev_type, int dev_id,
+                                          mxc_ndarray *out);
+
+/* *out = number of stored entries (CSR: values; row_sparse: rows), after
+ * waiting for pending writes to arr (their failures are reported as by
+ * mxc_ndarray_wait_to_read). Dense arrays: MXC_ERR_STYPE. */
+MXC_API int mxc_ndarray_nnz(mxc_ndarray arr, int64_t *out);
+
+/* *out = a new dense array (owned by the caller) holding a copy of the
+ * stored values: shape (nnz) for CSR, the storage shape (nnz, d1, ...) for
+ * row_sparse. Waits for pending writes to arr first. Dense arrays:
+ * MXC_ERR_STYPE. */
+MXC_API int mxc_ndarray_sparse_data(mxc_ndarray arr, mxc_ndarray *out);
+
+/* *out = a new dense array (owned by the caller, of the index dtype)
+ * holding a copy of aux array `which`: MXC_CSR_INDPTR or MXC_CSR_INDICES
+ * for CSR, MXC_ROW_SPARSE_INDICES for row_sparse (other values:
+ * MXC_ERR_INVALID_ARGUMENT). Waits for pending writes to arr first.
+ * Dense arrays: MXC_ERR_STYPE. */
+MXC_API int mxc_ndarray_aux(mxc_ndarray arr, int which, mxc_ndarray *out);
+
+/* Checks that arr is well formed, after pending writes to it. full = 0:
+ * the ends of indptr only (constant time); nonzero: every rule above.
+ * A violation is MXC_ERR_INVALID_ARGUMENT whose message names the first
+ * bad position ("csr indices[7] = 3 (row 2) is not greater than
+ * indices[6] = 3 ..."); it does not mark arr as failed. Dense arrays are
+ * always well formed (MXC_OK). */
+MXC_API int mxc_ndarray_check_format(mxc_ndarray arr, int full);
+
+/* *out = a new array (owned by the caller) holding arr's values in
+ * storage type stype (MXC_STYPE_*), the same as the operator cast_storage
+ * (stype "default", "row_sparse" or "csr") through mxc_op_invoke.
+ * Asynchronous: returns once the cast is pushed; its failures (for
+ * example a malformed sparse arr) are reported by the next wait on *out.
+ * CSR needs a 2-d arr (MXC_ERR_SHAPE); new sparse arrays have int64
+ * indices. Not recorded by autograd. */
+MXC_API int mxc_ndarray_cast_storage(mxc_ndarray arr, int stype,
+                                     mxc_ndarray *out);
+
+/* ------------------------------------------------------------------------ */
 /* Strings and string lists returned by the library                         */
 /* ------------------------------------------------------------------------ */
 

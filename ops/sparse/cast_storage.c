@@ -1,0 +1,274 @@
+/* cast_storage(data, stype): the same values in another storage type.
+ *
+ * Dense to dense is a copy (the dense kernel, so the operator also runs in
+ * dense-only graphs). Every other direction is a sparse kernel:
+ * dense -> csr / row_sparse stores the nonzero elements / the rows with a
+ * nonzero element (a value is zero when it compares equal to 0, so -0.0
+ * is dropped and NaN kept); csr / row_sparse -> dense scatters into zeros;
+ * csr <-> row_sparse convert directly (a row_sparse row is stored when its
+ * csr row has stored entries; a csr entry is stored for every nonzero value
+ * of a stored row). Sparse inputs are format-checked before use. Values
+ * keep their dtype. Not differentiable yet (gradients through storage
+ * casts come with storage-type-aware graphs). */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/base/alloc.h"
+#include "ops/common.h"
+#include "ops/sparse/sparse.h"
+
+typedef struct cast_param {
+  int stype; /* index into k_stypes == MXC_STYPE_* */
+} cast_param;
+
+/* Ordered so that the index is the MXC_STYPE_* value. */
+static const char *const k_stypes[] = {"default", "row_sparse", "csr", NULL};
+
+static const mxc__param_def k_params[] = {
+    MXC__PARAM_ENUM(cast_param, stype, NULL, k_stypes,
+                    "Storage type of the output: default (dense), "
+                    "row_sparse or csr."),
+};
+
+static int cast_shape(const mxc__op *op, const void *param, mxc__shape *in,
+                      int n_in, mxc__shape *out, int n_out) {
+  const cast_param *p = param;
+  MXC_FORWARD_IF_ERROR(mxc__infer_shape_same(op, param, in, n_in, out, n_out));
+  const mxc__shape *s = in[0].ndim >= 0 ? &in[0] : &out[0];
+  if (s->ndim < 0) return MXC_OK;
+  MXC_RETURN_ERROR_IF(p->stype == MXC_STYPE_CSR && s->ndim != 2, MXC_ERR_SHAPE,
+                      "operator '%s': a csr array is 2-d; data has %d "
+                      "dimensions",
+                      op->name, s->ndim);
+  MXC_RETURN_ERROR_IF(p->stype == MXC_STYPE_ROW_SPARSE && s->ndim < 1,
+                      MXC_ERR_SHAPE,
+                      "operator '%s': a row_sparse array needs at least 1 "
+                      "dimension; data is a scalar",
+                      op->name);
+  return MXC_OK;
+}
+
+static int cast_stype(const mxc__op *op, const void *param, const int *in,
+                      int n_in, int *out, int n_out, int *dispatch) {
+  (void)op, (void)n_in, (void)n_out;
+  const cast_param *p = param;
+  out[0] = p->stype;
+  *dispatch = in[0] == MXC_STYPE_DEFAULT && p->stype == MXC_STYPE_DEFAULT
+                  ? MXC__DISPATCH_DENSE
+                  : MXC__DISPATCH_SPARSE;
+  return MXC_OK;
+}
+
+static int cast_dense(const mxc__op *op, const mxc__opctx *ctx,
+                      const void *param, const mxc__blob *in, int n_in,
+                      const mxc__blob *out, int n_out, const mxc__req *req) {
+  (void)ctx, (void)param, (void)n_in, (void)n_out;
+  if (req[0] == MXC__REQ_NULL) return MXC_OK;
+  MXC_RETURN_ERROR_IF(req[0] == MXC__REQ_ADD, MXC_ERR_UNSUPPORTED,
+                      "operator '%s': accumulating (req add) is not "
+                      "supported",
+                      op->name);
+  size_t n =
+      (size_t)mxc__shape_size(&in[0].shape) * mxc__dtype_size(in[0].dtype);
+  if (n && out[0].ptr != in[0].ptr) memmove(out[0].ptr, in[0].ptr, n);
+  return MXC_OK;
+}
+
+/* ---- conversions ---- */
+
+static int to_dense(const mxc__ndarray *src, const mxc__ndarray *dst,
+                    const char *what) {
+  MXC_FORWARD_IF_ERROR(mxc__sparse_require_valid(src, what));
+  size_t esz = mxc__dtype_size(src->dtype);
+  char *d = mxc__ndarray_ptr(dst);
+  memset(d, 0, mxc__ndarray_nbytes(dst));
+  mxc__dense_view v = mxc__sparse_data(src);
+  const char *s = v.ptr;
+  if (src->stype == MXC_STYPE_CSR) {
+    mxc__dense_view ip = mxc__sparse_aux(src, 0), ix = mxc__sparse_aux(src, 1);
+    int64_t cols = src->shape.dims[1];
+    for (int64_t r = 0; r < src->shape.dims[0]; ++r) {
+      int64_t hi = mxc__sparse_idx_get(&ip, r + 1);
+      for (int64_t j = mxc__sparse_idx_get(&ip, r); j < hi; ++j) {
+        int64_t c = mxc__sparse_idx_get(&ix, j);
+        memcpy(d + (size_t)(r * cols + c) * esz, s + (size_t)j * esz, esz);
+      }
+    }
+    return MXC_OK;
+  }
+  mxc__dense_view ix = mxc__sparse_aux(src, 0);
+  size_t row = (size_t)mxc__sparse_row_elems(src) * esz;
+  for (int64_t j = 0; j < v.shape.dims[0]; ++j) {
+    int64_t r = mxc__sparse_idx_get(&ix, j);
+    memcpy(d + (size_t)r * row, s + (size_t)j * row, row);
+  }
+  return MXC_OK;
+}
+
+/* Dense rows x cols (row_len elements per row) -> csr. */
+static int csr_from_rows(const char *d, int dtype, int64_t rows, int64_t cols,
+                         const mxc__ndarray *dst) {
+  size_t esz = mxc__dtype_size(dtype);
+  int64_t nnz = 0;
+  for (int64_t i = 0; i < rows * cols; ++i) {
+    nnz += !mxc__sparse_is_zero(d + (size_t)i * esz, dtype);
+  }
+  MXC_FORWARD_IF_ERROR(mxc__sparse_alloc(dst, nnz));
+  mxc__dense_view v = mxc__sparse_data(dst);
+  mxc__dense_view ip = mxc__sparse_aux(dst, 0), ix = mxc__sparse_aux(dst, 1);
+  char *o = v.ptr;
+  int64_t k = 0;
+  mxc__sparse_idx_set(&ip, 0, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      const char *e = d + (size_t)(r * cols + c) * esz;
+      if (mxc__sparse_is_zero(e, dtype)) continue;
+      memcpy(o + (size_t)k * esz, e, esz);
+      mxc__sparse_idx_set(&ix, k++, c);
+    }
+    mxc__sparse_idx_set(&ip, r + 1, k);
+  }
+  mxc__sparse_set_valid(dst);
+  return MXC_OK;
+}
+
+static int row_is_zero(const char *p, int64_t n, int dtype) {
+  size_t esz = mxc__dtype_size(dtype);
+  for (int64_t i = 0; i < n; ++i) {
+    if (!mxc__sparse_is_zero(p + (size_t)i * esz, dtype)) return 0;
+  }
+  return 1;
+}
+
+static int rsp_from_dense(const mxc__ndarray *src, const mxc__ndarray *dst) {
+  const char *d = mxc__ndarray_ptr(src);
+  int64_t rows = src->shape.dims[0], per = mxc__sparse_row_elems(dst);
+  size_t row = (size_t)per * mxc__dtype_size(src->dtype);
+  int64_t n = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    n += !row_is_zero(d + (size_t)r * row, per, src->dtype);
+  }
+  MXC_FORWARD_IF_ERROR(mxc__sparse_alloc(dst, n));
+  mxc__dense_view v = mxc__sparse_data(dst), ix = mxc__sparse_aux(dst, 0);
+  char *o = v.ptr;
+  int64_t k = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    const char *e = d + (size_t)r * row;
+    if (row_is_zero(e, per, src->dtype)) continue;
+    memcpy(o + (size_t)k * row, e, row);
+    mxc__sparse_idx_set(&ix, k++, r);
+  }
+  mxc__sparse_set_valid(dst);
+  return MXC_OK;
+}
+
+/* csr -> row_sparse: rows with stored entries become stored rows. */
+static int rsp_from_csr(const mxc__ndarray *src, const mxc__ndarray *dst) {
+  mxc__dense_view ip = mxc__sparse_aux(src, 0), ix = mxc__sparse_aux(src, 1);
+  mxc__dense_view sv = mxc__sparse_data(src);
+  int64_t rows = src->shape.dims[0], cols = src->shape.dims[1];
+  size_t esz = mxc__dtype_size(src->dtype);
+  int64_t n = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    n += mxc__sparse_idx_get(&ip, r + 1) > mxc__sparse_idx_get(&ip, r);
+  }
+  MXC_FORWARD_IF_ERROR(mxc__sparse_alloc(dst, n));
+  mxc__dense_view v = mxc__sparse_data(dst), ox = mxc__sparse_aux(dst, 0);
+  char *o = v.ptr;
+  memset(o, 0, (size_t)(n * cols) * esz);
+  int64_t k = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t lo = mxc__sparse_idx_get(&ip, r),
+            hi = mxc__sparse_idx_get(&ip, r + 1);
+    if (hi == lo) continue;
+    for (int64_t j = lo; j < hi; ++j) {
+      int64_t c = mxc__sparse_idx_get(&ix, j);
+      memcpy(o + (size_t)(k * cols + c) * esz, (char *)sv.ptr + (size_t)j * esz,
+             esz);
+    }
+    mxc__sparse_idx_set(&ox, k++, r);
+  }
+  mxc__sparse_set_valid(dst);
+  return MXC_OK;
+}
+
+/* row_sparse (2-d) -> csr: the nonzero values of the stored rows. */
+static int csr_from_rsp(const mxc__ndarray *src, const mxc__ndarray *dst) {
+  mxc__dense_view sv = mxc__sparse_data(src), sx = mxc__sparse_aux(src, 0);
+  int64_t rows = src->shape.dims[0], cols = src->shape.dims[1];
+  size_t esz = mxc__dtype_size(src->dtype);
+  const char *d = sv.ptr;
+  int64_t nnz = 0;
+  for (int64_t i = 0; i < sv.shape.dims[0] * cols; ++i) {
+    nnz += !mxc__sparse_is_zero(d + (size_t)i * esz, src->dtype);
+  }
+  MXC_FORWARD_IF_ERROR(mxc__sparse_alloc(dst, nnz));
+  mxc__dense_view v = mxc__sparse_data(dst);
+  mxc__dense_view ip = mxc__sparse_aux(dst, 0), ix = mxc__sparse_aux(dst, 1);
+  char *o = v.ptr;
+  int64_t k = 0, j = 0;
+  mxc__sparse_idx_set(&ip, 0, 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    if (j < sv.shape.dims[0] && mxc__sparse_idx_get(&sx, j) == r) {
+      for (int64_t c = 0; c < cols; ++c) {
+        const char *e = d + (size_t)(j * cols + c) * esz;
+        if (mxc__sparse_is_zero(e, src->dtype)) continue;
+        memcpy(o + (size_t)k * esz, e, esz);
+        mxc__sparse_idx_set(&ix, k++, c);
+      }
+      ++j;
+    }
+    mxc__sparse_idx_set(&ip, r + 1, k);
+  }
+  mxc__sparse_set_valid(dst);
+  return MXC_OK;
+}
+
+static int cast_sparse(const mxc__op *op, const mxc__opctx *ctx,
+                       const void *param, const mxc__ndarray *in, int n_in,
+                       const mxc__ndarray *out, int n_out,
+                       const mxc__req *req) {
+  (void)ctx, (void)param, (void)n_in, (void)n_out;
+  if (req[0] == MXC__REQ_NULL) return MXC_OK;
+  MXC_RETURN_ERROR_IF(req[0] == MXC__REQ_ADD, MXC_ERR_UNSUPPORTED,
+                      "operator '%s': accumulating (req add) is not "
+                      "supported",
+                      op->name);
+  const mxc__ndarray *src = &in[0], *dst = &out[0];
+  char what[64];
+  snprintf(what, sizeof what, "operator '%s' input 0", op->name);
+  int from = src->stype, to = dst->stype;
+  if (to == MXC_STYPE_DEFAULT) return to_dense(src, dst, what);
+  if (from == MXC_STYPE_DEFAULT) {
+    return to == MXC_STYPE_CSR
+               ? csr_from_rows(mxc__ndarray_ptr(src), src->dtype,
+                               src->shape.dims[0], src->shape.dims[1], dst)
+               : rsp_from_dense(src, dst);
+  }
+  MXC_FORWARD_IF_ERROR(mxc__sparse_require_valid(src, what));
+  if (from == to) return mxc__sparse_copy_now(src, dst);
+  return to == MXC_STYPE_CSR ? csr_from_rsp(src, dst) : rsp_from_csr(src, dst);
+}
+
+static const char *const k_in[] = {"data", NULL};
+
+static const mxc__op k_op = {
+    .name = "cast_storage",
+    .doc =
+        "The same values in another storage type (stype: default, "
+        "row_sparse or csr). Zero elements (== 0) are not stored.",
+    .params = k_params,
+    .n_params = 1,
+    .param_size = sizeof(cast_param),
+    .n_inputs = 1,
+    .input_names = k_in,
+    .n_outputs = 1,
+    .infer_shape = cast_shape,
+    .infer_stype = cast_stype,
+    .compute = cast_dense,
+    .compute_sparse = cast_sparse,
+};
+
+int mxc__ops_register_sparse(mxc__registry *r) {
+  return mxc__registry_add(r, &k_op);
+}
