@@ -552,7 +552,20 @@ static int bind_arrays(mxc__executor *ex, mxc__ndarray *const *args,
   if (!ex->vals || !ex->reqs) return oom(fn);
   for (size_t e = 0; e < n; ++e) ex->reqs[e] = MXC__REQ_WRITE;
   MXC_FORWARD_IF_ERROR(bind_external(ex, args, grads, aux, fwd));
-  return bind_planned(ex, fn);
+  MXC_FORWARD_IF_ERROR(bind_planned(ex, fn));
+  /* A backward output nothing reads (the data gradient of the first layer:
+   * gradient builders compute every input's gradient) is not computed at
+   * all; kernels skip MXC__REQ_NULL outputs. Forward outputs keep being
+   * written: some operators save state through them. */
+  const mxc__graph *g = ex->g;
+  for (int e = 0; e < g->n_entries; ++e) {
+    int nid = mxc__graph_entry_node(g, e);
+    if (!fwd[nid] && g->nodes[nid]->op && g->n_consumers[e] == 0 &&
+        ex->reqs[e] == MXC__REQ_WRITE) {
+      ex->reqs[e] = MXC__REQ_NULL;
+    }
+  }
+  return MXC_OK;
 }
 
 int mxc__executor_bind(const mxc__symbol *sym, mxc__device dev,

@@ -91,6 +91,7 @@ int mxc__exec_fill(const mxc__ndarray *a, double value, const char *name) {
 static int monitor_node(const mxc__executor *ex, int nid) {
   const mxc__graph *g = ex->g;
   for (int e = g->entry_ptr[nid]; e < g->entry_ptr[nid + 1]; ++e) {
+    if (ex->reqs[e] == MXC__REQ_NULL) continue; /* not computed */
     MXC_FORWARD_IF_ERROR(mxc__ndarray_wait(ex->vals[e], 0));
     mxc__ndarray *view = NULL;
     MXC_FORWARD_IF_ERROR(mxc__ndarray_clone_view(ex->vals[e], &view));
