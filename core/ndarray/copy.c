@@ -91,10 +91,7 @@ int mxc__ndarray_copy_to_host(const mxc__ndarray *a, void *dst,
 
 static void free_args(void *arg) { mxc__free(arg); }
 
-int mxc__ndarray_copy(const mxc__ndarray *src, const mxc__ndarray *dst) {
-  if (src->stype != MXC_STYPE_DEFAULT || dst->stype != MXC_STYPE_DEFAULT) {
-    return mxc__sparse_copy(src, dst);
-  }
+int mxc__copy_check(const mxc__ndarray *src, const mxc__ndarray *dst) {
   char b1[160], b2[160];
   MXC_RETURN_ERROR_IF(!mxc__shape_equal(&src->shape, &dst->shape),
                       MXC_ERR_SHAPE,
@@ -110,6 +107,14 @@ int mxc__ndarray_copy(const mxc__ndarray *src, const mxc__ndarray *dst) {
                       MXC_ERR_UNSUPPORTED,
                       "copy: copies between device types are not supported "
                       "in this build");
+  return MXC_OK;
+}
+
+int mxc__ndarray_copy(const mxc__ndarray *src, const mxc__ndarray *dst) {
+  if (src->stype != MXC_STYPE_DEFAULT || dst->stype != MXC_STYPE_DEFAULT) {
+    return mxc__sparse_copy(src, dst);
+  }
+  MXC_FORWARD_IF_ERROR(mxc__copy_check(src, dst));
   MXC_FORWARD_IF_ERROR(mxc__ndarray_ensure_alloc(src));
   MXC_FORWARD_IF_ERROR(mxc__ndarray_ensure_alloc(dst));
   copy_args *args = mxc__malloc(sizeof *args);

@@ -117,6 +117,9 @@ int mxc__ndarray_copy_to_host(const mxc__ndarray *a, void *dst, size_t nbytes);
 
 /* Asynchronous copy src -> dst (same shape and dtype). */
 int mxc__ndarray_copy(const mxc__ndarray *src, const mxc__ndarray *dst);
+/* The checks every copy makes (shapes, dtypes, device types equal):
+ * MXC_OK or the error naming both sides. */
+int mxc__copy_check(const mxc__ndarray *src, const mxc__ndarray *dst);
 
 int mxc__ndarray_wait(const mxc__ndarray *a, int for_write);
 

@@ -49,25 +49,11 @@ static int copy_fn(void *arg, mxc__exec *ex) {
 static void free_args(void *arg) { mxc__free(arg); }
 
 int mxc__sparse_copy(const mxc__ndarray *src, const mxc__ndarray *dst) {
-  char b1[160], b2[160];
   MXC_RETURN_ERROR_IF(src->stype != dst->stype, MXC_ERR_STYPE,
                       "copy: source storage type %d differs from destination "
                       "storage type %d; use cast_storage",
                       src->stype, dst->stype);
-  MXC_RETURN_ERROR_IF(!mxc__shape_equal(&src->shape, &dst->shape),
-                      MXC_ERR_SHAPE,
-                      "copy: source shape %s differs from destination shape "
-                      "%s",
-                      mxc__shape_str(&src->shape, b1, sizeof b1),
-                      mxc__shape_str(&dst->shape, b2, sizeof b2));
-  MXC_RETURN_ERROR_IF(src->dtype != dst->dtype, MXC_ERR_DTYPE,
-                      "copy: source dtype %s differs from destination dtype "
-                      "%s; cast explicitly",
-                      mxc__dtype_name(src->dtype), mxc__dtype_name(dst->dtype));
-  MXC_RETURN_ERROR_IF(src->chunk->dev.type != dst->chunk->dev.type,
-                      MXC_ERR_UNSUPPORTED,
-                      "copy: copies between device types are not supported "
-                      "in this build");
+  MXC_FORWARD_IF_ERROR(mxc__copy_check(src, dst));
   if (src->chunk == dst->chunk) return MXC_OK; /* views of one array */
   copy_args *args = mxc__malloc(sizeof *args);
   MXC_RETURN_ERROR_IF(!args, MXC_ERR_OOM, "copy: out of memory");
