@@ -73,11 +73,15 @@ typedef struct invoke_rec {
 
 static int run_rec(void *arg, mxc__exec *ex) {
   invoke_rec *r = arg;
-  int rc = r->arrs ? r->op->compute_sparse(r->op, &r->ctx, r->param, r->arrs,
-                                           r->n_in, r->arrs + r->n_in,
-                                           r->n_out, r->req)
-                   : r->op->compute(r->op, &r->ctx, r->param, r->in, r->n_in,
-                                    r->out, r->n_out, r->req);
+  int rc;
+  if (r->arrs) {
+    rc = mxc__op_compute_sparse(r->op)(r->op, &r->ctx, r->param, r->arrs,
+                                       r->n_in, r->arrs + r->n_in, r->n_out,
+                                       r->req);
+  } else {
+    rc = r->op->compute(r->op, &r->ctx, r->param, r->in, r->n_in, r->out,
+                        r->n_out, r->req);
+  }
   if (rc != MXC_OK) mxc__exec_set_error(ex, mxc__error_msg());
   return rc;
 }
@@ -204,7 +208,8 @@ static int infer_stypes(const mxc__op *op, const void *param,
                         const mxc__req *req, int n_out, int *ostype,
                         int *dispatch) {
   *dispatch = MXC__DISPATCH_DENSE;
-  if (!op->infer_stype) {
+  mxc__infer_stype_fn infer_st = mxc__op_infer_stype(op);
+  if (!infer_st) {
     for (int i = 0; i < n_in; ++i) {
       MXC_RETURN_ERROR_IF(in[i]->stype != MXC_STYPE_DEFAULT, MXC_ERR_STYPE,
                           "operator '%s': input %d is sparse; this operator "
@@ -225,7 +230,7 @@ static int infer_stypes(const mxc__op *op, const void *param,
   for (int i = 0; i < n_in; ++i) ist[i] = in[i]->stype;
   for (int i = 0; i < n_total; ++i) ostype[i] = given[i] ? given[i]->stype : -1;
   MXC_FORWARD_IF_ERROR(
-      op->infer_stype(op, param, ist, n_in, ostype, n_total, dispatch));
+      infer_st(op, param, ist, n_in, ostype, n_total, dispatch));
   int any_sparse = 0;
   for (int i = 0; i < n_in; ++i) any_sparse |= ist[i] != MXC_STYPE_DEFAULT;
   for (int i = 0; i < n_total; ++i) {

@@ -228,4 +228,22 @@ int mxc__op_parse_params(const mxc__op *op, const char *const *keys,
 typedef struct mxc__registry mxc__registry;
 int mxc__registry_add(mxc__registry *r, const mxc__op *op);
 
+/* Attaches sparse kernels to an operator another family registered
+ * earlier (the sparse family registers last and gives elemwise_add, dot,
+ * sum, ... their sparse paths without touching those families' files).
+ * Descriptors stay const: the pair is kept beside the registry entry and
+ * read through mxc__op_infer_stype / mxc__op_compute_sparse, which every
+ * caller uses instead of the descriptor fields. MXC_ERR_INTERNAL when the
+ * operator is unknown, already has storage functions, or the table is
+ * full. */
+int mxc__registry_attach_stype(mxc__registry *r, const char *name,
+                               mxc__infer_stype_fn infer_stype,
+                               mxc__compute_sparse_fn compute_sparse);
+
+/* The operator's storage-type functions: its descriptor's own, or those
+ * attached with mxc__registry_attach_stype; NULL for dense-only
+ * operators. */
+mxc__infer_stype_fn mxc__op_infer_stype(const mxc__op *op);
+mxc__compute_sparse_fn mxc__op_compute_sparse(const mxc__op *op);
+
 #endif /* MXC_OPS_OP_H_ */

@@ -22,8 +22,11 @@ struct mxc__registry {
   const char *keys[INDEX_SLOTS];
   const mxc__op *vals[INDEX_SLOTS];
   int n_keys;
-  /* Open addressing: descriptor address -> present (validates handles). */
+  /* Open addressing: descriptor address -> present (validates handles),
+   * with the storage functions attached to that operator, if any. */
   const mxc__op *ptrs[INDEX_SLOTS];
+  mxc__infer_stype_fn att_infer[INDEX_SLOTS];
+  mxc__compute_sparse_fn att_compute[INDEX_SLOTS];
 };
 
 static mxc__registry g_reg;
@@ -161,14 +164,55 @@ const mxc__op *mxc__op_at(int index) {
   return g_reg.public_ops[index];
 }
 
+/* Slot of op in r->ptrs, or -1. */
+static int ptr_slot(const mxc__registry *r, const mxc__op *op) {
+  uint32_t h = (uint32_t)(((uintptr_t)op >> 4) * 2654435761u);
+  for (uint32_t i = h & (INDEX_SLOTS - 1); r->ptrs[i];
+       i = (i + 1) & (INDEX_SLOTS - 1)) {
+    if (r->ptrs[i] == op) return (int)i;
+  }
+  return -1;
+}
+
 int mxc__op_is_registered(const mxc__op *op) {
   if (!op || ensure() != MXC_OK) return 0;
-  uint32_t h = (uint32_t)(((uintptr_t)op >> 4) * 2654435761u);
-  for (uint32_t i = h & (INDEX_SLOTS - 1); g_reg.ptrs[i];
+  return ptr_slot(&g_reg, op) >= 0;
+}
+
+int mxc__registry_attach_stype(mxc__registry *r, const char *name,
+                               mxc__infer_stype_fn infer_stype,
+                               mxc__compute_sparse_fn compute_sparse) {
+  const mxc__op *op = NULL;
+  for (uint32_t i = hash(name) & (INDEX_SLOTS - 1); r->keys[i];
        i = (i + 1) & (INDEX_SLOTS - 1)) {
-    if (g_reg.ptrs[i] == op) return 1;
+    if (!strcmp(r->keys[i], name)) op = r->vals[i];
   }
-  return 0;
+  MXC_RETURN_ERROR_IF(!op, MXC_ERR_INTERNAL,
+                      "sparse kernels attached to unknown operator '%s'",
+                      name);
+  int s = ptr_slot(r, op);
+  MXC_RETURN_ERROR_IF(s < 0 || op->infer_stype || r->att_infer[s] ||
+                          !infer_stype || !compute_sparse,
+                      MXC_ERR_INTERNAL,
+                      "operator '%s' already has storage functions (or "
+                      "none were given)",
+                      name);
+  r->att_infer[s] = infer_stype;
+  r->att_compute[s] = compute_sparse;
+  return MXC_OK;
+}
+
+/* Called only with registered descriptors (after ensure() succeeded). */
+mxc__infer_stype_fn mxc__op_infer_stype(const mxc__op *op) {
+  if (op->infer_stype) return op->infer_stype;
+  int s = ptr_slot(&g_reg, op);
+  return s >= 0 ? g_reg.att_infer[s] : NULL;
+}
+
+mxc__compute_sparse_fn mxc__op_compute_sparse(const mxc__op *op) {
+  if (op->compute_sparse) return op->compute_sparse;
+  int s = ptr_slot(&g_reg, op);
+  return s >= 0 ? g_reg.att_compute[s] : NULL;
 }
 
 int mxc__op_num_inputs(const mxc__op *op, const void *param) {

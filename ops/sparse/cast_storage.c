@@ -269,6 +269,6 @@ static const mxc__op k_op = {
     .compute_sparse = cast_sparse,
 };
 
-int mxc__ops_register_sparse(mxc__registry *r) {
+int mxc__sparse_register_cast(mxc__registry *r) {
   return mxc__registry_add(r, &k_op);
 }

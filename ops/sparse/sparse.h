@@ -15,6 +15,15 @@ int mxc__sparse_is_zero(const void *p, int dtype);
 /* Elements per row along axis 0 (product of the trailing extents). */
 int64_t mxc__sparse_row_elems(const mxc__ndarray *a);
 
+/* The family's registration (register.c) calls one function per file;
+ * each registers its new operators (mxc__registry_add) and attaches
+ * sparse kernels to operators of other families
+ * (mxc__registry_attach_stype). It runs after every other family. */
 int mxc__ops_register_sparse(mxc__registry *r);
+int mxc__sparse_register_cast(mxc__registry *r);      /* cast_storage.c */
+int mxc__sparse_register_elemwise(mxc__registry *r);  /* elemwise.c */
+int mxc__sparse_register_dot(mxc__registry *r);       /* dot.c */
+int mxc__sparse_register_reduce(mxc__registry *r);    /* reduce.c */
+int mxc__sparse_register_optim(mxc__registry *r);     /* optim.c */
 
 #endif /* MXC_OPS_SPARSE_SPARSE_H_ */
