@@ -16,6 +16,7 @@
 
 #include "core/base/dtype.h"
 #include "ops/linalg/linalg.h"
+#include "ops/parallel.h"
 
 /* ---- parameters (shared with Deconvolution) ---- */
 
@@ -208,9 +209,27 @@ static int conv_bwd_infer_shape(const mxc__op *op, const void *param,
   return mxc__linalg_bwd_infer_shape(op, param, in, n_in, out, n_out);
 }
 
-/* ---- compute ---- */
+/* ---- compute ----
+ *
+ * Both directions split the batch into one part per kernel thread
+ * (ops/parallel.h) and walk each part in chunks of nb images: im2col of a
+ * chunk into the part's own buffers, sized to stay in one core's L2
+ * cache, then GEMMs on them in the part's thread (a GEMM or im2col called
+ * inside a part finds the pool busy and runs where it is). Splitting the
+ * batch rather than each GEMM keeps everything a chunk touches in one
+ * core's cache and needs no hand-off per chunk: LeNet's second layer went
+ * from 8.5 to ~4 ms forward and from 21 to ~8 ms backward on the 2-core
+ * machine. The weight gradient is summed from per-part partials at the
+ * end (part 0 writes the output itself). With one part (one thread, or a
+ * batch of one) the GEMMs may still split themselves over the pool. */
 
 #define AT(ptr, elems) ((char *)(ptr) + (size_t)(elems)*es)
+
+/* Bytes of column buffer (plus gathered output) per chunk: half of a
+ * 1 MiB L2, leaving room for the weights and the GEMM's own packing. */
+#ifndef PART_CHUNK_BYTES
+#define PART_CHUNK_BYTES ((int64_t)512 << 10)
+#endif
 
 /* 1x1 kernel, stride 1, no padding: the data is its own column matrix. */
 static int is_pointwise(const mxc__conv_geom *g) {
@@ -218,6 +237,88 @@ static int is_pointwise(const mxc__conv_geom *g) {
     if (g->k[i] != 1 || g->s[i] != 1 || g->p[i] != 0) return 0;
   }
   return 1;
+}
+
+typedef struct conv_work {
+  const mxc__conv_geom *g;
+  int dt;
+  size_t es;
+  int pw;               /* pointwise: no im2col, one image per chunk */
+  int64_t nb;           /* images per chunk */
+  int64_t per_part;     /* images per part (the last part may have fewer) */
+  size_t col_bytes;     /* per part: column buffer ... */
+  size_t slot_bytes;    /* ... plus the gathered (F, nb*P) block */
+  char *tmp;            /* n_parts slots ... */
+  char *partials;       /* ... then dW partials of parts 1.. (backward) */
+  size_t dw_bytes;
+  const void *bias;     /* forward: NULL without a bias input */
+  const mxc__blob *in, *out;
+  const mxc__req *req;
+} conv_work;
+
+/* Splits the batch and sizes the chunks; *n_parts parts are needed. */
+static void conv_work_plan(conv_work *w, const mxc__conv_geom *g, int dt,
+                           int64_t rows, int64_t *n_parts) {
+  w->g = g;
+  w->dt = dt;
+  w->es = mxc__dtype_size(dt);
+  w->pw = is_pointwise(g);
+  int64_t parts = mxc__parallel_threads();
+  if (parts > g->batch) parts = g->batch;
+  if (parts < 1) parts = 1;
+  w->per_part = (g->batch + parts - 1) / parts;
+  if (w->per_part < 1) w->per_part = 1;
+  *n_parts = (g->batch + w->per_part - 1) / w->per_part;
+  int64_t per_img = (rows + g->col_c) * g->col_n * (int64_t)w->es;
+  int64_t nb = per_img > 0 ? PART_CHUNK_BYTES / per_img : 1;
+  if (nb > w->per_part) nb = w->per_part;
+  w->nb = w->pw || nb < 1 ? 1 : nb;
+  w->col_bytes = w->pw ? 0 : (size_t)(rows * w->nb * g->col_n) * w->es;
+  size_t yt = w->nb > 1 ? (size_t)(g->col_c * w->nb * g->col_n) * w->es : 0;
+  w->slot_bytes = (w->col_bytes + yt + 63) / 64 * 64;
+}
+
+/* Forward over the images of one part. */
+static void fwd_part(const conv_work *w, int64_t part) {
+  const mxc__conv_geom *g = w->g;
+  size_t es = w->es;
+  int dt = w->dt;
+  int64_t F = g->col_c, Fg = F / g->groups, P = g->col_n;
+  int64_t CgK = g->img_c * g->k_n / g->groups;
+  int64_t b0 = part * w->per_part;
+  int64_t b1 = b0 + w->per_part < g->batch ? b0 + w->per_part : g->batch;
+  char *colbuf = w->tmp + (size_t)part * w->slot_bytes;
+  char *yt = colbuf + w->col_bytes;
+  const void *bias = w->bias;
+  for (int64_t n0 = b0; n0 < b1; n0 += w->nb) {
+    int64_t cur = b1 - n0 < w->nb ? b1 - n0 : w->nb;
+    int64_t ncol = cur * P;
+    const void *x = AT(w->in[0].ptr, n0 * g->img_c * g->img_n);
+    void *y = AT(w->out[0].ptr, n0 * F * P);
+    const void *col = x;
+    if (!w->pw) {
+      mxc__im2col(dt, g, x, cur, colbuf);
+      col = colbuf;
+    }
+    /* One image: (F, P) is the output's own layout, write it in place. */
+    void *dst = cur == 1 ? y : (void *)yt;
+    int acc = cur == 1 && w->req[0] == MXC__REQ_ADD;
+    for (int64_t gr = 0; gr < g->groups; ++gr) {
+      mxc__gemm(dt, 0, 0, Fg, ncol, CgK, AT(w->in[1].ptr, gr * Fg * CgK),
+                CgK, AT(col, gr * CgK * ncol), ncol, acc,
+                AT(dst, gr * Fg * ncol), ncol);
+    }
+    if (cur > 1) {
+      mxc__unpack_chunk(dt, dst, cur, F, P, bias, w->req[0], y);
+    } else if (bias) {
+      mxc__add_bias(dt, y, 1, F, P, bias);
+    }
+  }
+}
+
+static int fwd_parts(void *arg, int64_t lo, int64_t hi) {
+  for (int64_t part = lo; part < hi; ++part) fwd_part(arg, part);
+  return MXC_OK;
 }
 
 static int conv_forward(const mxc__op *op, const mxc__opctx *ctx,
@@ -229,44 +330,96 @@ static int conv_forward(const mxc__op *op, const mxc__opctx *ctx,
   mxc__conv_geom g;
   mxc__shape o;
   MXC_FORWARD_IF_ERROR(conv_plan(op, p, &in[0].shape, &g, &o));
-  int dt = in[0].dtype;
-  size_t es = mxc__dtype_size(dt);
-  int64_t F = g.col_c, Fg = F / g.groups, P = g.col_n;
-  int64_t rows = g.img_c * g.k_n, CgK = rows / g.groups;
-  int pw = is_pointwise(&g);
-  int64_t nb = pw ? 1 : mxc__conv_chunk(&g, rows + F, es);
-  size_t col_bytes = pw ? 0 : (size_t)(rows * nb * P) * es;
-  size_t yt_bytes = nb > 1 ? (size_t)(F * nb * P) * es : 0;
-  void *tmp = NULL;
-  if (col_bytes + yt_bytes) {
-    MXC_FORWARD_IF_ERROR(mxc__opctx_temp(ctx, col_bytes + yt_bytes, &tmp));
-  }
-  const void *bias = n_in > 2 ? in[2].ptr : NULL;
-  for (int64_t n0 = 0; n0 < g.batch; n0 += nb) {
-    int64_t cur = g.batch - n0 < nb ? g.batch - n0 : nb;
-    int64_t ncol = cur * P;
-    const void *x = AT(in[0].ptr, n0 * g.img_c * g.img_n);
-    void *y = AT(out[0].ptr, n0 * F * P);
-    const void *col = x;
-    if (!pw) {
-      mxc__im2col(dt, &g, x, cur, tmp);
-      col = tmp;
-    }
-    /* One sample: (F, P) is the output's own layout, write it in place. */
-    void *dst = cur == 1 ? y : AT(tmp, col_bytes / es);
-    int acc = cur == 1 && req[0] == MXC__REQ_ADD;
-    for (int64_t gr = 0; gr < g.groups; ++gr) {
-      mxc__gemm(dt, 0, 0, Fg, ncol, CgK, AT(in[1].ptr, gr * Fg * CgK), CgK,
-                AT(col, gr * CgK * ncol), ncol, acc, AT(dst, gr * Fg * ncol),
-                ncol);
-    }
-    if (cur > 1) {
-      mxc__unpack_chunk(dt, dst, cur, F, P, bias, req[0], y);
-    } else if (bias) {
-      mxc__add_bias(dt, y, 1, F, P, bias);
-    }
-  }
+  if (g.batch == 0) return MXC_OK;
+  conv_work w;
+  int64_t parts;
+  conv_work_plan(&w, &g, in[0].dtype, g.img_c * g.k_n, &parts);
+  w.in = in;
+  w.out = out;
+  w.req = req;
+  w.dw_bytes = 0;
+  w.tmp = w.partials = NULL;
+  w.bias = n_in > 2 ? in[2].ptr : NULL;
+  size_t need = (size_t)parts * w.slot_bytes;
+  if (need) MXC_FORWARD_IF_ERROR(mxc__opctx_temp(ctx, need, (void **)&w.tmp));
+  /* fwd_parts cannot fail, so neither can the loop. */
+  (void)mxc__parallel_for(parts, 1, (int)parts, fwd_parts, &w);
   return MXC_OK;
+}
+
+/* Backward over the images of one part: dW into the output (part 0) or
+ * the part's partial, ddata into the part's own images. */
+static void bwd_part(const conv_work *w, int64_t part) {
+  const mxc__conv_geom *g = w->g;
+  size_t es = w->es;
+  int dt = w->dt;
+  int64_t F = g->col_c, Fg = F / g->groups, P = g->col_n;
+  int64_t CgK = g->img_c * g->k_n / g->groups;
+  int64_t b0 = part * w->per_part;
+  int64_t b1 = b0 + w->per_part < g->batch ? b0 + w->per_part : g->batch;
+  char *colbuf = w->tmp + (size_t)part * w->slot_bytes;
+  char *dyt = colbuf + w->col_bytes;
+  int need_dx = w->req[0] != MXC__REQ_NULL;
+  int need_dw = w->req[1] != MXC__REQ_NULL;
+  void *dw = part == 0 ? w->out[1].ptr
+                       : w->partials + (size_t)(part - 1) * w->dw_bytes;
+  int dw_add = part == 0 && w->req[1] == MXC__REQ_ADD;
+  if (need_dx && !w->pw) {
+    mxc__clear_unless_add(AT(w->out[0].ptr, b0 * g->img_c * g->img_n),
+                          (size_t)((b1 - b0) * g->img_c * g->img_n) * es,
+                          w->req[0]);
+  }
+  for (int64_t n0 = b0; n0 < b1; n0 += w->nb) {
+    int64_t cur = b1 - n0 < w->nb ? b1 - n0 : w->nb;
+    int64_t ncol = cur * P;
+    size_t xoff = (size_t)(n0 * g->img_c * g->img_n);
+    const void *dy = AT(w->in[0].ptr, n0 * F * P);
+    if (cur > 1) {
+      mxc__pack_chunk(dt, dy, cur, F, P, dyt);
+      dy = dyt;
+    }
+    if (need_dw) { /* dW_g (Fg, CgK) += dY_g (Fg, ncol) col_g^T */
+      const void *col = AT(w->in[1].ptr, xoff);
+      if (!w->pw) {
+        mxc__im2col(dt, g, col, cur, colbuf);
+        col = colbuf;
+      }
+      int acc = n0 > b0 || dw_add;
+      for (int64_t gr = 0; gr < g->groups; ++gr) {
+        mxc__gemm(dt, 0, 1, Fg, CgK, ncol, AT(dy, gr * Fg * ncol), ncol,
+                  AT(col, gr * CgK * ncol), ncol, acc, AT(dw, gr * Fg * CgK),
+                  CgK);
+      }
+    }
+    if (need_dx) { /* dcol_g (CgK, ncol) = W_g^T dY_g, then col2im */
+      void *dcol = w->pw ? AT(w->out[0].ptr, xoff) : (void *)colbuf;
+      int acc = w->pw && w->req[0] == MXC__REQ_ADD;
+      for (int64_t gr = 0; gr < g->groups; ++gr) {
+        mxc__gemm(dt, 1, 0, CgK, ncol, Fg, AT(w->in[2].ptr, gr * Fg * CgK),
+                  CgK, AT(dy, gr * Fg * ncol), ncol, acc,
+                  AT(dcol, gr * CgK * ncol), ncol);
+      }
+      if (!w->pw) mxc__col2im(dt, g, dcol, cur, AT(w->out[0].ptr, xoff));
+    }
+  }
+}
+
+static int bwd_parts(void *arg, int64_t lo, int64_t hi) {
+  for (int64_t part = lo; part < hi; ++part) bwd_part(arg, part);
+  return MXC_OK;
+}
+
+/* dw += partial, n elements. */
+static void add_partial(int dt, void *dw, const void *partial, int64_t n) {
+  if (dt == MXC_DTYPE_FLOAT32) {
+    float *restrict d = dw;
+    const float *restrict s = partial;
+    for (int64_t i = 0; i < n; ++i) d[i] += s[i];
+  } else {
+    double *restrict d = dw;
+    const double *restrict s = partial;
+    for (int64_t i = 0; i < n; ++i) d[i] += s[i];
+  }
 }
 
 /* _backward_Convolution: inputs (ograd, data, weight[, bias]), outputs
@@ -281,61 +434,31 @@ static int conv_backward(const mxc__op *op, const mxc__opctx *ctx,
   MXC_FORWARD_IF_ERROR(conv_plan(op, p, &in[1].shape, &g, &o));
   int dt = in[0].dtype;
   size_t es = mxc__dtype_size(dt);
-  int64_t F = g.col_c, Fg = F / g.groups, P = g.col_n;
-  int64_t rows = g.img_c * g.k_n, CgK = rows / g.groups;
+  int64_t F = g.col_c, CgK = g.img_c * g.k_n / g.groups;
   int need_dx = req[0] != MXC__REQ_NULL, need_dw = req[1] != MXC__REQ_NULL;
   if (n_out > 2 && req[2] != MXC__REQ_NULL) {
-    mxc__sum_bias(dt, in[0].ptr, g.batch, F, P, req[2], out[2].ptr);
+    mxc__sum_bias(dt, in[0].ptr, g.batch, F, g.col_n, req[2], out[2].ptr);
   }
   if (need_dw && g.batch == 0) {
     mxc__clear_unless_add(out[1].ptr, (size_t)(F * CgK) * es, req[1]);
   }
-  if (!need_dx && !need_dw) return MXC_OK;
-  int pw = is_pointwise(&g);
-  int64_t nb = pw ? 1 : mxc__conv_chunk(&g, rows + F, es);
-  size_t col_bytes = pw ? 0 : (size_t)(rows * nb * P) * es;
-  size_t dyt_bytes = nb > 1 ? (size_t)(F * nb * P) * es : 0;
-  void *tmp = NULL;
-  if (col_bytes + dyt_bytes) {
-    MXC_FORWARD_IF_ERROR(mxc__opctx_temp(ctx, col_bytes + dyt_bytes, &tmp));
-  }
-  if (need_dx && !pw) {
-    mxc__clear_unless_add(out[0].ptr,
-                          (size_t)mxc__shape_size(&in[1].shape) * es, req[0]);
-  }
-  for (int64_t n0 = 0; n0 < g.batch; n0 += nb) {
-    int64_t cur = g.batch - n0 < nb ? g.batch - n0 : nb;
-    int64_t ncol = cur * P;
-    size_t xoff = (size_t)(n0 * g.img_c * g.img_n);
-    const void *dy = AT(in[0].ptr, n0 * F * P);
-    if (cur > 1) {
-      void *packed = AT(tmp, col_bytes / es);
-      mxc__pack_chunk(dt, dy, cur, F, P, packed);
-      dy = packed;
-    }
-    if (need_dw) { /* dW_g (Fg, CgK) += dY_g (Fg, ncol) col_g^T */
-      const void *col = AT(in[1].ptr, xoff);
-      if (!pw) {
-        mxc__im2col(dt, &g, col, cur, tmp);
-        col = tmp;
-      }
-      int acc = n0 > 0 || req[1] == MXC__REQ_ADD;
-      for (int64_t gr = 0; gr < g.groups; ++gr) {
-        mxc__gemm(dt, 0, 1, Fg, CgK, ncol, AT(dy, gr * Fg * ncol), ncol,
-                  AT(col, gr * CgK * ncol), ncol, acc,
-                  AT(out[1].ptr, gr * Fg * CgK), CgK);
-      }
-    }
-    if (need_dx) { /* dcol_g (CgK, ncol) = W_g^T dY_g, then col2im */
-      void *dcol = pw ? AT(out[0].ptr, xoff) : tmp;
-      int acc = pw && req[0] == MXC__REQ_ADD;
-      for (int64_t gr = 0; gr < g.groups; ++gr) {
-        mxc__gemm(dt, 1, 0, CgK, ncol, Fg, AT(in[2].ptr, gr * Fg * CgK), CgK,
-                  AT(dy, gr * Fg * ncol), ncol, acc, AT(dcol, gr * CgK * ncol),
-                  ncol);
-      }
-      if (!pw) mxc__col2im(dt, &g, dcol, cur, AT(out[0].ptr, xoff));
-    }
+  if ((!need_dx && !need_dw) || g.batch == 0) return MXC_OK;
+  conv_work w;
+  int64_t parts;
+  conv_work_plan(&w, &g, dt, g.img_c * g.k_n, &parts);
+  w.in = in;
+  w.out = out;
+  w.req = req;
+  w.dw_bytes = need_dw ? ((size_t)(F * CgK) * es + 63) / 64 * 64 : 0;
+  w.bias = NULL;
+  w.tmp = w.partials = NULL;
+  size_t need = (size_t)parts * w.slot_bytes + (size_t)(parts - 1) * w.dw_bytes;
+  if (need) MXC_FORWARD_IF_ERROR(mxc__opctx_temp(ctx, need, (void **)&w.tmp));
+  if (w.tmp) w.partials = w.tmp + (size_t)parts * w.slot_bytes;
+  (void)mxc__parallel_for(parts, 1, (int)parts, bwd_parts, &w);
+  for (int64_t k = 1; need_dw && k < parts; ++k) {
+    add_partial(dt, out[1].ptr, w.partials + (size_t)(k - 1) * w.dw_bytes,
+                F * CgK);
   }
   return MXC_OK;
 }

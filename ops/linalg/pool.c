@@ -382,6 +382,42 @@ static int pool_is_2x2s2(const pool_geom *g) {
 DEF_FAST(float, f32, -INFINITY)
 DEF_FAST(double, f64, -INFINITY)
 
+/* 2x2 stride-2 max backward writing (not adding) the plane: windows do
+ * not overlap, so every covered element is stored exactly once (the
+ * winner's gradient or 0) and only a leftover last row/column, if any, is
+ * cleared. Saves fast_bwd's clearing pass and its read-modify-write;
+ * picks the same winner as fast_bwd. */
+#define DEF_MAX2X2_WRITE(T, sfx)                                              \
+  static void max2x2_bwd_write_##sfx(const pool_geom *g, const T *gp,        \
+                                     const T *xp, T *dp) {                    \
+    const int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2]; \
+    for (int64_t oh = 0; oh < OH; ++oh) {                                     \
+      const T *gr = gp + oh * OW;                                             \
+      const T *x0 = xp + 2 * oh * W, *x1 = x0 + W;                            \
+      T *d0 = dp + 2 * oh * W, *d1 = d0 + W;                                  \
+      for (int64_t ow = 0; ow < OW; ++ow) {                                   \
+        const T a0 = x0[2 * ow], a1 = x0[2 * ow + 1];                         \
+        const T a2 = x1[2 * ow], a3 = x1[2 * ow + 1];                         \
+        T best = a0;                                                          \
+        int k = 0, c;                                                         \
+        c = a1 > best, best = c ? a1 : best, k = c ? 1 : k;                   \
+        c = a2 > best, best = c ? a2 : best, k = c ? 2 : k;                   \
+        c = a3 > best, k = c ? 3 : k;                                         \
+        const T go = gr[ow];                                                  \
+        d0[2 * ow] = k == 0 ? go : 0;                                         \
+        d0[2 * ow + 1] = k == 1 ? go : 0;                                     \
+        d1[2 * ow] = k == 2 ? go : 0;                                         \
+        d1[2 * ow + 1] = k == 3 ? go : 0;                                     \
+      }                                                                       \
+      for (int64_t w = 2 * OW; w < W; ++w) d0[w] = d1[w] = 0;                 \
+    }                                                                         \
+    for (int64_t h = 2 * OH; h < H; ++h) {                                    \
+      for (int64_t w = 0; w < W; ++w) dp[h * W + w] = 0;                      \
+    }                                                                         \
+  }
+DEF_MAX2X2_WRITE(float, f32)
+DEF_MAX2X2_WRITE(double, f64)
+
 /* One pooling pass over a range of planes: planes are independent, so
  * large batches are split over the kernel thread pool. */
 typedef struct pool_job {
@@ -405,6 +441,10 @@ typedef struct pool_job {
     } else if (!j->bwd) {                                                   \
       pool_fwd_##sfx(g, j->type, j->cip, a + pl * g->in_n,                  \
                      y + pl * g->out_n, j->req);                            \
+    } else if (j->simple && j->type == POOL_MAX && pool_is_2x2s2(g) &&     \
+               j->req != MXC__REQ_ADD) {                                    \
+      max2x2_bwd_write_##sfx(g, a + pl * g->out_n, b + pl * g->in_n,        \
+                             y + pl * g->in_n);                             \
     } else if (j->simple) {                                                 \
       if (j->req != MXC__REQ_ADD) memset(y + pl * g->in_n, 0, plane_bytes);  \
       fast_bwd_##sfx(g, j->type, a + pl * g->out_n, b + pl * g->in_n,       \

@@ -528,3 +528,83 @@ TEST(ConvBad, Errors) {
 }
 
 }  // namespace
+
+// The backward kernel splits the batch into one part per thread, each in
+// several chunks when images are large, and sums per-part weight
+// gradients. Compare both gradients with direct sums for batches that
+// split unevenly, for the plain-window fast path (no padding, stride 1)
+// and the general im2col path.
+std::vector<double> ref_conv_grads(const Cfg &c, const std::vector<double> &x,
+                                   const std::vector<double> &w,
+                                   const std::vector<double> &dy,
+                                   std::vector<double> *dx) {
+  Shape os = conv_out_shape(c);
+  Sp3 g = sp3(c, Shape(c.data.begin() + 2, c.data.end()),
+              Shape(os.begin() + 2, os.end()));
+  int64_t N = c.data[0], C = c.data[1], F = c.num_filter;
+  int64_t Cg = C / c.groups, Fg = F / c.groups;
+  int64_t in_n = g.in[0] * g.in[1] * g.in[2];
+  int64_t out_n = g.out[0] * g.out[1] * g.out[2];
+  int64_t k_n = g.k[0] * g.k[1] * g.k[2];
+  std::vector<double> dw(w.size(), 0.0);
+  dx->assign(x.size(), 0.0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t f = 0; f < F; ++f)
+      for (int64_t o0 = 0; o0 < g.out[0]; ++o0)
+        for (int64_t o1 = 0; o1 < g.out[1]; ++o1)
+          for (int64_t o2 = 0; o2 < g.out[2]; ++o2) {
+            double d = dy[(size_t)((n * F + f) * out_n +
+                                   (o0 * g.out[1] + o1) * g.out[2] + o2)];
+            for (int64_t cl = 0; cl < Cg; ++cl) {
+              int64_t ch = f / Fg * Cg + cl;
+              for (int64_t t0 = 0; t0 < g.k[0]; ++t0)
+                for (int64_t t1 = 0; t1 < g.k[1]; ++t1)
+                  for (int64_t t2 = 0; t2 < g.k[2]; ++t2) {
+                    int64_t i0 = o0 * g.s[0] - g.p[0] + t0 * g.d[0];
+                    int64_t i1 = o1 * g.s[1] - g.p[1] + t1 * g.d[1];
+                    int64_t i2 = o2 * g.s[2] - g.p[2] + t2 * g.d[2];
+                    if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1] ||
+                        i2 < 0 || i2 >= g.in[2])
+                      continue;
+                    size_t xi = (size_t)((n * C + ch) * in_n +
+                                         (i0 * g.in[1] + i1) * g.in[2] + i2);
+                    size_t wi = (size_t)((f * Cg + cl) * k_n +
+                                         (t0 * g.k[1] + t1) * g.k[2] + t2);
+                    dw[wi] += d * x[xi];
+                    (*dx)[xi] += d * w[wi];
+                  }
+            }
+          }
+  return dw;
+}
+
+TEST(ConvExtra, BackwardSplitsBatchExactly) {
+  const Cfg cases[] = {
+      // large images: several chunks per part; plain windows
+      {{5, 8, 20, 20}, {3, 3}, {1, 1}, {0, 0}, {1, 1}, 4, 1, true, {}},
+      // the general walk (padding, stride), groups, odd batch
+      {{7, 4, 16, 15}, {3, 3}, {2, 1}, {1, 1}, {1, 1}, 6, 2, true, {}},
+      // batch of one: a single part
+      {{1, 3, 9, 9}, {5, 5}, {1, 1}, {0, 0}, {1, 1}, 2, 1, true, {}},
+  };
+  for (const Cfg &c : cases) {
+    Shape ws = conv_weight_shape(c), os = conv_out_shape(c);
+    auto xv = uniform(numel(c.data), -1, 1, 21);
+    auto wv = uniform(numel(ws), -1, 1, 22);
+    auto dyv = uniform(numel(os), -1, 1, 23);
+    Arr x = make(c.data, xv, MXC_DTYPE_FLOAT64);
+    Arr w = make(ws, wv, MXC_DTYPE_FLOAT64);
+    Arr b = make({c.num_filter}, uniform(c.num_filter, -1, 1, 24),
+                 MXC_DTYPE_FLOAT64);
+    Arr dy = make(os, dyv, MXC_DTYPE_FLOAT64);
+    auto out = invoke_count("_backward_Convolution", {&dy, &x, &w, &b},
+                            params_of(c), 3);
+    ASSERT_EQ(out.size(), 3u);
+    std::vector<double> want_dx;
+    auto want_dw = ref_conv_grads(c, xv, wv, dyv, &want_dx);
+    expect_close(read(out[0]), want_dx, MXC_DTYPE_FLOAT64,
+                 "ddata " + tup(c.data));
+    expect_close(read(out[1]), want_dw, MXC_DTYPE_FLOAT64,
+                 "dweight " + tup(c.data));
+  }
+}
