@@ -251,6 +251,8 @@ typedef struct conv_work {
   char *tmp;            /* n_parts slots ... */
   char *partials;       /* ... then dW partials of parts 1.. (backward) */
   size_t dw_bytes;
+  char *db_partials;    /* backward with a bias: db of every part */
+  size_t db_bytes;
   const void *bias;     /* forward: NULL without a bias input */
   const mxc__blob *in, *out;
   const mxc__req *req;
@@ -364,6 +366,11 @@ static void bwd_part(const conv_work *w, int64_t part) {
   void *dw = part == 0 ? w->out[1].ptr
                        : w->partials + (size_t)(part - 1) * w->dw_bytes;
   int dw_add = part == 0 && w->req[1] == MXC__REQ_ADD;
+  if (w->db_partials) {
+    mxc__sum_bias(dt, AT(w->in[0].ptr, b0 * F * P), b1 - b0, F, P,
+                  MXC__REQ_WRITE, w->db_partials + (size_t)part * w->db_bytes);
+  }
+  if (!need_dx && !need_dw) return;
   if (need_dx && !w->pw) {
     mxc__clear_unless_add(AT(w->out[0].ptr, b0 * g->img_c * g->img_n),
                           (size_t)((b1 - b0) * g->img_c * g->img_n) * es,
@@ -436,13 +443,13 @@ static int conv_backward(const mxc__op *op, const mxc__opctx *ctx,
   size_t es = mxc__dtype_size(dt);
   int64_t F = g.col_c, CgK = g.img_c * g.k_n / g.groups;
   int need_dx = req[0] != MXC__REQ_NULL, need_dw = req[1] != MXC__REQ_NULL;
-  if (n_out > 2 && req[2] != MXC__REQ_NULL) {
-    mxc__sum_bias(dt, in[0].ptr, g.batch, F, g.col_n, req[2], out[2].ptr);
+  int need_db = n_out > 2 && req[2] != MXC__REQ_NULL;
+  if (g.batch == 0) {
+    if (need_dw) mxc__clear_unless_add(out[1].ptr, (size_t)(F * CgK) * es, req[1]);
+    if (need_db) mxc__clear_unless_add(out[2].ptr, (size_t)F * es, req[2]);
+    return MXC_OK;
   }
-  if (need_dw && g.batch == 0) {
-    mxc__clear_unless_add(out[1].ptr, (size_t)(F * CgK) * es, req[1]);
-  }
-  if ((!need_dx && !need_dw) || g.batch == 0) return MXC_OK;
+  if (!need_dx && !need_dw && !need_db) return MXC_OK;
   conv_work w;
   int64_t parts;
   conv_work_plan(&w, &g, dt, g.img_c * g.k_n, &parts);
@@ -451,14 +458,23 @@ static int conv_backward(const mxc__op *op, const mxc__opctx *ctx,
   w.req = req;
   w.dw_bytes = need_dw ? ((size_t)(F * CgK) * es + 63) / 64 * 64 : 0;
   w.bias = NULL;
-  w.tmp = w.partials = NULL;
-  size_t need = (size_t)parts * w.slot_bytes + (size_t)(parts - 1) * w.dw_bytes;
+  w.tmp = w.partials = w.db_partials = NULL;
+  w.db_bytes = need_db ? ((size_t)F * es + 63) / 64 * 64 : 0;
+  size_t dw_end = (size_t)parts * w.slot_bytes + (size_t)(parts - 1) * w.dw_bytes;
+  size_t need = dw_end + (size_t)parts * w.db_bytes;
   if (need) MXC_FORWARD_IF_ERROR(mxc__opctx_temp(ctx, need, (void **)&w.tmp));
   if (w.tmp) w.partials = w.tmp + (size_t)parts * w.slot_bytes;
+  if (need_db) w.db_partials = w.tmp + dw_end;
   (void)mxc__parallel_for(parts, 1, (int)parts, bwd_parts, &w);
   for (int64_t k = 1; need_dw && k < parts; ++k) {
     add_partial(dt, out[1].ptr, w.partials + (size_t)(k - 1) * w.dw_bytes,
                 F * CgK);
+  }
+  if (need_db) { /* db (req) = sum of the parts' sums, in part order */
+    mxc__clear_unless_add(out[2].ptr, (size_t)F * es, req[2]);
+    for (int64_t k = 0; k < parts; ++k) {
+      add_partial(dt, out[2].ptr, w.db_partials + (size_t)k * w.db_bytes, F);
+    }
   }
   return MXC_OK;
 }

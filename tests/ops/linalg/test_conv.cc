@@ -606,5 +606,11 @@ TEST(ConvExtra, BackwardSplitsBatchExactly) {
                  "ddata " + tup(c.data));
     expect_close(read(out[1]), want_dw, MXC_DTYPE_FLOAT64,
                  "dweight " + tup(c.data));
+    std::vector<double> want_db((size_t)c.num_filter, 0.0);
+    int64_t per = numel(os) / (c.data[0] * c.num_filter);
+    for (size_t i = 0; i < dyv.size(); ++i)
+      want_db[(size_t)((int64_t)i / per % c.num_filter)] += dyv[i];
+    expect_close(read(out[2]), want_db, MXC_DTYPE_FLOAT64,
+                 "dbias " + tup(c.data));
   }
 }
