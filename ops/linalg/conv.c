@@ -231,6 +231,10 @@ static int conv_bwd_infer_shape(const mxc__op *op, const void *param,
 #define PART_CHUNK_BYTES ((int64_t)512 << 10)
 #endif
 
+#ifndef PER_IMAGE_MIN_POSITIONS
+#define PER_IMAGE_MIN_POSITIONS 256
+#endif
+
 /* 1x1 kernel, stride 1, no padding: the data is its own column matrix. */
 static int is_pointwise(const mxc__conv_geom *g) {
   for (int i = 0; i < 3; ++i) {
@@ -244,6 +248,7 @@ typedef struct conv_work {
   int dt;
   size_t es;
   int pw;               /* pointwise: no im2col, one image per chunk */
+  int per_image;        /* GEMMs per image straight into the output */
   int64_t nb;           /* images per chunk */
   int64_t per_part;     /* images per part (the last part may have fewer) */
   size_t col_bytes;     /* per part: column buffer ... */
@@ -275,8 +280,13 @@ static void conv_work_plan(conv_work *w, const mxc__conv_geom *g, int dt,
   int64_t nb = per_img > 0 ? PART_CHUNK_BYTES / per_img : 1;
   if (nb > w->per_part) nb = w->per_part;
   w->nb = w->pw || nb < 1 ? 1 : nb;
+  /* Images with many positions (LeNet's first layer: 576) get one GEMM
+   * each, reading their columns of the chunk's buffer (ldb = chunk width)
+   * and writing the output in place: wide enough to run well, and no
+   * gather/scatter pass. Small images share one wide GEMM per chunk. */
+  w->per_image = g->col_n >= PER_IMAGE_MIN_POSITIONS || w->nb == 1;
   w->col_bytes = w->pw ? 0 : (size_t)(rows * w->nb * g->col_n) * w->es;
-  size_t yt = w->nb > 1 ? (size_t)(g->col_c * w->nb * g->col_n) * w->es : 0;
+  size_t yt = w->per_image ? 0 : (size_t)(g->col_c * w->nb * g->col_n) * w->es;
   w->slot_bytes = (w->col_bytes + yt + 63) / 64 * 64;
 }
 
@@ -302,19 +312,25 @@ static void fwd_part(const conv_work *w, int64_t part) {
       mxc__im2col(dt, g, x, cur, colbuf);
       col = colbuf;
     }
-    /* One image: (F, P) is the output's own layout, write it in place. */
-    void *dst = cur == 1 ? y : (void *)yt;
-    int acc = cur == 1 && w->req[0] == MXC__REQ_ADD;
+    if (w->per_image) { /* (F, P) per image is the output's own layout */
+      int acc = w->req[0] == MXC__REQ_ADD;
+      for (int64_t i = 0; i < cur; ++i) {
+        void *yi = AT(y, i * F * P);
+        for (int64_t gr = 0; gr < g->groups; ++gr) {
+          mxc__gemm(dt, 0, 0, Fg, P, CgK, AT(w->in[1].ptr, gr * Fg * CgK),
+                    CgK, AT(col, gr * CgK * ncol + i * P), ncol, acc,
+                    AT(yi, gr * Fg * P), P);
+        }
+      }
+      if (bias) mxc__add_bias(dt, y, cur, F, P, bias);
+      continue;
+    }
     for (int64_t gr = 0; gr < g->groups; ++gr) {
       mxc__gemm(dt, 0, 0, Fg, ncol, CgK, AT(w->in[1].ptr, gr * Fg * CgK),
-                CgK, AT(col, gr * CgK * ncol), ncol, acc,
-                AT(dst, gr * Fg * ncol), ncol);
+                CgK, AT(col, gr * CgK * ncol), ncol, 0,
+                AT(yt, gr * Fg * ncol), ncol);
     }
-    if (cur > 1) {
-      mxc__unpack_chunk(dt, dst, cur, F, P, bias, w->req[0], y);
-    } else if (bias) {
-      mxc__add_bias(dt, y, 1, F, P, bias);
-    }
+    mxc__unpack_chunk(dt, yt, cur, F, P, bias, w->req[0], y);
   }
 }
 
@@ -381,33 +397,45 @@ static void bwd_part(const conv_work *w, int64_t part) {
     int64_t ncol = cur * P;
     size_t xoff = (size_t)(n0 * g->img_c * g->img_n);
     const void *dy = AT(w->in[0].ptr, n0 * F * P);
-    if (cur > 1) {
+    /* Per image: GEMMs over each image's (F, P) block of dY as it lies;
+     * otherwise dY is gathered to (F, ncol) for one wide GEMM. Either way
+     * GEMM j of a group covers `span` columns starting at column j*P of
+     * the chunk's column matrix. */
+    int64_t n_gemm = w->per_image ? cur : 1, span = w->per_image ? P : ncol;
+    int64_t ldy = span;
+    if (!w->per_image) {
       mxc__pack_chunk(dt, dy, cur, F, P, dyt);
       dy = dyt;
     }
+#define DY_AT(j, gr) AT(dy, w->per_image ? ((j)*F + (gr)*Fg) * P : (gr)*Fg * ncol)
     if (need_dw) { /* dW_g (Fg, CgK) += dY_g (Fg, ncol) col_g^T */
       const void *col = AT(w->in[1].ptr, xoff);
       if (!w->pw) {
         mxc__im2col(dt, g, col, cur, colbuf);
         col = colbuf;
       }
-      int acc = n0 > b0 || dw_add;
-      for (int64_t gr = 0; gr < g->groups; ++gr) {
-        mxc__gemm(dt, 0, 1, Fg, CgK, ncol, AT(dy, gr * Fg * ncol), ncol,
-                  AT(col, gr * CgK * ncol), ncol, acc, AT(dw, gr * Fg * CgK),
-                  CgK);
+      for (int64_t j = 0; j < n_gemm; ++j) {
+        int acc = n0 > b0 || j > 0 || dw_add;
+        for (int64_t gr = 0; gr < g->groups; ++gr) {
+          mxc__gemm(dt, 0, 1, Fg, CgK, span, DY_AT(j, gr), ldy,
+                    AT(col, gr * CgK * ncol + j * P), ncol, acc,
+                    AT(dw, gr * Fg * CgK), CgK);
+        }
       }
     }
     if (need_dx) { /* dcol_g (CgK, ncol) = W_g^T dY_g, then col2im */
       void *dcol = w->pw ? AT(w->out[0].ptr, xoff) : (void *)colbuf;
       int acc = w->pw && w->req[0] == MXC__REQ_ADD;
-      for (int64_t gr = 0; gr < g->groups; ++gr) {
-        mxc__gemm(dt, 1, 0, CgK, ncol, Fg, AT(w->in[2].ptr, gr * Fg * CgK),
-                  CgK, AT(dy, gr * Fg * ncol), ncol, acc,
-                  AT(dcol, gr * CgK * ncol), ncol);
+      for (int64_t j = 0; j < n_gemm; ++j) {
+        for (int64_t gr = 0; gr < g->groups; ++gr) {
+          mxc__gemm(dt, 1, 0, CgK, span, Fg, AT(w->in[2].ptr, gr * Fg * CgK),
+                    CgK, DY_AT(j, gr), ldy, acc,
+                    AT(dcol, gr * CgK * ncol + j * P), ncol);
+        }
       }
       if (!w->pw) mxc__col2im(dt, g, dcol, cur, AT(w->out[0].ptr, xoff));
     }
+#undef DY_AT
   }
 }
 

@@ -206,6 +206,8 @@ const Cfg kConvCases[] = {
     {{65, 2, 10, 10}, {3, 3}, {1, 1}, {0, 0}, {1, 1}, 3, 1, true, {}},
     // LeNet-like
     {{20, 1, 12, 12}, {5, 5}, {1, 1}, {0, 0}, {1, 1}, 4, 1, true, {}},
+    // many positions per image: one GEMM per image, several per chunk
+    {{6, 3, 20, 20}, {3, 3}, {1, 1}, {0, 0}, {1, 1}, 4, 1, true, {}},
 };
 
 class Conv : public ::testing::TestWithParam<Cfg> {};
