@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "mxc/mxc.h"
+#include "tests/testutil/fault_walk.h"
 
 extern "C" {
 #include "core/base/alloc.h"
@@ -153,32 +154,9 @@ inline Sym convnet() {
   return create("SoftmaxOutput", {}, "softmax", {fc.get()});
 }
 
-// Runs `scenario` with the n-th allocation failing, for n = 1, 2, ...
-// until a run completes without an injected failure. Every failing run
-// must report MXC_ERR_OOM and leave allocations and handles as they were.
+// The shared allocation-failure walk (tests/testutil/fault_walk.h).
 inline void alloc_failure_walk(const std::function<int()> &scenario) {
-  ASSERT_EQ(scenario(), MXC_OK) << err();  // warm up lazy tables
-  // Arrays freed by earlier tests may still be released by engine workers.
-  ASSERT_EQ(mxc_wait_all(), MXC_OK) << err();
-  const int64_t live0 = mxc__alloc_live(), handles0 = mxc__handle_live();
-  for (int64_t n = 1; n < 100000; ++n) {
-    mxc__fault_alloc_arm(n, 0);
-    int rc = scenario();
-    int fired = mxc__fault_alloc_fired();
-    mxc__fault_alloc_arm(0, 0);
-    if (fired && rc != MXC_OK) {
-      EXPECT_EQ(rc, MXC_ERR_OOM) << "allocation " << n << ": " << err();
-    }
-    EXPECT_EQ(mxc__alloc_live(), live0) << "leak after failing allocation "
-                                        << n;
-    EXPECT_EQ(mxc__handle_live(), handles0) << "handle leak at " << n;
-    if (!fired) {
-      ASSERT_EQ(rc, MXC_OK) << err();
-      return;
-    }
-    if (::testing::Test::HasFailure()) return;
-  }
-  FAIL() << "scenario never completed";
+  mxct::alloc_failure_walk(scenario);
 }
 
 }  // namespace gt

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "mxc/mxc.h"
+#include "tests/testutil/fault_walk.h"
 
 extern "C" {
 #include "core/base/alloc.h"
@@ -37,46 +38,14 @@ inline std::string write_file(const std::string &name,
 
 inline std::string err() { return mxc__error_msg(); }
 
-// Runs `attempt` (which opens, reads and frees a reader, returning its
-// status and, on success, checking the result itself) with the n-th I/O
-// operation failing, n = 1, 2, ... until one run sees no failure. Every
-// failing run must report MXC_ERR_IO and leave no allocation behind.
+// The shared failure walks (tests/testutil/fault_walk.h): `attempt`
+// opens, reads and frees a reader, returning its status and, on success,
+// checking the result itself.
 inline void io_fault_walk(const std::function<int()> &attempt) {
-  const int64_t live0 = mxc__alloc_live();
-  for (int n = 1; n < 10000; ++n) {
-    mxc__fault_io_arm(n);
-    int rc = attempt();
-    int fired = mxc__fault_io_fired();
-    mxc__fault_io_arm(0);
-    EXPECT_EQ(mxc__alloc_live(), live0) << "leak after I/O failure " << n;
-    if (!fired) {
-      EXPECT_EQ(rc, MXC_OK) << err();
-      EXPECT_GT(n, 2) << "expected several I/O operations";
-      return;
-    }
-    EXPECT_EQ(rc, MXC_ERR_IO) << "I/O failure " << n << ": " << err();
-  }
-  FAIL() << "the read never completed";
+  mxct::io_failure_walk(attempt, 3);
 }
-
-// The same with the n-th allocation failing: MXC_ERR_OOM and no leak.
 inline void alloc_fault_walk(const std::function<int()> &attempt) {
-  const int64_t live0 = mxc__alloc_live();
-  for (int n = 1; n < 10000; ++n) {
-    mxc__fault_alloc_arm(n, 0);
-    int rc = attempt();
-    int fired = mxc__fault_alloc_fired();
-    mxc__fault_alloc_arm(0, 0);
-    EXPECT_EQ(mxc__alloc_live(), live0) << "leak after allocation failure "
-                                        << n;
-    if (!fired) {
-      EXPECT_EQ(rc, MXC_OK) << err();
-      EXPECT_GT(n, 3) << "expected several allocations";
-      return;
-    }
-    EXPECT_EQ(rc, MXC_ERR_OOM) << "allocation failure " << n << ": " << err();
-  }
-  FAIL() << "the read never completed";
+  mxct::alloc_failure_walk(attempt, 4);
 }
 
 }  // namespace tt
