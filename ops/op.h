@@ -85,8 +85,9 @@ typedef int (*mxc__compute_fn)(const mxc__op *op, const mxc__opctx *ctx,
 
 /* ---- Storage types and dispatch ----
  *
- * An operator without infer_stype is dense only: invoke refuses sparse
- * inputs or given outputs with MXC_ERR_STYPE and runs `compute` on blobs.
+ * An operator without infer_stype is dense only: `compute` runs on blobs;
+ * sparse inputs or given outputs go through invoke's storage fallback
+ * (ops/invoke.h).
  *
  * infer_stype decides, from the storage types of the inputs (in[i], all
  * known) and of the given outputs (out[i], or -1 when invoke creates the
@@ -94,7 +95,8 @@ typedef int (*mxc__compute_fn)(const mxc__op *op, const mxc__opctx *ctx,
  * *dispatch = MXC__DISPATCH_DENSE runs `compute` (every input and output
  * must then be dense), MXC__DISPATCH_SPARSE runs `compute_sparse`. It
  * returns MXC_ERR_STYPE naming the operator for combinations it does not
- * support. (Fallback through dense temporaries is left to a later layer.)
+ * support (invoke then falls back to `compute` through dense temporaries,
+ * see ops/invoke.h).
  *
  * compute_sparse gets the arrays themselves, as view structs valid during
  * the call, because the sizes of sparse data are known only at run time:

@@ -61,8 +61,12 @@ int mxc__autograd_invoke(const mxc__op *op, const void *param,
 
 /* Marks vars[0..n) as variables whose gradients go to grads[i] with
  * reqs[i] (MXC__REQ_NULL, _WRITE or _ADD; reqs NULL: all WRITE). Shapes
- * and dtypes must match (MXC_ERR_SHAPE / MXC_ERR_DTYPE); dense arrays
- * only. A var already marked keeps its history node and gets the new
+ * and dtypes must match (MXC_ERR_SHAPE / MXC_ERR_DTYPE). Vars may be of
+ * any storage type; grads dense or row_sparse (csr: MXC_ERR_STYPE). A
+ * row_sparse buffer with MXC__REQ_WRITE is written by the operator that
+ * computes the gradient (its sparse kernel, or the storage fallback);
+ * with MXC__REQ_ADD the gradient is added through a dense copy and cast
+ * back. A var already marked keeps its history node and gets the new
  * buffer and request (histories recorded earlier use them too); any other
  * var becomes a new leaf (its earlier history, if any, is dropped). Keeps
  * its own references to the grads. All or nothing. */

@@ -14,9 +14,14 @@
  *    dropped once their last consumer has been pushed.
  * 3. Results are copied or added into the gradient buffers; variables no
  *    gradient reaches get zeros (MXC_REQ_WRITE) or stay (MXC_REQ_ADD).
+ *    Sparse buffers written with MXC_REQ_WRITE are the given output of the
+ *    operator computing their gradient instead (plan_direct); into sparse
+ *    buffers, copies and additions without a sparse kernel go through the
+ *    storage fallback of mxc__op_invoke.
  * 4. With retain_graph == 0 the recorded calls of the forward graph
  *    release their saved values.
- * On failure before step 3 no gradient buffer has been written. */
+ * On failure before step 3 no gradient buffer has been written, except
+ * sparse ones written directly in step 2. */
 #include <string.h>
 
 #include "core/autograd/autograd.h"
@@ -50,6 +55,8 @@ typedef struct bw {
   mxc__ndarray **val;    /* per bg entry */
   char *owned;           /* per bg entry: val computed here */
   int *remaining;        /* per bg entry: consumers not yet pushed */
+  int *sink;             /* per bg entry: wrt index written directly, -1 */
+  char *direct;          /* per wrt: gradient written by its producer */
 } bw;
 
 static void *zalloc(size_t n, size_t size, int *rc) {
@@ -98,6 +105,8 @@ static void bw_free(bw *b) {
   mxc__free(b->val);
   mxc__free(b->owned);
   mxc__free(b->remaining);
+  mxc__free(b->sink);
+  mxc__free(b->direct);
   mxc__graph_free(b->fg);
   mxc__graph_free(b->bg);
 }
@@ -231,6 +240,29 @@ static int make_head_grads(bw *b, mxc__ndarray *const *heads,
   return rc;
 }
 
+/* Sparse gradient buffers written with MXC__REQ_WRITE receive their
+ * gradient straight from the operator computing it (given as that
+ * operator's output), so that a sparse kernel (dot(csr.T, dense),
+ * _backward_Embedding) fills them as row_sparse without a dense
+ * intermediate. Only for entries computed here and read by nothing else;
+ * the rest go through write_grads. */
+static void plan_direct(bw *b) {
+  const mxc__graph *g = b->bg;
+  for (int e = 0; e < g->n_entries; ++e) b->sink[e] = -1;
+  for (int i = 0; i < b->n_wrt; ++i) {
+    const mxc__node *n = b->res[i].node;
+    if (!n || !n->op || b->grad[i].stype == MXC_STYPE_DEFAULT ||
+        b->req[i] != MXC__REQ_WRITE ||
+        mxc__graph_node_id(b->fg, n) >= 0) {
+      continue;
+    }
+    int e = mxc__graph_entry_id(g, b->res[i]);
+    if (b->sink[e] >= 0 || g->n_consumers[e] != 1) continue;
+    b->sink[e] = i;
+    b->direct[i] = 1;
+  }
+}
+
 static int build_gradient(bw *b) {
   int rc = MXC_OK;
   mxc__entry *hg = zalloc((size_t)b->n_heads, sizeof *hg, &rc);
@@ -257,6 +289,9 @@ static int build_gradient(bw *b) {
   b->owned = zalloc((size_t)ne, sizeof *b->owned, &rc);
   b->remaining = zalloc((size_t)ne, sizeof *b->remaining, &rc);
   if (rc == MXC_OK) memcpy(b->remaining, b->bg->n_consumers, sizeof(int) * ne);
+  b->sink = zalloc((size_t)ne, sizeof *b->sink, &rc);
+  b->direct = zalloc((size_t)b->n_wrt, sizeof *b->direct, &rc);
+  if (rc == MXC_OK) plan_direct(b);
   return rc;
 }
 
@@ -310,11 +345,15 @@ static int run_node(bw *b, int id, mxc__ndarray **ins) {
                       "64 are supported",
                       n->op->name, n_out);
   mxc__ndarray *outs[64] = {0};
+  for (int j = 0; j < n_out; ++j) {
+    if (b->sink[e0 + j] >= 0) outs[j] = &b->grad[b->sink[e0 + j]];
+  }
   int prev = mxc__set_training(mode_of(b, id));
   int rc = mxc__op_invoke(n->op, n->param, ins, n_in, outs, n_out, NULL);
   mxc__set_training(prev);
   MXC_FORWARD_IF_ERROR(rc);
   for (int j = 0; j < n_out; ++j) {
+    if (b->sink[e0 + j] >= 0) continue; /* the buffer, not ours */
     b->val[e0 + j] = outs[j];
     b->owned[e0 + j] = 1;
   }
@@ -357,6 +396,7 @@ static int write_grads(bw *b) {
   for (int i = 0; i < b->n_wrt; ++i) {
     mxc__ndarray *dst = &b->grad[i];
     mxc__req req = (mxc__req)b->req[i];
+    if (b->direct && b->direct[i]) continue; /* written in run_node */
     if (b->res[i].node) {
       mxc__ndarray *src = b->val[mxc__graph_entry_id(b->bg, b->res[i])];
       MXC_FORWARD_IF_ERROR(mxc__op_invoke(copy, NULL, &src, 1, &dst, 1, &req));

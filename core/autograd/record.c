@@ -209,12 +209,14 @@ static int check_mark(int i, const mxc__ndarray *v, const mxc__ndarray *g,
       "reqs[%d] is %d; expected MXC_REQ_NULL, MXC_REQ_WRITE "
       "or MXC_REQ_ADD",
       i, req);
-  MXC_RETURN_ERROR_IF(
-      v->stype != MXC_STYPE_DEFAULT || g->stype != MXC_STYPE_DEFAULT,
-      MXC_ERR_STYPE,
-      "vars[%d] or grads[%d] is sparse; autograd takes dense "
-      "arrays",
-      i, i);
+  /* Variables may have any storage type (operators without a sparse
+   * kernel run through dense temporaries); a gradient buffer is dense or
+   * row_sparse (the gradient of an embedding weight, of a dot with a csr
+   * input). */
+  MXC_RETURN_ERROR_IF(g->stype == MXC_STYPE_CSR, MXC_ERR_STYPE,
+                      "grads[%d] is a csr array; gradient buffers are dense "
+                      "or row_sparse",
+                      i);
   MXC_RETURN_ERROR_IF(!mxc__shape_equal(&v->shape, &g->shape), MXC_ERR_SHAPE,
                       "grads[%d] has shape %s; vars[%d] has shape %s (they "
                       "must match)",

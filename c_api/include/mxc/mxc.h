@@ -96,6 +96,32 @@ MXC_API int mxc_last_error_code(void);
 MXC_API const char *mxc_error_name(int code);
 
 /* ------------------------------------------------------------------------ */
+/* Logging                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/* mxc reports conditions that are not errors (an operator run through
+ * dense temporaries because it has no kernel for the given storage types,
+ * see "Sparse arrays") as one-line messages, never on stdout. By default
+ * each goes to stderr as "[mxc] WARNING: message". */
+#define MXC_LOG_INFO 1
+#define MXC_LOG_WARNING 2
+
+/* message: one line without a trailing newline, valid only during the
+ * call. user_data: as given to mxc_set_log_callback. */
+typedef void (*mxc_log_fn)(int level, const char *message, void *user_data);
+
+/* Sends every later message to fn(level, message, user_data); fn NULL
+ * restores the default (stderr). The callback may be called from any
+ * thread, engine worker threads included, and concurrently: it must be
+ * thread-safe and should return quickly. It must not call
+ * mxc_set_log_callback nor wait for arrays or the engine (mxc_*wait*),
+ * which could deadlock; calls that only read (mxc_last_error,
+ * mxc_error_name, mxc_dtype_name, ...) are fine. When this function
+ * returns, no call of the previous callback is running any more, so its
+ * user_data may be released. Always MXC_OK. */
+MXC_API int mxc_set_log_callback(mxc_log_fn fn, void *user_data);
+
+/* ------------------------------------------------------------------------ */
 /* Data types, storage types, devices                                        */
 /* ------------------------------------------------------------------------ */
 
@@ -504,6 +530,61 @@ MXC_API int mxc_data_iter_reset(mxc_data_iter it);
 /* *out = number of examples in the data set. */
 MXC_API int mxc_data_iter_num_examples(mxc_data_iter it, int64_t *out);
 
+/* Iterators over text files: LibSVM (sparse features) and CSV (dense).
+ * Both stream the file: each mxc_data_iter_next reads the next batch_size
+ * rows, so memory stays bounded by one batch however large the file is.
+ * Rows come in file order (no shuffling). They share mxc_data_iter_next,
+ * _data, _label, _pad, _reset and _free with the IDX iterator, with the
+ * same ownership: _data and _label give a new handle per call (owned by
+ * the caller, free with mxc_ndarray_free) on the current batch, which
+ * stays valid and unchanged after next, reset and free of the iterator.
+ * Differences from the IDX iterator:
+ *  - MXC_LAST_BATCH_PAD fills the last, short batch with the first rows of
+ *    the file (cycling through them when the file has fewer rows than a
+ *    batch); mxc_data_iter_pad says how many.
+ *  - mxc_data_iter_num_examples is known once an epoch has been read to
+ *    its end (with MXC_LAST_BATCH_DISCARD the discarded rows count too);
+ *    before that it fails with MXC_ERR_UNSUPPORTED.
+ *  - A malformed line is found when its batch is read: mxc_data_iter_next
+ *    fails with MXC_ERR_IO and a message "...: FILE:LINE: what was wrong".
+ *    After any failed next, every next fails until mxc_data_iter_reset
+ *    (the file position is lost); the current batch stays as it was.
+ * Thread-safety as for every iterator (calls on one iterator must not
+ * overlap). The paths are copied. On success *out is a new iterator owned
+ * by the caller, positioned before the first batch; free it with
+ * mxc_data_iter_free. A missing file is MXC_ERR_IO; bad arguments are
+ * MXC_ERR_INVALID_ARGUMENT. */
+
+/* LibSVM lines "label idx:val idx:val ...": one numeric label, then
+ * features with decimal indices strictly increasing within the line and
+ * float32 values; spaces or tabs between tokens; '#' starts a comment;
+ * blank lines are skipped. Indices are 0-based, or 1-based with
+ * one_based != 0, and must be < num_features (> 0), else the line is an
+ * error. Data batches are CSR float32 arrays of shape (batch_size,
+ * num_features) with int64 indices, already checked well formed; labels
+ * are dense float32 arrays of shape (batch_size). */
+MXC_API int mxc_data_iter_libsvm_create(const char *path,
+                                        int64_t num_features,
+                                        int64_t batch_size, int one_based,
+                                        int last_batch, mxc_data_iter *out);
+
+/* CSV rows of float32 numbers separated by ',' (no quoting, no empty
+ * fields), every row with the same number of fields: num_cols, or with
+ * num_cols == 0 the count of the first row. header != 0 skips the first
+ * line of the data file (and of the label file). Labels, optional: either
+ * label_col >= 0, that column of each row (the data are the other
+ * columns), or label_path != NULL, a second CSV file whose k-th row holds
+ * the k-th data row's labels (the same count in every row; the files must
+ * have the same number of rows); label_col = -1 and label_path = NULL for
+ * none, and then mxc_data_iter_label fails with MXC_ERR_NOT_FOUND.
+ * Data batches are dense float32 (batch_size, columns); labels float32
+ * (batch_size) for one label per row, else (batch_size, labels per row). */
+MXC_API int mxc_data_iter_csv_create(const char *data_path,
+                                     const char *label_path, int64_t num_cols,
+                                     int64_t batch_size, int header,
+                                     int64_t label_col, int last_batch,
+                                     mxc_data_iter *out);
+
 /* ------------------------------------------------------------------------ */
 /* Training: initializers and metrics                                        */
 /* ------------------------------------------------------------------------ */
@@ -579,9 +660,16 @@ MXC_API int mxc_metric_cross_entropy(mxc_ndarray prob, mxc_ndarray label,
  * strictly increasing (see mxc_ndarray_check_format). Operators check
  * their sparse inputs and fail with MXC_ERR_INVALID_ARGUMENT naming the
  * first bad position instead of reading out of bounds.
- * Slices, reshapes, host copies, DLPack export, mxc_engine_push,
- * autograd, executors and operators without a sparse kernel refuse sparse
- * arrays with MXC_ERR_STYPE; cast_storage them to dense first.
+ * Slices, reshapes, host copies, DLPack export, mxc_engine_push and
+ * executors refuse sparse arrays with MXC_ERR_STYPE; cast_storage them to
+ * dense first. mxc_op_invoke runs an operator's sparse kernel when it has
+ * one for the storage types of the call; otherwise (storage fallback) the
+ * sparse inputs are converted to dense temporaries, the dense kernel runs,
+ * outputs it creates are dense and sparse given outputs receive the
+ * result cast back (MXC_REQ_ADD adds through a dense copy). Each distinct
+ * fallback (operator, input and output storage types) logs one
+ * MXC_LOG_WARNING line naming them and the parameters (see "Logging");
+ * the environment variable MXC_STORAGE_FALLBACK_LOG=0 silences it.
  * Thread-safety as for dense arrays. */
 
 /* Aux arrays (mxc_ndarray_aux `which`). */
@@ -972,7 +1060,15 @@ MXC_API int mxc_autograd_is_recording(int *out);
 /* Marks n arrays as variables to differentiate: grads[i] receives the
  * gradient of vars[i] (same shape and dtype) written or added according
  * to reqs[i] (MXC_REQ_*; reqs NULL = MXC_REQ_WRITE). Marking again
- * replaces the earlier buffer. The library keeps references to grads. */
+ * replaces the earlier buffer. The library keeps references to grads.
+ * Sparse arrays: vars may be csr or row_sparse (e.g. a csr input marked
+ * with MXC_REQ_NULL); operators without a sparse kernel reach them
+ * through the storage fallback. grads may be dense or row_sparse (csr:
+ * MXC_ERR_STYPE). A row_sparse buffer with MXC_REQ_WRITE is written by the
+ * operator computing the gradient (row_sparse straight from a sparse
+ * kernel such as dot(csr.T, dense) or Embedding's backward, else through
+ * the fallback); with MXC_REQ_ADD the gradient is added in dense and the
+ * sum cast back to row_sparse (rows with only zeros are then dropped). */
 MXC_API int mxc_autograd_mark_variables(int n, const mxc_ndarray *vars,
                                         const int *reqs,
                                         const mxc_ndarray *grads);
