@@ -1,10 +1,11 @@
 /* Binding: from a symbol and arrays to a planned, ready-to-run executor.
  *
- * Steps (each a function below): index the forward graph to learn the
- * arguments; check the arrays; build the forward+backward DAG; infer every
- * entry's shape and dtype; order the nodes; plan memory and give every
- * entry an array. mxc__executor_free releases a partly built executor, so
- * every step may fail and leave cleanup to it. */
+ * Steps (each a function here or in dag.c / stype.c): index the forward
+ * graph to learn the arguments; check the arrays; build and index the
+ * forward+backward DAG; infer storage types on it, and fuse it when all
+ * are dense; infer every entry's shape and dtype; plan memory and give
+ * every entry an array. mxc__executor_free releases a partly built
+ * executor, so every step may fail and leave cleanup to it. */
 #include "core/exec/executor.h"
 
 #include <stdio.h>
@@ -13,8 +14,6 @@
 #include "core/base/alloc.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"
-#include "core/fuse/fuse.h"
-#include "core/graph/gradient.h"
 #include "core/graph/infer.h"
 
 void mxc__executor_free(mxc__executor *ex) {
@@ -34,6 +33,8 @@ void mxc__executor_free(mxc__executor *ex) {
   mxc__free(ex->reqs);
   mxc__free(ex->shapes);
   mxc__free(ex->dtypes);
+  mxc__free(ex->stypes);
+  mxc__free(ex->dispatch);
   mxc__free(ex->order);
   mxc__free(ex->grads);
   mxc__free(ex->arg_names);
@@ -94,9 +95,6 @@ static int check_array(const mxc__ndarray *a, mxc__device dev, const char *fn,
                        const char *kind, const char *name) {
   MXC_RETURN_ERROR_IF(!a, MXC_ERR_INVALID_ARGUMENT, "%s: %s '%s' is NULL", fn,
                       kind, name);
-  MXC_RETURN_ERROR_IF(a->stype != MXC_STYPE_DEFAULT, MXC_ERR_STYPE,
-                      "%s: %s '%s' is sparse; executors bind dense arrays", fn,
-                      kind, name);
   MXC_RETURN_ERROR_IF(
       a->chunk->dev.type != dev.type || a->chunk->dev.id != dev.id,
       MXC_ERR_INVALID_ARGUMENT,
@@ -106,10 +104,12 @@ static int check_array(const mxc__ndarray *a, mxc__device dev, const char *fn,
   return MXC_OK;
 }
 
-/* Counts, NULLs, devices and requests; fills grad_req. */
+/* Counts, NULLs, devices and requests; fills grad_req. alloc_grads: a
+ * missing gradient array is made later (mxc__executor_bind_alloc). */
 static int check_inputs(mxc__executor *ex, mxc__ndarray *const *args,
                         int n_args, mxc__ndarray *const *grads, const int *reqs,
-                        mxc__ndarray *const *aux, int n_aux, const char *fn) {
+                        mxc__ndarray *const *aux, int n_aux, int alloc_grads,
+                        const char *fn) {
   MXC_RETURN_ERROR_IF(n_args != ex->n_args, MXC_ERR_INVALID_ARGUMENT,
                       "%s: got %d argument arrays; the symbol has %d "
                       "arguments",
@@ -134,12 +134,13 @@ static int check_inputs(mxc__executor *ex, mxc__ndarray *const *args,
         "%s: grad_req %d of argument '%s' is not "
         "MXC_REQ_NULL, MXC_REQ_WRITE or MXC_REQ_ADD",
         fn, r, name);
-    MXC_RETURN_ERROR_IF(r != MXC_REQ_NULL && (!grads || !grads[i]),
+    int given = grads && grads[i];
+    MXC_RETURN_ERROR_IF(r != MXC_REQ_NULL && !given && !alloc_grads,
                         MXC_ERR_INVALID_ARGUMENT,
                         "%s: argument '%s' has grad_req %d but no gradient "
                         "array",
                         fn, name, r);
-    if (r != MXC_REQ_NULL) {
+    if (r != MXC_REQ_NULL && given) {
       MXC_FORWARD_IF_ERROR(
           check_array(grads[i], ex->dev, fn, "gradient of argument", name));
     }
@@ -150,111 +151,6 @@ static int check_inputs(mxc__executor *ex, mxc__ndarray *const *args,
         check_array(aux[i], ex->dev, fn, "auxiliary state", ex->aux_names[i]));
   }
   return MXC_OK;
-}
-
-/* ---- the forward + backward DAG ---- */
-
-/* Head-gradient variables and gradient entries of the arguments with a
- * request. heads (out): n_outputs symbol outputs then the non-NULL
- * gradients, each a new reference; *n_heads their count. */
-static int gradient_heads(mxc__executor *ex, const mxc__graph *gf,
-                          mxc__node **hg, mxc__entry *heads, int *n_heads,
-                          const char *fn) {
-  int n_out = ex->n_outputs;
-  mxc__entry *hge = zalloc((size_t)n_out, sizeof *hge);
-  mxc__entry *wrt = zalloc((size_t)ex->n_args, sizeof *wrt);
-  mxc__entry *res = zalloc((size_t)ex->n_args, sizeof *res);
-  if (!hge || !wrt || !res) {
-    mxc__free(hge);
-    mxc__free(wrt);
-    mxc__free(res);
-    return oom(fn);
-  }
-  int rc = MXC_OK;
-  for (int j = 0; rc == MXC_OK && j < n_out; ++j) {
-    char name[64];
-    snprintf(name, sizeof name, "_head_grad%d", j);
-    rc = mxc__node_variable(name, &hg[j]);
-    if (rc == MXC_OK) hge[j] = (mxc__entry){hg[j], 0};
-  }
-  int n_wrt = 0;
-  for (int i = 0; i < ex->n_args; ++i) {
-    if (ex->grad_req[i] == MXC_REQ_NULL) continue;
-    wrt[n_wrt++] = (mxc__entry){gf->nodes[gf->args[i]], 0};
-  }
-  if (rc == MXC_OK) {
-    rc = mxc__gradient_build(ex->sym->outputs, hge, n_out, wrt, n_wrt, res);
-  }
-  /* Gradient heads follow the outputs; grad_entry[i] holds the head
-   * position of argument i's gradient until the graph is indexed. */
-  int k = n_out, w = 0;
-  for (int i = 0; rc == MXC_OK && i < ex->n_args; ++i) {
-    if (ex->grad_req[i] == MXC_REQ_NULL) continue;
-    if (res[w].node) {
-      ex->grad_entry[i] = k;
-      heads[k++] = res[w]; /* the reference moves */
-    }
-    ++w;
-  }
-  if (rc == MXC_OK) {
-    for (int j = 0; j < n_out; ++j) {
-      heads[j] =
-          mxc__entry_ref(ex->sym->outputs[j].node, ex->sym->outputs[j].index);
-    }
-    *n_heads = k;
-  }
-  mxc__free(hge);
-  mxc__free(wrt);
-  mxc__free(res);
-  return rc;
-}
-
-/* Builds ex->g and the gradient / head-gradient entry ids. */
-static int build_dag(mxc__executor *ex, const mxc__graph *gf, const char *fn) {
-  int n_out = ex->n_outputs, need_grad = 0;
-  for (int i = 0; i < ex->n_args; ++i) need_grad |= ex->grad_req[i] != 0;
-  size_t cap = (size_t)(n_out + ex->n_args);
-  mxc__node **hg = zalloc((size_t)n_out, sizeof *hg);
-  mxc__entry *heads = zalloc(cap, sizeof *heads);
-  mxc__entry *fused = zalloc(cap, sizeof *fused);
-  int n_heads = 0, n_fusedh = 0;
-  int rc = (hg && heads && fused) ? MXC_OK : oom(fn);
-  if (rc == MXC_OK && need_grad) {
-    rc = gradient_heads(ex, gf, hg, heads, &n_heads, fn);
-  } else if (rc == MXC_OK) {
-    for (int j = 0; j < n_out; ++j) {
-      heads[j] =
-          mxc__entry_ref(ex->sym->outputs[j].node, ex->sym->outputs[j].index);
-    }
-    n_heads = n_out;
-  }
-  if (rc == MXC_OK && !(ex->flags & MXC_BIND_NO_FUSION)) {
-    rc = mxc__fuse_graph(heads, n_heads, fused, &ex->n_fused);
-    if (rc == MXC_OK) n_fusedh = n_heads;
-  }
-  if (rc == MXC_OK) {
-    const mxc__entry *use = n_fusedh ? fused : heads;
-    rc = mxc__graph_build(use, n_heads, &ex->g);
-  }
-  if (rc == MXC_OK) {
-    for (int i = 0; i < ex->n_args; ++i) {
-      if (ex->grad_entry[i] >= 0) {
-        ex->grad_entry[i] = ex->g->heads[ex->grad_entry[i]];
-      }
-    }
-    for (int j = 0; j < n_out && need_grad; ++j) {
-      ex->hgrad_entry[j] = mxc__graph_entry_id(ex->g, (mxc__entry){hg[j], 0});
-    }
-  }
-  for (int i = 0; heads && fused && i < n_heads; ++i) {
-    mxc__node_release(heads[i].node);
-    mxc__node_release(fused[i].node);
-  }
-  for (int j = 0; hg && j < n_out; ++j) mxc__node_release(hg[j]);
-  mxc__free(hg);
-  mxc__free(heads);
-  mxc__free(fused);
-  return rc;
 }
 
 /* ---- shapes and dtypes ---- */
@@ -359,8 +255,8 @@ static int infer_all(mxc__executor *ex, const mxc__graph *gf,
 }
 
 /* Gradient arrays must match their arguments. */
-static int check_grads(const mxc__executor *ex, mxc__ndarray *const *grads,
-                       const char *fn) {
+static int check_grads(const mxc__executor *ex, const char *fn) {
+  mxc__ndarray *const *grads = ex->grads;
   char b1[160], b2[160];
   for (int i = 0; i < ex->n_args; ++i) {
     if (ex->grad_req[i] == MXC_REQ_NULL) continue;
@@ -383,25 +279,6 @@ static int check_grads(const mxc__executor *ex, mxc__ndarray *const *grads,
 
 /* ---- order, arrays and memory ---- */
 
-/* Entry ids of the arguments and auxiliary states in the full graph
- * (fusion keeps variables, so each is there). */
-static int map_vars(mxc__executor *ex, const mxc__graph *gf, const char *fn) {
-  for (int i = 0; i < ex->n_args + ex->n_aux; ++i) {
-    int is_arg = i < ex->n_args;
-    int nid = is_arg ? gf->args[i] : gf->aux[i - ex->n_args];
-    int e = mxc__graph_entry_id(ex->g, (mxc__entry){gf->nodes[nid], 0});
-    MXC_RETURN_ERROR_IF(e < 0, MXC_ERR_INTERNAL,
-                        "%s: variable '%s' is missing from the bound graph", fn,
-                        gf->nodes[nid]->name);
-    if (is_arg) {
-      ex->arg_entry[i] = e;
-    } else {
-      ex->aux_entry[i - ex->n_args] = e;
-    }
-  }
-  return MXC_OK;
-}
-
 /* mxc__op_invoke takes at most 64 inputs and outputs: say so at bind time,
  * naming the node, rather than at the first forward. */
 static int check_io_limits(const mxc__graph *g, const char *fn) {
@@ -414,37 +291,6 @@ static int check_io_limits(const mxc__graph *g, const char *fn) {
                         "outputs; at most 64 of each are supported",
                         fn, n->name, n->op->name, n->n_inputs, n_out);
   }
-  return MXC_OK;
-}
-
-/* Forward nodes (what the outputs depend on) in topological order, then
- * the backward nodes. *fwd_mask (caller frees) marks forward node ids. */
-static int make_order(mxc__executor *ex, uint8_t **fwd_mask, const char *fn) {
-  const mxc__graph *g = ex->g;
-  uint8_t *fwd = zalloc((size_t)g->n_nodes, 1);
-  ex->order = zalloc((size_t)g->n_nodes, sizeof(int));
-  if (!fwd || !ex->order) {
-    mxc__free(fwd);
-    return oom(fn);
-  }
-  for (int j = 0; j < ex->n_outputs; ++j) {
-    fwd[mxc__graph_entry_node(g, g->heads[j])] = 1;
-  }
-  for (int nid = g->n_nodes - 1; nid >= 0; --nid) {
-    if (!fwd[nid]) continue;
-    for (int k = g->in_ptr[nid]; k < g->in_ptr[nid + 1]; ++k) {
-      fwd[mxc__graph_entry_node(g, g->in_entries[k])] = 1;
-    }
-  }
-  int k = 0;
-  for (int pass = 1; pass >= 0; --pass) {
-    for (int nid = 0; nid < g->n_nodes; ++nid) {
-      if (g->nodes[nid]->op && fwd[nid] == pass) ex->order[k++] = nid;
-    }
-    if (pass) ex->n_fwd = k;
-  }
-  ex->n_bwd = k - ex->n_fwd;
-  *fwd_mask = fwd;
   return MXC_OK;
 }
 
@@ -467,8 +313,7 @@ static int new_array(const mxc__executor *ex, int e, mxc__ndarray **out) {
 /* External entries: bound arrays, gradient arrays written in place, and
  * arrays of the executor's own for outputs and head gradients. */
 static int bind_external(mxc__executor *ex, mxc__ndarray *const *args,
-                         mxc__ndarray *const *grads, mxc__ndarray *const *aux,
-                         const uint8_t *fwd) {
+                         mxc__ndarray *const *aux) {
   const mxc__graph *g = ex->g;
   mxc__ndarray **v = ex->vals;
   int rc = MXC_OK;
@@ -478,19 +323,13 @@ static int bind_external(mxc__executor *ex, mxc__ndarray *const *args,
   for (int i = 0; rc == MXC_OK && i < ex->n_aux; ++i) {
     rc = mxc__ndarray_clone_view(aux[i], &v[ex->aux_entry[i]]);
   }
+  /* Written straight into the gradient array by its producer (see
+   * mxc__exec_mark_direct). */
   for (int i = 0; rc == MXC_OK && i < ex->n_args; ++i) {
-    if (ex->grad_req[i] == MXC_REQ_NULL) continue;
-    rc = mxc__ndarray_clone_view(grads[i], &ex->grads[i]);
+    if (!ex->grad_direct[i]) continue;
     int e = ex->grad_entry[i];
-    if (rc != MXC_OK || e < 0) continue;
-    int nid = mxc__graph_entry_node(g, e);
-    /* Written straight into the gradient array by its producer when
-     * nothing else reads it and the producer runs only in backward. */
-    if (g->nodes[nid]->op && !fwd[nid] && g->n_consumers[e] == 1 && !v[e]) {
-      rc = mxc__ndarray_clone_view(grads[i], &v[e]);
-      ex->reqs[e] = (mxc__req)ex->grad_req[i];
-      ex->grad_direct[i] = 1;
-    }
+    rc = mxc__ndarray_clone_view(ex->grads[i], &v[e]);
+    ex->reqs[e] = (mxc__req)ex->grad_req[i];
   }
   for (int j = 0; rc == MXC_OK && j < ex->n_outputs; ++j) {
     int e = ex->hgrad_entry[j];
@@ -498,7 +337,13 @@ static int bind_external(mxc__executor *ex, mxc__ndarray *const *args,
   }
   for (int k = 0; rc == MXC_OK && k < g->n_heads; ++k) {
     int e = g->heads[k];
-    if (!v[e]) rc = new_array(ex, e, &v[e]);
+    if (!v[e]) rc = mxc__exec_new_entry(ex, e, &v[e]);
+  }
+  /* Sparse intermediate values: arrays of their own, never planned. */
+  for (int e = 0; rc == MXC_OK && ex->any_sparse && e < g->n_entries; ++e) {
+    if (!v[e] && ex->stypes[e] != MXC_STYPE_DEFAULT) {
+      rc = mxc__exec_new_entry(ex, e, &v[e]);
+    }
   }
   return rc;
 }
@@ -544,14 +389,14 @@ static int bind_planned(mxc__executor *ex, const char *fn) {
 }
 
 static int bind_arrays(mxc__executor *ex, mxc__ndarray *const *args,
-                       mxc__ndarray *const *grads, mxc__ndarray *const *aux,
-                       const uint8_t *fwd, const char *fn) {
+                       mxc__ndarray *const *aux, const uint8_t *fwd,
+                       const char *fn) {
   size_t n = (size_t)ex->g->n_entries;
   ex->vals = zalloc(n, sizeof *ex->vals);
   ex->reqs = zalloc(n, sizeof *ex->reqs);
   if (!ex->vals || !ex->reqs) return oom(fn);
   for (size_t e = 0; e < n; ++e) ex->reqs[e] = MXC__REQ_WRITE;
-  MXC_FORWARD_IF_ERROR(bind_external(ex, args, grads, aux, fwd));
+  MXC_FORWARD_IF_ERROR(bind_external(ex, args, aux));
   MXC_FORWARD_IF_ERROR(bind_planned(ex, fn));
   /* A backward output nothing reads (the data gradient of the first layer:
    * gradient builders compute every input's gradient) is not computed at
@@ -568,11 +413,37 @@ static int bind_arrays(mxc__executor *ex, mxc__ndarray *const *args,
   return MXC_OK;
 }
 
-int mxc__executor_bind(const mxc__symbol *sym, mxc__device dev,
-                       mxc__ndarray *const *args, int n_args,
-                       mxc__ndarray *const *grads, const int *reqs,
-                       mxc__ndarray *const *aux, int n_aux, int flags,
-                       const char *fn, mxc__executor **out) {
+/* Indexes the DAG unfused, infers storage types on it, makes missing
+ * gradient arrays (alloc_grads), and indexes again fused when every entry
+ * is dense. *fwd: the forward node mask of the final graph. */
+static int index_dag(mxc__executor *ex, const mxc__graph *gf,
+                     mxc__ndarray *const *args, mxc__ndarray *const *aux,
+                     int alloc_grads, uint8_t **fwd, const char *fn) {
+  mxc__exec_dag d;
+  int rc = mxc__exec_dag_make(ex, gf, &d, fn);
+  if (rc == MXC_OK) rc = mxc__exec_index(ex, gf, &d, 0, fwd, fn);
+  if (rc == MXC_OK) rc = mxc__exec_infer_stypes(ex, args, aux, fn);
+  if (rc == MXC_OK && alloc_grads) {
+    int made = 0;
+    rc = mxc__exec_alloc_grads(ex, gf, args, &made, fn);
+    /* Their storage types are now fixed where written directly. */
+    if (rc == MXC_OK && made) rc = mxc__exec_infer_stypes(ex, args, aux, fn);
+  }
+  if (rc == MXC_OK && !ex->any_sparse && !(ex->flags & MXC_BIND_NO_FUSION)) {
+    mxc__free(*fwd);
+    *fwd = NULL;
+    rc = mxc__exec_index(ex, gf, &d, 1, fwd, fn);
+    if (rc == MXC_OK) rc = mxc__exec_infer_stypes(ex, args, aux, fn);
+  }
+  mxc__exec_dag_free(ex, &d);
+  return rc;
+}
+
+static int bind_impl(const mxc__symbol *sym, mxc__device dev,
+                     mxc__ndarray *const *args, int n_args,
+                     mxc__ndarray *const *grads, const int *reqs,
+                     mxc__ndarray *const *aux, int n_aux, int flags,
+                     int alloc_grads, const char *fn, mxc__executor **out) {
   MXC_FORWARD_IF_ERROR(mxc__device_check(dev.type, dev.id, fn));
   MXC_RETURN_ERROR_IF(flags & ~(MXC_BIND_NO_MEMORY_PLAN | MXC_BIND_NO_FUSION),
                       MXC_ERR_INVALID_ARGUMENT,
@@ -590,15 +461,20 @@ int mxc__executor_bind(const mxc__symbol *sym, mxc__device dev,
   if (rc == MXC_OK) rc = mxc__graph_build(sym->outputs, sym->n_outputs, &gf);
   if (rc == MXC_OK) rc = alloc_arg_tables(ex, gf, fn);
   if (rc == MXC_OK) {
-    rc = check_inputs(ex, args, n_args, grads, reqs, aux, n_aux, fn);
+    rc = check_inputs(ex, args, n_args, grads, reqs, aux, n_aux, alloc_grads,
+                      fn);
   }
-  if (rc == MXC_OK) rc = build_dag(ex, gf, fn);
-  if (rc == MXC_OK) rc = map_vars(ex, gf, fn);
+  if (rc == MXC_OK) rc = mxc__exec_check_stypes(ex, gf, args, grads, aux, fn);
+  for (int i = 0; rc == MXC_OK && grads && i < ex->n_args; ++i) {
+    if (ex->grad_req[i] != MXC_REQ_NULL && grads[i]) {
+      rc = mxc__ndarray_clone_view(grads[i], &ex->grads[i]);
+    }
+  }
+  if (rc == MXC_OK) rc = index_dag(ex, gf, args, aux, alloc_grads, &fwd, fn);
   if (rc == MXC_OK) rc = infer_all(ex, gf, args, aux, fn);
-  if (rc == MXC_OK) rc = check_grads(ex, grads, fn);
+  if (rc == MXC_OK) rc = check_grads(ex, fn);
   if (rc == MXC_OK) rc = check_io_limits(ex->g, fn);
-  if (rc == MXC_OK) rc = make_order(ex, &fwd, fn);
-  if (rc == MXC_OK) rc = bind_arrays(ex, args, grads, aux, fwd, fn);
+  if (rc == MXC_OK) rc = bind_arrays(ex, args, aux, fwd, fn);
   mxc__graph_free(gf);
   mxc__free(fwd);
   if (rc != MXC_OK) {
@@ -607,4 +483,23 @@ int mxc__executor_bind(const mxc__symbol *sym, mxc__device dev,
   }
   *out = ex;
   return MXC_OK;
+}
+
+int mxc__executor_bind(const mxc__symbol *sym, mxc__device dev,
+                       mxc__ndarray *const *args, int n_args,
+                       mxc__ndarray *const *grads, const int *reqs,
+                       mxc__ndarray *const *aux, int n_aux, int flags,
+                       const char *fn, mxc__executor **out) {
+  return bind_impl(sym, dev, args, n_args, grads, reqs, aux, n_aux, flags, 0,
+                   fn, out);
+}
+
+int mxc__executor_bind_alloc(const mxc__symbol *sym, mxc__device dev,
+                             mxc__ndarray *const *args, int n_args,
+                             mxc__ndarray *const *grads, const int *reqs,
+                             mxc__ndarray *const *aux, int n_aux, int flags,
+                             int alloc_grads, const char *fn,
+                             mxc__executor **out) {
+  return bind_impl(sym, dev, args, n_args, grads, reqs, aux, n_aux, flags,
+                   alloc_grads, fn, out);
 }

@@ -56,8 +56,16 @@ typedef struct mxc__executor {
   /* Per entry of g. */
   mxc__shape *shapes;
   int *dtypes;
+  int *stypes;         /* MXC_STYPE_* (core/exec/stype.c) */
   mxc__ndarray **vals; /* owned view holding each entry's value */
   mxc__req *reqs;      /* write mode of each entry's producer */
+
+  /* Per node of g: MXC__GRAPH_* (core/graph/infer.h), the kernel choice
+   * of storage inference. */
+  int8_t *dispatch;
+  /* Some entry is sparse or some node falls back: the graph is then not
+   * fused (fused kernels read dense blobs). */
+  int any_sparse;
 
   /* Operator nodes in execution order: forward first, then backward. */
   int n_fwd, n_bwd;
@@ -142,6 +150,74 @@ int mxc__executor_load_params(mxc__executor *ex, const char *path,
  * gradients, ones as head gradients, zero-initialized arrays). name: a
  * static string naming the work in errors. */
 int mxc__exec_fill(const mxc__ndarray *a, double value, const char *name);
+
+/* ---- sparse entries (core/exec/stype.c) ----
+ *
+ * Storage types of a binding: arguments and auxiliary states have their
+ * arrays' types; a gradient array is written by its producer directly
+ * (grad_direct) when nothing else reads its entry and the producer runs
+ * only in backward, and then the entry has the array's type; everything
+ * else is what storage inference of the graph gives. Sparse entries are
+ * never planned: each has its own sparse array, (re)allocated by the
+ * kernel that writes it. Every node runs through mxc__op_invoke, which
+ * picks the sparse kernel or falls back to dense temporaries. */
+
+/* Sets grad_direct for the current graph and fwd mask. */
+void mxc__exec_mark_direct(mxc__executor *ex, const uint8_t *fwd);
+/* Fills ex->stypes / ex->dispatch / ex->any_sparse for ex->g from the
+ * bound arrays and ex->grads. */
+int mxc__exec_infer_stypes(mxc__executor *ex, mxc__ndarray *const *args,
+                           mxc__ndarray *const *aux, const char *fn);
+/* Makes the missing gradient arrays of mxc__executor_bind_alloc (zeros;
+ * *made = how many). */
+int mxc__exec_alloc_grads(mxc__executor *ex, const mxc__graph *gf,
+                          mxc__ndarray *const *args, int *made,
+                          const char *fn);
+/* Storage-type rules of bound arrays: auxiliary states dense, arguments
+ * agreeing with their "__storage_type__", no MXC_REQ_ADD into a sparse
+ * gradient. */
+int mxc__exec_check_stypes(const mxc__executor *ex, const mxc__graph *gf,
+                           mxc__ndarray *const *args,
+                           mxc__ndarray *const *grads,
+                           mxc__ndarray *const *aux, const char *fn);
+/* A new empty array for entry e of its storage type. */
+int mxc__exec_new_entry(const mxc__executor *ex, int e, mxc__ndarray **out);
+/* Delivers a gradient entry whose storage type differs from the gradient
+ * array's, or that is sparse: a cast or sparse copy (req write, or add
+ * into a dense array). */
+int mxc__exec_deliver_sparse(mxc__ndarray *src, mxc__ndarray *dst,
+                             mxc__req req);
+/* Pushes "every element zero" into a dense or sparse array. */
+int mxc__exec_zero(const mxc__ndarray *a, const char *name);
+/* The heads of the bound DAG (core/exec/dag.c): the symbol's outputs,
+ * then the gradient entries of the arguments with a request. */
+typedef struct mxc__exec_dag {
+  mxc__entry *heads; /* one reference each */
+  int n_heads;
+  mxc__node **hg; /* per output: head-gradient variable, or NULL */
+  int *gpos;      /* per argument: position of its gradient in heads, -1 */
+} mxc__exec_dag;
+
+int mxc__exec_dag_make(mxc__executor *ex, const mxc__graph *gf,
+                       mxc__exec_dag *d, const char *fn);
+void mxc__exec_dag_free(const mxc__executor *ex, mxc__exec_dag *d);
+/* (Re)builds ex->g from d, fused or not, with the gradient, head-gradient
+ * and variable entry ids, the execution order (*fwd: forward node mask,
+ * caller frees) and grad_direct. */
+int mxc__exec_index(mxc__executor *ex, const mxc__graph *gf,
+                    const mxc__exec_dag *d, int fuse, uint8_t **fwd,
+                    const char *fn);
+
+/* mxc__executor_bind, but with alloc_grads != 0 a NULL gradient slot of
+ * an argument with a request gets a zero array made by the executor, of
+ * the storage type "__grad_stype__" gives, else the one storage inference
+ * gives its gradient entry (dense where no gradient reaches). */
+int mxc__executor_bind_alloc(const mxc__symbol *sym, mxc__device dev,
+                             mxc__ndarray *const *args, int n_args,
+                             mxc__ndarray *const *grads, const int *reqs,
+                             mxc__ndarray *const *aux, int n_aux, int flags,
+                             int alloc_grads, const char *fn,
+                             mxc__executor **out);
 
 /* Name under which a node's output is reported ("fc1_output",
  * "bn1_mean", "fc1_backward_output0"); written into buf. */

@@ -6,6 +6,7 @@
 #include "core/base/dtype.h"
 #include "core/base/error.h"
 #include "core/exec/executor.h"
+#include "core/graph/infer.h"
 #include "core/graph/strbuf.h"
 #include "core/ndarray/io.h"
 
@@ -52,6 +53,9 @@ static void describe_entry(const mxc__executor *ex, mxc__sbuf *b, int e) {
                    mxc__executor_entry_name(ex, e, name, sizeof name),
                    mxc__shape_str(&ex->shapes[e], shape, sizeof shape),
                    mxc__dtype_name(ex->dtypes[e]));
+  if (ex->stypes[e] != MXC_STYPE_DEFAULT) {
+    mxc__sbuf_add(b, ex->stypes[e] == MXC_STYPE_CSR ? " csr" : " row_sparse");
+  }
   int buf = ex->plan->buf[e];
   if (buf >= 0) {
     mxc__sbuf_printf(b, " -> buffer %d%s\n", buf,
@@ -73,8 +77,13 @@ static void describe_node(const mxc__executor *ex, mxc__sbuf *b, int i) {
   int nid = ex->order[i];
   const mxc__node *n = g->nodes[nid];
   char name[256];
-  mxc__sbuf_printf(b, "%s %d: %s (%s)\n", i < ex->n_fwd ? "fwd" : "bwd", i,
-                   n->name, n->op->name);
+  /* How invoke runs it: the sparse kernel, or dense temporaries. */
+  int d = ex->dispatch[nid];
+  mxc__sbuf_printf(b, "%s %d: %s (%s)%s\n", i < ex->n_fwd ? "fwd" : "bwd", i,
+                   n->name, n->op->name,
+                   d == MXC__GRAPH_SPARSE     ? " [sparse kernel]"
+                   : d == MXC__GRAPH_FALLBACK ? " [dense fallback]"
+                                              : "");
   for (int k = g->in_ptr[nid]; k < g->in_ptr[nid + 1]; ++k) {
     mxc__sbuf_printf(
         b, "    in  %s\n",

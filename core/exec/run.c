@@ -178,6 +178,10 @@ static int check_head_grads(const mxc__executor *ex, int n,
     const mxc__ndarray *out = ex->vals[ex->g->heads[j]];
     MXC_RETURN_ERROR_IF(!hg[j], MXC_ERR_INVALID_ARGUMENT,
                         "%s: head_grads[%d] is NULL", fn, j);
+    MXC_RETURN_ERROR_IF(hg[j]->stype != MXC_STYPE_DEFAULT, MXC_ERR_STYPE,
+                        "%s: head_grads[%d] is sparse; head gradients are "
+                        "dense arrays",
+                        fn, j);
     MXC_RETURN_ERROR_IF(!mxc__shape_equal(&hg[j]->shape, &out->shape),
                         MXC_ERR_SHAPE,
                         "%s: head_grads[%d] has shape %s; output %d has "
@@ -193,7 +197,8 @@ static int check_head_grads(const mxc__executor *ex, int n,
 }
 
 /* Gradients that were not written in place by their producer: copied or
- * added from their entry, or zeros (MXC_REQ_WRITE) when none reached. */
+ * added from their entry (cast when a storage type differs), or zeros
+ * (MXC_REQ_WRITE) when none reached. */
 static int deliver_grads(const mxc__executor *ex, const char *fn) {
   const mxc__op *copy = NULL;
   for (int i = 0; i < ex->n_args; ++i) {
@@ -202,14 +207,19 @@ static int deliver_grads(const mxc__executor *ex, const char *fn) {
     int e = ex->grad_entry[i];
     if (e < 0) {
       if (req == MXC_REQ_WRITE) {
-        MXC_FORWARD_IF_ERROR(mxc__exec_fill(ex->grads[i], 0, "zero_grad"));
+        MXC_FORWARD_IF_ERROR(mxc__exec_zero(ex->grads[i], "zero_grad"));
       }
       continue;
     }
-    if (!copy) MXC_FORWARD_IF_ERROR(mxc__op_lookup("_copy", &copy));
     mxc__ndarray *src = ex->vals[e], *dst = ex->grads[i];
     mxc__req r = (mxc__req)req;
-    int rc = mxc__op_invoke(copy, NULL, &src, 1, &dst, 1, &r);
+    int rc;
+    if (src->stype != MXC_STYPE_DEFAULT || dst->stype != MXC_STYPE_DEFAULT) {
+      rc = mxc__exec_deliver_sparse(src, dst, r);
+    } else {
+      if (!copy) MXC_FORWARD_IF_ERROR(mxc__op_lookup("_copy", &copy));
+      rc = mxc__op_invoke(copy, NULL, &src, 1, &dst, 1, &r);
+    }
     if (rc != MXC_OK) {
       char pre[320];
       snprintf(pre, sizeof pre, "%s: gradient of '%s'", fn, ex->arg_names[i]);

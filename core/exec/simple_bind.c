@@ -2,6 +2,7 @@
  * reshape (new arrays only where shapes change). Both infer what is not
  * given over the forward graph, make the arrays, and call
  * mxc__executor_bind, which takes its own references. */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/base/alloc.h"
@@ -44,9 +45,13 @@ static int arrays_alloc(bind_arrays *b, int n_args, int n_aux, const char *fn) {
   return MXC_OK;
 }
 
-/* A new array of zeros. */
-static int zeros(const mxc__shape *s, int dtype, mxc__device dev,
+/* A new array of zeros of storage type stype (sparse ones start empty). */
+static int zeros(const mxc__shape *s, int dtype, int stype, mxc__device dev,
                  mxc__ndarray **out) {
+  if (stype != MXC_STYPE_DEFAULT) {
+    return mxc__ndarray_create_sparse(stype, s, dtype, MXC_DTYPE_INT64, dev,
+                                      out);
+  }
   mxc__ndarray *a = NULL;
   MXC_FORWARD_IF_ERROR(mxc__ndarray_create(s, dtype, dev, 1, &a));
   int rc = mxc__exec_fill(a, 0, "zeros");
@@ -151,21 +156,32 @@ static int simple_reqs(const mxc__graph *gf, int default_req, int n_reqs,
   return MXC_OK;
 }
 
-/* Zero arrays for every argument (with gradients where requested) and
- * auxiliary state of gf, from the inferred values. */
+/* Zero arrays for every argument and auxiliary state of gf, from the
+ * inferred values; arguments of the storage type "__storage_type__"
+ * gives. Gradient arrays are left to the executor, which knows their
+ * storage types once it has inferred them on the gradient graph. */
 static int simple_arrays(const mxc__graph *gf, const mxc__shape *s,
-                         const int *t, mxc__device dev, bind_arrays *b) {
+                         const int *t, mxc__device dev, bind_arrays *b,
+                         const char *fn) {
   int rc = MXC_OK;
   for (int i = 0; rc == MXC_OK && i < gf->n_args; ++i) {
-    int e = gf->entry_ptr[gf->args[i]];
-    rc = zeros(&s[e], t[e], dev, &b->args[i]);
-    if (rc == MXC_OK && b->reqs[i] != MXC_REQ_NULL) {
-      rc = zeros(&s[e], t[e], dev, &b->grads[i]);
+    const mxc__node *var = gf->nodes[gf->args[i]];
+    int e = gf->entry_ptr[gf->args[i]], st = MXC_STYPE_DEFAULT;
+    MXC_RETURN_ERROR_IF(
+        mxc__stype_attr(var, "__storage_type__", &st) < 0, MXC_ERR_STYPE,
+        "%s: argument '%s' has a __storage_type__ that is not default, "
+        "row_sparse or csr",
+        fn, var->name);
+    rc = zeros(&s[e], t[e], st, dev, &b->args[i]);
+    if (rc != MXC_OK) {
+      char pre[320];
+      snprintf(pre, sizeof pre, "%s: argument '%s'", fn, var->name);
+      mxc__error_prefix(pre);
     }
   }
   for (int i = 0; rc == MXC_OK && i < gf->n_aux; ++i) {
     int e = gf->entry_ptr[gf->aux[i]];
-    rc = zeros(&s[e], t[e], dev, &b->aux[i]);
+    rc = zeros(&s[e], t[e], MXC_STYPE_DEFAULT, dev, &b->aux[i]);
   }
   return rc;
 }
@@ -193,10 +209,10 @@ int mxc__executor_simple_bind(const mxc__symbol *sym, mxc__device dev,
   if (rc == MXC_OK) {
     rc = simple_reqs(gf, default_req, n_reqs, req_names, reqs, b.reqs, fn);
   }
-  if (rc == MXC_OK) rc = simple_arrays(gf, s, t, dev, &b);
+  if (rc == MXC_OK) rc = simple_arrays(gf, s, t, dev, &b, fn);
   if (rc == MXC_OK) {
-    rc = mxc__executor_bind(sym, dev, b.args, b.n_args, b.grads, b.reqs, b.aux,
-                            b.n_aux, flags, fn, out);
+    rc = mxc__executor_bind_alloc(sym, dev, b.args, b.n_args, b.grads, b.reqs,
+                                  b.aux, b.n_aux, flags, 1, fn, out);
   }
   arrays_free(&b);
   mxc__free(s);
@@ -231,13 +247,14 @@ static int reshape_infer(const mxc__executor *ex, const mxc__graph *gf, int n,
   return rc;
 }
 
-/* Shares the array cur when shape s is its shape, else a new zero array. */
+/* Shares the array cur when shape s is its shape, else a new zero array
+ * of its storage type. */
 static int share_or_zeros(const mxc__ndarray *cur, const mxc__shape *s,
                           mxc__device dev, mxc__ndarray **out) {
   if (mxc__shape_equal(&cur->shape, s)) {
     return mxc__ndarray_clone_view(cur, out);
   }
-  return zeros(s, cur->dtype, dev, out);
+  return zeros(s, cur->dtype, cur->stype, dev, out);
 }
 
 int mxc__executor_reshape(const mxc__executor *ex, int n,

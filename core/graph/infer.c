@@ -313,56 +313,170 @@ static const char *stype_name(int st) {
   }
 }
 
-static int stype_from_attr(const mxc__node *var) {
-  const char *s = mxc__node_get_uattr(var, "__storage_type__");
-  if (!s) return -1;
+/* A "__storage_type__" value: a name ("default", "row_sparse", "csr") or
+ * its MXC_STYPE_* number. 1 and *out when valid, 0 otherwise. */
+static int parse_stype(const char *s, int *out) {
   char *end = NULL;
   long v = strtol(s, &end, 10);
-  if (end != s && *end == '\0' && v >= MXC_STYPE_DEFAULT && v <= MXC_STYPE_CSR) {
-    return (int)v;
+  if (end != s && *end == '\0') {
+    if (v < MXC_STYPE_DEFAULT || v > MXC_STYPE_CSR) return 0;
+    *out = (int)v;
+    return 1;
   }
   for (int c = MXC_STYPE_DEFAULT; c <= MXC_STYPE_CSR; ++c) {
-    if (strcmp(s, stype_name(c)) == 0) return c;
+    if (strcmp(s, stype_name(c)) == 0) {
+      *out = c;
+      return 1;
+    }
   }
-  return -1;
+  return 0;
 }
 
-/* Whether node i accepts the storage type of each input and output. */
-static int check_stype(const mxc__graph *g, int i, int *stypes) {
-  const mxc__node *n = g->nodes[i];
-  int dense_only = n->op->compute_sparse == NULL;
-  char nb[32];
-  for (int k = 0; k < n->n_inputs; ++k) {
-    int *st = &stypes[g->in_entries[g->in_ptr[i] + k]];
-    if (*st < 0) *st = MXC_STYPE_DEFAULT;
-    MXC_RETURN_ERROR_IF(dense_only && *st != MXC_STYPE_DEFAULT, MXC_ERR_STYPE,
-                        "infer_storage_type: node '%s' (%s) input '%s' is "
-                        "%s; the operator takes dense arrays only",
-                        n->name, n->op->name,
-                        mxc__op_input_name(n->op, n->param, k),
-                        stype_name(*st));
-  }
+/* Variables: the caller's value, else the attribute, else dense. A bad
+ * attribute is an error naming the variable (a typo would otherwise bind
+ * a dense array silently where a sparse one was meant). */
+static int stype_of_var(const mxc__node *var, int *st) {
+  if (*st >= MXC_STYPE_DEFAULT && *st <= MXC_STYPE_CSR) return MXC_OK;
+  MXC_RETURN_ERROR_IF(*st >= 0, MXC_ERR_STYPE,
+                      "infer_storage_type: variable '%s' is given storage "
+                      "type %d; expected 0 (default), 1 (row_sparse) or "
+                      "2 (csr)",
+                      var->name, *st);
+  const char *a = mxc__node_get_uattr(var, "__storage_type__");
+  *st = MXC_STYPE_DEFAULT;
+  MXC_RETURN_ERROR_IF(a && !parse_stype(a, st), MXC_ERR_STYPE,
+                      "infer_storage_type: variable '%s' has "
+                      "__storage_type__ '%s'; expected default, row_sparse "
+                      "or csr",
+                      var->name, a);
+  return MXC_OK;
+}
+
+int mxc__stype_attr(const mxc__node *var, const char *key, int *out) {
+  const char *a = mxc__node_get_uattr(var, key);
+  if (!a) return 0;
+  return parse_stype(a, out) ? 1 : -1;
+}
+
+/* Storage types of node i's outputs when it falls back: the fixed ones
+ * (the fallback converts back into them), dense for the rest. */
+static void fallback_outputs(const mxc__graph *g, int i, int *stypes) {
   for (int e = g->entry_ptr[i]; e < g->entry_ptr[i + 1]; ++e) {
     if (stypes[e] < 0) stypes[e] = MXC_STYPE_DEFAULT;
-    MXC_RETURN_ERROR_IF(stypes[e] != MXC_STYPE_DEFAULT, MXC_ERR_STYPE,
-                        "infer_storage_type: node '%s' (%s) output '%s' is "
-                        "given as %s; the operator produces dense arrays",
-                        n->name, n->op->name,
-                        output_name(n, e - g->entry_ptr[i], nb, sizeof nb),
-                        stype_name(stypes[e]));
   }
+}
+
+/* Runs node i's infer_stype on its known inputs and fixed outputs.
+ * Returns MXC_OK with *disp set, or the error (prefixed with the node). */
+static int run_stype(const mxc__graph *g, int i, mxc__infer_stype_fn fn,
+                     const int *ist, int *ost, int any_sparse, int *disp) {
+  const mxc__node *n = g->nodes[i];
+  int n_in = n->n_inputs, n_out = g->entry_ptr[i + 1] - g->entry_ptr[i];
+  int rc = fn(n->op, n->param, ist, n_in, ost, n_out, disp);
+  if (rc == MXC_ERR_STYPE && any_sparse) {
+    /* No sparse kernel for this combination: dense temporaries. */
+    mxc__error_clear();
+    *disp = MXC__GRAPH_FALLBACK;
+    return MXC_OK;
+  }
+  if (rc != MXC_OK) {
+    char pre[320];
+    snprintf(pre, sizeof pre, "infer_storage_type: node '%s' (%s)", n->name,
+             n->op->name);
+    mxc__error_prefix(pre);
+    return rc;
+  }
+  char nb[32];
+  for (int j = 0; j < n_out; ++j) {
+    int have = ost[j], fixed = ist[n_in + j];
+    MXC_RETURN_ERROR_IF(have < MXC_STYPE_DEFAULT || have > MXC_STYPE_CSR,
+                        MXC_ERR_INTERNAL,
+                        "infer_storage_type: node '%s' (%s) output '%s': "
+                        "the operator left storage type %d",
+                        n->name, n->op->name,
+                        output_name(n, j, nb, sizeof nb), have);
+    MXC_RETURN_ERROR_IF(fixed >= 0 && have != fixed, MXC_ERR_STYPE,
+                        "infer_storage_type: node '%s' (%s) output '%s': "
+                        "the operator gives storage type %s but the graph "
+                        "needs %s (the array bound there)",
+                        n->name, n->op->name,
+                        output_name(n, j, nb, sizeof nb), stype_name(have),
+                        stype_name(fixed));
+    any_sparse |= have != MXC_STYPE_DEFAULT;
+  }
+  MXC_RETURN_ERROR_IF(*disp == MXC__DISPATCH_DENSE && any_sparse,
+                      MXC_ERR_INTERNAL,
+                      "infer_storage_type: node '%s' (%s): the operator "
+                      "chose its dense kernel for sparse arrays",
+                      n->name, n->op->name);
+  MXC_RETURN_ERROR_IF(*disp != MXC__DISPATCH_DENSE &&
+                          *disp != MXC__DISPATCH_SPARSE,
+                      MXC_ERR_INTERNAL,
+                      "infer_storage_type: node '%s' (%s): dispatch %d is "
+                      "neither dense nor sparse",
+                      n->name, n->op->name, *disp);
   return MXC_OK;
+}
+
+/* Node i: storage types of its outputs and its kernel choice. */
+static int stype_node(const mxc__graph *g, int i, int *stypes, int *scratch,
+                      int8_t *dispatch) {
+  const mxc__node *n = g->nodes[i];
+  int n_in = n->n_inputs, n_out = g->entry_ptr[i + 1] - g->entry_ptr[i];
+  int *ist = scratch, *ost = scratch + n_in + n_out;
+  int any_sparse = 0;
+  for (int k = 0; k < n_in; ++k) {
+    ist[k] = stypes[g->in_entries[g->in_ptr[i] + k]];
+    any_sparse |= ist[k] != MXC_STYPE_DEFAULT;
+  }
+  /* ist[n_in + j] keeps the fixed output types; ost is what the operator
+   * may change. */
+  for (int j = 0; j < n_out; ++j) {
+    ost[j] = ist[n_in + j] = stypes[g->entry_ptr[i] + j];
+    any_sparse |= ost[j] > MXC_STYPE_DEFAULT;
+  }
+  mxc__infer_stype_fn fn = mxc__op_infer_stype(n->op);
+  int disp = MXC__DISPATCH_DENSE;
+  if (fn) {
+    MXC_FORWARD_IF_ERROR(run_stype(g, i, fn, ist, ost, any_sparse, &disp));
+  } else if (any_sparse) {
+    disp = MXC__GRAPH_FALLBACK;
+  }
+  if (disp == MXC__GRAPH_FALLBACK) {
+    fallback_outputs(g, i, stypes);
+  } else {
+    for (int j = 0; j < n_out; ++j) {
+      stypes[g->entry_ptr[i] + j] = fn ? ost[j] : MXC_STYPE_DEFAULT;
+    }
+  }
+  if (dispatch) dispatch[i] = (int8_t)disp;
+  return MXC_OK;
+}
+
+int mxc__graph_infer_stype_dispatch(const mxc__graph *g, int *stypes,
+                                    int8_t *dispatch) {
+  int max_io = 1;
+  for (int i = 0; i < g->n_nodes; ++i) {
+    const mxc__node *n = g->nodes[i];
+    int io = n->n_inputs + 2 * (g->entry_ptr[i + 1] - g->entry_ptr[i]);
+    if (io > max_io) max_io = io;
+    if (n->op) continue;
+    if (dispatch) dispatch[i] = MXC__GRAPH_VARIABLE;
+    MXC_FORWARD_IF_ERROR(stype_of_var(n, &stypes[g->entry_ptr[i]]));
+  }
+  int *scratch = mxc__malloc(sizeof(int) * (size_t)max_io);
+  MXC_RETURN_ERROR_IF(!scratch, MXC_ERR_OOM,
+                      "infer_storage_type: out of memory");
+  int rc = MXC_OK;
+  /* One topological sweep: storage types flow from inputs to outputs
+   * only (unlike shapes, nothing is deduced backwards). */
+  for (int i = 0; rc == MXC_OK && i < g->n_nodes; ++i) {
+    if (g->nodes[i]->op) rc = stype_node(g, i, stypes, scratch, dispatch);
+  }
+  mxc__free(scratch);
+  return rc;
 }
 
 int mxc__graph_infer_stype(const mxc__graph *g, int *stypes) {
-  for (int i = 0; i < g->n_nodes; ++i) {
-    int e = g->entry_ptr[i];
-    if (g->nodes[i]->op || stypes[e] >= 0) continue;
-    int st = stype_from_attr(g->nodes[i]);
-    stypes[e] = st >= 0 ? st : MXC_STYPE_DEFAULT;
-  }
-  for (int i = 0; i < g->n_nodes; ++i) {
-    if (g->nodes[i]->op) MXC_FORWARD_IF_ERROR(check_stype(g, i, stypes));
-  }
-  return MXC_OK;
+  return mxc__graph_infer_stype_dispatch(g, stypes, NULL);
 }

@@ -25,14 +25,27 @@
  * and the values array is then partly updated (callers discard it).
  *
  * Operators without infer_shape leave their entries alone. Operators
- * without infer_type make all inputs and outputs share one dtype. Storage
- * types: descriptors do not yet say which storage types a sparse kernel
- * produces, so outputs are dense; a sparse input to an operator without
- * compute_sparse is MXC_ERR_STYPE naming the node and input.
+ * without infer_type make all inputs and outputs share one dtype.
+ *
+ * Storage types: one topological sweep (storage types flow forward only).
+ * Variables take the caller's value, else "__storage_type__" ("default",
+ * "row_sparse", "csr" or the MXC_STYPE_* number; anything else is
+ * MXC_ERR_STYPE naming the variable), else dense. Each operator node runs
+ * its infer_stype (ops/op.h) on its input types and the types already
+ * fixed for its outputs (an entry the caller set, such as a gradient
+ * written straight into a bound row_sparse array), which chooses the dense
+ * or the sparse kernel. A node is a *fallback* node when its operator has
+ * no storage functions, or its infer_stype returns MXC_ERR_STYPE, while
+ * some input or fixed output is sparse: it runs the dense kernel on dense
+ * temporaries (ops/invoke.c converts), so its unfixed outputs are dense.
+ * Errors name the node: a fixed output the operator's choice contradicts,
+ * MXC_ERR_STYPE for all-dense inputs, any other error of the operator.
  *
  * Thread-safety: the graph is only read; callers own the arrays. */
 #ifndef MXC_CORE_GRAPH_INFER_H_
 #define MXC_CORE_GRAPH_INFER_H_
+
+#include <stdint.h>
 
 #include "core/base/shape.h"
 #include "core/graph/graph.h"
@@ -45,6 +58,23 @@ int mxc__graph_infer_type(const mxc__graph *g, int *dtypes);
 /* stypes[0..g->n_entries): MXC_STYPE_* or -1; on success all are known
  * (unknown variables default to dense). */
 int mxc__graph_infer_stype(const mxc__graph *g, int *stypes);
+
+/* Per-node kernel choice of storage inference. DENSE and SPARSE equal
+ * MXC__DISPATCH_DENSE / MXC__DISPATCH_SPARSE. */
+#define MXC__GRAPH_VARIABLE (-1)
+#define MXC__GRAPH_DENSE 0
+#define MXC__GRAPH_SPARSE 1
+#define MXC__GRAPH_FALLBACK 2
+
+/* mxc__graph_infer_stype that also records, when dispatch is non-NULL,
+ * the choice for each node (dispatch[0..g->n_nodes)). */
+int mxc__graph_infer_stype_dispatch(const mxc__graph *g, int *stypes,
+                                    int8_t *dispatch);
+
+/* A variable's storage-type attribute `key` ("__storage_type__",
+ * "__grad_stype__"): 0 when absent, 1 and *out when valid, -1 when it is
+ * not a storage type. */
+int mxc__stype_attr(const mxc__node *var, const char *key, int *out);
 
 /* Parses a "__shape__" value such as "(128,784)" or "[2, 3]". Returns 1
  * and *out for a fully known shape; 0 when the text is not a shape, has

@@ -8,13 +8,25 @@
  * csr <-> row_sparse convert directly (a row_sparse row is stored when its
  * csr row has stored entries; a csr entry is stored for every nonzero value
  * of a stored row). Sparse inputs are format-checked before use. Values
- * keep their dtype. Not differentiable yet (gradients through storage
- * casts come with storage-type-aware graphs). */
+ * keep their dtype. A dense output may be accumulated into (req add: the
+ * input's values are added, sparse ones scattered); sparse outputs are
+ * written only.
+ *
+ * Gradient: the output gradient cast back to the storage type of the
+ * input. That type is known only once storage inference has run over the
+ * graph (a symbol's argument may be bound to either kind of array), so
+ * the gradient node cannot carry it as a parameter. Instead the gradient
+ * is _backward_cast_storage(ograd, data): its storage inference gives its
+ * output the type of its second input, data, whose values it never reads
+ * (a given output array keeps its own type, e.g. a dense gradient array
+ * bound for a csr argument). The kernels are cast_storage's own, applied
+ * to ograd. */
 #include <stdio.h>
 #include <string.h>
 
 #include "core/base/alloc.h"
 #include "ops/common.h"
+#include "ops/node.h"
 #include "ops/sparse/sparse.h"
 
 typedef struct cast_param {
@@ -48,6 +60,27 @@ static int cast_shape(const mxc__op *op, const void *param, mxc__shape *in,
   return MXC_OK;
 }
 
+/* Adds n contiguous elements of src to dst (req add). */
+static void add_values(char *dst, const char *src, int64_t n, int dtype) {
+  if (dtype == MXC_DTYPE_FLOAT32) {
+    float *restrict d = (float *)(void *)dst;
+    const float *restrict x = (const float *)(const void *)src;
+    for (int64_t i = 0; i < n; ++i) d[i] += x[i];
+    return;
+  }
+  if (dtype == MXC_DTYPE_FLOAT64) {
+    double *restrict d = (double *)(void *)dst;
+    const double *restrict x = (const double *)(const void *)src;
+    for (int64_t i = 0; i < n; ++i) d[i] += x[i];
+    return;
+  }
+  mxc__blob bd = {dst, {1, {n}}, dtype, {MXC_DEVICE_CPU, 0}};
+  mxc__blob bs = {(void *)src, {1, {n}}, dtype, {MXC_DEVICE_CPU, 0}};
+  for (int64_t i = 0; i < n; ++i) {
+    mxc__blob_set(&bd, i, mxc__blob_get(&bd, i) + mxc__blob_get(&bs, i));
+  }
+}
+
 static int cast_stype(const mxc__op *op, const void *param, const int *in,
                       int n_in, int *out, int n_out, int *dispatch) {
   (void)op, (void)n_in, (void)n_out;
@@ -62,26 +95,27 @@ static int cast_stype(const mxc__op *op, const void *param, const int *in,
 static int cast_dense(const mxc__op *op, const mxc__opctx *ctx,
                       const void *param, const mxc__blob *in, int n_in,
                       const mxc__blob *out, int n_out, const mxc__req *req) {
-  (void)ctx, (void)param, (void)n_in, (void)n_out;
+  (void)op, (void)ctx, (void)param, (void)n_in, (void)n_out;
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  MXC_RETURN_ERROR_IF(req[0] == MXC__REQ_ADD, MXC_ERR_UNSUPPORTED,
-                      "operator '%s': accumulating (req add) is not "
-                      "supported",
-                      op->name);
-  size_t n =
-      (size_t)mxc__shape_size(&in[0].shape) * mxc__dtype_size(in[0].dtype);
+  int64_t count = mxc__shape_size(&in[0].shape);
+  if (req[0] == MXC__REQ_ADD) {
+    add_values(out[0].ptr, in[0].ptr, count, in[0].dtype);
+    return MXC_OK;
+  }
+  size_t n = (size_t)count * mxc__dtype_size(in[0].dtype);
   if (n && out[0].ptr != in[0].ptr) memmove(out[0].ptr, in[0].ptr, n);
   return MXC_OK;
 }
 
 /* ---- conversions ---- */
 
-static int to_dense(const mxc__ndarray *src, const mxc__ndarray *dst,
+/* Scatters src into dense dst: over zeros, or added (add != 0). */
+static int to_dense(const mxc__ndarray *src, const mxc__ndarray *dst, int add,
                     const char *what) {
   MXC_FORWARD_IF_ERROR(mxc__sparse_require_valid(src, what));
   size_t esz = mxc__dtype_size(src->dtype);
   char *d = mxc__ndarray_ptr(dst);
-  memset(d, 0, mxc__ndarray_nbytes(dst));
+  if (!add) memset(d, 0, mxc__ndarray_nbytes(dst));
   mxc__dense_view v = mxc__sparse_data(src);
   const char *s = v.ptr;
   if (src->stype == MXC_STYPE_CSR) {
@@ -91,7 +125,12 @@ static int to_dense(const mxc__ndarray *src, const mxc__ndarray *dst,
       int64_t hi = mxc__sparse_idx_get(&ip, r + 1);
       for (int64_t j = mxc__sparse_idx_get(&ip, r); j < hi; ++j) {
         int64_t c = mxc__sparse_idx_get(&ix, j);
-        memcpy(d + (size_t)(r * cols + c) * esz, s + (size_t)j * esz, esz);
+        if (add) {
+          add_values(d + (size_t)(r * cols + c) * esz, s + (size_t)j * esz, 1,
+                     src->dtype);
+        } else {
+          memcpy(d + (size_t)(r * cols + c) * esz, s + (size_t)j * esz, esz);
+        }
       }
     }
     return MXC_OK;
@@ -100,7 +139,12 @@ static int to_dense(const mxc__ndarray *src, const mxc__ndarray *dst,
   size_t row = (size_t)mxc__sparse_row_elems(src) * esz;
   for (int64_t j = 0; j < v.shape.dims[0]; ++j) {
     int64_t r = mxc__sparse_idx_get(&ix, j);
-    memcpy(d + (size_t)r * row, s + (size_t)j * row, row);
+    if (add) {
+      add_values(d + (size_t)r * row, s + (size_t)j * row,
+                 mxc__sparse_row_elems(src), src->dtype);
+    } else {
+      memcpy(d + (size_t)r * row, s + (size_t)j * row, row);
+    }
   }
   return MXC_OK;
 }
@@ -230,15 +274,23 @@ static int cast_sparse(const mxc__op *op, const mxc__opctx *ctx,
                        const mxc__req *req) {
   (void)ctx, (void)param, (void)n_in, (void)n_out;
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  MXC_RETURN_ERROR_IF(req[0] == MXC__REQ_ADD, MXC_ERR_UNSUPPORTED,
-                      "operator '%s': accumulating (req add) is not "
-                      "supported",
-                      op->name);
   const mxc__ndarray *src = &in[0], *dst = &out[0];
+  int from = src->stype, to = dst->stype, add = req[0] == MXC__REQ_ADD;
+  MXC_RETURN_ERROR_IF(add && to != MXC_STYPE_DEFAULT, MXC_ERR_UNSUPPORTED,
+                      "operator '%s': accumulating (req add) into a sparse "
+                      "output is not supported; the output must be dense",
+                      op->name);
   char what[64];
   snprintf(what, sizeof what, "operator '%s' input 0", op->name);
-  int from = src->stype, to = dst->stype;
-  if (to == MXC_STYPE_DEFAULT) return to_dense(src, dst, what);
+  if (to == MXC_STYPE_DEFAULT && from == MXC_STYPE_DEFAULT) {
+    /* _backward_cast_storage with a sparse data input but dense ograd. */
+    const mxc__blob b_in = {mxc__ndarray_ptr(src), src->shape, src->dtype,
+                            src->chunk->dev};
+    const mxc__blob b_out = {mxc__ndarray_ptr(dst), dst->shape, dst->dtype,
+                             dst->chunk->dev};
+    return cast_dense(op, ctx, param, &b_in, 1, &b_out, 1, req);
+  }
+  if (to == MXC_STYPE_DEFAULT) return to_dense(src, dst, add, what);
   if (from == MXC_STYPE_DEFAULT) {
     return to == MXC_STYPE_CSR
                ? csr_from_rows(mxc__ndarray_ptr(src), src->dtype,
@@ -250,7 +302,36 @@ static int cast_sparse(const mxc__op *op, const mxc__opctx *ctx,
   return to == MXC_STYPE_CSR ? csr_from_rsp(src, dst) : rsp_from_csr(src, dst);
 }
 
+/* _backward_cast_storage(ograd, data): see the top of the file. */
+static int back_stype(const mxc__op *op, const void *param, const int *in,
+                      int n_in, int *out, int n_out, int *dispatch) {
+  (void)op, (void)param, (void)n_in, (void)n_out;
+  if (out[0] < 0) out[0] = in[1];
+  *dispatch = in[0] == MXC_STYPE_DEFAULT && in[1] == MXC_STYPE_DEFAULT &&
+                      out[0] == MXC_STYPE_DEFAULT
+                  ? MXC__DISPATCH_DENSE
+                  : MXC__DISPATCH_SPARSE;
+  return MXC_OK;
+}
+
 static const char *const k_in[] = {"data", NULL};
+static const char *const k_back_in[] = {"ograd", "data", NULL};
+
+static const mxc__op k_back = {
+    .name = "_backward_cast_storage",
+    .doc = "Gradient of cast_storage: ograd in the storage type of data.",
+    .params = k_params,
+    .n_params = 1,
+    .param_size = sizeof(cast_param),
+    .n_inputs = 2,
+    .input_names = k_back_in,
+    .n_outputs = 1,
+    .infer_shape = mxc__infer_shape_same,
+    .infer_stype = back_stype,
+    .compute = cast_dense,
+    .compute_sparse = cast_sparse,
+    .hidden = 1,
+};
 
 static const mxc__op k_op = {
     .name = "cast_storage",
@@ -267,8 +348,11 @@ static const mxc__op k_op = {
     .infer_stype = cast_stype,
     .compute = cast_dense,
     .compute_sparse = cast_sparse,
+    .gradient = mxc__grad_use_in,
+    .backward_uses_inputs = 1,
 };
 
 int mxc__sparse_register_cast(mxc__registry *r) {
-  return mxc__registry_add(r, &k_op);
+  MXC_FORWARD_IF_ERROR(mxc__registry_add(r, &k_op));
+  return mxc__registry_add(r, &k_back);
 }
