@@ -5,8 +5,10 @@
  * Indices are truncated to integers and clipped into [0, input_dim - 1]
  * (NaN to 0), as MXNet does, so an out-of-range index never reads outside
  * weight. The gradient with respect to weight is a scatter-add of the
- * output gradient rows (dense, whatever sparse_grad says); data gets
- * none. */
+ * output gradient rows; data gets none. The gradient is dense unless the
+ * caller gives a row_sparse gradient array (an autograd buffer or an
+ * executor gradient), which ops/sparse/embedding.c fills with the rows
+ * looked up; sparse_grad itself is only recorded. */
 #include <stdint.h>
 #include <string.h>
 
@@ -26,7 +28,8 @@ static const mxc__param_def k_params[] = {
     MXC__PARAM(emb_param, dtype, MXC__P_DTYPE, "float32",
                "dtype of weight and output: float32 or float64."),
     MXC__PARAM(emb_param, sparse_grad, MXC__P_BOOL, "false",
-               "Accepted for compatibility; the gradient is dense."),
+               "Accepted for compatibility; a row_sparse gradient comes from giving a "
+               "row_sparse gradient array."),
 };
 
 static int emb_check(const char *op_name, void *param) {
