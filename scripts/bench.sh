@@ -15,7 +15,7 @@ if ! /usr/bin/python3 -c "import torch, numpy" 2>/dev/null; then
     --no-install-recommends python3-torch python3-numpy >/dev/null
 fi
 bazel build -c opt //bench:all
-for b in engine ops exec fusion; do
+for b in engine ops exec fusion sparse; do
   echo "== bench/$b"
   bazel-bin/bench/$b
 done
