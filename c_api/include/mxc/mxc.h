@@ -660,9 +660,10 @@ MXC_API int mxc_metric_cross_entropy(mxc_ndarray prob, mxc_ndarray label,
  * strictly increasing (see mxc_ndarray_check_format). Operators check
  * their sparse inputs and fail with MXC_ERR_INVALID_ARGUMENT naming the
  * first bad position instead of reading out of bounds.
- * Slices, reshapes, host copies, DLPack export, mxc_engine_push and
- * executors refuse sparse arrays with MXC_ERR_STYPE; cast_storage them to
- * dense first. mxc_op_invoke runs an operator's sparse kernel when it has
+ * Slices, reshapes, host copies, DLPack export and mxc_engine_push refuse
+ * sparse arrays with MXC_ERR_STYPE; cast_storage them to dense first.
+ * Executors accept sparse arguments and gradients (see "Executors").
+ * mxc_op_invoke runs an operator's sparse kernel when it has
  * one for the storage types of the call; otherwise (storage fallback) the
  * sparse inputs are converted to dense temporaries, the dense kernel runs,
  * outputs it creates are dense and sparse given outputs receive the
@@ -904,8 +905,11 @@ MXC_API int mxc_symbol_infer_type(mxc_symbol sym, int n,
                                   int partial, mxc_infer *out);
 
 /* Storage-type inference (MXC_STYPE_*) from the storage types of some
- * arguments; operators without sparse support give dense outputs and
- * reject sparse inputs with MXC_ERR_STYPE naming the node. */
+ * arguments (others: the variable's "__storage_type__" attribute, else
+ * dense). Each node keeps its sparse kernel where the operator has one
+ * for the inferred input types; otherwise it falls back to dense (its
+ * outputs are dense), as mxc_op_invoke does. A bad "__storage_type__" is
+ * MXC_ERR_STYPE naming the variable. */
 MXC_API int mxc_symbol_infer_storage_type(mxc_symbol sym, int n,
                                           const char *const *names,
                                           const int *stypes, mxc_infer *out);
@@ -935,7 +939,18 @@ MXC_API int mxc_infer_stype(mxc_infer inf, int group, int index, int *out);
  * gradient (naming the operator). Thread-safety: calls on one executor
  * must not overlap (it has state: the last forward's values); different
  * executors may run concurrently, also when they share parameter arrays
- * (reshape), with the engine ordering the accesses. */
+ * (reshape), with the engine ordering the accesses.
+ * Sparse arrays: arguments and gradient arrays may be csr or row_sparse
+ * (auxiliary states and head gradients are dense). Storage types are
+ * inferred over the graph (mxc_symbol_infer_storage_type): nodes with a
+ * sparse kernel for their inputs run it, others fall back to dense; a
+ * gradient takes its array's storage type (a row_sparse weight gradient
+ * of dot(csr, W) or Embedding holds only the rows used). grad_req add
+ * into a sparse gradient array is refused (MXC_ERR_STYPE naming the
+ * argument). simple_bind creates sparse arguments from a variable's
+ * "__storage_type__" attribute and gradients from "__grad_stype__" or,
+ * without it, from the inferred storage type of the gradient. Graphs
+ * with any sparse value are not fused. */
 typedef struct mxc_executor_s *mxc_executor;
 
 /* Bind flags. */
