@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "mxc/mxc.h"
+#include "tests/testutil/fault_walk.h"
 #include "tests/sparse_util/sparse_util.h"
 
 extern "C" {
@@ -685,38 +686,8 @@ int scenario() {
   return rc != MXC_OK ? rc : wrc;
 }
 
-void settle() {
-  mxc_wait_all();
-  mxc_storage_release_cached(MXC_DEVICE_CPU, 0);
-}
-
 TEST(SparseDotFaults, EveryAllocationFails) {
-  settle();
-  ASSERT_EQ(scenario(), MXC_OK) << err();  // warm-up
-  settle();
-  const int64_t live0 = mxc__alloc_live(), handles0 = mxc__handle_live();
-  int failures = 0;
-  for (int64_t n = 1; n < 10000; ++n) {
-    mxc__fault_alloc_arm(n, 0);
-    int rc = scenario();
-    int fired = mxc__fault_alloc_fired();
-    mxc__fault_alloc_arm(0, 0);
-    if (fired && rc != MXC_OK) {
-      EXPECT_EQ(rc, MXC_ERR_OOM) << "allocation " << n << ": " << err();
-    }
-    settle();
-    ASSERT_EQ(mxc_wait_all(), MXC_OK);
-    EXPECT_EQ(mxc__alloc_live(), live0)
-        << "leak after failing allocation " << n;
-    EXPECT_EQ(mxc__handle_live(), handles0) << "handle leak at " << n;
-    if (!fired) {
-      ASSERT_EQ(rc, MXC_OK) << err();
-      break;
-    }
-    ++failures;
-    if (::testing::Test::HasFailure()) break;
-  }
-  EXPECT_GT(failures, 10);
+  int failures = mxct::alloc_failure_walk(scenario, 11);
   printf("walked %d injected allocation failures\n", failures);
 }
 

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "mxc/mxc.h"
+#include "tests/testutil/fault_walk.h"
 #include "tests/sparse_util/sparse_util.h"
 
 extern "C" {
@@ -776,32 +777,7 @@ TEST(SparseExecFaults, EveryAllocationFails) {
   Sym net = sparse_mlp();
   ASSERT_EQ(arguments(net.s),
             (std::vector<std::string>{"data", "W", "fc_weight", "fc_bias"}));
-  ASSERT_EQ(scenario(net.s), MXC_OK) << err();
-  mxc_wait_all();
-  mxc_storage_release_cached(MXC_DEVICE_CPU, 0);
-  const int64_t live0 = mxc__alloc_live(), handles0 = mxc__handle_live();
-  int failures = 0;
-  for (int64_t n = 1; n < 100000; ++n) {
-    mxc__fault_alloc_arm(n, 0);
-    int rc = scenario(net.s);
-    int fired = mxc__fault_alloc_fired();
-    mxc__fault_alloc_arm(0, 0);
-    if (fired && rc != MXC_OK) {
-      EXPECT_EQ(rc, MXC_ERR_OOM) << "allocation " << n << ": " << err();
-    }
-    mxc_wait_all();
-    mxc_storage_release_cached(MXC_DEVICE_CPU, 0);
-    EXPECT_EQ(mxc__alloc_live(), live0) << "leak after failing allocation "
-                                        << n;
-    EXPECT_EQ(mxc__handle_live(), handles0) << "handle leak at " << n;
-    if (!fired) {
-      ASSERT_EQ(rc, MXC_OK) << err();
-      break;
-    }
-    ++failures;
-    if (::testing::Test::HasFailure()) break;
-  }
-  EXPECT_GT(failures, 20);
+  int failures = mxct::alloc_failure_walk([&] { return scenario(net.s); }, 21);
   printf("walked %d injected allocation failures\n", failures);
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mxc/mxc.h"
+#include "tests/testutil/fault_walk.h"
 #include "tests/sparse_reduce/shim.h"
 #include "tests/sparse_util/sparse_util.h"
 
@@ -766,42 +767,11 @@ int scenario() {
   return rc != MXC_OK ? rc : wrc;
 }
 
-void settle() {
-  mxc_wait_all();
-  mxc_storage_release_cached(MXC_DEVICE_CPU, 0);
-}
-
 TEST(SparseReduceFaults, EveryAllocationFails) {
-  settle();
   // Warm-up: the registry, storage pools and the operators' shared
   // temporary spaces (created on first use, one slot per call in turn)
   // live for the whole process.
-  for (int i = 0; i < 4; ++i) ASSERT_EQ(scenario(), MXC_OK) << err();
-  settle();
-  const int64_t live0 = mxc__alloc_live(), handles0 = mxc__handle_live();
-  int failures = 0;
-  for (int64_t n = 1; n < 20000; ++n) {
-    mxc__fault_alloc_arm(n, 0);
-    int rc = scenario();
-    int fired = mxc__fault_alloc_fired();
-    mxc__fault_alloc_arm(0, 0);
-    std::string msg = rc != MXC_OK ? err() : "";
-    if (fired && rc != MXC_OK) {
-      EXPECT_EQ(rc, MXC_ERR_OOM) << "allocation " << n << ": " << err();
-    }
-    settle();
-    ASSERT_EQ(mxc_wait_all(), MXC_OK);
-    EXPECT_EQ(mxc__alloc_live(), live0)
-        << "leak after failing allocation " << n << ": " << msg;
-    EXPECT_EQ(mxc__handle_live(), handles0) << "handle leak at " << n;
-    if (!fired) {
-      ASSERT_EQ(rc, MXC_OK) << err();
-      break;
-    }
-    ++failures;
-    if (::testing::Test::HasFailure()) break;
-  }
-  EXPECT_GT(failures, 20);
+  int failures = mxct::alloc_failure_walk(scenario, 21, 4);
   printf("walked %d injected allocation failures\n", failures);
 }
 

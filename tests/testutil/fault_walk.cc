@@ -32,11 +32,13 @@ void arm_io(int64_t n) { mxc__fault_io_arm(n); }
 int fired_io() { return mxc__fault_io_fired(); }
 
 int walk(const std::function<int()> &scenario, int min_failures,
-         const Injector &inj) {
+         int warmups, const Injector &inj) {
   settle();
   // Warm-up: lazily built tables (operator registry, thread pools) are
   // allocated once and would otherwise count as leaks.
-  EXPECT_EQ(scenario(), MXC_OK) << "warm-up: " << mxc_last_error();
+  for (int i = 0; i < warmups; ++i) {
+    EXPECT_EQ(scenario(), MXC_OK) << "warm-up: " << mxc_last_error();
+  }
   settle();
   const int64_t live0 = mxc__alloc_live(), handles0 = mxc__handle_live();
   int failures = 0;
@@ -70,13 +72,14 @@ int walk(const std::function<int()> &scenario, int min_failures,
 }  // namespace
 
 int alloc_failure_walk(const std::function<int()> &scenario,
-                       int min_failures) {
-  return walk(scenario, min_failures,
+                       int min_failures, int warmups) {
+  return walk(scenario, min_failures, warmups,
               Injector{arm_alloc, fired_alloc, MXC_ERR_OOM, "allocation"});
 }
 
-int io_failure_walk(const std::function<int()> &scenario, int min_failures) {
-  return walk(scenario, min_failures,
+int io_failure_walk(const std::function<int()> &scenario, int min_failures,
+                    int warmups) {
+  return walk(scenario, min_failures, warmups,
               Injector{arm_io, fired_io, MXC_ERR_IO, "I/O"});
 }
 

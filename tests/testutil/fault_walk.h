@@ -17,13 +17,16 @@ void settle();
 // Returns the number of runs in which an injected failure fired; adds a
 // gtest failure when fewer than min_failures fired, when a failing run
 // leaks or returns another error, or when the final run fails.
+// warmups: runs before counting live allocations (caches that grow on
+// first use, such as the operators' rotating temporary spaces, must be
+// full by then).
 int alloc_failure_walk(const std::function<int()> &scenario,
-                       int min_failures = 1);
+                       int min_failures = 1, int warmups = 1);
 
 // The same for I/O operations (core/base/file.h): failing runs must
 // return MXC_ERR_IO.
 int io_failure_walk(const std::function<int()> &scenario,
-                    int min_failures = 1);
+                    int min_failures = 1, int warmups = 1);
 
 }  // namespace mxct
 
