@@ -212,6 +212,18 @@ static int infer_stypes(const mxc__op *op, const void *param,
                         const mxc__req *req, int n_out, int *ostype,
                         int *dispatch) {
   *dispatch = MXC__DISPATCH_DENSE;
+  if (!op->infer_stype) {
+    /* Kernels attached by the sparse family serve sparse arrays only, so
+     * an all-dense call skips the registry lookup and storage inference:
+     * the hot path of small dense operators stays as it was. */
+    int any = 0; /* MXC_STYPE_DEFAULT is 0 */
+    for (int i = 0; i < n_in; ++i) any |= in[i]->stype;
+    for (int i = 0; i < n_total; ++i) any |= given[i] ? given[i]->stype : 0;
+    if (MXC__LIKELY(!any)) {
+      for (int i = 0; i < n_total; ++i) ostype[i] = MXC_STYPE_DEFAULT;
+      return MXC_OK;
+    }
+  }
   mxc__infer_stype_fn infer_st = mxc__op_infer_stype(op);
   if (!infer_st) {
     for (int i = 0; i < n_in; ++i) {
@@ -230,8 +242,9 @@ static int infer_stypes(const mxc__op *op, const void *param,
     }
     return MXC_OK;
   }
-  /* Runs on every call of an operator with storage functions, dense ones
-   * included: one pass each way, and dense outputs skip the checks. */
+  /* Runs on every call of an operator with its own storage functions,
+   * dense ones included, and on sparse calls of the others: one pass each
+   * way, and dense outputs skip the checks. */
   int ist[64];
   int any_sparse = 0; /* MXC_STYPE_DEFAULT is 0 */
   for (int i = 0; i < n_in; ++i) any_sparse |= ist[i] = in[i]->stype;

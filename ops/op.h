@@ -235,9 +235,12 @@ int mxc__registry_add(mxc__registry *r, const mxc__op *op);
  * sum, ... their sparse paths without touching those families' files).
  * Descriptors stay const: the pair is kept beside the registry entry and
  * read through mxc__op_infer_stype / mxc__op_compute_sparse, which every
- * caller uses instead of the descriptor fields. MXC_ERR_INTERNAL when the
- * operator is unknown, already has storage functions, or the table is
- * full. */
+ * caller uses instead of the descriptor fields. Attached functions are
+ * consulted only for calls with a sparse input or given output: an
+ * all-dense call runs the dense kernel without them, so they must give
+ * dense outputs for dense inputs (invoke relies on it). MXC_ERR_INTERNAL
+ * when the operator is unknown, already has storage functions, or the
+ * table is full. */
 int mxc__registry_attach_stype(mxc__registry *r, const char *name,
                                mxc__infer_stype_fn infer_stype,
                                mxc__compute_sparse_fn compute_sparse);
