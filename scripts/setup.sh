@@ -12,6 +12,7 @@ pkgs=(
   zlib1g-dev         # gzip-compressed IDX files
   dataset-fashion-mnist  # the training data (tests use it when present)
   pkg-config
+  python3-numpy python3-torch  # bindings/python tests (they skip without)
   binutils gcc g++
 )
 missing=()
