@@ -3,7 +3,6 @@
  * copied into the batch. The contract and format are in csv.h. */
 #include "core/io/csv.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -29,17 +28,6 @@ struct mxc__csv {
   int64_t rows, first_line;
 };
 
-static int bad_line(const csv_src *s, const char *fmt, ...) MXC__PRINTF(2, 3);
-static int bad_line(const csv_src *s, const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return mxc__error_set(MXC_ERR_IO, "csv: %s:%lld: %s", s->in.path,
-                        (long long)s->in.line, msg);
-}
-
 /* Length of the field at p (up to ',' or the end), capped for messages. */
 static int field_len(const char *p) {
   int n = 0;
@@ -59,7 +47,7 @@ static int parse_fields(csv_src *s, const char *p) {
     while (mxc__text_is_space(*p)) ++p;
     const char *field = p;
     if (*p == ',' || *p == '\0') {
-      return bad_line(s, "field %lld is empty (expected a number)",
+      return mxc__text_bad_line(&s->in, "field %lld is empty (expected a number)",
                       (long long)k + 1);
     }
     const char *e = NULL;
@@ -70,7 +58,7 @@ static int parse_fields(csv_src *s, const char *p) {
       ok = *p == (k + 1 < s->width ? ',' : '\0');
     }
     if (!ok) {
-      return bad_line(s, "field %lld is '%.*s', expected a number within "
+      return mxc__text_bad_line(&s->in, "field %lld is '%.*s', expected a number within "
                          "float32 range",
                       (long long)k + 1, field_len(field), field);
     }
@@ -100,7 +88,7 @@ static int next_row(csv_src *s, int *have) {
                           "csv: out of memory reading '%s'", s->in.path);
       s->width = n;
     } else if (n != s->width) {
-      return bad_line(s, "the row has %lld fields, expected %lld like every "
+      return mxc__text_bad_line(&s->in, "the row has %lld fields, expected %lld like every "
                          "row of the file (ragged rows are not allowed)",
                       (long long)n, (long long)s->width);
     }
@@ -132,12 +120,12 @@ static int take_data_row(mxc__csv *r) {
   const int64_t lc = r->cfg.label_col;
   if (r->cols == 0) {
     if (lc >= s->width) {
-      return bad_line(s, "label_col %lld is out of range for rows of %lld "
+      return mxc__text_bad_line(&s->in, "label_col %lld is out of range for rows of %lld "
                          "fields",
                       (long long)lc, (long long)s->width);
     }
     if (lc >= 0 && s->width == 1) {
-      return bad_line(s, "the only field is the label column: no data "
+      return mxc__text_bad_line(&s->in, "the only field is the label column: no data "
                          "columns left");
     }
     r->cols = s->width - (lc >= 0);

@@ -3,7 +3,6 @@
  * format are in libsvm.h. */
 #include "core/io/libsvm.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -23,19 +22,6 @@ struct mxc__libsvm {
   size_t ent_cap, lab_cap;
   int64_t rows, nnz, nlab, first_line;
 };
-
-/* Records "libsvm: FILE:LINE: <message>" for the line just read. */
-static int bad_line(const mxc__libsvm *r, const char *fmt, ...)
-    MXC__PRINTF(2, 3);
-static int bad_line(const mxc__libsvm *r, const char *fmt, ...) {
-  char msg[512];
-  va_list ap;
-  va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
-  return mxc__error_set(MXC_ERR_IO, "libsvm: %s:%lld: %s", r->in.path,
-                        (long long)r->in.line, msg);
-}
 
 /* Length of the token at p (up to a space or the end), capped for
  * quoting it in messages. */
@@ -90,7 +76,7 @@ static int parse_labels(mxc__libsvm *r, const char **pp) {
     float v = 0;
     const char *e = NULL;
     if (!mxc__text_parse_f32(p, &v, &e)) {
-      return bad_line(r, "bad label '%.*s' (expected a number%s)", tok_len(p),
+      return mxc__text_bad_line(&r->in, "bad label '%.*s' (expected a number%s)", tok_len(p),
                       p, r->cfg.multi_label ? " list l1,l2,..." : "");
     }
     MXC_FORWARD_IF_ERROR(push_label(r, v));
@@ -102,12 +88,12 @@ static int parse_labels(mxc__libsvm *r, const char **pp) {
     break;
   }
   if (*p == ':' && !r->cfg.multi_label) {
-    return bad_line(r, "missing label: the line starts with the feature "
+    return mxc__text_bad_line(&r->in, "missing label: the line starts with the feature "
                        "'%.*s' (expected 'label index:value ...')",
                     tok_len(*pp), *pp);
   }
   if (*p && !mxc__text_is_space(*p)) {
-    return bad_line(r, "bad label '%.*s' (expected a number%s)", tok_len(*pp),
+    return mxc__text_bad_line(&r->in, "bad label '%.*s' (expected a number%s)", tok_len(*pp),
                     *pp, r->cfg.multi_label ? " list l1,l2,..." : "");
   }
   *pp = p;
@@ -120,7 +106,7 @@ static int parse_feature(const mxc__libsvm *r, const char *p, int64_t *idx,
                          float *val, const char **end) {
   const char *tok = p;
   if (!is_digit(*p)) {
-    return bad_line(r, "expected 'index:value', got '%.*s'", tok_len(tok),
+    return mxc__text_bad_line(&r->in, "expected 'index:value', got '%.*s'", tok_len(tok),
                     tok);
   }
   int64_t x = 0;
@@ -128,19 +114,19 @@ static int parse_feature(const mxc__libsvm *r, const char *p, int64_t *idx,
     int d = *p - '0';
     /* Keep x + 1 representable: the inferred column count is max + 1. */
     if (x > (INT64_MAX - 1 - d) / 10) {
-      return bad_line(r, "index in '%.*s' is too large (at most %lld)",
+      return mxc__text_bad_line(&r->in, "index in '%.*s' is too large (at most %lld)",
                       tok_len(tok), tok, (long long)(INT64_MAX - 1));
     }
     x = x * 10 + d;
   }
   if (*p != ':') {
-    return bad_line(r, "missing ':' in '%.*s' (expected index:value)",
+    return mxc__text_bad_line(&r->in, "missing ':' in '%.*s' (expected index:value)",
                     tok_len(tok), tok);
   }
   ++p;
   if (!mxc__text_parse_f32(p, val, end) ||
       (**end && !mxc__text_is_space(**end))) {
-    return bad_line(r, "bad value in '%.*s' (expected index:number, the "
+    return mxc__text_bad_line(&r->in, "bad value in '%.*s' (expected index:number, the "
                        "number within float32 range)",
                     tok_len(tok), tok);
   }
@@ -160,18 +146,18 @@ static int parse_features(mxc__libsvm *r, const char *p) {
     const char *e = NULL;
     MXC_FORWARD_IF_ERROR(parse_feature(r, p, &fidx, &v, &e));
     if (fidx < base) {
-      return bad_line(r, "index 0 in '%.*s', but indices are 1-based",
+      return mxc__text_bad_line(&r->in, "index 0 in '%.*s', but indices are 1-based",
                       tok_len(p), p);
     }
     int64_t idx = fidx - base;
     if (idx <= prev) {
-      return bad_line(r, "index %lld is not greater than the previous index "
+      return mxc__text_bad_line(&r->in, "index %lld is not greater than the previous index "
                          "%lld (indices must strictly increase within a "
                          "line)",
                       (long long)fidx, (long long)(prev + base));
     }
     if (r->cfg.num_cols > 0 && idx >= r->cfg.num_cols) {
-      return bad_line(r, "index %lld is out of range for %lld columns "
+      return mxc__text_bad_line(&r->in, "index %lld is out of range for %lld columns "
                          "(%s indices go up to %lld)",
                       (long long)fidx, (long long)r->cfg.num_cols,
                       base ? "1-based" : "0-based",

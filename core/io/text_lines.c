@@ -1,6 +1,8 @@
 #include "core/io/text_lines.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -124,4 +126,14 @@ int mxc__text_parse_f32(const char *s, float *out, const char **end) {
   *out = v;
   *end = e;
   return 1;
+}
+
+int mxc__text_bad_line(const mxc__text_lines *t, const char *fmt, ...) {
+  char msg[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  return mxc__error_set(MXC_ERR_IO, "%s: %s:%lld: %s", t->who, t->path,
+                        (long long)t->line, msg);
 }

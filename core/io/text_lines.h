@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/base/error.h"
 #include "core/base/file.h"
 
 #define MXC__TEXT_CHUNK_DEFAULT ((size_t)1 << 20)
@@ -52,6 +53,12 @@ void mxc__text_lines_close(mxc__text_lines *t);
 
 /* Space, tab, CR, VT or FF (not newline: lines have none). */
 int mxc__text_is_space(char c);
+
+/* Records MXC_ERR_IO "WHO: PATH:LINE: <message>" for the line t returned
+ * last (the one format for malformed lines of every text reader) and
+ * returns MXC_ERR_IO. */
+int mxc__text_bad_line(const mxc__text_lines *t, const char *fmt, ...)
+    MXC__PRINTF(2, 3);
 
 /* Parses a float32 at s (no leading space allowed): *end is set past it.
  * Returns 0 when s holds no number or one outside the float32 range. */
