@@ -1,0 +1,126 @@
+/* The one SWIG interface of mxc, shared by the Java, Go and R bindings.
+ *
+ * What SWIG wraps is the binding layer in mxcb.h (functions that return
+ * their result and flag failures per thread), not mxc.h directly: see the
+ * comment at the top of mxcb.h for why. From mxc.h only the constants
+ * (MXC_DTYPE_*, MXC_ERR_*, MXC_REQ_*, ...) and the handle types are taken.
+ *
+ * A language file (bindings/java/mxc_java.i, bindings/go/mxc.swig,
+ * bindings/r/mxc_r.i) does, in this order:
+ *   1. %module NAME (and any module options);
+ *   2. typemaps for the multi-argument conventions listed in mxcb.h
+ *      (HANDLES, SYMBOLS, KV, NAMES, DIMS, BYTES, BYTES_OUT);
+ *   3. optionally #define MXCB_CUSTOM_EXCEPTION and its own %exception
+ *      (e.g. a Java MxcException carrying the code) -- without it, a
+ *      failure becomes SWIG_exception(SWIG_RuntimeError, message), i.e.
+ *      RuntimeException in Java, an R error, a panic in Go;
+ *   4. %include "mxc.i".
+ *
+ * Naming: mxcb_ndarray_create is wrapped as ndarray_create (the prefix is
+ * stripped; the language module name provides the namespace). Internal
+ * helpers (mxcb__*) are not wrapped.
+ *
+ * Ownership: functions marked %newobject below return a new handle owned
+ * by the caller; the handle classes (NDArrayHandle, SymbolHandle, ...)
+ * carry destructors that free it. Operator handles (OpHandle) are static.
+ */
+
+%{
+#include "mxcb.h"
+%}
+
+%include <stdint.i>
+%include <exception.i>
+
+/* Only constants and handle types come from mxc.h. */
+%rename("$ignore", %$isfunction, regexmatch$name="^mxc_") "";
+%rename("$ignore", regexmatch$name="^mxcb__") "";
+%rename("$ignore", regexmatch$name="^MXCB__") "";
+%rename("$ignore", regexmatch$name="^MXC_API") "";
+%rename("$ignore", regexmatch$name="_H_$") "";
+%rename("%(strip:[mxcb_])s", regexmatch$name="^mxcb_[a-z]") "";
+
+/* Handles as classes with destructors. The structs are opaque in C: the
+ * empty bodies below only tell SWIG to make proxy classes; no wrapper ever
+ * allocates or reads one (no default constructors). */
+%nodefaultctor;
+%rename(NDArrayHandle) mxc_ndarray_s;
+%rename(SymbolHandle) mxc_symbol_s;
+%rename(ExecutorHandle) mxc_executor_s;
+%rename(DataIterHandle) mxc_data_iter_s;
+%rename(StrListHandle) mxc_str_list_s;
+%rename(OpHandle) mxc_op_s;
+%rename(OutputsHandle) mxcb_outputs;
+struct mxc_ndarray_s {};
+struct mxc_symbol_s {};
+struct mxc_executor_s {};
+struct mxc_data_iter_s {};
+struct mxc_str_list_s {};
+struct mxc_op_s {};
+struct mxcb_outputs {};
+%extend mxc_ndarray_s { ~mxc_ndarray_s() { mxc_ndarray_free($self); } }
+%extend mxc_symbol_s { ~mxc_symbol_s() { mxc_symbol_free($self); } }
+%extend mxc_executor_s { ~mxc_executor_s() { mxc_executor_free($self); } }
+%extend mxc_data_iter_s { ~mxc_data_iter_s() { mxc_data_iter_free($self); } }
+%extend mxc_str_list_s { ~mxc_str_list_s() { mxc_str_list_free($self); } }
+%extend mxcb_outputs { ~mxcb_outputs() { mxcb_outputs_free($self); } }
+%nodefaultdtor mxc_op_s;
+%clearnodefaultctor;
+
+/* New objects: the caller owns the result. */
+%newobject mxcb_ndarray_create;
+%newobject mxcb_ndarray_reshape;
+%newobject mxcb_ndarray_slice;
+%newobject mxcb_ndarray_at;
+%newobject mxcb_ndarray_detach;
+%newobject mxcb_op_invoke;
+%newobject mxcb_op_invoke_multi;
+%newobject mxcb_outputs_take;
+%newobject mxcb_autograd_grad;
+%newobject mxcb_symbol_variable;
+%newobject mxcb_symbol_op;
+%newobject mxcb_symbol_group;
+%newobject mxcb_symbol_from_json;
+%newobject mxcb_symbol_to_json;
+%newobject mxcb_symbol_list_arguments;
+%newobject mxcb_symbol_list_outputs;
+%newobject mxcb_executor_simple_bind;
+%newobject mxcb_executor_output;
+%newobject mxcb_executor_arg;
+%newobject mxcb_executor_grad;
+%newobject mxcb_executor_aux;
+%newobject mxcb_data_iter_idx;
+%newobject mxcb_data_iter_data;
+%newobject mxcb_data_iter_label;
+/* Strings made by mxc are freed by mxc. */
+%typemap(newfree) char * "mxc_string_free($1);";
+
+/* Errors: every wrapped call that can fail is followed by a check of the
+ * calling thread's flag, in the same native call (the message is
+ * thread-local, so it must be read before control returns). */
+#ifndef MXCB_CUSTOM_EXCEPTION
+%exception {
+  $action
+  if (mxcb_last_code() != 0) {
+    SWIG_exception(SWIG_RuntimeError, mxcb_last_message());
+  }
+}
+#endif
+/* These never fail (and the error getters must not reset the flag). */
+%noexception mxcb_last_code;
+%noexception mxcb_last_message;
+%noexception mxcb_error_name;
+%noexception mxcb_version;
+%noexception mxcb_version_string;
+%noexception mxcb_dtype_size;
+%noexception mxcb_ndarray_free;
+%noexception mxcb_symbol_free;
+%noexception mxcb_executor_free;
+%noexception mxcb_data_iter_free;
+%noexception mxcb_str_list_free;
+%noexception mxcb_outputs_free;
+%noexception mxcb_outputs_size;
+
+#define MXC_API
+%include "mxc/mxc.h"
+%include "mxcb.h"

@@ -1,0 +1,627 @@
+/* mxcb: the binding layer every SWIG-generated binding wraps.
+ *
+ * Why a layer between SWIG and mxc.h: the C API reports failure through an
+ * int return and hands results back through out-parameters, which SWIG
+ * would surface in Java, Go and R as status codes and one-element arrays.
+ * Each function here instead RETURNS its result and, on failure, returns a
+ * sentinel (NULL handle, -1, 0) and records the failure in the calling
+ * thread's mxcb__failed flag; mxc_last_error()/mxc_last_error_code() hold
+ * the message and code (they are thread-local too). bindings/swig/mxc.i
+ * turns the flag into the language's error mechanism (a Java exception,
+ * an R condition); Go checks the sentinel and fetches the error on the
+ * same OS thread (runtime.LockOSThread), see bindings/go.
+ *
+ * This file is not part of libmxc: it is compiled into each binding's own
+ * wrapper (the SWIG output includes it), every function is static, and it
+ * only calls the public mxc_* API. No function here keeps state across
+ * calls except the thread-local failure flag, so every function is as
+ * thread-safe as the mxc function it calls.
+ *
+ * Multi-argument conventions the per-language typemap files implement
+ * (the parameter NAMES are the contract, see mxc.i):
+ *   (const mxc_ndarray *HANDLES, int N_HANDLES)  arrays of array handles
+ *   (const mxc_symbol *SYMBOLS, int N_SYMBOLS)   arrays of symbol handles
+ *   (const char *const *KV, int N_KV)            2*n strings: k0,v0,k1,v1..
+ *   (const char *const *NAMES, int N_NAMES)      n strings
+ *   (const int64_t *DIMS, int NDIM)              a shape
+ *   (const void *BYTES, int64_t N_BYTES)         host memory to read
+ *   (void *BYTES_OUT, int64_t N_BYTES_OUT)       host memory to fill
+ */
+#ifndef MXC_BINDINGS_MXCB_H_
+#define MXC_BINDINGS_MXCB_H_
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <mxc/mxc.h>
+
+/* SWIG reads this file for the declarations it wraps; the state below is
+ * C only. */
+#ifndef SWIG
+#if defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define MXCB__TLS _Thread_local
+#else
+#define MXCB__TLS __thread
+#endif
+
+/* Nonzero after the calling thread's last mxcb call failed: the MXC_ERR_*
+ * code. Reset at the start of every mxcb call that can fail. */
+static MXCB__TLS int mxcb__failed;
+
+/* The message of a failure detected here, before calling mxc (bad lengths
+ * from a binding); static strings only. NULL when the failure came from
+ * mxc, whose message mxc_last_error() holds. */
+static MXCB__TLS const char *mxcb__message;
+#endif /* SWIG */
+
+/* Resets the per-call state; every mxcb function that can fail starts
+ * with this. */
+static inline void mxcb__begin(void) {
+  mxcb__failed = 0;
+  mxcb__message = NULL;
+}
+
+/* Records the outcome of an mxc call; returns 1 when it failed. */
+static inline int mxcb__check(int rc) {
+  mxcb__failed = rc;
+  return rc != MXC_OK;
+}
+
+static inline void mxcb__fail_msg(int code, const char *message) {
+  mxcb__failed = code;
+  mxcb__message = message;
+}
+
+/* The MXC_ERR_* code of the calling thread's last mxcb call (0: it
+ * succeeded) and its message. */
+static inline int mxcb_last_code(void) { return mxcb__failed; }
+static inline const char *mxcb_last_message(void) {
+  if (mxcb__failed == 0) return "";
+  return mxcb__message != NULL ? mxcb__message : mxc_last_error();
+}
+static inline const char *mxcb_error_name(int code) {
+  return mxc_error_name(code);
+}
+
+/* ---- library --------------------------------------------------------- */
+
+static inline int mxcb_version(void) { return mxc_version(); }
+static inline const char *mxcb_version_string(void) { return mxc_version_string(); }
+
+static inline void mxcb_random_seed(int64_t seed) {
+  mxcb__begin();
+  mxcb__check(mxc_random_seed((uint64_t)seed));
+}
+
+static inline void mxcb_set_num_threads(int n) {
+  mxcb__begin();
+  mxcb__check(mxc_set_num_threads(n));
+}
+
+/* Waits for all pushed work; reports the first asynchronous failure. */
+static inline void mxcb_wait_all(void) {
+  mxcb__begin();
+  mxcb__check(mxc_wait_all());
+}
+
+/* Returns the previous mode (0/1), -1 on failure. */
+static inline int mxcb_set_training(int is_train) {
+  int prev = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_set_training(is_train, &prev)) ? -1 : prev;
+}
+
+static inline int mxcb_set_recording(int recording) {
+  int prev = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_autograd_set_recording(recording, &prev)) ? -1 : prev;
+}
+
+/* A CPU allocator statistic (MXC_STORAGE_*), -1 on failure. */
+static inline int64_t mxcb_storage_stat(int stat) {
+  int64_t v = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_storage_stat(MXC_DEVICE_CPU, 0, stat, &v)) ? -1 : v;
+}
+
+static inline int mxcb_dtype_size(int dtype) { return mxc_dtype_size(dtype); }
+
+/* ---- arrays ------------------------------------------------------------ */
+
+/* A new dense CPU array (contents unspecified until written). */
+static inline mxc_ndarray mxcb_ndarray_create(const int64_t *DIMS, int NDIM,
+                                       int dtype) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  if (mxcb__check(mxc_ndarray_create(DIMS, NDIM, dtype, MXC_DEVICE_CPU, 0, 0,
+                                     &out)))
+    return NULL;
+  return out;
+}
+
+/* Frees a handle; NULL is accepted. Never fails. */
+static inline void mxcb_ndarray_free(mxc_ndarray a) { mxc_ndarray_free(a); }
+
+/* -1 on failure. */
+static inline int mxcb_ndarray_ndim(mxc_ndarray a) {
+  int nd = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_ndarray_shape(a, &nd, NULL)) ? -1 : nd;
+}
+
+/* Extent of dimension i, -1 on failure (i out of range included). */
+static inline int64_t mxcb_ndarray_dim(mxc_ndarray a, int i) {
+  int nd = 0;
+  const int64_t *shape = NULL;
+  mxcb__begin();
+  if (mxcb__check(mxc_ndarray_shape(a, &nd, &shape))) return -1;
+  if (i < 0 || i >= nd) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT,
+                   "dimension index out of range (expected 0 <= i < ndim)");
+    return -1;
+  }
+  return shape[i];
+}
+
+static inline int64_t mxcb_ndarray_size(mxc_ndarray a) {
+  int64_t n = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_ndarray_size(a, &n)) ? -1 : n;
+}
+
+static inline int mxcb_ndarray_dtype(mxc_ndarray a) {
+  int d = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_ndarray_dtype(a, &d)) ? -1 : d;
+}
+
+static inline int mxcb_ndarray_stype(mxc_ndarray a) {
+  int s = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_ndarray_stype(a, &s)) ? -1 : s;
+}
+
+/* Copies N_BYTES (== size * dtype size) of host memory into a; waits. */
+static inline void mxcb_ndarray_copy_from(mxc_ndarray a, const void *BYTES,
+                                   int64_t N_BYTES) {
+  mxcb__begin();
+  if (N_BYTES < 0) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT, "byte count must be >= 0");
+    return;
+  }
+  mxcb__check(mxc_ndarray_copy_from_host(a, BYTES, (size_t)N_BYTES));
+}
+
+/* Copies a into N_BYTES_OUT (== size * dtype size) of host memory; waits
+ * and reports failures of pending work on a. */
+static inline void mxcb_ndarray_copy_to(mxc_ndarray a, void *BYTES_OUT,
+                                 int64_t N_BYTES_OUT) {
+  mxcb__begin();
+  if (N_BYTES_OUT < 0) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT, "byte count must be >= 0");
+    return;
+  }
+  mxcb__check(mxc_ndarray_copy_to_host(a, BYTES_OUT, (size_t)N_BYTES_OUT));
+}
+
+/* Asynchronous copy src -> dst (same shape and dtype). */
+static inline void mxcb_ndarray_copy(mxc_ndarray src, mxc_ndarray dst) {
+  mxcb__begin();
+  mxcb__check(mxc_ndarray_copy(src, dst));
+}
+
+static inline mxc_ndarray mxcb_ndarray_reshape(mxc_ndarray a, const int64_t *DIMS,
+                                        int NDIM) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_ndarray_reshape(a, DIMS, NDIM, &out)) ? NULL : out;
+}
+
+static inline mxc_ndarray mxcb_ndarray_slice(mxc_ndarray a, int64_t begin,
+                                      int64_t end) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_ndarray_slice(a, begin, end, &out)) ? NULL : out;
+}
+
+static inline mxc_ndarray mxcb_ndarray_at(mxc_ndarray a, int64_t index) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_ndarray_at(a, index, &out)) ? NULL : out;
+}
+
+static inline mxc_ndarray mxcb_ndarray_detach(mxc_ndarray a) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_ndarray_detach(a, &out)) ? NULL : out;
+}
+
+static inline void mxcb_ndarray_wait_to_read(mxc_ndarray a) {
+  mxcb__begin();
+  mxcb__check(mxc_ndarray_wait_to_read(a));
+}
+
+/* ---- operators ----------------------------------------------------------- */
+
+static inline int mxcb_op_count(void) {
+  int n = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_op_count(&n)) ? -1 : n;
+}
+
+static inline mxc_op mxcb_op_at(int index) {
+  mxc_op op = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_op_at(index, &op)) ? NULL : op;
+}
+
+/* Operator handles are static (never freed). */
+static inline mxc_op mxcb_op_find(const char *name) {
+  mxc_op op = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_op_find(name, &op)) ? NULL : op;
+}
+
+static inline const char *mxcb_op_name(mxc_op op) {
+  const char *s = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_op_name(op, &s)) ? NULL : s;
+}
+
+/* Splits KV (k0, v0, k1, v1, ...) into the keys/values the C API takes:
+ * the even and odd elements. Returns 0 and fails when N_KV is odd or too
+ * large for the stack buffers. */
+#define MXCB__MAX_PARAMS 64
+static inline int mxcb__split_kv(const char *const *KV, int N_KV, const char **keys,
+                          const char **vals) {
+  int i;
+  if (N_KV < 0 || N_KV % 2 != 0 || N_KV / 2 > MXCB__MAX_PARAMS) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT,
+                   "parameters must come as key/value pairs "
+                   "(an even count, at most 64 pairs)");
+    return 0;
+  }
+  for (i = 0; i < N_KV / 2; i++) {
+    keys[i] = KV[2 * i];
+    vals[i] = KV[2 * i + 1];
+  }
+  return 1;
+}
+
+/* Number of visible outputs for these parameters, -1 on failure. */
+static inline int mxcb_op_num_outputs(mxc_op op, const char *const *KV, int N_KV) {
+  const char *keys[MXCB__MAX_PARAMS], *vals[MXCB__MAX_PARAMS];
+  int n = 0;
+  mxcb__begin();
+  if (!mxcb__split_kv(KV, N_KV, keys, vals)) return -1;
+  return mxcb__check(mxc_op_num_outputs(op, keys, vals, N_KV / 2, &n)) ? -1
+                                                                       : n;
+}
+
+/* Invokes a single-visible-output operator. out == NULL: returns a new
+ * array owned by the caller. out != NULL: writes into out and returns
+ * NULL (also on success; check mxcb_last_code()). Operators with more
+ * outputs: mxcb_op_invoke_multi. */
+static inline mxc_ndarray mxcb_op_invoke(mxc_op op, const char *const *KV, int N_KV,
+                                  const mxc_ndarray *HANDLES, int N_HANDLES,
+                                  mxc_ndarray out) {
+  const char *keys[MXCB__MAX_PARAMS], *vals[MXCB__MAX_PARAMS];
+  mxc_ndarray slot = out;
+  mxcb__begin();
+  if (!mxcb__split_kv(KV, N_KV, keys, vals)) return NULL;
+  if (mxcb__check(mxc_op_invoke(op, keys, vals, N_KV / 2, HANDLES, N_HANDLES,
+                                &slot, 1, NULL)))
+    return NULL;
+  return out != NULL ? NULL : slot;
+}
+
+/* The outputs of one call, owned by the list until taken. */
+typedef struct mxcb_outputs mxcb_outputs;
+#ifndef SWIG
+struct mxcb_outputs {
+  int n;
+  mxc_ndarray *arrays;
+};
+#endif
+
+static inline void mxcb_outputs_free(mxcb_outputs *o) {
+  int i;
+  if (o == NULL) return;
+  for (i = 0; i < o->n; i++) mxc_ndarray_free(o->arrays[i]);
+  free(o->arrays);
+  free(o);
+}
+
+static inline mxcb_outputs *mxcb_op_invoke_multi(mxc_op op, const char *const *KV,
+                                          int N_KV, const mxc_ndarray *HANDLES,
+                                          int N_HANDLES) {
+  const char *keys[MXCB__MAX_PARAMS], *vals[MXCB__MAX_PARAMS];
+  mxcb_outputs *o;
+  int n = 0;
+  mxcb__begin();
+  if (!mxcb__split_kv(KV, N_KV, keys, vals)) return NULL;
+  if (mxcb__check(mxc_op_num_outputs(op, keys, vals, N_KV / 2, &n)))
+    return NULL;
+  o = (mxcb_outputs *)calloc(1, sizeof *o);
+  if (o != NULL && n > 0)
+    o->arrays = (mxc_ndarray *)calloc((size_t)n, sizeof *o->arrays);
+  if (o == NULL || (n > 0 && o->arrays == NULL)) {
+    free(o);
+    mxcb__fail_msg(MXC_ERR_OOM, "out of memory for the output list");
+    return NULL;
+  }
+  if (mxcb__check(mxc_op_invoke(op, keys, vals, N_KV / 2, HANDLES, N_HANDLES,
+                                o->arrays, n, NULL))) {
+    mxcb_outputs_free(o);
+    return NULL;
+  }
+  o->n = n;
+  return o;
+}
+
+static inline int mxcb_outputs_size(mxcb_outputs *o) { return o == NULL ? 0 : o->n; }
+
+/* Transfers the i-th array to the caller (a second take returns NULL). */
+static inline mxc_ndarray mxcb_outputs_take(mxcb_outputs *o, int i) {
+  mxc_ndarray a;
+  mxcb__begin();
+  if (o == NULL || i < 0 || i >= o->n) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT, "output index out of range");
+    return NULL;
+  }
+  a = o->arrays[i];
+  o->arrays[i] = NULL;
+  return a;
+}
+
+/* ---- autograd ------------------------------------------------------------ */
+
+/* Marks var for differentiation with gradient buffer grad and request req
+ * (MXC_REQ_WRITE/ADD/NULL). */
+static inline void mxcb_autograd_mark(mxc_ndarray var, mxc_ndarray grad, int req) {
+  mxcb__begin();
+  mxcb__check(mxc_autograd_mark_variables(1, &var, &req, &grad));
+}
+
+/* Backward from heads with ones as head gradients. */
+static inline void mxcb_autograd_backward(const mxc_ndarray *HANDLES, int N_HANDLES,
+                                   int retain_graph) {
+  mxcb__begin();
+  mxcb__check(
+      mxc_autograd_backward(N_HANDLES, HANDLES, NULL, retain_graph));
+}
+
+static inline mxc_ndarray mxcb_autograd_grad(mxc_ndarray a) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_autograd_get_grad(a, &out)) ? NULL : out;
+}
+
+/* ---- initializers and metrics -------------------------------------------- */
+
+static inline void mxcb_init_array(mxc_ndarray a, const char *method,
+                            const char *const *KV, int N_KV) {
+  const char *keys[MXCB__MAX_PARAMS], *vals[MXCB__MAX_PARAMS];
+  mxcb__begin();
+  if (!mxcb__split_kv(KV, N_KV, keys, vals)) return;
+  mxcb__check(mxc_init_array(a, method, keys, vals, N_KV / 2));
+}
+
+/* Correct predictions (argmax of pred rows == label), -1 on failure. */
+static inline int64_t mxcb_metric_correct(mxc_ndarray pred, mxc_ndarray label) {
+  int64_t correct = 0, count = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_metric_accuracy(pred, label, &correct, &count))
+             ? -1
+             : correct;
+}
+
+/* ---- strings lists ------------------------------------------------------- */
+
+static inline void mxcb_str_list_free(mxc_str_list l) { mxc_str_list_free(l); }
+static inline int mxcb_str_list_size(mxc_str_list l) {
+  int n = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_str_list_size(l, &n)) ? -1 : n;
+}
+static inline const char *mxcb_str_list_get(mxc_str_list l, int i) {
+  const char *s = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_str_list_get(l, i, &s)) ? NULL : s;
+}
+
+/* ---- symbols ------------------------------------------------------------- */
+
+static inline void mxcb_symbol_free(mxc_symbol s) { mxc_symbol_free(s); }
+
+static inline mxc_symbol mxcb_symbol_variable(const char *name) {
+  mxc_symbol out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_symbol_variable(name, &out)) ? NULL : out;
+}
+
+/* Operator node: parameters KV, node name (NULL/"" = automatic), inputs
+ * given positionally. */
+static inline mxc_symbol mxcb_symbol_op(mxc_op op, const char *const *KV, int N_KV,
+                                 const char *name, const mxc_symbol *SYMBOLS,
+                                 int N_SYMBOLS) {
+  const char *keys[MXCB__MAX_PARAMS], *vals[MXCB__MAX_PARAMS];
+  mxc_symbol out = NULL;
+  mxcb__begin();
+  if (!mxcb__split_kv(KV, N_KV, keys, vals)) return NULL;
+  if (name != NULL && name[0] == '\0') name = NULL;
+  return mxcb__check(mxc_symbol_create(op, keys, vals, N_KV / 2, name, NULL,
+                                       SYMBOLS, N_SYMBOLS, &out))
+             ? NULL
+             : out;
+}
+
+static inline mxc_symbol mxcb_symbol_group(const mxc_symbol *SYMBOLS, int N_SYMBOLS) {
+  mxc_symbol out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_symbol_group(SYMBOLS, N_SYMBOLS, &out)) ? NULL : out;
+}
+
+static inline mxc_symbol mxcb_symbol_from_json(const char *json) {
+  mxc_symbol out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_symbol_from_json(json, &out)) ? NULL : out;
+}
+
+/* A new string: bindings free it with mxc_string_free (mxc.i's newfree). */
+static inline char *mxcb_symbol_to_json(mxc_symbol s) {
+  char *out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_symbol_to_json(s, &out)) ? NULL : out;
+}
+
+static inline mxc_str_list mxcb_symbol_list_arguments(mxc_symbol s) {
+  mxc_str_list out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_symbol_list_arguments(s, &out)) ? NULL : out;
+}
+
+static inline mxc_str_list mxcb_symbol_list_outputs(mxc_symbol s) {
+  mxc_str_list out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_symbol_list_outputs(s, &out)) ? NULL : out;
+}
+
+/* ---- executors ----------------------------------------------------------- */
+
+static inline void mxcb_executor_free(mxc_executor e) { mxc_executor_free(e); }
+
+/* Parses "(2,3)" / "2,3" / "[2, 3]" into dims; returns ndim or -1. */
+static inline int mxcb__parse_shape(const char *s, int64_t *dims, int max) {
+  int nd = 0;
+  while (*s != '\0') {
+    char *end;
+    long long v;
+    if (*s == '(' || *s == ')' || *s == '[' || *s == ']' || *s == ',' ||
+        *s == ' ') {
+      s++;
+      continue;
+    }
+    v = strtoll(s, &end, 10);
+    if (end == s || v < 0 || nd >= max) return -1;
+    dims[nd++] = (int64_t)v;
+    s = end;
+  }
+  return nd;
+}
+
+/* simple_bind on the CPU. KV: argument name, shape string ("(128,784)")
+ * pairs; every argument gets gradient request default_req. */
+static inline mxc_executor mxcb_executor_simple_bind(mxc_symbol s,
+                                              const char *const *KV, int N_KV,
+                                              int default_req) {
+  const char *keys[MXCB__MAX_PARAMS], *vals[MXCB__MAX_PARAMS];
+  int ndims[MXCB__MAX_PARAMS];
+  int64_t dims[MXCB__MAX_PARAMS * MXC_MAX_NDIM];
+  int i, total = 0;
+  mxc_executor out = NULL;
+  mxcb__begin();
+  if (!mxcb__split_kv(KV, N_KV, keys, vals)) return NULL;
+  for (i = 0; i < N_KV / 2; i++) {
+    int nd = mxcb__parse_shape(vals[i], dims + total, MXC_MAX_NDIM);
+    if (nd < 0) {
+      mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT,
+                     "bad shape string (expected e.g. \"(128,784)\")");
+      return NULL;
+    }
+    ndims[i] = nd;
+    total += nd;
+  }
+  return mxcb__check(mxc_executor_simple_bind(
+             s, MXC_DEVICE_CPU, 0, N_KV / 2, keys, ndims, dims, NULL,
+             default_req, 0, NULL, NULL, MXC_BIND_DEFAULT, &out))
+             ? NULL
+             : out;
+}
+
+static inline void mxcb_executor_forward(mxc_executor e, int is_train) {
+  mxcb__begin();
+  mxcb__check(mxc_executor_forward(e, is_train));
+}
+
+/* Backward with ones as head gradients (loss outputs ignore them). */
+static inline void mxcb_executor_backward(mxc_executor e) {
+  mxcb__begin();
+  mxcb__check(mxc_executor_backward(e, 0, NULL));
+}
+
+static inline int mxcb_executor_num_outputs(mxc_executor e) {
+  int n = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_executor_num_outputs(e, &n)) ? -1 : n;
+}
+
+static inline mxc_ndarray mxcb_executor_output(mxc_executor e, int i) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_executor_output(e, i, &out)) ? NULL : out;
+}
+
+static inline mxc_ndarray mxcb_executor_arg(mxc_executor e, const char *name) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_executor_arg(e, name, &out)) ? NULL : out;
+}
+
+static inline mxc_ndarray mxcb_executor_grad(mxc_executor e, const char *name) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_executor_grad(e, name, &out)) ? NULL : out;
+}
+
+static inline mxc_ndarray mxcb_executor_aux(mxc_executor e, const char *name) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_executor_aux(e, name, &out)) ? NULL : out;
+}
+
+/* ---- data iterators ------------------------------------------------------ */
+
+static inline void mxcb_data_iter_free(mxc_data_iter it) { mxc_data_iter_free(it); }
+
+/* IDX files (MNIST/Fashion-MNIST), flat float32 batches scaled to [0,1],
+ * last batch padded. */
+static inline mxc_data_iter mxcb_data_iter_idx(const char *images, const char *labels,
+                                        int64_t batch_size, int shuffle,
+                                        int64_t seed) {
+  mxc_data_iter out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_data_iter_idx_create(images, labels, batch_size,
+                                              shuffle, (uint64_t)seed, 1, 1,
+                                              MXC_LAST_BATCH_PAD, &out))
+             ? NULL
+             : out;
+}
+
+/* 1 when a batch is ready, 0 at the end of the epoch, -1 on failure. */
+static inline int mxcb_data_iter_next(mxc_data_iter it) {
+  int has = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_data_iter_next(it, &has)) ? -1 : has;
+}
+
+static inline mxc_ndarray mxcb_data_iter_data(mxc_data_iter it) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_data_iter_data(it, &out)) ? NULL : out;
+}
+
+static inline mxc_ndarray mxcb_data_iter_label(mxc_data_iter it) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_data_iter_label(it, &out)) ? NULL : out;
+}
+
+static inline void mxcb_data_iter_reset(mxc_data_iter it) {
+  mxcb__begin();
+  mxcb__check(mxc_data_iter_reset(it));
+}
+
+#endif /* MXC_BINDINGS_MXCB_H_ */
