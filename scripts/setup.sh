@@ -13,6 +13,10 @@ pkgs=(
   dataset-fashion-mnist  # the training data (tests use it when present)
   pkg-config
   python3-numpy python3-torch  # bindings/python tests (they skip without)
+  swig                         # bindings/java, go, r generate their wrappers
+  openjdk-17-jdk-headless junit5  # bindings/java (jar, JNI library, JUnit 5)
+  golang-go                    # bindings/go (go test -race, go vet)
+  r-base-core r-base-dev r-cran-testthat  # bindings/r (R CMD build/check)
   binutils gcc g++
 )
 missing=()
