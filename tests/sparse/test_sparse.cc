@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "mxc/mxc.h"
+#include "tests/sparse_util/sparse_util.h"
 #include "tests/testutil/fault_walk.h"
 
 extern "C" {
@@ -40,47 +41,8 @@ struct Dense {
 
 size_t esize(int dtype) { return (size_t)mxc_dtype_size(dtype); }
 
-std::vector<char> pack(const std::vector<double> &v, int dtype) {
-  std::vector<char> b(v.size() * esize(dtype));
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (dtype == MXC_DTYPE_FLOAT32) {
-      float x = (float)v[i];
-      memcpy(&b[i * 4], &x, 4);
-    } else if (dtype == MXC_DTYPE_FLOAT64) {
-      memcpy(&b[i * 8], &v[i], 8);
-    } else if (dtype == MXC_DTYPE_INT32) {
-      int32_t x = (int32_t)v[i];
-      memcpy(&b[i * 4], &x, 4);
-    } else {
-      int64_t x = (int64_t)v[i];
-      memcpy(&b[i * 8], &x, 8);
-    }
-  }
-  return b;
-}
-
-std::vector<double> unpack(const std::vector<char> &b, int dtype) {
-  size_t n = b.size() / esize(dtype);
-  std::vector<double> v(n);
-  for (size_t i = 0; i < n; ++i) {
-    if (dtype == MXC_DTYPE_FLOAT32) {
-      float x;
-      memcpy(&x, &b[i * 4], 4);
-      v[i] = x;
-    } else if (dtype == MXC_DTYPE_FLOAT64) {
-      memcpy(&v[i], &b[i * 8], 8);
-    } else if (dtype == MXC_DTYPE_INT32) {
-      int32_t x;
-      memcpy(&x, &b[i * 4], 4);
-      v[i] = x;
-    } else {
-      int64_t x;
-      memcpy(&x, &b[i * 8], 8);
-      v[i] = (double)x;
-    }
-  }
-  return v;
-}
+using sparse_test::pack_values;
+using sparse_test::unpack_values;
 
 mxc_ndarray make_dense(const Dense &d) {
   mxc_ndarray a = nullptr;
@@ -88,7 +50,7 @@ mxc_ndarray make_dense(const Dense &d) {
                                MXC_DEVICE_CPU, 0, 0, &a),
             MXC_OK)
       << err();
-  std::vector<char> b = pack(d.v, d.dtype);
+  std::vector<char> b = pack_values(d.v, d.dtype);
   EXPECT_EQ(mxc_ndarray_copy_from_host(a, b.data(), b.size()), MXC_OK) << err();
   return a;
 }
@@ -104,7 +66,7 @@ std::vector<double> read_dense(mxc_ndarray a, int *dtype_out = nullptr) {
   std::vector<char> b((size_t)n * esize(dt));
   EXPECT_EQ(mxc_ndarray_copy_to_host(a, b.data(), b.size()), MXC_OK) << err();
   if (dtype_out) *dtype_out = dt;
-  return unpack(b, dt);
+  return unpack_values(b, dt);
 }
 
 // Random matrix: each row empty with probability p_empty_row, else each
@@ -315,10 +277,10 @@ TEST(SparseCreate, FromHostBothIndexTypes) {
     for (int dt : kDtypes) {
       Dense d = random_dense(g, {11, 7}, dt, 0.4, 0.3);
       Csr c = naive_csr(d);
-      std::vector<char> data = pack(c.data, dt);
+      std::vector<char> data = pack_values(c.data, dt);
       std::vector<double> ip(c.indptr.begin(), c.indptr.end());
       std::vector<double> ix(c.indices.begin(), c.indices.end());
-      std::vector<char> ipb = pack(ip, idt), ixb = pack(ix, idt);
+      std::vector<char> ipb = pack_values(ip, idt), ixb = pack_values(ix, idt);
       mxc_ndarray a = nullptr;
       ASSERT_EQ(mxc_ndarray_create_csr(
                     d.shape.data(), dt, idt, data.data(), ipb.data(),
@@ -336,9 +298,9 @@ TEST(SparseCreate, FromHostBothIndexTypes) {
       EXPECT_EQ(read_dense(back), d.v);
 
       Rsp r = naive_rsp(d);
-      std::vector<char> rdata = pack(r.data, dt);
+      std::vector<char> rdata = pack_values(r.data, dt);
       std::vector<double> ri(r.idx.begin(), r.idx.end());
-      std::vector<char> rib = pack(ri, idt);
+      std::vector<char> rib = pack_values(ri, idt);
       mxc_ndarray b = nullptr;
       ASSERT_EQ(mxc_ndarray_create_row_sparse(
                     d.shape.data(), 2, dt, idt, rdata.data(), rib.data(),

@@ -36,25 +36,6 @@ inline std::vector<char> row_of(const std::vector<char> &b, int64_t r,
                            b.begin() + (ptrdiff_t)((r + 1) * row_bytes));
 }
 
-inline std::vector<char> pack(const std::vector<double> &v, int dtype) {
-  std::vector<char> b(v.size() * esize(dtype) + 1);
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (dtype == MXC_DTYPE_FLOAT32) {
-      float f = (float)v[i];
-      memcpy(&b[i * 4], &f, 4);
-    } else if (dtype == MXC_DTYPE_FLOAT64) {
-      memcpy(&b[i * 8], &v[i], 8);
-    } else if (dtype == MXC_DTYPE_INT32) {
-      int32_t x = (int32_t)v[i];
-      memcpy(&b[i * 4], &x, 4);
-    } else {
-      int64_t x = (int64_t)v[i];
-      memcpy(&b[i * 8], &x, 8);
-    }
-  }
-  return b;
-}
-
 // A row_sparse array of shape `shape` storing exactly `rows` (as given:
 // tests pass them increasing unless they test malformed input), row k
 // holding d.v[k * row_len ...] where d is the dense (nnz, ...) block.
@@ -63,7 +44,8 @@ inline Arr make_rsp_rows(const std::vector<int64_t> &shape,
                          const std::vector<double> &vals, int dtype,
                          int index_dtype = MXC_DTYPE_INT64) {
   std::vector<double> r(rows.begin(), rows.end());
-  std::vector<char> bv = pack(vals, dtype), br = pack(r, index_dtype);
+  std::vector<char> bv = sparse_test::pack_values(vals, dtype),
+                    br = sparse_test::pack_values(r, index_dtype);
   Arr a;
   EXPECT_EQ(mxc_ndarray_create_row_sparse(
                 shape.data(), (int)shape.size(), dtype, index_dtype,

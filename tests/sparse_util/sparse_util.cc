@@ -91,13 +91,23 @@ double get(const char *p, int dtype) {
   return 0;
 }
 
-std::vector<char> pack(const std::vector<double> &v, int dtype) {
-  std::vector<char> b(v.size() * esize(dtype) + 1);
+}  // namespace
+
+std::vector<char> pack_values(const std::vector<double> &v, int dtype) {
+  std::vector<char> b;
+  // One spare byte of capacity: data() is then non-null even for no
+  // values (some API calls refuse a NULL buffer).
+  b.reserve(v.size() * esize(dtype) + 1);
+  b.resize(v.size() * esize(dtype));
   for (size_t i = 0; i < v.size(); ++i) put(&b[i * esize(dtype)], dtype, v[i]);
   return b;
 }
 
-}  // namespace
+std::vector<double> unpack_values(const std::vector<char> &b, int dtype) {
+  std::vector<double> v(b.size() / esize(dtype));
+  for (size_t i = 0; i < v.size(); ++i) v[i] = get(&b[i * esize(dtype)], dtype);
+  return v;
+}
 
 Arr make_dense(const Dense &d, int dtype) {
   Arr a;
@@ -106,7 +116,7 @@ Arr make_dense(const Dense &d, int dtype) {
     ADD_FAILURE() << "make_dense: " << mxc_last_error();
     return Arr();
   }
-  std::vector<char> b = pack(d.v, dtype);
+  std::vector<char> b = pack_values(d.v, dtype);
   if (mxc_ndarray_copy_from_host(a.get(), b.data(),
                                  d.v.size() * esize(dtype)) != MXC_OK) {
     ADD_FAILURE() << "make_dense copy: " << mxc_last_error();
@@ -131,8 +141,8 @@ Arr make_csr(const Dense &d, int dtype, int index_dtype) {
     }
     indptr.push_back((double)vals.size());
   }
-  std::vector<char> bv = pack(vals, dtype), bp = pack(indptr, index_dtype),
-                    bi = pack(idx, index_dtype);
+  std::vector<char> bv = pack_values(vals, dtype), bp = pack_values(indptr, index_dtype),
+                    bi = pack_values(idx, index_dtype);
   Arr a;
   if (mxc_ndarray_create_csr(d.shape.data(), dtype, index_dtype, bv.data(),
                              bp.data(), bi.data(), (int64_t)vals.size(),
@@ -153,7 +163,7 @@ Arr make_row_sparse(const Dense &d, int dtype, int index_dtype) {
     rows.push_back((double)i);
     vals.insert(vals.end(), d.v.begin() + i * rl, d.v.begin() + (i + 1) * rl);
   }
-  std::vector<char> bv = pack(vals, dtype), br = pack(rows, index_dtype);
+  std::vector<char> bv = pack_values(vals, dtype), br = pack_values(rows, index_dtype);
   Arr a;
   if (mxc_ndarray_create_row_sparse(d.shape.data(), (int)d.shape.size(), dtype,
                                     index_dtype, bv.data(), br.data(),
@@ -209,8 +219,8 @@ Dense read(mxc_ndarray a) {
     ADD_FAILURE() << "read copy: " << mxc_last_error();
     return d;
   }
-  d.v.resize((size_t)d.size());
-  for (size_t i = 0; i < d.v.size(); ++i) d.v[i] = get(&b[i * esize(dtype)], dtype);
+  b.resize((size_t)d.size() * esize(dtype));
+  d.v = unpack_values(b, dtype);
   return d;
 }
 

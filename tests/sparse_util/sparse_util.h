@@ -60,6 +60,12 @@ Arr make_row_sparse(const Dense &d, int dtype = MXC_DTYPE_FLOAT32,
 // By storage type (MXC_STYPE_*).
 Arr make(const Dense &d, int stype, int dtype = MXC_DTYPE_FLOAT32);
 
+// Raw element bytes of values in a dtype (float32/float64/int32/int64),
+// exactly size * dtype size long; data() is never NULL. unpack_values
+// reads them back.
+std::vector<char> pack_values(const std::vector<double> &v, int dtype);
+std::vector<double> unpack_values(const std::vector<char> &b, int dtype);
+
 // Values of any array (dense or sparse, waits), shape included.
 Dense read(mxc_ndarray a);
 int stype_of(mxc_ndarray a);
