@@ -43,6 +43,9 @@ static int temp_get(mxc__engine *e, mxc__device dev, int *out) {
     rc = mxc__temp_space_create(dev, &t);
     if (rc == MXC_OK) rc = mxc__engine_new_var(e, &v);
     if (rc == MXC_OK) {
+      /* Temp contents mean nothing between operators: a failed operator
+       * must not make the next user of this space fail. */
+      mxc__engine_var_set_scratch(v);
       g_temp[i] = t;
       g_temp_var[i] = v;
     } else {

@@ -88,6 +88,15 @@ int mxc__engine_num_workers(const mxc__engine *e);
 /* A new variable. MXC_ERR_OOM possible. */
 int mxc__engine_new_var(mxc__engine *e, mxc__var **out);
 
+/* Marks v as a scratch variable: it orders the functions that use it like
+ * any variable, but never carries a failure. A failed writer does not
+ * poison it, so later users do not inherit that failure through it. For
+ * resources whose contents mean nothing between uses (temp space): without
+ * this, one failed operator would make every later operator sharing the
+ * resource fail until the next wait_all. Call before v is first used in a
+ * push (not synchronized with running work). */
+void mxc__engine_var_set_scratch(mxc__var *v);
+
 /* Schedules deletion of v after all work pushed on it so far: then
  * on_deleted(arg) runs (if not NULL; e.g. to free the storage v guards)
  * and v is freed. Never fails and never allocates (the deletion's record

@@ -151,6 +151,8 @@ void mxc__var_check_poison(mxc__engine *e, mxc__var *v, uint32_t ticket,
 }
 
 void mxc__var_poison(mxc__var *v, mxc__failure *f, uint64_t epoch) {
+  /* Set before the first push and never changed: no lock needed. */
+  if (v->scratch) return;
   mxc__failure_ref(f);
   pthread_mutex_lock(&v->mu);
   mxc__failure *old = atomic_load_explicit(&v->err, memory_order_relaxed);

@@ -79,6 +79,7 @@ struct mxc__var {
    * pushed after it and not for those pushed before. */
   _Atomic(mxc__failure *) err;
   uint64_t err_epoch;
+  int scratch; /* never poisoned (mxc__engine_var_set_scratch) */
   uint32_t clear_ticket;
   int has_clear;
   /* The deletion record, reserved at creation so that deleting never

@@ -30,6 +30,8 @@ int mxc__var_new(mxc__engine *e, mxc__var **out) {
   return MXC_OK;
 }
 
+void mxc__engine_var_set_scratch(mxc__var *v) { v->scratch = 1; }
+
 void mxc__var_free(mxc__var *v) {
   mxc__failure_unref(atomic_load_explicit(&v->err, memory_order_relaxed));
   pthread_mutex_destroy(&v->mu);

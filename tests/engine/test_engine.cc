@@ -902,6 +902,38 @@ TEST_P(Engine, FailurePoisonsSkipsPropagatesAndClears) {
   EXPECT_EQ(frees.load(), 6) << "free_fn must run once per op, skipped or not";
 }
 
+// A scratch variable (temp space) keeps its users in order but does not
+// pass a failure on: the next user runs and succeeds.
+TEST_P(Engine, ScratchVariablesOrderButNeverCarryFailures) {
+  mxc__var *a = NewVar(), *b = NewVar(), *s = NewVar();
+  mxc__engine_var_set_scratch(s);
+  std::atomic<int> step{0};
+  std::atomic<int> g_saw{-1};
+  ASSERT_EQ(Push(
+                e_,
+                [&](mxc__exec *ex) {
+                  step = 1;
+                  mxc__exec_set_error(ex, "scratch boom");
+                  return MXC_ERR_OOM;
+                },
+                {}, {a, s}, Named("F")),
+            MXC_OK);
+  ASSERT_EQ(Push(
+                e_,
+                [&](mxc__exec *) {
+                  g_saw = step.load();
+                  return MXC_OK;
+                },
+                {}, {b, s}, Named("G")),
+            MXC_OK);
+  EXPECT_EQ(mxc__engine_wait_var(e_, b, 0), MXC_OK) << mxc__error_msg();
+  EXPECT_EQ(g_saw.load(), 1) << "G must run, after F";
+  EXPECT_EQ(mxc__engine_wait_var(e_, a, 0), MXC_ERR_OOM);
+  EXPECT_TRUE(Contains(mxc__error_msg(), "scratch boom"));
+  EXPECT_EQ(mxc__engine_wait_all(e_), MXC_ERR_OOM);  // still reported once
+  EXPECT_EQ(mxc__engine_wait_all(e_), MXC_OK);
+}
+
 TEST_P(Engine, WaitAllClearsEveryPoison) {
   mxc__var *a = NewVar(), *b = NewVar();
   ASSERT_EQ(Push(
