@@ -222,7 +222,9 @@ static mxc__pool *pool_for(mxc__engine *e, mxc__device dev) {
   return e->cpu;
 }
 
-mxc__op *mxc__thr_run(mxc__op *op, mxc__worker *w) {
+/* Runs op (ready: every dep granted). allow_inline: the caller may run a
+ * successor made ready by op (workers do; a pushing thread does not). */
+static mxc__op *run_op(mxc__op *op, mxc__worker *w, int allow_inline) {
   mxc__engine *e = op->ex.engine;
   mxc__failure *err = NULL;
   uint64_t epoch = 0;
@@ -234,23 +236,28 @@ mxc__op *mxc__thr_run(mxc__op *op, mxc__worker *w) {
     op->ex.err_epoch = epoch;
     op->ex.skipped = 1;
     op->ex.code = err->code;
-    return finish(op, w, 1);
+    return finish(op, w, allow_inline);
   }
   mxc__op *outer = tls_current;
   tls_current = op;
   if (op->sync_fn != NULL) {
     op->ex.code = op->sync_fn(op->arg, &op->ex);
     tls_current = outer;
-    return finish(op, w, 1);
+    return finish(op, w, allow_inline);
   }
   atomic_store_explicit(&op->async_parts, 2, memory_order_relaxed);
   op->async_fn(op->arg, &op->ex);
   tls_current = outer;
   if (atomic_fetch_sub_explicit(&op->async_parts, 1, memory_order_acq_rel) ==
       1) {
-    return finish(op, w, 1); /* completed already (maybe inside async_fn) */
+    /* completed already (maybe inside async_fn) */
+    return finish(op, w, allow_inline);
   }
   return NULL; /* mxc__thr_complete will finish it */
+}
+
+mxc__op *mxc__thr_run(mxc__op *op, mxc__worker *w) {
+  return run_op(op, w, 1);
 }
 
 void mxc__thr_complete(mxc__exec *ex) {
@@ -295,8 +302,15 @@ int mxc__thr_push(mxc__engine *e, const mxc__push_args *a) {
   }
   if (atomic_fetch_sub_explicit(&op->wait, granted + 1, memory_order_acq_rel) ==
       granted + 1) {
-    op->next = NULL;
-    mxc__pool_submit(op->pool, op, 1);
+    if (a->run_here && a->sync_fn != NULL) {
+      /* Ready now and the caller will wait for it: run it here. The op is
+       * counted as pushed already, so wait_all sees it pending until
+       * finish counts it done. */
+      (void)run_op(op, NULL, 0);
+    } else {
+      op->next = NULL;
+      mxc__pool_submit(op->pool, op, 1);
+    }
   }
   return MXC_OK;
 }

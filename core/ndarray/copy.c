@@ -41,9 +41,9 @@ static int check_nbytes(const mxc__ndarray *a, size_t nbytes,
   return MXC_OK;
 }
 
-int mxc__ndarray_push(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
-                      const mxc__ndarray *read, const mxc__ndarray *write,
-                      int priority, const char *name) {
+static int push_impl(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
+                     const mxc__ndarray *read, const mxc__ndarray *write,
+                     int priority, const char *name, int run_here) {
   const mxc__ndarray *on = write ? write : read;
   mxc__var *rv = read ? mxc__ndarray_var(read) : NULL;
   mxc__var *wv = write ? mxc__ndarray_var(write) : NULL;
@@ -59,17 +59,24 @@ int mxc__ndarray_push(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
   p.priority = priority;
   p.name = name;
   p.dev = on->chunk->dev;
+  p.run_here = run_here;
   return mxc__engine_push(mxc__ndarray_engine(on), &p);
 }
 
+int mxc__ndarray_push(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
+                      const mxc__ndarray *read, const mxc__ndarray *write,
+                      int priority, const char *name) {
+  return push_impl(fn, arg, free_fn, read, write, priority, name, 0);
+}
+
 /* Pushes one copy with arguments on the caller's stack and waits for it:
- * the wait covers the pushed function, so the stack outlives its use. */
+ * the wait covers the pushed function, so the stack outlives its use.
+ * The copy runs in this thread when the array is free (run_here). */
 static int push_and_wait(const mxc__ndarray *a, copy_args *args, int writes,
                          const char *name) {
   /* Priority 1: a caller is blocked on it. */
-  MXC_FORWARD_IF_ERROR(mxc__ndarray_push(copy_fn, args, NULL,
-                                         writes ? NULL : a, writes ? a : NULL,
-                                         1, name));
+  MXC_FORWARD_IF_ERROR(push_impl(copy_fn, args, NULL, writes ? NULL : a,
+                                 writes ? a : NULL, 1, name, 1));
   return mxc__engine_wait_var(mxc__ndarray_engine(a), mxc__ndarray_var(a), 1);
 }
 

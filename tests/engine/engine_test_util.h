@@ -99,6 +99,7 @@ struct PushOpts {
   std::string name = "op";
   std::atomic<int> *frees = nullptr;
   mxc__device dev = {MXC_DEVICE_CPU, 0};
+  int run_here = 0;
 };
 
 inline PushOpts Named(const std::string &name, int priority = 0,
@@ -131,6 +132,7 @@ inline int PushClosure(mxc__engine *e, Closure *c, const Vars &reads,
   a.priority = o.priority;
   a.name = c->name.c_str();  // lives until free_fn
   a.dev = o.dev;
+  a.run_here = o.run_here;
   int rc = mxc__engine_push(e, &a);
   if (rc != MXC_OK) delete c;  // not scheduled: free_fn is not called
   return rc;

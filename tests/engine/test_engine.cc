@@ -821,6 +821,59 @@ TEST_P(Engine, SetNumWorkers) {
   EXPECT_EQ(mxc__engine_num_workers(e_), 2);
 }
 
+// run_here: a function whose variables are free runs in the pushing
+// thread before push returns; one that must wait runs on a worker after
+// its predecessor, and work it releases goes to the workers too.
+TEST_P(Engine, RunHereRunsReadyWorkInTheCallerAndKeepsOrder) {
+  mxc__var *a = NewVar(), *b = NewVar();
+  PushOpts here = Named("here");
+  here.run_here = 1;
+  std::thread::id ran_on;
+  bool ran = false;
+  ASSERT_EQ(Push(
+                e_,
+                [&](mxc__exec *) {
+                  ran_on = std::this_thread::get_id();
+                  ran = true;
+                  return MXC_OK;
+                },
+                {}, {a}, here),
+            MXC_OK);
+  EXPECT_TRUE(ran) << "a ready run_here function runs before push returns";
+  EXPECT_EQ(ran_on, std::this_thread::get_id());
+
+  if (!Threaded()) return;  // the naive engine runs everything in place
+
+  // b busy: the run_here function must wait for the blocker, on a worker.
+  Gate gate;
+  std::atomic<int> order{0};
+  std::atomic<int> second_saw{-1};
+  std::thread::id second_on;
+  ASSERT_EQ(Push(
+                e_,
+                [&](mxc__exec *) {
+                  if (!gate.Wait()) return MXC_ERR_INTERNAL;
+                  order = 1;
+                  return MXC_OK;
+                },
+                {}, {b}, Named("blocker")),
+            MXC_OK);
+  ASSERT_EQ(Push(
+                e_,
+                [&](mxc__exec *) {
+                  second_saw = order.load();
+                  second_on = std::this_thread::get_id();
+                  return MXC_OK;
+                },
+                {a}, {b}, here),
+            MXC_OK);
+  gate.Open();
+  EXPECT_EQ(mxc__engine_wait_var(e_, b, 1), MXC_OK) << mxc__error_msg();
+  EXPECT_EQ(second_saw.load(), 1) << "ran before its predecessor";
+  EXPECT_NE(second_on, std::this_thread::get_id());
+  mxc__engine_wait_all(e_);
+}
+
 // ---- failures
 // --------------------------------------------------------------------
 
