@@ -1,0 +1,344 @@
+/* The Java face of the shared SWIG interface (bindings/swig/mxc.i).
+ *
+ * Generates the low-level package org.mxc.swig (class MxcNative with one
+ * static method per mxcb_* function, MxcNativeJNI with the natives,
+ * MxcNativeConstants with the MXC_* constants). Nothing outside org.mxc
+ * is meant to call it: the idiomatic classes in org.mxc own every handle.
+ *
+ * Design decisions, and why:
+ *  - Handles (mxc_ndarray, mxc_symbol, ...) are plain Java longs here, not
+ *    SWIG proxy objects. Lifetime belongs to org.mxc (AutoCloseable plus a
+ *    java.lang.ref.Cleaner), and a proxy per result would be a second
+ *    allocation on the hot path. The proxy classes mxc.i declares
+ *    (NDArrayHandle, ...) are still generated but unused; their finalize()
+ *    is removed (javafinalize) so the JVM never runs finalizers for them.
+ *  - The multi-argument conventions of mxcb.h become single Java
+ *    parameters: HANDLES/SYMBOLS -> long[], KV/NAMES -> String[], DIMS ->
+ *    long[], BYTES/BYTES_OUT -> a direct java.nio.ByteBuffer (its whole
+ *    capacity; callers slice), read without copying through the Java heap.
+ *  - A failure flagged by mxcb throws org.mxc.MxcException(code, message)
+ *    from the same native call (MXCB_CUSTOM_EXCEPTION below), so the
+ *    thread-local message is read before control returns to Java.
+ *  - The Java-only functions at the end (mxcb_java_*) cover what the
+ *    generic layer cannot: primitive Java arrays in and out without a
+ *    temporary copy, and invoke entry points for 1 and 2 inputs that take
+ *    handles as scalars (no long[] allocated per call).
+ */
+%module(jniclassname = "MxcNativeJNI") MxcNative
+
+%{
+#include <jni.h>
+#include <stdint.h>
+#include <mxc/mxc.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(sizeof(void *) == sizeof(jlong),
+               "handles travel as jlong: 64-bit pointers only");
+
+/* org.mxc.MxcException and its (int, String) constructor, resolved once
+ * when the library is loaded (JNI_OnLoad runs in the loading class's
+ * class loader, which can see org.mxc). */
+static jclass mxcj_exc_class;
+static jmethodID mxcj_exc_ctor;
+
+JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
+  JNIEnv *env = NULL;
+  jclass local;
+  (void)reserved;
+  if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) != JNI_OK)
+    return JNI_ERR;
+  local = (*env)->FindClass(env, "org/mxc/MxcException");
+  if (local == NULL) return JNI_ERR;
+  mxcj_exc_class = (jclass)(*env)->NewGlobalRef(env, local);
+  (*env)->DeleteLocalRef(env, local);
+  mxcj_exc_ctor = (*env)->GetMethodID(env, mxcj_exc_class, "<init>",
+                                      "(ILjava/lang/String;)V");
+  return mxcj_exc_ctor == NULL ? JNI_ERR : JNI_VERSION_1_8;
+}
+
+/* Throws MxcException(code, message) in the calling thread. If building
+ * it fails, the JVM's own pending error (OutOfMemoryError) stays. */
+static void mxcj_throw(JNIEnv *env, int code, const char *message) {
+  jstring msg;
+  jobject exc;
+  if ((*env)->ExceptionCheck(env)) return;
+  msg = (*env)->NewStringUTF(env, message != NULL ? message : "");
+  if (msg == NULL) return;
+  exc = (*env)->NewObject(env, mxcj_exc_class, mxcj_exc_ctor, (jint)code, msg);
+  if (exc != NULL) (*env)->Throw(env, (jthrowable)exc);
+}
+
+/* Strings of a String[] as C strings, for KV and NAMES. Parameters are
+ * off the hot path (a call without parameters passes null): plain
+ * malloc. */
+typedef struct {
+  int n;
+  jstring *refs;
+  const char **chars;
+} mxcj_strs;
+
+static void mxcj_strs_release(JNIEnv *env, mxcj_strs *s) {
+  int i;
+  for (i = 0; i < s->n; i++) {
+    if (s->chars[i] != NULL)
+      (*env)->ReleaseStringUTFChars(env, s->refs[i], s->chars[i]);
+    if (s->refs[i] != NULL) (*env)->DeleteLocalRef(env, s->refs[i]);
+  }
+  free(s->refs);
+  free((void *)s->chars);
+  s->n = 0;
+  s->refs = NULL;
+  s->chars = NULL;
+}
+
+/* 1 on success; 0 with a Java exception pending (null element: the C
+ * side would read it as the end of a list). */
+static int mxcj_strs_get(JNIEnv *env, jobjectArray arr, mxcj_strs *s) {
+  jsize n, i;
+  s->n = 0;
+  s->refs = NULL;
+  s->chars = NULL;
+  if (arr == NULL) return 1;
+  n = (*env)->GetArrayLength(env, arr);
+  if (n == 0) return 1;
+  s->refs = (jstring *)calloc((size_t)n, sizeof *s->refs);
+  s->chars = (const char **)calloc((size_t)n, sizeof *s->chars);
+  if (s->refs == NULL || s->chars == NULL ||
+      (*env)->EnsureLocalCapacity(env, n) != 0) {
+    free(s->refs);
+    free((void *)s->chars);
+    s->refs = NULL;
+    s->chars = NULL;
+    mxcj_throw(env, MXC_ERR_OOM, "out of memory for a string list");
+    return 0;
+  }
+  s->n = n;
+  for (i = 0; i < n; i++) {
+    s->refs[i] = (jstring)(*env)->GetObjectArrayElement(env, arr, i);
+    if (s->refs[i] == NULL) {
+      mxcj_strs_release(env, s);
+      mxcj_throw(env, MXC_ERR_INVALID_ARGUMENT,
+                 "a string list element is null");
+      return 0;
+    }
+    s->chars[i] = (*env)->GetStringUTFChars(env, s->refs[i], NULL);
+    if (s->chars[i] == NULL) { /* OutOfMemoryError pending */
+      mxcj_strs_release(env, s);
+      return 0;
+    }
+  }
+  return 1;
+}
+
+/* Handle arrays up to this many elements live on the C stack. */
+#define MXCJ_STACK_HANDLES 16
+%}
+
+%javaconst(1);
+
+/* int64_t is C long on LP64 (swig runs with -DSWIGWORDSIZE64 so its
+ * typedef matches the compiler's), and SWIG maps C long to Java int
+ * (long may be 32-bit); 64-bit values must stay Java long. */
+%include <stdint.i>
+%apply long long { int64_t };
+%apply const long long & { const int64_t & };
+
+/* The low-level natives load the JNI library themselves, so any entry
+ * into org.mxc.swig works regardless of which org.mxc class came first. */
+%pragma(java) jniclasscode = %{
+  static {
+    org.mxc.NativeLoader.load();
+  }
+%}
+%pragma(java) jniclassclassmodifiers = "public final class"
+%pragma(java) moduleclassmodifiers = "public final class"
+
+/* No finalize() on the (unused) proxy classes. */
+%typemap(javafinalize) SWIGTYPE ""
+
+/* ---- handles as longs ------------------------------------------------ */
+%define MXCJ_HANDLE(TYPE)
+%typemap(jni) TYPE "jlong"
+%typemap(jtype, nopgcpp="1") TYPE "long"
+%typemap(jstype) TYPE "long"
+%typemap(javain) TYPE "$javainput"
+%typemap(javaout) TYPE { return $jnicall; }
+%typemap(in) TYPE %{ $1 = (TYPE)(intptr_t)$input; %}
+%typemap(out) TYPE %{ $result = (jlong)(intptr_t)$1; %}
+%enddef
+MXCJ_HANDLE(mxc_ndarray)
+MXCJ_HANDLE(mxc_symbol)
+MXCJ_HANDLE(mxc_executor)
+MXCJ_HANDLE(mxc_data_iter)
+MXCJ_HANDLE(mxc_str_list)
+MXCJ_HANDLE(mxc_op)
+MXCJ_HANDLE(mxcb_outputs *)
+
+/* ---- HANDLES / SYMBOLS: long[] (null = none) --------------------------- */
+%define MXCJ_HANDLE_ARRAY(TYPE, PTR, COUNT)
+%typemap(jni) (const TYPE *PTR, int COUNT) "jlongArray"
+%typemap(jtype) (const TYPE *PTR, int COUNT) "long[]"
+%typemap(jstype) (const TYPE *PTR, int COUNT) "long[]"
+%typemap(javain) (const TYPE *PTR, int COUNT) "$javainput"
+%typemap(in) (const TYPE *PTR, int COUNT)
+    (TYPE stackbuf[MXCJ_STACK_HANDLES], TYPE *heap = NULL) {
+  jsize n = $input == NULL ? 0 : (*jenv)->GetArrayLength(jenv, $input);
+  $1 = stackbuf;
+  if (n > MXCJ_STACK_HANDLES) {
+    heap = (TYPE *)malloc((size_t)n * sizeof *heap);
+    if (heap == NULL) {
+      mxcj_throw(jenv, MXC_ERR_OOM, "out of memory for a handle list");
+      return $null;
+    }
+    $1 = heap;
+  }
+  if (n > 0) (*jenv)->GetLongArrayRegion(jenv, $input, 0, n, (jlong *)$1);
+  $2 = (int)n;
+}
+%typemap(freearg) (const TYPE *PTR, int COUNT) %{ free(heap$argnum); %}
+%enddef
+MXCJ_HANDLE_ARRAY(mxc_ndarray, HANDLES, N_HANDLES)
+MXCJ_HANDLE_ARRAY(mxc_symbol, SYMBOLS, N_SYMBOLS)
+
+/* ---- KV / NAMES: String[] (null = none) -------------------------------- */
+%define MXCJ_STRING_ARRAY(PTR, COUNT)
+%typemap(jni) (const char *const *PTR, int COUNT) "jobjectArray"
+%typemap(jtype) (const char *const *PTR, int COUNT) "String[]"
+%typemap(jstype) (const char *const *PTR, int COUNT) "String[]"
+%typemap(javain) (const char *const *PTR, int COUNT) "$javainput"
+%typemap(in) (const char *const *PTR, int COUNT) (mxcj_strs strs) {
+  if (!mxcj_strs_get(jenv, $input, &strs)) return $null;
+  $1 = ($1_ltype)strs.chars;
+  $2 = strs.n;
+}
+%typemap(freearg) (const char *const *PTR, int COUNT)
+    %{ mxcj_strs_release(jenv, &strs$argnum); %}
+%enddef
+MXCJ_STRING_ARRAY(KV, N_KV)
+MXCJ_STRING_ARRAY(NAMES, N_NAMES)
+
+/* ---- DIMS: long[] ------------------------------------------------------ */
+%typemap(jni) (const int64_t *DIMS, int NDIM) "jlongArray"
+%typemap(jtype) (const int64_t *DIMS, int NDIM) "long[]"
+%typemap(jstype) (const int64_t *DIMS, int NDIM) "long[]"
+%typemap(javain) (const int64_t *DIMS, int NDIM) "$javainput"
+%typemap(in) (const int64_t *DIMS, int NDIM) (int64_t dims[MXC_MAX_NDIM]) {
+  jsize n = $input == NULL ? 0 : (*jenv)->GetArrayLength(jenv, $input);
+  if (n > MXC_MAX_NDIM) {
+    mxcj_throw(jenv, MXC_ERR_INVALID_ARGUMENT,
+               "too many dimensions (at most MXC_MAX_NDIM = 8)");
+    return $null;
+  }
+  if (n > 0) (*jenv)->GetLongArrayRegion(jenv, $input, 0, n, (jlong *)dims);
+  $1 = dims;
+  $2 = (int)n;
+}
+
+/* ---- BYTES / BYTES_OUT: a direct ByteBuffer, its whole capacity -------- */
+%define MXCJ_BUFFER(PTRTYPE, PTR, COUNT)
+%typemap(jni) (PTRTYPE PTR, int64_t COUNT) "jobject"
+%typemap(jtype) (PTRTYPE PTR, int64_t COUNT) "java.nio.ByteBuffer"
+%typemap(jstype) (PTRTYPE PTR, int64_t COUNT) "java.nio.ByteBuffer"
+%typemap(javain) (PTRTYPE PTR, int64_t COUNT) "$javainput"
+%typemap(in) (PTRTYPE PTR, int64_t COUNT) {
+  $1 = $input == NULL ? NULL : (*jenv)->GetDirectBufferAddress(jenv, $input);
+  if ($1 == NULL) {
+    mxcj_throw(jenv, MXC_ERR_INVALID_ARGUMENT,
+               "expected a direct ByteBuffer (ByteBuffer.allocateDirect)");
+    return $null;
+  }
+  $2 = (int64_t)(*jenv)->GetDirectBufferCapacity(jenv, $input);
+}
+%enddef
+MXCJ_BUFFER(const void *, BYTES, N_BYTES)
+MXCJ_BUFFER(void *, BYTES_OUT, N_BYTES_OUT)
+
+/* JNIEnv for the Java-only functions below; not a Java parameter. */
+%typemap(in, numinputs = 0) JNIEnv *jenv_ "$1 = jenv;"
+/* A primitive Java array passed as Object (checked in C). */
+%typemap(jni) jarray "jarray"
+%typemap(jtype) jarray "Object"
+%typemap(jstype) jarray "Object"
+%typemap(javain) jarray "$javainput"
+%typemap(in) jarray "$1 = $input;"
+
+/* ---- errors ------------------------------------------------------------ */
+#define MXCB_CUSTOM_EXCEPTION
+%exception {
+  $action
+  if (mxcb_last_code() != 0) {
+    mxcj_throw(jenv, mxcb_last_code(), mxcb_last_message());
+    return $null;
+  }
+}
+
+%include "mxc.i"
+
+/* ---- Java-only binding functions (candidates for mxcb.h) --------------- */
+%inline %{
+/* Copies a whole primitive Java array (byte[], int[], float[], ...; its
+ * length * elem_size bytes must equal the array's byte size) into a, with
+ * one copy: the Java array is pinned (GetPrimitiveArrayCritical) instead
+ * of copied to a temporary. The pending work on a is waited for first,
+ * outside the critical region, so the region (during which other Java
+ * threads may wait to allocate) spans little more than the copy itself.
+ * Inside it, mxc only waits on its own engine threads, never on a Java
+ * thread, as JNI requires. */
+static void mxcb_java_copy_from_array(JNIEnv *jenv_, mxc_ndarray a,
+                                      jarray data, int elem_size) {
+  void *p;
+  jsize n;
+  mxcb__begin();
+  if (data == NULL || elem_size <= 0) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT, "null array or bad element size");
+    return;
+  }
+  if (mxcb__check(mxc_ndarray_wait_to_write(a))) return;
+  n = (*jenv_)->GetArrayLength(jenv_, data);
+  p = (*jenv_)->GetPrimitiveArrayCritical(jenv_, data, NULL);
+  if (p == NULL) return; /* OutOfMemoryError pending */
+  mxcb__check(mxc_ndarray_copy_from_host(a, p, (size_t)n * (size_t)elem_size));
+  (*jenv_)->ReleasePrimitiveArrayCritical(jenv_, data, p, JNI_ABORT);
+}
+
+/* Copies a into a whole primitive Java array (see above). */
+static void mxcb_java_copy_to_array(JNIEnv *jenv_, mxc_ndarray a, jarray data,
+                                    int elem_size) {
+  void *p;
+  jsize n;
+  mxcb__begin();
+  if (data == NULL || elem_size <= 0) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT, "null array or bad element size");
+    return;
+  }
+  if (mxcb__check(mxc_ndarray_wait_to_read(a))) return;
+  n = (*jenv_)->GetArrayLength(jenv_, data);
+  p = (*jenv_)->GetPrimitiveArrayCritical(jenv_, data, NULL);
+  if (p == NULL) return;
+  mxcb__check(mxc_ndarray_copy_to_host(a, p, (size_t)n * (size_t)elem_size));
+  (*jenv_)->ReleasePrimitiveArrayCritical(jenv_, data, p, 0);
+}
+
+/* The hot path: a parameterless single-output invoke with one or two
+ * inputs passed as scalars (no Java array per call). Returns a new array
+ * owned by the caller. */
+static mxc_ndarray mxcb_java_invoke1(mxc_op op, mxc_ndarray a) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_op_invoke(op, NULL, NULL, 0, &a, 1, &out, 1, NULL))
+             ? NULL
+             : out;
+}
+
+static mxc_ndarray mxcb_java_invoke2(mxc_op op, mxc_ndarray a, mxc_ndarray b) {
+  mxc_ndarray in[2];
+  mxc_ndarray out = NULL;
+  in[0] = a;
+  in[1] = b;
+  mxcb__begin();
+  return mxcb__check(mxc_op_invoke(op, NULL, NULL, 0, in, 2, &out, 1, NULL))
+             ? NULL
+             : out;
+}
+%}

@@ -1,0 +1,51 @@
+package org.mxc;
+
+import org.mxc.swig.MxcNative;
+
+/**
+ * A failure reported by mxc: the {@code MXC_ERR_*} code and the library's
+ * own message (from {@code mxc_last_error}, read in the failing call).
+ *
+ * <p>Unchecked, like the argument errors of the JDK. Immutable, so
+ * thread-safe.
+ */
+public class MxcException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
+
+  /** {@code MXC_ERR_INVALID_ARGUMENT}. */
+  public static final int INVALID_ARGUMENT = 1;
+  /** {@code MXC_ERR_INVALID_HANDLE}: a closed or foreign handle. */
+  public static final int INVALID_HANDLE = 2;
+  /** {@code MXC_ERR_SHAPE}. */
+  public static final int SHAPE = 3;
+  /** {@code MXC_ERR_DTYPE}. */
+  public static final int DTYPE = 4;
+  /** {@code MXC_ERR_NOT_FOUND}: e.g. an unknown operator. */
+  public static final int NOT_FOUND = 7;
+
+  private final int code;
+
+  /**
+   * Called from native code with the failing call's code and message, and
+   * by org.mxc for failures it detects itself (a closed array).
+   */
+  public MxcException(int code, String message) {
+    super(message);
+    this.code = code;
+  }
+
+  /** The {@code MXC_ERR_*} code (positive). */
+  public int code() {
+    return code;
+  }
+
+  /** The code's name, e.g. {@code "MXC_ERR_SHAPE"}. */
+  public String codeName() {
+    return MxcNative.error_name(code);
+  }
+
+  @Override
+  public String toString() {
+    return "MxcException[" + codeName() + "]: " + getMessage();
+  }
+}
