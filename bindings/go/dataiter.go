@@ -1,0 +1,116 @@
+package mxc
+
+import (
+	"runtime"
+	"sync"
+
+	"mxc.dev/mxc/internal/cmxc"
+)
+
+// DataIter iterates over batches of a data set (float32 data, float32
+// labels).
+//
+// Ownership: Close frees it; a finalizer frees it otherwise. Arrays from
+// Data and Label stay valid after Next, Reset and Close. Thread-safety:
+// methods are serialized by a mutex (the C iterator has a cursor).
+type DataIter struct {
+	mu sync.Mutex
+	h  uintptr // the mxc_data_iter; 0 once closed
+}
+
+// NewIDXIter reads MNIST-style IDX files (gzip or not): images become
+// flat float32 rows scaled to [0, 1], labels float32 class indices; the
+// last batch is padded to batch rows. shuffle reorders the examples each
+// epoch with seed.
+func NewIDXIter(images, labels string, batch int64, shuffle bool, seed int64) (*DataIter, error) {
+	if err := cstr("path", images); err != nil {
+		return nil, err
+	}
+	if err := cstr("path", labels); err != nil {
+		return nil, err
+	}
+	sh := 0
+	if shuffle {
+		sh = 1
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h := cmxc.Data_iter_idx(images, labels, batch, sh, seed)
+	if h == nil || h.Swigcptr() == 0 {
+		return nil, lastError()
+	}
+	it := &DataIter{h: h.Swigcptr()}
+	runtime.SetFinalizer(it, (*DataIter).Close)
+	return it, nil
+}
+
+// Close frees the iterator. Idempotent; always returns nil.
+func (it *DataIter) Close() error {
+	if it == nil {
+		return nil
+	}
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	if it.h != 0 {
+		cmxc.Data_iter_free(cmxc.SwigcptrDataIterHandle(it.h))
+		it.h = 0
+	}
+	return nil
+}
+
+// with runs fn on the live handle, locked and pinned to the OS thread.
+func (it *DataIter) with(fn func(cmxc.DataIterHandle) error) error {
+	if it == nil {
+		return newError(ErrInvalidHandle, "nil DataIter")
+	}
+	it.mu.Lock()
+	defer it.mu.Unlock()
+	if it.h == 0 {
+		return newError(ErrInvalidHandle, "DataIter used after Close")
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	return fn(cmxc.SwigcptrDataIterHandle(it.h))
+}
+
+// Next advances to the next batch: false at the end of the epoch.
+func (it *DataIter) Next() (bool, error) {
+	has := false
+	err := it.with(func(h cmxc.DataIterHandle) error {
+		r := cmxc.Data_iter_next(h)
+		if r < 0 {
+			return lastError()
+		}
+		has = r == 1
+		return nil
+	})
+	return has, err
+}
+
+// Data is a new array holding the current batch's data (batch x features).
+func (it *DataIter) Data() (*NDArray, error) {
+	var a *NDArray
+	err := it.with(func(h cmxc.DataIterHandle) (err error) {
+		a, err = wrapNew(cmxc.Data_iter_data(h))
+		return err
+	})
+	return a, err
+}
+
+// Label is a new array holding the current batch's labels (batch).
+func (it *DataIter) Label() (*NDArray, error) {
+	var a *NDArray
+	err := it.with(func(h cmxc.DataIterHandle) (err error) {
+		a, err = wrapNew(cmxc.Data_iter_label(h))
+		return err
+	})
+	return a, err
+}
+
+// Reset rewinds to the start of the epoch (reshuffling if asked).
+func (it *DataIter) Reset() error {
+	return it.with(func(h cmxc.DataIterHandle) error {
+		cmxc.Data_iter_reset(h)
+		return lastError()
+	})
+}

@@ -1,0 +1,3 @@
+module mxc.dev/mxc
+
+go 1.19
