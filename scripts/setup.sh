@@ -18,6 +18,11 @@ pkgs=(
   golang-go                    # bindings/go (go test -race, go vet)
   r-base-core r-base-dev r-cran-testthat  # bindings/r (R CMD build/check)
   binutils gcc g++
+  abigail-tools                # abidw/abidiff: the ABI guard (tests/abi)
+  doxygen                      # the API reference (docs/api)
+  dpkg-dev debhelper           # Debian packages (scripts/package.sh)
+  chrpath                      # drops the build tree's RUNPATH when packaging
+  lintian                      # checks the built packages
 )
 missing=()
 for p in "${pkgs[@]}"; do

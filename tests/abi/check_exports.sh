@@ -4,9 +4,11 @@
 #  - the exported (dynamic, defined) symbols are exactly the functions the
 #    header declares with MXC_API, and exactly those listed in mxc.map;
 #  - every one of them carries the version node MXC_1.0;
-#  - the header compiles as C99 -pedantic and as C++ (11 and 17).
+#  - packaging/debian/libmxc1.symbols lists exactly these name@node pairs;
+#  - the header compiles alone as C99 and C11 (-pedantic-errors) and as
+#    C++ (11 and 17, -pedantic).
 set -euo pipefail
-so=$1 map=$2 header=$3
+so=$1 map=$2 header=$3 symbols=${4:-}
 fail=0
 err() { echo "FAIL: $*" >&2; fail=1; }
 
@@ -24,23 +26,37 @@ bad=$(echo "$exported" | grep -v '^mxc_' || true)
 n=$(echo "$declared" | wc -l)
 [ "$n" -gt 30 ] || err "only $n declared functions found; the header parser is broken"
 
+# The Debian symbols file (dpkg-gensymbols checks it against the library at
+# package build time; here it is checked against the map, in every test run).
+if [ -n "$symbols" ]; then
+  listed=$(grep -oE '^ mxc_[a-z0-9_]+@MXC_[0-9.]+' "$symbols" | sed 's/^ //' | sort -u)
+  want=$(objdump -T "$so" | awk '$4 != "*UND*" && $NF ~ /^mxc_/ {v = $(NF-1); gsub(/[()]/, "", v); print $NF "@" v}' | sort -u)
+  [ "$listed" = "$want" ] || err "$symbols != the library's symbols: $(diff <(echo "$listed") <(echo "$want") || true)"
+fi
+
 unversioned=$(objdump -T "$so" | awk '$4 != "*UND*" && $NF ~ /^mxc_/ && $(NF-1) != "MXC_1.0" {print $NF}')
 [ -z "$unversioned" ] || err "symbols not in node MXC_1.0: $unversioned"
 
 # A C library must not drag in the C++ runtime.
-if readelf -d "$so" | grep -q 'NEEDED.*libstdc++'; then err "libmxc depends on libstdc++"; fi
+# (Here-strings, not pipes into grep -q: with pipefail, grep exiting early
+# would fail the writer and turn a match into a miss.)
+dynamic=$(readelf -d "$so")
+if grep -q 'NEEDED.*libstdc++' <<< "$dynamic"; then err "libmxc depends on libstdc++"; fi
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 inc=$(dirname "$(dirname "$header")")
-printf '#include <mxc/mxc.h>\nint main(void) { return mxc_version() > 0 ? 0 : 1; }\n' > "$tmp/c.c"
-gcc -std=c99 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$tmp/c.c" -o "$tmp/c.o" || err "header is not C99 -pedantic clean"
+# Included alone (and twice: the include guard), first in the file.
+printf '#include <mxc/mxc.h>\n#include <mxc/mxc.h>\nint main(void) { return mxc_version() > 0 ? 0 : 1; }\n' > "$tmp/c.c"
+strict=(-pedantic-errors -Wall -Wextra -Werror -Wstrict-prototypes -Wmissing-prototypes)
+gcc -std=c99 "${strict[@]}" -I"$inc" -c "$tmp/c.c" -o "$tmp/c.o" || err "header is not C99 -pedantic clean"
+gcc -std=c11 "${strict[@]}" -I"$inc" -c "$tmp/c.c" -o "$tmp/c11.o" || err "header is not C11 -pedantic clean"
 cp "$tmp/c.c" "$tmp/cc.cc"
 g++ -std=c++11 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$tmp/cc.cc" -o "$tmp/cc.o" || err "header does not compile as C++11"
 g++ -std=c++17 -pedantic -Wall -Wextra -Werror -I"$inc" -c "$tmp/cc.cc" -o "$tmp/cc17.o" || err "header does not compile as C++17"
 # A program linked only against the shared library runs (skipped for a
 # sanitizer build, whose runtime must be loaded first).
-if readelf -d "$so" | grep -qE 'NEEDED.*lib(asan|tsan|ubsan)'; then
+if grep -qE 'NEEDED.*lib(asan|tsan|ubsan)' <<< "$dynamic"; then
   echo "sanitizer build: skipping the link-and-run check"
 else
 cp "$so" "$tmp/libmxc.so.1"

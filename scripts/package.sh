@@ -1,0 +1,56 @@
+#!/bin/bash
+# Builds mxc's Debian binary packages from this checkout into OUTDIR.
+#
+#   scripts/package.sh OUTDIR
+#
+# dpkg-buildpackage wants ./debian in the directory it runs in and writes
+# its results into the parent directory. Neither should touch the
+# checkout, so it runs in a scratch directory under OUTDIR that holds only
+# a copy of packaging/debian, and debian/rules builds the checkout itself
+# (MXC_SRCDIR) with Bazel. That is honest, since every byte comes from
+# the tree and Bazel's action cache only reuses outputs whose inputs and
+# command lines are identical, and fast, since a package build after
+# `bazel build //...` in the same checkout compiles nothing.
+#
+# Output: OUTDIR/*.deb (libmxc1, libmxc-dev, their -dbgsym), the .buildinfo
+# and .changes, and OUTDIR/lintian.txt (lintian's findings, when lintian is
+# installed; errors fail the script).
+set -euo pipefail
+[ $# = 1 ] || { echo "usage: $0 OUTDIR" >&2; exit 2; }
+root=$(cd "$(dirname "$0")/.." && pwd)
+mkdir -p "$1"
+out=$(cd "$1" && pwd)
+ver=$(dpkg-parsechangelog -l "$root/packaging/debian/changelog" -S Version)
+
+scratch=$(mktemp -d "$out/.build.XXXXXX")
+trap 'rm -rf "$scratch"' EXIT
+src="$scratch/mxc-$ver"
+mkdir "$src"
+cp -r "$root/packaging/debian" "$src/debian"
+
+start=$(date +%s)
+# -b: binary packages only (the source package would be the whole tree).
+# -uc -us: nothing is signed. Build-dependencies are checked.
+(cd "$src" && MXC_SRCDIR="$root" dpkg-buildpackage -b -uc -us) > "$scratch/build.log" 2>&1 || {
+  tail -50 "$scratch/build.log" >&2
+  echo "package: dpkg-buildpackage failed (log above)" >&2
+  exit 1
+}
+mv "$scratch"/*.deb "$scratch"/*.buildinfo "$scratch"/*.changes "$out/"
+cp "$scratch/build.log" "$out/build.log"
+echo "package: built in $(($(date +%s) - start)) s:"
+(cd "$out" && ls -1 ./*_"$ver"_*.deb)
+
+if command -v lintian > /dev/null; then
+  # The .changes covers every package built; --fail-on error is the gate.
+  lintian --fail-on error --info --display-info "$out"/mxc_"${ver}"_*.changes > "$out/lintian.txt" 2>&1 || {
+    cat "$out/lintian.txt" >&2
+    echo "package: lintian reports errors" >&2
+    exit 1
+  }
+  echo "package: lintian: $(grep -c '^E:' "$out/lintian.txt" || true) errors," \
+    "$(grep -c '^W:' "$out/lintian.txt" || true) warnings, $(grep -c '^I:' "$out/lintian.txt" || true) infos" \
+    "(see $out/lintian.txt)"
+else
+  echo "package: lintian not installed; not checked"
+fi
