@@ -1,0 +1,3 @@
+library(testthat)
+library(mxc)
+test_check("mxc")

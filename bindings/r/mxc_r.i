@@ -1,0 +1,512 @@
+/* The R binding's SWIG file: typemaps for the multi-argument conventions
+ * of bindings/swig/mxcb.h, handles as classed external pointers with C
+ * finalizers, and failures raised as R conditions of class
+ * c("mxc_error", "error", "condition") carrying the C message and code.
+ *
+ * Used as: swig -r -I../swig -I<mxc include> -o src/mxc_wrap.c -outdir R
+ * mxc_r.i (bindings/r/build.sh). The generated R file is internal: the
+ * package's own R code calls the generated C entry points directly with
+ * .Call (the routines are registered; NAMESPACE imports them with the C_
+ * prefix), which keeps S4 object construction off every call.
+ *
+ * Why the default SWIG R typemaps are replaced for every handle and string
+ * argument:
+ *  - SWIG 4.1's R runtime ignores SWIG_POINTER_OWN (no finalizer is ever
+ *    registered for %newobject results), so native memory would only be
+ *    freed by explicit deletes. Here every owned handle gets
+ *    R_RegisterCFinalizerEx(..., TRUE).
+ *  - SWIG_R_ConvertPtr does not check that its argument is an external
+ *    pointer (R_ExternalPtrAddr on a number reads garbage). Here a handle
+ *    argument must be an external pointer whose tag names the expected
+ *    type, or NULL.
+ *  - Errors are raised by longjmp (R's stop()). Nothing in these wrappers
+ *    is malloc'ed: strings point into R's CHARSXPs and arrays come from
+ *    R_alloc, which R releases on the error path too. So raising from the
+ *    middle of a wrapper leaks nothing.
+ *
+ * Ownership: a handle's external pointer owns it. mx_free() (the SWIG
+ * delete_* wrappers) frees it and clears the pointer, so the finalizer
+ * then finds NULL and does nothing; a cleared pointer passed back to C
+ * becomes a NULL handle, which mxc reports as MXC_ERR_INVALID_HANDLE.
+ * Threads: R calls all of this from its one main thread. */
+%module mxc
+
+#define MXCB_CUSTOM_EXCEPTION
+
+/* clock_gettime for the bench loop under -std=c11. */
+%begin %{
+#define _POSIX_C_SOURCE 200809L
+%}
+
+%{
+#include <time.h>
+#include <Rinternals.h>
+
+#include "mxcb.h"
+
+/* Raises the calling thread's last mxcb failure as an mxc_error condition
+ * (fields message, call, code, name). Does not return. */
+static void mxcr__raise_code(int code, const char *message) {
+  SEXP cond, names, cls, call;
+  cond = PROTECT(Rf_allocVector(VECSXP, 4));
+  SET_VECTOR_ELT(cond, 0, Rf_mkString(message));
+  SET_VECTOR_ELT(cond, 1, R_NilValue);
+  SET_VECTOR_ELT(cond, 2, Rf_ScalarInteger(code));
+  SET_VECTOR_ELT(cond, 3, Rf_mkString(mxc_error_name(code)));
+  names = PROTECT(Rf_allocVector(STRSXP, 4));
+  SET_STRING_ELT(names, 0, Rf_mkChar("message"));
+  SET_STRING_ELT(names, 1, Rf_mkChar("call"));
+  SET_STRING_ELT(names, 2, Rf_mkChar("code"));
+  SET_STRING_ELT(names, 3, Rf_mkChar("name"));
+  Rf_setAttrib(cond, R_NamesSymbol, names);
+  cls = PROTECT(Rf_allocVector(STRSXP, 3));
+  SET_STRING_ELT(cls, 0, Rf_mkChar("mxc_error"));
+  SET_STRING_ELT(cls, 1, Rf_mkChar("error"));
+  SET_STRING_ELT(cls, 2, Rf_mkChar("condition"));
+  Rf_setAttrib(cond, R_ClassSymbol, cls);
+  call = PROTECT(Rf_lang2(Rf_install("stop"), cond));
+  Rf_eval(call, R_BaseEnv);
+  UNPROTECT(4); /* not reached */
+}
+
+static void mxcr__raise(void) {
+  mxcr__raise_code(mxcb_last_code(), mxcb_last_message());
+}
+
+/* Finalizers: run by R's garbage collector (or at exit) on the main
+ * thread; a cleared pointer (explicitly freed) is skipped. */
+#define MXCR__FINALIZER(NAME, FREE, TYPE)        \
+  static void NAME(SEXP p) {                      \
+    void *h = R_ExternalPtrAddr(p);               \
+    if (h != NULL) {                              \
+      R_ClearExternalPtr(p);                      \
+      FREE((TYPE)h);                              \
+    }                                             \
+  }
+MXCR__FINALIZER(mxcr__fin_ndarray, mxc_ndarray_free, mxc_ndarray)
+MXCR__FINALIZER(mxcr__fin_symbol, mxc_symbol_free, mxc_symbol)
+MXCR__FINALIZER(mxcr__fin_executor, mxc_executor_free, mxc_executor)
+MXCR__FINALIZER(mxcr__fin_data_iter, mxc_data_iter_free, mxc_data_iter)
+MXCR__FINALIZER(mxcr__fin_str_list, mxc_str_list_free, mxc_str_list)
+MXCR__FINALIZER(mxcr__fin_outputs, mxcb_outputs_free, mxcb_outputs *)
+
+/* An owned handle as an external pointer tagged with its SWIG type (so
+ * the SWIG delete_* wrappers accept it), classed cls (NULL: no class),
+ * with finalizer fin (NULL: not owned, e.g. static operator handles).
+ * NULL becomes R NULL. */
+static SEXP mxcr__wrap(void *h, swig_type_info *ty, R_CFinalizer_t fin,
+                       const char *cls) {
+  SEXP p;
+  if (h == NULL) return R_NilValue;
+  p = PROTECT(R_MakeExternalPtr(h, R_MakeExternalPtr(ty, R_NilValue,
+                                                     R_NilValue),
+                                R_NilValue));
+  if (fin != NULL) R_RegisterCFinalizerEx(p, fin, TRUE);
+  if (cls != NULL) Rf_setAttrib(p, R_ClassSymbol, Rf_mkString(cls));
+  UNPROTECT(1);
+  return p;
+}
+
+/* The handle in x, which must be NULL or an external pointer tagged ty;
+ * anything else raises an mxc_error (MXC_ERR_INVALID_HANDLE) instead of
+ * being dereferenced. A freed (cleared) pointer raises too, unless
+ * allow_freed (the delete wrappers: freeing twice does nothing). */
+static void *mxcr__handle(SEXP x, swig_type_info *ty, const char *what,
+                          int allow_freed) {
+  SEXP tag;
+  void *h;
+  if (x == R_NilValue) return NULL;
+  if (TYPEOF(x) != EXTPTRSXP) goto bad;
+  tag = R_ExternalPtrTag(x);
+  if (TYPEOF(tag) != EXTPTRSXP || R_ExternalPtrAddr(tag) != (void *)ty)
+    goto bad;
+  h = R_ExternalPtrAddr(x);
+  if (h == NULL && !allow_freed)
+    mxcr__raise_code(MXC_ERR_INVALID_HANDLE,
+                     "the object was freed (mx_free) and cannot be used");
+  return h;
+bad:
+  mxcr__raise_code(MXC_ERR_INVALID_HANDLE, what);
+  return NULL;
+}
+
+/* A vector of handles (a list, or one handle) as an R_alloc'ed array. */
+static void *mxcr__handles(SEXP x, swig_type_info *ty, const char *what,
+                           int *n) {
+  void **out;
+  int i;
+  if (x == R_NilValue) {
+    *n = 0;
+    return NULL;
+  }
+  if (TYPEOF(x) == EXTPTRSXP) {
+    out = (void **)R_alloc(1, sizeof(void *));
+    out[0] = mxcr__handle(x, ty, what, 0);
+    *n = 1;
+    return out;
+  }
+  if (TYPEOF(x) != VECSXP) mxcr__raise_code(MXC_ERR_INVALID_HANDLE, what);
+  *n = Rf_length(x);
+  out = (void **)R_alloc((size_t)*n + 1, sizeof(void *));
+  for (i = 0; i < *n; i++) {
+    if (VECTOR_ELT(x, i) == R_NilValue)
+      mxcr__raise_code(MXC_ERR_INVALID_HANDLE, what);
+    out[i] = mxcr__handle(VECTOR_ELT(x, i), ty, what, 0);
+  }
+  return out;
+}
+
+/* A character vector (NULL: empty) as an R_alloc'ed array of pointers
+ * into R's own strings, valid for the duration of the call. */
+static const char **mxcr__strings(SEXP x, int *n) {
+  const char **out;
+  int i;
+  if (x == R_NilValue) {
+    *n = 0;
+    return NULL;
+  }
+  if (TYPEOF(x) != STRSXP)
+    mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT, "expected a character vector");
+  *n = Rf_length(x);
+  out = (const char **)R_alloc((size_t)*n + 1, sizeof(char *));
+  for (i = 0; i < *n; i++) {
+    if (STRING_ELT(x, i) == NA_STRING)
+      mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT, "NA is not a valid string");
+    out[i] = CHAR(STRING_ELT(x, i));
+  }
+  return out;
+}
+
+/* A whole number from a length-1 integer, double or logical vector
+ * (SWIG's default reads INTEGER(x)[0] unchecked: a double is an R error
+ * and an empty vector an out-of-bounds read). */
+static double mxcr__whole(SEXP x, double lo, double hi) {
+  double d;
+  if (Rf_length(x) != 1) goto bad;
+  switch (TYPEOF(x)) {
+    case INTSXP: case LGLSXP:
+      if (INTEGER(x)[0] == NA_INTEGER) goto bad;
+      d = INTEGER(x)[0];
+      break;
+    case REALSXP: d = REAL(x)[0]; break;
+    default: goto bad;
+  }
+  if (d >= lo && d <= hi && d == (double)(int64_t)d) return d;
+bad:
+  mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT,
+                   "expected a single whole number in range");
+  return 0;
+}
+
+/* Bytes of an atomic vector (raw, logical, integer, double). */
+static void *mxcr__bytes(SEXP x, int64_t *n) {
+  switch (TYPEOF(x)) {
+    case RAWSXP: *n = XLENGTH(x); return RAW(x);
+    case LGLSXP: *n = XLENGTH(x) * (int64_t)sizeof(int); return LOGICAL(x);
+    case INTSXP: *n = XLENGTH(x) * (int64_t)sizeof(int); return INTEGER(x);
+    case REALSXP: *n = XLENGTH(x) * (int64_t)sizeof(double); return REAL(x);
+    default:
+      mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT,
+                       "expected a raw, logical, integer or double vector");
+  }
+  return NULL;
+}
+%}
+
+/* ---- handles ------------------------------------------------------------ */
+
+%define MXCR_HANDLE(CTYPE, FIN, CLS, WHAT)
+%typemap(in) CTYPE %{ $1 = ($1_ltype)mxcr__handle($input, $descriptor, WHAT, 0); %}
+%typemap(in) CTYPE self %{ $1 = ($1_ltype)mxcr__handle($input, $descriptor, WHAT, 1); %}
+%typemap(out) CTYPE %{ $result = mxcr__wrap((void *)$1, $descriptor, FIN, CLS); %}
+%enddef
+MXCR_HANDLE(struct mxc_ndarray_s *, mxcr__fin_ndarray, "mx_ndarray", "expected an mx_ndarray")
+MXCR_HANDLE(struct mxc_symbol_s *, mxcr__fin_symbol, "mx_symbol", "expected an mx_symbol")
+MXCR_HANDLE(struct mxc_executor_s *, mxcr__fin_executor, "mx_executor", "expected an mx_executor")
+MXCR_HANDLE(struct mxc_data_iter_s *, mxcr__fin_data_iter, "mx_data_iter", "expected an mx_data_iter")
+MXCR_HANDLE(struct mxc_str_list_s *, mxcr__fin_str_list, NULL, "expected a string list handle")
+MXCR_HANDLE(struct mxcb_outputs *, mxcr__fin_outputs, NULL, "expected an output list handle")
+/* Operator handles are static: never freed. */
+MXCR_HANDLE(const struct mxc_op_s *, NULL, NULL, "expected an operator handle")
+
+/* ---- the multi-argument conventions of mxcb.h ---------------------------- */
+
+%typemap(in) (const mxc_ndarray *HANDLES, int N_HANDLES) %{
+  $1 = ($1_ltype)mxcr__handles($input, $descriptor(struct mxc_ndarray_s *),
+                               "expected a list of mx_ndarray", &$2);
+%}
+%typemap(in) (const mxc_symbol *SYMBOLS, int N_SYMBOLS) %{
+  $1 = ($1_ltype)mxcr__handles($input, $descriptor(struct mxc_symbol_s *),
+                               "expected a list of mx_symbol", &$2);
+%}
+%typemap(in) (const char *const *KV, int N_KV), (const char *const *NAMES, int N_NAMES) %{
+  $1 = ($1_ltype)mxcr__strings($input, &$2);
+%}
+%typemap(in) (const int64_t *DIMS, int NDIM) {
+  int i_;
+  if (TYPEOF($input) != REALSXP && TYPEOF($input) != INTSXP)
+    mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT, "a shape must be numeric");
+  $2 = Rf_length($input);
+  $1 = (int64_t *)R_alloc((size_t)$2 + 1, sizeof(int64_t));
+  for (i_ = 0; i_ < $2; i_++) {
+    double d = TYPEOF($input) == REALSXP ? REAL($input)[i_]
+               : INTEGER($input)[i_] == NA_INTEGER ? -1.0
+                                                   : INTEGER($input)[i_];
+    if (!(d >= 0 && d < 9.0e15))
+      mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT,
+                       "a shape needs non-negative whole numbers");
+    $1[i_] = (int64_t)d;
+  }
+}
+%typemap(in) (const void *BYTES, int64_t N_BYTES) %{ $1 = mxcr__bytes($input, &$2); %}
+/* Fills an R vector in place: internal use only (R values are otherwise
+ * immutable); the R API uses ndarray_to_r below instead. */
+%typemap(in) (void *BYTES_OUT, int64_t N_BYTES_OUT) %{ $1 = mxcr__bytes($input, &$2); %}
+
+/* Scalars, checked. */
+%typemap(in) int %{ $1 = (int)mxcr__whole($input, -2147483648.0, 2147483647.0); %}
+%typemap(in) int64_t %{ $1 = (int64_t)mxcr__whole($input, -9.0e15, 9.0e15); %}
+
+/* Plain strings: pointers into R's strings (no copy, nothing to free). */
+%typemap(in) const char * %{
+  if (TYPEOF($input) != STRSXP || Rf_length($input) != 1 ||
+      STRING_ELT($input, 0) == NA_STRING)
+    mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT, "expected one string");
+  $1 = ($1_ltype)CHAR(STRING_ELT($input, 0));
+%}
+%typemap(freearg) const char * ""
+
+/* R-side types of the generated (internal) R wrappers. */
+%typemap(rtype) (const mxc_ndarray *HANDLES, int N_HANDLES), (const mxc_symbol *SYMBOLS, int N_SYMBOLS) "list"
+%typemap(rtype) (const char *const *KV, int N_KV), (const char *const *NAMES, int N_NAMES) "character"
+%typemap(rtype) (const int64_t *DIMS, int NDIM) "numeric"
+%typemap(rtype) (const void *BYTES, int64_t N_BYTES), (void *BYTES_OUT, int64_t N_BYTES_OUT) "vector"
+%typemap(scoercein) (const int64_t *DIMS, int NDIM), (const void *BYTES, int64_t N_BYTES), (void *BYTES_OUT, int64_t N_BYTES_OUT) ""
+
+/* ---- errors ------------------------------------------------------------ */
+
+%exception {
+  $action
+  if (mxcb_last_code() != 0) mxcr__raise();
+}
+
+/* The destructors never fail and do not reset the failure flag, so under
+ * the %exception above they would re-raise the previous call's error
+ * (mxc.i lists the mxcb_*_free functions but not the destructors). */
+%noexception mxc_ndarray_s::~mxc_ndarray_s;
+%noexception mxc_symbol_s::~mxc_symbol_s;
+%noexception mxc_executor_s::~mxc_executor_s;
+%noexception mxc_data_iter_s::~mxc_data_iter_s;
+%noexception mxc_str_list_s::~mxc_str_list_s;
+%noexception mxcb_outputs::~mxcb_outputs;
+
+%include "mxc.i"
+
+/* ---- R-only helpers (same failure protocol as mxcb.h) ------------------- */
+
+%typemap(in) SEXP %{ $1 = $input; %}
+%typemap(out) SEXP %{ $result = $1; %}
+%noexception mxcb_r_is_null;
+
+%inline %{
+/* The array's elements in row-major order as a new R vector: double for
+ * float16/32/64 and int64 (R has no 64-bit integer), integer for the
+ * 8/32-bit integer types, logical for bool. Waits for pending writes. */
+static SEXP mxcb_r_ndarray_to_r(mxc_ndarray a) {
+  int64_t n = 0, i;
+  int dtype = 0;
+  SEXP out;
+  void *buf;
+  mxcb__begin();
+  if (mxcb__check(mxc_ndarray_size(a, &n)) ||
+      mxcb__check(mxc_ndarray_dtype(a, &dtype)))
+    return R_NilValue;
+  switch (dtype) {
+    case MXC_DTYPE_FLOAT64:
+      out = PROTECT(Rf_allocVector(REALSXP, (R_xlen_t)n));
+      if (mxcb__check(mxc_ndarray_copy_to_host(a, REAL(out), (size_t)n * 8))) {
+        UNPROTECT(1);
+        return R_NilValue;
+      }
+      UNPROTECT(1);
+      return out;
+    case MXC_DTYPE_FLOAT32: case MXC_DTYPE_INT64: case MXC_DTYPE_INT32:
+    case MXC_DTYPE_UINT8: case MXC_DTYPE_INT8: case MXC_DTYPE_BOOL:
+      break;
+    default:
+      mxcb__fail_msg(MXC_ERR_DTYPE, "this dtype cannot be converted to R");
+      return R_NilValue;
+  }
+  buf = R_alloc((size_t)n + 1, (size_t)mxc_dtype_size(dtype));
+  if (mxcb__check(mxc_ndarray_copy_to_host(
+          a, buf, (size_t)n * (size_t)mxc_dtype_size(dtype))))
+    return R_NilValue;
+  switch (dtype) {
+    case MXC_DTYPE_FLOAT32:
+      out = Rf_allocVector(REALSXP, (R_xlen_t)n);
+      for (i = 0; i < n; i++) REAL(out)[i] = ((const float *)buf)[i];
+      break;
+    case MXC_DTYPE_INT64:
+      out = Rf_allocVector(REALSXP, (R_xlen_t)n);
+      for (i = 0; i < n; i++) REAL(out)[i] = (double)((const int64_t *)buf)[i];
+      break;
+    case MXC_DTYPE_INT32:
+      out = Rf_allocVector(INTSXP, (R_xlen_t)n);
+      memcpy(INTEGER(out), buf, (size_t)n * 4);
+      break;
+    case MXC_DTYPE_UINT8:
+      out = Rf_allocVector(INTSXP, (R_xlen_t)n);
+      for (i = 0; i < n; i++) INTEGER(out)[i] = ((const uint8_t *)buf)[i];
+      break;
+    case MXC_DTYPE_INT8:
+      out = Rf_allocVector(INTSXP, (R_xlen_t)n);
+      for (i = 0; i < n; i++) INTEGER(out)[i] = ((const int8_t *)buf)[i];
+      break;
+    default: /* bool */
+      out = Rf_allocVector(LGLSXP, (R_xlen_t)n);
+      for (i = 0; i < n; i++) LOGICAL(out)[i] = ((const uint8_t *)buf)[i] != 0;
+      break;
+  }
+  return out;
+}
+
+/* Writes the R vector x (double, integer or logical; row-major order, as
+ * many elements as a) into a, converting to a's dtype. NA cannot go into
+ * an integer or bool array; into a float array it becomes NaN. */
+static void mxcb_r_ndarray_from_r(mxc_ndarray a, SEXP x) {
+  int64_t n = 0, i;
+  int dtype = 0, t = TYPEOF(x);
+  size_t es;
+  void *buf;
+  mxcb__begin();
+  if (mxcb__check(mxc_ndarray_size(a, &n)) ||
+      mxcb__check(mxc_ndarray_dtype(a, &dtype)))
+    return;
+  if (t != REALSXP && t != INTSXP && t != LGLSXP) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT,
+                   "expected a double, integer or logical vector");
+    return;
+  }
+  if ((int64_t)XLENGTH(x) != n) {
+    mxcb__fail_msg(MXC_ERR_SHAPE,
+                   "the R vector's length differs from the array's size");
+    return;
+  }
+  if (dtype == MXC_DTYPE_FLOAT64 && t == REALSXP) {
+    mxcb__check(mxc_ndarray_copy_from_host(a, REAL(x), (size_t)n * 8));
+    return;
+  }
+  if (dtype != MXC_DTYPE_FLOAT32 && dtype != MXC_DTYPE_FLOAT64 &&
+      dtype != MXC_DTYPE_INT64 && dtype != MXC_DTYPE_INT32 &&
+      dtype != MXC_DTYPE_UINT8 && dtype != MXC_DTYPE_INT8 &&
+      dtype != MXC_DTYPE_BOOL) {
+    mxcb__fail_msg(MXC_ERR_DTYPE, "R data cannot be converted to this dtype");
+    return;
+  }
+  es = (size_t)mxc_dtype_size(dtype);
+  buf = R_alloc((size_t)n + 1, es);
+  for (i = 0; i < n; i++) {
+    double v;
+    int na;
+    if (t == REALSXP) {
+      v = REAL(x)[i];
+      na = ISNAN(v);
+    } else {
+      int iv = t == INTSXP ? INTEGER(x)[i] : LOGICAL(x)[i];
+      na = iv == NA_INTEGER;
+      v = na ? R_NaN : (double)iv;
+    }
+    if (dtype == MXC_DTYPE_FLOAT32) { ((float *)buf)[i] = (float)v; continue; }
+    if (dtype == MXC_DTYPE_FLOAT64) { ((double *)buf)[i] = v; continue; }
+    if (na) {
+      mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT,
+                     "NA/NaN cannot be stored in an integer or bool array");
+      return;
+    }
+    switch (dtype) {
+      case MXC_DTYPE_INT64: ((int64_t *)buf)[i] = (int64_t)v; break;
+      case MXC_DTYPE_INT32: ((int32_t *)buf)[i] = (int32_t)v; break;
+      case MXC_DTYPE_UINT8: ((uint8_t *)buf)[i] = (uint8_t)v; break;
+      case MXC_DTYPE_INT8: ((int8_t *)buf)[i] = (int8_t)v; break;
+      default: ((uint8_t *)buf)[i] = v != 0; break;
+    }
+  }
+  mxcb__check(mxc_ndarray_copy_from_host(a, buf, (size_t)n * es));
+}
+
+/* 1 when x is not a live handle: NULL, not an external pointer, or
+ * freed (cleared). Never fails. */
+static int mxcb_r_is_null(SEXP x) {
+  return TYPEOF(x) != EXTPTRSXP || R_ExternalPtrAddr(x) == NULL;
+}
+
+/* The shape as a double vector (extents can exceed R's int range). */
+static SEXP mxcb_r_ndarray_shape(mxc_ndarray a) {
+  int nd = 0, i;
+  const int64_t *shape = NULL;
+  SEXP out;
+  mxcb__begin();
+  if (mxcb__check(mxc_ndarray_shape(a, &nd, &shape))) return R_NilValue;
+  out = Rf_allocVector(REALSXP, nd);
+  for (i = 0; i < nd; i++) REAL(out)[i] = (double)shape[i];
+  return out;
+}
+
+/* All strings of a list as a character vector (the list stays owned by
+ * the caller). */
+static SEXP mxcb_r_str_list_to_r(mxc_str_list l) {
+  int n = 0, i;
+  SEXP out;
+  mxcb__begin();
+  if (mxcb__check(mxc_str_list_size(l, &n))) return R_NilValue;
+  out = PROTECT(Rf_allocVector(STRSXP, n));
+  for (i = 0; i < n; i++) {
+    const char *s = NULL;
+    if (mxcb__check(mxc_str_list_get(l, i, &s))) {
+      UNPROTECT(1);
+      return R_NilValue;
+    }
+    SET_STRING_ELT(out, i, Rf_mkCharCE(s, CE_UTF8));
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* Bench only (bench/bindings/r): n invokes of elemwise_add on two float32
+ * arrays of 4 elements straight through mxc_op_invoke, a new output each
+ * call freed right away, mxc_wait_all every 1000 calls; returns the
+ * microseconds per call. */
+static double mxcb_r_bench_c_loop(int n) {
+  int64_t dims[1] = {4};
+  float x[4] = {1, 2, 3, 4};
+  mxc_ndarray in[2] = {NULL, NULL}, out;
+  mxc_op op = NULL;
+  struct timespec t0 = {0, 0}, t1 = {0, 0};
+  int i;
+  mxcb__begin();
+  if (mxcb__check(mxc_op_find("elemwise_add", &op)) ||
+      mxcb__check(mxc_ndarray_create(dims, 1, MXC_DTYPE_FLOAT32,
+                                     MXC_DEVICE_CPU, 0, 0, &in[0])) ||
+      mxcb__check(mxc_ndarray_create(dims, 1, MXC_DTYPE_FLOAT32,
+                                     MXC_DEVICE_CPU, 0, 0, &in[1])) ||
+      mxcb__check(mxc_ndarray_copy_from_host(in[0], x, sizeof x)) ||
+      mxcb__check(mxc_ndarray_copy_from_host(in[1], x, sizeof x)))
+    goto done;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (i = 1; i <= n; i++) {
+    out = NULL;
+    if (mxcb__check(mxc_op_invoke(op, NULL, NULL, 0, in, 2, &out, 1, NULL)))
+      goto done;
+    mxc_ndarray_free(out);
+    if (i % 1000 == 0 && mxcb__check(mxc_wait_all())) goto done;
+  }
+  if (mxcb__check(mxc_wait_all())) goto done;
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+done:
+  mxc_ndarray_free(in[0]);
+  mxc_ndarray_free(in[1]);
+  if (mxcb_last_code() != 0 || n <= 0) return -1;
+  return ((double)(t1.tv_sec - t0.tv_sec) * 1e6 +
+          (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) / n;
+}
+%}
