@@ -29,7 +29,9 @@ export PKG_CONFIG_PATH="$MXC_PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG
 export LD_LIBRARY_PATH="$MXC_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export MXC_LIBRARY="$MXC_PREFIX/lib/libmxc.so.1"
 MXC_SKIP_REASON=""
-if readelf -d "$mxc__lib" 2>/dev/null | grep -Eq 'NEEDED.*lib(a|t|ub)san'; then
+# A here-string, not a pipe: under the caller's pipefail, grep -q closing
+# the pipe early could make readelf fail and hide the match.
+if grep -Eq 'NEEDED.*lib(a|t|ub)san' <<<"$(readelf -d "$mxc__lib" 2>/dev/null)"; then
   MXC_SKIP_REASON="the library is built with a sanitizer runtime"
 fi
 unset mxc__lib mxc__hdr mxc__pcin mxc__ver

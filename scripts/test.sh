@@ -8,9 +8,12 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 bazel build //...
 bazel test //...
+# Debian packages built from the tree, installed, and a program compiled
+# against them with pkg-config (reuses the default build above).
+scripts/install_test.sh
 if [ "${MXC_TEST_QUICK:-0}" != 1 ]; then
-  # Separate output bases would rebuild everything; --config changes the
-  # configuration hash, so the three builds coexist in one cache.
+  # asan and tsan have their own output directories (--platform_suffix in
+  # .bazelrc), so the three builds coexist in one cache.
   bazel test --config=asan //...
   bazel test --config=tsan //...
 fi
