@@ -5,8 +5,9 @@
  * comment at the top of mxcb.h for why. From mxc.h only the constants
  * (MXC_DTYPE_*, MXC_ERR_*, MXC_REQ_*, ...) and the handle types are taken.
  *
- * A language file (bindings/java/mxc_java.i, bindings/go/mxc.swig,
- * bindings/r/mxc_r.i) does, in this order:
+ * A language file (bindings/java/mxc_java.i,
+ * bindings/go/internal/cmxc/cmxc.swig, bindings/r/mxc_r.i) does, in this
+ * order:
  *   1. %module NAME (and any module options);
  *   2. typemaps for the multi-argument conventions listed in mxcb.h
  *      (HANDLES, SYMBOLS, KV, NAMES, DIMS, BYTES, BYTES_OUT);
@@ -29,6 +30,12 @@
 #include "mxcb.h"
 %}
 
+/* int64_t is a long on every platform mxc builds for (LP64); without this
+ * stdint.i declares it long long and the wrappers pass long long * where
+ * mxcb.h takes const int64_t *. */
+#ifndef SWIGWORDSIZE64
+#define SWIGWORDSIZE64
+#endif
 %include <stdint.i>
 %include <exception.i>
 
@@ -51,6 +58,9 @@
 %rename(StrListHandle) mxc_str_list_s;
 %rename(OpHandle) mxc_op_s;
 %rename(OutputsHandle) mxcb_outputs;
+/* Operator handles are static: no destructor (declared before the struct,
+ * or SWIG makes one that would free() a static record). */
+%nodefaultdtor mxc_op_s;
 struct mxc_ndarray_s {};
 struct mxc_symbol_s {};
 struct mxc_executor_s {};
@@ -64,7 +74,6 @@ struct mxcb_outputs {};
 %extend mxc_data_iter_s { ~mxc_data_iter_s() { mxc_data_iter_free($self); } }
 %extend mxc_str_list_s { ~mxc_str_list_s() { mxc_str_list_free($self); } }
 %extend mxcb_outputs { ~mxcb_outputs() { mxcb_outputs_free($self); } }
-%nodefaultdtor mxc_op_s;
 %clearnodefaultctor;
 
 /* New objects: the caller owns the result. */
@@ -120,6 +129,14 @@ struct mxcb_outputs {};
 %noexception mxcb_str_list_free;
 %noexception mxcb_outputs_free;
 %noexception mxcb_outputs_size;
+/* Destructors neither fail nor reset the flag: without these, freeing an
+ * object right after a failed call would raise that failure again. */
+%noexception mxc_ndarray_s::~mxc_ndarray_s;
+%noexception mxc_symbol_s::~mxc_symbol_s;
+%noexception mxc_executor_s::~mxc_executor_s;
+%noexception mxc_data_iter_s::~mxc_data_iter_s;
+%noexception mxc_str_list_s::~mxc_str_list_s;
+%noexception mxcb_outputs::~mxcb_outputs;
 
 #define MXC_API
 %include "mxc/mxc.h"
