@@ -2,7 +2,8 @@
 # Every benchmark, each measuring its peer in the same run and printing
 # name=value lines with ratios: engine, operators (vs OpenBLAS), executor
 # (vs imperative), element-wise fusion and training (vs PyTorch CPU,
-# Debian's python3-torch, which this script installs when missing).
+# Debian's python3-torch, which this script installs when missing), and
+# the bindings' per-call overhead over C (Java, Go, R).
 # Timings need a quiet machine; tests never depend on them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,3 +22,5 @@ for b in engine ops exec fusion sparse; do
 done
 echo "== bench/train"
 bazel-bin/bench/train "$@"
+echo "== bench/bindings"
+bench/bindings/run.sh
