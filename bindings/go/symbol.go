@@ -17,37 +17,59 @@ import (
 // be read (listed, serialized, bound) from many goroutines at once; Close
 // must not overlap other calls.
 type Symbol struct {
-	h uintptr // the mxc_symbol; 0 once closed
+	owned // the mxc_symbol
 }
 
 func newSymbol(h cmxc.SymbolHandle) (*Symbol, error) {
 	if h == nil || h.Swigcptr() == 0 {
 		return nil, lastError()
 	}
-	s := &Symbol{h: h.Swigcptr()}
+	s := &Symbol{owned{h.Swigcptr()}}
 	runtime.SetFinalizer(s, (*Symbol).Close)
 	return s, nil
 }
 
+// owned is a native handle freed once, shared by Symbol and Executor:
+// Close (or the finalizer) swaps it to 0 and frees it; use after Close is
+// an ErrInvalidHandle naming the kind instead of a freed pointer.
+type owned struct {
+	h uintptr // 0 once closed
+}
+
+func (o *owned) release(free func(uintptr)) {
+	if h := atomic.SwapUintptr(&o.h, 0); h != 0 {
+		free(h)
+	}
+}
+
+func (o *owned) live(kind string) (uintptr, error) {
+	if o == nil {
+		return 0, newError(ErrInvalidHandle, "nil %s", kind)
+	}
+	h := atomic.LoadUintptr(&o.h)
+	if h == 0 {
+		return 0, newError(ErrInvalidHandle, "%s used after Close", kind)
+	}
+	return h, nil
+}
+
+func freeSymbol(h uintptr) { cmxc.Symbol_free(cmxc.SwigcptrSymbolHandle(h)) }
+
 // Close frees the symbol. Idempotent; always returns nil.
 func (s *Symbol) Close() error {
 	if s != nil {
-		if h := atomic.SwapUintptr(&s.h, 0); h != 0 {
-			cmxc.Symbol_free(cmxc.SwigcptrSymbolHandle(h))
-		}
+		s.release(freeSymbol)
 	}
 	return nil
 }
 
 func (s *Symbol) typed() (cmxc.SymbolHandle, error) {
-	if s == nil {
-		return nil, newError(ErrInvalidHandle, "nil Symbol")
+	var o *owned
+	if s != nil {
+		o = &s.owned
 	}
-	h := atomic.LoadUintptr(&s.h)
-	if h == 0 {
-		return nil, newError(ErrInvalidHandle, "Symbol used after Close")
-	}
-	return cmxc.SwigcptrSymbolHandle(h), nil
+	h, err := o.live("Symbol")
+	return cmxc.SwigcptrSymbolHandle(h), err
 }
 
 // Variable is a new free variable (an argument of the graph) named name.
@@ -179,7 +201,7 @@ func (s *Symbol) Outputs() ([]string, error) {
 // with Arg, Grad and Output, which stay valid); a finalizer frees it
 // otherwise. Thread-safety: calls on one Executor must not overlap.
 type Executor struct {
-	h uintptr // the mxc_executor; 0 once closed
+	owned // the mxc_executor
 }
 
 // SimpleBind allocates the graph's arrays for the given input shapes
@@ -209,30 +231,28 @@ func (s *Symbol) SimpleBind(shapes map[string][]int64, req GradReq) (*Executor, 
 	if h == nil || h.Swigcptr() == 0 {
 		return nil, lastError()
 	}
-	e := &Executor{h: h.Swigcptr()}
+	e := &Executor{owned{h.Swigcptr()}}
 	runtime.SetFinalizer(e, (*Executor).Close)
 	return e, nil
 }
 
+func freeExecutor(h uintptr) { cmxc.Executor_free(cmxc.SwigcptrExecutorHandle(h)) }
+
 // Close frees the executor. Idempotent; always returns nil.
 func (e *Executor) Close() error {
 	if e != nil {
-		if h := atomic.SwapUintptr(&e.h, 0); h != 0 {
-			cmxc.Executor_free(cmxc.SwigcptrExecutorHandle(h))
-		}
+		e.release(freeExecutor)
 	}
 	return nil
 }
 
 func (e *Executor) typed() (cmxc.ExecutorHandle, error) {
-	if e == nil {
-		return nil, newError(ErrInvalidHandle, "nil Executor")
+	var o *owned
+	if e != nil {
+		o = &e.owned
 	}
-	h := atomic.LoadUintptr(&e.h)
-	if h == 0 {
-		return nil, newError(ErrInvalidHandle, "Executor used after Close")
-	}
-	return cmxc.SwigcptrExecutorHandle(h), nil
+	h, err := o.live("Executor")
+	return cmxc.SwigcptrExecutorHandle(h), err
 }
 
 // Forward runs the graph (train: training mode, needed before Backward).

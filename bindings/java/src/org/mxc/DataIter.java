@@ -1,6 +1,5 @@
 package org.mxc;
 
-import java.lang.ref.Cleaner;
 import org.mxc.swig.MxcNative;
 
 /**
@@ -18,38 +17,15 @@ import org.mxc.swig.MxcNative;
  * NDArray}; the arrays from {@link #data()}/{@link #label()} are new
  * handles to the current batch, overwritten by the next {@link #next()}.
  */
-public final class DataIter implements AutoCloseable {
-  private static final class Free implements Runnable {
-    private final long handle;
-
-    Free(long handle) {
-      this.handle = handle;
-    }
-
-    @Override
-    public void run() {
-      MxcNative.data_iter_free(handle);
-    }
-  }
-
-  private long handle;
-  private final Cleaner.Cleanable cleanable;
-
+public final class DataIter extends NativeObject {
   private DataIter(long handle) {
-    this.handle = handle;
-    this.cleanable = Mxc.CLEANER.register(this, new Free(handle));
+    super(handle, MxcNative::data_iter_free, "DataIter");
   }
 
   /** An iterator over IDX image and label files (gzip accepted). */
   public static DataIter idx(String images, String labels, long batchSize, boolean shuffle,
       long seed) {
     return new DataIter(MxcNative.data_iter_idx(images, labels, batchSize, shuffle ? 1 : 0, seed));
-  }
-
-  private long handle() {
-    long h = handle;
-    if (h == 0) throw new MxcException(MxcException.INVALID_HANDLE, "DataIter is closed");
-    return h;
   }
 
   /** Advances to the next batch; false at the end of the epoch. */
@@ -72,12 +48,9 @@ public final class DataIter implements AutoCloseable {
     MxcNative.data_iter_reset(handle());
   }
 
-  /** Frees the iterator now; idempotent. */
+  /** Frees the native iterator now; idempotent. */
   @Override
   public synchronized void close() {
-    if (handle != 0) {
-      handle = 0;
-      cleanable.clean();
-    }
+    super.close();
   }
 }

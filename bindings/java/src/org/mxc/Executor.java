@@ -1,6 +1,5 @@
 package org.mxc;
 
-import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import org.mxc.swig.MxcNative;
 
@@ -14,32 +13,9 @@ import org.mxc.swig.MxcNative;
  * One executor must not run forward/backward from two threads at once;
  * distinct executors are independent. Lifetime as {@link NDArray}.
  */
-public final class Executor implements AutoCloseable {
-  private static final class Free implements Runnable {
-    private final long handle;
-
-    Free(long handle) {
-      this.handle = handle;
-    }
-
-    @Override
-    public void run() {
-      MxcNative.executor_free(handle);
-    }
-  }
-
-  private long handle;
-  private final Cleaner.Cleanable cleanable;
-
+public final class Executor extends NativeObject {
   Executor(long handle) {
-    this.handle = handle;
-    this.cleanable = Mxc.CLEANER.register(this, new Free(handle));
-  }
-
-  private long handle() {
-    long h = handle;
-    if (h == 0) throw new MxcException(MxcException.INVALID_HANDLE, "Executor is closed");
-    return h;
+    super(handle, MxcNative::executor_free, "Executor");
   }
 
   /** Runs the graph (asynchronously); train selects training mode. */
@@ -96,12 +72,4 @@ public final class Executor implements AutoCloseable {
     }
   }
 
-  /** Frees the executor now; idempotent. */
-  @Override
-  public void close() {
-    if (handle != 0) {
-      handle = 0;
-      cleanable.clean();
-    }
-  }
 }

@@ -1,6 +1,5 @@
 package org.mxc;
 
-import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -14,32 +13,9 @@ import org.mxc.swig.MxcNative;
  * {@link NDArray}: idempotent {@link #close()} plus a Cleaner safety net;
  * symbols built from this one keep what they need alive on the C side.
  */
-public final class Symbol implements AutoCloseable {
-  private static final class Free implements Runnable {
-    private final long handle;
-
-    Free(long handle) {
-      this.handle = handle;
-    }
-
-    @Override
-    public void run() {
-      MxcNative.symbol_free(handle);
-    }
-  }
-
-  private long handle;
-  private final Cleaner.Cleanable cleanable;
-
+public final class Symbol extends NativeObject {
   private Symbol(long handle) {
-    this.handle = handle;
-    this.cleanable = Mxc.CLEANER.register(this, new Free(handle));
-  }
-
-  long handle() {
-    long h = handle;
-    if (h == 0) throw new MxcException(MxcException.INVALID_HANDLE, "Symbol is closed");
-    return h;
+    super(handle, MxcNative::symbol_free, "Symbol");
   }
 
   /** A named input (data, weights, labels). */
@@ -120,15 +96,6 @@ public final class Symbol implements AutoCloseable {
       return new Executor(MxcNative.executor_simple_bind(handle(), kv, withGrad ? 1 : 0));
     } finally {
       Reference.reachabilityFence(this);
-    }
-  }
-
-  /** Frees the native symbol now; idempotent. */
-  @Override
-  public void close() {
-    if (handle != 0) {
-      handle = 0;
-      cleanable.clean();
     }
   }
 
