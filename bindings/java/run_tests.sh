@@ -9,13 +9,8 @@ set -euo pipefail
 prefix_sh=$1 lib=$2 hdr=$3 pcin=$4
 mxc_jar=$(readlink -f "$5") tests_jar=$(readlink -f "$6")
 shift 6
-for arg in "$@"; do
-  case "$arg" in
-    --sanitizer=*) echo "SKIP: ${arg#--sanitizer=} build; an instrumented libmxc.so cannot be loaded into an uninstrumented JVM"; exit 0 ;;
-  esac
-done
 # shellcheck disable=SC1090
-source "$prefix_sh" "$lib" "$hdr" "$pcin"
+source "$prefix_sh" "$lib" "$hdr" "$pcin" "$@"
 if [ -n "$MXC_SKIP_REASON" ]; then
   echo "SKIP: $MXC_SKIP_REASON"
   exit 0
