@@ -6,7 +6,11 @@
 #   cc hello.c $(pkg-config --cflags --libs mxc)
 #
 # (and statically, with pkg-config --static), runs it against the
-# installed library, and removes the packages again.
+# installed library, then builds and runs the Go, Java and R examples
+# against the installed bindings (golang-mxc-dev, libmxc-java with
+# libmxc-jni, r-other-mxc) for a few batches, and removes the packages
+# again. Every dependency of the packages is in scripts/setup.sh's list,
+# since nothing can be fetched (no apt-get -f).
 #
 #   scripts/install_test.sh [OUTDIR]    (default: a temporary directory)
 #
@@ -29,8 +33,14 @@ t1=$(date +%s)
 ver=$(dpkg-parsechangelog -l "$root/packaging/debian/changelog" -S Version)
 arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-pkgs=(libmxc1 libmxc-dev mxc-doc)
-debs=("$out/libmxc1_${ver}_${arch}.deb" "$out/libmxc-dev_${ver}_${arch}.deb" "$out/mxc-doc_${ver}_all.deb")
+pkgs=(libmxc1 libmxc-dev mxc-doc libmxc-jni libmxc-java r-other-mxc golang-mxc-dev)
+debs=()
+for p in "${pkgs[@]}"; do
+  case "$p" in
+    mxc-doc | libmxc-java | golang-mxc-dev) debs+=("$out/${p}_${ver}_all.deb") ;;
+    *) debs+=("$out/${p}_${ver}_${arch}.deb") ;;
+  esac
+done
 preinstalled=()
 for p in "${pkgs[@]}"; do
   if [ "$(dpkg-query -W -f='${Status}' "$p" 2> /dev/null)" = "install ok installed" ]; then
@@ -39,7 +49,9 @@ for p in "${pkgs[@]}"; do
 done
 remove() {
   if [ ${#preinstalled[@]} = 0 ]; then
-    dpkg -r mxc-doc libmxc-dev libmxc1 > /dev/null && echo "install_test: packages removed"
+    # Dependents first (dpkg -r refuses to break a dependency).
+    dpkg -r golang-mxc-dev libmxc-java libmxc-jni r-other-mxc mxc-doc libmxc-dev libmxc1 \
+      > /dev/null && echo "install_test: packages removed"
   else
     echo "install_test: ${preinstalled[*]} were installed before: left installed (now $ver)"
   fi
@@ -101,5 +113,60 @@ if [ -x hello_static ]; then
 fi
 cd "$root"
 t2=$(date +%s)
+
+# The bindings, each as its user would use it, with only /usr: a home,
+# caches and build output under $work, and no R_LIBS, CLASSPATH or GOPATH
+# of the caller. The examples train for a few batches only.
+data=/usr/share/datasets/fashion-mnist
+if [ ! -r "$data/train-images-idx3-ubyte.gz" ]; then
+  echo "install_test: SKIP the bindings' examples (no Fashion-MNIST in $data;" \
+    "Debian: dataset-fashion-mnist)"
+else
+  b=$work/bindings
+  mkdir -p "$b/home" "$b/go/mlp" "$b/java"
+  user_env=("${clean_env[@]}" -u R_LIBS -u R_LIBS_USER -u R_LIBS_SITE -u CLASSPATH
+    -u GOPATH -u GOROOT -u GOFLAGS -u GOTOOLCHAIN HOME="$b/home" TMPDIR="$b")
+
+  # Go: GOPATH mode over Debian's Go source tree; the go tool runs SWIG on
+  # mxc.dev/mxc/internal/cmxc, which finds mxc.i in mxc.dev/swig and mxc
+  # through pkg-config.
+  cp "$root/examples/go/mlp/main.go" "$b/go/mlp/"
+  if (cd "$b/go/mlp" && "${user_env[@]}" GO111MODULE=off GOPATH=/usr/share/gocode \
+    GOCACHE="$b/gocache" GOPROXY=off CGO_ENABLED=1 go build -o mlp . > "$b/go.log" 2>&1) &&
+    "${user_env[@]}" "$b/go/mlp/mlp" -epochs 1 -batches 30 >> "$b/go.log" 2>&1; then
+    echo "install_test: Go example ok: $(tail -1 "$b/go.log")"
+  else
+    cat "$b/go.log" >&2
+    err "the Go example does not build or run against golang-mxc-dev"
+  fi
+
+  # Java: the packaged jar holds no native code, so NativeLoader falls
+  # through to System.loadLibrary, which finds libmxc-jni's library in
+  # the JNI directory on Debian's default java.library.path.
+  jar=/usr/share/java/mxc.jar
+  ! jar tf "$jar" | grep -q '^native/' || err "$jar packs a JNI library"
+  [ -e "/usr/lib/$multiarch/jni/libmxc_jni.so" ] || err "libmxc_jni.so is not in /usr/lib/$multiarch/jni"
+  if "${user_env[@]}" javac --release 17 -encoding UTF-8 -cp "$jar" -d "$b/java" \
+    "$root"/examples/java/org/mxc/examples/*.java > "$b/java.log" 2>&1 &&
+    "${user_env[@]}" java -cp "$jar:$b/java" org.mxc.examples.MlpFashionMnist 1 >> "$b/java.log" 2>&1; then
+    echo "install_test: Java example ok: $(tail -1 "$b/java.log")"
+  else
+    cat "$b/java.log" >&2
+    err "the Java example does not build or run with libmxc-java"
+  fi
+
+  # R: library(mxc) from /usr/lib/R/site-library.
+  where=$("${user_env[@]}" Rscript -e 'cat(find.package("mxc"))' 2>&1) || true
+  [ "$where" = /usr/lib/R/site-library/mxc ] || err "R finds mxc at '$where'"
+  if "${user_env[@]}" Rscript "$root/examples/r/mlp.R" --batches 30 > "$b/r.log" 2>&1 &&
+    ! grep -q SKIP "$b/r.log"; then
+    echo "install_test: R example ok: $(tail -1 "$b/r.log")"
+  else
+    cat "$b/r.log" >&2
+    err "the R example does not run with r-other-mxc"
+  fi
+fi
+t3=$(date +%s)
 [ $fail = 0 ] || exit 1
-echo "install_test: passed (package build $((t1 - t0)) s, install and checks $((t2 - t1)) s)"
+echo "install_test: passed (package build $((t1 - t0)) s, install and C checks $((t2 - t1)) s," \
+  "bindings $((t3 - t2)) s)"

@@ -12,7 +12,9 @@
 # command lines are identical, and fast, since a package build after
 # `bazel build //...` in the same checkout compiles nothing.
 #
-# Output: OUTDIR/*.deb (libmxc1, libmxc-dev, their -dbgsym), the .buildinfo
+# Output: OUTDIR/*.deb (libmxc1, libmxc-dev, mxc-doc, the bindings'
+# libmxc-jni, libmxc-java, r-other-mxc and golang-mxc-dev, and the
+# -dbgsym of those with native code), the .buildinfo
 # and .changes, and OUTDIR/lintian.txt (lintian's findings, when lintian is
 # installed; errors fail the script).
 set -euo pipefail
