@@ -280,14 +280,9 @@ func bytesOf[T Element](s []T) []byte {
 // CopyFrom overwrites a with data (same element count and dtype; the C
 // library checks both). Waits for pending work on a.
 func CopyFrom[T Element](a *NDArray, data []T) error {
-	t, err := a.typed()
+	t, err := typedAs[T](a, "data", data)
 	if err != nil {
 		return err
-	}
-	if dt, err := a.DType(); err != nil {
-		return err
-	} else if dt != DTypeOf[T]() {
-		return newError(ErrDType, "array has dtype %d, data is %T", dt, data)
 	}
 	err = call(func() { cmxc.Ndarray_copy_from(t, bytesOf(data)) })
 	runtime.KeepAlive(a)
@@ -310,18 +305,30 @@ func ToSlice[T Element](a *NDArray) ([]T, error) {
 
 // CopyTo copies a into out, which must have a's element count and dtype.
 func CopyTo[T Element](a *NDArray, out []T) error {
-	t, err := a.typed()
+	t, err := typedAs[T](a, "destination", out)
 	if err != nil {
 		return err
-	}
-	if dt, err := a.DType(); err != nil {
-		return err
-	} else if dt != DTypeOf[T]() {
-		return newError(ErrDType, "array has dtype %d, destination is %T", dt, out)
 	}
 	err = call(func() { cmxc.Ndarray_copy_to(t, bytesOf(out)) })
 	runtime.KeepAlive(a)
 	return err
+}
+
+// typedAs is a's handle once T is known to be a's dtype (host is the Go
+// side of the copy, named what in the error).
+func typedAs[T Element](a *NDArray, what string, host any) (cmxc.NDArrayHandle, error) {
+	t, err := a.typed()
+	if err != nil {
+		return nil, err
+	}
+	dt, err := a.DType()
+	if err != nil {
+		return nil, err
+	}
+	if dt != DTypeOf[T]() {
+		return nil, newError(ErrDType, "array has dtype %d, %s is %T", dt, what, host)
+	}
+	return t, nil
 }
 
 // Float32s copies a float32 array into a new slice.
