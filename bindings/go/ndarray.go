@@ -334,36 +334,30 @@ func typedAs[T Element](a *NDArray, what string, host any) (cmxc.NDArrayHandle, 
 // Float32s copies a float32 array into a new slice.
 func (a *NDArray) Float32s() ([]float32, error) { return ToSlice[float32](a) }
 
-// Size is the number of elements.
-func (a *NDArray) Size() (int64, error) {
+// query runs one C getter that returns -1 on failure, pinned to the OS
+// thread so that the failure's message is read on the thread that set it.
+func (a *NDArray) query(get func(cmxc.NDArrayHandle) int64) (int64, error) {
 	t, err := a.typed()
 	if err != nil {
 		return 0, err
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	n := cmxc.Ndarray_size(t)
+	v := get(t)
 	runtime.KeepAlive(a)
-	if n < 0 {
+	if v < 0 {
 		return 0, lastError()
 	}
-	return n, nil
+	return v, nil
 }
+
+// Size is the number of elements.
+func (a *NDArray) Size() (int64, error) { return a.query(cmxc.Ndarray_size) }
 
 // DType is the element type.
 func (a *NDArray) DType() (DType, error) {
-	t, err := a.typed()
-	if err != nil {
-		return 0, err
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	d := cmxc.Ndarray_dtype(t)
-	runtime.KeepAlive(a)
-	if d < 0 {
-		return 0, lastError()
-	}
-	return DType(d), nil
+	d, err := a.query(func(t cmxc.NDArrayHandle) int64 { return int64(cmxc.Ndarray_dtype(t)) })
+	return DType(d), err
 }
 
 // Shape is a new slice with the extent of each dimension.
