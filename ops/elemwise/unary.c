@@ -66,8 +66,15 @@
   X(erfinv, mxc__erfinv(x), 0.88622692545275801365 * exp(y * y), 0,         \
     "Inverse error function.")                                               \
   X(gamma, tgamma(x), y * mxc__digamma(x), 0, "Gamma function.")             \
-  X(gammaln, lgamma(x), mxc__digamma(x), 0, "log |Gamma(x)|.")               \
+  X(gammaln, lgamma_local(x), mxc__digamma(x), 0, "log |Gamma(x)|.")         \
   X(logical_not, (x == 0), 0, 1, "1 where x is 0, else 0.")
+
+/* lgamma writes the global signgam: kernels run on several threads at
+ * once (a data race TSan reports). lgamma_r keeps the sign local. */
+static inline double lgamma_local(double x) {
+  int sign;
+  return lgamma_r(x, &sign);
+}
 
 /* ---- kernels ---- */
 
