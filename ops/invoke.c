@@ -647,6 +647,23 @@ static int make_outputs(const mxc__op *op, mxc__ndarray **out, int n_out,
   return MXC_OK;
 }
 
+/* Calls whose arrays hold at most this many elements in all run in the
+ * calling thread when their arrays are free (run_here): their kernel takes
+ * about as long as handing the work to an engine worker and waking it
+ * (~1 us), so running them in place is several times faster (a tiny
+ * elemwise_add: ~1.1 us -> ~0.4 us per call) and they stay ordered by the
+ * engine like any other call. Bigger calls stay asynchronous, so that the
+ * caller can go on pushing while they run. */
+#define SMALL_CALL_ELEMS 4096
+
+static int small_call(mxc__ndarray *const *in, int n_in,
+                      const mxc__shape *oshape, int n_total) {
+  int64_t n = 0;
+  for (int i = 0; i < n_in; ++i) n += mxc__shape_size(&in[i]->shape);
+  for (int i = 0; i < n_total; ++i) n += mxc__shape_size(&oshape[i]);
+  return n <= SMALL_CALL_ELEMS;
+}
+
 int mxc__op_invoke(const mxc__op *op, const void *param,
                    mxc__ndarray *const *in, int n_in, mxc__ndarray **out,
                    int n_out, const mxc__req *req) {
@@ -745,6 +762,7 @@ int mxc__op_invoke(const mxc__op *op, const void *param,
   a.n_writes = p.n_writes;
   a.name = op->name;
   a.dev = dev;
+  a.run_here = !sparse && small_call(in, n_in, oshape, n_total);
   if (rc == MXC_OK) rc = mxc__engine_push(eng, &a);
   if (rc != MXC_OK) {
     mxc__free(r);
