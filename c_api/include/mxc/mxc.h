@@ -449,8 +449,9 @@ MXC_API int mxc_op_num_outputs(mxc_op op, const char *const *keys,
  * is written according to reqs[i] (MXC_REQ_*; reqs may be NULL for all
  * MXC_REQ_WRITE). Parameter, arity, shape and dtype errors are reported
  * here, before anything runs, and leave outputs untouched. The computation
- * itself runs asynchronously; a failure inside it surfaces at the next
- * wait on an output. */
+ * itself runs asynchronously (a call on small arrays whose earlier work is
+ * done may run in the calling thread before it returns); either way a
+ * failure inside it surfaces at the next wait on an output. */
 MXC_API int mxc_op_invoke(mxc_op op, const char *const *keys,
                           const char *const *vals, int n_params,
                           const mxc_ndarray *inputs, int n_inputs,
