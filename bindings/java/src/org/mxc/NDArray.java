@@ -90,11 +90,16 @@ public final class NDArray implements AutoCloseable {
         if (LIVE.sum() <= arrayLimit && Mxc.bytesInUse() <= byteLimit) return;
         System.gc();
         // The Cleaner frees asynchronously, one array at a time: wait (up
-        // to 2 s) until the count has not fallen for 3 ms, so the limits
-        // below come from the arrays really alive. Meanwhile this thread
-        // creates nothing: that is the back-pressure.
+        // to 2 s) until the count has stopped falling, so the limits below
+        // come from the arrays really alive. Meanwhile this thread creates
+        // nothing: that is the back-pressure. "Stopped" is 3 ms once at
+        // least half of the limit's arrays are gone, but 50 ms before: on
+        // a busy machine the Cleaner thread can go unscheduled for a few
+        // ms, and limits taken from that pause would let the backlog (and
+        // resident memory) grow by hundreds of thousands of arrays.
+        long half = arrayLimit / 2;
         long now = LIVE.sum();
-        for (int i = 0, still = 0; i < 2000 && (i < 5 || still < 3); i++) {
+        for (int i = 0, still = 0; i < 2000 && (i < 5 || still < (now > half ? 50 : 3)); i++) {
           Thread.sleep(1);
           long prev = now;
           now = LIVE.sum();
