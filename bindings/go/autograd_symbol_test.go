@@ -163,3 +163,57 @@ func TestSymbolExecutorVsLoops(t *testing.T) {
 	}
 	checkF32(t, "fc_bias gradient", gb, []float32{2, 2, 2, 2}, 1e-6)
 }
+
+// BatchNorm's moving mean after one training forward, vs the formula.
+func TestExecutorAuxiliaryStates(t *testing.T) {
+	data, _ := Variable("data")
+	defer data.Close()
+	bn, err := NewSymbol("BatchNorm", map[string]string{"momentum": "0.25"}, "bn", data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bn.Close()
+	exe, err := bn.SimpleBind(map[string][]int64{"data": {4, 3}}, GradNull)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer exe.Close()
+	x := []float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12} // (4, 3): 3 channels
+	for name, v := range map[string][]float32{"data": x, "bn_gamma": {1, 1, 1}} {
+		a, err := exe.Arg(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := CopyFrom(a, v); err != nil {
+			t.Fatal(err)
+		}
+		a.Close()
+	}
+	if err := exe.Forward(true); err != nil {
+		t.Fatal(err)
+	}
+	moving, err := exe.Aux("bn_moving_mean")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer moving.Close()
+	got, err := moving.Float32s()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for c := 0; c < 3; c++ {
+		var mean float32
+		for i := 0; i < 4; i++ {
+			mean += x[i*3+c] / 4
+		}
+		want := 0*0.25 + mean*(1-0.25) // moving starts at 0
+		if d := got[c] - want; d > 1e-5 || d < -1e-5 {
+			t.Fatalf("moving mean[%d] = %v, want %v", c, got[c], want)
+		}
+	}
+	if _, err := exe.Aux("bn_no_such_state"); err == nil {
+		t.Fatal("unknown auxiliary state: no error")
+	} else if e, ok := err.(*Error); !ok || e.Code != ErrNotFound {
+		t.Fatalf("unknown auxiliary state: %v", err)
+	}
+}

@@ -332,3 +332,12 @@ func (e *Executor) Grad(name string) (*NDArray, error) {
 	}
 	return e.array(func(t cmxc.ExecutorHandle) cmxc.NDArrayHandle { return cmxc.Executor_grad(t, name) })
 }
+
+// Aux is a new handle on the auxiliary state named name, e.g. BatchNorm's
+// "bn_moving_mean" (training forwards update it; writing it sets it).
+func (e *Executor) Aux(name string) (*NDArray, error) {
+	if err := cstr("auxiliary state name", name); err != nil {
+		return nil, err
+	}
+	return e.array(func(t cmxc.ExecutorHandle) cmxc.NDArrayHandle { return cmxc.Executor_aux(t, name) })
+}

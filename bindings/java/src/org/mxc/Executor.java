@@ -72,4 +72,17 @@ public final class Executor extends NativeObject {
     }
   }
 
+  /**
+   * An auxiliary state by name, e.g. BatchNorm's {@code bn_moving_mean} (a
+   * new handle on the executor's array: training forwards update it, and
+   * writing it sets the state).
+   */
+  public NDArray aux(String name) {
+    try {
+      return new NDArray(MxcNative.executor_aux(handle(), name));
+    } finally {
+      Reference.reachabilityFence(this);
+    }
+  }
+
 }

@@ -56,6 +56,32 @@ class SymbolExecutorTest {
     }
   }
 
+  /** BatchNorm's moving mean after one training forward, vs the formula. */
+  @Test
+  void auxiliaryStatesOfBatchNorm() {
+    float[] x = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}; // (4, 3): 3 channels
+    try (Symbol data = Symbol.variable("data");
+        Symbol bn = Symbol.op("BatchNorm", Map.of("momentum", 0.25), "bn", data);
+        Executor ex = bn.simpleBind(Map.of("data", new long[] {4, 3}), false);
+        NDArray in = ex.arg("data");
+        NDArray gamma = ex.arg("bn_gamma")) {
+      in.copyFrom(x);
+      gamma.copyFrom(new float[] {1, 1, 1});
+      ex.forward(true);
+      float[] want = new float[3];
+      for (int c = 0; c < 3; c++) {
+        float mean = 0;
+        for (int i = 0; i < 4; i++) mean += x[i * 3 + c] / 4;
+        want[c] = 0 * 0.25f + mean * (1 - 0.25f); // moving starts at 0
+      }
+      try (NDArray moving = ex.aux("bn_moving_mean")) {
+        assertArrayEquals(want, moving.toFloatArray(), 1e-5f);
+      }
+      MxcException e = assertThrows(MxcException.class, () -> ex.aux("bn_no_such_state"));
+      assertEquals(MxcException.NOT_FOUND, e.code());
+    }
+  }
+
   @Test
   void jsonRoundTripAndGroups() {
     try (Symbol net = fc(2); Symbol back = Symbol.fromJson(net.toJson());
