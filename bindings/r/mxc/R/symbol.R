@@ -72,6 +72,10 @@ mx_exec_grad <- function(executor, name) {
   .Call(C_R_swig_executor_grad, executor, name, FALSE)
 }
 
+mx_exec_aux <- function(executor, name) {
+  .Call(C_R_swig_executor_aux, executor, name, FALSE)
+}
+
 print.mx_executor <- function(x, ...) {
   cat(if (mx_is_freed(x)) "<mx_executor (freed)>\n" else "<mx_executor>\n")
   invisible(x)

@@ -34,3 +34,19 @@ test_that("an executor's forward and backward match R", {
   mx_free(ex)
   expect_error(mx_forward(ex), class = "mxc_error")
 })
+
+test_that("auxiliary states follow BatchNorm's moving average", {
+  data <- mx_symbol_variable("data")
+  bn <- mx_symbol_op("BatchNorm", data, params = list(momentum = 0.25),
+                     name = "bn")
+  ex <- mx_simple_bind(bn, list(data = c(4, 3)), grad_req = "null")
+  x <- matrix(as.numeric(1:12), 4, 3, byrow = TRUE)
+  mx_assign(mx_exec_arg(ex, "data"), x)
+  mx_assign(mx_exec_arg(ex, "bn_gamma"), c(1, 1, 1))
+  mx_forward(ex, is_train = TRUE)
+  # moving = 0 * momentum + batch mean * (1 - momentum); starts at 0
+  expect_equal(as.vector(mx_exec_aux(ex, "bn_moving_mean")),
+               colMeans(x) * (1 - 0.25), tolerance = 1e-6)
+  expect_error(mx_exec_aux(ex, "bn_no_such_state"), class = "mxc_error")
+  mx_free(ex)
+})
