@@ -42,15 +42,11 @@ func Record(fn func() error) error {
 // gradient with Grad after Backward. The library keeps its own reference
 // to the buffer.
 func (a *NDArray) AttachGrad(req GradReq) error {
-	shape, err := a.Shape()
+	zerosLike, err := FindOp("zeros_like") // the library's own, one call
 	if err != nil {
 		return err
 	}
-	dt, err := a.DType()
-	if err != nil {
-		return err
-	}
-	g, err := Zeros(dt, shape...)
+	g, err := zerosLike.Call(a)
 	if err != nil {
 		return err
 	}
