@@ -67,7 +67,7 @@ public final class Autograd {
    */
   public static void markVariables(NDArray... vars) {
     for (NDArray v : vars) {
-      try (NDArray g = NDArray.zeros(v.dtype(), v.shape())) {
+      try (NDArray g = Op.get("zeros_like").call(v)) { // one native call
         MxcNative.autograd_mark(v.handle(), g.handle(), 1 /* MXC_REQ_WRITE */);
       } finally {
         Reference.reachabilityFence(v);
