@@ -5,8 +5,9 @@
 #include "api_internal.h"
 #include "core/autograd/autograd.h"
 #include "core/base/alloc.h"
-#include "ops/invoke.h"
-#include "ops/op.h"
+#include "core/op/invoke.h"
+#include "core/resource/training.h"
+#include "core/op/op.h"
 
 static int api_op(mxc_op h, const char *fn, const mxc__op **out) {
   const mxc__op *op = (const mxc__op *)h;

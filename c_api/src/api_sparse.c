@@ -6,8 +6,8 @@
 #include "api_internal.h"
 #include "core/base/alloc.h"
 #include "core/base/dtype.h"
-#include "ops/invoke.h"
-#include "ops/op.h"
+#include "core/op/invoke.h"
+#include "core/op/op.h"
 
 /* Shared argument checks of the constructors. */
 static int check_create(const char *fn, const int64_t *shape, int ndim,

@@ -6,7 +6,7 @@
 #include "core/base/alloc.h"
 #include "core/graph/infer.h"
 #include "core/graph/symbol.h"
-#include "ops/op.h"
+#include "core/op/op.h"
 
 /* ---- strings and string lists ---- */
 

@@ -4,9 +4,9 @@
  *
  * Model. Every array view may carry autograd information (the `ag` field
  * of mxc__ndarray): a link to a history node, which is either
- *  - a marked variable: an ops/node.h variable node, the variable's value
+ *  - a marked variable: an core/op/node.h variable node, the variable's value
  *    and its gradient buffer and request; or
- *  - a recorded call: an ops/node.h operator node with the call's
+ *  - a recorded call: an core/op/node.h operator node with the call's
  *    parameter strings, whose inputs are the history nodes of the call's
  *    inputs (a fresh, unmarked variable node for an input without
  *    history: a constant), together with views of every output of the
@@ -37,7 +37,7 @@
 #define MXC_CORE_AUTOGRAD_AUTOGRAD_H_
 
 #include "core/ndarray/ndarray.h"
-#include "ops/op.h"
+#include "core/op/op.h"
 
 /* The calling thread's recording flag (one thread-local load: every
  * imperative call checks it). */

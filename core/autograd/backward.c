@@ -30,7 +30,8 @@
 #include "core/base/error.h"
 #include "core/graph/gradient.h"
 #include "core/graph/graph.h"
-#include "ops/invoke.h"
+#include "core/op/invoke.h"
+#include "core/resource/training.h"
 
 #define FN "mxc_autograd_backward"
 

@@ -6,7 +6,7 @@
 #include <stdatomic.h>
 
 #include "core/ndarray/ndarray.h"
-#include "ops/node.h"
+#include "core/op/node.h"
 
 typedef struct mxc__ag_node mxc__ag_node;
 

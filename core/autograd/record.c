@@ -8,8 +8,9 @@
 #include "core/base/alloc.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"
-#include "ops/invoke.h"
-#include "ops/node.h"
+#include "core/op/invoke.h"
+#include "core/resource/training.h"
+#include "core/op/node.h"
 
 /* A static thread-local: an extern one would appear in the shared
  * library's dynamic symbol table (as a local TLS symbol). */

@@ -32,7 +32,7 @@
 #include "core/graph/symbol.h"
 #include "core/ndarray/ndarray.h"
 #include "mxc/mxc.h"
-#include "ops/op.h"
+#include "core/op/op.h"
 
 typedef struct mxc__executor {
   mxc__device dev;

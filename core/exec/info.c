@@ -7,7 +7,7 @@
 #include "core/base/error.h"
 #include "core/exec/executor.h"
 #include "core/graph/infer.h"
-#include "core/graph/strbuf.h"
+#include "core/base/strbuf.h"
 #include "core/ndarray/io.h"
 
 mxc__ndarray *mxc__executor_output(const mxc__executor *ex, int i) {

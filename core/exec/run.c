@@ -13,8 +13,9 @@
 #include "core/base/error.h"
 #include "core/base/handle.h"
 #include "core/exec/executor.h"
-#include "ops/common.h"
-#include "ops/invoke.h"
+#include "core/op/common.h"
+#include "core/op/invoke.h"
+#include "core/resource/training.h"
 
 const char *mxc__executor_entry_name(const mxc__executor *ex, int entry,
                                      char *buf, size_t len) {

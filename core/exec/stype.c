@@ -13,7 +13,7 @@
 #include "core/base/error.h"
 #include "core/exec/executor.h"
 #include "core/graph/infer.h"
-#include "ops/invoke.h"
+#include "core/op/invoke.h"
 
 static const char *stype_name(int st) {
   return st == MXC_STYPE_CSR          ? "csr"

@@ -24,8 +24,8 @@
 #include "core/base/alloc.h"
 #include "core/base/error.h"
 #include "core/graph/graph.h"
-#include "core/graph/strbuf.h"
-#include "ops/fused/fused.h"
+#include "core/base/strbuf.h"
+#include "core/op/fusion.h"
 
 typedef struct region {
   int root;       /* node id */
@@ -52,7 +52,7 @@ static int oom(void) {
 /* A node that may join a region: a fusible operator whose parameter
  * strings can be written into a program. */
 static int node_fusible(const mxc__node *n) {
-  if (!n->op || !mxc__fused_is_fusible(n->op)) return 0;
+  if (!n->op || !mxc__op_fusible(n->op)) return 0;
   for (int i = 0; i < n->n_attrs; ++i) {
     if (!strncmp(n->keys[i], "__", 2)) continue;
     if (!mxc__fused_value_ok(n->keys[i]) ||

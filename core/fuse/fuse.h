@@ -10,9 +10,9 @@
 #ifndef MXC_CORE_FUSE_FUSE_H_
 #define MXC_CORE_FUSE_FUSE_H_
 
-#include "ops/node.h"
+#include "core/op/node.h"
 
-/* User attribute (ops/node.h) of each fused node: the names of the nodes
+/* User attribute (core/op/node.h) of each fused node: the names of the nodes
  * it replaces, comma-separated, in evaluation order (for debug output). */
 #define MXC__FUSE_ATTR_NODES "__fused_nodes__"
 

@@ -9,7 +9,7 @@
 #include "core/base/error.h"
 #include "core/graph/graph.h"
 #include "core/graph/infer.h"
-#include "core/graph/strbuf.h"
+#include "core/base/strbuf.h"
 #include "core/graph/symbol.h"
 
 /* Text inside a DOT double-quoted string. */

@@ -1,5 +1,5 @@
 /* The gradient pass: builds backward nodes for a DAG from the operators'
- * gradient functions (ops/op.h `gradient`). Used by the executor (symbolic
+ * gradient functions (core/op/op.h `gradient`). Used by the executor (symbolic
  * graphs) and by imperative autograd (recorded graphs) alike.
  *
  * Contributions of several consumers to one entry are summed with add_n
@@ -10,7 +10,7 @@
 #ifndef MXC_CORE_GRAPH_GRADIENT_H_
 #define MXC_CORE_GRAPH_GRADIENT_H_
 
-#include "ops/node.h"
+#include "core/op/node.h"
 
 /* heads[0..n_heads): entries whose gradients are given by head_grads
  * (entries of variables or of any node; one per head). wrt[0..n_wrt):

@@ -1,4 +1,4 @@
-/* Indexed graphs: the flat, numbered view of a DAG of ops/node.h nodes
+/* Indexed graphs: the flat, numbered view of a DAG of core/op/node.h nodes
  * that passes (inference, memory planning, fusion, execution) work on.
  *
  * A graph is built from head entries (a symbol's outputs, or forward
@@ -23,7 +23,7 @@
 #ifndef MXC_CORE_GRAPH_GRAPH_H_
 #define MXC_CORE_GRAPH_GRAPH_H_
 
-#include "ops/node.h"
+#include "core/op/node.h"
 
 typedef struct mxc__graph {
   int n_nodes;

@@ -12,7 +12,7 @@
 #include "core/base/alloc.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"
-#include "ops/common.h"
+#include "core/op/common.h"
 
 /* Operations on one kind of value (a shape or a dtype code). */
 typedef struct vkind {

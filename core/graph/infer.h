@@ -31,13 +31,13 @@
  * Variables take the caller's value, else "__storage_type__" ("default",
  * "row_sparse", "csr" or the MXC_STYPE_* number; anything else is
  * MXC_ERR_STYPE naming the variable), else dense. Each operator node runs
- * its infer_stype (ops/op.h) on its input types and the types already
+ * its infer_stype (core/op/op.h) on its input types and the types already
  * fixed for its outputs (an entry the caller set, such as a gradient
  * written straight into a bound row_sparse array), which chooses the dense
  * or the sparse kernel. A node is a *fallback* node when its operator has
  * no storage functions, or its infer_stype returns MXC_ERR_STYPE, while
  * some input or fixed output is sparse: it runs the dense kernel on dense
- * temporaries (ops/invoke.c converts), so its unfixed outputs are dense.
+ * temporaries (core/op/invoke.c converts), so its unfixed outputs are dense.
  * Errors name the node: a fixed output the operator's choice contradicts,
  * MXC_ERR_STYPE for all-dense inputs, any other error of the operator.
  *

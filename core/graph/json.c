@@ -26,7 +26,7 @@
 #include "core/base/file.h"
 #include "core/graph/graph.h"
 #include "core/graph/json_parse.h"
-#include "core/graph/strbuf.h"
+#include "core/base/strbuf.h"
 #include "core/graph/symbol.h"
 
 #define FN_TO "mxc_symbol_to_json"

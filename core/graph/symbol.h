@@ -1,4 +1,4 @@
-/* Symbols: lists of output entries over ops/node.h graphs.
+/* Symbols: lists of output entries over core/op/node.h graphs.
  *
  * A symbol owns one node reference per output entry. Symbols are values:
  * operations build new symbols and never modify their arguments (apart
@@ -20,7 +20,7 @@
 #ifndef MXC_CORE_GRAPH_SYMBOL_H_
 #define MXC_CORE_GRAPH_SYMBOL_H_
 
-#include "ops/node.h"
+#include "core/op/node.h"
 
 typedef struct mxc__symbol {
   int n_outputs;

@@ -1,6 +1,7 @@
 /* Same-shape forms of the binary operators (add, sub, ..., logical_xor;
  * MXNet's elemwise_add etc. as aliases), their _backward_ operators, and
  * the family's registration function. One row covers the whole array. */
+#include "ops/families.h"
 #include "ops/binary/binary.h"
 
 static const mxc__op k_fwd[MXC__BIN_COUNT];
@@ -86,7 +87,7 @@ MXC__BINARY_OPS(ALIASES)
 static const mxc__op k_fwd[MXC__BIN_COUNT] = {MXC__BINARY_OPS(FWD_DESC)};
 static const mxc__op k_bwd[MXC__BIN_COUNT] = {MXC__BINARY_OPS(BWD_DESC)};
 
-int mxc__ops_register_elemwise_binary(mxc__registry *r) {
+int mxc__ops_register_binary(mxc__registry *r) {
   for (int i = 0; i < MXC__BIN_COUNT; ++i) {
     MXC_FORWARD_IF_ERROR(mxc__registry_add(r, &k_fwd[i]));
     if (mxc__bin_impls[i].flags & MXC__BIN_GRAD) {

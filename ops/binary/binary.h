@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "ops/common.h"
+#include "core/op/common.h"
 
 /* Operator flags. */
 enum {

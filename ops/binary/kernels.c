@@ -9,9 +9,9 @@
 #include <tgmath.h>
 
 #include "ops/binary/binary.h"
-#include "ops/parallel.h"
+#include "core/op/parallel.h"
 
-#define CPU_CLONES MXC__CPU_CLONES /* ops/common.h */
+#define CPU_CLONES MXC__CPU_CLONES /* core/op/common.h */
 
 /* ---- per-type helpers where integer semantics differ ---- */
 
@@ -158,7 +158,7 @@ MXC__BINARY_OPS(DEF_KERNELS)
 
 /* ---- threading ----
  *
- * Long rows are split over the kernel thread pool (ops/parallel.h): each
+ * Long rows are split over the kernel thread pool (core/op/parallel.h): each
  * chunk runs the same kernel on its own range of elements, so the result
  * is the same bits as one call. Operand i sits at i * stride for every
  * kernel, so a chunk starting at `begin` offsets each pointer by

@@ -5,15 +5,16 @@
  *
  * In the declarations, x is the input, y the output (f(x)); both have the
  * computation type T (float or double; half types compute in float).
- * float32 tanh, sigmoid and exp use the vectorized kernels of special.h
+ * float32 tanh, sigmoid and exp use the vectorized kernels of core/op/vmath.h
  * (within a few ulp of libm) instead; float32/float64 arrays of 64k
  * elements or more are split over the kernel thread pool. */
 #include <tgmath.h>
 #include <string.h>
 
-#include "ops/common.h"
-#include "ops/elemwise/special.h"
-#include "ops/parallel.h"
+#include "ops/families.h"
+#include "core/op/common.h"
+#include "core/op/vmath.h"
+#include "core/op/parallel.h"
 
 #define PI 3.14159265358979323846
 
@@ -179,7 +180,7 @@ static int unary_type(const mxc__op *op, const void *param, int *in, int n_in,
   return MXC_OK;
 }
 
-/* float32 operators with a vectorized kernel (special.h), else -1. */
+/* float32 operators with a vectorized kernel (core/op/vmath.h), else -1. */
 static int vmath_of(int u) {
   switch (u) {
     case U_tanh:
@@ -336,7 +337,7 @@ static const int k_inplace[][2] = {{0, 0}};
 static const mxc__op k_fwd_ops[U_COUNT] = {UNARY_OPS(FWD_DESC)};
 static const mxc__op k_bwd_ops[U_COUNT] = {UNARY_OPS(BWD_DESC)};
 
-int mxc__ops_register_elemwise_unary(mxc__registry *r) {
+int mxc__ops_register_elemwise(mxc__registry *r) {
   for (int i = 0; i < U_COUNT; ++i) {
     MXC_FORWARD_IF_ERROR(mxc__registry_add(r, &k_fwd_ops[i]));
     MXC_FORWARD_IF_ERROR(mxc__registry_add(r, &k_bwd_ops[i]));

@@ -16,12 +16,13 @@
  * numerics, dtype rules and write modes of the unfused operators. While a
  * tile computes, the next tile of the inputs is prefetched; large outputs
  * are staged in a buffer and written with streaming stores. Tiles are
- * split over the kernel thread pool (ops/parallel.h). */
+ * split over the kernel thread pool (core/op/parallel.h). */
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/families.h"
 #include "ops/fused/fused_internal.h"
-#include "ops/parallel.h"
+#include "core/op/parallel.h"
 
 /* Scratch space per thread (on its stack). Each buffer holds one tile of
  * TILE_BYTES while they all fit, fewer elements otherwise; buffers are
@@ -269,5 +270,6 @@ static const mxc__op k_fused = {
 };
 
 int mxc__ops_register_fused(mxc__registry *r) {
-  return mxc__registry_add(r, &k_fused);
+  MXC_FORWARD_IF_ERROR(mxc__registry_add(r, &k_fused));
+  return mxc__registry_set_fusible(r, mxc__fused_is_fusible);
 }

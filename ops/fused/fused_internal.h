@@ -5,13 +5,17 @@
 
 #include <stdint.h>
 
-#include "ops/common.h"
-#include "ops/fused/fused.h"
-#include "ops/param.h"
+#include "core/op/common.h"
+#include "core/op/fusion.h"
+#include "core/op/param.h"
 
 /* Largest parameter struct of a fusible operator (stored inline, since
  * the whole parameter struct is copied flat into each pushed call). */
 #define MXC__FUSED_PARAM_BYTES 32
+
+/* The family's answer to mxc__op_fusible (core/op/fusion.h), set at
+ * registration (program.c). */
+int mxc__fused_is_fusible(const mxc__op *op);
 
 /* Instructions with a vectorized float32 kernel of their own (fast.c);
  * for other dtypes, and every other instruction, the operator's own

@@ -60,13 +60,6 @@ int mxc__fused_is_fusible(const mxc__op *op) {
          op->infer_shape == mxc__infer_shape_same;
 }
 
-int mxc__fused_value_ok(const char *val) {
-  for (const char *c = val; *c; ++c) {
-    if (strchr("(),;=", *c) || (unsigned char)*c < 0x20) return 0;
-  }
-  return 1;
-}
-
 /* ---- parsing ---- */
 
 /* One instruction's text, split: the operator name, positional

@@ -1,11 +1,11 @@
 /* Initialization operators: _zeros, _ones, _full, _arange, _eye (no
- * inputs: the shape and dtype come from parameters and ops/invoke.c puts
+ * inputs: the shape and dtype come from parameters and core/op/invoke.c puts
  * the output on the CPU), and zeros_like / ones_like (shape and dtype of
  * their one input, whose values are never read). None has a gradient. */
 #include <math.h>
 
 #include "ops/indexing/internal.h"
-#include "ops/registry.h"
+#include "core/op/registry.h"
 
 /* 2^62: a bound on element counts computed in double. */
 #define COUNT_LIMIT 4611686018427387904.0
@@ -316,7 +316,7 @@ static const mxc__op k_ops[] = {
             ones_forward),
 };
 
-int mxc__ops_register_init(mxc__registry *r) {
+int mxc__idx_register_init(mxc__registry *r) {
   for (size_t i = 0; i < sizeof k_ops / sizeof k_ops[0]; ++i) {
     MXC_FORWARD_IF_ERROR(mxc__registry_add(r, &k_ops[i]));
   }

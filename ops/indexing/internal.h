@@ -10,7 +10,7 @@
 
 #include <stdint.h>
 
-#include "ops/common.h"
+#include "core/op/common.h"
 
 /* Index modes of take and pick (the order of the parameter's choices). */
 enum { MXC__IDX_CLIP = 0, MXC__IDX_WRAP = 1, MXC__IDX_RAISE = 2 };
@@ -82,5 +82,6 @@ int mxc__idx_register_take(mxc__registry *r);
 int mxc__idx_register_gather(mxc__registry *r);
 int mxc__idx_register_where(mxc__registry *r);
 int mxc__idx_register_one_hot(mxc__registry *r);
+int mxc__idx_register_init(mxc__registry *r);  /* init.c */
 
 #endif /* MXC_OPS_INDEXING_INTERNAL_H_ */

@@ -3,8 +3,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/families.h"
 #include "ops/indexing/internal.h"
-#include "ops/registry.h"
+#include "core/op/registry.h"
 
 /* 2^62: far outside any extent, and safely convertible to int64. */
 #define IDX_LIMIT 4611686018427387904.0
@@ -157,5 +158,6 @@ int mxc__ops_register_indexing(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__idx_register_take(r));
   MXC_FORWARD_IF_ERROR(mxc__idx_register_gather(r));
   MXC_FORWARD_IF_ERROR(mxc__idx_register_where(r));
-  return mxc__idx_register_one_hot(r);
+  MXC_FORWARD_IF_ERROR(mxc__idx_register_one_hot(r));
+  return mxc__idx_register_init(r);
 }

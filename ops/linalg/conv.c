@@ -16,7 +16,7 @@
 
 #include "core/base/dtype.h"
 #include "ops/linalg/linalg.h"
-#include "ops/parallel.h"
+#include "core/op/parallel.h"
 
 /* ---- parameters (shared with Deconvolution) ---- */
 
@@ -212,7 +212,7 @@ static int conv_bwd_infer_shape(const mxc__op *op, const void *param,
 /* ---- compute ----
  *
  * Both directions split the batch into one part per kernel thread
- * (ops/parallel.h) and walk each part in chunks of nb images: im2col of a
+ * (core/op/parallel.h) and walk each part in chunks of nb images: im2col of a
  * chunk into the part's own buffers, sized to stay in one core's L2
  * cache, then GEMMs on them in the part's thread (a GEMM or im2col called
  * inside a part finds the pool busy and runs where it is). Splitting the

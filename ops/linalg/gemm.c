@@ -8,7 +8,7 @@
  *
  * Threading policy. OpenBLAS runs single-threaded (set once, on the first
  * product) and large products are split by rows or columns of C across
- * the kernel pool (ops/parallel.h) instead. Reasons, measured on the
+ * the kernel pool (core/op/parallel.h) instead. Reasons, measured on the
  * 2-core machine with bench/train (LeNet and the MLP, batch 128):
  * OpenBLAS's own helper threads busy-wait in sched_yield between calls
  * and competed with the engine's two workers for the two cores (20-27%
@@ -24,7 +24,7 @@
 
 #include "core/base/dtype.h"
 #include "ops/linalg/linalg.h"
-#include "ops/parallel.h"
+#include "core/op/parallel.h"
 
 #ifdef MXC_USE_OPENBLAS
 #include <cblas.h>

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "ops/linalg/linalg.h"
-#include "ops/parallel.h"
+#include "core/op/parallel.h"
 
 /* The output positions q in [0, n_out) of one kernel row that read inside
  * an image row of `n_in` elements: q*s + off in [0, n_in). */

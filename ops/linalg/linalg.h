@@ -11,7 +11,7 @@
 
 #include <stdint.h>
 
-#include "ops/common.h"
+#include "core/op/common.h"
 
 /* ---- GEMM ---- */
 

@@ -20,7 +20,7 @@
 
 #include "core/base/dtype.h"
 #include "ops/linalg/linalg.h"
-#include "ops/parallel.h"
+#include "core/op/parallel.h"
 
 enum { POOL_MAX, POOL_AVG, POOL_SUM };
 enum { CONV_VALID, CONV_FULL };

@@ -6,7 +6,7 @@
  * (ograd, data[, gamma], output), as mxc__grad_use_in_out builds them. */
 #include <math.h>
 
-#include "ops/elemwise/special.h"
+#include "core/op/vmath.h"
 #include "ops/nn/nn.h"
 
 /* ---- Activation ---- */
@@ -30,7 +30,7 @@ static double softrelu(double x) {
   return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
 }
 
-/* The float32 tanh and sigmoid kernels of ops/elemwise (vectorized,
+/* The float32 tanh and sigmoid kernels of core/op/vmath.h (vectorized,
  * threaded; within a few ulp), or -1 for the generic double path. */
 static int act_vmath(const act_param *p, int dtype) {
   if (dtype != MXC_DTYPE_FLOAT32) return -1;

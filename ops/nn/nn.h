@@ -9,7 +9,7 @@
 #ifndef MXC_OPS_NN_NN_H_
 #define MXC_OPS_NN_NN_H_
 
-#include "ops/common.h"
+#include "core/op/common.h"
 
 /* Runs the statements given as the variadic argument once with `T` a
  * typedef for float (dt float32) or double (anything else: infer_type has

@@ -1,8 +1,9 @@
 /* Helpers shared by the files of ops/nn (see nn.h). */
 #include <stdio.h>
 
+#include "ops/families.h"
 #include "ops/nn/nn.h"
-#include "ops/registry.h"
+#include "core/op/registry.h"
 
 mxc__nn_layout mxc__nn_split(const mxc__shape *s, int axis) {
   mxc__nn_layout l = {1, 1, 1};
@@ -101,10 +102,6 @@ int mxc__ops_register_nn(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__nn_register_dropout(r));
   MXC_FORWARD_IF_ERROR(mxc__nn_register_embedding(r));
   MXC_FORWARD_IF_ERROR(mxc__nn_register_upsampling(r));
-  return MXC_OK;
-}
-
-int mxc__ops_register_loss(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__nn_register_softmax_loss(r));
   MXC_FORWARD_IF_ERROR(mxc__nn_register_regression(r));
   return MXC_OK;

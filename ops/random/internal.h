@@ -1,6 +1,6 @@
 /* Shared pieces of the random-sampling and optimizer families.
  *
- * Random numbers. ops/invoke.c reserves, for an operator with
+ * Random numbers. core/op/invoke.c reserves, for an operator with
  * MXC__RES_RANDOM, (elements of all outputs + elements of all inputs + 1)
  * values of 4 words each: ctx->rng.n_blocks = that count of Philox blocks,
  * i.e. 4 * (n + 1) 32-bit words. Samplers that need a fixed number of words
@@ -21,8 +21,8 @@
 #include <stdint.h>
 
 #include "core/resource/random.h"
-#include "ops/common.h"
-#include "ops/op.h"
+#include "core/op/common.h"
+#include "core/op/op.h"
 
 /* ---- random streams (stream.c) ---- */
 
@@ -103,6 +103,7 @@ int mxc__sample_run(const mxc__op *op, const mxc__opctx *ctx, const void *param,
 int mxc__random_register_basic(mxc__registry *r);
 int mxc__random_register_rejection(mxc__registry *r);
 int mxc__random_register_discrete(mxc__registry *r);
+int mxc__random_register_optimizer(mxc__registry *r); /* optimizer.c */
 
 /* Writes values buf[0..m) (doubles) to elements begin.. of a float32 or
  * float64 blob according to req. */

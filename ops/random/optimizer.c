@@ -15,16 +15,17 @@
  * sgd_update and sgd_mom_update, the updates training runs on every
  * step, have float32 loops computing in float instead (see FAST_F32):
  * within a few ulps of the double rule and vectorizable. Large arrays are
- * split across the kernel pool (ops/parallel.h). In
+ * split across the kernel pool (core/op/parallel.h). In
  * the steps, "rescaled" means clip(rescale_grad * grad) with clipping to
  * [-clip_gradient, clip_gradient] when clip_gradient >= 0. */
 #include <math.h>
 #include <stddef.h>
 
 #include "core/base/dtype.h"
-#include "ops/common.h"
-#include "ops/parallel.h"
-#include "ops/registry.h"
+#include "core/op/common.h"
+#include "core/op/parallel.h"
+#include "core/op/registry.h"
+#include "ops/random/internal.h"
 
 typedef struct opt_param {
   double lr, wd, rescale_grad, clip_gradient;
@@ -495,7 +496,7 @@ static const mxc__op k_ops[N_OPT] = {
              "lr*sign(mom)."),
 };
 
-int mxc__ops_register_optimizer(mxc__registry *r) {
+int mxc__random_register_optimizer(mxc__registry *r) {
   for (int i = 0; i < N_OPT; ++i) {
     MXC_FORWARD_IF_ERROR(mxc__registry_add(r, &k_ops[i]));
   }

@@ -9,8 +9,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/families.h"
 #include "ops/random/internal.h"
-#include "ops/registry.h"
+#include "core/op/registry.h"
 
 /* ---- shared by all samplers ---- */
 
@@ -368,5 +369,5 @@ int mxc__ops_register_random(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__random_register_basic(r));
   MXC_FORWARD_IF_ERROR(mxc__random_register_rejection(r));
   MXC_FORWARD_IF_ERROR(mxc__random_register_discrete(r));
-  return MXC_OK;
+  return mxc__random_register_optimizer(r);
 }

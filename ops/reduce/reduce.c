@@ -15,8 +15,9 @@
  * squares in double, so float64 inputs beyond ~1e154 overflow. */
 #include <math.h>
 
+#include "ops/families.h"
 #include "ops/reduce/reduce_impl.h"
-#include "ops/registry.h"
+#include "core/op/registry.h"
 
 typedef struct red_param {
   mxc__tuple axis;

@@ -19,7 +19,7 @@
 
 #include <stdint.h>
 
-#include "ops/common.h"
+#include "core/op/common.h"
 
 typedef struct mxc__red_plan {
   int nd;                     /* merged dimensions, >= 1 */

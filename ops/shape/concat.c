@@ -14,7 +14,7 @@
 #include "ops/shape/shape_internal.h"
 
 /* Variadic operators name their inputs arg0, arg1, ... as MXNet does.
- * Limits: ops/invoke.c reads the 32-bit mutate_inputs mask by input index,
+ * Limits: core/op/invoke.c reads the 32-bit mutate_inputs mask by input index,
  * so a node takes at most 32 inputs; _backward_Concat takes the output
  * gradient plus every part, _backward_split one gradient per part. */
 #define MAX_PARTS 32

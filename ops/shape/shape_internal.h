@@ -16,7 +16,7 @@
 
 #include <stdint.h>
 
-#include "ops/common.h"
+#include "core/op/common.h"
 
 /* Iterations may split every dimension in two (tile). */
 #define MXC__SHP_MAX_DIMS (2 * MXC_MAX_NDIM)

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/families.h"
 #include "core/base/alloc.h"
 #include "ops/shape/shape_internal.h"
 

@@ -25,8 +25,8 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
-#include "ops/common.h"
-#include "ops/node.h"
+#include "core/op/common.h"
+#include "core/op/node.h"
 #include "ops/sparse/sparse.h"
 
 typedef struct cast_param {

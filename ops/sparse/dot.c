@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
-#include "ops/common.h"
+#include "core/op/common.h"
 #include "ops/sparse/sparse.h"
 
 /* A bool parameter of dot read through its descriptor, so this file does

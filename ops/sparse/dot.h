@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "ops/parallel.h"
+#include "core/op/parallel.h"
 #include "ops/sparse/sparse.h"
 
 /* One product. "The csr" is lhs for csr x dense / csr x row_sparse /

@@ -17,7 +17,7 @@
  * storage inference answers MXC_ERR_STYPE for it). */
 #include <string.h>
 
-#include "ops/common.h"
+#include "core/op/common.h"
 #include "ops/sparse/dot.h"
 
 static int bwd_stype(const mxc__op *op, const void *param, const int *in,

@@ -2,7 +2,7 @@
  * float32 / float64 values and int32 / int64 indices. */
 #include <string.h>
 
-#include "ops/common.h"
+#include "core/op/common.h"
 #include "ops/sparse/dot.h"
 
 /* The template's vector helpers are always inlined, so GCC's note on the

@@ -20,8 +20,8 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
-#include "ops/common.h"
-#include "ops/parallel.h"
+#include "core/op/common.h"
+#include "core/op/parallel.h"
 #include "ops/sparse/elemwise.h"
 
 enum { B_ADD, B_SUB, B_MUL };

@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/common.h"
-#include "ops/parallel.h"
+#include "core/op/common.h"
+#include "core/op/parallel.h"
 #include "ops/sparse/elemwise.h"
 
 const char *mxc__sparse_stype_name(int stype) {

@@ -19,8 +19,8 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
-#include "ops/common.h"
-#include "ops/parallel.h"
+#include "core/op/common.h"
+#include "core/op/parallel.h"
 #include "ops/sparse/optim.h"
 
 enum { PART_ELEMS = 1 << 15 }; /* output elements per part of a split */

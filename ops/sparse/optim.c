@@ -8,7 +8,7 @@
  * grad gives a row_sparse output (optim_rsp.c); anything else (row_sparse
  * states, a row_sparse weight elsewhere, csr grad, a sparse output for a
  * dense weight) is MXC_ERR_STYPE, left to the dense fallback of
- * ops/invoke.c.
+ * core/op/invoke.c.
  *
  * Semantics, as MXNet's:
  *  - lazy_update = true (the default; adagrad_update and ftrl_update have
@@ -34,8 +34,8 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
-#include "ops/common.h"
-#include "ops/parallel.h"
+#include "core/op/common.h"
+#include "core/op/parallel.h"
 
 const void *mxc__sparse_param_field(const mxc__op *op, const void *param,
                                     const char *name, mxc__param_type type) {

@@ -4,7 +4,7 @@
 #ifndef MXC_OPS_SPARSE_OPTIM_H_
 #define MXC_OPS_SPARSE_OPTIM_H_
 
-#include "ops/param.h"
+#include "core/op/param.h"
 #include "ops/sparse/sparse.h"
 
 /* The field `name` of type `type` in a parameter struct of op, found

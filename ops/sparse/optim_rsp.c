@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
-#include "ops/common.h"
+#include "core/op/common.h"
 #include "ops/sparse/optim.h"
 
 typedef struct rsp_side {

@@ -10,9 +10,9 @@
  * dense fallback gives a dense result. */
 #include <string.h>
 
-#include "ops/common.h"
-#include "ops/elemwise/special.h"
-#include "ops/parallel.h"
+#include "core/op/common.h"
+#include "core/op/vmath.h"
+#include "core/op/parallel.h"
 #include "ops/sparse/elemwise.h"
 
 typedef struct quad_param {

@@ -17,8 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/common.h"
-#include "ops/parallel.h"
+#include "core/op/common.h"
+#include "core/op/parallel.h"
 #include "ops/sparse/reduce_parts.h"
 
 const void *mxc__sparse_param(const mxc__op *op, const void *param,

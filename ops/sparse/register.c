@@ -1,26 +1,14 @@
-/* Registration of the sparse family. Each file's function is weak so that
- * the library links while a file is being written; a missing one
- * registers nothing. Order matters only in that every other family has
- * registered before (ops/registry.c lists this family last), because
- * attaching sparse kernels looks operators up by name. */
+/* Registration of the sparse family: one function per file. It runs
+ * after every other family (last in ops/families.bzl), because attaching
+ * sparse kernels looks operators up by name. */
+#include "core/base/error.h"
+#include "ops/families.h"
 #include "ops/sparse/sparse.h"
 
-#define WEAK __attribute__((weak))
-WEAK int mxc__sparse_register_elemwise(mxc__registry *r);
-WEAK int mxc__sparse_register_dot(mxc__registry *r);
-WEAK int mxc__sparse_register_reduce(mxc__registry *r);
-WEAK int mxc__sparse_register_optim(mxc__registry *r);
-
 int mxc__ops_register_sparse(mxc__registry *r) {
-  int (*const fns[])(mxc__registry *) = {
-      mxc__sparse_register_cast, mxc__sparse_register_elemwise,
-      mxc__sparse_register_dot, mxc__sparse_register_reduce,
-      mxc__sparse_register_optim,
-  };
-  for (size_t i = 0; i < sizeof fns / sizeof fns[0]; ++i) {
-    if (!fns[i]) continue;
-    int rc = fns[i](r);
-    if (rc != MXC_OK) return rc;
-  }
-  return MXC_OK;
+  MXC_FORWARD_IF_ERROR(mxc__sparse_register_cast(r));
+  MXC_FORWARD_IF_ERROR(mxc__sparse_register_elemwise(r));
+  MXC_FORWARD_IF_ERROR(mxc__sparse_register_dot(r));
+  MXC_FORWARD_IF_ERROR(mxc__sparse_register_reduce(r));
+  return mxc__sparse_register_optim(r);
 }

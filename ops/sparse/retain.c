@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
-#include "ops/common.h"
+#include "core/op/common.h"
 #include "ops/sparse/reduce_parts.h"
 
 /* ---- inference ---- */

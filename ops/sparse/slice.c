@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/common.h"
+#include "core/op/common.h"
 #include "ops/sparse/reduce_parts.h"
 
 static int is_slice_axis(const mxc__op *op) {

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 #include "core/ndarray/ndarray.h"
-#include "ops/op.h"
+#include "core/op/op.h"
 
 /* 1 when the element at p of dtype compares equal to zero (so -0.0 is
  * zero and NaN is not). */
@@ -19,7 +19,6 @@ int64_t mxc__sparse_row_elems(const mxc__ndarray *a);
  * each registers its new operators (mxc__registry_add) and attaches
  * sparse kernels to operators of other families
  * (mxc__registry_attach_stype). It runs after every other family. */
-int mxc__ops_register_sparse(mxc__registry *r);
 int mxc__sparse_register_cast(mxc__registry *r);      /* cast_storage.c */
 int mxc__sparse_register_elemwise(mxc__registry *r);  /* elemwise.c */
 int mxc__sparse_register_dot(mxc__registry *r);       /* dot.c */

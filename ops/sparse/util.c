@@ -1,6 +1,6 @@
 #include <string.h>
 
-#include "ops/common.h"
+#include "core/op/common.h"
 #include "ops/sparse/sparse.h"
 
 int mxc__sparse_is_zero(const void *p, int dtype) {

@@ -19,8 +19,8 @@
 #include "tests/autograd/ag_util.h"
 
 extern "C" {
-#include "ops/op.h"
-// ops/node.h uses C11 atomics; the gradient builders are plain functions.
+#include "core/op/op.h"
+// core/op/node.h uses C11 atomics; the gradient builders are plain functions.
 int mxc__grad_none(const struct mxc__node *, const struct mxc__entry *,
                    struct mxc__entry *);
 }

@@ -3,8 +3,9 @@
 #include "c_api/src/api_internal.h"
 #include "core/base/alloc.h"
 #include "core/graph/graph.h"
-#include "ops/grad_eval.h"
-#include "ops/invoke.h"
+#include "core/op/grad_eval.h"
+#include "core/op/invoke.h"
+#include "core/resource/training.h"
 
 #define MAXN 64
 

@@ -7,8 +7,8 @@
 #include "core/fuse/fuse.h"
 #include "core/graph/gradient.h"
 #include "core/graph/graph.h"
-#include "ops/invoke.h"
-#include "ops/node.h"
+#include "core/op/invoke.h"
+#include "core/op/node.h"
 
 #define MAXE 256
 

@@ -17,8 +17,9 @@
 #include "core/graph/gradient.h"
 #include "core/graph/graph.h"
 #include "core/ndarray/ndarray.h"
-#include "ops/invoke.h"
-#include "ops/node.h"
+#include "core/op/invoke.h"
+#include "core/resource/training.h"
+#include "core/op/node.h"
 
 #define CHECK(cond, ...)                              \
   do {                                                \

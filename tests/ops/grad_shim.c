@@ -2,7 +2,7 @@
 
 #include "c_api/src/api_internal.h"
 #include "core/base/alloc.h"
-#include "ops/grad_eval.h"
+#include "core/op/grad_eval.h"
 
 #define MAXN 64
 

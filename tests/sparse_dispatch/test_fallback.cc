@@ -18,7 +18,7 @@
 extern "C" {
 #include "core/base/alloc.h"
 #include "core/base/handle.h"
-#include "ops/op.h"
+#include "core/op/op.h"
 }
 
 namespace {

@@ -22,8 +22,8 @@
 extern "C" {
 #include "core/base/alloc.h"
 #include "core/base/handle.h"
-#include "ops/op.h"
-// ops/invoke.h (C11 atomics) is not C++: the one function used here.
+#include "core/op/op.h"
+// core/op/invoke.h (C11 atomics) is not C++: the one function used here.
 void mxc__fallback_log_reset(void);
 }
 

@@ -17,7 +17,7 @@
 
 extern "C" {
 #include "core/base/alloc.h"
-#include "ops/op.h"
+#include "core/op/op.h"
 }
 
 namespace {

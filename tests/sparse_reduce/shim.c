@@ -2,7 +2,7 @@
 
 #include "c_api/src/api_internal.h"
 #include "core/base/alloc.h"
-#include "ops/grad_eval.h"
+#include "core/op/grad_eval.h"
 
 int mxct_infer_stype(const char *op_name, const char *const *keys,
                      const char *const *vals, int n_attrs, const int *in,

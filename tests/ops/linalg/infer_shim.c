@@ -4,7 +4,7 @@
 
 #include "core/base/alloc.h"
 #include "core/base/error.h"
-#include "ops/op.h"
+#include "core/op/op.h"
 
 #define MAX_IN 8
 

@@ -1,8 +1,8 @@
 /* A growable string for writers (JSON, DOT). Allocation failures are
  * sticky: appends after one do nothing, and mxc__sbuf_finish reports
  * MXC_ERR_OOM, so writers need not check every append. */
-#ifndef MXC_CORE_GRAPH_STRBUF_H_
-#define MXC_CORE_GRAPH_STRBUF_H_
+#ifndef MXC_CORE_BASE_STRBUF_H_
+#define MXC_CORE_BASE_STRBUF_H_
 
 #include <stddef.h>
 
@@ -24,4 +24,4 @@ void mxc__sbuf_printf(mxc__sbuf *b, const char *fmt, ...) MXC__PRINTF(2, 3);
 int mxc__sbuf_finish(mxc__sbuf *b, const char *what, char **out);
 void mxc__sbuf_free(mxc__sbuf *b);
 
-#endif /* MXC_CORE_GRAPH_STRBUF_H_ */
+#endif /* MXC_CORE_BASE_STRBUF_H_ */

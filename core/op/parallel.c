@@ -14,7 +14,7 @@
  * and `failed` happens under g.mu or before publication / after the
  * close handshake, so the hand-over is race-free (ThreadSanitizer checks
  * this in tests/fuse). */
-#include "ops/parallel.h"
+#include "core/op/parallel.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

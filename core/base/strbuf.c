@@ -1,4 +1,4 @@
-#include "core/graph/strbuf.h"
+#include "core/base/strbuf.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "ops/node.h"
+#include "core/op/node.h"
 
 #include <stdio.h>
 #include <string.h>

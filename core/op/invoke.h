@@ -1,11 +1,11 @@
 /* Imperative operator invocation: validate, infer, allocate outputs and
  * push the kernel to the engine. Shape and type errors are reported here,
  * before anything is pushed. */
-#ifndef MXC_OPS_INVOKE_H_
-#define MXC_OPS_INVOKE_H_
+#ifndef MXC_CORE_OP_INVOKE_H_
+#define MXC_CORE_OP_INVOKE_H_
 
 #include "core/ndarray/ndarray.h"
-#include "ops/op.h"
+#include "core/op/op.h"
 
 /* Invokes op with parsed parameters `param` (copied) on inputs in[0..n_in).
  * out[0..n_out): an entry that is NULL receives a new array (owned by the
@@ -14,7 +14,7 @@
  * output count (hidden outputs are then made and dropped internally).
  * On failure nothing is pushed and out is untouched.
  *
- * Storage types (ops/op.h): the operator's sparse kernel runs when its
+ * Storage types (core/op/op.h): the operator's sparse kernel runs when its
  * storage inference accepts the call. When some input or given output is
  * sparse and the operator has no storage functions, or they answer
  * MXC_ERR_STYPE, the call falls back to the dense kernel: sparse inputs
@@ -30,13 +30,4 @@ int mxc__op_invoke(const mxc__op *op, const void *param,
                    mxc__ndarray *const *in, int n_in, mxc__ndarray **out,
                    int n_out, const mxc__req *req);
 
-/* Per-thread training mode used by invoke (Dropout, BatchNorm): returns
- * the previous value. Default 0 (inference). */
-int mxc__set_training(int is_train);
-int mxc__is_training(void);
-
-/* For tests: forgets the fallback cases already logged and reads
- * MXC_STORAGE_FALLBACK_LOG again at the next fallback. */
-void mxc__fallback_log_reset(void);
-
-#endif /* MXC_OPS_INVOKE_H_ */
+#endif /* MXC_CORE_OP_INVOKE_H_ */

@@ -7,8 +7,8 @@
  * a loop body) runs its loop alone in its own thread instead of waiting:
  * no deadlock is possible and the machine is never oversubscribed by more
  * than the pool's helpers. Thread-safe; callable from any thread. */
-#ifndef MXC_OPS_PARALLEL_H_
-#define MXC_OPS_PARALLEL_H_
+#ifndef MXC_CORE_OP_PARALLEL_H_
+#define MXC_CORE_OP_PARALLEL_H_
 
 #include <stdint.h>
 
@@ -32,4 +32,4 @@ int mxc__parallel_for(int64_t n, int64_t grain, int max_threads,
  * default the number of online CPUs), at least 1. */
 int mxc__parallel_threads(void);
 
-#endif /* MXC_OPS_PARALLEL_H_ */
+#endif /* MXC_CORE_OP_PARALLEL_H_ */

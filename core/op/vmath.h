@@ -1,7 +1,7 @@
 /* Special functions libm lacks, and vectorized float32 exp, sigmoid and
  * tanh shared by the element-wise and Activation operators. */
-#ifndef MXC_OPS_ELEMWISE_SPECIAL_H_
-#define MXC_OPS_ELEMWISE_SPECIAL_H_
+#ifndef MXC_CORE_OP_VMATH_H_
+#define MXC_CORE_OP_VMATH_H_
 
 #include <stdint.h>
 
@@ -16,7 +16,7 @@ double mxc__digamma(double x);
  * Vectorized float32 exp, sigmoid and tanh (within a few ulp of expf and
  * tanhf; NaN in gives NaN out) and their gradients from the output y
  * (exp: g*y, sigmoid: g*y*(1-y), tanh: g*(1-y*y)). Large arrays are split
- * over the kernel thread pool (ops/parallel.h). `add` != 0 accumulates
+ * over the kernel thread pool (core/op/parallel.h). `add` != 0 accumulates
  * into y / dx instead of overwriting. Returns MXC_OK (the status of the
  * parallel loop, which cannot fail here). */
 enum { MXC__VM_EXP, MXC__VM_SIGMOID, MXC__VM_TANH };
@@ -30,4 +30,4 @@ int mxc__vmath_grad_f32(int fn, const float *og, const float *y, float *dx,
 #define MXC__ELEMWISE_GRAIN ((int64_t)16384)
 #define MXC__ELEMWISE_PAR_MIN ((int64_t)65536)
 
-#endif /* MXC_OPS_ELEMWISE_SPECIAL_H_ */
+#endif /* MXC_CORE_OP_VMATH_H_ */

@@ -8,7 +8,8 @@
 
 #include "core/base/alloc.h"
 #include "core/base/error.h"
-#include "ops/registry.h"
+#include "core/op/fusion.h"
+#include "core/op/registry.h"
 
 #define MAX_OPS 1024
 #define INDEX_SLOTS 4096 /* power of two, > 2 * (names + aliases) */
@@ -27,6 +28,7 @@ struct mxc__registry {
   const mxc__op *ptrs[INDEX_SLOTS];
   mxc__infer_stype_fn att_infer[INDEX_SLOTS];
   mxc__compute_sparse_fn att_compute[INDEX_SLOTS];
+  mxc__fusible_fn fusible; /* set by the fused family, or NULL */
 };
 
 static mxc__registry g_reg;
@@ -34,25 +36,14 @@ static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 static int g_init_rc;
 static char g_init_msg[256];
 
-typedef int (*family_fn)(mxc__registry *r);
+static const mxc__op_family *g_families;
+static int g_n_families;
 
-/* Weak so that the library links while a family is being written; a
- * missing family simply registers nothing. */
-#define WEAK __attribute__((weak))
-WEAK int mxc__ops_register_elemwise_unary(mxc__registry *r);
-WEAK int mxc__ops_register_elemwise_binary(mxc__registry *r);
-WEAK int mxc__ops_register_reduce(mxc__registry *r);
-WEAK int mxc__ops_register_shape(mxc__registry *r);
-WEAK int mxc__ops_register_indexing(mxc__registry *r);
-WEAK int mxc__ops_register_init(mxc__registry *r);
-WEAK int mxc__ops_register_linalg(mxc__registry *r);
-WEAK int mxc__ops_register_nn(mxc__registry *r);
-WEAK int mxc__ops_register_conv(mxc__registry *r);
-WEAK int mxc__ops_register_loss(mxc__registry *r);
-WEAK int mxc__ops_register_random(mxc__registry *r);
-WEAK int mxc__ops_register_optimizer(mxc__registry *r);
-WEAK int mxc__ops_register_fused(mxc__registry *r);
-WEAK int mxc__ops_register_sparse(mxc__registry *r);
+void mxc__registry_set_families(const mxc__op_family *families, int n) {
+  if (g_families) return;
+  g_families = families;
+  g_n_families = n;
+}
 
 static uint32_t hash(const char *s) {
   uint32_t h = 2166136261u; /* FNV-1a */
@@ -103,21 +94,12 @@ static int by_name(const void *a, const void *b) {
 }
 
 static void build(void) {
-  static const family_fn families[] = {
-      mxc__ops_register_elemwise_unary, mxc__ops_register_elemwise_binary,
-      mxc__ops_register_reduce,         mxc__ops_register_shape,
-      mxc__ops_register_indexing,       mxc__ops_register_init,
-      mxc__ops_register_linalg,         mxc__ops_register_nn,
-      mxc__ops_register_conv,           mxc__ops_register_loss,
-      mxc__ops_register_random,         mxc__ops_register_optimizer,
-      mxc__ops_register_fused,          mxc__ops_register_sparse,
-  };
-  for (size_t i = 0; i < sizeof families / sizeof families[0]; ++i) {
-    if (!families[i]) continue;
-    int rc = families[i](&g_reg);
+  for (int i = 0; i < g_n_families; ++i) {
+    int rc = g_families[i].register_fn(&g_reg);
     if (rc != MXC_OK) {
       g_init_rc = rc;
-      snprintf(g_init_msg, sizeof g_init_msg, "%s", mxc__error_msg());
+      snprintf(g_init_msg, sizeof g_init_msg, "family '%s': %s",
+               g_families[i].name, mxc__error_msg());
       return;
     }
   }
@@ -244,4 +226,16 @@ int mxc__op_parse_params(const mxc__op *op, const char *const *keys,
   }
   *out = p;
   return MXC_OK;
+}
+
+int mxc__registry_set_fusible(mxc__registry *r, mxc__fusible_fn fusible) {
+  MXC_RETURN_ERROR_IF(r->fusible || !fusible, MXC_ERR_INTERNAL,
+                      "fusible predicate set twice (or NULL)");
+  r->fusible = fusible;
+  return MXC_OK;
+}
+
+int mxc__op_fusible(const mxc__op *op) {
+  if (!op || ensure() != MXC_OK || !g_reg.fusible) return 0;
+  return g_reg.fusible(op);
 }

@@ -1,13 +1,13 @@
 /* Helpers shared by operator families: shape/type inference for common
  * patterns, dtype dispatch, write-mode handling. */
-#ifndef MXC_OPS_COMMON_H_
-#define MXC_OPS_COMMON_H_
+#ifndef MXC_CORE_OP_COMMON_H_
+#define MXC_CORE_OP_COMMON_H_
 
 #include "core/base/dtype.h"
 #include "core/base/error.h"
 #include "core/base/half.h"
-#include "ops/node.h"
-#include "ops/op.h"
+#include "core/op/node.h"
+#include "core/op/op.h"
 
 /* All inputs and outputs share one shape (element-wise operators). Unknown
  * shapes are filled from known ones; a mismatch is MXC_ERR_SHAPE naming
@@ -63,4 +63,4 @@ void mxc__blob_set(const mxc__blob *b, int64_t i, double v);
     }                              \
   } while (0)
 
-#endif /* MXC_OPS_COMMON_H_ */
+#endif /* MXC_CORE_OP_COMMON_H_ */

@@ -5,19 +5,19 @@
  * entry names one output of a node. Gradient functions build backward
  * nodes out of the forward node's inputs ({input node, index}), its outputs
  * ({fwd, i}) and the output-gradient entries they are given. core/graph
- * builds symbols on the same structure; ops/grad_eval.c evaluates gradient
+ * builds symbols on the same structure; core/op/grad_eval.c evaluates gradient
  * nodes imperatively.
  *
  * Nodes are reference counted: each entry held in a node's inputs, and
  * each entry handed out by a gradient function, owns one reference.
  * Thread-safety: nodes are immutable after creation; references may be
  * taken and dropped from any thread. */
-#ifndef MXC_OPS_NODE_H_
-#define MXC_OPS_NODE_H_
+#ifndef MXC_CORE_OP_NODE_H_
+#define MXC_CORE_OP_NODE_H_
 
 #include <stdatomic.h>
 
-#include "ops/op.h"
+#include "core/op/op.h"
 
 typedef struct mxc__node mxc__node;
 
@@ -96,4 +96,4 @@ int mxc__grad_use_in_out(const mxc__node *fwd, const mxc__entry *ograd,
 int mxc__grad_none(const mxc__node *fwd, const mxc__entry *ograd,
                    mxc__entry *igrad);
 
-#endif /* MXC_OPS_NODE_H_ */
+#endif /* MXC_CORE_OP_NODE_H_ */

@@ -6,8 +6,8 @@
  * from the strings every language can pass, applying defaults and checking
  * types and ranges; errors name the operator, the key, and what is
  * accepted. The same table answers introspection (mxc_op_param_info). */
-#ifndef MXC_OPS_PARAM_H_
-#define MXC_OPS_PARAM_H_
+#ifndef MXC_CORE_OP_PARAM_H_
+#define MXC_CORE_OP_PARAM_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -30,7 +30,7 @@ typedef enum mxc__param_type {
 
 /* Capacity of a MXC__P_STRING field, terminating NUL included. The text
  * lives inside the parameter struct because kernels get a flat copy of it
- * (ops/invoke.c copies param_size bytes); longer values are rejected. */
+ * (core/op/invoke.c copies param_size bytes); longer values are rejected. */
 #define MXC__PARAM_STR_MAX 4096
 
 /* A "None" entry inside a tuple, e.g. slice's begin=(None, 1). */
@@ -83,4 +83,4 @@ const char *mxc__param_type_str(const mxc__param_def *d, char *buf,
  * themselves and for tests. */
 int mxc__tuple_parse(const char *s, mxc__tuple *out);
 
-#endif /* MXC_OPS_PARAM_H_ */
+#endif /* MXC_CORE_OP_PARAM_H_ */

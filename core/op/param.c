@@ -1,4 +1,4 @@
-#include "ops/param.h"
+#include "core/op/param.h"
 
 #include <ctype.h>
 #include <errno.h>

@@ -1,11 +1,11 @@
 /* Operator descriptors: one per operator, used by the imperative path
- * (ops/invoke.c) and by the symbolic executor (core/graph).
+ * (core/op/invoke.c) and by the symbolic executor (core/graph).
  *
  * Kernels see plain blobs (pointer, shape, dtype, device) and never touch
- * the engine; ops/invoke.c does the scheduling. Sparse kernels are the one
+ * the engine; core/op/invoke.c does the scheduling. Sparse kernels are the one
  * exception: they see arrays (see "Storage types and dispatch" below). */
-#ifndef MXC_OPS_OP_H_
-#define MXC_OPS_OP_H_
+#ifndef MXC_CORE_OP_OP_H_
+#define MXC_CORE_OP_OP_H_
 
 #include <stddef.h>
 #include <stdint.h>
@@ -13,7 +13,7 @@
 #include "core/base/device.h"
 #include "core/base/shape.h"
 #include "core/resource/random.h"
-#include "ops/param.h"
+#include "core/op/param.h"
 
 /* Output write modes. */
 typedef enum mxc__req {
@@ -87,7 +87,7 @@ typedef int (*mxc__compute_fn)(const mxc__op *op, const mxc__opctx *ctx,
  *
  * An operator without infer_stype is dense only: `compute` runs on blobs;
  * sparse inputs or given outputs go through invoke's storage fallback
- * (ops/invoke.h).
+ * (core/op/invoke.h).
  *
  * infer_stype decides, from the storage types of the inputs (in[i], all
  * known) and of the given outputs (out[i], or -1 when invoke creates the
@@ -96,7 +96,7 @@ typedef int (*mxc__compute_fn)(const mxc__op *op, const mxc__opctx *ctx,
  * must then be dense), MXC__DISPATCH_SPARSE runs `compute_sparse`. It
  * returns MXC_ERR_STYPE naming the operator for combinations it does not
  * support (invoke then falls back to `compute` through dense temporaries,
- * see ops/invoke.h).
+ * see core/op/invoke.h).
  *
  * compute_sparse gets the arrays themselves, as view structs valid during
  * the call, because the sizes of sparse data are known only at run time:
@@ -134,7 +134,7 @@ typedef int (*mxc__compute_sparse_fn)(const mxc__op *op,
  * gradients (one per output), sets igrad[i] for each input to a new entry
  * computing d(loss)/d(input i), or to {NULL, 0} when the input gets no
  * gradient (integer inputs, labels) or a zero one. Created nodes are owned
- * by the entries (one reference each). See ops/node.h. */
+ * by the entries (one reference each). See core/op/node.h. */
 typedef int (*mxc__gradient_fn)(const struct mxc__node *fwd,
                                 const struct mxc__entry *ograd,
                                 struct mxc__entry *igrad);
@@ -225,7 +225,7 @@ int mxc__op_parse_params(const mxc__op *op, const char *const *keys,
                          const char *const *vals, int n, void **out);
 
 /* Registration, called by the family registration functions listed in
- * ops/registry.c. Descriptors must live for the whole process (static).
+ * core/op/registry.c. Descriptors must live for the whole process (static).
  * Returns MXC_ERR_INTERNAL on a duplicate name. */
 typedef struct mxc__registry mxc__registry;
 int mxc__registry_add(mxc__registry *r, const mxc__op *op);
@@ -251,4 +251,4 @@ int mxc__registry_attach_stype(mxc__registry *r, const char *name,
 mxc__infer_stype_fn mxc__op_infer_stype(const mxc__op *op);
 mxc__compute_sparse_fn mxc__op_compute_sparse(const mxc__op *op);
 
-#endif /* MXC_OPS_OP_H_ */
+#endif /* MXC_CORE_OP_OP_H_ */

@@ -1,4 +1,4 @@
-#include "ops/common.h"
+#include "core/op/common.h"
 
 #include <stdio.h>
 

@@ -1,10 +1,10 @@
-#include "ops/grad_eval.h"
+#include "core/op/grad_eval.h"
 
 #include <string.h>
 
 #include "core/base/alloc.h"
 #include "core/base/error.h"
-#include "ops/invoke.h"
+#include "core/op/invoke.h"
 
 #define MAX_NODES 256
 #define MAX_OUTS 64

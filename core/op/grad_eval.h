@@ -2,11 +2,11 @@
  * asks the operator's gradient function for backward nodes, and runs them
  * with mxc__op_invoke. Used by tests (finite-difference checks) and as the
  * core of imperative autograd. */
-#ifndef MXC_OPS_GRAD_EVAL_H_
-#define MXC_OPS_GRAD_EVAL_H_
+#ifndef MXC_CORE_OP_GRAD_EVAL_H_
+#define MXC_CORE_OP_GRAD_EVAL_H_
 
 #include "core/ndarray/ndarray.h"
-#include "ops/node.h"
+#include "core/op/node.h"
 
 /* in: n_in forward inputs; out: the forward outputs (all of them, hidden
  * included) computed with the same parameters; ograd: one per visible
@@ -18,4 +18,4 @@ int mxc__grad_eval(const char *op_name, const char *const *keys,
                    mxc__ndarray *const *out, int n_out,
                    mxc__ndarray *const *ograd, mxc__ndarray **igrad);
 
-#endif /* MXC_OPS_GRAD_EVAL_H_ */
+#endif /* MXC_CORE_OP_GRAD_EVAL_H_ */

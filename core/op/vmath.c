@@ -1,11 +1,11 @@
-#include "ops/elemwise/special.h"
+#include "core/op/vmath.h"
 
 #include <math.h>
 #include <string.h>
 
 #include "core/base/error.h"
-#include "ops/common.h"
-#include "ops/parallel.h"
+#include "core/op/common.h"
+#include "core/op/parallel.h"
 
 double mxc__erfinv(double x) {
   if (isnan(x) || x < -1 || x > 1) return NAN;
