@@ -4,6 +4,7 @@
 #include "api_internal.h"
 #include "core/base/dtype.h"
 #include "core/engine/engine.h"
+#include "core/op/op.h"
 #include "core/resource/random.h"
 
 int mxc_version(void) { return MXC_VERSION_NUMBER; }
@@ -20,10 +21,6 @@ typedef struct feature {
   int enabled;
 } feature;
 
-/* Defined by the linalg family when it is linked (weak: absent in builds
- * without it, e.g. tests of other families). */
-__attribute__((weak)) int mxc__linalg_uses_openblas(void);
-
 static const feature k_features[] = {
     {"CPU", 1},
 #ifdef MXC_USE_CUDA
@@ -31,7 +28,7 @@ static const feature k_features[] = {
 #else
     {"CUDA", 0},
 #endif
-    {"OPENBLAS", 0}, /* decided at run time: see feature_value */
+    {"OPENBLAS", 0}, /* added by the linalg family: see feature_value */
     {"DLPACK", 1},
     {"THREADED_ENGINE", 1},
 #ifdef MXC_SANITIZER_ASAN
@@ -59,11 +56,9 @@ const char *mxc_feature_name(int index) {
   return k_features[index].name;
 }
 
+/* Features plug-ins provide are asked of the registry. */
 static int feature_value(const feature *f) {
-  if (!strcmp(f->name, "OPENBLAS")) {
-    return mxc__linalg_uses_openblas ? mxc__linalg_uses_openblas() : 0;
-  }
-  return f->enabled;
+  return f->enabled || mxc__op_feature(f->name);
 }
 
 int mxc_feature_enabled(const char *name, int *out_enabled) {

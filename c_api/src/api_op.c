@@ -173,15 +173,22 @@ int mxc_op_input_name(mxc_op h, int index, const char **out) {
   return MXC_OK;
 }
 
-static int with_params(mxc_op h, const char *fn, const char *const *keys,
-                       const char *const *vals, int n, const mxc__op **op,
-                       void **param) {
+/* The operator of handle h, with its parameter arrays checked. */
+static int check_params(mxc_op h, const char *fn, const char *const *keys,
+                        const char *const *vals, int n, const mxc__op **op) {
   MXC_FORWARD_IF_ERROR(api_op(h, fn, op));
   MXC_RETURN_ERROR_IF(n < 0 || (n > 0 && (!keys || !vals)),
                       MXC_ERR_INVALID_ARGUMENT,
                       "%s: parameter keys/vals are NULL or n (%d) is "
                       "negative",
                       fn, n);
+  return MXC_OK;
+}
+
+static int with_params(mxc_op h, const char *fn, const char *const *keys,
+                       const char *const *vals, int n, const mxc__op **op,
+                       void **param) {
+  MXC_FORWARD_IF_ERROR(check_params(h, fn, keys, vals, n, op));
   return mxc__op_parse_params(*op, keys, vals, n, param);
 }
 
@@ -256,16 +263,9 @@ int mxc_op_invoke(mxc_op h, const char *const *keys, const char *const *vals,
     req[i] = (mxc__req)r;
   }
   const mxc__op *op = NULL;
-  void *param = NULL;
-  MXC_FORWARD_IF_ERROR(
-      with_params(h, fn, keys, vals, n_params, &op, &param));
-  /* One thread-local check when recording is off; when on, autograd
-   * invokes and records (it keeps the parameter strings). */
-  int rc = mxc__autograd_is_recording()
-               ? mxc__autograd_invoke(op, param, keys, vals, n_params, in,
-                                      n_inputs, out, n_outputs, req)
-               : mxc__op_invoke(op, param, in, n_inputs, out, n_outputs, req);
-  mxc__free(param);
+  MXC_FORWARD_IF_ERROR(check_params(h, fn, keys, vals, n_params, &op));
+  int rc = mxc__imperative_invoke(op, keys, vals, n_params, in, n_inputs,
+                                  out, n_outputs, req);
   if (rc != MXC_OK) return rc;
   /* Hand out created outputs; on failure of a handle, free the rest. */
   int n_new = 0;

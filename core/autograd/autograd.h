@@ -59,6 +59,16 @@ int mxc__autograd_invoke(const mxc__op *op, const void *param,
                          int n_params, mxc__ndarray *const *in, int n_in,
                          mxc__ndarray **out, int n_out, const mxc__req *req);
 
+/* The imperative call as the C API makes it: parses op's parameter
+ * strings once, then runs mxc__autograd_invoke when this thread records
+ * and mxc__op_invoke otherwise (same contract). n_params may be 0 with
+ * keys/vals NULL. */
+int mxc__imperative_invoke(const mxc__op *op, const char *const *keys,
+                           const char *const *vals, int n_params,
+                           mxc__ndarray *const *in, int n_in,
+                           mxc__ndarray **out, int n_out,
+                           const mxc__req *req);
+
 /* Marks vars[0..n) as variables whose gradients go to grads[i] with
  * reqs[i] (MXC__REQ_NULL, _WRITE or _ADD; reqs NULL: all WRITE). Shapes
  * and dtypes must match (MXC_ERR_SHAPE / MXC_ERR_DTYPE). Vars may be of

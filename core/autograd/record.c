@@ -95,7 +95,7 @@ static int begin_record(const mxc__op *op, mxc__ndarray *const *in, int n_in,
 /* Before invoking: variable nodes for constant inputs and the operator
  * node over the inputs' entries. */
 static int build_record(mxc__ag_node *rec, const mxc__op *op,
-                        const char *const *keys, const char *const *vals,
+                        const void *param, const char *const *keys, const char *const *vals,
                         int n_params, mxc__ndarray *const *in, int n_in,
                         const int *idx) {
   mxc__entry small[16];
@@ -118,8 +118,8 @@ static int build_record(mxc__ag_node *rec, const mxc__op *op,
     }
   }
   if (rc == MXC_OK) {
-    rc = mxc__node_op(op->name, keys, vals, n_params, ents, n_in, op->name,
-                      &rec->node);
+    rc = mxc__node_op_parsed(op, param, keys, vals, n_params, ents, n_in,
+                             op->name, &rec->node);
   }
   if (ents != small) mxc__free(ents);
   return rc;
@@ -175,7 +175,7 @@ int mxc__autograd_invoke(const mxc__op *op, const void *param,
     return mxc__op_invoke(op, param, in, n_in, out, n_out, req);
   }
   if (rc == MXC_OK) {
-    rc = build_record(rec, op, keys, vals, n_params, in, n_in, idx);
+    rc = build_record(rec, op, param, keys, vals, n_params, in, n_in, idx);
   }
   if (idx != idx_small) mxc__free(idx);
   /* Every output, hidden ones included, so the record can keep them. */
@@ -197,6 +197,24 @@ int mxc__autograd_invoke(const mxc__op *op, const void *param,
   commit_record(rec, outs, n_total, n_out, created);
   for (int j = 0; j < n_out; ++j) out[j] = outs[j];
   return MXC_OK;
+}
+
+int mxc__imperative_invoke(const mxc__op *op, const char *const *keys,
+                           const char *const *vals, int n_params,
+                           mxc__ndarray *const *in, int n_in,
+                           mxc__ndarray **out, int n_out,
+                           const mxc__req *req) {
+  void *param = NULL;
+  MXC_FORWARD_IF_ERROR(
+      mxc__op_parse_params(op, keys, vals, n_params, &param));
+  /* One thread-local check when recording is off. */
+  int rc = tls_recording ? mxc__autograd_invoke(op, param, keys, vals,
+                                                n_params, in, n_in, out,
+                                                n_out, req)
+                         : mxc__op_invoke(op, param, in, n_in, out, n_out,
+                                          req);
+  mxc__free(param);
+  return rc;
 }
 
 /* ---- marking variables ---- */

@@ -11,6 +11,7 @@
 #include "core/base/dtype.h"
 #include "core/base/error.h"
 #include "core/base/log.h"
+#include "core/op/backend.h"
 #include "core/op/fallback.h"
 #include "core/resource/temp_pool.h"
 #include "core/resource/training.h"
@@ -33,6 +34,9 @@ typedef struct invoke_rec {
    * engine keeps their chunks alive while this record is pending); NULL
    * for dense dispatch. */
   mxc__ndarray *arrs;
+  /* Dense dispatch: the kernel a backend attached, or NULL for the
+   * descriptor's own compute. */
+  const mxc__kernel *kernel;
   mxc__opctx ctx;
 } invoke_rec;
 
@@ -44,8 +48,14 @@ static int run_rec(void *arg, mxc__exec *ex) {
                                        r->n_in, r->arrs + r->n_in, r->n_out,
                                        r->req);
   } else {
-    rc = r->op->compute(r->op, &r->ctx, r->param, r->in, r->n_in, r->out,
-                        r->n_out, r->req);
+    const mxc__kernel *k = r->kernel;
+    mxc__compute_fn compute = k ? k->compute : r->op->compute;
+    rc = k && k->backend->ctx_prepare ? k->backend->ctx_prepare(&r->ctx)
+                                      : MXC_OK;
+    if (rc == MXC_OK) {
+      rc = compute(r->op, &r->ctx, r->param, r->in, r->n_in, r->out,
+                   r->n_out, r->req);
+    }
   }
   if (rc != MXC_OK) mxc__exec_set_error(ex, mxc__error_msg());
   return rc;
@@ -297,6 +307,35 @@ static int small_call(mxc__ndarray *const *in, int n_in,
   return n <= SMALL_CALL_ELEMS;
 }
 
+/* The dense kernel for a call on dev (core/op/backend.h). With only the
+ * reference CPU kernels in the build, the descriptor's own: no lookup on
+ * the hot path of small operators. */
+static int pick_kernel(const mxc__op *op, const void *param,
+                       mxc__ndarray *const *in, int n_in, const int *otype,
+                       int n_total, mxc__device dev,
+                       const mxc__kernel **out) {
+  if (MXC__LIKELY(dev.type == MXC_DEVICE_CPU &&
+                  !mxc__op_have_backend_kernels())) {
+    *out = NULL;
+    return MXC_OK;
+  }
+  int small[2 * 16];
+  int *it = n_in <= 16 ? small : mxc__malloc(sizeof *it * (size_t)n_in);
+  MXC_RETURN_ERROR_IF(!it, MXC_ERR_OOM, "operator '%s': out of memory",
+                      op->name);
+  for (int i = 0; i < n_in; ++i) it[i] = in[i]->dtype;
+  mxc__call_types t = {it, NULL, n_in, otype, NULL, n_total};
+  *out = mxc__op_kernel(op, dev.type, param, &t);
+  if (it != small) mxc__free(it);
+  /* The CUDA backend adds the copy to the CPU and back here; until then
+   * a device without a kernel for the call is an error. */
+  MXC_RETURN_ERROR_IF(!*out, MXC_ERR_UNSUPPORTED,
+                      "operator '%s': no kernel for device type %d and "
+                      "these input dtypes",
+                      op->name, dev.type);
+  return MXC_OK;
+}
+
 int mxc__op_invoke(const mxc__op *op, const void *param,
                    mxc__ndarray *const *in, int n_in, mxc__ndarray **out,
                    int n_out, const mxc__req *req) {
@@ -330,6 +369,11 @@ int mxc__op_invoke(const mxc__op *op, const void *param,
     }
     return st_rc;
   }
+  const mxc__kernel *kern = NULL;
+  if (dispatch == MXC__DISPATCH_DENSE) {
+    MXC_FORWARD_IF_ERROR(
+        pick_kernel(op, param, in, n_in, otype, n_total, dev, &kern));
+  }
   plan p;
   p.n_reads = p.n_writes = 0;
   for (int i = 0; i < n_total; ++i) p.created[i] = 0;
@@ -338,6 +382,7 @@ int mxc__op_invoke(const mxc__op *op, const void *param,
   invoke_rec *r = NULL;
   int sparse = dispatch == MXC__DISPATCH_SPARSE;
   if (rc == MXC_OK) rc = rec_new(op, param, n_in, n_total, sparse, &r);
+  if (rc == MXC_OK) r->kernel = kern;
   if (rc != MXC_OK) {
     plan_drop_created(&p, n_total);
     return rc;

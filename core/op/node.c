@@ -130,6 +130,38 @@ static int copy_attrs(mxc__node *n, const char *const *keys,
   return MXC_OK;
 }
 
+/* Checks the input count and takes a reference on each input. */
+static int set_inputs(mxc__node *n, const mxc__entry *inputs, int n_inputs) {
+  int want = mxc__op_num_inputs(n->op, n->param);
+  MXC_RETURN_ERROR_IF(n_inputs != want, MXC_ERR_INVALID_ARGUMENT,
+                      "operator '%s': got %d inputs; expected %d",
+                      n->op->name, n_inputs, want);
+  if (n_inputs == 0) return MXC_OK;
+  n->inputs = mxc__calloc((size_t)n_inputs, sizeof(mxc__entry));
+  MXC_RETURN_ERROR_IF(!n->inputs, MXC_ERR_OOM,
+                      "out of memory creating a node");
+  for (int i = 0; i < n_inputs; ++i) {
+    n->inputs[i] = mxc__entry_ref(inputs[i].node, inputs[i].index);
+  }
+  n->n_inputs = n_inputs;
+  return MXC_OK;
+}
+
+/* Finishes node n (op and param set): attributes, then inputs. */
+static int node_finish(mxc__node *n, const char *const *keys,
+                       const char *const *vals, int n_attrs,
+                       const mxc__entry *inputs, int n_inputs,
+                       mxc__node **out) {
+  int rc = copy_attrs(n, keys, vals, n_attrs);
+  if (rc == MXC_OK) rc = set_inputs(n, inputs, n_inputs);
+  if (rc != MXC_OK) {
+    node_free(n);
+    return rc;
+  }
+  *out = n;
+  return MXC_OK;
+}
+
 int mxc__node_op(const char *op_name, const char *const *keys,
                  const char *const *vals, int n_attrs,
                  const mxc__entry *inputs, int n_inputs, const char *name,
@@ -140,32 +172,27 @@ int mxc__node_op(const char *op_name, const char *const *keys,
   MXC_FORWARD_IF_ERROR(node_alloc(name, &n));
   n->op = op;
   int rc = mxc__op_parse_params(op, keys, vals, n_attrs, &n->param);
-  if (rc == MXC_OK) rc = copy_attrs(n, keys, vals, n_attrs);
-  if (rc == MXC_OK) {
-    int want = mxc__op_num_inputs(op, n->param);
-    if (n_inputs != want) {
-      rc = mxc__error_set(MXC_ERR_INVALID_ARGUMENT,
-                          "operator '%s': got %d inputs; expected %d",
-                          op->name, n_inputs, want);
-    }
-  }
-  if (rc == MXC_OK && n_inputs > 0) {
-    n->inputs = mxc__calloc((size_t)n_inputs, sizeof(mxc__entry));
-    if (!n->inputs) {
-      rc = mxc__error_set(MXC_ERR_OOM, "out of memory creating a node");
-    } else {
-      for (int i = 0; i < n_inputs; ++i) {
-        n->inputs[i] = mxc__entry_ref(inputs[i].node, inputs[i].index);
-      }
-      n->n_inputs = n_inputs;
-    }
-  }
   if (rc != MXC_OK) {
     node_free(n);
     return rc;
   }
-  *out = n;
-  return MXC_OK;
+  return node_finish(n, keys, vals, n_attrs, inputs, n_inputs, out);
+}
+
+int mxc__node_op_parsed(const mxc__op *op, const void *param,
+                        const char *const *keys, const char *const *vals,
+                        int n_attrs, const mxc__entry *inputs, int n_inputs,
+                        const char *name, mxc__node **out) {
+  mxc__node *n;
+  MXC_FORWARD_IF_ERROR(node_alloc(name, &n));
+  n->op = op;
+  n->param = mxc__malloc(op->param_size ? op->param_size : 1);
+  if (!n->param) {
+    node_free(n);
+    return mxc__error_set(MXC_ERR_OOM, "out of memory creating a node");
+  }
+  if (op->param_size) memcpy(n->param, param, op->param_size);
+  return node_finish(n, keys, vals, n_attrs, inputs, n_inputs, out);
 }
 
 int mxc__node_op_like(const char *op_name, const mxc__node *like,

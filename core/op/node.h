@@ -58,6 +58,15 @@ int mxc__node_op(const char *op_name, const char *const *keys,
                  const mxc__entry *inputs, int n_inputs, const char *name,
                  mxc__node **out);
 
+/* The same from parameters already parsed from keys/vals (param_size
+ * bytes of op's parameter struct, copied: parameter structs are flat,
+ * see core/op/param.h), so a caller that has parsed them does not parse
+ * twice. */
+int mxc__node_op_parsed(const mxc__op *op, const void *param,
+                        const char *const *keys, const char *const *vals,
+                        int n_attrs, const mxc__entry *inputs, int n_inputs,
+                        const char *name, mxc__node **out);
+
 /* An operator node with the same parameter strings as `like` (how a
  * backward node gets its forward node's parameters). */
 int mxc__node_op_like(const char *op_name, const mxc__node *like,

@@ -48,6 +48,9 @@ typedef struct mxc__opctx {
   mxc__rng_slice rng;
   struct mxc__temp_space *temp; /* MXC__RES_TEMP */
   int num_threads;              /* threads the kernel may use */
+  /* The device's stream (a GPU backend's ctx_prepare sets it, see
+   * core/op/backend.h); NULL on the CPU. */
+  void *stream;
 } mxc__opctx;
 
 /* Temporary workspace for this call (MXC__RES_TEMP): valid until the
@@ -244,6 +247,13 @@ int mxc__registry_add(mxc__registry *r, const mxc__op *op);
 int mxc__registry_attach_stype(mxc__registry *r, const char *name,
                                mxc__infer_stype_fn infer_stype,
                                mxc__compute_sparse_fn compute_sparse);
+
+/* Records a build feature a plug-in provides (mxc_feature_name lists
+ * them: the linalg family adds "OPENBLAS" when its products go there).
+ * name must be static. MXC_ERR_INTERNAL when the table is full. */
+int mxc__registry_add_feature(mxc__registry *r, const char *name);
+/* 1 when a family or backend added the feature. */
+int mxc__op_feature(const char *name);
 
 /* The operator's storage-type functions: its descriptor's own, or those
  * attached with mxc__registry_attach_stype; NULL for dense-only

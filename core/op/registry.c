@@ -1,7 +1,9 @@
-/* The operator registry: a fixed-size table and a name index built once.
- * It allocates nothing, so it can never fail for lack of memory, and
- * lookups need no lock once built (pthread_once publishes the table). */
+/* The operator registry: a fixed-size table and a name index built once
+ * (core/op/registry_internal.h). It allocates nothing, so it can never
+ * fail for lack of memory, and lookups need no lock once built
+ * (pthread_once publishes the table). */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,26 +12,7 @@
 #include "core/base/error.h"
 #include "core/op/fusion.h"
 #include "core/op/registry.h"
-
-#define MAX_OPS 1024
-#define INDEX_SLOTS 4096 /* power of two, > 2 * (names + aliases) */
-
-struct mxc__registry {
-  const mxc__op *ops[MAX_OPS];
-  int n_ops;
-  const mxc__op *public_ops[MAX_OPS]; /* sorted by name */
-  int n_public;
-  /* Open addressing: name -> op. */
-  const char *keys[INDEX_SLOTS];
-  const mxc__op *vals[INDEX_SLOTS];
-  int n_keys;
-  /* Open addressing: descriptor address -> present (validates handles),
-   * with the storage functions attached to that operator, if any. */
-  const mxc__op *ptrs[INDEX_SLOTS];
-  mxc__infer_stype_fn att_infer[INDEX_SLOTS];
-  mxc__compute_sparse_fn att_compute[INDEX_SLOTS];
-  mxc__fusible_fn fusible; /* set by the fused family, or NULL */
-};
+#include "core/op/registry_internal.h"
 
 static mxc__registry g_reg;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
@@ -38,12 +21,15 @@ static char g_init_msg[256];
 
 static const mxc__op_family *g_families;
 static int g_n_families;
+static atomic_int g_built; /* set when build() starts: no more plug-ins */
 
 void mxc__registry_set_families(const mxc__op_family *families, int n) {
-  if (g_families) return;
+  if (g_families || atomic_load(&g_built)) return;
   g_families = families;
   g_n_families = n;
 }
+
+int mxc__registry_open(void) { return !atomic_load(&g_built); }
 
 static uint32_t hash(const char *s) {
   uint32_t h = 2166136261u; /* FNV-1a */
@@ -52,16 +38,16 @@ static uint32_t hash(const char *s) {
 }
 
 static int index_add(mxc__registry *r, const char *name, const mxc__op *op) {
-  if (r->n_keys * 2 >= INDEX_SLOTS) {
+  if (r->n_keys * 2 >= MXC__REG_SLOTS) {
     return mxc__error_set(MXC_ERR_INTERNAL, "operator index is full");
   }
-  uint32_t i = hash(name) & (INDEX_SLOTS - 1);
+  uint32_t i = hash(name) & (MXC__REG_SLOTS - 1);
   while (r->keys[i]) {
     if (!strcmp(r->keys[i], name)) {
       return mxc__error_set(MXC_ERR_INTERNAL,
                             "operator name '%s' registered twice", name);
     }
-    i = (i + 1) & (INDEX_SLOTS - 1);
+    i = (i + 1) & (MXC__REG_SLOTS - 1);
   }
   r->keys[i] = name;
   r->vals[i] = op;
@@ -70,7 +56,7 @@ static int index_add(mxc__registry *r, const char *name, const mxc__op *op) {
 }
 
 int mxc__registry_add(mxc__registry *r, const mxc__op *op) {
-  MXC_RETURN_ERROR_IF(r->n_ops == MAX_OPS, MXC_ERR_INTERNAL,
+  MXC_RETURN_ERROR_IF(r->n_ops == MXC__REG_MAX_OPS, MXC_ERR_INTERNAL,
                       "operator registry is full");
   MXC_RETURN_ERROR_IF(!op->name || !op->compute, MXC_ERR_INTERNAL,
                       "operator '%s' has no name or compute function",
@@ -80,9 +66,10 @@ int mxc__registry_add(mxc__registry *r, const mxc__op *op) {
     MXC_FORWARD_IF_ERROR(index_add(r, op->aliases[i], op));
   }
   uint32_t h = (uint32_t)(((uintptr_t)op >> 4) * 2654435761u);
-  uint32_t i = h & (INDEX_SLOTS - 1);
-  while (r->ptrs[i]) i = (i + 1) & (INDEX_SLOTS - 1);
+  uint32_t i = h & (MXC__REG_SLOTS - 1);
+  while (r->ptrs[i]) i = (i + 1) & (MXC__REG_SLOTS - 1);
   r->ptrs[i] = op;
+  MXC_FORWARD_IF_ERROR(mxc__registry_add_reference(r, op));
   r->ops[r->n_ops++] = op;
   if (!op->hidden) r->public_ops[r->n_public++] = op;
   return MXC_OK;
@@ -94,6 +81,7 @@ static int by_name(const void *a, const void *b) {
 }
 
 static void build(void) {
+  atomic_store(&g_built, 1);
   for (int i = 0; i < g_n_families; ++i) {
     int rc = g_families[i].register_fn(&g_reg);
     if (rc != MXC_OK) {
@@ -103,31 +91,41 @@ static void build(void) {
       return;
     }
   }
+  int rc = mxc__backend_attach_all(&g_reg);
+  if (rc != MXC_OK) {
+    g_init_rc = rc;
+    snprintf(g_init_msg, sizeof g_init_msg, "%s", mxc__error_msg());
+    return;
+  }
   qsort(g_reg.public_ops, (size_t)g_reg.n_public, sizeof(const mxc__op *),
         by_name);
 }
 
-static int ensure(void) {
+int mxc__registry_ensure(void) {
   pthread_once(&g_once, build);
   MXC_RETURN_ERROR_IF(g_init_rc != MXC_OK, g_init_rc,
                       "operator registry failed to build: %s", g_init_msg);
   return MXC_OK;
 }
 
-const mxc__op *mxc__op_find(const char *name) {
-  if (!name || ensure() != MXC_OK) return NULL;
-  uint32_t i = hash(name) & (INDEX_SLOTS - 1);
-  while (g_reg.keys[i]) {
-    if (!strcmp(g_reg.keys[i], name)) return g_reg.vals[i];
-    i = (i + 1) & (INDEX_SLOTS - 1);
+const mxc__op *mxc__registry_find(const mxc__registry *r, const char *name) {
+  uint32_t i = hash(name) & (MXC__REG_SLOTS - 1);
+  while (r->keys[i]) {
+    if (!strcmp(r->keys[i], name)) return r->vals[i];
+    i = (i + 1) & (MXC__REG_SLOTS - 1);
   }
   return NULL;
+}
+
+const mxc__op *mxc__op_find(const char *name) {
+  if (!name || mxc__registry_ensure() != MXC_OK) return NULL;
+  return mxc__registry_find(&g_reg, name);
 }
 
 int mxc__op_lookup(const char *name, const mxc__op **out) {
   MXC_RETURN_ERROR_IF(!name, MXC_ERR_INVALID_ARGUMENT,
                       "operator name is NULL");
-  MXC_FORWARD_IF_ERROR(ensure());
+  MXC_FORWARD_IF_ERROR(mxc__registry_ensure());
   const mxc__op *op = mxc__op_find(name);
   MXC_RETURN_ERROR_IF(!op, MXC_ERR_NOT_FOUND,
                       "unknown operator '%s' (mxc_op_count/mxc_op_get list "
@@ -138,41 +136,38 @@ int mxc__op_lookup(const char *name, const mxc__op **out) {
 }
 
 int mxc__op_count(void) {
-  return ensure() == MXC_OK ? g_reg.n_public : 0;
+  return mxc__registry_ensure() == MXC_OK ? g_reg.n_public : 0;
 }
 
 const mxc__op *mxc__op_at(int index) {
-  if (ensure() != MXC_OK || index < 0 || index >= g_reg.n_public) return NULL;
+  if (mxc__registry_ensure() != MXC_OK || index < 0 || index >= g_reg.n_public) return NULL;
   return g_reg.public_ops[index];
 }
 
-/* Slot of op in r->ptrs, or -1. */
-static int ptr_slot(const mxc__registry *r, const mxc__op *op) {
+int mxc__registry_slot(const mxc__registry *r, const mxc__op *op) {
   uint32_t h = (uint32_t)(((uintptr_t)op >> 4) * 2654435761u);
-  for (uint32_t i = h & (INDEX_SLOTS - 1); r->ptrs[i];
-       i = (i + 1) & (INDEX_SLOTS - 1)) {
+  for (uint32_t i = h & (MXC__REG_SLOTS - 1); r->ptrs[i];
+       i = (i + 1) & (MXC__REG_SLOTS - 1)) {
     if (r->ptrs[i] == op) return (int)i;
   }
   return -1;
 }
 
+mxc__registry *mxc__registry_get(void) { return &g_reg; }
+
 int mxc__op_is_registered(const mxc__op *op) {
-  if (!op || ensure() != MXC_OK) return 0;
-  return ptr_slot(&g_reg, op) >= 0;
+  if (!op || mxc__registry_ensure() != MXC_OK) return 0;
+  return mxc__registry_slot(mxc__registry_get(), op) >= 0;
 }
 
 int mxc__registry_attach_stype(mxc__registry *r, const char *name,
                                mxc__infer_stype_fn infer_stype,
                                mxc__compute_sparse_fn compute_sparse) {
-  const mxc__op *op = NULL;
-  for (uint32_t i = hash(name) & (INDEX_SLOTS - 1); r->keys[i];
-       i = (i + 1) & (INDEX_SLOTS - 1)) {
-    if (!strcmp(r->keys[i], name)) op = r->vals[i];
-  }
+  const mxc__op *op = mxc__registry_find(r, name);
   MXC_RETURN_ERROR_IF(!op, MXC_ERR_INTERNAL,
                       "sparse kernels attached to unknown operator '%s'",
                       name);
-  int s = ptr_slot(r, op);
+  int s = mxc__registry_slot(r, op);
   MXC_RETURN_ERROR_IF(s < 0 || op->infer_stype || r->att_infer[s] ||
                           !infer_stype || !compute_sparse,
                       MXC_ERR_INTERNAL,
@@ -184,16 +179,16 @@ int mxc__registry_attach_stype(mxc__registry *r, const char *name,
   return MXC_OK;
 }
 
-/* Called only with registered descriptors (after ensure() succeeded). */
+/* Called only with registered descriptors (after mxc__registry_ensure() succeeded). */
 mxc__infer_stype_fn mxc__op_infer_stype(const mxc__op *op) {
   if (op->infer_stype) return op->infer_stype;
-  int s = ptr_slot(&g_reg, op);
+  int s = mxc__registry_slot(mxc__registry_get(), op);
   return s >= 0 ? g_reg.att_infer[s] : NULL;
 }
 
 mxc__compute_sparse_fn mxc__op_compute_sparse(const mxc__op *op) {
   if (op->compute_sparse) return op->compute_sparse;
-  int s = ptr_slot(&g_reg, op);
+  int s = mxc__registry_slot(mxc__registry_get(), op);
   return s >= 0 ? g_reg.att_compute[s] : NULL;
 }
 
@@ -236,6 +231,22 @@ int mxc__registry_set_fusible(mxc__registry *r, mxc__fusible_fn fusible) {
 }
 
 int mxc__op_fusible(const mxc__op *op) {
-  if (!op || ensure() != MXC_OK || !g_reg.fusible) return 0;
+  if (!op || mxc__registry_ensure() != MXC_OK || !g_reg.fusible) return 0;
   return g_reg.fusible(op);
+}
+
+int mxc__registry_add_feature(mxc__registry *r, const char *name) {
+  MXC_RETURN_ERROR_IF(r->n_features == MXC__REG_MAX_FEATURES,
+                      MXC_ERR_INTERNAL, "too many build features ('%s')",
+                      name);
+  r->features[r->n_features++] = name;
+  return MXC_OK;
+}
+
+int mxc__op_feature(const char *name) {
+  if (mxc__registry_ensure() != MXC_OK) return 0;
+  for (int i = 0; i < g_reg.n_features; ++i) {
+    if (!strcmp(g_reg.features[i], name)) return 1;
+  }
+  return 0;
 }

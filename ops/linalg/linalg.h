@@ -23,9 +23,9 @@ void mxc__gemm(int dtype, int ta, int tb, int64_t m, int64_t n, int64_t k,
                const void *a, int64_t lda, const void *b, int64_t ldb,
                int accumulate, void *c, int64_t ldc);
 
-/* 1 when products go to OpenBLAS (for the build-feature report: the C
- * API can declare this weak and ask at run time, since MXC_USE_OPENBLAS
- * is defined only when compiling this family). */
+/* 1 when products go to OpenBLAS (MXC_USE_OPENBLAS is defined only when
+ * compiling this family): registration then adds the build feature
+ * "OPENBLAS" (mxc_feature_enabled). */
 int mxc__linalg_uses_openblas(void);
 
 /* ---- shared inference helpers ---- */

@@ -6,6 +6,9 @@
 #include "ops/linalg/linalg.h"
 
 int mxc__ops_register_linalg(mxc__registry *r) {
+  if (mxc__linalg_uses_openblas()) {
+    MXC_FORWARD_IF_ERROR(mxc__registry_add_feature(r, "OPENBLAS"));
+  }
   MXC_FORWARD_IF_ERROR(mxc__linalg_register_dot(r));
   MXC_FORWARD_IF_ERROR(mxc__linalg_register_fc(r));
   MXC_FORWARD_IF_ERROR(mxc__linalg_register_convolution(r));

@@ -1,0 +1,86 @@
+// Backends as plug-ins (core/op/backend.h): kernels attached by operator
+// name, chosen per call by device, priority and a supports query, with
+// the reference CPU kernel behind them; and the query graphs use to see
+// what a device supports. The test backends (test_backends.c) register
+// from a constructor, as real backends will.
+#include "tests/backend/test_backends.h"
+#include "tests/ops/op_test_util.h"
+
+using namespace mxct;
+
+TEST(Backend, TestBackendsRegistered) { EXPECT_EQ(tb_register_rc(), MXC_OK); }
+
+TEST(Backend, KernelsAreListedInPriorityOrder) {
+  EXPECT_STREQ(tb_kernel_backend("elemwise_add", 0), "testcpu");
+  EXPECT_STREQ(tb_kernel_backend("elemwise_add", 1), "cpu");
+  EXPECT_EQ(tb_kernel_backend("elemwise_add", 2), nullptr);
+  EXPECT_STREQ(tb_kernel_backend("relu", 0), "testcpu");
+  EXPECT_STREQ(tb_kernel_backend("relu", 1), "testgpu");
+  EXPECT_STREQ(tb_kernel_backend("relu", 2), "cpu");
+  EXPECT_STREQ(tb_kernel_backend("exp", 0), "cpu");
+  EXPECT_EQ(tb_kernel_backend("exp", 1), nullptr);
+}
+
+TEST(Backend, SupportedFloat32CallsRunTheBackendKernel) {
+  std::vector<double> a = uniform(24, -2, 2, 3), b = uniform(24, -2, 2, 4);
+  Arr x = make({4, 6}, a), y = make({4, 6}, b);
+  int before = tb_add_calls();
+  auto out = invoke("elemwise_add", {&x, &y});
+  ASSERT_EQ(out.size(), 1u) << err();
+  std::vector<double> got = read(out[0]);
+  ASSERT_EQ(mxc_wait_all(), MXC_OK);
+  EXPECT_EQ(tb_add_calls(), before + 1);
+  for (int i = 0; i < 24; ++i) {
+    EXPECT_FLOAT_EQ(got[i], (float)a[i] + (float)b[i]) << i;
+  }
+}
+
+TEST(Backend, UnsupportedDtypeFallsBackToTheReferenceKernel) {
+  std::vector<double> a = uniform(10, -2, 2, 5), b = uniform(10, -2, 2, 6);
+  Arr x = make({10}, a, MXC_DTYPE_FLOAT64), y = make({10}, b, MXC_DTYPE_FLOAT64);
+  int before = tb_add_calls();
+  auto out = invoke("elemwise_add", {&x, &y});
+  ASSERT_EQ(out.size(), 1u) << err();
+  std::vector<double> got = read(out[0]);
+  EXPECT_EQ(tb_add_calls(), before);  // float64: the test kernel declines
+  for (int i = 0; i < 10; ++i) EXPECT_DOUBLE_EQ(got[i], a[i] + b[i]);
+}
+
+TEST(Backend, ReluRunsTheHighestPriorityCpuKernel) {
+  std::vector<double> a = uniform(12, -1, 1, 7);
+  Arr x = make({3, 4}, a);
+  int before = tb_relu_calls();
+  auto out = invoke("relu", {&x});
+  ASSERT_EQ(out.size(), 1u) << err();
+  std::vector<double> got = read(out[0]);
+  EXPECT_EQ(tb_relu_calls(), before + 1);
+  for (int i = 0; i < 12; ++i) EXPECT_FLOAT_EQ(got[i], a[i] > 0 ? (float)a[i] : 0);
+}
+
+TEST(Backend, SupportsQueryPerDevice) {
+  // CPU: the reference kernels take everything, sparse included (their
+  // storage kernels or the storage fallback).
+  EXPECT_EQ(tb_supported("exp", MXC_DEVICE_CPU, MXC_DTYPE_FLOAT64, 0), 1);
+  EXPECT_EQ(tb_supported("exp", MXC_DEVICE_CPU, MXC_DTYPE_FLOAT32,
+                         MXC_STYPE_CSR), 1);
+  // GPU: only what a GPU backend attached.
+  EXPECT_EQ(tb_supported("relu", MXC_DEVICE_GPU, MXC_DTYPE_FLOAT32, 0), 1);
+  EXPECT_EQ(tb_supported("relu", MXC_DEVICE_GPU, MXC_DTYPE_FLOAT32,
+                         MXC_STYPE_ROW_SPARSE), 0);  // dense-only kernel
+  EXPECT_EQ(tb_supported("exp", MXC_DEVICE_GPU, MXC_DTYPE_FLOAT32, 0), 0);
+}
+
+TEST(Backend, EveryBackendKernelMatchesTheReference) {
+  double worst = -1;
+  int n = tb_compare_all(&worst);
+  EXPECT_EQ(n, 2) << "worst difference " << worst;  // add and relu
+  EXPECT_EQ(worst, 0.0);
+}
+
+TEST(Backend, LateRegistrationIsRefused) {
+  ASSERT_NE(tb_kernel_backend("exp", 0), nullptr);  // builds the registry
+  EXPECT_EQ(tb_register_late(), MXC_ERR_INTERNAL);
+  EXPECT_NE(std::string(mxc_last_error()).find("after the operator registry"),
+            std::string::npos)
+      << mxc_last_error();
+}
