@@ -382,7 +382,6 @@ static int run(const config *c, fm_net *net, mxc_data_iter train,
            epoch + 1, c->epochs, dt, (double)st.count / dt, ce.opt.lr,
            st.loss_sum / n,
            (double)st.correct / n, acc, (long long)n_test);
-    fflush(stdout);
     *final_acc = acc;
     prog[PROGRESS_EPOCHS] = epoch + 1;
     prog[PROGRESS_BATCHES] = 0;
@@ -413,6 +412,11 @@ static int report(const config *c, double acc) {
 }
 
 int main(int argc, char **argv) {
+  /* Line-buffered stdout: when stdout and stderr go to one pipe or log
+   * (scripts/train.sh 2>&1 | tee), a fully buffered stdout would hold the
+   * run header and memory plan back until after the first epoch's progress
+   * lines on stderr. */
+  setvbuf(stdout, NULL, _IOLBF, 0);
   config c;
   int prc = parse_args(argc, argv, &c);
   if (prc != 0) return prc < 0 ? 0 : prc;

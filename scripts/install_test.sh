@@ -12,7 +12,11 @@
 # again. Every dependency of the packages is in scripts/setup.sh's list,
 # since nothing can be fetched (no apt-get -f).
 #
-#   scripts/install_test.sh [OUTDIR]    (default: a temporary directory)
+#   scripts/install_test.sh [OUTDIR]
+#
+# OUTDIR receives the packages with package.sh's build.log and lintian.txt
+# and is kept, so the reports it points to can be read afterwards; by
+# default ${TMPDIR:-/tmp}/mxc-install-test, emptied first on each run.
 #
 # Installing needs root and dpkg: without them it says so and exits 0, so
 # scripts/test.sh can always call it. Packages that were already installed
@@ -26,7 +30,12 @@ fi
 t0=$(date +%s)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-out=${1:-$work/debs}
+if [ $# -ge 1 ]; then
+  out=$1
+else
+  out=${TMPDIR:-/tmp}/mxc-install-test
+  rm -rf "$out"
+fi
 "$root/scripts/package.sh" "$out"
 t1=$(date +%s)
 
@@ -168,5 +177,5 @@ else
 fi
 t3=$(date +%s)
 [ $fail = 0 ] || exit 1
-echo "install_test: passed (package build $((t1 - t0)) s, install and C checks $((t2 - t1)) s," \
-  "bindings $((t3 - t2)) s)"
+echo "install_test: passed (package.sh $((t1 - t0)) s, install and C checks $((t2 - t1)) s," \
+  "bindings $((t3 - t2)) s; packages and reports kept in $out)"

@@ -28,10 +28,18 @@ missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-if [ ${#missing[@]} -gt 0 ]; then
-  echo "setup: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" = 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+if [ ${#missing[@]} = 0 ]; then
+  echo "setup: all ${#pkgs[@]} Debian packages already installed"
+  exit 0
 fi
+# A first install takes minutes: say what comes and let apt show each
+# download and unpack (-q: one line per step, no spinner, fit for CI logs).
+echo "setup: installing ${#missing[@]} Debian packages (and their dependencies):"
+printf '  %s\n' "${missing[@]}"
+SUDO=""
+[ "$(id -u)" = 0 ] || SUDO=sudo
+echo "setup: apt-get update"
+$SUDO apt-get -q update
+echo "setup: apt-get install"
+$SUDO env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}"
+echo "setup: done"

@@ -1,20 +1,62 @@
 #!/bin/bash
 # Every test: set up, then the whole suite in the default (optimized)
-# configuration, under ASan+UBSan, and under TSan. Benchmarks are built (not
-# timed: tests never assert on timing). MXC_TEST_QUICK=1 skips the
-# sanitizer passes.
+# configuration, the install test, and the suite under ASan+UBSan and
+# under TSan. Benchmarks are built (not timed: tests never assert on
+# timing). MXC_TEST_QUICK=1 skips the sanitizer passes.
+#
+# Each pass prints a banner when it starts and its time when it ends; the
+# total comes last. About 25 minutes on 2 cores once the Debian packages
+# are installed. A new pass is one more `pass NAME COMMAND...` line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
-bazel build //...
-bazel test //...
+
+t_start=$(date +%s)
+timings=()
+
+fmt_time() { printf '%dm%02ds' $(($1 / 60)) $(($1 % 60)); }
+
+times_so_far() {
+  echo "=== test.sh: times"
+  printf '  %s\n' "${timings[@]}"
+  echo "  $(printf '%-22s %s' total "$(fmt_time $(($(date +%s) - t_start)))")"
+}
+
+# pass NAME COMMAND...: runs COMMAND (a program: set -e does not reach
+# into a shell function called here) under a banner and records its time;
+# the first pass that fails ends the script with the times so far.
+pass() {
+  local name=$1 t0 dt
+  shift
+  echo
+  echo "=== test.sh: $name: $*"
+  t0=$(date +%s)
+  if ! "$@"; then
+    dt=$(($(date +%s) - t0))
+    timings+=("$(printf '%-22s %s FAILED' "$name" "$(fmt_time "$dt")")")
+    echo "=== test.sh: $name: FAILED after $(fmt_time "$dt")"
+    times_so_far
+    exit 1
+  fi
+  dt=$(($(date +%s) - t0))
+  timings+=("$(printf '%-22s %s' "$name" "$(fmt_time "$dt")")")
+  echo "=== test.sh: $name: passed in $(fmt_time "$dt")"
+}
+
+pass setup scripts/setup.sh
+pass build bazel build //...
+pass test bazel test //...
 # Debian packages built from the tree, installed, and a program compiled
 # against them with pkg-config (reuses the default build above).
-scripts/install_test.sh
+pass "install test" scripts/install_test.sh
 if [ "${MXC_TEST_QUICK:-0}" != 1 ]; then
   # asan and tsan have their own output directories (--platform_suffix in
-  # .bazelrc), so the three builds coexist in one cache.
-  bazel test --config=asan //...
-  bazel test --config=tsan //...
+  # .bazelrc: bazel-out/k8-optasan, k8-opttsan), so the three builds
+  # coexist in one cache; their test logs are under
+  # bazel-out/k8-optasan/testlogs and bazel-out/k8-opttsan/testlogs.
+  pass "ASan+UBSan" bazel test --config=asan //...
+  pass "TSan" bazel test --config=tsan //...
 fi
+
+echo
+times_so_far
 echo "all tests passed"

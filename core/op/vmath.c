@@ -84,10 +84,11 @@ double mxc__digamma(double x) {
  * operations, which keeps the loops branch-free (float comparisons with
  * constants became control flow and stopped the vectorizer). */
 
-/* The vector helpers below are always inlined, so the ABI note GCC gives
- * for 64-byte vector arguments outside AVX-512 does not apply. */
-#pragma GCC diagnostic ignored "-Wpsabi"
-
+/* Helpers take and give vectors through pointers, never by value: GCC
+ * notes (-Wpsabi) that a 64-byte vector argument or result is passed
+ * differently with and without AVX-512, and it does so for every such
+ * function it compiles, inlined or not. Inlined, the pointers cost
+ * nothing: the vectors stay in registers. */
 typedef float vf __attribute__((vector_size(64)));
 typedef int32_t vi __attribute__((vector_size(64)));
 typedef uint32_t vu __attribute__((vector_size(64)));
@@ -98,120 +99,141 @@ typedef uint32_t vu __attribute__((vector_size(64)));
 #define EXP_CLAMP_BITS 0x42d00000u  /* 104.0f: exp overflows/underflows */
 #define TANH_CLAMP_BITS 0x41200000u /* 10.0f: tanh(10) rounds to 1 */
 
-INLINE vf splat(float s) { return (vf){0} + s; }
+#define SPLAT(s) ((vf){0} + (s))
+/* a where mask m is all ones, b where it is zero. */
+#define VSELECT(m, a, b) ((vf)(((vi)(a) & (m)) | ((vi)(b) & ~(m))))
+/* 2^n for n + 127 in [1, 254]. */
+#define POW2(n) ((vf)((vu)((n) + 127) << 23))
 
-INLINE vf vselect(vi m, vf a, vf b) {
-  return (vf)(((vi)a & m) | ((vi)b & ~m));
-}
-
-/* q = e^r - 1 and n for y (|y| <= 104, not NaN); see above. */
-INLINE vf exp_parts(vf y, vi *n) {
+/* *q = e^r - 1 and *n for *y (|y| <= 104, not NaN); see above. */
+INLINE void exp_parts(const vf *y, vf *q, vi *n) {
   const float shifter = 12582912.0f; /* 1.5 * 2^23: rounds to integer */
-  vf t = y * 1.44269504088896341f + shifter;
+  vf t = *y * 1.44269504088896341f + shifter;
   vf nf = t - shifter;
   *n = (vi)((vu)t - 0x4b400000u); /* bits of shifter */
-  vf r = y - nf * 0.693359375f;
+  vf r = *y - nf * 0.693359375f;
   r = r - nf * -2.12194440054690583e-4f;
-  vf q = splat(1.0f / 40320);
-  q = q * r + 1.0f / 5040;
-  q = q * r + 1.0f / 720;
-  q = q * r + 1.0f / 120;
-  q = q * r + 1.0f / 24;
-  q = q * r + 1.0f / 6;
-  q = q * r + 0.5f;
-  q = q * r + 1.0f;
-  return q * r;
+  vf p = SPLAT(1.0f / 40320);
+  p = p * r + 1.0f / 5040;
+  p = p * r + 1.0f / 720;
+  p = p * r + 1.0f / 120;
+  p = p * r + 1.0f / 24;
+  p = p * r + 1.0f / 6;
+  p = p * r + 0.5f;
+  p = p * r + 1.0f;
+  *q = p * r;
 }
 
-INLINE vf pow2(vi n) { return (vf)((vu)(n + 127) << 23); }
-
-INLINE vf vexp(vf x) {
-  vu ux = (vu)x, ax = ux & 0x7fffffffu;
+/* *v = e^*v. */
+INLINE void vexp(vf *v) {
+  vu ux = (vu)*v, ax = ux & 0x7fffffffu;
   vu nan_bits = ax & (vu)(ax > 0x7f800000u);
   vu lim = (vu)(ax < EXP_CLAMP_BITS);
   ax = (ax & lim) | (EXP_CLAMP_BITS & ~lim);
-  vf xc = (vf)(ax | nan_bits | (ux & 0x80000000u));
+  vf xc = (vf)(ax | nan_bits | (ux & 0x80000000u)), q;
   vi n;
-  vf q = exp_parts(xc, &n);
+  exp_parts(&xc, &q, &n);
   /* 2^n as two normal factors, so overflow gives inf and underflow a
    * subnormal or 0 with one rounding (|n| <= 151). */
   vi n1 = n >> 1;
-  return (q + 1.0f) * pow2(n1) * pow2(n - n1);
+  *v = (q + 1.0f) * POW2(n1) * POW2(n - n1);
 }
 
-INLINE vf vsigmoid(vf x) { return 1.0f / (1.0f + vexp(-x)); }
+/* *v = 1 / (1 + e^-*v). */
+INLINE void vsigmoid(vf *v) {
+  vf e = -*v;
+  vexp(&e);
+  *v = 1.0f / (1.0f + e);
+}
 
-INLINE vf vtanh(vf x) {
-  vu ux = (vu)x, ax = ux & 0x7fffffffu;
+/* *v = tanh *v. */
+INLINE void vtanh(vf *v) {
+  vu ux = (vu)*v, ax = ux & 0x7fffffffu;
   vi is_nan = (vi)(ax > 0x7f800000u);
   vu lim = (vu)(ax < TANH_CLAMP_BITS);
   ax = (ax & lim) | (TANH_CLAMP_BITS & ~lim);
-  vf y = (vf)ax * 2.0f; /* in [0, 20]: n in [0, 29] */
+  vf y = (vf)ax * 2.0f, q; /* in [0, 20]: n in [0, 29] */
   vi n;
-  vf q = exp_parts(y, &n);
+  exp_parts(&y, &q, &n);
   /* s - 1 is exact up to n = 24; beyond that e is so large that the
    * quotient rounds to 1 anyway. */
-  vf s = pow2(n);
+  vf s = POW2(n);
   vf e = s * q + (s - 1.0f);
   vf t = e / (e + 2.0f);
   t = (vf)((vu)t | (ux & 0x80000000u));
-  return vselect(is_nan, x, t);
+  *v = VSELECT(is_nan, *v, t);
 }
 
-INLINE vf load_n(const float *p, int64_t m) {
-  vf v = {0};
-  memcpy(&v, p, sizeof(float) * (size_t)m);
-  return v;
+/* m (<= VN) floats from p into *v (the rest zero), and back. */
+INLINE void load_n(vf *v, const float *p, int64_t m) {
+  *v = (vf){0};
+  memcpy(v, p, sizeof(float) * (size_t)m);
 }
 
-INLINE void store_n(float *p, vf v, int64_t m) {
-  memcpy(p, &v, sizeof(float) * (size_t)m);
+INLINE void store_n(float *p, const vf *v, int64_t m) {
+  memcpy(p, v, sizeof(float) * (size_t)m);
 }
 
-INLINE vf apply_fn(int fn, vf x) {
-  return fn == MXC__VM_TANH      ? vtanh(x)
-         : fn == MXC__VM_SIGMOID ? vsigmoid(x)
-                                 : vexp(x);
+INLINE void apply_fn(int fn, vf *v) {
+  if (fn == MXC__VM_TANH) {
+    vtanh(v);
+  } else if (fn == MXC__VM_SIGMOID) {
+    vsigmoid(v);
+  } else {
+    vexp(v);
+  }
 }
 
-INLINE vf apply_grad(int fn, vf g, vf y) {
-  return fn == MXC__VM_TANH      ? g * (1.0f - y * y)
-         : fn == MXC__VM_SIGMOID ? g * (y * (1.0f - y))
-                                 : g * y;
+/* *g = the gradient for output gradient *g and output *y. */
+INLINE void apply_grad(int fn, vf *g, const vf *y) {
+  *g = fn == MXC__VM_TANH      ? *g * (1.0f - *y * *y)
+       : fn == MXC__VM_SIGMOID ? *g * (*y * (1.0f - *y))
+                               : *g * *y;
 }
 
 /* The body of one map: FN is a constant in each expansion, so every loop
- * is straight vector code. */
-#define VM_LOOP(FN, EXPR)                                    \
+ * is straight vector code. LOAD(v, FN, i, m) puts the result for elements
+ * [i, i + m) into v. */
+#define VM_LOOP(FN, LOAD)                                    \
   do {                                                       \
     int64_t i = 0;                                           \
-    for (; i + VN <= n; i += VN) {                           \
-      vf v = EXPR(FN, VN);                                   \
-      if (add) v += load_n(y + i, VN);                       \
-      store_n(y + i, v, VN);                                 \
-    }                                                        \
-    if (i < n) {                                             \
-      vf v = EXPR(FN, n - i);                                \
-      if (add) v += load_n(y + i, n - i);                    \
-      store_n(y + i, v, n - i);                              \
-    }                                                        \
+    for (; i + VN <= n; i += VN) VM_STEP(FN, LOAD, i, VN);   \
+    if (i < n) VM_STEP(FN, LOAD, i, n - i);                  \
   } while (0)
 
-#define MAP_EXPR(FN, M) apply_fn(FN, load_n(x + i, M))
-#define GRAD_EXPR(FN, M) \
-  apply_grad(FN, load_n(g + i, M), load_n(out + i, M))
+/* y[i, i + m) = (or +=) the result. */
+#define VM_STEP(FN, LOAD, i, m)     \
+  do {                              \
+    vf v, o;                        \
+    LOAD(v, FN, i, m);              \
+    if (add) {                      \
+      load_n(&o, y + (i), m);       \
+      v += o;                       \
+    }                               \
+    store_n(y + (i), &v, m);        \
+  } while (0)
+
+#define MAP_LOAD(v, FN, i, m) \
+  (load_n(&v, x + (i), m), apply_fn(FN, &v))
+#define GRAD_LOAD(v, FN, i, m)                                   \
+  do {                                                           \
+    vf y_;                                                       \
+    load_n(&v, g + (i), m);                                      \
+    load_n(&y_, out + (i), m);                                   \
+    apply_grad(FN, &v, &y_);                                     \
+  } while (0)
 
 MXC__CPU_CLONES static void vm_map(int fn, const float *x, float *y,
                                    int64_t n, int add) {
   switch (fn) {
     case MXC__VM_TANH:
-      VM_LOOP(MXC__VM_TANH, MAP_EXPR);
+      VM_LOOP(MXC__VM_TANH, MAP_LOAD);
       break;
     case MXC__VM_SIGMOID:
-      VM_LOOP(MXC__VM_SIGMOID, MAP_EXPR);
+      VM_LOOP(MXC__VM_SIGMOID, MAP_LOAD);
       break;
     default:
-      VM_LOOP(MXC__VM_EXP, MAP_EXPR);
+      VM_LOOP(MXC__VM_EXP, MAP_LOAD);
       break;
   }
 }
@@ -221,13 +243,13 @@ MXC__CPU_CLONES static void vm_grad(int fn, const float *g, const float *out,
                                     float *y, int64_t n, int add) {
   switch (fn) {
     case MXC__VM_TANH:
-      VM_LOOP(MXC__VM_TANH, GRAD_EXPR);
+      VM_LOOP(MXC__VM_TANH, GRAD_LOAD);
       break;
     case MXC__VM_SIGMOID:
-      VM_LOOP(MXC__VM_SIGMOID, GRAD_EXPR);
+      VM_LOOP(MXC__VM_SIGMOID, GRAD_LOAD);
       break;
     default:
-      VM_LOOP(MXC__VM_EXP, GRAD_EXPR);
+      VM_LOOP(MXC__VM_EXP, GRAD_LOAD);
       break;
   }
 }

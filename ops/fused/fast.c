@@ -35,7 +35,11 @@ typedef float vf __attribute__((vector_size(64)));
 typedef int32_t vi __attribute__((vector_size(64)));
 typedef uint32_t vu __attribute__((vector_size(64)));
 /* The clones only compile their own bodies for their targets: helpers
- * must be inlined into them, or they would run as baseline code. */
+ * must be inlined into them, or they would run as baseline code. Helpers
+ * take vectors through pointers, never by value: GCC notes (-Wpsabi) that
+ * 64-byte vector arguments and results are passed differently with and
+ * without AVX-512, for every such function it compiles, inlined or not;
+ * inlined, the pointers cost nothing. */
 #define INLINE static inline __attribute__((always_inline))
 #define VN 16 /* floats per vf */
 #define NB 4  /* vf per chain block (FOR_B below writes out 4) */
@@ -44,19 +48,18 @@ typedef uint32_t vu __attribute__((vector_size(64)));
  * 88.73 it overflows either way). */
 #define CLAMP_BITS 0x42d00000u
 
-INLINE vf splat(float s) { return (vf){0} + s; }
+#define SPLAT(s) ((vf){0} + (s))
 
-/* Selects a where mask m is all ones, b where it is zero. */
-INLINE vf vselect(vi m, vf a, vf b) {
-  return (vf)(((vi)a & m) | ((vi)b & ~m));
-}
+/* a where mask m is all ones, b where it is zero. */
+#define VSELECT(m, a, b) ((vf)(((vi)(a) & (m)) | ((vi)(b) & ~(m))))
 
-INLINE vf vexp(vf x) {
+/* *v = e^*v. */
+INLINE void vexp(vf *v) {
   /* Clamp |x| on its bit pattern with integer operations only: float
    * comparisons with constants here became control flow and stopped the
    * vectorizer outside AVX-512. A NaN's bits are OR-ed back in, so it
    * stays NaN through the arithmetic below. */
-  vu ux = (vu)x, ax = ux & 0x7fffffffu;
+  vu ux = (vu)*v, ax = ux & 0x7fffffffu;
   vu nan_bits = ax & (vu)(ax > 0x7f800000u);
   vu lim = (vu)(ax < CLAMP_BITS);
   ax = (ax & lim) | (CLAMP_BITS & ~lim);
@@ -69,7 +72,7 @@ INLINE vf vexp(vf x) {
   vu n = (vu)t - 0x4b400000u; /* bits of shifter */
   vf r = xc - nf * 0.693359375f;          /* ln2_hi: 9 significant bits */
   r = r - nf * -2.12194440054690583e-4f; /* ln2 - ln2_hi */
-  vf p = splat(1.0f / 5040);
+  vf p = SPLAT(1.0f / 5040);
   p = p * r + 1.0f / 720;
   p = p * r + 1.0f / 120;
   p = p * r + 1.0f / 24;
@@ -81,38 +84,47 @@ INLINE vf vexp(vf x) {
   vu n2 = n - n1;
   vf s1 = (vf)((n1 + 127u) << 23);
   vf s2 = (vf)((n2 + 127u) << 23);
-  return p * s1 * s2;
+  *v = p * s1 * s2;
 }
 
-INLINE vf vsigmoid(vf x) { return 1.0f / (1.0f + vexp(-x)); }
-
-/* m (<= VN) floats from p into a vector (the rest zero), and back. */
-INLINE vf load_n(const float *p, int64_t m) {
-  vf v = {0};
-  memcpy(&v, p, sizeof(float) * (size_t)m);
-  return v;
+/* *v = 1 / (1 + e^-*v). */
+INLINE void vsigmoid(vf *v) {
+  vf e = -*v;
+  vexp(&e);
+  *v = 1.0f / (1.0f + e);
 }
 
-INLINE void store_n(float *p, vf v, int64_t m) {
-  memcpy(p, &v, sizeof(float) * (size_t)m);
+/* m (<= VN) floats from p into *v (the rest zero), and back. */
+INLINE void load_n(vf *v, const float *p, int64_t m) {
+  *v = (vf){0};
+  memcpy(v, p, sizeof(float) * (size_t)m);
+}
+
+INLINE void store_n(float *p, const vf *v, int64_t m) {
+  memcpy(p, v, sizeof(float) * (size_t)m);
 }
 
 /* ---- tile kernels ---- */
 
+/* y[i, i + m) = (or += with add) f(x[i, i + m)). */
+#define MAP_STEP(vfn, i, m)    \
+  do {                         \
+    vf v, o;                   \
+    load_n(&v, x + (i), m);    \
+    vfn(&v);                   \
+    if (add) {                 \
+      load_n(&o, y + (i), m);  \
+      v += o;                  \
+    }                          \
+    store_n(y + (i), &v, m);   \
+  } while (0)
+
 /* y (=, or += with add) f(x) over n floats, VN at a time. */
-#define MAP_KERNEL(fn, vfn)                                               \
-  MXC__CPU_CLONES void fn(const float *x, float *y, int64_t n, int add) {  \
-    int64_t i = 0;                                                        \
-    for (; i + VN <= n; i += VN) {                                        \
-      vf v = vfn(load_n(x + i, VN));                                      \
-      if (add) v += load_n(y + i, VN);                                    \
-      store_n(y + i, v, VN);                                              \
-    }                                                                     \
-    if (i < n) {                                                          \
-      vf v = vfn(load_n(x + i, n - i));                                   \
-      if (add) v += load_n(y + i, n - i);                                 \
-      store_n(y + i, v, n - i);                                           \
-    }                                                                     \
+#define MAP_KERNEL(fn, vfn)                                              \
+  MXC__CPU_CLONES void fn(const float *x, float *y, int64_t n, int add) { \
+    int64_t i = 0;                                                       \
+    for (; i + VN <= n; i += VN) MAP_STEP(vfn, i, VN);                   \
+    if (i < n) MAP_STEP(vfn, i, n - i);                                  \
   }
 MAP_KERNEL(mxc__fused_exp_f32, vexp)
 MAP_KERNEL(mxc__fused_sigmoid_f32, vsigmoid)
@@ -160,17 +172,21 @@ INLINE void apply(int kind, vf *v, const vf *o) {
     CASE(MXC__UOP_DIV, x / y)
     CASE(MXC__UOP_RDIV, y / x)
     /* maximum(a, b) = a > b ? a : b (NaN a gives b), minimum with <. */
-    CASE(MXC__UOP_MAX, vselect((vi)(x > y), x, y))
-    CASE(MXC__UOP_RMAX, vselect((vi)(y > x), y, x))
-    CASE(MXC__UOP_MIN, vselect((vi)(x < y), x, y))
-    CASE(MXC__UOP_RMIN, vselect((vi)(y < x), y, x))
+    CASE(MXC__UOP_MAX, VSELECT((vi)(x > y), x, y))
+    CASE(MXC__UOP_RMAX, VSELECT((vi)(y > x), y, x))
+    CASE(MXC__UOP_MIN, VSELECT((vi)(x < y), x, y))
+    CASE(MXC__UOP_RMIN, VSELECT((vi)(y < x), y, x))
     CASE(MXC__UOP_NEG, -x)
     CASE(MXC__UOP_ABS, (vf)((vu)x & 0x7fffffffu))
     CASE(MXC__UOP_SQUARE, x * x)
     CASE(MXC__UOP_RELU, (vf)((vi)x & (vi)(x > 0.0f))) /* NaN gives 0 */
-    CASE(MXC__UOP_EXP, vexp(x))
-    CASE(MXC__UOP_SIGMOID, vsigmoid(x))
 #undef CASE
+    case MXC__UOP_EXP:
+      FOR_B(vexp(&v[b]));
+      break;
+    case MXC__UOP_SIGMOID:
+      FOR_B(vsigmoid(&v[b]));
+      break;
     default: /* MXC__UOP_COPY */
       break;
   }
@@ -182,20 +198,26 @@ INLINE void chain_block(const mxc__fused_param *p, const float *const *in,
                         float *out, int64_t i, int64_t m, int add) {
   vf v[NB], o[NB];
 #define MB (m - b * VN < VN ? m - b * VN : VN) /* elements of vector b */
-  FOR_B(v[b] = MB > 0 ? load_n(in[p->chain_in] + i + b * VN, MB) : (vf){0});
+  FOR_B(if (MB > 0) load_n(&v[b], in[p->chain_in] + i + b * VN, MB);
+        else v[b] = (vf){0});
   for (int k = 0; k < p->n_instr; ++k) {
     const mxc__fused_uop *u = &p->instr[k].uop;
     if (u->src < 0) {
-      FOR_B(o[b] = splat(u->s));
+      FOR_B(o[b] = SPLAT(u->s));
     } else {
       const float *src = in[u->src] + i;
-      FOR_B(o[b] = MB > 0 ? load_n(src + b * VN, MB) : (vf){0});
+      FOR_B(if (MB > 0) load_n(&o[b], src + b * VN, MB);
+            else o[b] = (vf){0});
     }
     apply(u->kind, v, o);
   }
   FOR_B(if (MB > 0) {
-    if (add) v[b] += load_n(out + i + b * VN, MB);
-    store_n(out + i + b * VN, v[b], MB);
+    if (add) {
+      vf w;
+      load_n(&w, out + i + b * VN, MB);
+      v[b] += w;
+    }
+    store_n(out + i + b * VN, &v[b], MB);
   });
 #undef MB
 }

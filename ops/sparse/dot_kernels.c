@@ -5,10 +5,6 @@
 #include "core/op/common.h"
 #include "ops/sparse/dot.h"
 
-/* The template's vector helpers are always inlined, so GCC's note on the
- * ABI of 64-byte vector arguments outside AVX-512 does not apply. */
-#pragma GCC diagnostic ignored "-Wpsabi"
-
 #define CAT_(a, b) a##_##b
 #define CAT(a, b) CAT_(a, b)
 

@@ -14,23 +14,26 @@
  * float32, like the dense GEMM). */
 
 typedef T SFX(vec) __attribute__((vector_size(64)));
+/* VL consecutive T at any address, as GCC's own intrinsics headers read
+ * unaligned vectors: aligned like T, and may alias T. */
+typedef T SFX(uvec)
+    __attribute__((vector_size(64), aligned(sizeof(T)), may_alias));
 #define VL ((int64_t)(64 / sizeof(T))) /* elements per vector */
+/* Loads and stores are expressions, not helpers: GCC notes (-Wpsabi) that
+ * a 64-byte vector argument or result is passed differently with and
+ * without AVX-512, for every function that has one, inlined or not. */
+#define VLOAD(p) (*(const SFX(uvec) *)(p))
+#define VSTORE(p) (*(SFX(uvec) *)(p))
 
-static inline __attribute__((always_inline)) SFX(vec) SFX(vload)(const T *p) {
-  SFX(vec) v;
-  memcpy(&v, p, sizeof v);
-  return v;
-}
-
-static inline __attribute__((always_inline)) void SFX(vstore)(T *p,
-                                                              SFX(vec) v) {
-  memcpy(p, &v, sizeof v);
-}
-
-/* o[0..VL) = v, or += when add. */
-static inline __attribute__((always_inline)) void SFX(vput)(T *o, SFX(vec) v,
+/* o[0..VL) = *v, or += when add. */
+static inline __attribute__((always_inline)) void SFX(vput)(T *o,
+                                                            const SFX(vec) *v,
                                                             int add) {
-  SFX(vstore)(o, add ? SFX(vload)(o) + v : v);
+  if (add) {
+    VSTORE(o) = VLOAD(o) + *v;
+  } else {
+    VSTORE(o) = *v;
+  }
 }
 
 /* Columns [c0, c0 + 4 VL) of one output row of csr x dense: the sum over
@@ -44,23 +47,23 @@ static inline __attribute__((always_inline)) void SFX(row_block4)(
     const T v0 = val[j], v1 = val[j + 1];
     const T *b0 = b + (int64_t)idx[j] * n + c0;
     const T *b1 = b + (int64_t)idx[j + 1] * n + c0;
-    a0 += v0 * SFX(vload)(b0) + v1 * SFX(vload)(b1);
-    a1 += v0 * SFX(vload)(b0 + VL) + v1 * SFX(vload)(b1 + VL);
-    a2 += v0 * SFX(vload)(b0 + 2 * VL) + v1 * SFX(vload)(b1 + 2 * VL);
-    a3 += v0 * SFX(vload)(b0 + 3 * VL) + v1 * SFX(vload)(b1 + 3 * VL);
+    a0 += v0 * VLOAD(b0) + v1 * VLOAD(b1);
+    a1 += v0 * VLOAD(b0 + VL) + v1 * VLOAD(b1 + VL);
+    a2 += v0 * VLOAD(b0 + 2 * VL) + v1 * VLOAD(b1 + 2 * VL);
+    a3 += v0 * VLOAD(b0 + 3 * VL) + v1 * VLOAD(b1 + 3 * VL);
   }
   if (j < hi) {
     const T v0 = val[j];
     const T *b0 = b + (int64_t)idx[j] * n + c0;
-    a0 += v0 * SFX(vload)(b0);
-    a1 += v0 * SFX(vload)(b0 + VL);
-    a2 += v0 * SFX(vload)(b0 + 2 * VL);
-    a3 += v0 * SFX(vload)(b0 + 3 * VL);
+    a0 += v0 * VLOAD(b0);
+    a1 += v0 * VLOAD(b0 + VL);
+    a2 += v0 * VLOAD(b0 + 2 * VL);
+    a3 += v0 * VLOAD(b0 + 3 * VL);
   }
-  SFX(vput)(o + c0, a0, add);
-  SFX(vput)(o + c0 + VL, a1, add);
-  SFX(vput)(o + c0 + 2 * VL, a2, add);
-  SFX(vput)(o + c0 + 3 * VL, a3, add);
+  SFX(vput)(o + c0, &a0, add);
+  SFX(vput)(o + c0 + VL, &a1, add);
+  SFX(vput)(o + c0 + 2 * VL, &a2, add);
+  SFX(vput)(o + c0 + 3 * VL, &a3, add);
 }
 
 /* Columns [c0, c0 + VL). */
@@ -70,11 +73,12 @@ static inline __attribute__((always_inline)) void SFX(row_block1)(
   SFX(vec) a0 = {0}, a1 = {0};
   int64_t j = lo;
   for (; j + 2 <= hi; j += 2) {
-    a0 += val[j] * SFX(vload)(b + (int64_t)idx[j] * n + c0);
-    a1 += val[j + 1] * SFX(vload)(b + (int64_t)idx[j + 1] * n + c0);
+    a0 += val[j] * VLOAD(b + (int64_t)idx[j] * n + c0);
+    a1 += val[j + 1] * VLOAD(b + (int64_t)idx[j + 1] * n + c0);
   }
-  if (j < hi) a0 += val[j] * SFX(vload)(b + (int64_t)idx[j] * n + c0);
-  SFX(vput)(o + c0, a0 + a1, add);
+  if (j < hi) a0 += val[j] * VLOAD(b + (int64_t)idx[j] * n + c0);
+  a0 += a1;
+  SFX(vput)(o + c0, &a0, add);
 }
 
 /* Columns [c0, c0 + w), w < VL. */
@@ -115,18 +119,15 @@ static inline __attribute__((always_inline)) void SFX(axpy)(T *restrict o, T v,
                                                             int64_t n) {
   int64_t c = 0;
   for (; c + 4 * VL <= n; c += 4 * VL) {
-    SFX(vstore)(o + c, SFX(vload)(o + c) + v * SFX(vload)(x + c));
-    SFX(vstore)
-    (o + c + VL, SFX(vload)(o + c + VL) + v * SFX(vload)(x + c + VL));
-    SFX(vstore)
-    (o + c + 2 * VL,
-     SFX(vload)(o + c + 2 * VL) + v * SFX(vload)(x + c + 2 * VL));
-    SFX(vstore)
-    (o + c + 3 * VL,
-     SFX(vload)(o + c + 3 * VL) + v * SFX(vload)(x + c + 3 * VL));
+    VSTORE(o + c) = VLOAD(o + c) + v * VLOAD(x + c);
+    VSTORE(o + c + VL) = VLOAD(o + c + VL) + v * VLOAD(x + c + VL);
+    VSTORE(o + c + 2 * VL) =
+        VLOAD(o + c + 2 * VL) + v * VLOAD(x + c + 2 * VL);
+    VSTORE(o + c + 3 * VL) =
+        VLOAD(o + c + 3 * VL) + v * VLOAD(x + c + 3 * VL);
   }
   for (; c + VL <= n; c += VL) {
-    SFX(vstore)(o + c, SFX(vload)(o + c) + v * SFX(vload)(x + c));
+    VSTORE(o + c) = VLOAD(o + c) + v * VLOAD(x + c);
   }
   for (; c < n; ++c) o[c] += v * x[c];
 }
@@ -307,3 +308,5 @@ static int SFX(k_sampled)(void *arg, int64_t b, int64_t e) {
 }
 
 #undef VL
+#undef VLOAD
+#undef VSTORE
