@@ -31,6 +31,24 @@ void mxc__registry_set_families(const mxc__op_family *families, int n) {
 
 int mxc__registry_open(void) { return !atomic_load(&g_built); }
 
+/* Plug-ins that run after the families: the backends' attach functions. */
+#define MAX_PLUGINS 8
+static mxc__op_family g_plugins[MAX_PLUGINS];
+static int g_n_plugins;
+
+int mxc__registry_add_plugin(const char *name,
+                             int (*register_fn)(mxc__registry *r)) {
+  MXC_RETURN_ERROR_IF(!mxc__registry_open(), MXC_ERR_INTERNAL,
+                      "'%s' registered after the operator registry was "
+                      "built",
+                      name);
+  MXC_RETURN_ERROR_IF(g_n_plugins == MAX_PLUGINS, MXC_ERR_INTERNAL,
+                      "too many registry plug-ins ('%s')", name);
+  g_plugins[g_n_plugins].name = name;
+  g_plugins[g_n_plugins++].register_fn = register_fn;
+  return MXC_OK;
+}
+
 static uint32_t hash(const char *s) {
   uint32_t h = 2166136261u; /* FNV-1a */
   while (*s) h = (h ^ (unsigned char)*s++) * 16777619u;
@@ -55,6 +73,59 @@ static int index_add(mxc__registry *r, const char *name, const mxc__op *op) {
   return MXC_OK;
 }
 
+/* ---- kernel lists (core/op/backend.h) ---- */
+
+/* The backend of every descriptor's own compute. Defined here, with the
+ * lists, because mxc__registry_add enters each descriptor's kernel. */
+const mxc__backend mxc__backend_cpu_ref = {
+    .name = "cpu",
+    .dev_type = MXC_DEVICE_CPU,
+    .priority = 0,
+};
+
+/* Inserts kernel k into slot s's list, after every kernel of a backend
+ * with a priority >= its own (so among equals, first attached first). */
+static int list_insert(mxc__registry *r, int s, const mxc__kernel *k,
+                       const char *name) {
+  int prio = k->backend->priority;
+  int *link = &r->kernel_head[s];
+  while (*link) {
+    const mxc__kernel *cur = &r->kernels[*link - 1];
+    MXC_RETURN_ERROR_IF(cur->backend == k->backend, MXC_ERR_INTERNAL,
+                        "operator '%s' already has a kernel of backend "
+                        "'%s'",
+                        name, k->backend->name);
+    if (cur->backend->priority < prio) break;
+    link = &r->kernel_next[*link - 1];
+  }
+  MXC_RETURN_ERROR_IF(r->n_kernels == MXC__REG_MAX_KERNELS, MXC_ERR_INTERNAL,
+                      "kernel table is full (operator '%s')", name);
+  int idx = r->n_kernels++;
+  r->kernels[idx] = *k;
+  r->kernel_next[idx] = *link;
+  *link = idx + 1;
+  return MXC_OK;
+}
+
+static int add_reference(mxc__registry *r, const mxc__op *op) {
+  mxc__kernel k = {&mxc__backend_cpu_ref, NULL, op->compute};
+  return list_insert(r, mxc__registry_slot(r, op), &k, op->name);
+}
+
+int mxc__registry_attach_kernel(mxc__registry *r, const char *name,
+                                const mxc__kernel *k) {
+  const mxc__op *op = mxc__registry_find(r, name);
+  MXC_RETURN_ERROR_IF(!op, MXC_ERR_INTERNAL,
+                      "kernel attached to unknown operator '%s'", name);
+  MXC_RETURN_ERROR_IF(!k->backend || !k->compute, MXC_ERR_INTERNAL,
+                      "kernel for '%s' has no backend or compute function",
+                      name);
+  MXC_FORWARD_IF_ERROR(
+      list_insert(r, mxc__registry_slot(r, op), k, op->name));
+  if (k->backend != &mxc__backend_cpu_ref) r->n_extra_kernels++;
+  return MXC_OK;
+}
+
 int mxc__registry_add(mxc__registry *r, const mxc__op *op) {
   MXC_RETURN_ERROR_IF(r->n_ops == MXC__REG_MAX_OPS, MXC_ERR_INTERNAL,
                       "operator registry is full");
@@ -69,7 +140,7 @@ int mxc__registry_add(mxc__registry *r, const mxc__op *op) {
   uint32_t i = h & (MXC__REG_SLOTS - 1);
   while (r->ptrs[i]) i = (i + 1) & (MXC__REG_SLOTS - 1);
   r->ptrs[i] = op;
-  MXC_FORWARD_IF_ERROR(mxc__registry_add_reference(r, op));
+  MXC_FORWARD_IF_ERROR(add_reference(r, op));
   r->ops[r->n_ops++] = op;
   if (!op->hidden) r->public_ops[r->n_public++] = op;
   return MXC_OK;
@@ -80,22 +151,26 @@ static int by_name(const void *a, const void *b) {
                 (*(const mxc__op *const *)b)->name);
 }
 
+/* Runs one family's or plug-in's registration; on failure keeps the
+ * message for every later lookup. */
+static int run_plugin(const mxc__op_family *f) {
+  if (!f->register_fn) return MXC_OK;
+  int rc = f->register_fn(&g_reg);
+  if (rc != MXC_OK) {
+    g_init_rc = rc;
+    snprintf(g_init_msg, sizeof g_init_msg, "'%s': %s", f->name,
+             mxc__error_msg());
+  }
+  return rc;
+}
+
 static void build(void) {
   atomic_store(&g_built, 1);
   for (int i = 0; i < g_n_families; ++i) {
-    int rc = g_families[i].register_fn(&g_reg);
-    if (rc != MXC_OK) {
-      g_init_rc = rc;
-      snprintf(g_init_msg, sizeof g_init_msg, "family '%s': %s",
-               g_families[i].name, mxc__error_msg());
-      return;
-    }
+    if (run_plugin(&g_families[i]) != MXC_OK) return;
   }
-  int rc = mxc__backend_attach_all(&g_reg);
-  if (rc != MXC_OK) {
-    g_init_rc = rc;
-    snprintf(g_init_msg, sizeof g_init_msg, "%s", mxc__error_msg());
-    return;
+  for (int i = 0; i < g_n_plugins; ++i) {
+    if (run_plugin(&g_plugins[i]) != MXC_OK) return;
   }
   qsort(g_reg.public_ops, (size_t)g_reg.n_public, sizeof(const mxc__op *),
         by_name);

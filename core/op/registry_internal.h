@@ -1,6 +1,7 @@
-/* Private to core/op: the registry's tables, shared by registry.c (names,
- * descriptors, storage kernels) and backend.c (backends and their
- * kernels). Everything is fixed-size: the registry allocates nothing. */
+/* Private to core/op: the registry's tables, kept by registry.c (names,
+ * descriptors, attached storage functions and kernels) and read by
+ * backend.c (kernel selection). Everything is fixed-size: the registry
+ * allocates nothing. */
 #ifndef MXC_CORE_OP_REGISTRY_INTERNAL_H_
 #define MXC_CORE_OP_REGISTRY_INTERNAL_H_
 
@@ -34,6 +35,7 @@ struct mxc__registry {
   mxc__kernel kernels[MXC__REG_MAX_KERNELS];
   int kernel_next[MXC__REG_MAX_KERNELS];
   int n_kernels;
+  int n_extra_kernels; /* of backends other than the reference */
   const char *features[MXC__REG_MAX_FEATURES];
   int n_features;
   mxc__fusible_fn fusible; /* set by the fused family, or NULL */
@@ -49,9 +51,10 @@ int mxc__registry_slot(const mxc__registry *r, const mxc__op *op);
 /* The operator named name in r, during or after the build; NULL when
  * unknown. */
 const mxc__op *mxc__registry_find(const mxc__registry *r, const char *name);
-/* Adds op's own compute as its reference CPU kernel (backend.c). */
-int mxc__registry_add_reference(mxc__registry *r, const mxc__op *op);
-/* Runs every registered backend's attach function (backend.c). */
-int mxc__backend_attach_all(mxc__registry *r);
+/* Adds a registration function that runs once, after every family, when
+ * the registry is built (a backend's attach). Before the build only:
+ * MXC_ERR_INTERNAL afterwards or when the table is full. */
+int mxc__registry_add_plugin(const char *name,
+                             int (*register_fn)(mxc__registry *r));
 
 #endif /* MXC_CORE_OP_REGISTRY_INTERNAL_H_ */
