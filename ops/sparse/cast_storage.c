@@ -25,19 +25,17 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/dtype.h"
 #include "core/op/common.h"
 #include "core/op/node.h"
 #include "ops/sparse/sparse.h"
 
 typedef struct cast_param {
-  int stype; /* index into k_stypes == MXC_STYPE_* */
+  int stype; /* index into mxc__stype_names == MXC_STYPE_* */
 } cast_param;
 
-/* Ordered so that the index is the MXC_STYPE_* value. */
-static const char *const k_stypes[] = {"default", "row_sparse", "csr", NULL};
-
 static const mxc__param_def k_params[] = {
-    MXC__PARAM_ENUM(cast_param, stype, NULL, k_stypes,
+    MXC__PARAM_ENUM(cast_param, stype, NULL, mxc__stype_names,
                     "Storage type of the output: default (dense), "
                     "row_sparse or csr."),
 };
