@@ -318,9 +318,7 @@ static const char *const k_back_in[] = {"ograd", "data", NULL};
 static const mxc__op k_back = {
     .name = "_backward_cast_storage",
     .doc = "Gradient of cast_storage: ograd in the storage type of data.",
-    .params = k_params,
-    .n_params = 1,
-    .param_size = sizeof(cast_param),
+    MXC__PARAMS_OF(cast_param, k_params),
     .n_inputs = 2,
     .input_names = k_back_in,
     .n_outputs = 1,
@@ -336,9 +334,7 @@ static const mxc__op k_op = {
     .doc =
         "The same values in another storage type (stype: default, "
         "row_sparse or csr). Zero elements (== 0) are not stored.",
-    .params = k_params,
-    .n_params = 1,
-    .param_size = sizeof(cast_param),
+    MXC__PARAMS_OF(cast_param, k_params),
     .n_inputs = 1,
     .input_names = k_in,
     .n_outputs = 1,
