@@ -6,6 +6,11 @@ MXC_COPTS = [
     "-Werror",
     "-Wshadow",
     "-Wstrict-prototypes",
+    # C only, like -Wstrict-prototypes: no cc_* target with C++ sources
+    # uses MXC_COPTS. A function with external linkage and no prototype in
+    # scope is either file-local (make it static), shared (its prototype
+    # belongs in an internal header the definition includes) or dead.
+    "-Wmissing-prototypes",
     "-Wno-unused-parameter",
 ]
 
@@ -13,4 +18,7 @@ MXC_TEST_COPTS = [
     "-Wall",
     "-Wextra",
     "-Werror",
+    # The C++ counterpart (valid for the few C sources too): a test's
+    # helper function belongs in an anonymous namespace or is static.
+    "-Wmissing-declarations",
 ]

@@ -97,8 +97,7 @@ static int part(mxc_ndarray arr, int which, const char *fn, mxc_ndarray *out) {
   int n_aux = mxc__sparse_n_aux(a->stype);
   MXC_RETURN_ERROR_IF(which < -1 || which >= n_aux, MXC_ERR_INVALID_ARGUMENT,
                       "%s: which is %d; a %s array has aux arrays 0..%d", fn,
-                      which, a->stype == MXC_STYPE_CSR ? "csr" : "row_sparse",
-                      n_aux - 1);
+                      which, mxc__stype_name(a->stype), n_aux - 1);
   mxc__ndarray *d = NULL;
   MXC_FORWARD_IF_ERROR(mxc__sparse_part_sync(a, which, &d));
   return api_wrap_array(d, out);
@@ -133,7 +132,6 @@ int mxc_ndarray_cast_storage(mxc_ndarray arr, int stype, mxc_ndarray *out) {
   API_CHECK_OUT(out, fn, "out");
   mxc__ndarray *a;
   MXC_FORWARD_IF_ERROR(api_array(arr, "mxc_ndarray_cast_storage: arr", &a));
-  static const char *const k_names[] = {"default", "row_sparse", "csr"};
   MXC_RETURN_ERROR_IF(stype < MXC_STYPE_DEFAULT || stype > MXC_STYPE_CSR,
                       MXC_ERR_STYPE,
                       "%s: stype is %d; expected MXC_STYPE_DEFAULT, "
@@ -142,7 +140,7 @@ int mxc_ndarray_cast_storage(mxc_ndarray arr, int stype, mxc_ndarray *out) {
   const mxc__op *op;
   MXC_FORWARD_IF_ERROR(mxc__op_lookup("cast_storage", &op));
   const char *key = "stype";
-  const char *val = k_names[stype];
+  const char *val = mxc__stype_name(stype);
   void *param = NULL;
   MXC_FORWARD_IF_ERROR(mxc__op_parse_params(op, &key, &val, 1, &param));
   mxc__ndarray *res = NULL;

@@ -1,5 +1,7 @@
 #include "core/base/dtype.h"
 
+#include <string.h>
+
 #include "core/base/error.h"
 
 typedef struct {
@@ -45,4 +47,23 @@ int mxc__dtype_check(int dtype, const char *what) {
       "bfloat16 (12)",
       what, dtype);
   return MXC_OK;
+}
+
+const char *const mxc__stype_names[] = {
+    [MXC_STYPE_DEFAULT] = "default",
+    [MXC_STYPE_ROW_SPARSE] = "row_sparse",
+    [MXC_STYPE_CSR] = "csr",
+    [MXC_STYPE_CSR + 1] = NULL,
+};
+
+const char *mxc__stype_name(int stype) {
+  if (stype < MXC_STYPE_DEFAULT || stype > MXC_STYPE_CSR) return "unknown";
+  return mxc__stype_names[stype];
+}
+
+int mxc__stype_parse(const char *name) {
+  for (int st = MXC_STYPE_DEFAULT; st <= MXC_STYPE_CSR; ++st) {
+    if (strcmp(name, mxc__stype_names[st]) == 0) return st;
+  }
+  return -1;
 }

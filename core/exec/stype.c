@@ -10,16 +10,11 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/dtype.h"
 #include "core/base/error.h"
 #include "core/exec/executor.h"
 #include "core/graph/infer.h"
 #include "core/op/invoke.h"
-
-static const char *stype_name(int st) {
-  return st == MXC_STYPE_CSR          ? "csr"
-         : st == MXC_STYPE_ROW_SPARSE ? "row_sparse"
-                                      : "default";
-}
 
 void mxc__exec_mark_direct(mxc__executor *ex, const uint8_t *fwd) {
   const mxc__graph *g = ex->g;
@@ -48,7 +43,7 @@ int mxc__exec_check_stypes(const mxc__executor *ex, const mxc__graph *gf,
     MXC_RETURN_ERROR_IF(aux[i]->stype != MXC_STYPE_DEFAULT, MXC_ERR_STYPE,
                         "%s: auxiliary state '%s' is a %s array; auxiliary "
                         "states must be dense",
-                        fn, ex->aux_names[i], stype_name(aux[i]->stype));
+                        fn, ex->aux_names[i], mxc__stype_name(aux[i]->stype));
   }
   for (int i = 0; i < ex->n_args; ++i) {
     const char *name = ex->arg_names[i];
@@ -61,15 +56,15 @@ int mxc__exec_check_stypes(const mxc__executor *ex, const mxc__graph *gf,
     MXC_RETURN_ERROR_IF(r > 0 && want != args[i]->stype, MXC_ERR_STYPE,
                         "%s: argument '%s' is bound to a %s array but its "
                         "__storage_type__ is %s",
-                        fn, name, stype_name(args[i]->stype),
-                        stype_name(want));
+                        fn, name, mxc__stype_name(args[i]->stype),
+                        mxc__stype_name(want));
     const mxc__ndarray *gr = grads ? grads[i] : NULL;
     MXC_RETURN_ERROR_IF(
         gr && ex->grad_req[i] == MXC_REQ_ADD && gr->stype != MXC_STYPE_DEFAULT,
         MXC_ERR_STYPE,
         "%s: argument '%s': grad_req add into a %s gradient array is not "
         "supported; use MXC_REQ_WRITE or a dense gradient array",
-        fn, name, stype_name(gr->stype));
+        fn, name, mxc__stype_name(gr->stype));
   }
   return MXC_OK;
 }
@@ -161,7 +156,7 @@ int mxc__exec_deliver_sparse(mxc__ndarray *src, mxc__ndarray *dst,
    * dense arrays (mxc__exec_check_stypes refuses the others). */
   const mxc__op *op = NULL;
   MXC_FORWARD_IF_ERROR(mxc__op_lookup("cast_storage", &op));
-  const char *key = "stype", *val = stype_name(dst->stype);
+  const char *key = "stype", *val = mxc__stype_name(dst->stype);
   void *param = NULL;
   MXC_FORWARD_IF_ERROR(mxc__op_parse_params(op, &key, &val, 1, &param));
   int rc = mxc__op_invoke(op, param, &src, 1, &dst, 1, &req);

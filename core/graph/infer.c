@@ -300,19 +300,6 @@ int mxc__graph_infer_type(const mxc__graph *g, int *dtypes) {
 
 /* ---- storage types ---- */
 
-static const char *stype_name(int st) {
-  switch (st) {
-    case MXC_STYPE_DEFAULT:
-      return "default";
-    case MXC_STYPE_ROW_SPARSE:
-      return "row_sparse";
-    case MXC_STYPE_CSR:
-      return "csr";
-    default:
-      return "unknown";
-  }
-}
-
 /* A "__storage_type__" value: a name ("default", "row_sparse", "csr") or
  * its MXC_STYPE_* number. 1 and *out when valid, 0 otherwise. */
 static int parse_stype(const char *s, int *out) {
@@ -323,13 +310,8 @@ static int parse_stype(const char *s, int *out) {
     *out = (int)v;
     return 1;
   }
-  for (int c = MXC_STYPE_DEFAULT; c <= MXC_STYPE_CSR; ++c) {
-    if (strcmp(s, stype_name(c)) == 0) {
-      *out = c;
-      return 1;
-    }
-  }
-  return 0;
+  *out = mxc__stype_parse(s);
+  return *out >= 0;
 }
 
 /* Variables: the caller's value, else the attribute, else dense. A bad
@@ -399,9 +381,8 @@ static int run_stype(const mxc__graph *g, int i, mxc__infer_stype_fn fn,
                         "infer_storage_type: node '%s' (%s) output '%s': "
                         "the operator gives storage type %s but the graph "
                         "needs %s (the array bound there)",
-                        n->name, n->op->name,
-                        output_name(n, j, nb, sizeof nb), stype_name(have),
-                        stype_name(fixed));
+                        n->name, n->op->name, output_name(n, j, nb, sizeof nb),
+                        mxc__stype_name(have), mxc__stype_name(fixed));
     any_sparse |= have != MXC_STYPE_DEFAULT;
   }
   MXC_RETURN_ERROR_IF(*disp == MXC__DISPATCH_DENSE && any_sparse,

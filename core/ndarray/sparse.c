@@ -12,10 +12,6 @@
 #include "core/base/error.h"
 #include "core/ndarray/ndarray.h"
 
-static const char *stype_str(int stype) {
-  return stype == MXC_STYPE_CSR ? "csr" : "row_sparse";
-}
-
 int mxc__sparse_n_aux(int stype) {
   return stype == MXC_STYPE_CSR ? 2 : stype == MXC_STYPE_ROW_SPARSE ? 1 : 0;
 }
@@ -142,7 +138,7 @@ static int sparse_new(int stype, const mxc__shape *shape, int dtype,
                       const blocks *b, int valid, mxc__ndarray **out) {
   mxc__sparse *sp = mxc__calloc(1, sizeof *sp);
   MXC_RETURN_ERROR_IF(!sp, MXC_ERR_OOM, "out of memory creating a %s array",
-                      stype_str(stype));
+                      mxc__stype_name(stype));
   /* A delayed dense array never touches its block: turn its chunk into a
    * sparse one before anyone else can see it. */
   mxc__ndarray *a;

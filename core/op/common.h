@@ -1,11 +1,13 @@
 /* Helpers shared by operator families: shape/type inference for common
- * patterns, dtype dispatch, write-mode handling. */
+ * patterns, dtype dispatch, write-mode handling, and (core/op/describe.h)
+ * the pieces of descriptor initializers. */
 #ifndef MXC_CORE_OP_COMMON_H_
 #define MXC_CORE_OP_COMMON_H_
 
 #include "core/base/dtype.h"
 #include "core/base/error.h"
 #include "core/base/half.h"
+#include "core/op/describe.h"
 #include "core/op/node.h"
 #include "core/op/op.h"
 

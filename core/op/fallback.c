@@ -155,17 +155,11 @@ static void app_value(char *buf, size_t len, size_t *pos,
   }
 }
 
-static const char *stype_name(int st) {
-  return st == MXC_STYPE_CSR          ? "csr"
-         : st == MXC_STYPE_ROW_SPARSE ? "row_sparse"
-                                      : "default";
-}
-
 static void app_stypes(char *buf, size_t len, size_t *pos, const int *st,
                        int n) {
   app(buf, len, pos, "(");
   for (int i = 0; i < n; ++i) {
-    app(buf, len, pos, "%s%s", i ? ", " : "", stype_name(st[i]));
+    app(buf, len, pos, "%s%s", i ? ", " : "", mxc__stype_name(st[i]));
   }
   app(buf, len, pos, ")");
 }
@@ -207,11 +201,10 @@ int mxc__op_has_sparse(mxc__ndarray *const *in, int n_in,
 /* cast_storage(src) into *dst (NULL: a new array) as stype, pushed. */
 static int fb_cast(const mxc__op *cast, mxc__ndarray *src, int stype,
                    mxc__ndarray **dst) {
-  static const char *const k_names[] = {"default", "row_sparse", "csr"};
   _Alignas(16) unsigned char pbuf[64];
   MXC_RETURN_ERROR_IF(cast->param_size > sizeof pbuf, MXC_ERR_INTERNAL,
                       "storage fallback: cast_storage parameters too large");
-  const char *key = "stype", *val = k_names[stype];
+  const char *key = "stype", *val = mxc__stype_name(stype);
   MXC_FORWARD_IF_ERROR(mxc__param_parse(cast->name, cast->params,
                                         cast->n_params, &key, &val, 1, pbuf));
   return mxc__op_invoke(cast, pbuf, &src, 1, dst, 1, NULL);

@@ -67,21 +67,18 @@ MXC__BINARY_OPS(ALIASES)
       .infer_type = ew_type,                                                \
       .compute = ew_forward,                                                \
       .gradient = ((flags)&MXC__BIN_GRAD) ? mxc__grad_use_in : mxc__grad_none, \
-      .inplace = k_inplace,                                                 \
-      .n_inplace = 2,                                                       \
+      MXC__INPLACE(k_inplace),                                              \
       .backward_uses_inputs = ((flags)&MXC__BIN_GRAD) ? 3 : 0,              \
   },
 #define BWD_DESC(nm, stem, f, da, db, flags, doc_, ...) \
   [MXC__BIN_##nm] = {                                   \
-      .name = "_backward_" #nm,                         \
-      .doc = "Gradient of " #nm ".",                    \
+      MXC__BACKWARD(#nm),                               \
       .n_inputs = 3,                                    \
       .input_names = k_bwd_in_names,                    \
       .n_outputs = 2,                                   \
       .infer_shape = mxc__infer_shape_same,             \
       .infer_type = ew_type,                            \
       .compute = ew_backward,                           \
-      .hidden = 1,                                      \
   },
 
 static const mxc__op k_fwd[MXC__BIN_COUNT] = {MXC__BINARY_OPS(FWD_DESC)};

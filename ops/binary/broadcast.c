@@ -316,8 +316,7 @@ static const char *const k_bwd_in_names[] = {"ograd", "lhs", "rhs", NULL};
   },
 #define BWD_DESC(nm, stem, f, da, db, flags, doc_, ...) \
   [MXC__BIN_##nm] = {                                   \
-      .name = "_backward_broadcast_" #nm,               \
-      .doc = "Gradient of broadcast_" #nm ".",          \
+      MXC__BACKWARD("broadcast_" #nm),                  \
       .n_inputs = 3,                                    \
       .input_names = k_bwd_in_names,                    \
       .n_outputs = 2,                                   \
@@ -325,7 +324,6 @@ static const char *const k_bwd_in_names[] = {"ograd", "lhs", "rhs", NULL};
       .infer_type = bc_type,                            \
       .compute = bc_backward,                           \
       .resources = MXC__RES_TEMP,                       \
-      .hidden = 1,                                      \
   },
 /* MXNet's other spelling, broadcast_<stem>, where the stem differs. */
 #define STEM_ALIAS(nm, stem, f, da, db, flags, doc_, ...) \

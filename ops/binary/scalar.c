@@ -88,16 +88,15 @@ static const int k_inplace[][2] = {{0, 0}};
 
 /* Fields shared by the four tables. */
 #define COMMON                                          \
-  .params = k_params, .n_params = 1,                    \
-  .param_size = sizeof(mxc__bin_scalar_param),          \
+  MXC__PARAMS_OF(mxc__bin_scalar_param, k_params),      \
   .n_outputs = 1, .infer_shape = mxc__infer_shape_same, \
-  .infer_type = sc_type, .inplace = k_inplace, .n_inplace = 1
+  .infer_type = sc_type, MXC__INPLACE(k_inplace)
 
 #define FWD(nm, opname, doc_, flags)                                        \
   [MXC__BIN_##nm] = {                                                       \
       .name = opname,                                                       \
       .doc = doc_,                                                          \
-      COMMON,                                                        \
+      COMMON,                                                               \
       .n_inputs = 1,                                                        \
       .input_names = k_in_names,                                            \
       .compute = sc_forward,                                                \
@@ -106,13 +105,11 @@ static const int k_inplace[][2] = {{0, 0}};
   },
 #define BWD(nm, opname, flags)                      \
   [MXC__BIN_##nm] = {                               \
-      .name = "_backward_" opname,                  \
-      .doc = "Gradient of " opname ".",             \
-      COMMON,                                \
+      MXC__BACKWARD(opname),                        \
+      COMMON,                                       \
       .n_inputs = 2,                                \
       .input_names = k_bwd_in_names,                \
       .compute = sc_backward,                       \
-      .hidden = 1,                                  \
   },
 
 #define FWD_DESC(nm, stem, f, da, db, flags, doc_, ...) \

@@ -303,10 +303,10 @@ static const char *const k_in_names[] = {"data", NULL};
 static const char *const k_bwd_in_names[] = {"ograd", "data", "output", NULL};
 static const int k_inplace[][2] = {{0, 0}};
 
-#define FWD_DESC(nm, fwd, grad, int_ok, doc_)                           \
+#define FWD_DESC(nm, fwd, grad, int_ok, doc_)                            \
   [U_##nm] = {                                                           \
       .name = #nm,                                                       \
-      .doc = "Element-wise: " doc_,                                     \
+      .doc = "Element-wise: " doc_,                                      \
       .n_inputs = 1,                                                     \
       .input_names = k_in_names,                                         \
       .n_outputs = 1,                                                    \
@@ -314,24 +314,20 @@ static const int k_inplace[][2] = {{0, 0}};
       .infer_type = unary_type,                                          \
       .compute = unary_forward,                                          \
       .gradient = mxc__grad_use_in_out,                                  \
-      .inplace = k_inplace,                                              \
-      .n_inplace = 1,                                                    \
+      MXC__INPLACE(k_inplace),                                           \
       .backward_uses_inputs = 1,                                         \
       .backward_uses_outputs = 1,                                        \
   },
-#define BWD_DESC(nm, fwd, grad, int_ok, doc_)                           \
+#define BWD_DESC(nm, fwd, grad, int_ok, doc_)                            \
   [U_##nm] = {                                                           \
-      .name = "_backward_" #nm,                                          \
-      .doc = "Gradient of " #nm ".",                                     \
+      MXC__BACKWARD(#nm),                                                \
       .n_inputs = 3,                                                     \
       .input_names = k_bwd_in_names,                                     \
       .n_outputs = 1,                                                    \
       .infer_shape = mxc__infer_shape_same,                              \
       .infer_type = unary_type,                                          \
       .compute = unary_backward,                                         \
-      .inplace = k_inplace,                                              \
-      .n_inplace = 1,                                                    \
-      .hidden = 1,                                                       \
+      MXC__INPLACE(k_inplace),                                           \
   },
 
 static const mxc__op k_fwd_ops[U_COUNT] = {UNARY_OPS(FWD_DESC)};

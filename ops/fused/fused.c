@@ -252,9 +252,7 @@ static const mxc__op k_fused = {
     .name = MXC__FUSED_OP_NAME,
     .doc = "A chain or tree of element-wise operators evaluated tile by "
            "tile in one pass over memory (made by graph fusion).",
-    .params = k_params,
-    .n_params = 2,
-    .param_size = sizeof(mxc__fused_param),
+    MXC__PARAMS_OF(mxc__fused_param, k_params),
     .param_check = mxc__fused_compile,
     .num_inputs = fused_num_inputs,
     .input_name = fused_input_name,
@@ -264,8 +262,7 @@ static const mxc__op k_fused = {
     .compute = fused_forward,
     /* Gradients come from the unfused graph (fusion runs after the
      * gradient pass), so none here. */
-    .inplace = k_inplace,
-    .n_inplace = 1,
+    MXC__INPLACE(k_inplace),
     .hidden = 1,
 };
 

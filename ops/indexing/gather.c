@@ -267,9 +267,7 @@ static const mxc__op k_ops[] = {
         .doc = "Scatters data (Y..., X_M..X{N-1}) into zeros of the given "
                "shape (X0..X{N-1}) at indices of shape (M, Y...); "
                "duplicate indices add up.",
-        .params = k_scatter_params,
-        .n_params = 1,
-        .param_size = sizeof(scatter_param),
+        MXC__PARAMS_OF(scatter_param, k_scatter_params),
         .param_check = scatter_check,
         .n_inputs = 2,
         .input_names = k_in,

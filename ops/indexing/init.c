@@ -278,9 +278,8 @@ static const char *const k_eye_alias[] = {"eye", NULL};
 #define NO_INPUT_OP(nm, alias, doc_, params_, pstruct, check, shape_fn,      \
                     type_fn, fn)                                             \
   {                                                                          \
-    .name = nm, .aliases = alias, .doc = doc_, .params = params_,            \
-    .n_params = (int)(sizeof params_ / sizeof params_[0]),                   \
-    .param_size = sizeof(pstruct), .param_check = check, .n_inputs = 0,      \
+    .name = nm, .aliases = alias, .doc = doc_,                               \
+    MXC__PARAMS_OF(pstruct, params_), .param_check = check, .n_inputs = 0,   \
     .n_outputs = 1, .infer_shape = shape_fn, .infer_type = type_fn,          \
     .compute = fn, .gradient = mxc__grad_none,                               \
   }

@@ -97,9 +97,7 @@ static const mxc__op k_op = {
     .name = "one_hot",
     .doc = "One-hot encoding: output shape indices.shape + (depth,), "
            "on_value at each index and off_value elsewhere.",
-    .params = k_params,
-    .n_params = 4,
-    .param_size = sizeof(one_hot_param),
+    MXC__PARAMS_OF(one_hot_param, k_params),
     .n_inputs = 1,
     .input_names = k_in,
     .n_outputs = 1,

@@ -314,9 +314,7 @@ static const mxc__op k_ops[] = {
         .doc = "Takes elements of a along axis at the given indices: the "
                "output has shape a.shape[:axis] + indices.shape + "
                "a.shape[axis+1:].",
-        .params = k_take_params,
-        .n_params = 2,
-        .param_size = sizeof(take_param),
+        MXC__PARAMS_OF(take_param, k_take_params),
         .n_inputs = 2,
         .input_names = k_take_in,
         .n_outputs = 1,
@@ -330,9 +328,7 @@ static const mxc__op k_ops[] = {
         .name = "_backward_take",
         .doc = "Gradient of take with respect to a (repeated indices "
                "accumulate).",
-        .params = k_take_params,
-        .n_params = 2,
-        .param_size = sizeof(take_param),
+        MXC__PARAMS_OF(take_param, k_take_params),
         .n_inputs = 3,
         .input_names = k_take_bwd_in,
         .n_outputs = 1,
@@ -346,9 +342,7 @@ static const mxc__op k_ops[] = {
         .doc = "Picks one element along axis per position: out[..., i, ...] "
                "= data[..., index[..., i, ...], i, ...]; the output is data "
                "without the axis (extent 1 with keepdims).",
-        .params = k_pick_params,
-        .n_params = 3,
-        .param_size = sizeof(pick_param),
+        MXC__PARAMS_OF(pick_param, k_pick_params),
         .n_inputs = 2,
         .input_names = k_pick_in,
         .n_outputs = 1,
@@ -361,9 +355,7 @@ static const mxc__op k_ops[] = {
     {
         .name = "_backward_pick",
         .doc = "Gradient of pick with respect to data.",
-        .params = k_pick_params,
-        .n_params = 3,
-        .param_size = sizeof(pick_param),
+        MXC__PARAMS_OF(pick_param, k_pick_params),
         .n_inputs = 3,
         .input_names = k_pick_bwd_in,
         .n_outputs = 1,

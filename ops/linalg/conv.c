@@ -511,9 +511,8 @@ static int conv_backward(const mxc__op *op, const mxc__opctx *ctx,
 
 static const mxc__param_def k_params[] = {MXC__CONV_PARAM_DEFS};
 
-#define CONV_PARAMS                                                            \
-  .params = k_params, .n_params = (int)(sizeof k_params / sizeof k_params[0]), \
-  .param_size = sizeof(mxc__conv_param), .param_check = conv_check
+#define CONV_PARAMS \
+  MXC__PARAMS_OF(mxc__conv_param, k_params), .param_check = conv_check
 
 static const mxc__op k_conv = {
     .name = "Convolution",

@@ -250,9 +250,8 @@ static const mxc__param_def k_params[] = {
                "from it."),
 };
 
-#define DECONV_PARAMS                                                          \
-  .params = k_params, .n_params = (int)(sizeof k_params / sizeof k_params[0]), \
-  .param_size = sizeof(mxc__conv_param), .param_check = deconv_check
+#define DECONV_PARAMS \
+  MXC__PARAMS_OF(mxc__conv_param, k_params), .param_check = deconv_check
 
 static const mxc__op k_deconv = {
     .name = "Deconvolution",

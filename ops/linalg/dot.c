@@ -237,10 +237,7 @@ static int dot_backward(const mxc__op *op, const mxc__opctx *ctx,
 static const char *const k_in_names[] = {"lhs", "rhs", NULL};
 static const char *const k_bwd_in_names[] = {"ograd", "lhs", "rhs", NULL};
 
-#define DOT_PARAMS                                                 \
-  .params = k_dot_params,                                          \
-  .n_params = (int)(sizeof k_dot_params / sizeof k_dot_params[0]), \
-  .param_size = sizeof(dot_param)
+#define DOT_PARAMS MXC__PARAMS_OF(dot_param, k_dot_params)
 
 static const mxc__op k_ops[4] = {
     {

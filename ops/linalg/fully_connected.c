@@ -149,9 +149,7 @@ static int fc_backward(const mxc__op *op, const mxc__opctx *ctx,
   return MXC_OK;
 }
 
-#define FC_PARAMS                                                              \
-  .params = k_params, .n_params = (int)(sizeof k_params / sizeof k_params[0]), \
-  .param_size = sizeof(fc_param)
+#define FC_PARAMS MXC__PARAMS_OF(fc_param, k_params)
 
 static const mxc__op k_fc = {
     .name = "FullyConnected",

@@ -653,9 +653,8 @@ static int pool_backward(const mxc__op *op, const mxc__opctx *ctx,
 static const char *const k_in_names[] = {"data", NULL};
 static const char *const k_bwd_in_names[] = {"ograd", "data", NULL};
 
-#define POOL_PARAMS                                                            \
-  .params = k_params, .n_params = (int)(sizeof k_params / sizeof k_params[0]), \
-  .param_size = sizeof(pool_param), .param_check = pool_check
+#define POOL_PARAMS \
+  MXC__PARAMS_OF(pool_param, k_params), .param_check = pool_check
 
 static const mxc__op k_pool = {
     .name = "Pooling",

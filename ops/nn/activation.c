@@ -336,9 +336,7 @@ static const mxc__op k_ops[] = {
         .name = "Activation",
         .doc = "Element-wise activation (relu, sigmoid, tanh, softrelu, "
                "softsign); output has the data's shape.",
-        .params = k_act_params,
-        .n_params = 1,
-        .param_size = sizeof(act_param),
+        MXC__PARAMS_OF(act_param, k_act_params),
         .n_inputs = 1,
         .input_names = k_data,
         .n_outputs = 1,
@@ -353,9 +351,7 @@ static const mxc__op k_ops[] = {
     {
         .name = "_backward_Activation",
         .doc = "Gradient of Activation: (ograd, data, output) -> ddata.",
-        .params = k_act_params,
-        .n_params = 1,
-        .param_size = sizeof(act_param),
+        MXC__PARAMS_OF(act_param, k_act_params),
         .n_inputs = 3,
         .input_names = k_act_bwd_in,
         .n_outputs = 1,
@@ -369,9 +365,7 @@ static const mxc__op k_ops[] = {
         .doc = "Leaky rectifiers and relatives (leaky, elu, selu, gelu, "
                "prelu); output has the data's shape. prelu takes a second "
                "input gamma of shape (C) for data (N, C, ...).",
-        .params = k_leaky_params,
-        .n_params = 4,
-        .param_size = sizeof(leaky_param),
+        MXC__PARAMS_OF(leaky_param, k_leaky_params),
         .num_inputs = leaky_num_inputs,
         .input_names = k_leaky_in,
         .input_name = leaky_input_name,
@@ -387,9 +381,7 @@ static const mxc__op k_ops[] = {
         .name = "_backward_LeakyReLU",
         .doc = "Gradient of LeakyReLU: (ograd, data, [gamma,] output) -> "
                "(ddata[, dgamma]).",
-        .params = k_leaky_params,
-        .n_params = 4,
-        .param_size = sizeof(leaky_param),
+        MXC__PARAMS_OF(leaky_param, k_leaky_params),
         .num_inputs = leaky_bwd_num_inputs,
         .input_names = k_leaky_bwd_in,
         .input_name = leaky_bwd_input_name,

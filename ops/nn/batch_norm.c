@@ -220,9 +220,7 @@ static const mxc__op k_ops[] = {
                "mode (updating moving_mean/moving_var in place), moving "
                "statistics otherwise. gamma, beta and the moving statistics "
                "have shape (C).",
-        .params = k_params,
-        .n_params = sizeof k_params / sizeof k_params[0],
-        .param_size = sizeof(bn_param),
+        MXC__PARAMS_OF(bn_param, k_params),
         .n_inputs = 5,
         .input_names = k_in,
         .n_aux = 2,
@@ -241,9 +239,7 @@ static const mxc__op k_ops[] = {
     {
         .name = "_backward_BatchNorm",
         .doc = "Gradient of BatchNorm -> (ddata, dgamma, dbeta).",
-        .params = k_params,
-        .n_params = sizeof k_params / sizeof k_params[0],
-        .param_size = sizeof(bn_param),
+        MXC__PARAMS_OF(bn_param, k_params),
         .n_inputs = 9,
         .input_names = k_bwd_in,
         .n_outputs = 3,

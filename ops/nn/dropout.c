@@ -152,9 +152,7 @@ static const mxc__op k_ops[] = {
         .doc = "Zeroes elements with probability p and scales the rest by "
                "1/(1-p) in training mode (or always); identity otherwise. "
                "Output has the data's shape.",
-        .params = k_params,
-        .n_params = sizeof k_params / sizeof k_params[0],
-        .param_size = sizeof(drop_param),
+        MXC__PARAMS_OF(drop_param, k_params),
         .param_check = drop_check,
         .n_inputs = 1,
         .input_names = k_in,
@@ -171,9 +169,7 @@ static const mxc__op k_ops[] = {
     {
         .name = "_backward_Dropout",
         .doc = "Gradient of Dropout: (ograd, mask) -> ograd * mask.",
-        .params = k_params,
-        .n_params = sizeof k_params / sizeof k_params[0],
-        .param_size = sizeof(drop_param),
+        MXC__PARAMS_OF(drop_param, k_params),
         .param_check = drop_check,
         .n_inputs = 2,
         .input_names = k_bwd_in,

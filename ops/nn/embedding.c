@@ -164,9 +164,7 @@ static const mxc__op k_ops[] = {
         .name = "Embedding",
         .doc = "Looks up rows of weight (input_dim, output_dim) by the "
                "indices in data; output shape data.shape + (output_dim).",
-        .params = k_params,
-        .n_params = sizeof k_params / sizeof k_params[0],
-        .param_size = sizeof(emb_param),
+        MXC__PARAMS_OF(emb_param, k_params),
         .param_check = emb_check,
         .n_inputs = 2,
         .input_names = k_in,
@@ -181,9 +179,7 @@ static const mxc__op k_ops[] = {
         .name = "_backward_Embedding",
         .doc = "Gradient of Embedding with respect to weight: "
                "scatter-add of the output gradient rows.",
-        .params = k_params,
-        .n_params = sizeof k_params / sizeof k_params[0],
-        .param_size = sizeof(emb_param),
+        MXC__PARAMS_OF(emb_param, k_params),
         .param_check = emb_check,
         .n_inputs = 2,
         .input_names = k_bwd_in,

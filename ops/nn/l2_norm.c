@@ -145,9 +145,7 @@ static const mxc__op k_ops[] = {
         .doc = "Divides data (N, C, ...) by the L2 norm of each instance, "
                "channel vector or spatial map (mode); output has the data's "
                "shape.",
-        .params = k_params,
-        .n_params = sizeof k_params / sizeof k_params[0],
-        .param_size = sizeof(l2_param),
+        MXC__PARAMS_OF(l2_param, k_params),
         .n_inputs = 1,
         .input_names = k_in,
         .n_outputs = 2,
@@ -164,9 +162,7 @@ static const mxc__op k_ops[] = {
     {
         .name = "_backward_L2Normalization",
         .doc = "Gradient of L2Normalization -> ddata.",
-        .params = k_params,
-        .n_params = sizeof k_params / sizeof k_params[0],
-        .param_size = sizeof(l2_param),
+        MXC__PARAMS_OF(l2_param, k_params),
         .n_inputs = 4,
         .input_names = k_bwd_in,
         .n_outputs = 1,

@@ -183,9 +183,7 @@ static const mxc__op k_ops[] = {
         .doc = "Layer normalization along `axis`: (x - mean) / sqrt(var + "
                "eps) * gamma + beta per position of the other axes; gamma "
                "and beta have the axis' extent.",
-        .params = k_params,
-        .n_params = sizeof k_params / sizeof k_params[0],
-        .param_size = sizeof(ln_param),
+        MXC__PARAMS_OF(ln_param, k_params),
         .n_inputs = 3,
         .input_names = k_in,
         .n_outputs = 3,
@@ -202,9 +200,7 @@ static const mxc__op k_ops[] = {
     {
         .name = "_backward_LayerNorm",
         .doc = "Gradient of LayerNorm -> (ddata, dgamma, dbeta).",
-        .params = k_params,
-        .n_params = sizeof k_params / sizeof k_params[0],
-        .param_size = sizeof(ln_param),
+        MXC__PARAMS_OF(ln_param, k_params),
         .n_inputs = 7,
         .input_names = k_bwd_in,
         .n_outputs = 3,

@@ -117,37 +117,32 @@ static int reg_gradient(const mxc__node *fwd, const mxc__entry *ograd,
 static const char *const k_in[] = {"data", "label", NULL};
 static const char *const k_bwd_in[] = {"output", "label", NULL};
 
-#define FWD(kind, nm, doc_)             \
-  [kind] = {                            \
-      .name = nm,                       \
-      .doc = doc_,                      \
-      .params = k_params,               \
-      .n_params = 1,                    \
-      .param_size = sizeof(reg_param),  \
-      .n_inputs = 2,                    \
-      .input_names = k_in,              \
-      .n_outputs = 1,                   \
-      .infer_shape = reg_shape,         \
-      .infer_type = mxc__nn_type_float, \
-      .compute = reg_forward,           \
-      .gradient = reg_gradient,         \
-      .backward_uses_inputs = 1u << 1,  \
-      .backward_uses_outputs = 1u,      \
+#define FWD(kind, nm, doc_)                \
+  [kind] = {                               \
+      .name = nm,                          \
+      .doc = doc_,                         \
+      MXC__PARAMS_OF(reg_param, k_params), \
+      .n_inputs = 2,                       \
+      .input_names = k_in,                 \
+      .n_outputs = 1,                      \
+      .infer_shape = reg_shape,            \
+      .infer_type = mxc__nn_type_float,    \
+      .compute = reg_forward,              \
+      .gradient = reg_gradient,            \
+      .backward_uses_inputs = 1u << 1,     \
+      .backward_uses_outputs = 1u,         \
   }
-#define BWD(kind, nm)                                              \
-  [kind] = {                                                       \
-      .name = "_backward_" nm,                                     \
-      .doc = "Loss gradient of " nm ": (output, label) -> ddata.", \
-      .params = k_params,                                          \
-      .n_params = 1,                                               \
-      .param_size = sizeof(reg_param),                             \
-      .n_inputs = 2,                                               \
-      .input_names = k_bwd_in,                                     \
-      .n_outputs = 1,                                              \
-      .infer_shape = reg_bwd_shape,                                \
-      .infer_type = mxc__nn_type_float,                            \
-      .compute = reg_backward,                                     \
-      .hidden = 1,                                                 \
+#define BWD(kind, nm)                                                \
+  [kind] = {                                                         \
+      MXC__BACKWARD_DOC(                                             \
+          nm, "Loss gradient of " nm ": (output, label) -> ddata."), \
+      MXC__PARAMS_OF(reg_param, k_params),                           \
+      .n_inputs = 2,                                                 \
+      .input_names = k_bwd_in,                                       \
+      .n_outputs = 1,                                                \
+      .infer_shape = reg_bwd_shape,                                  \
+      .infer_type = mxc__nn_type_float,                              \
+      .compute = reg_backward,                                       \
   }
 
 static const mxc__op k_fwd[REG_COUNT] = {

@@ -296,10 +296,8 @@ static const char *const k_so_bwd_in[] = {"output", "label", NULL};
 static const char *const k_ce_bwd_in[] = {"ograd", "data", "label", NULL};
 static const char *const k_so_aliases[] = {"Softmax", NULL};
 
-#define SO_PARAMS                                         \
-  .params = k_so_params,                                  \
-  .n_params = sizeof k_so_params / sizeof k_so_params[0], \
-  .param_size = sizeof(so_param), .param_check = so_check
+#define SO_PARAMS \
+  MXC__PARAMS_OF(so_param, k_so_params), .param_check = so_check
 
 static const mxc__op k_ops[] = {
     {

@@ -145,9 +145,7 @@ static const mxc__op k_ops[] = {
         .name = "UpSampling",
         .doc = "Nearest-neighbour upsampling of data (N, C, H, W) to (N, C, "
                "H*scale, W*scale).",
-        .params = k_params,
-        .n_params = sizeof k_params / sizeof k_params[0],
-        .param_size = sizeof(up_param),
+        MXC__PARAMS_OF(up_param, k_params),
         .param_check = up_check,
         .n_inputs = 1,
         .input_names = k_in,
@@ -160,9 +158,7 @@ static const mxc__op k_ops[] = {
     {
         .name = "_backward_UpSampling",
         .doc = "Gradient of UpSampling: sums scale x scale blocks.",
-        .params = k_params,
-        .n_params = sizeof k_params / sizeof k_params[0],
-        .param_size = sizeof(up_param),
+        MXC__PARAMS_OF(up_param, k_params),
         .param_check = up_check,
         .n_inputs = 1,
         .input_names = k_bwd_in,

@@ -329,8 +329,7 @@ static const mxc__op k_ops[] = {
         .infer_shape = mxc__infer_shape_same,
         .compute = shuffle_compute,
         .gradient = mxc__grad_none,
-        .inplace = k_inplace,
-        .n_inplace = 1,
+        MXC__INPLACE(k_inplace),
         .resources = MXC__RES_RANDOM,
     },
 };

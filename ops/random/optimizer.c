@@ -450,12 +450,11 @@ static const int k_inplace[][2] = {{0, 0}};
 
 #define OPT_DESC(nm, n_in_, names, defs, check, doc_)                         \
   {                                                                           \
-    .name = nm, .doc = doc_, .params = defs,                                  \
-    .n_params = (int)(sizeof defs / sizeof defs[0]),                          \
-    .param_size = sizeof(opt_param), .param_check = check, .n_inputs = n_in_, \
+    .name = nm, .doc = doc_, MXC__PARAMS_OF(opt_param, defs),                 \
+    .param_check = check, .n_inputs = n_in_,                                  \
     .input_names = names, .n_outputs = 1, .output_names = k_out_names,        \
     .infer_shape = opt_shape, .infer_type = opt_type, .compute = opt_compute, \
-    .gradient = mxc__grad_none, .inplace = k_inplace, .n_inplace = 1,         \
+    .gradient = mxc__grad_none, MXC__INPLACE(k_inplace),                      \
     .mutate_inputs = STATE_BITS(n_in_),                                       \
   }
 

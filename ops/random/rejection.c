@@ -211,9 +211,7 @@ static const mxc__op k_ops[] = {
         .aliases = k_gamma_aliases,
         .doc = "Samples from the gamma distribution with shape alpha and "
                "scale beta (mean alpha * beta); output of the given shape.",
-        .params = k_gamma_params,
-        .n_params = sizeof k_gamma_params / sizeof k_gamma_params[0],
-        .param_size = sizeof(gamma_param),
+        MXC__PARAMS_OF(gamma_param, k_gamma_params),
         .param_check = gamma_check,
         .n_outputs = 1,
         .output_names = k_out_names,
@@ -228,9 +226,7 @@ static const mxc__op k_ops[] = {
         .aliases = k_poisson_aliases,
         .doc = "Samples from the Poisson distribution with rate lam, as "
                "floats with integer values; output of the given shape.",
-        .params = k_poisson_params,
-        .n_params = sizeof k_poisson_params / sizeof k_poisson_params[0],
-        .param_size = sizeof(poisson_param),
+        MXC__PARAMS_OF(poisson_param, k_poisson_params),
         .param_check = poisson_check,
         .n_outputs = 1,
         .output_names = k_out_names,

@@ -327,8 +327,7 @@ static const char *const k_randint_aliases[] = {"random_randint", "randint",
 
 #define SAMPLER(nm, al, doc_, st, defs, check, type, fn)                       \
   {                                                                            \
-    .name = nm, .aliases = al, .doc = doc_, .params = defs,                    \
-    .n_params = (int)(sizeof defs / sizeof defs[0]), .param_size = sizeof(st), \
+    .name = nm, .aliases = al, .doc = doc_, MXC__PARAMS_OF(st, defs),          \
     .param_check = check, .n_inputs = 0, .n_outputs = 1,                       \
     .output_names = k_out_names, .infer_shape = mxc__sample_infer_shape,       \
     .infer_type = type, .compute = fn, .gradient = mxc__grad_none,             \

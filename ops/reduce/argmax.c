@@ -155,8 +155,8 @@ static const char *const k_in_names[] = {"data", NULL};
 
 #define ARG_DESC(nm, doc_)                                                     \
   {                                                                            \
-    .name = nm, .doc = doc_, .params = k_params, .n_params = 2,                \
-    .param_size = sizeof(arg_param), .n_inputs = 1, .input_names = k_in_names, \
+    .name = nm, .doc = doc_, MXC__PARAMS_OF(arg_param, k_params),              \
+    .n_inputs = 1, .input_names = k_in_names,                                  \
     .n_outputs = 1, .infer_shape = arg_shape, .infer_type = arg_type,          \
     .compute = arg_forward, .gradient = mxc__grad_none,                        \
     .resources = MXC__RES_TEMP,                                                \

@@ -402,16 +402,12 @@ static const char *const k_in_names[] = {"data", NULL};
 static const char *const k_bwd_in[] = {"ograd", "data", NULL};
 static const char *const k_bwd_in_out[] = {"ograd", "data", "output", NULL};
 
-#define N_PARAMS(t) ((int)(sizeof(t) / sizeof((t)[0])))
-
 #define FWD_DESC(nm, kind, al, prm, grad, uses_out, doc_) \
   [O_##nm] = {                                            \
       .name = #nm,                                        \
       .aliases = al,                                      \
       .doc = doc_,                                        \
-      .params = prm,                                      \
-      .n_params = N_PARAMS(prm),                          \
-      .param_size = sizeof(red_param),                    \
+      MXC__PARAMS_OF(red_param, prm),                     \
       .n_inputs = 1,                                      \
       .input_names = k_in_names,                          \
       .n_outputs = 1,                                     \
@@ -425,11 +421,8 @@ static const char *const k_bwd_in_out[] = {"ograd", "data", "output", NULL};
   },
 #define BWD_DESC(nm, kind, al, prm, grad, uses_out, doc_) \
   [O_##nm] = {                                            \
-      .name = "_backward_" #nm,                           \
-      .doc = "Gradient of " #nm ".",                      \
-      .params = prm,                                      \
-      .n_params = N_PARAMS(prm),                          \
-      .param_size = sizeof(red_param),                    \
+      MXC__BACKWARD(#nm),                                 \
+      MXC__PARAMS_OF(red_param, prm),                     \
       .n_inputs = 2 + uses_out,                           \
       .input_names = uses_out ? k_bwd_in_out : k_bwd_in,  \
       .n_outputs = 1,                                     \
@@ -437,7 +430,6 @@ static const char *const k_bwd_in_out[] = {"ograd", "data", "output", NULL};
       .infer_type = red_backward_type,                    \
       .compute = red_backward,                            \
       .resources = MXC__RES_TEMP,                         \
-      .hidden = 1,                                        \
   },
 
 static const mxc__op k_fwd[O_COUNT] = {RED_OPS(FWD_DESC)};

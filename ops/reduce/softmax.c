@@ -262,8 +262,8 @@ static const char *const k_in_names[] = {"data", NULL};
 
 #define FWD_DESC(nm, doc_)                                             \
   {                                                                    \
-    .name = nm, .doc = doc_, .params = k_params, .n_params = 3,        \
-    .param_size = sizeof(softmax_param), .param_check = softmax_check, \
+    .name = nm, .doc = doc_, MXC__PARAMS_OF(softmax_param, k_params),  \
+    .param_check = softmax_check,                                      \
     .n_inputs = 1, .input_names = k_in_names, .n_outputs = 1,          \
     .infer_shape = softmax_shape, .infer_type = softmax_type,          \
     .compute = softmax_forward,                                        \
@@ -274,12 +274,11 @@ static const char *const k_in_names[] = {"data", NULL};
   }
 #define BWD_DESC(nm)                                                           \
   {                                                                            \
-    .name = "_backward_" nm, .doc = "Gradient of " nm ".", .params = k_params, \
-    .n_params = 3, .param_size = sizeof(softmax_param),                        \
+    MXC__BACKWARD(nm), MXC__PARAMS_OF(softmax_param, k_params),                \
     .param_check = softmax_check, .num_inputs = bwd_num_inputs,                \
     .input_name = bwd_input_name, .n_outputs = 1, .infer_shape = bwd_shape,    \
     .infer_type = bwd_type, .compute = softmax_backward,                       \
-    .resources = MXC__RES_TEMP, .hidden = 1,                                   \
+    .resources = MXC__RES_TEMP,                                                \
   }
 
 static const mxc__op k_fwd[2] = {

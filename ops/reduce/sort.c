@@ -461,16 +461,12 @@ static const mxc__param_def k_topk_params[] = {
 static const char *const k_in_names[] = {"data", NULL};
 static const char *const k_bwd_sort_in[] = {"ograd", "data", NULL};
 
-#define N_OF(t) ((int)(sizeof(t) / sizeof((t)[0])))
-
 static const mxc__op k_fwd[3] = {
     [K_SORT] =
         {
             .name = "sort",
             .doc = "Sorted copy of the input along axis (flattened for None).",
-            .params = k_sort_params,
-            .n_params = N_OF(k_sort_params),
-            .param_size = sizeof(sort_param),
+            MXC__PARAMS_OF(sort_param, k_sort_params),
             .n_inputs = 1,
             .input_names = k_in_names,
             .n_outputs = 1,
@@ -486,9 +482,7 @@ static const mxc__op k_fwd[3] = {
             .name = "argsort",
             .doc = "Positions that sort the input along axis (stable), in "
                    "dtype.",
-            .params = k_argsort_params,
-            .n_params = N_OF(k_argsort_params),
-            .param_size = sizeof(sort_param),
+            MXC__PARAMS_OF(sort_param, k_argsort_params),
             .param_check = index_dtype_check,
             .n_inputs = 1,
             .input_names = k_in_names,
@@ -504,9 +498,7 @@ static const mxc__op k_fwd[3] = {
             .name = "topk",
             .doc = "The k largest (or smallest) elements along axis: values, "
                    "indices, a mask, or values and indices.",
-            .params = k_topk_params,
-            .n_params = N_OF(k_topk_params),
-            .param_size = sizeof(sort_param),
+            MXC__PARAMS_OF(sort_param, k_topk_params),
             .param_check = index_dtype_check,
             .n_inputs = 1,
             .input_names = k_in_names,
@@ -524,9 +516,7 @@ static const mxc__op k_bwd[2] = {
     {
         .name = "_backward_sort",
         .doc = "Gradient of sort.",
-        .params = k_sort_params,
-        .n_params = N_OF(k_sort_params),
-        .param_size = sizeof(sort_param),
+        MXC__PARAMS_OF(sort_param, k_sort_params),
         .n_inputs = 2,
         .input_names = k_bwd_sort_in,
         .n_outputs = 1,
@@ -539,9 +529,7 @@ static const mxc__op k_bwd[2] = {
     {
         .name = "_backward_topk",
         .doc = "Gradient of topk (values).",
-        .params = k_topk_params,
-        .n_params = N_OF(k_topk_params),
-        .param_size = sizeof(sort_param),
+        MXC__PARAMS_OF(sort_param, k_topk_params),
         .param_check = index_dtype_check,
         .num_inputs = bwd_num_inputs,
         .input_name = bwd_input_name,

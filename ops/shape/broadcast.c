@@ -391,29 +391,27 @@ static const char *const k_bwd_in[] = {"ograd", "data", NULL};
       .gradient = grad,                                                \
       .backward_uses_inputs = 1,                                       \
   }
-#define BWD(var, nm, params_)                          \
-  static const mxc__op var = {                         \
-      .name = "_backward_" nm,                         \
-      .doc = "Gradient of " nm                         \
-             ": the output gradient summed "           \
-             "over the copies of each input element.", \
-      params_,                                         \
-      .n_inputs = 2,                                   \
-      .input_names = k_bwd_in,                         \
-      .n_outputs = 1,                                  \
-      .infer_shape = expand_bwd_shape,                 \
-      .compute = expand_backward,                      \
-      .hidden = 1,                                     \
+#define BWD(var, nm, params_)                                              \
+  static const mxc__op var = {                                             \
+      MXC__BACKWARD_DOC(nm, "Gradient of " nm                              \
+                                ": the output gradient summed "            \
+                                "over the copies of each input element."), \
+      params_,                                                             \
+      .n_inputs = 2,                                                       \
+      .input_names = k_bwd_in,                                             \
+      .n_outputs = 1,                                                      \
+      .infer_shape = expand_bwd_shape,                                     \
+      .compute = expand_backward,                                          \
   }
 
-#define BTO_PARAMS MXC__SHP_PARAMS(bto_param, k_bto_params)
+#define BTO_PARAMS MXC__PARAMS_OF(bto_param, k_bto_params)
 #define BAXIS_PARAMS \
-  MXC__SHP_PARAMS(baxis_param, k_baxis_params), .param_check = baxis_check
+  MXC__PARAMS_OF(baxis_param, k_baxis_params), .param_check = baxis_check
 #define BLIKE_PARAMS \
-  MXC__SHP_PARAMS(blike_param, k_blike_params), .param_check = blike_check
+  MXC__PARAMS_OF(blike_param, k_blike_params), .param_check = blike_check
 #define TILE_PARAMS \
-  MXC__SHP_PARAMS(tile_param, k_tile_params), .param_check = tile_check
-#define REPEAT_PARAMS MXC__SHP_PARAMS(repeat_param, k_repeat_params)
+  MXC__PARAMS_OF(tile_param, k_tile_params), .param_check = tile_check
+#define REPEAT_PARAMS MXC__PARAMS_OF(repeat_param, k_repeat_params)
 
 static const char *const k_baxis_alias[] = {"broadcast_axes", NULL};
 

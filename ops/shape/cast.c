@@ -233,7 +233,7 @@ static const mxc__op k_cast = {
     .doc =
         "Converts every element to dtype (floats to integers truncate "
         "toward zero and saturate; half types round to nearest even).",
-    MXC__SHP_PARAMS(cast_param, k_cast_params),
+    MXC__PARAMS_OF(cast_param, k_cast_params),
     .param_check = cast_check,
     .n_inputs = 1,
     .input_names = k_data,
@@ -250,7 +250,7 @@ static const mxc__op k_cast_bwd = {
     .doc =
         "Gradient of Cast: the output gradient cast to the input's "
         "dtype.",
-    MXC__SHP_PARAMS(cast_param, k_cast_params),
+    MXC__PARAMS_OF(cast_param, k_cast_params),
     .param_check = cast_check,
     .n_inputs = 2,
     .input_names = k_bwd_in,

@@ -409,7 +409,7 @@ static const mxc__op k_concat = {
     .doc =
         "Joins num_args arrays along axis dim; they must match on every "
         "other axis.",
-    MXC__SHP_PARAMS(concat_param, k_concat_params),
+    MXC__PARAMS_OF(concat_param, k_concat_params),
     .num_inputs = concat_num,
     .input_names = k_arg_names,
     .n_outputs = 1,
@@ -424,7 +424,7 @@ static const mxc__op k_concat_bwd = {
     .doc =
         "Gradient of Concat: the output gradient cut into the inputs' "
         "shapes.",
-    MXC__SHP_PARAMS(concat_param, k_concat_params),
+    MXC__PARAMS_OF(concat_param, k_concat_params),
     .num_inputs = concat_bwd_num_in,
     .num_outputs = concat_num,
     .infer_shape = concat_bwd_shape,
@@ -435,7 +435,7 @@ static const mxc__op k_concat_bwd = {
 static const mxc__op k_stack = {
     .name = "stack",
     .doc = "Joins num_args arrays of equal shape along a new axis.",
-    MXC__SHP_PARAMS(stack_param, k_stack_params),
+    MXC__PARAMS_OF(stack_param, k_stack_params),
     .num_inputs = stack_num,
     .input_names = k_arg_names,
     .n_outputs = 1,
@@ -447,7 +447,7 @@ static const mxc__op k_stack = {
 static const mxc__op k_stack_bwd = {
     .name = "_backward_stack",
     .doc = "Gradient of stack: the output gradient unstacked.",
-    MXC__SHP_PARAMS(stack_param, k_stack_params),
+    MXC__PARAMS_OF(stack_param, k_stack_params),
     .n_inputs = 1,
     .num_outputs = stack_num,
     .infer_shape = stack_bwd_shape,
@@ -459,7 +459,7 @@ static const mxc__op k_split = {
     .name = "split",
     .aliases = k_split_alias,
     .doc = "Cuts the input into num_outputs equal parts along axis.",
-    MXC__SHP_PARAMS(split_param, k_split_params),
+    MXC__PARAMS_OF(split_param, k_split_params),
     .n_inputs = 1,
     .input_names = k_data,
     .num_outputs = split_num,
@@ -471,7 +471,7 @@ static const mxc__op k_split = {
 static const mxc__op k_split_bwd = {
     .name = "_backward_split",
     .doc = "Gradient of split: the output gradients joined.",
-    MXC__SHP_PARAMS(split_param, k_split_params),
+    MXC__PARAMS_OF(split_param, k_split_params),
     .num_inputs = split_num,
     .n_outputs = 1,
     .infer_shape = split_bwd_shape,

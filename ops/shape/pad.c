@@ -290,7 +290,7 @@ static const mxc__op k_pad = {
     .doc =
         "Pads every axis by pad_width (before, after) with a constant, "
         "the edge value, or a reflection.",
-    MXC__SHP_PARAMS(pad_param, k_pad_params),
+    MXC__PARAMS_OF(pad_param, k_pad_params),
     .n_inputs = 1,
     .input_names = k_data,
     .n_outputs = 1,
@@ -305,7 +305,7 @@ static const mxc__op k_pad_bwd = {
     .doc =
         "Gradient of Pad: the interior of the output gradient, plus the "
         "padding's gradient for edge/reflect.",
-    MXC__SHP_PARAMS(pad_param, k_pad_params),
+    MXC__PARAMS_OF(pad_param, k_pad_params),
     .n_inputs = 2,
     .input_names = k_bwd_in,
     .n_outputs = 1,

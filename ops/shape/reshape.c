@@ -335,30 +335,26 @@ static const int k_inplace[][2] = {{0, 0}};
       .infer_shape = shape_fn,                            \
       .compute = copy_forward,                            \
       .gradient = mxc__grad_use_in,                       \
-      .inplace = k_inplace,                               \
-      .n_inplace = 1,                                     \
+      MXC__INPLACE(k_inplace),                            \
       .backward_uses_inputs = 1,                          \
   }
 
-#define BWD(var, nm, params_)                        \
-  static const mxc__op var = {                       \
-      .name = "_backward_" nm,                       \
-      .doc = "Gradient of " nm                       \
-             ": the output gradient in the input's " \
-             "shape.",                               \
-      params_,                                       \
-      .n_inputs = 2,                                 \
-      .input_names = k_bwd_in,                       \
-      .n_outputs = 1,                                \
-      .infer_shape = copy_back_shape,                \
-      .compute = copy_forward,                       \
-      .inplace = k_inplace,                          \
-      .n_inplace = 1,                                \
-      .hidden = 1,                                   \
+#define BWD(var, nm, params_)                                           \
+  static const mxc__op var = {                                          \
+      MXC__BACKWARD_DOC(nm, "Gradient of " nm                           \
+                                ": the output gradient in the input's " \
+                                "shape."),                              \
+      params_,                                                          \
+      .n_inputs = 2,                                                    \
+      .input_names = k_bwd_in,                                          \
+      .n_outputs = 1,                                                   \
+      .infer_shape = copy_back_shape,                                   \
+      .compute = copy_forward,                                          \
+      MXC__INPLACE(k_inplace),                                          \
   }
 
 #define RESHAPE_PARAMS \
-  MXC__SHP_PARAMS(reshape_param, k_reshape_params), .param_check = reshape_check
+  MXC__PARAMS_OF(reshape_param, k_reshape_params), .param_check = reshape_check
 #define NO_PARAMS .params = NULL
 
 static const char *const k_reshape_alias[] = {"reshape", NULL};
@@ -374,13 +370,13 @@ FWD(k_flatten, "Flatten", k_flatten_alias,
     flatten_shape);
 BWD(k_flatten_bwd, "Flatten", NO_PARAMS);
 FWD(k_expand, "expand_dims", NULL, "Inserts an extent-1 axis at position axis.",
-    MXC__SHP_PARAMS(expand_param, k_expand_params), expand_shape);
+    MXC__PARAMS_OF(expand_param, k_expand_params), expand_shape);
 BWD(k_expand_bwd, "expand_dims",
-    MXC__SHP_PARAMS(expand_param, k_expand_params));
+    MXC__PARAMS_OF(expand_param, k_expand_params));
 FWD(k_squeeze, "squeeze", NULL,
     "Removes extent-1 axes (the listed ones, or all).",
-    MXC__SHP_PARAMS(squeeze_param, k_squeeze_params), squeeze_shape);
-BWD(k_squeeze_bwd, "squeeze", MXC__SHP_PARAMS(squeeze_param, k_squeeze_params));
+    MXC__PARAMS_OF(squeeze_param, k_squeeze_params), squeeze_shape);
+BWD(k_squeeze_bwd, "squeeze", MXC__PARAMS_OF(squeeze_param, k_squeeze_params));
 
 int mxc__shp_register_reshape(mxc__registry *r) {
   static const mxc__op *const ops[] = {

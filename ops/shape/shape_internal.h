@@ -82,11 +82,6 @@ char *mxc__shp_tuple_str(const mxc__tuple *t, char *buf, size_t len);
 /* Shape as "(2,3,4)" in a caller buffer, for messages. */
 #define MXC__SHP_STR(s, buf) mxc__shape_str((s), (buf), sizeof(buf))
 
-/* Fills a descriptor's parameter fields from its struct and table. */
-#define MXC__SHP_PARAMS(st, table)                                    \
-  .params = table, .n_params = (int)(sizeof table / sizeof table[0]), \
-  .param_size = sizeof(st)
-
 /* The family's parts (one per file). */
 int mxc__shp_register_reshape(mxc__registry *r);
 int mxc__shp_register_transpose(mxc__registry *r);

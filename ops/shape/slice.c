@@ -328,25 +328,23 @@ static const char *const k_bwd_in[] = {"ograd", "data", NULL};
       .gradient = grad,                                    \
       .backward_uses_inputs = 1,                           \
   }
-#define BWD(var, nm, params_)            \
-  static const mxc__op var = {           \
-      .name = "_backward_" nm,           \
-      .doc = "Gradient of " nm           \
-             ": the output gradient in " \
-             "the sliced box of zeros.", \
-      params_,                           \
-      .n_inputs = 2,                     \
-      .input_names = k_bwd_in,           \
-      .n_outputs = 1,                    \
-      .infer_shape = slice_bwd_shape,    \
-      .compute = slice_backward,         \
-      .hidden = 1,                       \
+#define BWD(var, nm, params_)                                              \
+  static const mxc__op var = {                                             \
+      MXC__BACKWARD_DOC(nm, "Gradient of " nm                              \
+                                ": the output gradient in the sliced box " \
+                                "of zeros."),                              \
+      params_,                                                             \
+      .n_inputs = 2,                                                       \
+      .input_names = k_bwd_in,                                             \
+      .n_outputs = 1,                                                      \
+      .infer_shape = slice_bwd_shape,                                      \
+      .compute = slice_backward,                                           \
   }
 
 #define SLICE_PARAMS \
-  MXC__SHP_PARAMS(slice_param, k_slice_params), .param_check = slice_check
-#define SLICE_AXIS_PARAMS MXC__SHP_PARAMS(slice_axis_param, k_slice_axis_params)
-#define SLICE_LIKE_PARAMS MXC__SHP_PARAMS(slice_like_param, k_slice_like_params)
+  MXC__PARAMS_OF(slice_param, k_slice_params), .param_check = slice_check
+#define SLICE_AXIS_PARAMS MXC__PARAMS_OF(slice_axis_param, k_slice_axis_params)
+#define SLICE_LIKE_PARAMS MXC__PARAMS_OF(slice_like_param, k_slice_like_params)
 
 FWD(k_slice, "slice",
     "data[begin:end:step] per axis (Python rules; trailing axes whole).",

@@ -240,7 +240,7 @@ static const mxc__op k_transpose = {
     .doc =
         "Permutes the axes: output axis k is input axis axes[k] "
         "(reversed when axes is empty).",
-    MXC__SHP_PARAMS(transpose_param, k_transpose_params),
+    MXC__PARAMS_OF(transpose_param, k_transpose_params),
     .param_check = transpose_check,
     .n_inputs = 1,
     .input_names = k_data,
@@ -254,7 +254,7 @@ static const mxc__op k_swap = {
     .name = "swapaxes",
     .aliases = k_swap_alias,
     .doc = "Exchanges axes dim1 and dim2.",
-    MXC__SHP_PARAMS(swap_param, k_swap_params),
+    MXC__PARAMS_OF(swap_param, k_swap_params),
     .n_inputs = 1,
     .input_names = k_data,
     .n_outputs = 1,
@@ -267,7 +267,7 @@ static const mxc__op k_flip = {
     .name = "flip",
     .aliases = k_flip_alias,
     .doc = "Reverses the order of elements along the given axes.",
-    MXC__SHP_PARAMS(flip_param, k_flip_params),
+    MXC__PARAMS_OF(flip_param, k_flip_params),
     .n_inputs = 1,
     .input_names = k_data,
     .n_outputs = 1,

@@ -25,19 +25,17 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/dtype.h"
 #include "core/op/common.h"
 #include "core/op/node.h"
 #include "ops/sparse/sparse.h"
 
 typedef struct cast_param {
-  int stype; /* index into k_stypes == MXC_STYPE_* */
+  int stype; /* index into mxc__stype_names == MXC_STYPE_* */
 } cast_param;
 
-/* Ordered so that the index is the MXC_STYPE_* value. */
-static const char *const k_stypes[] = {"default", "row_sparse", "csr", NULL};
-
 static const mxc__param_def k_params[] = {
-    MXC__PARAM_ENUM(cast_param, stype, NULL, k_stypes,
+    MXC__PARAM_ENUM(cast_param, stype, NULL, mxc__stype_names,
                     "Storage type of the output: default (dense), "
                     "row_sparse or csr."),
 };
@@ -320,9 +318,7 @@ static const char *const k_back_in[] = {"ograd", "data", NULL};
 static const mxc__op k_back = {
     .name = "_backward_cast_storage",
     .doc = "Gradient of cast_storage: ograd in the storage type of data.",
-    .params = k_params,
-    .n_params = 1,
-    .param_size = sizeof(cast_param),
+    MXC__PARAMS_OF(cast_param, k_params),
     .n_inputs = 2,
     .input_names = k_back_in,
     .n_outputs = 1,
@@ -338,9 +334,7 @@ static const mxc__op k_op = {
     .doc =
         "The same values in another storage type (stype: default, "
         "row_sparse or csr). Zero elements (== 0) are not stored.",
-    .params = k_params,
-    .n_params = 1,
-    .param_size = sizeof(cast_param),
+    MXC__PARAMS_OF(cast_param, k_params),
     .n_inputs = 1,
     .input_names = k_in,
     .n_outputs = 1,

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/dtype.h"
 #include "core/op/common.h"
 #include "ops/sparse/sparse.h"
 
@@ -36,19 +37,6 @@ int mxc__sdot_flag(const mxc__op *op, const void *param, const char *name) {
     }
   }
   return 0;
-}
-
-const char *mxc__sdot_stype_name(int st) {
-  switch (st) {
-    case MXC_STYPE_DEFAULT:
-      return "default";
-    case MXC_STYPE_CSR:
-      return "csr";
-    case MXC_STYPE_ROW_SPARSE:
-      return "row_sparse";
-    default:
-      return "unknown";
-  }
 }
 
 /* The output storage type of a supported combination, or -1. o is the
@@ -87,8 +75,8 @@ static int sdot_stype(const mxc__op *op, const void *param, const int *in,
       "(transpose_a=%d, transpose_b=%d); sparse kernels: csr x dense, "
       "transpose(csr) x dense (dense or row_sparse output), dense x csr, "
       "dense x transpose(csr), csr x row_sparse",
-      op->name, mxc__sdot_stype_name(in[0]), mxc__sdot_stype_name(in[1]),
-      o < 0 ? "(new)" : mxc__sdot_stype_name(o), ta, tb);
+      op->name, mxc__stype_name(in[0]), mxc__stype_name(in[1]),
+      o < 0 ? "(new)" : mxc__stype_name(o), ta, tb);
   out[0] = st;
   *dispatch = MXC__DISPATCH_SPARSE;
   return MXC_OK;
@@ -291,8 +279,8 @@ static int sdot_compute(const mxc__op *op, const mxc__opctx *ctx,
       MXC_ERR_STYPE,
       "operator '%s': no sparse kernel for lhs %s, rhs %s, "
       "output %s",
-      op->name, mxc__sdot_stype_name(a->stype), mxc__sdot_stype_name(b->stype),
-      mxc__sdot_stype_name(o->stype));
+      op->name, mxc__stype_name(a->stype), mxc__stype_name(b->stype),
+      mxc__stype_name(o->stype));
   const mxc__ndarray *csr = a->stype == MXC_STYPE_CSR ? a : b;
   const mxc__sdot_kernels *kern = NULL;
   const mxc__ndarray *arrs[3] = {a, b, o};

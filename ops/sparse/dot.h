@@ -86,8 +86,6 @@ void mxc__sdot_job_csr(mxc__sdot_job *j, const mxc__ndarray *a);
 int mxc__sdot_run_csrT(const mxc__op *op, const mxc__sdot_kernels *kern,
                        mxc__sdot_job *j, const mxc__ndarray *a,
                        const mxc__ndarray *o);
-/* "default", "csr", "row_sparse". */
-const char *mxc__sdot_stype_name(int stype);
 /* Attaches the sparse kernels of _backward_dot (dot_backward.c). */
 int mxc__sdot_attach_backward(mxc__registry *r);
 

@@ -17,6 +17,7 @@
  * storage inference answers MXC_ERR_STYPE for it). */
 #include <string.h>
 
+#include "core/base/dtype.h"
 #include "core/op/common.h"
 #include "ops/sparse/dot.h"
 
@@ -48,8 +49,8 @@ static int bwd_stype(const mxc__op *op, const void *param, const int *in,
       "operator '%s': no sparse kernel for ograd %s, lhs %s, rhs %s "
       "(transpose_a=%d, transpose_b=%d); sparse kernel: dense ograd and rhs, "
       "csr lhs, no transpose_b (dlhs csr, drhs dense or row_sparse)",
-      op->name, mxc__sdot_stype_name(in[0]), mxc__sdot_stype_name(in[1]),
-      mxc__sdot_stype_name(in[2]), ta, tb);
+      op->name, mxc__stype_name(in[0]), mxc__stype_name(in[1]),
+      mxc__stype_name(in[2]), ta, tb);
 }
 
 /* Checks that G, lhs (m, k) and rhs fit (see the table above); *n = the

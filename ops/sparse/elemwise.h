@@ -7,9 +7,6 @@
 
 #include "ops/sparse/sparse.h"
 
-/* "default", "row_sparse" or "csr" (or "?" for anything else). */
-const char *mxc__sparse_stype_name(int stype);
-
 /* Storage rule of operators that keep their one input's storage type:
  * dense in gives dense out (dense kernel); csr / row_sparse in gives the
  * same out (sparse kernel) when `sparse_ok`. Anything else (a given output

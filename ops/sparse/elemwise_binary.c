@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/dtype.h"
 #include "core/op/common.h"
 #include "core/op/parallel.h"
 #include "ops/sparse/elemwise.h"
@@ -47,8 +48,8 @@ static int bin_stype(const mxc__op *op, const void *param, const int *in,
       want < 0 || (out[0] >= 0 && out[0] != want), MXC_ERR_STYPE,
       "operator '%s': no sparse kernel for inputs %s and %s "
       "with output %s",
-      op->name, mxc__sparse_stype_name(a), mxc__sparse_stype_name(b),
-      out[0] < 0 ? "(any)" : mxc__sparse_stype_name(out[0]));
+      op->name, mxc__stype_name(a), mxc__stype_name(b),
+      out[0] < 0 ? "(any)" : mxc__stype_name(out[0]));
   out[0] = want;
   *dispatch = a == D && b == D ? MXC__DISPATCH_DENSE : MXC__DISPATCH_SPARSE;
   return MXC_OK;

@@ -14,22 +14,10 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/base/dtype.h"
 #include "core/op/common.h"
 #include "core/op/parallel.h"
 #include "ops/sparse/elemwise.h"
-
-const char *mxc__sparse_stype_name(int stype) {
-  switch (stype) {
-    case MXC_STYPE_DEFAULT:
-      return "default";
-    case MXC_STYPE_ROW_SPARSE:
-      return "row_sparse";
-    case MXC_STYPE_CSR:
-      return "csr";
-    default:
-      return "?";
-  }
-}
 
 int mxc__sparse_keep_stype(const mxc__op *op, const int *in, int *out,
                            int *dispatch, int sparse_ok) {
@@ -40,8 +28,8 @@ int mxc__sparse_keep_stype(const mxc__op *op, const int *in, int *out,
                       "operator '%s': no sparse kernel for input storage "
                       "%s with output storage %s (expected the input's "
                       "storage type)",
-                      op->name, mxc__sparse_stype_name(in[0]),
-                      out[0] < 0 ? "(any)" : mxc__sparse_stype_name(out[0]));
+                      op->name, mxc__stype_name(in[0]),
+                      out[0] < 0 ? "(any)" : mxc__stype_name(out[0]));
   out[0] = want;
   *dispatch =
       want == MXC_STYPE_DEFAULT ? MXC__DISPATCH_DENSE : MXC__DISPATCH_SPARSE;
@@ -189,8 +177,8 @@ static int where_stype(const mxc__op *op, const void *param, const int *in,
       "operator '%s': no sparse kernel for condition %s, x %s, y %s "
       "(expected a default or csr condition, default x and y, default "
       "output)",
-      op->name, mxc__sparse_stype_name(in[0]), mxc__sparse_stype_name(in[1]),
-      mxc__sparse_stype_name(in[2]));
+      op->name, mxc__stype_name(in[0]), mxc__stype_name(in[1]),
+      mxc__stype_name(in[2]));
   out[0] = MXC_STYPE_DEFAULT;
   *dispatch =
       in[0] == MXC_STYPE_DEFAULT ? MXC__DISPATCH_DENSE : MXC__DISPATCH_SPARSE;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/dtype.h"
 #include "core/op/common.h"
 #include "core/op/parallel.h"
 #include "ops/sparse/optim.h"
@@ -73,9 +74,8 @@ static int bwd_stype(const mxc__op *op, const void *param, const int *in,
                       "operator '%s': no kernel for ograd %s, data %s, "
                       "output %s; it takes dense ograd and data and gives "
                       "a default or row_sparse weight gradient",
-                      op->name, mxc__sparse_optim_stype_name(in[0]),
-                      mxc__sparse_optim_stype_name(in[1]),
-                      mxc__sparse_optim_stype_name(out[0]));
+                      op->name, mxc__stype_name(in[0]), mxc__stype_name(in[1]),
+                      mxc__stype_name(out[0]));
   out[0] = want;
   *dispatch =
       want == MXC_STYPE_DEFAULT ? MXC__DISPATCH_DENSE : MXC__DISPATCH_SPARSE;
@@ -207,9 +207,8 @@ static int fwd_stype(const mxc__op *op, const void *param, const int *in,
                       "operator '%s': no kernel for data %s, weight %s, "
                       "output %s; it takes dense data, a default or "
                       "row_sparse weight and gives a dense output",
-                      op->name, mxc__sparse_optim_stype_name(in[0]),
-                      mxc__sparse_optim_stype_name(in[1]),
-                      mxc__sparse_optim_stype_name(out[0]));
+                      op->name, mxc__stype_name(in[0]), mxc__stype_name(in[1]),
+                      mxc__stype_name(out[0]));
   out[0] = MXC_STYPE_DEFAULT;
   *dispatch =
       in[1] == MXC_STYPE_DEFAULT ? MXC__DISPATCH_DENSE : MXC__DISPATCH_SPARSE;

@@ -34,6 +34,7 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/dtype.h"
 #include "core/op/common.h"
 #include "core/op/parallel.h"
 
@@ -46,19 +47,6 @@ const void *mxc__sparse_param_field(const mxc__op *op, const void *param,
     }
   }
   return NULL;
-}
-
-const char *mxc__sparse_optim_stype_name(int stype) {
-  switch (stype) {
-    case MXC_STYPE_DEFAULT:
-      return "default";
-    case MXC_STYPE_ROW_SPARSE:
-      return "row_sparse";
-    case MXC_STYPE_CSR:
-      return "csr";
-    default:
-      return "unknown";
-  }
 }
 
 /* lazy_update, or 1 for the operators without it (always lazy). */
@@ -93,9 +81,8 @@ static int lazy_stype(const mxc__op *op, const void *param, const int *in,
                       "operator '%s': no sparse kernel for weight %s, grad "
                       "%s, output %s; it takes a row_sparse grad with dense "
                       "weight, states and output",
-                      op->name, mxc__sparse_optim_stype_name(in[0]),
-                      mxc__sparse_optim_stype_name(in[1]),
-                      mxc__sparse_optim_stype_name(out[0]));
+                      op->name, mxc__stype_name(in[0]), mxc__stype_name(in[1]),
+                      mxc__stype_name(out[0]));
   out[0] = MXC_STYPE_DEFAULT;
   *dispatch = MXC__DISPATCH_SPARSE;
   return MXC_OK;

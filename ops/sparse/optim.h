@@ -14,9 +14,6 @@
 const void *mxc__sparse_param_field(const mxc__op *op, const void *param,
                                     const char *name, mxc__param_type type);
 
-/* "default", "row_sparse", "csr", or "unknown" (-1). */
-const char *mxc__sparse_optim_stype_name(int stype);
-
 /* sgd_update with row_sparse weight and grad into the row_sparse out
  * (optim_rsp.c): the union of their rows, lazy or not. Runs under the
  * engine as a sparse kernel; out may be the weight itself. */

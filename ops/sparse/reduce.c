@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/base/dtype.h"
 #include "core/op/common.h"
 #include "core/op/parallel.h"
 #include "ops/sparse/reduce_parts.h"
@@ -30,13 +31,6 @@ const void *mxc__sparse_param(const mxc__op *op, const void *param,
     }
   }
   return NULL;
-}
-
-static const char *stype_name(int st) {
-  return st == MXC_STYPE_CSR          ? "csr"
-         : st == MXC_STYPE_ROW_SPARSE ? "row_sparse"
-         : st == MXC_STYPE_DEFAULT    ? "default"
-                                      : "unspecified";
 }
 
 enum { AX0 = 1, AX1 = 2, ALL = 3 }; /* masks of reduced axes */
@@ -72,7 +66,8 @@ static int sum_stype(const mxc__op *op, const void *param, const int *in,
       "operator '%s': no sparse kernel for a %s input and a %s output with "
       "these parameters; the sparse kernel takes a csr input, reduces axis "
       "0, axis 1 or both (exclude=false) and gives a dense output",
-      op->name, stype_name(in[0]), stype_name(out[0]));
+      op->name, mxc__stype_name(in[0]),
+      out[0] < 0 ? "unspecified" : mxc__stype_name(out[0]));
   out[0] = MXC_STYPE_DEFAULT;
   *dispatch = MXC__DISPATCH_SPARSE;
   return MXC_OK;

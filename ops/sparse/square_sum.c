@@ -377,9 +377,7 @@ static const mxc__op k_ops[] = {
         .aliases = k_aliases,
         .doc = "Sum of squares over axes (0, 1 or both) of a 2-d array; "
                "row_sparse input reads only its stored rows.",
-        .params = k_params,
-        .n_params = 2,
-        .param_size = sizeof(sq_param),
+        MXC__PARAMS_OF(sq_param, k_params),
         .n_inputs = 1,
         .input_names = k_in,
         .n_outputs = 1,
@@ -394,9 +392,7 @@ static const mxc__op k_ops[] = {
     {
         .name = "_backward_square_sum",
         .doc = "Gradient of _square_sum: 2 * data * ograd (broadcast).",
-        .params = k_params,
-        .n_params = 2,
-        .param_size = sizeof(sq_param),
+        MXC__PARAMS_OF(sq_param, k_params),
         .n_inputs = 2,
         .input_names = k_bwd_in,
         .n_outputs = 1,

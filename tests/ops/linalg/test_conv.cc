@@ -536,10 +536,11 @@ TEST(ConvBad, Errors) {
 // gradients. Compare both gradients with direct sums for batches that
 // split unevenly, for the plain-window fast path (no padding, stride 1)
 // and the general im2col path.
-std::vector<double> ref_conv_grads(const Cfg &c, const std::vector<double> &x,
-                                   const std::vector<double> &w,
-                                   const std::vector<double> &dy,
-                                   std::vector<double> *dx) {
+static std::vector<double> ref_conv_grads(const Cfg &c,
+                                          const std::vector<double> &x,
+                                          const std::vector<double> &w,
+                                          const std::vector<double> &dy,
+                                          std::vector<double> *dx) {
   Shape os = conv_out_shape(c);
   Sp3 g = sp3(c, Shape(c.data.begin() + 2, c.data.end()),
               Shape(os.begin() + 2, os.end()));
