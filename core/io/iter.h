@@ -9,9 +9,10 @@
  * Ownership: an mxc__iter owns its implementation and its current batch;
  * mxc__iter_current lends an array until the next call of next, reset or
  * free (callers that keep it take a view). Each batch is a new pair of
- * arrays, so views of earlier batches never change. Thread-safety: one iterator must not be used from
- * two threads at once (it has a cursor); different iterators are
- * independent. */
+ * arrays, so views of earlier batches never change.
+ *
+ * Thread-safety: one iterator must not be used from two threads at once
+ * (it has a cursor); different iterators are independent. */
 #ifndef MXC_CORE_IO_ITER_H_
 #define MXC_CORE_IO_ITER_H_
 
