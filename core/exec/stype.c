@@ -13,7 +13,7 @@
 #include "core/base/error.h"
 #include "core/exec/executor.h"
 #include "core/graph/infer.h"
-#include "core/op/invoke.h"
+#include "core/op/cast_storage.h"
 
 static const char *stype_name(int st) {
   return st == MXC_STYPE_CSR          ? "csr"
@@ -159,14 +159,7 @@ int mxc__exec_deliver_sparse(mxc__ndarray *src, mxc__ndarray *dst,
   }
   /* A cast into the gradient array's storage type; req add only into
    * dense arrays (mxc__exec_check_stypes refuses the others). */
-  const mxc__op *op = NULL;
-  MXC_FORWARD_IF_ERROR(mxc__op_lookup("cast_storage", &op));
-  const char *key = "stype", *val = stype_name(dst->stype);
-  void *param = NULL;
-  MXC_FORWARD_IF_ERROR(mxc__op_parse_params(op, &key, &val, 1, &param));
-  int rc = mxc__op_invoke(op, param, &src, 1, &dst, 1, &req);
-  mxc__free(param);
-  return rc;
+  return mxc__op_cast_storage(src, dst->stype, &req, &dst);
 }
 
 /* ---- zeros ---- */
