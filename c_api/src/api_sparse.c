@@ -31,11 +31,8 @@ int mxc_ndarray_create_csr(const int64_t *shape, int dtype, int index_dtype,
   MXC_FORWARD_IF_ERROR(check_create(fn, shape, 2, dtype, dev_type, dev_id, &s));
   mxc__device dev = {dev_type, dev_id};
   mxc__ndarray *a = NULL;
-  int rc = nnz == 0 && !indptr
-               ? mxc__ndarray_create_sparse(MXC_STYPE_CSR, &s, dtype,
-                                            index_dtype, dev, &a)
-               : mxc__ndarray_create_csr_host(&s, dtype, index_dtype, dev, data,
-                                              indptr, indices, nnz, &a);
+  int rc = mxc__ndarray_create_csr_host(&s, dtype, index_dtype, dev, data,
+                                        indptr, indices, nnz, &a);
   if (rc != MXC_OK) {
     mxc__error_prefix(fn);
     return rc;
