@@ -18,9 +18,8 @@ int mxc_ndarray_from_dlpack(struct DLManagedTensor *tensor, mxc_ndarray *out) {
   uintptr_t h;
   int rc = mxc__handle_new(MXC__HANDLE_NDARRAY, a, &h);
   if (rc != MXC_OK) {
-    /* The caller keeps the tensor on failure: detach it before freeing. */
-    a->chunk->ext_free = NULL;
-    mxc__ndarray_free(a);
+    /* The caller keeps the tensor on failure. */
+    mxc__ndarray_dlpack_abandon(a);
     return rc;
   }
   *out = (mxc_ndarray)h;

@@ -1,13 +1,11 @@
 /* Sparse arrays: creation from host buffers, reading back nnz, values and
  * aux arrays, format checks and storage casts (core/ndarray/sparse*.c and
- * the cast_storage operator do the work). */
+ * core/op/cast_storage.c do the work). */
 #include <stdio.h>
 
 #include "api_internal.h"
-#include "core/base/alloc.h"
 #include "core/base/dtype.h"
-#include "core/op/invoke.h"
-#include "core/op/op.h"
+#include "core/op/cast_storage.h"
 
 /* Shared argument checks of the constructors. */
 static int check_create(const char *fn, const int64_t *shape, int ndim,
@@ -33,11 +31,8 @@ int mxc_ndarray_create_csr(const int64_t *shape, int dtype, int index_dtype,
   MXC_FORWARD_IF_ERROR(check_create(fn, shape, 2, dtype, dev_type, dev_id, &s));
   mxc__device dev = {dev_type, dev_id};
   mxc__ndarray *a = NULL;
-  int rc = nnz == 0 && !indptr
-               ? mxc__ndarray_create_sparse(MXC_STYPE_CSR, &s, dtype,
-                                            index_dtype, dev, &a)
-               : mxc__ndarray_create_csr_host(&s, dtype, index_dtype, dev, data,
-                                              indptr, indices, nnz, &a);
+  int rc = mxc__ndarray_create_csr_host(&s, dtype, index_dtype, dev, data,
+                                        indptr, indices, nnz, &a);
   if (rc != MXC_OK) {
     mxc__error_prefix(fn);
     return rc;
@@ -137,15 +132,8 @@ int mxc_ndarray_cast_storage(mxc_ndarray arr, int stype, mxc_ndarray *out) {
                       "%s: stype is %d; expected MXC_STYPE_DEFAULT, "
                       "MXC_STYPE_ROW_SPARSE or MXC_STYPE_CSR",
                       fn, stype);
-  const mxc__op *op;
-  MXC_FORWARD_IF_ERROR(mxc__op_lookup("cast_storage", &op));
-  const char *key = "stype";
-  const char *val = mxc__stype_name(stype);
-  void *param = NULL;
-  MXC_FORWARD_IF_ERROR(mxc__op_parse_params(op, &key, &val, 1, &param));
   mxc__ndarray *res = NULL;
-  int rc = mxc__op_invoke(op, param, &a, 1, &res, 1, NULL);
-  mxc__free(param);
+  int rc = mxc__op_cast_storage(a, stype, NULL, &res);
   if (rc != MXC_OK) {
     mxc__error_prefix(fn);
     return rc;

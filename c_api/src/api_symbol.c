@@ -221,14 +221,7 @@ int mxc_symbol_name(mxc_symbol sym, char **out) {
   API_CHECK_OUT(out, "mxc_symbol_name", "out");
   mxc__symbol *s = NULL;
   MXC_FORWARD_IF_ERROR(api_symbol(sym, "mxc_symbol_name: sym", &s));
-  MXC_RETURN_ERROR_IF(s->n_outputs != 1, MXC_ERR_INVALID_ARGUMENT,
-                      "mxc_symbol_name: the symbol has %d outputs; only a "
-                      "single-output symbol has a name",
-                      s->n_outputs);
-  char *c = mxc__strdup(s->outputs[0].node->name);
-  MXC_RETURN_ERROR_IF(!c, MXC_ERR_OOM, "mxc_symbol_name: out of memory");
-  *out = c;
-  return MXC_OK;
+  return mxc__symbol_name(s, out);
 }
 
 /* ---- lists and attributes ---- */

@@ -14,7 +14,7 @@
 #include "core/base/error.h"
 #include "core/exec/executor.h"
 #include "core/graph/infer.h"
-#include "core/op/invoke.h"
+#include "core/op/cast_storage.h"
 
 void mxc__exec_mark_direct(mxc__executor *ex, const uint8_t *fwd) {
   const mxc__graph *g = ex->g;
@@ -154,14 +154,7 @@ int mxc__exec_deliver_sparse(mxc__ndarray *src, mxc__ndarray *dst,
   }
   /* A cast into the gradient array's storage type; req add only into
    * dense arrays (mxc__exec_check_stypes refuses the others). */
-  const mxc__op *op = NULL;
-  MXC_FORWARD_IF_ERROR(mxc__op_lookup("cast_storage", &op));
-  const char *key = "stype", *val = mxc__stype_name(dst->stype);
-  void *param = NULL;
-  MXC_FORWARD_IF_ERROR(mxc__op_parse_params(op, &key, &val, 1, &param));
-  int rc = mxc__op_invoke(op, param, &src, 1, &dst, 1, &req);
-  mxc__free(param);
-  return rc;
+  return mxc__op_cast_storage(src, dst->stype, &req, &dst);
 }
 
 /* ---- zeros ---- */

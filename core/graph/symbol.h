@@ -78,6 +78,10 @@ int mxc__symbol_internals(const mxc__symbol *s, mxc__symbol **out);
 int mxc__symbol_output_by_name(const mxc__symbol *s, const char *name,
                                mxc__symbol **out);
 
+/* The node name of a single-output symbol as a new string
+ * (MXC_ERR_INVALID_ARGUMENT for several outputs). */
+int mxc__symbol_name(const mxc__symbol *s, char **out);
+
 /* Name of entry e (see the naming rules above) as a new string. */
 int mxc__entry_name(mxc__entry e, char **out);
 

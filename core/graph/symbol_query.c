@@ -134,6 +134,17 @@ int mxc__symbol_output_by_name(const mxc__symbol *s, const char *name,
                         name);
 }
 
+int mxc__symbol_name(const mxc__symbol *s, char **out) {
+  MXC_RETURN_ERROR_IF(s->n_outputs != 1, MXC_ERR_INVALID_ARGUMENT,
+                      "mxc_symbol_name: the symbol has %d outputs; only a "
+                      "single-output symbol has a name",
+                      s->n_outputs);
+  char *c = mxc__strdup(s->outputs[0].node->name);
+  MXC_RETURN_ERROR_IF(!c, MXC_ERR_OOM, "mxc_symbol_name: out of memory");
+  *out = c;
+  return MXC_OK;
+}
+
 /* ---- attributes ---- */
 
 static int single_node(const mxc__symbol *s, const char *fn,

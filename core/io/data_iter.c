@@ -183,3 +183,42 @@ void mxc__data_iter_reset(mxc__data_iter *it) {
   it->cursor = 0;
   make_perm(it);
 }
+
+/* ---- behind the shared interface (iter.h) ---- */
+
+static int idx_next(void *impl, int *out_has) {
+  return mxc__data_iter_next(impl, out_has);
+}
+
+static int idx_reset(void *impl) {
+  mxc__data_iter_reset(impl);
+  return MXC_OK;
+}
+
+static void idx_current(const void *impl, const mxc__ndarray **data,
+                        const mxc__ndarray **label, int64_t *pad) {
+  const mxc__data_iter *d = impl;
+  *data = d->data;
+  *label = d->label;
+  *pad = d->pad;
+}
+
+static int idx_num_examples(const void *impl, int64_t *out) {
+  *out = ((const mxc__data_iter *)impl)->n;
+  return MXC_OK;
+}
+
+static void idx_free(void *impl) { mxc__data_iter_free(impl); }
+
+static const mxc__iter_ops k_idx_ops = {idx_next, idx_reset, idx_current,
+                                        idx_num_examples, idx_free};
+
+int mxc__iter_idx_create(const char *images_path, const char *labels_path,
+                         int64_t batch, int shuffle, uint64_t seed, int flat,
+                         int scale, int last_batch, mxc__iter **out) {
+  mxc__data_iter *it = NULL;
+  MXC_FORWARD_IF_ERROR(mxc__data_iter_create(images_path, labels_path, batch,
+                                             shuffle, seed, flat, scale,
+                                             last_batch, &it));
+  return mxc__iter_new(&k_idx_ops, it, out);
+}

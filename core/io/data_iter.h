@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "core/io/idx.h"
+#include "core/io/iter.h"
 #include "core/ndarray/ndarray.h"
 
 typedef struct mxc__data_iter {
@@ -45,5 +46,10 @@ int mxc__data_iter_next(mxc__data_iter *it, int *out_has);
 
 /* Starts the next epoch (new permutation when shuffling). */
 void mxc__data_iter_reset(mxc__data_iter *it);
+
+/* mxc__data_iter_create behind the shared iterator interface (iter.h). */
+int mxc__iter_idx_create(const char *images_path, const char *labels_path,
+                         int64_t batch, int shuffle, uint64_t seed, int flat,
+                         int scale, int last_batch, mxc__iter **out);
 
 #endif /* MXC_CORE_IO_DATA_ITER_H_ */

@@ -131,3 +131,8 @@ int mxc__ndarray_from_dlpack(DLManagedTensor *mt, mxc__ndarray **out) {
   return mxc__ndarray_create_external(&shape, dtype, dev, data, import_free,
                                       mt, out);
 }
+
+void mxc__ndarray_dlpack_abandon(mxc__ndarray *a) {
+  a->chunk->ext_free = NULL; /* the chunk no longer owns the tensor */
+  mxc__ndarray_free(a);
+}

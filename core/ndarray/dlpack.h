@@ -10,4 +10,9 @@
 int mxc__ndarray_to_dlpack(const mxc__ndarray *a, DLManagedTensor **out);
 int mxc__ndarray_from_dlpack(DLManagedTensor *t, mxc__ndarray **out);
 
+/* Frees an array just made by mxc__ndarray_from_dlpack (its only
+ * reference) without calling the tensor's deleter: for a caller that fails
+ * after the import, so the tensor stays its owner's. */
+void mxc__ndarray_dlpack_abandon(mxc__ndarray *a);
+
 #endif /* MXC_CORE_NDARRAY_DLPACK_H_ */

@@ -183,7 +183,9 @@ int mxc__ndarray_create_sparse(int stype, const mxc__shape *shape, int dtype,
 /* New sparse arrays holding copies of host buffers (nnz >= 0 entries or
  * rows; buffers may be NULL only where they hold 0 elements; indices in
  * index_dtype). Sizes are checked here; values (ordering, ranges) only by
- * mxc__sparse_check, which every kernel runs before trusting them. */
+ * mxc__sparse_check, which every kernel runs before trusting them. A CSR
+ * array with nnz 0 and indptr NULL is the empty (all-zero) array, as from
+ * mxc__ndarray_create_sparse. */
 int mxc__ndarray_create_csr_host(const mxc__shape *shape, int dtype,
                                  int index_dtype, mxc__device dev,
                                  const void *data, const void *indptr,

@@ -224,6 +224,12 @@ int mxc__ndarray_create_csr_host(const mxc__shape *shape, int dtype,
                                  const void *data, const void *indptr,
                                  const void *indices, int64_t nnz,
                                  mxc__ndarray **out) {
+  /* No indptr to copy: every row is empty, which is what a new sparse
+   * array holds. */
+  if (nnz == 0 && !indptr) {
+    return mxc__ndarray_create_sparse(MXC_STYPE_CSR, shape, dtype,
+                                      index_dtype, dev, out);
+  }
   const void *host[2] = {indptr, indices};
   return create_host(MXC_STYPE_CSR, shape, dtype, index_dtype, dev, data, host,
                      nnz, "create csr", out);

@@ -1,5 +1,5 @@
-/* Data iterators over LibSVM and CSV text files (core/io/libsvm.h, csv.h)
- * behind the shared mxc_data_iter handle (api_data_iter.h).
+/* Data iterators over LibSVM and CSV text files (libsvm.h, csv.h) behind
+ * the shared iterator interface (iter.h).
  *
  * The readers stream: each next reads one batch of rows from the file, so
  * memory stays bounded by a batch whatever the file's size. Two things the
@@ -17,11 +17,12 @@
  *
  * Invariant: data == NULL iff label == NULL or the iterator has no labels,
  * and data != NULL exactly while there is a current batch. */
+#include "core/io/text_iter.h"
+
 #include <string.h>
 
-#include "api_data_iter.h"
-#include "api_internal.h"
 #include "core/base/alloc.h"
+#include "core/base/error.h"
 #include "core/base/shape.h"
 #include "core/io/csv.h"
 #include "core/io/libsvm.h"
@@ -345,15 +346,15 @@ static void text_free(void *impl) {
   mxc__free(it);
 }
 
-static const api_iter_ops k_text_ops = {text_next, text_reset, text_current,
+static const mxc__iter_ops k_text_ops = {text_next, text_reset, text_current,
                                         text_num_examples, text_free};
 
 /* ---- creation ---- */
 
+/* The caller (the C API) has checked out; these are the library's own
+ * argument checks, the same for both kinds. */
 static int check_common(const char *path, const char *path_name,
-                        int64_t batch_size, int last_batch, void *out) {
-  MXC_RETURN_ERROR_IF(!out, MXC_ERR_INVALID_ARGUMENT,
-                      "out-parameter 'out' is NULL");
+                        int64_t batch_size, int last_batch) {
   MXC_RETURN_ERROR_IF(!path, MXC_ERR_INVALID_ARGUMENT, "%s is NULL",
                       path_name);
   MXC_RETURN_ERROR_IF(batch_size <= 0, MXC_ERR_INVALID_ARGUMENT,
@@ -378,10 +379,10 @@ static int new_iter(int64_t batch_size, int last_batch, text_iter **out) {
   return MXC_OK;
 }
 
-static int libsvm_create(const char *path, int64_t num_features,
-                         int64_t batch_size, int one_based, int last_batch,
-                         mxc_data_iter *out) {
-  MXC_FORWARD_IF_ERROR(check_common(path, "path", batch_size, last_batch, out));
+int mxc__iter_libsvm_create(const char *path, int64_t num_features,
+                            int64_t batch_size, int one_based, int last_batch,
+                            mxc__iter **out) {
+  MXC_FORWARD_IF_ERROR(check_common(path, "path", batch_size, last_batch));
   MXC_RETURN_ERROR_IF(num_features <= 0, MXC_ERR_INVALID_ARGUMENT,
                       "num_features is %lld; expected > 0 (the number of "
                       "columns of every batch)", (long long)num_features);
@@ -399,23 +400,14 @@ static int libsvm_create(const char *path, int64_t num_features,
     text_free(it);
     return rc;
   }
-  return api_iter_wrap(&k_text_ops, it, out);
+  return mxc__iter_new(&k_text_ops, it, out);
 }
 
-int mxc_data_iter_libsvm_create(const char *path, int64_t num_features,
-                                int64_t batch_size, int one_based,
-                                int last_batch, mxc_data_iter *out) {
-  int rc = libsvm_create(path, num_features, batch_size, one_based,
-                         last_batch, out);
-  if (rc != MXC_OK) mxc__error_prefix("mxc_data_iter_libsvm_create");
-  return rc;
-}
-
-static int csv_create(const char *data_path, const char *label_path,
-                      int64_t num_cols, int64_t batch_size, int header,
-                      int64_t label_col, int last_batch, mxc_data_iter *out) {
+int mxc__iter_csv_create(const char *data_path, const char *label_path,
+                         int64_t num_cols, int64_t batch_size, int header,
+                         int64_t label_col, int last_batch, mxc__iter **out) {
   MXC_FORWARD_IF_ERROR(
-      check_common(data_path, "data_path", batch_size, last_batch, out));
+      check_common(data_path, "data_path", batch_size, last_batch));
   MXC_RETURN_ERROR_IF(num_cols < 0, MXC_ERR_INVALID_ARGUMENT,
                       "num_cols is %lld; expected >= 0 (0: inferred)",
                       (long long)num_cols);
@@ -434,15 +426,5 @@ static int csv_create(const char *data_path, const char *label_path,
     text_free(it);
     return rc;
   }
-  return api_iter_wrap(&k_text_ops, it, out);
-}
-
-int mxc_data_iter_csv_create(const char *data_path, const char *label_path,
-                             int64_t num_cols, int64_t batch_size, int header,
-                             int64_t label_col, int last_batch,
-                             mxc_data_iter *out) {
-  int rc = csv_create(data_path, label_path, num_cols, batch_size, header,
-                      label_col, last_batch, out);
-  if (rc != MXC_OK) mxc__error_prefix("mxc_data_iter_csv_create");
-  return rc;
+  return mxc__iter_new(&k_text_ops, it, out);
 }

@@ -1,0 +1,63 @@
+/* The shared data-iterator semantics (see iter.h): dispatch through the
+ * table, and the checks every kind gets alike. */
+#include "core/io/iter.h"
+
+#include "core/base/alloc.h"
+#include "core/base/error.h"
+
+struct mxc__iter {
+  const mxc__iter_ops *ops;
+  void *impl;
+};
+
+int mxc__iter_new(const mxc__iter_ops *ops, void *impl, mxc__iter **out) {
+  mxc__iter *it = mxc__malloc(sizeof *it);
+  if (!it) {
+    ops->free(impl);
+    return mxc__error_set(MXC_ERR_OOM, "out of memory creating a data iter");
+  }
+  it->ops = ops;
+  it->impl = impl;
+  *out = it;
+  return MXC_OK;
+}
+
+void mxc__iter_free(mxc__iter *it) {
+  if (!it) return;
+  it->ops->free(it->impl);
+  mxc__free(it);
+}
+
+int mxc__iter_next(mxc__iter *it, int *out_has) {
+  return it->ops->next(it->impl, out_has);
+}
+
+int mxc__iter_reset(mxc__iter *it) { return it->ops->reset(it->impl); }
+
+int mxc__iter_current(const mxc__iter *it, int want_label,
+                      const mxc__ndarray **out) {
+  const mxc__ndarray *data = NULL, *label = NULL;
+  int64_t pad = 0;
+  it->ops->current(it->impl, &data, &label, &pad);
+  MXC_RETURN_ERROR_IF(!data, MXC_ERR_INVALID_ARGUMENT,
+                      "no current batch (call mxc_data_iter_next first, "
+                      "or the epoch has ended)");
+  MXC_RETURN_ERROR_IF(want_label && !label, MXC_ERR_NOT_FOUND,
+                      "this iterator has no labels (it was created "
+                      "without a label column or label file)");
+  *out = want_label ? label : data;
+  return MXC_OK;
+}
+
+int mxc__iter_pad(const mxc__iter *it, int64_t *out) {
+  const mxc__ndarray *data = NULL, *label = NULL;
+  int64_t pad = 0;
+  it->ops->current(it->impl, &data, &label, &pad);
+  MXC_RETURN_ERROR_IF(!data, MXC_ERR_INVALID_ARGUMENT, "no current batch");
+  *out = pad;
+  return MXC_OK;
+}
+
+int mxc__iter_num_examples(const mxc__iter *it, int64_t *out) {
+  return it->ops->num_examples(it->impl, out);
+}
