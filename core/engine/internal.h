@@ -16,9 +16,10 @@
  *   1. naive_mu            (naive engine only; recursive)
  *   2. resize_mu           (set_num_workers / destroy)
  *   3. gen_mu              (waiting for generations to drain)
- *   4. var->mu             several at once only in ascending address order
+ *   4. push_rw             (threaded push; see "Pushing many variables")
+ *   5. var->mu             several at once only in ascending address order
  *                          (push); everywhere else at most one
- *   5. cache_mu, pool->mu, err_mu, mu   leaves: nothing is taken under them
+ *   6. cache_mu, pool->mu, err_mu, mu   leaves: nothing is taken under them
  * Engine callbacks (functions, free_fn, on_deleted) always run with no
  * engine lock held, except naive_mu in the naive engine. */
 #ifndef MXC_CORE_ENGINE_INTERNAL_H_
@@ -180,6 +181,19 @@ mxc__worker *mxc__pool_current_worker(void);
 
 /* ---- the engine -------------------------------------------------------- */
 
+/* Pushing many variables. Two pushes that share variables must queue in
+ * the same relative order on every one of them (else each could wait for
+ * the other: a deadlock). A push of at most MXC__PUSH_LOCK_ALL_MAX
+ * distinct variables gets that by holding all their locks while it
+ * queues, taken in ascending address order, under push_rw shared. A wider
+ * push (Concat of 1000 arrays) takes push_rw exclusive and locks its
+ * variables one at a time: no other push queues meanwhile, and the other
+ * holders of var->mu (release, wait_var, delete_var) touch one variable,
+ * so they cannot order two pushes. Holding a thousand locks at once would
+ * work too, but ThreadSanitizer's deadlock detector aborts beyond 64 held
+ * locks, and each lock held is a variable other threads cannot release. */
+#define MXC__PUSH_LOCK_ALL_MAX 32
+
 #define MXC__OP_CACHE_MAX 1024
 
 struct mxc__engine {
@@ -200,6 +214,7 @@ struct mxc__engine {
 
   /* Threaded engine. */
   pthread_mutex_t resize_mu;
+  pthread_rwlock_t push_rw; /* see "Pushing many variables" */
   mxc__pool *cpu; /* the one pool for MXC_DEVICE_CPU; GPUs get theirs */
   /* Op record recycling (op.c). */
   pthread_mutex_t cache_mu; /* guards cache */
