@@ -10,6 +10,7 @@
 
 #include "api_internal.h"
 #include "core/base/alloc.h"
+#include "core/op/op.h"
 
 #define USER_OP_MAGIC 0x6d78636f70637478ull /* "mxcopctx" */
 
@@ -92,11 +93,12 @@ static int push_impl(mxc_engine_fn fn, mxc_engine_async_fn afn,
   MXC_RETURN_ERROR_IF(!fn && !afn, MXC_ERR_INVALID_ARGUMENT,
                       "mxc_engine_push: fn is NULL");
   MXC_RETURN_ERROR_IF(n_reads < 0 || n_writes < 0 ||
-                          n_reads > (1 << 20) || n_writes > (1 << 20),
+                          n_reads > MXC__OP_MAX_ARITY ||
+                          n_writes > MXC__OP_MAX_ARITY,
                       MXC_ERR_INVALID_ARGUMENT,
                       "mxc_engine_push: n_reads %d / n_writes %d out of "
-                      "range; expected 0..1048576",
-                      n_reads, n_writes);
+                      "range; expected 0..%d",
+                      n_reads, n_writes, MXC__OP_MAX_ARITY);
   if (!name) name = "user_fn";
   size_t name_len = strlen(name);
   int n = n_reads + n_writes;
