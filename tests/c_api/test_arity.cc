@@ -43,13 +43,20 @@ mxc_op find(const char *name) {
   return op;
 }
 
-// Runs op on ins with n_out created outputs and one parameter.
+// The axis parameter of each operator (add_n has none).
+const char *axis_key(const char *name) {
+  std::string n = name;
+  return n == "Concat" ? "dim" : n == "add_n" ? nullptr : "axis";
+}
+
+// Runs op on ins with n_out created outputs, the count parameter `key`
+// and axis 0.
 int invoke(const char *name, const char *key, int count,
            const std::vector<mxc_ndarray> &ins, std::vector<mxc_ndarray> *outs,
            int n_out) {
   std::string v = std::to_string(count);
-  const char *keys[] = {key, "axis"}, *vals[] = {v.c_str(), "0"};
-  int n_params = std::string(key) == "num_outputs" ? 2 : 1;
+  const char *keys[] = {key, axis_key(name)}, *vals[] = {v.c_str(), "0"};
+  int n_params = keys[1] ? 2 : 1;
   outs->assign((size_t)n_out, nullptr);
   return mxc_op_invoke(find(name), keys, vals, n_params, ins.data(),
                        (int)ins.size(), outs->data(), n_out, nullptr);
