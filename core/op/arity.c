@@ -5,8 +5,9 @@
 #include <stdio.h>
 
 /* Names are made a chunk at a time and never freed: callers keep them as
- * static strings. 11 bytes hold "arg1048575" and its NUL. */
-#define NAME_BYTES 12
+ * static strings. 16 bytes hold "arg" and any int (GCC checks the
+ * format against the int range) with its NUL. */
+#define NAME_BYTES 16
 #define CHUNK 1024
 #define N_CHUNKS (MXC__OP_MAX_ARITY / CHUNK)
 
