@@ -179,32 +179,35 @@ static int invoke_recorded(mxc__ag_node *rec, int rc, const mxc__op *op,
                            int n_in, mxc__ndarray **out, int n_out,
                            const mxc__req *req, int n_total) {
   _Alignas(16) char small[512]; /* 16 outputs; wider calls use the heap */
-  char *m = rc == MXC_OK ? mxc__scratch(small, sizeof small,
-                                        rec_outs_bytes(n_total), 1)
-                         : small;
-  if (!m) {
-    rc = mxc__error_set(MXC_ERR_OOM,
-                        "autograd: out of memory recording operator '%s' "
-                        "with %d outputs",
-                        op->name, n_total);
+  char *m = NULL;
+  if (rc == MXC_OK) {
+    m = mxc__scratch(small, sizeof small, rec_outs_bytes(n_total), 1);
+    if (!m) {
+      rc = mxc__error_set(MXC_ERR_OOM,
+                          "autograd: out of memory recording operator '%s' "
+                          "with %d outputs",
+                          op->name, n_total);
+    }
+  }
+  if (rc != MXC_OK) {
+    mxc__ag_node_unref(rec);
+    return rc;
   }
   rec_outs o;
-  if (rc == MXC_OK) rec_outs_carve(m, n_total, &o);
-  for (int j = 0; rc == MXC_OK && j < n_total; ++j) {
+  rec_outs_carve(m, n_total, &o);
+  for (int j = 0; j < n_total; ++j) {
     o.outs[j] = j < n_out ? out[j] : NULL;
     o.created[j] = o.outs[j] == NULL;
     o.reqs[j] = req && j < n_out ? req[j] : MXC__REQ_WRITE;
   }
-  if (rc == MXC_OK) {
-    rc = mxc__op_invoke(op, param, in, n_in, o.outs, n_total, o.reqs);
-  }
+  rc = mxc__op_invoke(op, param, in, n_in, o.outs, n_total, o.reqs);
   if (rc == MXC_OK) {
     commit_record(rec, o.outs, n_total, n_out, o.created, o.old);
     for (int j = 0; j < n_out; ++j) out[j] = o.outs[j];
   } else {
     mxc__ag_node_unref(rec);
   }
-  if (m) mxc__scratch_free(m, small);
+  mxc__scratch_free(m, small);
   return rc;
 }
 
