@@ -15,21 +15,6 @@
 
 /* ---- creation ---------------------------------------------------------- */
 
-/* Wide pushes take push_rw exclusive: prefer them to new shared holders,
- * so that a stream of small pushes from other threads cannot starve them
- * (no holder takes it twice, so this cannot self-deadlock). */
-static int init_push_rw(pthread_rwlock_t *rw) {
-  pthread_rwlockattr_t a;
-  if (pthread_rwlockattr_init(&a) != 0) return 0;
-#if defined(__GLIBC__)
-  pthread_rwlockattr_setkind_np(&a,
-                                PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
-#endif
-  int ok = pthread_rwlock_init(rw, &a) == 0;
-  pthread_rwlockattr_destroy(&a);
-  return ok;
-}
-
 /* Initializes the engine's locks; on failure destroys those made and
  * returns 0. */
 static int init_locks(mxc__engine *e) {
@@ -52,10 +37,10 @@ static int init_locks(mxc__engine *e) {
   if (pthread_mutex_init(&e->mu, NULL) != 0) goto no_mu;
   if (pthread_cond_init(&e->cv, NULL) != 0) goto no_cv;
   if (pthread_mutex_init(&e->gen_mu, NULL) != 0) goto no_gen;
-  if (!init_push_rw(&e->push_rw)) goto no_push_rw;
+  if (pthread_mutex_init(&e->wide_mu, NULL) != 0) goto no_wide;
   ok = 1;
   goto out;
-no_push_rw:
+no_wide:
   pthread_mutex_destroy(&e->gen_mu);
 no_gen:
   pthread_cond_destroy(&e->cv);
@@ -77,7 +62,7 @@ out:
 }
 
 static void fini_locks(mxc__engine *e) {
-  pthread_rwlock_destroy(&e->push_rw);
+  pthread_mutex_destroy(&e->wide_mu);
   pthread_mutex_destroy(&e->gen_mu);
   pthread_cond_destroy(&e->cv);
   pthread_mutex_destroy(&e->mu);
