@@ -60,6 +60,10 @@ TEST(AddN, GradientPassesToEveryInput) {
              {uniform(6, -1, 1, 1), uniform(6, -1, 1, 2),
               uniform(6, -1, 1, 3)},
              {{"num_args", "3"}});
+  std::vector<Shape> shapes(100, Shape{2});
+  std::vector<std::vector<double>> vals;
+  for (unsigned i = 0; i < 100; ++i) vals.push_back(uniform(2, -1, 1, i));
+  grad_check("add_n", shapes, vals, {{"num_args", "100"}});
 }
 
 TEST(AddN, WriteModeAdd) {

@@ -78,12 +78,14 @@ TEST(Concat, AliasGradientAndManyInputs) {
              num_args(3, "dim", 1));
   check_grad("Concat", {{1, 2}, {3, 2}}, {uniform(2, -1, 1), uniform(6, -1, 1)},
              num_args(2, "dim", -2));
-  // More inputs than the masks of op.h have bits (32), with gradients.
-  std::vector<Shape> shapes(40, Shape{1, 2});
+  // More inputs than the masks of op.h have bits (32) and than the old
+  // arrays held (64), with finite-difference gradients (1000 are checked
+  // through autograd in tests/c_api/test_arity.cc).
+  std::vector<Shape> shapes(100, Shape{1, 2});
   check_concat(shapes, 0);
   std::vector<std::vector<double>> vals;
-  for (unsigned i = 0; i < 40; ++i) vals.push_back(uniform(2, -1, 1, i));
-  check_grad("Concat", shapes, vals, num_args(40, "dim", 0));
+  for (unsigned i = 0; i < 100; ++i) vals.push_back(uniform(2, -1, 1, i));
+  check_grad("Concat", shapes, vals, num_args(100, "dim", 0));
 }
 
 // Unrolled sequence models concatenate hundreds of steps: no cap but
@@ -261,6 +263,8 @@ TEST(Split, ThousandOutputs) {
 TEST(Split, Gradient) {
   check_grad("split", {{2, 6}}, {uniform(12, -1, 1)},
              {{"num_outputs", "3"}, {"axis", "1"}});
+  check_grad("split", {{100, 2}}, {uniform(200, -1, 1)},
+             {{"num_outputs", "100"}, {"axis", "0"}});
   check_grad("split", {{3, 2, 2}}, {uniform(12, -1, 1)},
              {{"num_outputs", "3"}, {"axis", "0"}, {"squeeze_axis", "1"}});
 }
