@@ -5,6 +5,7 @@
 #include "api_internal.h"
 #include "core/base/alloc.h"
 #include "core/ndarray/user_fn.h"
+#include "core/op/op.h"
 
 /* Resolves n handles into arrays[0..n); errors name "<what>[i]". */
 static int resolve(const mxc_ndarray *h, int n, const char *what,
@@ -28,11 +29,12 @@ static int resolve(const mxc_ndarray *h, int n, const char *what,
 static int push_arrays(mxc__user_fn_args *p, const mxc_ndarray *reads,
                        int n_reads, const mxc_ndarray *writes, int n_writes) {
   MXC_RETURN_ERROR_IF(n_reads < 0 || n_writes < 0 ||
-                          n_reads > (1 << 20) || n_writes > (1 << 20),
+                          n_reads > MXC__OP_MAX_ARITY ||
+                          n_writes > MXC__OP_MAX_ARITY,
                       MXC_ERR_INVALID_ARGUMENT,
                       "mxc_engine_push: n_reads %d / n_writes %d out of "
-                      "range; expected 0..1048576",
-                      n_reads, n_writes);
+                      "range; expected 0..%d",
+                      n_reads, n_writes, MXC__OP_MAX_ARITY);
   int n = n_reads + n_writes;
   mxc__ndarray **a = mxc__malloc((size_t)(n ? n : 1) * sizeof *a);
   MXC_RETURN_ERROR_IF(!a, MXC_ERR_OOM, "mxc_engine_push: out of memory");

@@ -5,6 +5,7 @@
 #include "api_internal.h"
 #include "core/autograd/autograd.h"
 #include "core/base/alloc.h"
+#include "core/op/arity.h"
 #include "core/op/invoke.h"
 #include "core/resource/training.h"
 #include "core/op/op.h"
@@ -217,36 +218,58 @@ int mxc_op_num_outputs(mxc_op h, const char *const *keys,
   return MXC_OK;
 }
 
-#define MAX_ARGS 256
+/* The core arrays of one mxc_op_invoke call; made: scratch for the
+ * handles of created outputs. */
+typedef struct invoke_arrays {
+  mxc__ndarray **in, **out;
+  mxc_ndarray *made;
+  mxc__req *req;
+} invoke_arrays;
 
-int mxc_op_invoke(mxc_op h, const char *const *keys, const char *const *vals,
-                  int n_params, const mxc_ndarray *inputs, int n_inputs,
-                  mxc_ndarray *outputs, int n_outputs, const int *reqs) {
-  const char *fn = "mxc_op_invoke";
-  MXC_RETURN_ERROR_IF(n_inputs < 0 || n_inputs > MAX_ARGS ||
+static size_t invoke_arrays_bytes(int n_in, int n_out) {
+  return sizeof(mxc__ndarray *) * ((size_t)n_in + (size_t)n_out) +
+         (sizeof(mxc_ndarray) + sizeof(mxc__req)) * (size_t)n_out;
+}
+
+static void invoke_arrays_carve(char *m, int n_in, int n_out,
+                                invoke_arrays *a) {
+  a->in = (mxc__ndarray **)m;
+  a->out = a->in + n_in;
+  a->made = (mxc_ndarray *)(a->out + n_out);
+  a->req = (mxc__req *)(a->made + n_out);
+}
+
+static int check_invoke_counts(const char *fn, const mxc_ndarray *inputs,
+                               int n_inputs, const mxc_ndarray *outputs,
+                               int n_outputs) {
+  MXC_RETURN_ERROR_IF(n_inputs < 0 || n_inputs > MXC__OP_MAX_ARITY ||
                           (n_inputs > 0 && !inputs),
                       MXC_ERR_INVALID_ARGUMENT,
                       "%s: inputs is NULL or n_inputs (%d) is out of range "
                       "0..%d",
-                      fn, n_inputs, MAX_ARGS);
-  MXC_RETURN_ERROR_IF(n_outputs < 0 || n_outputs > 64 ||
+                      fn, n_inputs, MXC__OP_MAX_ARITY);
+  MXC_RETURN_ERROR_IF(n_outputs < 0 || n_outputs > MXC__OP_MAX_ARITY ||
                           (n_outputs > 0 && !outputs),
                       MXC_ERR_INVALID_ARGUMENT,
                       "%s: outputs is NULL or n_outputs (%d) is out of "
-                      "range 0..64",
-                      fn, n_outputs);
-  mxc__ndarray *in[MAX_ARGS];
-  mxc__ndarray *out[64];
-  mxc__req req[64];
+                      "range 0..%d",
+                      fn, n_outputs, MXC__OP_MAX_ARITY);
+  return MXC_OK;
+}
+
+/* Resolves the handles and write modes into a. */
+static int resolve_arrays(const char *fn, const mxc_ndarray *inputs,
+                          int n_inputs, const mxc_ndarray *outputs,
+                          int n_outputs, const int *reqs, invoke_arrays *a) {
   for (int i = 0; i < n_inputs; ++i) {
-    int rc = api_array(inputs[i], "mxc_op_invoke: inputs[i]", &in[i]);
-    if (rc != MXC_OK) return rc;
+    MXC_FORWARD_IF_ERROR(
+        api_array(inputs[i], "mxc_op_invoke: inputs[i]", &a->in[i]));
   }
   for (int i = 0; i < n_outputs; ++i) {
-    out[i] = NULL;
+    a->out[i] = NULL;
     if (outputs[i]) {
       MXC_FORWARD_IF_ERROR(
-          api_array(outputs[i], "mxc_op_invoke: outputs[i]", &out[i]));
+          api_array(outputs[i], "mxc_op_invoke: outputs[i]", &a->out[i]));
     }
     int r = reqs ? reqs[i] : MXC_REQ_WRITE;
     MXC_RETURN_ERROR_IF(r != MXC_REQ_NULL && r != MXC_REQ_WRITE &&
@@ -260,34 +283,69 @@ int mxc_op_invoke(mxc_op h, const char *const *keys, const char *const *vals,
                         "%s: reqs[%d] is MXC_REQ_ADD but outputs[%d] is "
                         "NULL; accumulation needs an existing array",
                         fn, i, i);
-    req[i] = (mxc__req)r;
+    a->req[i] = (mxc__req)r;
   }
-  const mxc__op *op = NULL;
-  MXC_FORWARD_IF_ERROR(check_params(h, fn, keys, vals, n_params, &op));
-  int rc = mxc__imperative_invoke(op, keys, vals, n_params, in, n_inputs,
-                                  out, n_outputs, req);
-  if (rc != MXC_OK) return rc;
-  /* Hand out created outputs; on failure of a handle, free the rest. */
+  return MXC_OK;
+}
+
+/* Hands out created outputs; on failure of a handle, frees the rest. */
+static int hand_out(mxc_ndarray *outputs, int n_outputs, invoke_arrays *a) {
   int n_new = 0;
-  mxc_ndarray made[64];
   for (int i = 0; i < n_outputs; ++i) {
     if (outputs[i]) continue;
     uintptr_t hh;
-    rc = mxc__handle_new(MXC__HANDLE_NDARRAY, out[i], &hh);
+    int rc = mxc__handle_new(MXC__HANDLE_NDARRAY, a->out[i], &hh);
     if (rc != MXC_OK) {
       for (int j = i; j < n_outputs; ++j) {
-        if (!outputs[j]) mxc__ndarray_free(out[j]);
+        if (!outputs[j]) mxc__ndarray_free(a->out[j]);
       }
-      for (int j = 0; j < n_new; ++j) mxc_ndarray_free(made[j]);
+      for (int j = 0; j < n_new; ++j) mxc_ndarray_free(a->made[j]);
       return rc;
     }
-    made[n_new++] = (mxc_ndarray)hh;
+    a->made[n_new++] = (mxc_ndarray)hh;
   }
   n_new = 0;
   for (int i = 0; i < n_outputs; ++i) {
-    if (!outputs[i]) outputs[i] = made[n_new++];
+    if (!outputs[i]) outputs[i] = a->made[n_new++];
   }
   return MXC_OK;
+}
+
+static int invoke_with(mxc_op h, const char *const *keys,
+                       const char *const *vals, int n_params,
+                       const mxc_ndarray *inputs, int n_inputs,
+                       mxc_ndarray *outputs, int n_outputs, const int *reqs,
+                       invoke_arrays *a) {
+  const char *fn = "mxc_op_invoke";
+  MXC_FORWARD_IF_ERROR(resolve_arrays(fn, inputs, n_inputs, outputs,
+                                      n_outputs, reqs, a));
+  const mxc__op *op = NULL;
+  MXC_FORWARD_IF_ERROR(check_params(h, fn, keys, vals, n_params, &op));
+  int rc = mxc__imperative_invoke(op, keys, vals, n_params, a->in, n_inputs,
+                                  a->out, n_outputs, a->req);
+  if (rc != MXC_OK) return rc;
+  return hand_out(outputs, n_outputs, a);
+}
+
+int mxc_op_invoke(mxc_op h, const char *const *keys, const char *const *vals,
+                  int n_params, const mxc_ndarray *inputs, int n_inputs,
+                  mxc_ndarray *outputs, int n_outputs, const int *reqs) {
+  MXC_FORWARD_IF_ERROR(check_invoke_counts("mxc_op_invoke", inputs, n_inputs,
+                                           outputs, n_outputs));
+  /* 16 inputs and outputs on the stack; wider calls use the heap. */
+  _Alignas(16) char small[16 * (3 * sizeof(void *) + sizeof(mxc__req))];
+  char *m = mxc__scratch(small, sizeof small, 1,
+                         invoke_arrays_bytes(n_inputs, n_outputs));
+  MXC_RETURN_ERROR_IF(!m, MXC_ERR_OOM,
+                      "mxc_op_invoke: out of memory for %d inputs and %d "
+                      "outputs",
+                      n_inputs, n_outputs);
+  invoke_arrays a;
+  invoke_arrays_carve(m, n_inputs, n_outputs, &a);
+  int rc = invoke_with(h, keys, vals, n_params, inputs, n_inputs, outputs,
+                       n_outputs, reqs, &a);
+  mxc__scratch_free(m, small);
+  return rc;
 }
 
 int mxc_set_training(int is_train, int *out_prev) {

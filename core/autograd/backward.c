@@ -332,7 +332,8 @@ static int bind_node(bw *b, int id) {
                         n->name);
 }
 
-static int run_node(bw *b, int id, mxc__ndarray **ins) {
+/* ins and outs hold the most inputs and outputs of any node. */
+static int run_node(bw *b, int id, mxc__ndarray **ins, mxc__ndarray **outs) {
   const mxc__graph *g = b->bg;
   const mxc__node *n = g->nodes[id];
   int n_in = n->n_inputs;
@@ -340,14 +341,8 @@ static int run_node(bw *b, int id, mxc__ndarray **ins) {
     ins[k] = b->val[g->in_entries[g->in_ptr[id] + k]];
   int e0 = g->entry_ptr[id];
   int n_out = g->entry_ptr[id + 1] - e0;
-  MXC_RETURN_ERROR_IF(n_out > 64, MXC_ERR_UNSUPPORTED,
-                      FN
-                      ": gradient operator '%s' has %d outputs; at most "
-                      "64 are supported",
-                      n->op->name, n_out);
-  mxc__ndarray *outs[64] = {0};
   for (int j = 0; j < n_out; ++j) {
-    if (b->sink[e0 + j] >= 0) outs[j] = &b->grad[b->sink[e0 + j]];
+    outs[j] = b->sink[e0 + j] >= 0 ? &b->grad[b->sink[e0 + j]] : NULL;
   }
   int prev = mxc__set_training(mode_of(b, id));
   int rc = mxc__op_invoke(n->op, n->param, ins, n_in, outs, n_out, NULL);
@@ -373,18 +368,22 @@ static int run_node(bw *b, int id, mxc__ndarray **ins) {
 
 static int evaluate(bw *b) {
   const mxc__graph *g = b->bg;
-  int max_in = 1;
+  int max_in = 1, max_out = 1;
   for (int id = 0; id < g->n_nodes; ++id) {
+    int n_out = g->entry_ptr[id + 1] - g->entry_ptr[id];
     if (g->nodes[id]->n_inputs > max_in) max_in = g->nodes[id]->n_inputs;
+    if (n_out > max_out) max_out = n_out;
   }
   int rc = MXC_OK;
   mxc__ndarray **ins = zalloc((size_t)max_in, sizeof *ins, &rc);
+  mxc__ndarray **outs = zalloc((size_t)max_out, sizeof *outs, &rc);
   for (int id = 0; id < g->n_nodes && rc == MXC_OK; ++id) {
     int is_fwd = mxc__graph_node_id(b->fg, g->nodes[id]) >= 0;
-    rc =
-        (is_fwd || !g->nodes[id]->op) ? bind_node(b, id) : run_node(b, id, ins);
+    rc = (is_fwd || !g->nodes[id]->op) ? bind_node(b, id)
+                                       : run_node(b, id, ins, outs);
   }
   mxc__free(ins);
+  mxc__free(outs);
   return rc;
 }
 

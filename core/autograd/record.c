@@ -8,6 +8,7 @@
 #include "core/base/alloc.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"
+#include "core/op/arity.h"
 #include "core/op/invoke.h"
 #include "core/resource/training.h"
 #include "core/op/node.h"
@@ -127,14 +128,35 @@ static int build_record(mxc__ag_node *rec, const mxc__op *op,
 
 /* After a successful invoke: saves every output, links the visible ones
  * to the record and drops the hidden ones. Cannot fail. */
+/* The outputs of a recorded call, hidden ones included; old: scratch
+ * for commit_record. */
+typedef struct rec_outs {
+  mxc__ndarray **outs;
+  mxc__ag_node **old;
+  mxc__req *reqs;
+  int *created;
+} rec_outs;
+
+/* Bytes of a rec_outs for n outputs. */
+static size_t rec_outs_bytes(int n) {
+  return (size_t)n * (sizeof(mxc__ndarray *) + sizeof(mxc__ag_node *) +
+                      sizeof(mxc__req) + sizeof(int));
+}
+
+static void rec_outs_carve(char *m, int n, rec_outs *o) {
+  o->outs = (mxc__ndarray **)m;
+  o->old = (mxc__ag_node **)(o->outs + n);
+  o->reqs = (mxc__req *)(o->old + n);
+  o->created = (int *)(o->reqs + n);
+}
+
 static void commit_record(mxc__ag_node *rec, mxc__ndarray **outs, int n_total,
-                          int n_out, const int *created) {
+                          int n_out, const int *created, mxc__ag_node **old) {
   rec->is_train = mxc__is_training();
   for (int j = 0; j < n_total; ++j) mxc__ag_save(&rec->vals[j], outs[j]);
   ensure_hook();
   /* Given outputs had no history when checked; a link another thread set
    * since (a racing mark) is replaced and released. */
-  mxc__ag_node *old[64];
   mxc__ag_lock();
   for (int j = 0; j < n_out; ++j) {
     mxc__ag_link *l = mxc__ag_link_of(outs[j]);
@@ -150,13 +172,53 @@ static void commit_record(mxc__ag_node *rec, mxc__ndarray **outs, int n_total,
   mxc__ag_node_unref(rec); /* the links and consumers hold it now */
 }
 
+/* Invokes op for the record rec (built when rc is MXC_OK) with every
+ * output, hidden ones included, so that the record can keep them. */
+static int invoke_recorded(mxc__ag_node *rec, int rc, const mxc__op *op,
+                           const void *param, mxc__ndarray *const *in,
+                           int n_in, mxc__ndarray **out, int n_out,
+                           const mxc__req *req, int n_total) {
+  _Alignas(16) char small[512]; /* 16 outputs; wider calls use the heap */
+  char *m = NULL;
+  if (rc == MXC_OK) {
+    m = mxc__scratch(small, sizeof small, rec_outs_bytes(n_total), 1);
+    if (!m) {
+      rc = mxc__error_set(MXC_ERR_OOM,
+                          "autograd: out of memory recording operator '%s' "
+                          "with %d outputs",
+                          op->name, n_total);
+    }
+  }
+  if (rc != MXC_OK) {
+    mxc__ag_node_unref(rec);
+    return rc;
+  }
+  rec_outs o;
+  rec_outs_carve(m, n_total, &o);
+  for (int j = 0; j < n_total; ++j) {
+    o.outs[j] = j < n_out ? out[j] : NULL;
+    o.created[j] = o.outs[j] == NULL;
+    o.reqs[j] = req && j < n_out ? req[j] : MXC__REQ_WRITE;
+  }
+  rc = mxc__op_invoke(op, param, in, n_in, o.outs, n_total, o.reqs);
+  if (rc == MXC_OK) {
+    commit_record(rec, o.outs, n_total, n_out, o.created, o.old);
+    for (int j = 0; j < n_out; ++j) out[j] = o.outs[j];
+  } else {
+    mxc__ag_node_unref(rec);
+  }
+  mxc__scratch_free(m, small);
+  return rc;
+}
+
 int mxc__autograd_invoke(const mxc__op *op, const void *param,
                          const char *const *keys, const char *const *vals,
                          int n_params, mxc__ndarray *const *in, int n_in,
                          mxc__ndarray **out, int n_out, const mxc__req *req) {
   int n_total = mxc__op_num_outputs(op, param);
   int n_vis = op->n_visible_outputs ? op->n_visible_outputs : n_total;
-  if (!tls_recording || !op->gradient || n_total > 64 || n_in < 0 ||
+  if (!tls_recording || !op->gradient || n_total < 0 ||
+      n_total > MXC__OP_MAX_ARITY || n_in < 0 ||
       (n_out != n_total && n_out != n_vis)) {
     /* Nothing to record, or an arity error mxc__op_invoke reports. */
     return mxc__op_invoke(op, param, in, n_in, out, n_out, req);
@@ -178,25 +240,8 @@ int mxc__autograd_invoke(const mxc__op *op, const void *param,
     rc = build_record(rec, op, param, keys, vals, n_params, in, n_in, idx);
   }
   if (idx != idx_small) mxc__free(idx);
-  /* Every output, hidden ones included, so the record can keep them. */
-  mxc__ndarray *outs[64];
-  mxc__req reqs[64];
-  int created[64];
-  for (int j = 0; j < n_total; ++j) {
-    outs[j] = j < n_out ? out[j] : NULL;
-    created[j] = outs[j] == NULL;
-    reqs[j] = req && j < n_out ? req[j] : MXC__REQ_WRITE;
-  }
-  if (rc == MXC_OK) {
-    rc = mxc__op_invoke(op, param, in, n_in, outs, n_total, reqs);
-  }
-  if (rc != MXC_OK) {
-    mxc__ag_node_unref(rec);
-    return rc;
-  }
-  commit_record(rec, outs, n_total, n_out, created);
-  for (int j = 0; j < n_out; ++j) out[j] = outs[j];
-  return MXC_OK;
+  return invoke_recorded(rec, rc, op, param, in, n_in, out, n_out, req,
+                         n_total);
 }
 
 int mxc__imperative_invoke(const mxc__op *op, const char *const *keys,

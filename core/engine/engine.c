@@ -37,8 +37,11 @@ static int init_locks(mxc__engine *e) {
   if (pthread_mutex_init(&e->mu, NULL) != 0) goto no_mu;
   if (pthread_cond_init(&e->cv, NULL) != 0) goto no_cv;
   if (pthread_mutex_init(&e->gen_mu, NULL) != 0) goto no_gen;
+  if (pthread_mutex_init(&e->wide_mu, NULL) != 0) goto no_wide;
   ok = 1;
   goto out;
+no_wide:
+  pthread_mutex_destroy(&e->gen_mu);
 no_gen:
   pthread_cond_destroy(&e->cv);
 no_cv:
@@ -59,6 +62,7 @@ out:
 }
 
 static void fini_locks(mxc__engine *e) {
+  pthread_mutex_destroy(&e->wide_mu);
   pthread_mutex_destroy(&e->gen_mu);
   pthread_cond_destroy(&e->cv);
   pthread_mutex_destroy(&e->mu);

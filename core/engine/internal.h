@@ -16,9 +16,10 @@
  *   1. naive_mu            (naive engine only; recursive)
  *   2. resize_mu           (set_num_workers / destroy)
  *   3. gen_mu              (waiting for generations to drain)
- *   4. var->mu             several at once only in ascending address order
+ *   4. wide_mu             (threaded push; see "Pushing many variables")
+ *   5. var->mu             several at once only in ascending address order
  *                          (push); everywhere else at most one
- *   5. cache_mu, pool->mu, err_mu, mu   leaves: nothing is taken under them
+ *   6. cache_mu, pool->mu, err_mu, mu   leaves: nothing is taken under them
  * Engine callbacks (functions, free_fn, on_deleted) always run with no
  * engine lock held, except naive_mu in the naive engine. */
 #ifndef MXC_CORE_ENGINE_INTERNAL_H_
@@ -80,6 +81,7 @@ struct mxc__var {
   _Atomic(mxc__failure *) err;
   uint64_t err_epoch;
   int scratch; /* never poisoned (mxc__engine_var_set_scratch) */
+  int wide_mark; /* a wide push is queuing here ("Pushing many variables") */
   uint32_t clear_ticket;
   int has_clear;
   /* The deletion record, reserved at creation so that deleting never
@@ -180,6 +182,23 @@ mxc__worker *mxc__pool_current_worker(void);
 
 /* ---- the engine -------------------------------------------------------- */
 
+/* Pushing many variables. Two pushes that share variables must queue in
+ * the same relative order on every one of them (else each could wait for
+ * the other: a deadlock). A push of at most MXC__PUSH_LOCK_ALL_MAX
+ * distinct variables gets that by holding all their locks at once while
+ * it queues, taken in ascending address order. A wider push (a Concat of
+ * 1000 arrays) holds wide_mu, which serializes wide pushes, and queues on
+ * its variables one at a time, marking each (wide_mark) until it has
+ * queued on all of them. A narrow push that finds one of its variables
+ * marked, with all its locks held, queues nothing, lets go and queues
+ * again under wide_mu, after the wide push: so it never queues between
+ * two of a wide push's deps, and small pushes pay no shared lock (the
+ * check reads lines they hold anyway). Holders of var->mu other than
+ * push (release, wait_var, delete_var) touch one variable, so they cannot
+ * order two pushes. Holding a thousand locks at once would work too, but
+ * ThreadSanitizer's deadlock detector aborts beyond 64 held locks. */
+#define MXC__PUSH_LOCK_ALL_MAX 32
+
 #define MXC__OP_CACHE_MAX 1024
 
 struct mxc__engine {
@@ -200,6 +219,7 @@ struct mxc__engine {
 
   /* Threaded engine. */
   pthread_mutex_t resize_mu;
+  pthread_mutex_t wide_mu; /* see "Pushing many variables" */
   mxc__pool *cpu; /* the one pool for MXC_DEVICE_CPU; GPUs get theirs */
   /* Op record recycling (op.c). */
   pthread_mutex_t cache_mu; /* guards cache */

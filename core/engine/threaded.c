@@ -3,7 +3,9 @@
  * push: builds an op record with one dep per distinct variable, then
  * queues every dep while holding the variables' locks, taken in ascending
  * address order (so two concurrent pushes over the same variables queue in
- * the same relative order everywhere, and cannot deadlock). The op's wait
+ * the same relative order everywhere, and cannot deadlock); pushes of many
+ * variables queue on one variable at a time, kept apart from the others
+ * (see "Pushing many variables" in internal.h). The op's wait
  * counter starts at n_deps + 1; the extra 1 is dropped after queuing, so
  * the op cannot start before all its deps are in place.
  *
@@ -271,6 +273,58 @@ void mxc__thr_complete(mxc__exec *ex) {
   finish(op, w, 0);
 }
 
+/* A wide push: queues on its variables one at a time, marked until it
+ * has queued on all of them, under wide_mu. */
+static int queue_wide(mxc__engine *e, mxc__dep *deps, int n) {
+  int granted = 0;
+  pthread_mutex_lock(&e->wide_mu);
+  for (int i = 0; i < n; i++) {
+    pthread_mutex_lock(&deps[i].var->mu);
+    granted += mxc__var_append(deps[i].var, &deps[i]);
+    deps[i].var->wide_mark = 1;
+    pthread_mutex_unlock(&deps[i].var->mu);
+  }
+  for (int i = 0; i < n; i++) {
+    pthread_mutex_lock(&deps[i].var->mu);
+    deps[i].var->wide_mark = 0;
+    pthread_mutex_unlock(&deps[i].var->mu);
+  }
+  pthread_mutex_unlock(&e->wide_mu);
+  return granted;
+}
+
+/* A narrow push: holds every variable's lock (ascending addresses) and
+ * queues on all of them, unless a wide push is queuing on one of them:
+ * then queues nothing and returns 0. */
+static int try_queue_all(mxc__dep *deps, int n, int *granted) {
+  int busy = 0;
+  for (int i = 0; i < n; i++) {
+    pthread_mutex_lock(&deps[i].var->mu);
+    busy |= deps[i].var->wide_mark;
+  }
+  for (int i = 0; !busy && i < n; i++) {
+    *granted += mxc__var_append(deps[i].var, &deps[i]);
+  }
+  for (int i = n - 1; i >= 0; i--) pthread_mutex_unlock(&deps[i].var->mu);
+  return !busy;
+}
+
+/* Queues deps[0..n) (sorted by variable address) so that no other push
+ * queues between two of them on the variables they share; returns how
+ * many were granted at once. See "Pushing many variables" in
+ * internal.h. */
+static int queue_deps(mxc__engine *e, mxc__dep *deps, int n) {
+  if (n > MXC__PUSH_LOCK_ALL_MAX) return queue_wide(e, deps, n);
+  int granted = 0;
+  if (MXC__LIKELY(try_queue_all(deps, n, &granted))) return granted;
+  /* After the wide push, and before any other: under wide_mu no wide push
+   * runs, and each clears its marks before letting go of it. */
+  pthread_mutex_lock(&e->wide_mu);
+  (void)try_queue_all(deps, n, &granted);
+  pthread_mutex_unlock(&e->wide_mu);
+  return granted;
+}
+
 int mxc__thr_push(mxc__engine *e, const mxc__push_args *a) {
   mxc__op *op = mxc__op_get(e, a->n_reads + a->n_writes);
   MXC_RETURN_ERROR_IF(op == NULL, MXC_ERR_OOM,
@@ -291,15 +345,7 @@ int mxc__thr_push(mxc__engine *e, const mxc__push_args *a) {
   atomic_store_explicit(&op->wait, n + 1, memory_order_relaxed);
   op->gen = count_pushed(e);
 
-  /* Two-phase: hold every var until all deps are queued (see top). */
-  int granted = 0;
-  for (int i = 0; i < n; i++) {
-    pthread_mutex_lock(&op->deps[i].var->mu);
-    granted += mxc__var_append(op->deps[i].var, &op->deps[i]);
-  }
-  for (int i = n - 1; i >= 0; i--) {
-    pthread_mutex_unlock(&op->deps[i].var->mu);
-  }
+  int granted = queue_deps(e, op->deps, n);
   if (atomic_fetch_sub_explicit(&op->wait, granted + 1, memory_order_acq_rel) ==
       granted + 1) {
     if (a->run_here && a->sync_fn != NULL) {

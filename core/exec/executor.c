@@ -279,17 +279,20 @@ static int check_grads(const mxc__executor *ex, const char *fn) {
 
 /* ---- order, arrays and memory ---- */
 
-/* mxc__op_invoke takes at most 64 inputs and outputs: say so at bind time,
- * naming the node, rather than at the first forward. */
+/* Counts beyond MXC__OP_MAX_ARITY (a corrupt graph file): say so at bind
+ * time, naming the node, rather than at the first forward. */
 static int check_io_limits(const mxc__graph *g, const char *fn) {
   for (int nid = 0; nid < g->n_nodes; ++nid) {
     const mxc__node *n = g->nodes[nid];
     int n_out = g->entry_ptr[nid + 1] - g->entry_ptr[nid];
-    MXC_RETURN_ERROR_IF(n->op && (n->n_inputs > 64 || n_out > 64),
-                        MXC_ERR_UNSUPPORTED,
+    MXC_RETURN_ERROR_IF(n->op && (n->n_inputs > MXC__OP_MAX_ARITY ||
+                                  n_out > MXC__OP_MAX_ARITY),
+                        MXC_ERR_INVALID_ARGUMENT,
                         "%s: node '%s' (operator '%s') has %d inputs and %d "
-                        "outputs; at most 64 of each are supported",
-                        fn, n->name, n->op->name, n->n_inputs, n_out);
+                        "outputs; at most %d (MXC__OP_MAX_ARITY) of each are "
+                        "allowed",
+                        fn, n->name, n->op->name, n->n_inputs, n_out,
+                        MXC__OP_MAX_ARITY);
   }
   return MXC_OK;
 }

@@ -13,6 +13,7 @@
 #include "core/base/error.h"
 #include "core/base/handle.h"
 #include "core/exec/executor.h"
+#include "core/op/arity.h"
 #include "core/op/common.h"
 #include "core/op/invoke.h"
 #include "core/resource/training.h"
@@ -120,9 +121,20 @@ static int monitor_node(const mxc__executor *ex, int nid) {
 static int push_node(const mxc__executor *ex, int nid, const char *fn) {
   const mxc__graph *g = ex->g;
   const mxc__node *n = g->nodes[nid];
-  mxc__ndarray *ins[64], *outs[64];
-  mxc__req req[64];
-  int n_out = g->entry_ptr[nid + 1] - g->entry_ptr[nid]; /* <= 64: bind */
+  int n_out = g->entry_ptr[nid + 1] - g->entry_ptr[nid];
+  /* 16 inputs and outputs on the stack; wider nodes (a Concat of many
+   * steps) take a heap block. */
+  _Alignas(16) char small[16 * (2 * sizeof(void *) + sizeof(mxc__req))];
+  size_t n_arr = (size_t)n->n_inputs + (size_t)n_out;
+  char *m = mxc__scratch(small, sizeof small, 1,
+                         n_arr * sizeof(void *) + (size_t)n_out *
+                                                      sizeof(mxc__req));
+  MXC_RETURN_ERROR_IF(!m, MXC_ERR_OOM,
+                      "%s: node '%s': out of memory for %d inputs and %d "
+                      "outputs",
+                      fn, n->name, n->n_inputs, n_out);
+  mxc__ndarray **ins = (mxc__ndarray **)m, **outs = ins + n->n_inputs;
+  mxc__req *req = (mxc__req *)(outs + n_out);
   for (int k = 0; k < n->n_inputs; ++k) {
     ins[k] = ex->vals[g->in_entries[g->in_ptr[nid] + k]];
   }
@@ -131,6 +143,7 @@ static int push_node(const mxc__executor *ex, int nid, const char *fn) {
     req[j] = ex->reqs[g->entry_ptr[nid] + j];
   }
   int rc = mxc__op_invoke(n->op, n->param, ins, n->n_inputs, outs, n_out, req);
+  mxc__scratch_free(m, small);
   if (rc != MXC_OK) {
     char pre[320];
     snprintf(pre, sizeof pre, "%s: node '%s'", fn, n->name);

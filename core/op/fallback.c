@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/base/alloc.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"
 #include "core/base/log.h"
+#include "core/op/arity.h"
 #include "core/op/invoke.h"
 
 /* Used when the operator has no storage functions, or infer_stype / the
@@ -213,10 +215,32 @@ static int fb_cast(const mxc__op *cast, mxc__ndarray *src, int stype,
 /* Dense stand-ins of one call: din/dout are the arrays the dense kernel
  * sees; tmp_* mark the temporaries made here (freed at the end). */
 typedef struct fb_call {
-  mxc__ndarray *din[64], *dout[64];
-  char tmp_in[64], tmp_out[64];
-  mxc__req dreq[64];
+  mxc__ndarray **din, **dout;
+  char *tmp_in, *tmp_out;
+  mxc__req *dreq;
+  int *ist, *ost; /* the caller's storage types, for the log line */
 } fb_call;
+
+/* One zeroed heap block for the arrays of c (a cold path: always the
+ * heap, whatever the arity). */
+static int fb_alloc(const mxc__op *op, fb_call *c, int n_in, int n_out) {
+  size_t ni = (size_t)n_in, no = (size_t)n_out;
+  size_t bytes = sizeof(mxc__ndarray *) * (ni + no) + sizeof(mxc__req) * no +
+                 sizeof(int) * (ni + no) + ni + no;
+  char *m = mxc__calloc(1, bytes ? bytes : 1);
+  MXC_RETURN_ERROR_IF(!m, MXC_ERR_OOM,
+                      "operator '%s': out of memory for the storage "
+                      "fallback of a call with %d inputs and %d outputs",
+                      op->name, n_in, n_out);
+  c->din = (mxc__ndarray **)m;
+  c->dout = c->din + ni;
+  c->dreq = (mxc__req *)(c->dout + no);
+  c->ist = (int *)(c->dreq + no);
+  c->ost = c->ist + ni;
+  c->tmp_in = (char *)(c->ost + no);
+  c->tmp_out = c->tmp_in + ni;
+  return MXC_OK;
+}
 
 static void fb_free(fb_call *c, int n_in, int n_out) {
   for (int i = 0; i < n_in; ++i) {
@@ -269,8 +293,8 @@ static int fb_finish(const mxc__op *op, const mxc__op *cast, fb_call *c,
     MXC_FORWARD_IF_ERROR(fb_cast(cast, c->dout[j], dst->stype, &dst));
     *cast_back = 1;
   }
-  for (int i = 0; i < n_in && i < 32; ++i) {
-    if (!c->tmp_in[i] || !(op->mutate_inputs >> i & 1)) continue;
+  for (int i = 0; i < n_in; ++i) {
+    if (!c->tmp_in[i] || !mxc__op_mutates_input(op, i)) continue;
     mxc__ndarray *dst = in[i];
     MXC_FORWARD_IF_ERROR(fb_cast(cast, c->din[i], dst->stype, &dst));
     *cast_back = 1;
@@ -295,13 +319,13 @@ __attribute__((cold, noinline)) int mxc__op_fallback(
                       "operator '%s': has no kernel for sparse arrays and "
                       "cast_storage is not in this build",
                       op->name);
-  int ist[64], ost[64];
-  for (int i = 0; i < n_in; ++i) ist[i] = in[i]->stype;
-  for (int j = 0; j < n_out; ++j) {
-    ost[j] = out[j] ? out[j]->stype : MXC_STYPE_DEFAULT;
-  }
   fb_call c;
   memset(&c, 0, sizeof c);
+  MXC_FORWARD_IF_ERROR(fb_alloc(op, &c, n_in, n_out));
+  for (int i = 0; i < n_in; ++i) c.ist[i] = in[i]->stype;
+  for (int j = 0; j < n_out; ++j) {
+    c.ost[j] = out[j] ? out[j]->stype : MXC_STYPE_DEFAULT;
+  }
   int cast_back = 0;
   int rc = fb_prepare(cast, &c, in, n_in, out, n_out, req);
   if (rc == MXC_OK) {
@@ -319,7 +343,8 @@ __attribute__((cold, noinline)) int mxc__op_fallback(
     }
   }
   fb_free(&c, n_in, n_out);
-  if (rc == MXC_OK) fb_log(op, param, ist, n_in, ost, n_out, cast_back);
+  if (rc == MXC_OK) fb_log(op, param, c.ist, n_in, c.ost, n_out, cast_back);
+  mxc__free(c.din); /* the block of every array of c */
   return rc;
 }
 

@@ -25,9 +25,10 @@
 
 #define MXC__FUSED_OP_NAME "_fused_elemwise"
 #define MXC__FUSED_MAX_INSTR 64
-/* External inputs of one program. The engine holds one lock per array of
- * a push at once, and ThreadSanitizer's deadlock detector aborts beyond
- * 64 held locks; wide sums fuse into a few nodes instead of one. */
+/* External inputs of one program: wide sums fuse into a few nodes
+ * instead of one. (This once also kept pushes under 64 variables, the most
+ * locks ThreadSanitizer's deadlock detector tracks; the engine no longer
+ * holds a lock per variable for wide pushes, see core/engine/internal.h.) */
 #define MXC__FUSED_MAX_INPUTS 32
 
 /* Answers whether op may appear in a program (see mxc__op_fusible). */

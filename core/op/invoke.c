@@ -11,6 +11,7 @@
 #include "core/base/dtype.h"
 #include "core/base/error.h"
 #include "core/base/log.h"
+#include "core/op/arity.h"
 #include "core/op/backend.h"
 #include "core/op/fallback.h"
 #include "core/resource/temp_pool.h"
@@ -99,6 +100,13 @@ static int check_counts(const mxc__op *op, const void *param, int n_in,
   int want_in = mxc__op_num_inputs(op, param);
   int want_out = mxc__op_num_outputs(op, param);
   int visible = op->n_visible_outputs ? op->n_visible_outputs : want_out;
+  MXC_RETURN_ERROR_IF(want_in < 0 || want_in > MXC__OP_MAX_ARITY ||
+                          want_out < 0 || want_out > MXC__OP_MAX_ARITY,
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "operator '%s': these parameters ask for %d inputs and "
+                      "%d outputs; each count must be in 0..%d "
+                      "(MXC__OP_MAX_ARITY)",
+                      op->name, want_in, want_out, MXC__OP_MAX_ARITY);
   MXC_RETURN_ERROR_IF(n_in != want_in, MXC_ERR_INVALID_ARGUMENT,
                       "operator '%s': got %d inputs; expected %d", op->name,
                       n_in, want_in);
@@ -110,15 +118,46 @@ static int check_counts(const mxc__op *op, const void *param, int n_in,
   return MXC_OK;
 }
 
+/* The arrays of one call, one entry per input or output (writes: one
+ * per input and output, plus the temp space). */
+typedef struct call_bufs {
+  mxc__shape *ishape, *oshape;
+  mxc__ndarray **given; /* the caller's output i, or NULL */
+  mxc__ndarray **outs;  /* given or created */
+  mxc__var **reads, **writes;
+  int *itype, *otype, *ist, *ostype, *created;
+  int n_reads, n_writes;
+} call_bufs;
+
+/* Lays the arrays of a call with n_in inputs and n_total outputs out in m
+ * (when m is not NULL); returns the bytes they take. */
+static size_t bufs_layout(char *m, int n_in, int n_total, call_bufs *b) {
+  size_t off = 0;
+#define TAKE(field, n)                                   \
+  do {                                                   \
+    if (m) b->field = (void *)(m + off);                 \
+    off += align8(sizeof *b->field * (size_t)(n));       \
+  } while (0)
+  TAKE(ishape, n_in);
+  TAKE(oshape, n_total);
+  TAKE(given, n_total);
+  TAKE(outs, n_total);
+  TAKE(reads, n_in);
+  TAKE(writes, n_in + n_total + 1);
+  TAKE(itype, n_in);
+  TAKE(otype, n_total);
+  TAKE(ist, n_in);
+  TAKE(ostype, n_total);
+  TAKE(created, n_total);
+#undef TAKE
+  return off;
+}
+
 /* Runs shape and type inference; all outputs must end up known. */
 static int infer(const mxc__op *op, const void *param,
                  mxc__ndarray *const *in, int n_in, mxc__ndarray **out,
-                 int n_out, mxc__shape *oshape, int *otype) {
-  mxc__shape ishape[64];
-  int itype[64];
-  MXC_RETURN_ERROR_IF(n_in > 64 || n_out > 64, MXC_ERR_UNSUPPORTED,
-                      "operator '%s': more than 64 inputs or outputs",
-                      op->name);
+                 int n_out, mxc__shape *oshape, int *otype,
+                 mxc__shape *ishape, int *itype) {
   for (int i = 0; i < n_in; ++i) {
     ishape[i] = in[i]->shape;
     itype[i] = in[i]->dtype;
@@ -180,8 +219,8 @@ static void blob_of(const mxc__ndarray *a, mxc__blob *b) {
 static int infer_stypes(const mxc__op *op, const void *param,
                         mxc__ndarray *const *in, int n_in,
                         mxc__ndarray *const *given, int n_total,
-                        const mxc__req *req, int n_out, int *ostype,
-                        int *dispatch) {
+                        const mxc__req *req, int n_out, int *ist,
+                        int *ostype, int *dispatch) {
   *dispatch = MXC__DISPATCH_DENSE;
   if (!op->infer_stype) {
     /* Kernels attached by the sparse family serve sparse arrays only, so
@@ -216,7 +255,6 @@ static int infer_stypes(const mxc__op *op, const void *param,
   /* Runs on every call of an operator with its own storage functions,
    * dense ones included, and on sparse calls of the others: one pass each
    * way, and dense outputs skip the checks. */
-  int ist[64];
   int any_sparse = 0; /* MXC_STYPE_DEFAULT is 0 */
   for (int i = 0; i < n_in; ++i) any_sparse |= ist[i] = in[i]->stype;
   for (int i = 0; i < n_total; ++i) ostype[i] = given[i] ? given[i]->stype : -1;
@@ -250,15 +288,7 @@ static int infer_stypes(const mxc__op *op, const void *param,
 
 /* ---- invoke ---- */
 
-typedef struct plan {
-  mxc__ndarray *outs[64]; /* given or created */
-  int created[64];
-  mxc__var *reads[64];
-  mxc__var *writes[129];
-  int n_reads, n_writes;
-} plan;
-
-static void plan_drop_created(plan *p, int n_out) {
+static void plan_drop_created(call_bufs *p, int n_out) {
   for (int i = 0; i < n_out; ++i) {
     if (p->created[i]) mxc__ndarray_free(p->outs[i]);
   }
@@ -267,7 +297,7 @@ static void plan_drop_created(plan *p, int n_out) {
 static int make_outputs(const mxc__op *op, mxc__ndarray **out, int n_out,
                         int n_total, const mxc__shape *oshape,
                         const int *otype, const int *ostype, mxc__device dev,
-                        plan *p) {
+                        call_bufs *p) {
   for (int i = 0; i < n_total; ++i) {
     mxc__ndarray *given = i < n_out ? out[i] : NULL;
     if (given) {
@@ -336,30 +366,26 @@ static int pick_kernel(const mxc__op *op, const void *param,
   return MXC_OK;
 }
 
-int mxc__op_invoke(const mxc__op *op, const void *param,
-                   mxc__ndarray *const *in, int n_in, mxc__ndarray **out,
-                   int n_out, const mxc__req *req) {
-  int n_total = 0;
-  MXC_FORWARD_IF_ERROR(check_counts(op, param, n_in, n_out, &n_total));
+/* mxc__op_invoke once the counts are checked, with the call's arrays in
+ * b (sized for n_in inputs and n_total outputs). */
+static int invoke_with(const mxc__op *op, const void *param,
+                       mxc__ndarray *const *in, int n_in, mxc__ndarray **out,
+                       int n_out, const mxc__req *req, int n_total,
+                       call_bufs *b) {
   mxc__device dev = {MXC_DEVICE_CPU, 0};
   for (int i = 0; i < n_in; ++i) {
     MXC_RETURN_ERROR_IF(!in[i], MXC_ERR_INVALID_ARGUMENT,
                         "operator '%s': input %d is NULL", op->name, i);
     if (i == 0) dev = in[0]->chunk->dev;
   }
-  mxc__shape oshape[64];
-  int otype[64];
-  /* Only the first n_total entries are used: clearing 64 of each on every
-   * call showed up in profiles of tiny operators. */
-  mxc__ndarray *given[64];
-  for (int i = 0; i < n_total && i < 64; ++i) {
-    given[i] = i < n_out ? out[i] : NULL;
-  }
+  mxc__shape *oshape = b->oshape;
+  int *otype = b->otype, *ostype = b->ostype, dispatch;
+  mxc__ndarray **given = b->given;
+  for (int i = 0; i < n_total; ++i) given[i] = i < n_out ? out[i] : NULL;
   MXC_FORWARD_IF_ERROR(infer(op, param, in, n_in, given, n_total, oshape,
-                             otype));
-  int ostype[64], dispatch;
+                             otype, b->ishape, b->itype));
   int st_rc = infer_stypes(op, param, in, n_in, given, n_total, req, n_out,
-                           ostype, &dispatch);
+                           b->ist, ostype, &dispatch);
   if (MXC__UNLIKELY(st_rc != MXC_OK)) {
     /* No kernel for these storage types: run the dense one through dense
      * temporaries (dense-only calls never get here). */
@@ -374,20 +400,19 @@ int mxc__op_invoke(const mxc__op *op, const void *param,
     MXC_FORWARD_IF_ERROR(
         pick_kernel(op, param, in, n_in, otype, n_total, dev, &kern));
   }
-  plan p;
-  p.n_reads = p.n_writes = 0;
-  for (int i = 0; i < n_total; ++i) p.created[i] = 0;
+  b->n_reads = b->n_writes = 0;
+  for (int i = 0; i < n_total; ++i) b->created[i] = 0;
   int rc = make_outputs(op, out, n_out, n_total, oshape, otype, ostype, dev,
-                        &p);
+                        b);
   invoke_rec *r = NULL;
   int sparse = dispatch == MXC__DISPATCH_SPARSE;
   if (rc == MXC_OK) rc = rec_new(op, param, n_in, n_total, sparse, &r);
   if (rc == MXC_OK) r->kernel = kern;
   if (rc != MXC_OK) {
-    plan_drop_created(&p, n_total);
+    plan_drop_created(b, n_total);
     return rc;
   }
-  mxc__engine *eng = mxc__ndarray_engine(p.outs[0] ? p.outs[0] : in[0]);
+  mxc__engine *eng = mxc__ndarray_engine(b->outs[0] ? b->outs[0] : in[0]);
   for (int i = 0; i < n_in; ++i) {
     if (rc == MXC_OK) rc = mxc__ndarray_ensure_alloc(in[i]);
     blob_of(in[i], &r->in[i]);
@@ -395,21 +420,21 @@ int mxc__op_invoke(const mxc__op *op, const void *param,
       r->arrs[i] = *in[i];
       r->arrs[i].ag = NULL;
     }
-    if (i < 32 && (op->mutate_inputs >> i & 1)) {
-      p.writes[p.n_writes++] = mxc__ndarray_var(in[i]);
+    if (mxc__op_mutates_input(op, i)) {
+      b->writes[b->n_writes++] = mxc__ndarray_var(in[i]);
     } else {
-      p.reads[p.n_reads++] = mxc__ndarray_var(in[i]);
+      b->reads[b->n_reads++] = mxc__ndarray_var(in[i]);
     }
   }
   for (int i = 0; i < n_total; ++i) {
-    blob_of(p.outs[i], &r->out[i]);
+    blob_of(b->outs[i], &r->out[i]);
     if (sparse) {
-      r->arrs[n_in + i] = *p.outs[i];
+      r->arrs[n_in + i] = *b->outs[i];
       r->arrs[n_in + i].ag = NULL;
     }
     r->req[i] = req && i < n_out ? req[i] : MXC__REQ_WRITE;
     if (r->req[i] != MXC__REQ_NULL) {
-      p.writes[p.n_writes++] = mxc__ndarray_var(p.outs[i]);
+      b->writes[b->n_writes++] = mxc__ndarray_var(b->outs[i]);
     }
   }
   r->ctx.is_train = mxc__is_training();
@@ -424,34 +449,58 @@ int mxc__op_invoke(const mxc__op *op, const void *param,
   if (rc == MXC_OK && (op->resources & MXC__RES_TEMP)) {
     mxc__var *tv = NULL;
     rc = mxc__temp_pool_get(eng, dev, &r->ctx.temp, &tv);
-    if (rc == MXC_OK) p.writes[p.n_writes++] = tv;
+    if (rc == MXC_OK) b->writes[b->n_writes++] = tv;
   }
   mxc__push_args a;
   memset(&a, 0, sizeof a);
   a.sync_fn = run_rec;
   a.arg = r;
   a.free_fn = free_rec;
-  a.reads = p.reads;
-  a.n_reads = p.n_reads;
-  a.writes = p.writes;
-  a.n_writes = p.n_writes;
+  a.reads = b->reads;
+  a.n_reads = b->n_reads;
+  a.writes = b->writes;
+  a.n_writes = b->n_writes;
   a.name = op->name;
   a.dev = dev;
   a.run_here = !sparse && small_call(in, n_in, oshape, n_total);
   if (rc == MXC_OK) rc = mxc__engine_push(eng, &a);
   if (rc != MXC_OK) {
     mxc__free(r);
-    plan_drop_created(&p, n_total);
+    plan_drop_created(b, n_total);
     return rc;
   }
   /* Hand out created visible outputs; drop created hidden ones (pending
    * work keeps their storage alive). */
   for (int i = 0; i < n_total; ++i) {
     if (i < n_out && !out[i]) {
-      out[i] = p.outs[i];
-    } else if (p.created[i]) {
-      mxc__ndarray_free(p.outs[i]);
+      out[i] = b->outs[i];
+    } else if (b->created[i]) {
+      mxc__ndarray_free(b->outs[i]);
     }
   }
   return MXC_OK;
+}
+
+/* Room for the arrays of calls up to 16 inputs and 16 outputs on the
+ * stack; wider calls take a heap block, so that small operators stay
+ * allocation-free and variadic ones are limited by memory only. */
+#define SMALL_CALL_BYTES 4096
+
+int mxc__op_invoke(const mxc__op *op, const void *param,
+                   mxc__ndarray *const *in, int n_in, mxc__ndarray **out,
+                   int n_out, const mxc__req *req) {
+  int n_total = 0;
+  MXC_FORWARD_IF_ERROR(check_counts(op, param, n_in, n_out, &n_total));
+  _Alignas(16) char small[SMALL_CALL_BYTES];
+  size_t need = bufs_layout(NULL, n_in, n_total, NULL);
+  char *m = mxc__scratch(small, sizeof small, need, 1);
+  MXC_RETURN_ERROR_IF(!m, MXC_ERR_OOM,
+                      "operator '%s': out of memory for a call with %d "
+                      "inputs and %d outputs",
+                      op->name, n_in, n_total);
+  call_bufs b;
+  bufs_layout(m, n_in, n_total, &b);
+  int rc = invoke_with(op, param, in, n_in, out, n_out, req, n_total, &b);
+  mxc__scratch_free(m, small);
+  return rc;
 }

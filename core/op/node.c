@@ -5,6 +5,7 @@
 
 #include "core/base/alloc.h"
 #include "core/base/error.h"
+#include "core/op/arity.h"
 
 /* Frees n's own memory; pushes inputs whose last reference it held onto
  * the list at *pending. */
@@ -212,11 +213,17 @@ static int backward_node(const mxc__node *fwd, const mxc__entry *ograd,
   int n_vis = op->n_visible_outputs ? op->n_visible_outputs : n_out;
   int n_in = fwd->n_inputs;
   int n_grad_in = n_in - op->n_aux;
-  mxc__entry ins[200];
+  /* 32 entries on the stack; gradients of wide variadic operators
+   * (Concat of 1000 parts) take a heap block. */
+  mxc__entry small[32];
+  size_t n_ins = (size_t)n_vis + (size_t)(use_in ? n_in : 0) +
+                 (size_t)(use_out ? n_out : 0);
+  mxc__entry *ins = mxc__scratch(small, sizeof small, n_ins, sizeof *ins);
+  MXC_RETURN_ERROR_IF(!ins, MXC_ERR_OOM,
+                      "operator '%s': out of memory building the gradient "
+                      "of a node with %d inputs and %d outputs",
+                      op->name, n_in, n_out);
   int k = 0;
-  MXC_RETURN_ERROR_IF(n_vis + n_in + n_out > 200, MXC_ERR_UNSUPPORTED,
-                      "operator '%s': too many inputs for a gradient",
-                      op->name);
   for (int i = 0; i < n_vis; ++i) ins[k++] = ograd[i];
   for (int i = 0; use_in && i < n_in; ++i) ins[k++] = fwd->inputs[i];
   for (int i = 0; use_out && i < n_out; ++i) {
@@ -226,7 +233,9 @@ static int backward_node(const mxc__node *fwd, const mxc__entry *ograd,
   char name[128];
   snprintf(name, sizeof name, "_backward_%s", op->name);
   mxc__node *b;
-  MXC_FORWARD_IF_ERROR(mxc__node_op_like(name, fwd, ins, k, &b));
+  int rc = mxc__node_op_like(name, fwd, ins, k, &b);
+  mxc__scratch_free(ins, small);
+  MXC_FORWARD_IF_ERROR(rc);
   for (int i = 0; i < n_in; ++i) {
     mxc__entry none = {NULL, 0};
     igrad[i] = i < n_grad_in ? mxc__entry_ref(b, i) : none;

@@ -15,6 +15,14 @@
 #include "core/resource/random.h"
 #include "core/op/param.h"
 
+/* The most inputs or outputs one operator call may have. Not a design
+ * cap: operators take as many as memory allows (MXNet has no limit, and
+ * unrolled sequence models concatenate or split hundreds of arrays). It
+ * is a sanity bound against absurd counts (a corrupt num_args, a negative
+ * count cast to unsigned) and keeps every byte size computed from a count
+ * far from overflowing. Every place that validates a count uses it. */
+#define MXC__OP_MAX_ARITY (1 << 20)
+
 /* Output write modes. */
 typedef enum mxc__req {
   MXC__REQ_NULL = 0,    /* do not write this output */
@@ -192,7 +200,10 @@ struct mxc__op {
 
   /* Inputs (by bit) whose values a kernel modifies in place although they
    * are inputs (optimizer states, aux states); invoke treats them as
-   * written. */
+   * written. The masks below cover inputs 0..31 only, by design: operators
+   * that mutate or keep inputs have few of them, and inputs from 32 on
+   * (variadic operators) never have a bit (read them through
+   * mxc__op_mutates_input, core/op/arity.h). */
   uint32_t mutate_inputs;
 
   /* What the gradient reads, so the executor can free the rest early:

@@ -228,9 +228,11 @@ static int check_range(const char *op_name, const mxc__param_def *d,
   } else {
     return MXC_OK;
   }
+  /* %.15g: integer bounds such as MXC__OP_MAX_ARITY print in full
+   * (1048576, not 1.04858e+06). */
   MXC_RETURN_ERROR_IF(!(v >= d->lo && v <= d->hi), MXC_ERR_INVALID_ARGUMENT,
-                      "operator '%s': parameter '%s' = %g is out of range; "
-                      "expected %g..%g",
+                      "operator '%s': parameter '%s' = %.15g is out of "
+                      "range; expected %.15g..%.15g",
                       op_name, d->name, v, d->lo, d->hi);
   return MXC_OK;
 }

@@ -10,6 +10,7 @@
 
 #include "core/base/alloc.h"
 #include "core/base/error.h"
+#include "core/op/arity.h"
 #include "core/op/fusion.h"
 #include "core/op/registry.h"
 #include "core/op/registry_internal.h"
@@ -275,10 +276,15 @@ int mxc__op_num_outputs(const mxc__op *op, const void *param) {
   return op->num_outputs ? op->num_outputs(param) : op->n_outputs;
 }
 
+/* Variadic operators list names for their first inputs only (Concat:
+ * arg0..arg31; add_n: args); later ones get MXNet's "arg<i>". */
 const char *mxc__op_input_name(const mxc__op *op, const void *param, int i) {
   if (op->input_name) return op->input_name(param, i);
-  if (op->input_names) return op->input_names[i];
-  return "data";
+  if (!op->input_names) return "data";
+  for (int k = 0; k < i; ++k) {
+    if (!op->input_names[k]) return mxc__op_arg_name(i);
+  }
+  return op->input_names[i] ? op->input_names[i] : mxc__op_arg_name(i);
 }
 
 int mxc__op_parse_params(const mxc__op *op, const char *const *keys,

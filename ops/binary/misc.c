@@ -27,7 +27,8 @@ typedef struct add_n_param {
 } add_n_param;
 
 static const mxc__param_def k_add_n_params[] = {
-    MXC__PARAM_RANGE(add_n_param, num_args, MXC__P_INT, NULL, 1, 1 << 20,
+    MXC__PARAM_RANGE(add_n_param, num_args, MXC__P_INT, NULL, 1,
+                     MXC__OP_MAX_ARITY,
                      "Number of arrays to sum (>= 1)."),
 };
 

@@ -11,16 +11,17 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "core/op/arity.h"
 #include "ops/shape/shape_internal.h"
 
-/* Variadic operators name their inputs arg0, arg1, ... as MXNet does.
- * Limits: core/op/invoke.c reads the 32-bit mutate_inputs mask by input index,
- * so a node takes at most 32 inputs; _backward_Concat takes the output
- * gradient plus every part, _backward_split one gradient per part. */
-#define MAX_PARTS 32
-#define MAX_JOIN (MAX_PARTS - 1)
+/* No limit on the number of parts but MXC__OP_MAX_ARITY (core/op/op.h),
+ * a sanity bound; Concat takes one part less, because its gradient takes
+ * the output gradient plus every part. */
+#define MAX_JOIN (MXC__OP_MAX_ARITY - 1)
 
-static const char *const k_arg_names[MAX_PARTS + 1] = {
+/* Variadic operators name their inputs arg0, arg1, ... as MXNet does: the
+ * first ones here, later ones made by mxc__op_input_name. */
+static const char *const k_arg_names[] = {
     "arg0",  "arg1",  "arg2",  "arg3",  "arg4",  "arg5",  "arg6",
     "arg7",  "arg8",  "arg9",  "arg10", "arg11", "arg12", "arg13",
     "arg14", "arg15", "arg16", "arg17", "arg18", "arg19", "arg20",
@@ -28,12 +29,12 @@ static const char *const k_arg_names[MAX_PARTS + 1] = {
     "arg28", "arg29", "arg30", "arg31", NULL};
 
 /* Copies between `whole` and n parts along `axis`: part i holds extent
- * ext[i] of the axis (in the whole's layout; a part may lack the axis
- * when its extent is 1), starting where part i-1 ends. to_whole: parts
- * -> whole with req[0]; otherwise whole -> parts with req[i]. */
+ * `ext` of the axis (in the whole's layout; a part may lack the axis when
+ * its extent is 1), or, for ext 0, its own extent along the axis,
+ * starting where part i-1 ends. to_whole: parts -> whole with req[0];
+ * otherwise whole -> parts with req[i]. */
 static void parts_copy(const mxc__blob *whole, int axis, const mxc__blob *parts,
-                       const int64_t *ext, int n, int to_whole,
-                       const mxc__req *req) {
+                       int64_t ext, int n, int to_whole, const mxc__req *req) {
   const int nd = whole->shape.ndim;
   int64_t wstr[MXC_MAX_NDIM];
   mxc__shp_strides(whole->shape.dims, nd, wstr);
@@ -41,7 +42,8 @@ static void parts_copy(const mxc__blob *whole, int axis, const mxc__blob *parts,
   for (int i = 0; i < n; ++i) {
     int64_t dims[MXC_MAX_NDIM];
     memcpy(dims, whole->shape.dims, sizeof(int64_t) * (size_t)nd);
-    dims[axis] = ext[i];
+    int64_t e = ext ? ext : parts[i].shape.dims[axis];
+    dims[axis] = e;
     mxc__shp_iter it;
     mxc__shp_iter_contig(&it, dims, nd);
     if (to_whole) {
@@ -53,7 +55,7 @@ static void parts_copy(const mxc__blob *whole, int axis, const mxc__blob *parts,
       it.src_off = start * wstr[axis];
       mxc__shp_copy(&it, &parts[i], whole, req[i]);
     }
-    start += ext[i];
+    start += e;
   }
 }
 
@@ -66,7 +68,7 @@ typedef struct concat_param {
 
 static const mxc__param_def k_concat_params[] = {
     MXC__PARAM_RANGE(concat_param, num_args, MXC__P_INT, NULL, 1, MAX_JOIN,
-                     "number of inputs"),
+                     "number of inputs (1..MXC__OP_MAX_ARITY - 1)"),
     MXC__PARAM(concat_param, dim, MXC__P_INT, "1",
                "axis to concatenate along (negative counts from the end)"),
 };
@@ -102,9 +104,9 @@ static int concat_infer(const mxc__op *op, const concat_param *p,
                         "operator '%s': input %d ('%s') has shape %s but "
                         "input %d ('%s') has shape %s; shapes must match "
                         "except along dim %d",
-                        op->name, i, k_arg_names[i], MXC__SHP_STR(&part[i], b1),
-                        ref, k_arg_names[ref], MXC__SHP_STR(&part[ref], b2),
-                        ax);
+                        op->name, i, mxc__op_arg_name(i),
+                        MXC__SHP_STR(&part[i], b1), ref, mxc__op_arg_name(ref),
+                        MXC__SHP_STR(&part[ref], b2), ax);
     sum += part[i].dims[ax];
   }
   if (ref < 0) return MXC_OK;
@@ -138,9 +140,7 @@ static int concat_forward(const mxc__op *op, const mxc__opctx *ctx,
   int ax;
   MXC_FORWARD_IF_ERROR(
       mxc__shp_axis(op->name, "dim", p->dim, out[0].shape.ndim, &ax));
-  int64_t ext[MAX_PARTS];
-  for (int i = 0; i < n_in; ++i) ext[i] = in[i].shape.dims[ax];
-  parts_copy(&out[0], ax, in, ext, n_in, 1, req);
+  parts_copy(&out[0], ax, in, 0, n_in, 1, req);
   return MXC_OK;
 }
 
@@ -165,9 +165,7 @@ static int concat_backward(const mxc__op *op, const mxc__opctx *ctx,
   int ax;
   MXC_FORWARD_IF_ERROR(
       mxc__shp_axis(op->name, "dim", p->dim, in[0].shape.ndim, &ax));
-  int64_t ext[MAX_PARTS];
-  for (int i = 0; i < n_out; ++i) ext[i] = out[i].shape.dims[ax];
-  parts_copy(&in[0], ax, out, ext, n_out, 0, req);
+  parts_copy(&in[0], ax, out, 0, n_out, 0, req);
   return MXC_OK;
 }
 
@@ -179,8 +177,9 @@ typedef struct stack_param {
 } stack_param;
 
 static const mxc__param_def k_stack_params[] = {
-    MXC__PARAM_RANGE(stack_param, num_args, MXC__P_INT, NULL, 1, MAX_JOIN,
-                     "number of inputs"),
+    MXC__PARAM_RANGE(stack_param, num_args, MXC__P_INT, NULL, 1,
+                     MXC__OP_MAX_ARITY,
+                     "number of inputs (1..MXC__OP_MAX_ARITY)"),
     MXC__PARAM(stack_param, axis, MXC__P_INT, "0",
                "position of the new axis in the output, in [-ndim-1, ndim]"),
 };
@@ -205,8 +204,9 @@ static int stack_shape(const mxc__op *op, const void *param, mxc__shape *in,
                         "operator '%s': input %d ('%s') has shape %s but "
                         "input %d ('%s') has shape %s; stacked inputs must "
                         "have the same shape",
-                        op->name, i, k_arg_names[i], MXC__SHP_STR(&in[i], b1),
-                        ref_i, k_arg_names[ref_i], MXC__SHP_STR(ref, b2));
+                        op->name, i, mxc__op_arg_name(i),
+                        MXC__SHP_STR(&in[i], b1), ref_i,
+                        mxc__op_arg_name(ref_i), MXC__SHP_STR(ref, b2));
   }
   if (!ref) return MXC_OK;
   for (int i = 0; i < n_in; ++i) in[i] = *ref;
@@ -222,20 +222,14 @@ static int stack_shape(const mxc__op *op, const void *param, mxc__shape *in,
   return mxc__shp_set_out(op, out, 0, &s);
 }
 
-static int ones(int64_t *ext, int n) {
-  for (int i = 0; i < n; ++i) ext[i] = 1;
-  return n;
-}
-
 static int stack_forward(const mxc__op *op, const mxc__opctx *ctx,
                          const void *param, const mxc__blob *in, int n_in,
                          const mxc__blob *out, int n_out, const mxc__req *req) {
   const stack_param *p = param;
   int ax;
-  int64_t ext[MAX_PARTS];
   MXC_FORWARD_IF_ERROR(
       mxc__shp_axis(op->name, "axis", p->axis, out[0].shape.ndim, &ax));
-  parts_copy(&out[0], ax, in, ext, ones(ext, n_in), 1, req);
+  parts_copy(&out[0], ax, in, 1, n_in, 1, req);
   return MXC_OK;
 }
 
@@ -269,10 +263,9 @@ static int stack_backward(const mxc__op *op, const mxc__opctx *ctx,
                           const mxc__req *req) {
   const stack_param *p = param;
   int ax;
-  int64_t ext[MAX_PARTS];
   MXC_FORWARD_IF_ERROR(
       mxc__shp_axis(op->name, "axis", p->axis, in[0].shape.ndim, &ax));
-  parts_copy(&in[0], ax, out, ext, ones(ext, n_out), 0, req);
+  parts_copy(&in[0], ax, out, 1, n_out, 0, req);
   return MXC_OK;
 }
 
@@ -285,8 +278,9 @@ typedef struct split_param {
 } split_param;
 
 static const mxc__param_def k_split_params[] = {
-    MXC__PARAM_RANGE(split_param, num_outputs, MXC__P_INT, NULL, 1, MAX_PARTS,
-                     "number of equal parts"),
+    MXC__PARAM_RANGE(split_param, num_outputs, MXC__P_INT, NULL, 1,
+                     MXC__OP_MAX_ARITY,
+                     "number of equal parts (1..MXC__OP_MAX_ARITY)"),
     MXC__PARAM(split_param, axis, MXC__P_INT, "1",
                "axis to split (negative counts from the end)"),
     MXC__PARAM(split_param, squeeze_axis, MXC__P_BOOL, "false",
@@ -335,14 +329,12 @@ static int split_shape(const mxc__op *op, const void *param, mxc__shape *in,
   return MXC_OK;
 }
 
-/* The part extents of a split of `whole`. */
+/* The extent of every part of a split of `whole` along its axis *ax. */
 static int split_ext(const mxc__op *op, const split_param *p,
                      const mxc__blob *whole, int *ax, int64_t *ext) {
   mxc__shape s;
   MXC_FORWARD_IF_ERROR(split_part(op, p, &whole->shape, ax, &s));
-  for (int i = 0; i < p->num_outputs; ++i) {
-    ext[i] = whole->shape.dims[*ax] / p->num_outputs;
-  }
+  *ext = whole->shape.dims[*ax] / p->num_outputs;
   return MXC_OK;
 }
 
@@ -350,8 +342,8 @@ static int split_forward(const mxc__op *op, const mxc__opctx *ctx,
                          const void *param, const mxc__blob *in, int n_in,
                          const mxc__blob *out, int n_out, const mxc__req *req) {
   int ax;
-  int64_t ext[MAX_PARTS];
-  MXC_FORWARD_IF_ERROR(split_ext(op, param, &in[0], &ax, ext));
+  int64_t ext;
+  MXC_FORWARD_IF_ERROR(split_ext(op, param, &in[0], &ax, &ext));
   parts_copy(&in[0], ax, out, ext, n_out, 0, req);
   return MXC_OK;
 }
@@ -391,8 +383,8 @@ static int split_backward(const mxc__op *op, const mxc__opctx *ctx,
                           const mxc__blob *out, int n_out,
                           const mxc__req *req) {
   int ax;
-  int64_t ext[MAX_PARTS];
-  MXC_FORWARD_IF_ERROR(split_ext(op, param, &out[0], &ax, ext));
+  int64_t ext;
+  MXC_FORWARD_IF_ERROR(split_ext(op, param, &out[0], &ax, &ext));
   parts_copy(&out[0], ax, in, ext, n_in, 1, req);
   return MXC_OK;
 }
@@ -416,6 +408,7 @@ static const mxc__op k_concat = {
     .infer_shape = concat_shape,
     .compute = concat_forward,
     .gradient = mxc__grad_use_in,
+    /* Every part (the first 32 bits: inputs beyond have none, op.h). */
     .backward_uses_inputs = 0xffffffffu,
 };
 

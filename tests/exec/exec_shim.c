@@ -7,7 +7,6 @@
 #include "core/op/invoke.h"
 #include "core/resource/training.h"
 
-#define MAXN 64
 
 /* The walk is an indexed graph of the symbol: its node order is a
  * topological order, which is all the reference needs from it. */
@@ -88,26 +87,37 @@ void mxct_walk_head(const mxct_walk *w, int j, int *out_node, int *out_index) {
 }
 
 static int unwrap(const mxc_ndarray *h, int n, mxc__ndarray **out) {
-  if (n > MAXN) return MXC_ERR_UNSUPPORTED;
   for (int i = 0; i < n; ++i) {
     MXC_FORWARD_IF_ERROR(api_array(h[i], "shim", &out[i]));
   }
   return MXC_OK;
 }
 
+/* k zeroed arrays of n entries each, in one block (mxc__free it). */
+static mxc__ndarray **arrays(int k, int n) {
+  return mxc__calloc((size_t)k * (size_t)(n > 0 ? n : 1),
+                     sizeof(mxc__ndarray *));
+}
+
 int mxct_walk_invoke(const mxct_walk *w, int i, const mxc_ndarray *in,
                      mxc_ndarray *out, int is_train) {
   const mxc__node *n = node(w, i);
   int n_out = mxc__op_num_outputs(n->op, n->param);
-  mxc__ndarray *ins[MAXN], *outs[MAXN] = {0};
-  MXC_FORWARD_IF_ERROR(unwrap(in, n->n_inputs, ins));
+  int m = n->n_inputs > n_out ? n->n_inputs : n_out;
+  mxc__ndarray **ins = arrays(2, m), **outs = ins ? ins + m : NULL;
+  if (!ins) return MXC_ERR_OOM;
+  int rc = unwrap(in, n->n_inputs, ins);
   int prev = mxc__set_training(is_train);
-  int rc = mxc__op_invoke(n->op, n->param, ins, n->n_inputs, outs, n_out, NULL);
+  if (rc == MXC_OK) {
+    rc = mxc__op_invoke(n->op, n->param, ins, n->n_inputs, outs, n_out,
+                        NULL);
+  }
   mxc__set_training(prev);
   for (int k = 0; k < n_out; ++k) {
     out[k] = NULL;
     if (rc == MXC_OK) rc = api_wrap_array(outs[k], &out[k]);
   }
+  mxc__free(ins);
   return rc;
 }
 
@@ -116,19 +126,25 @@ int mxct_walk_grad(const mxct_walk *w, int i, const mxc_ndarray *in,
                    mxc_ndarray *igrad, int is_train) {
   const mxc__node *n = node(w, i);
   int n_out = mxct_walk_n_outputs(w, i), n_vis = mxct_walk_n_visible(w, i);
-  mxc__ndarray *ins[MAXN], *outs[MAXN], *og[MAXN], *ig[MAXN];
-  MXC_FORWARD_IF_ERROR(unwrap(in, n->n_inputs, ins));
-  MXC_FORWARD_IF_ERROR(unwrap(out, n_out, outs));
-  MXC_FORWARD_IF_ERROR(unwrap(ograd, n_vis, og));
+  int m = n->n_inputs > n_out ? n->n_inputs : n_out;
+  mxc__ndarray **ins = arrays(4, m);
+  if (!ins) return MXC_ERR_OOM;
+  mxc__ndarray **outs = ins + m, **og = ins + 2 * m, **ig = ins + 3 * m;
+  int rc = unwrap(in, n->n_inputs, ins);
+  if (rc == MXC_OK) rc = unwrap(out, n_out, outs);
+  if (rc == MXC_OK) rc = unwrap(ograd, n_vis, og);
   int prev = mxc__set_training(is_train);
-  int rc = mxc__grad_eval(n->op->name, (const char *const *)n->keys,
-                          (const char *const *)n->vals, n->n_attrs, ins,
-                          n->n_inputs, outs, n_out, og, ig);
+  if (rc == MXC_OK) {
+    rc = mxc__grad_eval(n->op->name, (const char *const *)n->keys,
+                        (const char *const *)n->vals, n->n_attrs, ins,
+                        n->n_inputs, outs, n_out, og, ig);
+  }
   mxc__set_training(prev);
   for (int k = 0; k < n->n_inputs; ++k) {
     igrad[k] = NULL;
     if (rc == MXC_OK && ig[k]) rc = api_wrap_array(ig[k], &igrad[k]);
   }
+  mxc__free(ins);
   return rc;
 }
 

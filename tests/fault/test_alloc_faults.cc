@@ -94,10 +94,50 @@ void settle() {
   mxc_storage_release_cached(MXC_DEVICE_CPU, 0);
 }
 
-TEST(AllocFaults, EveryAllocationOfTheScenario) {
+// Variadic operators wider than the stack buffers of invoke (16 arrays)
+// and than the engine's lock-all pushes (32 variables): Concat, add_n and
+// split with 40 arrays, whose arrays then live on the heap.
+int wide_scenario(Bag &bag) {
+  const int n = 40;
+  int64_t shape[1] = {2};
+  std::vector<mxc_ndarray> parts;
+  std::vector<float> two = {1.0f, 2.0f};
+  for (int i = 0; i < n; ++i) {
+    mxc_ndarray a;
+    STEP(mxc_ndarray_create(shape, 1, MXC_DTYPE_FLOAT32, MXC_DEVICE_CPU, 0, 0,
+                            &a));
+    bag.arrays.push_back(a);
+    STEP(mxc_ndarray_copy_from_host(a, two.data(), 8));
+    parts.push_back(a);
+  }
+  std::string ns = std::to_string(n);
+  const char *k[] = {"num_args", "dim"}, *v[] = {ns.c_str(), "0"};
+  mxc_op cat, add_n, split;
+  STEP(mxc_op_find("Concat", &cat));
+  STEP(mxc_op_find("add_n", &add_n));
+  STEP(mxc_op_find("split", &split));
+  mxc_ndarray whole = nullptr, sum = nullptr;
+  STEP(mxc_op_invoke(cat, k, v, 2, parts.data(), n, &whole, 1, nullptr));
+  bag.arrays.push_back(whole);
+  STEP(mxc_op_invoke(add_n, k, v, 1, parts.data(), n, &sum, 1, nullptr));
+  bag.arrays.push_back(sum);
+  const char *sk[] = {"num_outputs", "axis"};
+  std::vector<mxc_ndarray> back((size_t)n, nullptr);
+  STEP(mxc_op_invoke(split, sk, v, 2, &whole, 1, back.data(), n, nullptr));
+  for (auto a : back) bag.arrays.push_back(a);
+  std::vector<float> out(2);
+  STEP(mxc_ndarray_copy_to_host(back[(size_t)n - 1], out.data(), 8));
+  if (out[0] != 1.0f || out[1] != 2.0f) return -1;  // wrong result
+  STEP(mxc_ndarray_copy_to_host(sum, out.data(), 8));
+  if (out[0] != (float)n || out[1] != 2.0f * n) return -1;
+  return MXC_OK;
+}
+
+// Walks every allocation failure of run (see the top of the file).
+void walk_faults(int (*run)(Bag &), int min_failures) {
   {  // Warm-up: lazily built process-wide state (engine, pools, tables).
     Bag bag;
-    ASSERT_EQ(scenario(bag), MXC_OK) << mxc_last_error();
+    ASSERT_EQ(run(bag), MXC_OK) << mxc_last_error();
   }
   settle();
   const int64_t live0 = mxc__alloc_live();
@@ -108,7 +148,7 @@ TEST(AllocFaults, EveryAllocationOfTheScenario) {
     {
       Bag bag;
       mxc__fault_alloc_arm(n, 0);
-      rc = scenario(bag);
+      rc = run(bag);
       fired = mxc__fault_alloc_fired();
       mxc__fault_alloc_arm(0, 0);
       if (fired && rc != MXC_OK) {
@@ -133,11 +173,17 @@ TEST(AllocFaults, EveryAllocationOfTheScenario) {
     ++failures;
     // The library stays usable: the scenario passes right after.
     Bag again;
-    ASSERT_EQ(scenario(again), MXC_OK)
+    ASSERT_EQ(run(again), MXC_OK)
         << "after failing allocation " << n << ": " << mxc_last_error();
   }
-  EXPECT_GT(failures, 10);
+  EXPECT_GT(failures, min_failures);
   printf("walked %d injected allocation failures\n", failures);
+}
+
+TEST(AllocFaults, EveryAllocationOfTheScenario) { walk_faults(scenario, 10); }
+
+TEST(AllocFaults, EveryAllocationOfWideVariadicCalls) {
+  walk_faults(wide_scenario, 40);
 }
 
 }  // namespace

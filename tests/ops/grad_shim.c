@@ -4,8 +4,6 @@
 #include "core/base/alloc.h"
 #include "core/op/grad_eval.h"
 
-#define MAXN 64
-
 int mxct_num_all_outputs(const char *op_name, const char *const *keys,
                          const char *const *vals, int n_attrs) {
   const mxc__op *op;
@@ -19,12 +17,16 @@ int mxct_num_all_outputs(const char *op_name, const char *const *keys,
   return n;
 }
 
-int mxct_grad_eval(const char *op_name, const char *const *keys,
-                   const char *const *vals, int n_attrs,
-                   const mxc_ndarray *in, int n_in, const mxc_ndarray *out,
-                   int n_out, const mxc_ndarray *ograd, mxc_ndarray *igrad) {
-  mxc__ndarray *i_in[MAXN], *i_out[MAXN], *i_og[MAXN], *i_ig[MAXN];
-  if (n_in > MAXN || n_out > MAXN) return MXC_ERR_UNSUPPORTED;
+/* The internal arrays of the handles; a[0..4n) holds in, out, ograd and
+ * igrad (n entries each). */
+static int grad_eval_with(const char *op_name, const char *const *keys,
+                          const char *const *vals, int n_attrs,
+                          const mxc_ndarray *in, int n_in,
+                          const mxc_ndarray *out, int n_out,
+                          const mxc_ndarray *ograd, mxc_ndarray *igrad,
+                          mxc__ndarray **a, int n) {
+  mxc__ndarray **i_in = a, **i_out = a + n, **i_og = a + 2 * n,
+               **i_ig = a + 3 * n;
   for (int i = 0; i < n_in; ++i) {
     MXC_FORWARD_IF_ERROR(api_array(in[i], "in", &i_in[i]));
   }
@@ -44,4 +46,17 @@ int mxct_grad_eval(const char *op_name, const char *const *keys,
     if (i_ig[i]) MXC_FORWARD_IF_ERROR(api_wrap_array(i_ig[i], &igrad[i]));
   }
   return MXC_OK;
+}
+
+int mxct_grad_eval(const char *op_name, const char *const *keys,
+                   const char *const *vals, int n_attrs,
+                   const mxc_ndarray *in, int n_in, const mxc_ndarray *out,
+                   int n_out, const mxc_ndarray *ograd, mxc_ndarray *igrad) {
+  int n = (n_in > n_out ? n_in : n_out) + 1;
+  mxc__ndarray **a = mxc__calloc(4 * (size_t)n, sizeof *a);
+  if (!a) return MXC_ERR_OOM;
+  int rc = grad_eval_with(op_name, keys, vals, n_attrs, in, n_in, out, n_out,
+                          ograd, igrad, a, n);
+  mxc__free(a);
+  return rc;
 }

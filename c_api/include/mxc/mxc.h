@@ -451,7 +451,10 @@ MXC_API int mxc_op_num_outputs(mxc_op op, const char *const *keys,
  * here, before anything runs, and leave outputs untouched. The computation
  * itself runs asynchronously (a call on small arrays whose earlier work is
  * done may run in the calling thread before it returns); either way a
- * failure inside it surfaces at the next wait on an output. */
+ * failure inside it surfaces at the next wait on an output. n_inputs and
+ * n_outputs may each be up to 1 << 20 (a sanity bound, not a design cap:
+ * variadic operators such as Concat, add_n, stack and split take as many
+ * arrays as memory allows below it). */
 MXC_API int mxc_op_invoke(mxc_op op, const char *const *keys,
                           const char *const *vals, int n_params,
                           const mxc_ndarray *inputs, int n_inputs,

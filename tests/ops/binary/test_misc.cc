@@ -30,11 +30,40 @@ TEST(AddN, SumsEveryDtype) {
   }
 }
 
+// No cap but memory (MXNet has none): 1000 terms, exact in float64 and
+// int32 (small integers), against a plain loop.
+TEST(AddN, ThousandInputs) {
+  for (int dt : {MXC_DTYPE_FLOAT64, MXC_DTYPE_INT32}) {
+    const int k = 1000, n = 7;
+    std::vector<Arr> args;
+    std::vector<const Arr *> ptrs;
+    std::vector<double> want(n, 0);
+    for (int j = 0; j < k; ++j) {
+      auto v = ints(n, -9, 9, 100 + j);
+      args.push_back(make({n}, v, dt));
+      for (int i = 0; i < n; ++i) want[i] += v[i];
+    }
+    for (auto &a : args) ptrs.push_back(&a);
+    auto out = invoke("add_n", ptrs, {{"num_args", std::to_string(k)}});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(read(out[0]), want) << "dtype " << dt;
+  }
+  Arr a = make({2}, {1, 2});
+  int rc = 0;
+  invoke("add_n", {&a}, {{"num_args", "1048577"}}, &rc);
+  EXPECT_EQ(rc, MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(err().find("1..1048576"), std::string::npos) << err();
+}
+
 TEST(AddN, GradientPassesToEveryInput) {
   grad_check("add_n", {{2, 3}, {2, 3}, {2, 3}},
              {uniform(6, -1, 1, 1), uniform(6, -1, 1, 2),
               uniform(6, -1, 1, 3)},
              {{"num_args", "3"}});
+  std::vector<Shape> shapes(100, Shape{2});
+  std::vector<std::vector<double>> vals;
+  for (unsigned i = 0; i < 100; ++i) vals.push_back(uniform(2, -1, 1, i));
+  grad_check("add_n", shapes, vals, {{"num_args", "100"}});
 }
 
 TEST(AddN, WriteModeAdd) {

@@ -78,16 +78,48 @@ TEST(Concat, AliasGradientAndManyInputs) {
              num_args(3, "dim", 1));
   check_grad("Concat", {{1, 2}, {3, 2}}, {uniform(2, -1, 1), uniform(6, -1, 1)},
              num_args(2, "dim", -2));
-  // The most inputs (a gradient node adds the output gradient: 32).
-  std::vector<Shape> shapes(31, Shape{1, 2});
+  // More inputs than the masks of op.h have bits (32) and than the old
+  // arrays held (64), with finite-difference gradients (1000 are checked
+  // through autograd in tests/c_api/test_arity.cc).
+  std::vector<Shape> shapes(100, Shape{1, 2});
   check_concat(shapes, 0);
   std::vector<std::vector<double>> vals;
-  for (unsigned i = 0; i < 31; ++i) vals.push_back(uniform(2, -1, 1, i));
-  check_grad("Concat", shapes, vals, num_args(31, "dim", 0));
+  for (unsigned i = 0; i < 100; ++i) vals.push_back(uniform(2, -1, 1, i));
+  check_grad("Concat", shapes, vals, num_args(100, "dim", 0));
+}
+
+// Unrolled sequence models concatenate hundreds of steps: no cap but
+// memory (MXNet has none), here 1000 parts of different extents.
+TEST(Concat, ThousandInputs) {
+  std::vector<Shape> shapes;
+  for (int i = 0; i < 1000; ++i) shapes.push_back(Shape{2, 1 + i % 3});
+  check_concat(shapes, 1);
+  check_concat(std::vector<Shape>(1000, Shape{1}), 0);
+}
+
+// Counts beyond MXC__OP_MAX_ARITY (1 << 20), negative or zero: a clear
+// error naming the parameter and the range, before anything else.
+TEST(Concat, AbsurdCountsAreRejected) {
+  Arr a = make({1, 2}, {1, 2});
+  for (const char *n : {"0", "-1", "1048576", "4294967297", "1e9"}) {
+    int rc = 0;
+    invoke("Concat", {&a}, {{"num_args", n}}, &rc);
+    EXPECT_EQ(rc, MXC_ERR_INVALID_ARGUMENT) << n;
+    EXPECT_NE(err().find("'num_args'"), std::string::npos) << err();
+  }
   int rc = 0;
-  invoke("Concat", {&a}, {{"num_args", "32"}}, &rc);
+  invoke("Concat", {&a}, {{"num_args", "1048576"}}, &rc);
+  EXPECT_NE(err().find("1..1048575"), std::string::npos) << err();
+  invoke("Concat", {&a}, {{"num_args", "2000"}}, &rc);
   EXPECT_EQ(rc, MXC_ERR_INVALID_ARGUMENT);
-  EXPECT_NE(err().find("1..31"), std::string::npos) << err();
+  EXPECT_NE(err().find("got 1 inputs; expected 2000"), std::string::npos)
+      << err();
+  invoke("stack", {&a}, {{"num_args", "1048577"}}, &rc);
+  EXPECT_EQ(rc, MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(err().find("1..1048576"), std::string::npos) << err();
+  invoke("split", {&a}, {{"num_outputs", "-3"}}, &rc);
+  EXPECT_EQ(rc, MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(err().find("'num_outputs'"), std::string::npos) << err();
 }
 
 TEST(Concat, BadInput) {
@@ -138,6 +170,11 @@ void check_stack(const Shape &part, size_t n, int axis) {
                 0);
     }
   }
+}
+
+TEST(Stack, ThousandInputs) {
+  check_stack({2, 3}, 1000, 1);
+  check_stack({}, 1000, 0);
 }
 
 TEST(Stack, AxesAndDtypes) {
@@ -211,9 +248,23 @@ TEST(Split, AxesSqueezeAndDtypes) {
   EXPECT_EQ(read(r[1]), std::vector<double>({2, 4}));
 }
 
+TEST(Split, ThousandOutputs) {
+  check_split({2, 3000}, 1000, 1, false);
+  check_split({1000, 2}, 1000, 0, true);
+  Arr a = make({1000}, iota(1000));
+  auto r = invoke("SliceChannel", {&a},
+                  {{"num_outputs", "1000"}, {"axis", "0"}});
+  ASSERT_EQ(r.size(), 1000u);
+  for (int i = 0; i < 1000; ++i) {
+    ASSERT_EQ(read(r[(size_t)i]), std::vector<double>({(double)i})) << i;
+  }
+}
+
 TEST(Split, Gradient) {
   check_grad("split", {{2, 6}}, {uniform(12, -1, 1)},
              {{"num_outputs", "3"}, {"axis", "1"}});
+  check_grad("split", {{100, 2}}, {uniform(200, -1, 1)},
+             {{"num_outputs", "100"}, {"axis", "0"}});
   check_grad("split", {{3, 2, 2}}, {uniform(12, -1, 1)},
              {{"num_outputs", "3"}, {"axis", "0"}, {"squeeze_axis", "1"}});
 }
