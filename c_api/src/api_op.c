@@ -1,5 +1,4 @@
 /* Operator introspection and imperative invocation. */
-#include <pthread.h>
 #include <string.h>
 
 #include "api_internal.h"
@@ -70,53 +69,6 @@ int mxc_op_num_params(mxc_op h, int *out) {
   return MXC_OK;
 }
 
-/* Type strings of enum parameters are built once and kept for the life of
- * the process (the API promises static strings). */
-#define TYPE_CACHE_SLOTS 2048
-static struct {
-  const mxc__param_def *def;
-  char *str;
-} g_types[TYPE_CACHE_SLOTS];
-static pthread_mutex_t g_types_lock = PTHREAD_MUTEX_INITIALIZER;
-
-static int type_string(const mxc__param_def *d, const char **out) {
-  static const char *const k_static[MXC__P_PARAM_TYPE_COUNT] = {
-      [MXC__P_INT] = "int",          [MXC__P_FLOAT] = "float",
-      [MXC__P_BOOL] = "boolean",     [MXC__P_TUPLE] = "Shape(tuple)",
-      [MXC__P_DTYPE] = "dtype",      [MXC__P_OPT_INT] = "int or None",
-      [MXC__P_OPT_FLOAT] = "float or None", [MXC__P_STRING] = "string",
-  };
-  if (d->type != MXC__P_ENUM) {
-    *out = k_static[d->type];
-    return MXC_OK;
-  }
-  pthread_mutex_lock(&g_types_lock);
-  int rc = MXC_OK;
-  size_t i = ((uintptr_t)d >> 3) % TYPE_CACHE_SLOTS;
-  size_t probes = 0;
-  while (g_types[i].def && g_types[i].def != d && probes < TYPE_CACHE_SLOTS) {
-    i = (i + 1) % TYPE_CACHE_SLOTS;
-    probes++;
-  }
-  if (g_types[i].def != d) {
-    char buf[512];
-    mxc__param_type_str(d, buf, sizeof buf);
-    char *s = probes < TYPE_CACHE_SLOTS
-                  ? mxc__calloc_permanent(strlen(buf) + 1, 1)
-                  : NULL;
-    if (s) {
-      memcpy(s, buf, strlen(buf) + 1);
-      g_types[i].def = d;
-      g_types[i].str = s;
-    } else {
-      rc = mxc__error_set(MXC_ERR_OOM, "mxc_op_param: out of memory");
-    }
-  }
-  if (rc == MXC_OK) *out = g_types[i].str;
-  pthread_mutex_unlock(&g_types_lock);
-  return rc;
-}
-
 int mxc_op_param(mxc_op h, int index, const char **out_name,
                  const char **out_type, const char **out_default,
                  const char **out_doc) {
@@ -129,7 +81,7 @@ int mxc_op_param(mxc_op h, int index, const char **out_name,
                       index, op->name, op->n_params);
   const mxc__param_def *d = &op->params[index];
   const char *type = NULL;
-  MXC_FORWARD_IF_ERROR(type_string(d, &type));
+  MXC_FORWARD_IF_ERROR(mxc__param_type_name(d, &type));
   if (out_name) *out_name = d->name;
   if (out_type) *out_type = type;
   if (out_default) *out_default = d->def;
@@ -137,24 +89,12 @@ int mxc_op_param(mxc_op h, int index, const char **out_name,
   return MXC_OK;
 }
 
-static int declared_inputs(const mxc__op *op, int *variadic) {
-  *variadic = op->num_inputs != NULL && op->input_name == NULL;
-  if (*variadic) return 1;
-  int n = 0;
-  if (op->input_names) {
-    while (op->input_names[n]) ++n;
-  } else {
-    n = op->n_inputs;
-  }
-  return n;
-}
-
 int mxc_op_inputs(mxc_op h, int *out_n, int *out_variadic) {
   API_CHECK_OUT(out_n, "mxc_op_inputs", "out_n");
   const mxc__op *op = NULL;
   MXC_FORWARD_IF_ERROR(api_op(h, "mxc_op_inputs", &op));
   int variadic;
-  int n = declared_inputs(op, &variadic);
+  int n = mxc__op_declared_inputs(op, &variadic);
   *out_n = n;
   if (out_variadic) *out_variadic = variadic;
   return MXC_OK;
@@ -165,7 +105,7 @@ int mxc_op_input_name(mxc_op h, int index, const char **out) {
   const mxc__op *op = NULL;
   MXC_FORWARD_IF_ERROR(api_op(h, "mxc_op_input_name", &op));
   int variadic;
-  int n = declared_inputs(op, &variadic);
+  int n = mxc__op_declared_inputs(op, &variadic);
   MXC_RETURN_ERROR_IF(index < 0 || index >= n, MXC_ERR_INVALID_ARGUMENT,
                       "mxc_op_input_name: index %d is out of range; '%s' "
                       "declares %d inputs",

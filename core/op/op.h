@@ -219,6 +219,10 @@ struct mxc__op {
 /* Helpers for descriptors. */
 int mxc__op_num_inputs(const mxc__op *op, const void *param);
 int mxc__op_num_outputs(const mxc__op *op, const void *param);
+/* Inputs the descriptor declares, for catalogs: the length of its name
+ * list or its fixed count; 1 with *variadic = 1 for variadic operators
+ * (num_inputs without per-input names). */
+int mxc__op_declared_inputs(const mxc__op *op, int *variadic);
 const char *mxc__op_input_name(const mxc__op *op, const void *param, int i);
 
 /* ---- registry ---- */

@@ -1,6 +1,8 @@
 #include "core/op/param.h"
 
 #include <ctype.h>
+#include <pthread.h>
+#include <stdint.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "core/base/alloc.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"
 
@@ -318,4 +321,51 @@ int mxc__param_parse(const char *op_name, const mxc__param_def *defs,
     MXC_FORWARD_IF_ERROR(check_range(op_name, &defs[i], base));
   }
   return MXC_OK;
+}
+
+/* Type strings of enum parameters are built once and kept for the life of
+ * the process (the API promises static strings). */
+#define TYPE_CACHE_SLOTS 2048
+static struct {
+  const mxc__param_def *def;
+  char *str;
+} g_types[TYPE_CACHE_SLOTS];
+static pthread_mutex_t g_types_lock = PTHREAD_MUTEX_INITIALIZER;
+
+int mxc__param_type_name(const mxc__param_def *d, const char **out) {
+  static const char *const k_static[MXC__P_PARAM_TYPE_COUNT] = {
+      [MXC__P_INT] = "int",          [MXC__P_FLOAT] = "float",
+      [MXC__P_BOOL] = "boolean",     [MXC__P_TUPLE] = "Shape(tuple)",
+      [MXC__P_DTYPE] = "dtype",      [MXC__P_OPT_INT] = "int or None",
+      [MXC__P_OPT_FLOAT] = "float or None", [MXC__P_STRING] = "string",
+  };
+  if (d->type != MXC__P_ENUM) {
+    *out = k_static[d->type];
+    return MXC_OK;
+  }
+  pthread_mutex_lock(&g_types_lock);
+  int rc = MXC_OK;
+  size_t i = ((uintptr_t)d >> 3) % TYPE_CACHE_SLOTS;
+  size_t probes = 0;
+  while (g_types[i].def && g_types[i].def != d && probes < TYPE_CACHE_SLOTS) {
+    i = (i + 1) % TYPE_CACHE_SLOTS;
+    probes++;
+  }
+  if (g_types[i].def != d) {
+    char buf[512];
+    mxc__param_type_str(d, buf, sizeof buf);
+    char *s = probes < TYPE_CACHE_SLOTS
+                  ? mxc__calloc_permanent(strlen(buf) + 1, 1)
+                  : NULL;
+    if (s) {
+      memcpy(s, buf, strlen(buf) + 1);
+      g_types[i].def = d;
+      g_types[i].str = s;
+    } else {
+      rc = mxc__error_set(MXC_ERR_OOM, "parameter type names: out of memory");
+    }
+  }
+  if (rc == MXC_OK) *out = g_types[i].str;
+  pthread_mutex_unlock(&g_types_lock);
+  return rc;
 }

@@ -79,6 +79,12 @@ int mxc__param_parse(const char *op_name, const mxc__param_def *defs,
 const char *mxc__param_type_str(const mxc__param_def *d, char *buf,
                                 size_t len);
 
+/* The same as a string that lives for the whole process (enum types are
+ * built once and kept), for catalogs that promise static strings;
+ * MXC_ERR_OOM possible on the first call for an enum parameter.
+ * Thread-safe. */
+int mxc__param_type_name(const mxc__param_def *d, const char **out);
+
 /* Parses a single tuple string; exposed for operators that read tuples
  * themselves and for tests. */
 int mxc__tuple_parse(const char *s, mxc__tuple *out);

@@ -278,6 +278,18 @@ int mxc__op_num_outputs(const mxc__op *op, const void *param) {
 
 /* Variadic operators list names for their first inputs only (Concat:
  * arg0..arg31; add_n: args); later ones get MXNet's "arg<i>". */
+int mxc__op_declared_inputs(const mxc__op *op, int *variadic) {
+  *variadic = op->num_inputs != NULL && op->input_name == NULL;
+  if (*variadic) return 1;
+  int n = 0;
+  if (op->input_names) {
+    while (op->input_names[n]) ++n;
+  } else {
+    n = op->n_inputs;
+  }
+  return n;
+}
+
 const char *mxc__op_input_name(const mxc__op *op, const void *param, int i) {
   if (op->input_name) return op->input_name(param, i);
   if (!op->input_names) return "data";
