@@ -2,6 +2,8 @@
  * one-line log. */
 #include "core/op/fallback.h"
 
+#include "core/op/cast_storage.h"
+
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -200,17 +202,6 @@ int mxc__op_has_sparse(mxc__ndarray *const *in, int n_in,
   return 0;
 }
 
-/* cast_storage(src) into *dst (NULL: a new array) as stype, pushed. */
-static int fb_cast(const mxc__op *cast, mxc__ndarray *src, int stype,
-                   mxc__ndarray **dst) {
-  _Alignas(16) unsigned char pbuf[64];
-  MXC_RETURN_ERROR_IF(cast->param_size > sizeof pbuf, MXC_ERR_INTERNAL,
-                      "storage fallback: cast_storage parameters too large");
-  const char *key = "stype", *val = mxc__stype_name(stype);
-  MXC_FORWARD_IF_ERROR(mxc__param_parse(cast->name, cast->params,
-                                        cast->n_params, &key, &val, 1, pbuf));
-  return mxc__op_invoke(cast, pbuf, &src, 1, dst, 1, NULL);
-}
 
 /* Dense stand-ins of one call: din/dout are the arrays the dense kernel
  * sees; tmp_* mark the temporaries made here (freed at the end). */
@@ -254,7 +245,7 @@ static void fb_free(fb_call *c, int n_in, int n_out) {
 /* Dense inputs and outputs for the kernel: casts of sparse inputs; for a
  * sparse given output, a new array (written, or left alone for req null)
  * or, for req add, a dense copy of its current values to add into. */
-static int fb_prepare(const mxc__op *cast, fb_call *c, mxc__ndarray *const *in,
+static int fb_prepare(fb_call *c, mxc__ndarray *const *in,
                       int n_in, mxc__ndarray **out, int n_out,
                       const mxc__req *req) {
   for (int i = 0; i < n_in; ++i) {
@@ -262,7 +253,7 @@ static int fb_prepare(const mxc__op *cast, fb_call *c, mxc__ndarray *const *in,
     if (in[i]->stype == MXC_STYPE_DEFAULT) continue;
     c->din[i] = NULL;
     MXC_FORWARD_IF_ERROR(
-        fb_cast(cast, in[i], MXC_STYPE_DEFAULT, &c->din[i]));
+        mxc__op_cast_storage(in[i], MXC_STYPE_DEFAULT, NULL, &c->din[i]));
     c->tmp_in[i] = 1;
   }
   for (int j = 0; j < n_out; ++j) {
@@ -272,7 +263,8 @@ static int fb_prepare(const mxc__op *cast, fb_call *c, mxc__ndarray *const *in,
     c->dout[j] = NULL;
     if (c->dreq[j] == MXC__REQ_ADD) {
       MXC_FORWARD_IF_ERROR(
-          fb_cast(cast, out[j], MXC_STYPE_DEFAULT, &c->dout[j]));
+          mxc__op_cast_storage(out[j], MXC_STYPE_DEFAULT, NULL,
+                               &c->dout[j]));
     } else if (c->dreq[j] == MXC__REQ_INPLACE) {
       c->dreq[j] = MXC__REQ_WRITE; /* a fresh array shares nothing */
     }
@@ -284,19 +276,21 @@ static int fb_prepare(const mxc__op *cast, fb_call *c, mxc__ndarray *const *in,
 /* Casts results back: into sparse given outputs, and into sparse inputs
  * the operator updates in place (optimizer states). *cast_back = 1 when
  * something was cast. */
-static int fb_finish(const mxc__op *op, const mxc__op *cast, fb_call *c,
+static int fb_finish(const mxc__op *op, fb_call *c,
                      mxc__ndarray *const *in, int n_in, mxc__ndarray **out,
                      int n_out, int *cast_back) {
   for (int j = 0; j < n_out; ++j) {
     if (!c->tmp_out[j] || c->dreq[j] == MXC__REQ_NULL) continue;
     mxc__ndarray *dst = out[j];
-    MXC_FORWARD_IF_ERROR(fb_cast(cast, c->dout[j], dst->stype, &dst));
+    MXC_FORWARD_IF_ERROR(
+        mxc__op_cast_storage(c->dout[j], dst->stype, NULL, &dst));
     *cast_back = 1;
   }
   for (int i = 0; i < n_in; ++i) {
     if (!c->tmp_in[i] || !mxc__op_mutates_input(op, i)) continue;
     mxc__ndarray *dst = in[i];
-    MXC_FORWARD_IF_ERROR(fb_cast(cast, c->din[i], dst->stype, &dst));
+    MXC_FORWARD_IF_ERROR(
+        mxc__op_cast_storage(c->din[i], dst->stype, NULL, &dst));
     *cast_back = 1;
   }
   return MXC_OK;
@@ -327,12 +321,12 @@ __attribute__((cold, noinline)) int mxc__op_fallback(
     c.ost[j] = out[j] ? out[j]->stype : MXC_STYPE_DEFAULT;
   }
   int cast_back = 0;
-  int rc = fb_prepare(cast, &c, in, n_in, out, n_out, req);
+  int rc = fb_prepare(&c, in, n_in, out, n_out, req);
   if (rc == MXC_OK) {
     rc = mxc__op_invoke(op, param, c.din, n_in, c.dout, n_out, c.dreq);
   }
   if (rc == MXC_OK) {
-    rc = fb_finish(op, cast, &c, in, n_in, out, n_out, &cast_back);
+    rc = fb_finish(op, &c, in, n_in, out, n_out, &cast_back);
   }
   for (int j = 0; j < n_out; ++j) {
     if (out[j] || !c.dout[j]) continue;
