@@ -9,53 +9,32 @@ include path), so this reads the #include lines themselves.
 Usage: check_layers.py [--root DIR] [FILE...]
   Without FILEs, scans every .c/.h under core/, ops/ and c_api/ of DIR
   (default: the current directory). Exits 1 with one line per violation.
+  The rules: LAYER_RULES in tools/layers.bzl.
 """
 
 import argparse
+import ast
 import os
 import re
 import sys
 
-# ---- the rule table: the one place that says who may include whom -------
+# The rule table lives in tools/layers.bzl (LAYER_RULES), shared with the
+# BUILD files' visibility; it is a plain literal, read here as Python.
+_RULES_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                           "layers.bzl")
 
-# Lowest first. Each package may include the packages before it.
-_CORE_CHAIN = [
-    "core/base",
-    "core/storage",
-    "core/engine",
-    "core/ndarray",
-    "core/resource",
-    "core/op",
-]
-_BELOW_GRAPH = _CORE_CHAIN  # what the passes above core/op all build on
 
-# Where a package appears here, it may include exactly these (its own
-# package is always allowed). "mxc" is the public header c_api/include/mxc.
-RULES = {
-    "core/base": ["mxc"],
-    **{
-        pkg: ["mxc"] + _CORE_CHAIN[:i]
-        for i, pkg in enumerate(_CORE_CHAIN)
-        if i > 0
-    },
-    # Passes over graphs: graph below the others; exec runs fused graphs.
-    # Side by side they never include each other.
-    "core/graph": ["mxc"] + _BELOW_GRAPH,
-    "core/fuse": ["mxc"] + _BELOW_GRAPH + ["core/graph"],
-    "core/autograd": ["mxc"] + _BELOW_GRAPH + ["core/graph"],
-    "core/exec": ["mxc"] + _BELOW_GRAPH + ["core/graph", "core/fuse"],
-    "core/io": ["mxc"] + _BELOW_GRAPH,
-    "core/train": ["mxc"] + _BELOW_GRAPH,
-    # The family table (ops/families.c and the generated ops/families.h).
-    "ops": ["mxc"] + _CORE_CHAIN,
-    # Operator families: plug-ins over core/op; one family never includes
-    # another, nor the graph passes. "ops" is for ops/families.h.
-    "ops/*": ["mxc"] + _CORE_CHAIN + ["ops"],
-    # The ABI layer sees everything below it.
-    "c_api/src": ["mxc", "core/*", "ops", "ops/*"],
-    # The public header stands alone.
-    "mxc": [],
-}
+def load_rules(path=_RULES_FILE):
+    with open(path, encoding="utf-8") as f:
+        tree = ast.parse(f.read(), path)
+    for node in tree.body:
+        if (isinstance(node, ast.Assign) and len(node.targets) == 1 and
+                getattr(node.targets[0], "id", None) == "LAYER_RULES"):
+            return ast.literal_eval(node.value)
+    raise SystemExit("check_layers: no LAYER_RULES in %s" % path)
+
+
+RULES = load_rules()
 
 # Top-level directories whose files are checked, and the prefix of the
 # public headers' include paths.
@@ -131,7 +110,7 @@ def check_file(root, src):
     rule = rule_for(pkg) if pkg else None
     if rule is None:
         return ["%s: package %s has no entry in the layering rules "
-                "(tools/check_layers.py RULES): add one" % (src, pkg)]
+                "(LAYER_RULES in tools/layers.bzl): add one" % (src, pkg)]
     out = []
     with open(os.path.join(root, src), encoding="utf-8",
               errors="replace") as f:
