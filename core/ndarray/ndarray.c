@@ -276,8 +276,6 @@ int mxc__ndarray_ensure_alloc(const mxc__ndarray *a) {
 
 void *mxc__ndarray_ptr(const mxc__ndarray *a) {
   const mxc__chunk *c = a->chunk;
-  /* A view keeps its chunk alive; zero here means a freed view. */
-  MXC__ASSERT(atomic_load_explicit(&c->refs, memory_order_relaxed) > 0);
   char *base = c->ext_ptr ? c->ext_ptr : c->block.ptr;
   return base + a->offset;
 }
