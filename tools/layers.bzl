@@ -122,7 +122,9 @@ _collect = aspect(
 )
 
 def _layer_sources_impl(ctx):
-    files = depset(transitive = [d[_LayerSourcesInfo].files for d in ctx.attr.deps])
+    files = depset(
+        transitive = [d[_LayerSourcesInfo].files for d in ctx.attr.deps],
+    )
     return [DefaultInfo(
         files = files,
         runfiles = ctx.runfiles(transitive_files = files),

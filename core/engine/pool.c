@@ -47,7 +47,8 @@ static mxc__op *take(mxc__worker *w) {
     mxc__op *op = mxc__readyq_pop(&p->q);
     if (op != NULL) {
       /* Exact under p->mu, which every writer of n_queued holds. */
-      int was = atomic_fetch_sub_explicit(&p->n_queued, 1, memory_order_relaxed);
+      int was =
+          atomic_fetch_sub_explicit(&p->n_queued, 1, memory_order_relaxed);
       MXC__ASSERT(was > 0);
       (void)was;
       pthread_mutex_unlock(&p->mu);

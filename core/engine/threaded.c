@@ -151,7 +151,8 @@ static mxc__op *process_grants(mxc__engine *e, mxc__dep *granted,
     granted = d->next; /* read first: d may be freed or go out of scope */
     if (d->kind == MXC__DEP_OP) {
       mxc__op *op = d->owner;
-      int missing = atomic_fetch_sub_explicit(&op->wait, 1, memory_order_acq_rel);
+      int missing =
+          atomic_fetch_sub_explicit(&op->wait, 1, memory_order_acq_rel);
       /* One grant per dep, and the pusher's extra 1 is dropped once. */
       MXC__ASSERT_MSG(missing >= 1, "op granted more deps than it has");
       if (missing == 1) {

@@ -82,7 +82,8 @@ static int view_new(mxc__chunk *c, const mxc__shape *shape, int dtype,
                     size_t offset, mxc__ndarray **out) {
   /* Callers validated the range: a dense view lies inside its chunk. */
   MXC__ASSERT(c->stype != MXC_STYPE_DEFAULT ||
-              offset + (size_t)mxc__shape_size(shape) * mxc__dtype_size(dtype) <=
+              offset + (size_t)mxc__shape_size(shape) *
+                               mxc__dtype_size(dtype) <=
                   c->nbytes);
   mxc__ndarray *a = mxc__malloc(sizeof *a);
   MXC_RETURN_ERROR_IF(!a, MXC_ERR_OOM, "out of memory creating an array view");
