@@ -27,6 +27,7 @@
 #include "core/autograd/autograd.h"
 #include "core/autograd/internal.h"
 #include "core/base/alloc.h"
+#include "core/base/assert.h"
 #include "core/base/error.h"
 #include "core/graph/gradient.h"
 #include "core/graph/graph.h"
@@ -169,12 +170,16 @@ static int match_and_snapshot(bw *b) {
       int in = mxc__graph_node_id(g, n->inputs[k].node);
       MXC_FORWARD_IF_ERROR(bind_ag(b, in, a->inputs[k]));
     }
+    /* A history node keeps every output of its operator, hidden ones
+     * included, as the graph numbers them: snap has exactly those slots. */
+    MXC__ASSERT(a->n_out == g->entry_ptr[id + 1] - g->entry_ptr[id]);
     for (int j = 0; j < a->n_out; ++j) {
       mxc__ag_save(&b->snap[g->entry_ptr[id] + j], &a->vals[j]);
     }
     b->train[id] = a->is_train;
     if (a->marked && a->req != MXC__REQ_NULL) {
       int w = b->n_wrt++;
+      MXC__ASSERT(w < g->n_nodes); /* at most one per node: wrt's size */
       b->wrt[w].node = a->node;
       b->wrt[w].index = 0;
       b->wrt_node[w] = id;

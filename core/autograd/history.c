@@ -5,6 +5,7 @@
 
 #include "core/autograd/internal.h"
 #include "core/base/alloc.h"
+#include "core/base/assert.h"
 #include "core/base/error.h"
 
 static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -40,14 +41,20 @@ int mxc__ag_node_new(int n_out, int n_in, mxc__ag_node **out) {
 }
 
 void mxc__ag_node_ref(mxc__ag_node *n) {
-  atomic_fetch_add_explicit(&n->refs, 1, memory_order_relaxed);
+  int was = atomic_fetch_add_explicit(&n->refs, 1, memory_order_relaxed);
+  MXC__ASSERT_MSG(was > 0, "history node referenced after its release");
+  (void)was;
 }
 
 static int drop(mxc__ag_node *n) {
-  return atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel) == 1;
+  int was = atomic_fetch_sub_explicit(&n->refs, 1, memory_order_acq_rel);
+  MXC__ASSERT_MSG(was > 0, "history node released too often");
+  return was == 1;
 }
 
 void mxc__ag_save(mxc__ndarray *dst, const mxc__ndarray *src) {
+  /* Saving over a saved value would leak its chunk reference. */
+  MXC__ASSERT(dst->chunk == NULL);
   *dst = *src;
   dst->ag = NULL;
   mxc__chunk_retain(dst->chunk);

@@ -4,6 +4,7 @@
 #include <stdatomic.h>
 
 #include "core/base/alloc.h"
+#include "core/base/assert.h"
 #include "core/base/error.h"
 
 #define SEG_BITS 12
@@ -56,11 +57,18 @@ static slot *slot_at(uint32_t index1) {
 }
 
 int mxc__handle_new(int kind, void *obj, uintptr_t *out) {
+  /* Kinds come from mxc's own code, never from the caller; kind 0 would
+   * make the slot look free. */
+  MXC__ASSERT(kind > MXC__HANDLE_NONE && kind < MXC__HANDLE_KIND_COUNT);
   pthread_mutex_lock(&g_lock);
   uint32_t idx = g_free_head;
   slot *s;
   if (idx != 0) {
     s = slot_at(idx);
+    /* The free list holds slots once made and now free. */
+    MXC__ASSERT(s != NULL && idx <= g_used_slots);
+    MXC__ASSERT_MSG((atomic_load(&s->tag) & 0xff) == 0,
+                    "a live handle slot is on the free list");
     g_free_head = s->next_free;
   } else {
     uint32_t seg = g_used_slots >> SEG_BITS;
@@ -79,6 +87,7 @@ int mxc__handle_new(int kind, void *obj, uintptr_t *out) {
     }
     idx = ++g_used_slots;
     s = slot_at(idx);
+    MXC__ASSERT(s != NULL && atomic_load(&s->tag) == 0); /* never used */
   }
   uint64_t gen = (atomic_load(&s->tag) >> 8) + 1;
   if ((gen & 0xffffffffu) == 0) gen++; /* keep the encoded handle nonzero */
@@ -135,10 +144,14 @@ int mxc__handle_release(uintptr_t h, int kind, const char *what,
   void *obj = atomic_load_explicit(&s->obj, memory_order_relaxed);
   uint64_t gen = atomic_load(&s->tag) >> 8;
   atomic_store_explicit(&s->tag, gen << 8, memory_order_release);
+  /* lookup found it live, so it cannot already be on the free list. */
+  MXC__ASSERT(g_free_head != (uint32_t)((uint64_t)h & 0xffffffffu));
   s->next_free = g_free_head;
   g_free_head = (uint32_t)((uint64_t)h & 0xffffffffu);
   pthread_mutex_unlock(&g_lock);
-  atomic_fetch_sub_explicit(&g_live, 1, memory_order_relaxed);
+  long long was = atomic_fetch_sub_explicit(&g_live, 1, memory_order_relaxed);
+  MXC__ASSERT_MSG(was > 0, "more handles released than made");
+  (void)was;
   *out_obj = obj;
   return MXC_OK;
 }

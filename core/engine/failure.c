@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/assert.h"
 #include "core/base/error.h"
 #include "core/engine/internal.h"
 
@@ -85,14 +86,19 @@ mxc__failure *mxc__failure_new(const char *name, int raw_code,
 
 void mxc__failure_ref(mxc__failure *f) {
   if (atomic_load_explicit(&f->refs, memory_order_relaxed) >= 0) {
-    atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+    /* Only a holder of a reference may take another. */
+    int was = atomic_fetch_add_explicit(&f->refs, 1, memory_order_relaxed);
+    MXC__ASSERT_MSG(was > 0, "failure record referenced after its release");
+    (void)was;
   }
 }
 
 void mxc__failure_unref(mxc__failure *f) {
   if (f == NULL) return;
   if (atomic_load_explicit(&f->refs, memory_order_relaxed) < 0) return;
-  if (atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel) == 1) {
+  int was = atomic_fetch_sub_explicit(&f->refs, 1, memory_order_acq_rel);
+  MXC__ASSERT_MSG(was > 0, "failure record released too often");
+  if (was == 1) {
     mxc__free(f);
   }
 }

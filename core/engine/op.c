@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/assert.h"
 #include "core/engine/internal.h"
 
 static void free_list(mxc__op *op) {
@@ -34,7 +35,11 @@ static mxc__op *take_returned(mxc__engine *e) {
       atomic_exchange_explicit(&e->returned, NULL, memory_order_acquire);
   int n = 0;
   for (mxc__op *op = got; op != NULL; op = op->next) n++;
-  atomic_fetch_sub_explicit(&e->n_returned, n, memory_order_relaxed);
+  int was = atomic_fetch_sub_explicit(&e->n_returned, n, memory_order_relaxed);
+  /* Putters count a record before publishing it, so the count covers
+   * at least what was taken. */
+  MXC__ASSERT(was >= n);
+  (void)was;
   return got;
 }
 
@@ -153,6 +158,9 @@ int mxc__deps_build(const mxc__push_args *a, mxc__dep *deps, void *owner) {
     deps[m].owner = owner;
     deps[m].kind = MXC__DEP_OP;
     deps[m].next = NULL;
+    /* push locks the vars in this order: strictly ascending addresses
+     * keep concurrent pushes deadlock-free and lock each var once. */
+    MXC__ASSERT(m == 0 || (uintptr_t)deps[m - 1].var < (uintptr_t)deps[m].var);
     m++;
   }
   return m;

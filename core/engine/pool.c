@@ -13,6 +13,7 @@
 
 #include "core/base/alloc.h"
 #include "core/base/error.h"
+#include "core/base/assert.h"
 #include "core/engine/internal.h"
 
 /* Spin iterations (pause instructions, tens of microseconds in all)
@@ -45,7 +46,11 @@ static mxc__op *take(mxc__worker *w) {
   for (;;) {
     mxc__op *op = mxc__readyq_pop(&p->q);
     if (op != NULL) {
-      atomic_fetch_sub_explicit(&p->n_queued, 1, memory_order_relaxed);
+      /* Exact under p->mu, which every writer of n_queued holds. */
+      int was =
+          atomic_fetch_sub_explicit(&p->n_queued, 1, memory_order_relaxed);
+      MXC__ASSERT(was > 0);
+      (void)was;
       pthread_mutex_unlock(&p->mu);
       return op;
     }
@@ -76,11 +81,17 @@ static void *worker_main(void *arg) {
 
 void mxc__pool_submit(mxc__pool *p, mxc__op *first, int n) {
   pthread_mutex_lock(&p->mu);
+  int pushed = 0;
   while (first != NULL) {
     mxc__op *next = first->next; /* readyq_push reuses next */
+    MXC__ASSERT(first->pool == p);
     mxc__readyq_push(&p->q, first);
     first = next;
+    pushed++;
   }
+  /* n_queued must count exactly the ops in the queue. */
+  MXC__ASSERT(pushed == n);
+  (void)pushed;
   atomic_fetch_add_explicit(&p->n_queued, n, memory_order_relaxed);
   if (p->n_sleeping > 0) {
     if (n == 1) {
@@ -179,6 +190,9 @@ int mxc__pool_create(mxc__engine *e, mxc__device dev, int n, mxc__pool **out) {
 void mxc__pool_destroy(mxc__pool *p) {
   if (p == NULL) return;
   stop_workers(p, 0, p->n_workers);
+  /* Callers drain the engine first: a queued op here would never run. */
+  MXC__ASSERT(p->q.fifo_head == NULL && p->q.heap == NULL);
+  MXC__ASSERT(atomic_load(&p->n_queued) == 0);
   mxc__free(p->workers);
   pthread_cond_destroy(&p->cv);
   pthread_mutex_destroy(&p->mu);

@@ -7,6 +7,7 @@
  * pop is O(log n) amortized. */
 #include <stddef.h>
 
+#include "core/base/assert.h"
 #include "core/engine/internal.h"
 
 /* 1 when a must run before b. */
@@ -55,6 +56,10 @@ static mxc__op *merge_children(mxc__op *first) {
 }
 
 void mxc__readyq_push(mxc__readyq *q, mxc__op *op) {
+  /* An op is queued once: it is the FIFO's tail or the heap's root only
+   * after this push. */
+  MXC__ASSERT(op != q->fifo_tail && op != q->heap);
+  MXC__ASSERT((q->fifo_head == NULL) == (q->fifo_tail == NULL));
   op->next = NULL;
   if (op->priority == 0) {
     if (q->fifo_tail) {
@@ -75,12 +80,17 @@ mxc__op *mxc__readyq_pop(mxc__readyq *q) {
   /* The heap wins over the FIFO (priority 0) when its best is positive,
    * and when the FIFO is empty. */
   if (h != NULL && (h->priority > 0 || q->fifo_head == NULL)) {
+    /* Priority 0 goes to the FIFO only; a heap root has no siblings. */
+    MXC__ASSERT(h->priority != 0);
+    MXC__ASSERT(h->next == NULL);
     q->heap = merge_children(h->child);
+    MXC__ASSERT(q->heap == NULL || !before(q->heap, h));
     h->child = NULL;
     return h;
   }
   mxc__op *op = q->fifo_head;
   if (op != NULL) {
+    MXC__ASSERT(op->priority == 0);
     q->fifo_head = op->next;
     if (q->fifo_head == NULL) q->fifo_tail = NULL;
     op->next = NULL;

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/assert.h"
 #include "core/base/error.h"
 #include "core/engine/internal.h"
 
@@ -65,6 +66,10 @@ static void mark_finished(mxc__engine *e, const long long done[2],
   for (int g = 0; g < 2; g++) {
     if (done[g] == 0) continue;
     long long f = atomic_fetch_add(&e->finished[g], done[g]) + done[g];
+    /* Counted pushed before it can finish: the pending count is never
+     * negative (pushed only grows, so reading it later is safe). */
+    MXC__ASSERT_MSG(f <= atomic_load(&e->pushed[g]),
+                    "more work finished than was pushed");
     /* seq_cst pairs with wait_drained: either it sees our increment or
      * we see its n_waiters. */
     wake = wake ||
@@ -148,7 +153,11 @@ static mxc__op *process_grants(mxc__engine *e, mxc__dep *granted,
     granted = d->next; /* read first: d may be freed or go out of scope */
     if (d->kind == MXC__DEP_OP) {
       mxc__op *op = d->owner;
-      if (atomic_fetch_sub_explicit(&op->wait, 1, memory_order_acq_rel) == 1) {
+      int missing =
+          atomic_fetch_sub_explicit(&op->wait, 1, memory_order_acq_rel);
+      /* One grant per dep, and the pusher's extra 1 is dropped once. */
+      MXC__ASSERT_MSG(missing >= 1, "op granted more deps than it has");
+      if (missing == 1) {
         op->next = ready;
         ready = op;
       }
@@ -228,6 +237,8 @@ static mxc__pool *pool_for(mxc__engine *e, mxc__device dev) {
  * successor made ready by op (workers do; a pushing thread does not). */
 static mxc__op *run_op(mxc__op *op, mxc__worker *w, int allow_inline) {
   mxc__engine *e = op->ex.engine;
+  MXC__ASSERT_MSG(atomic_load_explicit(&op->wait, memory_order_relaxed) == 0,
+                  "op runs before every dep is granted");
   mxc__failure *err = NULL;
   uint64_t epoch = 0;
   for (int i = 0; i < op->n_deps; i++) {
@@ -264,8 +275,13 @@ mxc__op *mxc__thr_run(mxc__op *op, mxc__worker *w) {
 
 void mxc__thr_complete(mxc__exec *ex) {
   mxc__op *op = (mxc__op *)ex;
-  if (atomic_fetch_sub_explicit(&op->async_parts, 1, memory_order_acq_rel) !=
-      1) {
+  int parts = atomic_fetch_sub_explicit(&op->async_parts, 1,
+                                        memory_order_acq_rel);
+  /* Each op is completed once: mxc_opctx_complete reports a second call
+   * as an error instead of forwarding it, so only an mxc bug gets here
+   * twice. */
+  MXC__ASSERT_MSG(parts >= 1, "async op completed twice");
+  if (parts != 1) {
     return; /* async_fn is still running: its worker finishes the op */
   }
   mxc__worker *w = mxc__pool_current_worker();
@@ -342,6 +358,7 @@ int mxc__thr_push(mxc__engine *e, const mxc__push_args *a) {
   op->next = op->child = NULL;
   int n = mxc__deps_build(a, op->deps, op);
   op->n_deps = n;
+  MXC__ASSERT(n >= 0 && n <= a->n_reads + a->n_writes);
   atomic_store_explicit(&op->wait, n + 1, memory_order_relaxed);
   op->gen = count_pushed(e);
 

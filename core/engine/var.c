@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/assert.h"
 #include "core/base/error.h"
 #include "core/engine/internal.h"
 
@@ -33,6 +34,13 @@ int mxc__var_new(mxc__engine *e, mxc__var **out) {
 void mxc__engine_var_set_scratch(mxc__var *v) { v->scratch = 1; }
 
 void mxc__var_free(mxc__var *v) {
+  /* Freed only once its deletion is granted: every earlier use has been
+   * released, and nothing may be queued behind the deletion. (The
+   * threaded engine's deletion holds v as its writer; the naive one's
+   * does not queue.) */
+  MXC__ASSERT_MSG(v->head == NULL && v->tail == NULL,
+                  "variable freed with uses still queued");
+  MXC__ASSERT_MSG(v->readers == 0, "variable freed while being read");
   mxc__failure_unref(atomic_load_explicit(&v->err, memory_order_relaxed));
   pthread_mutex_destroy(&v->mu);
   mxc__free(v);
@@ -43,6 +51,7 @@ void mxc__var_free(mxc__var *v) {
 static void grant_front(mxc__var *v, mxc__dep **granted) {
   while (v->head != NULL) {
     mxc__dep *d = v->head;
+    MXC__ASSERT(d->var == v);
     if (d->write) {
       if (v->writer || v->readers > 0) return;
       v->writer = 1;
@@ -59,6 +68,10 @@ static void grant_front(mxc__var *v, mxc__dep **granted) {
 }
 
 int mxc__var_append(mxc__var *v, mxc__dep *d) {
+  MXC__ASSERT(d->var == v);
+  /* One writer or any number of readers, never both. */
+  MXC__ASSERT(v->readers >= 0 && (v->writer == 0 || v->readers == 0));
+  MXC__ASSERT((v->head == NULL) == (v->tail == NULL));
   d->ticket = ++v->tickets;
   /* With an empty queue, the invariant allows granting d at once exactly
    * when nothing conflicting holds v. Otherwise the head is blocked and d,
@@ -83,11 +96,15 @@ int mxc__var_append(mxc__var *v, mxc__dep *d) {
 
 void mxc__var_release(mxc__var *v, const mxc__dep *d, mxc__dep **granted) {
   pthread_mutex_lock(&v->mu);
+  /* d was granted: it holds v in the way it asked for. */
   if (d->write) {
+    MXC__ASSERT_MSG(v->writer == 1, "releasing a write that is not held");
     v->writer = 0;
   } else {
+    MXC__ASSERT_MSG(v->readers > 0, "releasing a read that is not held");
     v->readers--;
   }
   grant_front(v, granted);
+  MXC__ASSERT(v->readers >= 0 && (v->writer == 0 || v->readers == 0));
   pthread_mutex_unlock(&v->mu);
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/assert.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"
 #include "core/graph/infer.h"
@@ -306,6 +307,9 @@ static int view_as(const mxc__ndarray *buf, const mxc__shape *s, int dtype,
   (*out)->shape = *s;
   (*out)->dtype = dtype;
   (*out)->offset = 0;
+  /* The memory plan sized buf for every entry it places there. */
+  MXC__ASSERT_MSG(mxc__ndarray_nbytes(*out) <= buf->chunk->nbytes,
+                  "entry larger than its planned buffer");
   return MXC_OK;
 }
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/assert.h"
 #include "core/base/error.h"
 
 /* Working state of one planning walk. Buffers are created at most once per
@@ -17,6 +18,9 @@ typedef struct planner {
   uint8_t *donated; /* per entry: its buffer went to an in-place output */
   int *pool;        /* free buffer ids */
   int n_pool;
+  /* Per buffer: the entry living in it, -1 while it is free. Kept only
+   * to assert the invariant of plan.h (one live entry per buffer). */
+  int *holder;
 } planner;
 
 void mxc__plan_free(mxc__plan *p) {
@@ -45,9 +49,25 @@ static int plan_alloc(int n_entries, mxc__plan **out) {
   return MXC_OK;
 }
 
+/* At most one buffer per planned entry: the arrays were sized for it. */
 static int new_buffer(mxc__plan *p, size_t bytes) {
+  MXC__ASSERT(p->n_bufs < (p->n_entries > 0 ? p->n_entries : 1));
   p->buf_bytes[p->n_bufs] = bytes;
   return p->n_bufs++;
+}
+
+/* Entry e starts living in buffer b, which must be free. */
+static void occupy(planner *pl, int b, int e) {
+  MXC__ASSERT_MSG(pl->holder[b] == -1, "buffer given to two live entries");
+  pl->holder[b] = e;
+}
+
+/* Entry e's lifetime ended: its buffer b goes back to the pool. */
+static void release_buffer(planner *pl, int b, int e) {
+  MXC__ASSERT_MSG(pl->holder[b] == e, "buffer freed by an entry not in it");
+  MXC__ASSERT(pl->n_pool < pl->p->n_bufs);
+  pl->holder[b] = -1;
+  pl->pool[pl->n_pool++] = b;
 }
 
 /* The best-fitting free buffer for `need` bytes: the smallest that is
@@ -95,6 +115,9 @@ static int try_inplace(planner *pl, int nid, int j, int e) {
     if (pl->remaining[ein] != uses_here) continue;
     int b = pl->p->buf[ein];
     if (pl->p->buf_bytes[b] < pl->nbytes[e]) continue;
+    /* ein dies at this node, so the buffer passes straight to e. */
+    MXC__ASSERT(pl->holder[b] == ein);
+    pl->holder[b] = e;
     pl->p->buf[e] = b;
     pl->p->inplace[e] = 1;
     pl->donated[ein] = 1;
@@ -116,6 +139,7 @@ static void plan_node(planner *pl, int nid, int share) {
     }
     if (try_inplace(pl, nid, e - g->entry_ptr[nid], e)) continue;
     p->buf[e] = take_buffer(pl, pl->nbytes[e]);
+    occupy(pl, p->buf[e], e);
   }
   if (!share) return;
   /* Only after every output has its buffer: an output must never receive
@@ -123,15 +147,32 @@ static void plan_node(planner *pl, int nid, int share) {
   for (int k = g->in_ptr[nid]; k < g->in_ptr[nid + 1]; ++k) {
     int ein = g->in_entries[k];
     if (!is_planned(pl, ein)) continue;
+    MXC__ASSERT(pl->remaining[ein] > 0); /* counted for this very use */
     if (--pl->remaining[ein] == 0 && !pl->donated[ein]) {
-      pl->pool[pl->n_pool++] = p->buf[ein];
+      release_buffer(pl, p->buf[ein], ein);
     }
   }
   for (int e = g->entry_ptr[nid]; e < g->entry_ptr[nid + 1]; ++e) {
     if (is_planned(pl, e) && pl->remaining[e] == 0) {
-      pl->pool[pl->n_pool++] = p->buf[e]; /* never read: dead at once */
+      release_buffer(pl, p->buf[e], e); /* never read: dead at once */
     }
   }
+}
+
+/* What the executor relies on: every planned entry has a buffer large
+ * enough for it, and (when sharing) every use counted was walked, so no
+ * buffer was freed early or left live. */
+static void check_plan(const planner *pl, int share) {
+  const mxc__plan *p = pl->p;
+  for (int e = 0; e < p->n_entries; ++e) {
+    if (p->buf[e] < 0) continue;
+    MXC__ASSERT(!pl->external[e] && p->buf[e] < p->n_bufs);
+    MXC__ASSERT_MSG(p->buf_bytes[p->buf[e]] >= pl->nbytes[e],
+                    "planned buffer smaller than its entry");
+    MXC__ASSERT(!share || pl->remaining[e] == 0);
+  }
+  /* Growing a free buffer adds less than a new one would. */
+  MXC__ASSERT(p->planned_bytes <= p->unshared_bytes);
 }
 
 int mxc__plan_build(const mxc__graph *g, const int *order, int n_order,
@@ -149,10 +190,12 @@ int mxc__plan_build(const mxc__graph *g, const int *order, int n_order,
   pl.remaining = mxc__calloc(n, sizeof *pl.remaining);
   pl.donated = mxc__calloc(n, 1);
   pl.pool = mxc__malloc(sizeof *pl.pool * n);
+  pl.holder = mxc__malloc(sizeof *pl.holder * n);
   int rc = MXC_OK;
-  if (!pl.remaining || !pl.donated || !pl.pool) {
+  if (!pl.remaining || !pl.donated || !pl.pool || !pl.holder) {
     rc = mxc__error_set(MXC_ERR_OOM, "out of memory planning memory");
   }
+  for (size_t b = 0; rc == MXC_OK && b < n; ++b) pl.holder[b] = -1;
   for (int i = 0; rc == MXC_OK && i < n_order; ++i) {
     int nid = order[i];
     if (!g->nodes[nid]->op) continue;
@@ -167,7 +210,9 @@ int mxc__plan_build(const mxc__graph *g, const int *order, int n_order,
     for (int b = 0; b < p->n_bufs; ++b) {
       p->planned_bytes += (int64_t)p->buf_bytes[b];
     }
+    check_plan(&pl, share);
   }
+  mxc__free(pl.holder);
   mxc__free(pl.remaining);
   mxc__free(pl.donated);
   mxc__free(pl.pool);

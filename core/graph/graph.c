@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/assert.h"
 #include "core/base/error.h"
 
 int mxc__graph_node_outputs(const mxc__node *n) {
@@ -44,6 +45,7 @@ int mxc__graph_entry_id(const mxc__graph *g, mxc__entry e) {
 }
 
 int mxc__graph_entry_node(const mxc__graph *g, int e) {
+  MXC__ASSERT(e >= 0 && e < g->n_entries);
   int lo = 0, hi = g->n_nodes - 1;
   while (lo < hi) { /* last node with entry_ptr[node] <= e */
     int mid = (lo + hi + 1) / 2;
@@ -53,6 +55,7 @@ int mxc__graph_entry_node(const mxc__graph *g, int e) {
       hi = mid - 1;
     }
   }
+  MXC__ASSERT(g->entry_ptr[lo] <= e && e < g->entry_ptr[lo + 1]);
   return lo;
 }
 
@@ -106,6 +109,7 @@ static int add_node(builder *b, mxc__node *n) {
   }
   MXC_FORWARD_IF_ERROR(grow_table(g, g->n_nodes + 1));
   int s = hash_find_slot(g, n);
+  MXC__ASSERT_MSG(g->hash_keys[s] == NULL, "node indexed twice");
   g->hash_keys[s] = n;
   g->hash_vals[s] = g->n_nodes;
   mxc__node_retain(n);
@@ -194,6 +198,8 @@ static int index_entries(mxc__graph *g, const mxc__entry *heads,
                           "which has fewer outputs",
                           n->name, k, n->inputs[k].index,
                           n->inputs[k].node->name);
+      /* Post-order: the passes rely on inputs coming from earlier nodes. */
+      MXC__ASSERT(mxc__graph_entry_node(g, e) < i);
       g->in_entries[g->in_ptr[i] + k] = e;
       g->n_consumers[e]++;
     }

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/assert.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"
 
@@ -43,11 +44,17 @@ static void chunk_destroy(void *arg) {
 }
 
 void mxc__chunk_retain(mxc__chunk *c) {
-  atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
+  /* Only the holder of a reference may take another: at zero the
+   * deletion is already on its way and cannot be called back. */
+  int was = atomic_fetch_add_explicit(&c->refs, 1, memory_order_relaxed);
+  MXC__ASSERT_MSG(was > 0, "chunk retained after its last release");
+  (void)was;
 }
 
 void mxc__chunk_release(mxc__chunk *c) {
-  if (atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel) == 1) {
+  int was = atomic_fetch_sub_explicit(&c->refs, 1, memory_order_acq_rel);
+  MXC__ASSERT_MSG(was > 0, "chunk released more often than retained");
+  if (was == 1) {
     /* Never fails or allocates: deletion is reserved with the variable. */
     mxc__engine_delete_var(c->engine, c->var, chunk_destroy, c);
   }
@@ -73,6 +80,11 @@ static int chunk_alloc(mxc__chunk *c) {
 
 static int view_new(mxc__chunk *c, const mxc__shape *shape, int dtype,
                     size_t offset, mxc__ndarray **out) {
+  /* Callers validated the range: a dense view lies inside its chunk. */
+  MXC__ASSERT(c->stype != MXC_STYPE_DEFAULT ||
+              offset + (size_t)mxc__shape_size(shape) *
+                               mxc__dtype_size(dtype) <=
+                  c->nbytes);
   mxc__ndarray *a = mxc__malloc(sizeof *a);
   MXC_RETURN_ERROR_IF(!a, MXC_ERR_OOM, "out of memory creating an array view");
   a->chunk = c;

@@ -3,10 +3,11 @@
  * global stream that hands out disjoint counter ranges (see random.h). */
 #include "core/resource/random.h"
 
-#include <assert.h>
 #include <math.h>
 #include <pthread.h>
 #include <stddef.h>
+
+#include "core/base/assert.h"
 
 #define PHILOX_M0 UINT32_C(0xD2511F53)
 #define PHILOX_M1 UINT32_C(0xCD9E8D57)
@@ -110,16 +111,14 @@ static uint32_t word_at(block_cache *c, uint64_t wi) {
   return c->w[wi & 3];
 }
 
-/* Debug check that values [begin, begin + n) of words_per_value words
- * each stay inside the words the slice reserved. */
+/* Values [begin, begin + n) of words_per_value words each stay inside
+ * the words the slice reserved: past them, two slices would draw the same
+ * counters and their streams would overlap. */
 static void check_range(const mxc__rng_slice *s, int64_t begin, int64_t n,
                         uint64_t words_per_value) {
-  assert(s != NULL && begin >= 0 && n >= 0);
-  assert(n == 0 || (uint64_t)(begin + n) * words_per_value <= s->n_blocks * 4);
-  (void)s;
-  (void)begin;
-  (void)n;
-  (void)words_per_value;
+  MXC__ASSERT(s != NULL && begin >= 0 && n >= 0);
+  MXC__ASSERT(n == 0 ||
+              (uint64_t)(begin + n) * words_per_value <= s->n_blocks * 4);
 }
 
 /* [0, 1) with 24 bits; exact in float. */

@@ -28,6 +28,7 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/assert.h"
 #include "core/base/error.h"
 
 #define ALIGNMENT 64
@@ -199,6 +200,8 @@ static void *pool_take(pool *p, size_t index, size_t bytes) {
   pthread_mutex_lock(&p->lock);
   class_stack *s = &p->stacks[index];
   if (s->count > 0) {
+    /* See the invariants at struct pool. */
+    MXC__ASSERT(p->bytes_cached >= bytes);
     ptr = s->ptrs[--s->count];
     p->bytes_cached -= bytes;
     account_alloc(p, bytes, 1);
@@ -266,6 +269,8 @@ int mxc__storage_alloc(mxc__device dev, size_t nbytes,
   /* Pool off: reserve exactly what was asked for (at least one byte, so
    * that every block is unique), so ASan catches overruns past nbytes. */
   size_t index = class_index(nbytes);
+  /* The class table covers every request up to MAX_REQUEST. */
+  MXC__ASSERT(index < NUM_CLASSES && class_size(index) >= nbytes);
   size_t bytes = g_pool_on ? class_size(index) : (nbytes ? nbytes : 1);
   void *ptr = g_pool_on ? pool_take(p, index, bytes) : NULL;
   if (ptr == NULL) {
@@ -288,7 +293,10 @@ int mxc__storage_alloc(mxc__device dev, size_t nbytes,
 /* Under p->lock: 1 when the block was cached. */
 static int pool_put(pool *p, void *ptr, size_t bytes) {
   if (!g_pool_on || bytes > g_max_cached - p->bytes_cached) return 0;
-  class_stack *s = &p->stacks[class_index(bytes)];
+  size_t index = class_index(bytes);
+  /* Pooled blocks are whole classes: a block returns to its own stack. */
+  MXC__ASSERT(class_size(index) == bytes);
+  class_stack *s = &p->stacks[index];
   if (!stack_reserve_one(s)) return 0;
   s->ptrs[s->count++] = ptr;
   p->bytes_cached += bytes;
@@ -303,6 +311,9 @@ void mxc__storage_free(mxc__storage_block *b) {
    * is nothing safe to do with its pointer. */
   if (b->ptr != NULL && pool_for(b->dev, "storage device", &p, &be) == MXC_OK) {
     pthread_mutex_lock(&p->lock);
+    /* A block is freed once, and only one this pool handed out. */
+    MXC__ASSERT_MSG(p->bytes_in_use >= b->class_size,
+                    "storage block freed twice or not from this pool");
     p->bytes_in_use -= b->class_size;
     int cached = pool_put(p, b->ptr, b->class_size);
     pthread_mutex_unlock(&p->lock);

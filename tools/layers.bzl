@@ -1,0 +1,137 @@
+"""The layering rule of the library, and what enforces it.
+
+LAYER_RULES is the one table of who may include (and depend on) whom:
+tools/check_layers.py reads it to check every #include, and each library
+package's BUILD file takes its visibility from it (layer_visibility), so
+a wrong dependency fails to build and a wrong include fails
+//tools:check_layers. Keys are packages; each may use its own files and
+those of the packages listed. "mxc" is the public header
+(c_api/include/mxc); "core/*" and "ops/*" mean every package below.
+Keep the table a plain literal: check_layers.py parses it as Python."""
+
+# The core, lowest first: each builds on all before it.
+#   core/base < core/storage < core/engine < core/ndarray < core/resource
+#   < core/op < {core/graph < core/fuse, core/autograd, core/exec,
+#   core/io, core/train} < ops/* < c_api/src
+# The passes over graphs sit side by side and never use each other, except
+# that exec runs fused graphs. Operator families are plug-ins over core/op:
+# never another family, never a graph pass.
+LAYER_RULES = {
+    "core/base": ["mxc"],
+    "core/storage": ["mxc", "core/base"],
+    "core/engine": ["mxc", "core/base", "core/storage"],
+    "core/ndarray": ["mxc", "core/base", "core/storage", "core/engine"],
+    "core/resource": ["mxc", "core/base", "core/storage", "core/engine",
+                      "core/ndarray"],
+    "core/op": ["mxc", "core/base", "core/storage", "core/engine",
+                "core/ndarray", "core/resource"],
+    "core/graph": ["mxc", "core/base", "core/storage", "core/engine",
+                   "core/ndarray", "core/resource", "core/op"],
+    "core/fuse": ["mxc", "core/base", "core/storage", "core/engine",
+                  "core/ndarray", "core/resource", "core/op", "core/graph"],
+    "core/autograd": ["mxc", "core/base", "core/storage", "core/engine",
+                      "core/ndarray", "core/resource", "core/op",
+                      "core/graph"],
+    "core/exec": ["mxc", "core/base", "core/storage", "core/engine",
+                  "core/ndarray", "core/resource", "core/op", "core/graph",
+                  "core/fuse"],
+    "core/io": ["mxc", "core/base", "core/storage", "core/engine",
+                "core/ndarray", "core/resource", "core/op"],
+    "core/train": ["mxc", "core/base", "core/storage", "core/engine",
+                   "core/ndarray", "core/resource", "core/op"],
+    # The family table: ops/families.c and the generated ops/families.h.
+    "ops": ["mxc", "core/base", "core/storage", "core/engine",
+            "core/ndarray", "core/resource", "core/op"],
+    # Every family; "ops" is for ops/families.h.
+    "ops/*": ["mxc", "core/base", "core/storage", "core/engine",
+              "core/ndarray", "core/resource", "core/op", "ops"],
+    # The ABI layer sees everything below it.
+    "c_api/src": ["mxc", "core/*", "ops", "ops/*"],
+    # The public header stands alone.
+    "mxc": [],
+}
+
+# Bazel packages whose targets bundle or test the libraries: allowed to
+# depend on any of them (they contain no library code).
+_ALWAYS_VISIBLE_TO = [
+    "//c_api:__pkg__",
+    "//tests:__subpackages__",
+    "//bench:__subpackages__",
+]
+
+def _allows(allowed, pkg):
+    for a in allowed:
+        if a == pkg or (a.endswith("/*") and pkg.startswith(a[:-1])):
+            return True
+    return False
+
+def _bazel_package(user):
+    if user == "mxc":
+        return None
+    if user == "c_api/src":
+        return "//c_api:__pkg__"
+    if user.endswith("/*"):
+        return "//" + user[:-2] + ":__subpackages__"
+    return "//" + user + ":__pkg__"
+
+def layer_visibility(pkg):
+    """Visibility for the library package pkg: the packages that LAYER_RULES
+    lets use it (and their own package), plus the bundling and test ones.
+    The families are also visible to //ops, whose table links them all
+    without including them."""
+    vis = ["//" + pkg + ":__pkg__"] + _ALWAYS_VISIBLE_TO
+    for user, allowed in LAYER_RULES.items():
+        if user != pkg and _allows(allowed, pkg):
+            label = _bazel_package(user)
+            if label and label not in vis:
+                vis.append(label)
+    if pkg.startswith("ops/"):
+        vis.append("//ops:__pkg__")
+    return vis
+
+# ---- the library's sources, for //tools:check_layers ----
+# A glob cannot reach into other packages, and listing the files again
+# would drift. An aspect walks the deps of the libraries instead,
+# collecting the srcs and hdrs of every target under core/, ops/ and
+# c_api/ (generated headers such as ops/families.h included), so the check
+# covers what is actually built and reruns when any of it changes.
+
+_TOPS = ("core/", "ops/", "c_api/")
+
+_LayerSourcesInfo = provider(fields = ["files"])
+
+def _is_library_source(f):
+    return f.short_path.startswith(_TOPS) and f.basename.endswith((".c", ".h"))
+
+def _collect_impl(target, ctx):
+    direct = []
+    for attr in ("srcs", "hdrs", "textual_hdrs"):
+        for f in getattr(ctx.rule.files, attr, []):
+            if _is_library_source(f):
+                direct.append(f)
+    transitive = [
+        d[_LayerSourcesInfo].files
+        for d in getattr(ctx.rule.attr, "deps", [])
+        if _LayerSourcesInfo in d
+    ]
+    return [_LayerSourcesInfo(files = depset(direct, transitive = transitive))]
+
+_collect = aspect(
+    implementation = _collect_impl,
+    attr_aspects = ["deps"],
+)
+
+def _layer_sources_impl(ctx):
+    files = depset(
+        transitive = [d[_LayerSourcesInfo].files for d in ctx.attr.deps],
+    )
+    return [DefaultInfo(
+        files = files,
+        runfiles = ctx.runfiles(transitive_files = files),
+    )]
+
+layer_sources = rule(
+    implementation = _layer_sources_impl,
+    attrs = {"deps": attr.label_list(aspects = [_collect])},
+    doc = "Every .c/.h under core/, ops/ and c_api/ that deps are built from.",
+)
