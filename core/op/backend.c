@@ -34,12 +34,6 @@ int mxc__backend_register(const mxc__backend *b) {
   return MXC_OK;
 }
 
-/* The registry is read-only once built, and pthread_once published it
- * to every thread that got past mxc__registry_ensure; a thread that has
- * not yet asked sees 0 only while nothing can be attached anyway. */
-int mxc__op_have_backend_kernels(void) {
-  return mxc__registry_get()->n_extra_kernels > 0;
-}
 
 static int all_dense(const int *st, int n) {
   for (int i = 0; st && i < n; ++i) {

@@ -107,9 +107,13 @@ int mxc__op_supported(const mxc__op *op, int dev_type, const void *param,
  * the reference ones. */
 const mxc__kernel *mxc__op_kernel_at(const mxc__op *op, int i);
 
-/* 1 when some operator has a kernel of a backend other than the CPU
- * reference: invoke's fast path asks this first, so that a build with
- * reference kernels only pays nothing for kernel selection. */
-int mxc__op_have_backend_kernels(void);
+/* Kernels of backends other than the CPU reference, all operators: set
+ * while the registry is built, read-only afterwards. Invoke's fast path
+ * reads it first (inline), so that a build with reference kernels only
+ * pays nothing for kernel selection. */
+extern int mxc__op_n_backend_kernels;
+static inline int mxc__op_have_backend_kernels(void) {
+  return mxc__op_n_backend_kernels > 0;
+}
 
 #endif /* MXC_CORE_OP_BACKEND_H_ */

@@ -76,6 +76,8 @@ static int index_add(mxc__registry *r, const char *name, const mxc__op *op) {
 
 /* ---- kernel lists (core/op/backend.h) ---- */
 
+int mxc__op_n_backend_kernels;
+
 /* The backend of every descriptor's own compute. Defined here, with the
  * lists, because mxc__registry_add enters each descriptor's kernel. */
 const mxc__backend mxc__backend_cpu_ref = {
@@ -123,7 +125,7 @@ int mxc__registry_attach_kernel(mxc__registry *r, const char *name,
                       name);
   MXC_FORWARD_IF_ERROR(
       list_insert(r, mxc__registry_slot(r, op), k, op->name));
-  if (k->backend != &mxc__backend_cpu_ref) r->n_extra_kernels++;
+  if (k->backend != &mxc__backend_cpu_ref) mxc__op_n_backend_kernels++;
   return MXC_OK;
 }
 

@@ -35,7 +35,6 @@ struct mxc__registry {
   mxc__kernel kernels[MXC__REG_MAX_KERNELS];
   int kernel_next[MXC__REG_MAX_KERNELS];
   int n_kernels;
-  int n_extra_kernels; /* of backends other than the reference */
   const char *features[MXC__REG_MAX_FEATURES];
   int n_features;
   mxc__fusible_fn fusible; /* set by the fused family, or NULL */
