@@ -1,10 +1,11 @@
 #include "core/resource/training.h"
 
-_Thread_local int mxc__tls_training;
+static _Thread_local int tls_training;
 
 int mxc__set_training(int is_train) {
-  int prev = mxc__tls_training;
-  mxc__tls_training = is_train ? 1 : 0;
+  int prev = tls_training;
+  tls_training = is_train ? 1 : 0;
   return prev;
 }
 
+int mxc__is_training(void) { return tls_training; }

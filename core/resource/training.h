@@ -12,9 +12,6 @@
  * one. The default is 0 (inference). */
 int mxc__set_training(int is_train);
 
-/* Read inline: every imperative call reads it (a call across files cost
- * a measurable part of a tiny operator's invoke). */
-extern _Thread_local int mxc__tls_training;
-static inline int mxc__is_training(void) { return mxc__tls_training; }
+int mxc__is_training(void);
 
 #endif /* MXC_CORE_RESOURCE_TRAINING_H_ */
