@@ -129,14 +129,17 @@ typedef struct call_bufs {
   int n_reads, n_writes;
 } call_bufs;
 
-/* Lays the arrays of a call with n_in inputs and n_total outputs out in m
- * (when m is not NULL); returns the bytes they take. */
-static size_t bufs_layout(char *m, int n_in, int n_total, call_bufs *b) {
+/* Lays the arrays of a call with n_in inputs and n_total outputs out in
+ * the cap bytes at m, as far as they fit; returns the bytes they take
+ * (the caller checks it against cap before using b). */
+static size_t bufs_layout(char *m, size_t cap, int n_in, int n_total,
+                          call_bufs *b) {
   size_t off = 0;
-#define TAKE(field, n)                                   \
-  do {                                                   \
-    if (m) b->field = (void *)(m + off);                 \
-    off += align8(sizeof *b->field * (size_t)(n));       \
+#define TAKE(field, n)                                      \
+  do {                                                      \
+    size_t sz_ = align8(sizeof *b->field * (size_t)(n));    \
+    if (off + sz_ <= cap) b->field = (void *)(m + off);     \
+    off += sz_;                                             \
   } while (0)
   TAKE(ishape, n_in);
   TAKE(oshape, n_total);
@@ -492,14 +495,19 @@ int mxc__op_invoke(const mxc__op *op, const void *param,
   int n_total = 0;
   MXC_FORWARD_IF_ERROR(check_counts(op, param, n_in, n_out, &n_total));
   _Alignas(16) char small[SMALL_CALL_BYTES];
-  size_t need = bufs_layout(NULL, n_in, n_total, NULL);
-  char *m = mxc__scratch(small, sizeof small, need, 1);
-  MXC_RETURN_ERROR_IF(!m, MXC_ERR_OOM,
-                      "operator '%s': out of memory for a call with %d "
-                      "inputs and %d outputs",
-                      op->name, n_in, n_total);
+  /* Laid out in the stack block first: one pass for the usual small
+   * call, a second only when it needs a heap block. */
   call_bufs b;
-  bufs_layout(m, n_in, n_total, &b);
+  char *m = small;
+  size_t need = bufs_layout(m, sizeof small, n_in, n_total, &b);
+  if (need > sizeof small) {
+    m = mxc__malloc(need);
+    MXC_RETURN_ERROR_IF(!m, MXC_ERR_OOM,
+                        "operator '%s': out of memory for a call with %d "
+                        "inputs and %d outputs",
+                        op->name, n_in, n_total);
+    bufs_layout(m, need, n_in, n_total, &b);
+  }
   int rc = invoke_with(op, param, in, n_in, out, n_out, req, n_total, &b);
   mxc__scratch_free(m, small);
   return rc;
