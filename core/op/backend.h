@@ -12,10 +12,16 @@
  * given input/output dtypes and storage types, the attached kernels of D
  * are asked in order of their backend's priority (highest first) whether
  * they support the call; on the CPU the descriptor's reference kernel
- * closes the list and supports every dense call. No kernel of D: the
- * device does not support the operator for these types
- * (mxc__op_supported answers 0) and callers fall back (invoke: to the
- * CPU through copies, logged once per case; see core/op/invoke.h).
+ * closes the list and takes every call (sparse ones through their storage
+ * kernels or the storage fallback). A CPU kernel of another backend that
+ * declines leaves the call to the next one, the reference kernel last.
+ * No kernel of D at all: the device does not support the operator for
+ * these types (mxc__op_supported answers 0). Invoke then fails with
+ * MXC_ERR_UNSUPPORTED naming the operator: this build has no arrays off
+ * the CPU, so a call there cannot happen yet. Running such calls on the
+ * CPU through copies, logged once per case like the storage fallback,
+ * comes with device storage (the CUDA backend), in pick_kernel
+ * (core/op/invoke.c).
  *
  * What a backend gets, designed with the two planned ones in mind:
  *  - a GPU kernel needs its device's stream: the backend's ctx_prepare
