@@ -57,6 +57,48 @@ TEST(Backend, ReluRunsTheHighestPriorityCpuKernel) {
   for (int i = 0; i < 12; ++i) EXPECT_FLOAT_EQ(got[i], a[i] > 0 ? (float)a[i] : 0);
 }
 
+TEST(Backend, ExecutorNodesRunTheSelectedKernel) {
+  // relu(a + b) bound without fusion: each node is one invoke, so the
+  // graph path picks kernels exactly as imperative calls do.
+  mxc_symbol a = nullptr, b = nullptr, sum = nullptr, act = nullptr;
+  mxc_op add_op = nullptr, relu_op = nullptr;
+  ASSERT_EQ(mxc_symbol_variable("a", &a), MXC_OK);
+  ASSERT_EQ(mxc_symbol_variable("b", &b), MXC_OK);
+  ASSERT_EQ(mxc_op_find("elemwise_add", &add_op), MXC_OK);
+  ASSERT_EQ(mxc_op_find("relu", &relu_op), MXC_OK);
+  mxc_symbol ab[2] = {a, b};
+  ASSERT_EQ(mxc_symbol_create(add_op, nullptr, nullptr, 0, "sum", nullptr,
+                              ab, 2, &sum),
+            MXC_OK)
+      << err();
+  ASSERT_EQ(mxc_symbol_create(relu_op, nullptr, nullptr, 0, "act", nullptr,
+                              &sum, 1, &act),
+            MXC_OK)
+      << err();
+  std::vector<double> va = uniform(20, -2, 2, 8), vb = uniform(20, -2, 2, 9);
+  Arr xa = make({4, 5}, va), xb = make({4, 5}, vb);
+  mxc_ndarray args[2] = {xa.h, xb.h};
+  mxc_executor ex = nullptr;
+  ASSERT_EQ(mxc_executor_bind(act, MXC_DEVICE_CPU, 0, 2, args, nullptr,
+                              nullptr, 0, nullptr, MXC_BIND_NO_FUSION, &ex),
+            MXC_OK)
+      << err();
+  int adds = tb_add_calls(), relus = tb_relu_calls();
+  ASSERT_EQ(mxc_executor_forward(ex, 0), MXC_OK) << err();
+  mxc_ndarray out_h = nullptr;
+  ASSERT_EQ(mxc_executor_output(ex, 0, &out_h), MXC_OK);
+  Arr out(out_h);
+  std::vector<double> got = read(out);
+  EXPECT_EQ(tb_add_calls(), adds + 1);
+  EXPECT_EQ(tb_relu_calls(), relus + 1);
+  for (int i = 0; i < 20; ++i) {
+    float s = (float)va[i] + (float)vb[i];
+    EXPECT_FLOAT_EQ(got[i], s > 0 ? s : 0) << i;
+  }
+  mxc_executor_free(ex);
+  for (mxc_symbol s : {a, b, sum, act}) mxc_symbol_free(s);
+}
+
 TEST(Backend, SupportsQueryPerDevice) {
   // CPU: the reference kernels take everything, sparse included (their
   // storage kernels or the storage fallback).
