@@ -344,7 +344,7 @@ static int small_call(mxc__ndarray *const *in, int n_in,
  * reference CPU kernels in the build, the descriptor's own: no lookup on
  * the hot path of small operators. */
 static int pick_kernel(const mxc__op *op, const void *param,
-                       mxc__ndarray *const *in, int n_in, const int *otype,
+                       const int *itype, int n_in, const int *otype,
                        int n_total, mxc__device dev,
                        const mxc__kernel **out) {
   if (MXC__LIKELY(dev.type == MXC_DEVICE_CPU &&
@@ -352,14 +352,9 @@ static int pick_kernel(const mxc__op *op, const void *param,
     *out = NULL;
     return MXC_OK;
   }
-  int small[2 * 16];
-  int *it = n_in <= 16 ? small : mxc__malloc(sizeof *it * (size_t)n_in);
-  MXC_RETURN_ERROR_IF(!it, MXC_ERR_OOM, "operator '%s': out of memory",
-                      op->name);
-  for (int i = 0; i < n_in; ++i) it[i] = in[i]->dtype;
-  mxc__call_types t = {it, NULL, n_in, otype, NULL, n_total};
+  /* Dense dispatch: every array is dense (NULL storage types). */
+  mxc__call_types t = {itype, NULL, n_in, otype, NULL, n_total};
   *out = mxc__op_kernel(op, dev.type, param, &t);
-  if (it != small) mxc__free(it);
   /* The CUDA backend adds the copy to the CPU and back here; until then
    * a device without a kernel for the call is an error. */
   MXC_RETURN_ERROR_IF(!*out, MXC_ERR_UNSUPPORTED,
@@ -401,7 +396,7 @@ static int invoke_with(const mxc__op *op, const void *param,
   const mxc__kernel *kern = NULL;
   if (dispatch == MXC__DISPATCH_DENSE) {
     MXC_FORWARD_IF_ERROR(
-        pick_kernel(op, param, in, n_in, otype, n_total, dev, &kern));
+        pick_kernel(op, param, b->itype, n_in, otype, n_total, dev, &kern));
   }
   b->n_reads = b->n_writes = 0;
   for (int i = 0; i < n_total; ++i) b->created[i] = 0;
