@@ -66,6 +66,11 @@ typedef struct mxc__kernel {
   const mxc__backend *backend;
   mxc__supports_fn supports; /* NULL: every dense call */
   mxc__compute_fn compute;   /* on blobs of the backend's device */
+  /* Storage functions (core/op/op.h, "Storage types and dispatch"): set
+   * on the reference CPU kernel from the descriptor or by
+   * mxc__registry_attach_stype; NULL elsewhere today. */
+  mxc__infer_stype_fn infer_stype;
+  mxc__compute_sparse_fn compute_sparse;
 } mxc__kernel;
 
 struct mxc__backend {

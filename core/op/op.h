@@ -251,9 +251,10 @@ int mxc__registry_add(mxc__registry *r, const mxc__op *op);
 /* Attaches sparse kernels to an operator another family registered
  * earlier (the sparse family registers last and gives elemwise_add, dot,
  * sum, ... their sparse paths without touching those families' files).
- * Descriptors stay const: the pair is kept beside the registry entry and
- * read through mxc__op_infer_stype / mxc__op_compute_sparse, which every
- * caller uses instead of the descriptor fields. Attached functions are
+ * Descriptors stay const: the pair is kept on the operator's reference
+ * CPU kernel (core/op/backend.h) and read through mxc__op_infer_stype /
+ * mxc__op_compute_sparse, which every caller uses instead of the
+ * descriptor fields. Attached functions are
  * consulted only for calls with a sparse input or given output: an
  * all-dense call runs the dense kernel without them, so they must give
  * dense outputs for dense inputs (invoke relies on it). MXC_ERR_INTERNAL

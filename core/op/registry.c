@@ -111,8 +111,20 @@ static int list_insert(mxc__registry *r, int s, const mxc__kernel *k,
 }
 
 static int add_reference(mxc__registry *r, const mxc__op *op) {
-  mxc__kernel k = {&mxc__backend_cpu_ref, NULL, op->compute};
+  mxc__kernel k = {&mxc__backend_cpu_ref, NULL, op->compute,
+                   op->infer_stype, op->compute_sparse};
   return list_insert(r, mxc__registry_slot(r, op), &k, op->name);
+}
+
+/* op's reference CPU kernel (every registered operator has one). */
+static mxc__kernel *reference_kernel(mxc__registry *r, const mxc__op *op) {
+  int s = mxc__registry_slot(r, op);
+  for (int i = s < 0 ? 0 : r->kernel_head[s]; i; i = r->kernel_next[i - 1]) {
+    if (r->kernels[i - 1].backend == &mxc__backend_cpu_ref) {
+      return &r->kernels[i - 1];
+    }
+  }
+  return NULL;
 }
 
 int mxc__registry_attach_kernel(mxc__registry *r, const char *name,
@@ -245,29 +257,30 @@ int mxc__registry_attach_stype(mxc__registry *r, const char *name,
   MXC_RETURN_ERROR_IF(!op, MXC_ERR_INTERNAL,
                       "sparse kernels attached to unknown operator '%s'",
                       name);
-  int s = mxc__registry_slot(r, op);
-  MXC_RETURN_ERROR_IF(s < 0 || op->infer_stype || r->att_infer[s] ||
-                          !infer_stype || !compute_sparse,
+  mxc__kernel *k = reference_kernel(r, op);
+  MXC_RETURN_ERROR_IF(!k || k->infer_stype || !infer_stype ||
+                          !compute_sparse,
                       MXC_ERR_INTERNAL,
                       "operator '%s' already has storage functions (or "
                       "none were given)",
                       name);
-  r->att_infer[s] = infer_stype;
-  r->att_compute[s] = compute_sparse;
+  k->infer_stype = infer_stype;
+  k->compute_sparse = compute_sparse;
   return MXC_OK;
 }
 
-/* Called only with registered descriptors (after mxc__registry_ensure() succeeded). */
+/* Called only with registered descriptors (after mxc__registry_ensure()
+ * succeeded): the storage functions of the reference CPU kernel. */
 mxc__infer_stype_fn mxc__op_infer_stype(const mxc__op *op) {
   if (op->infer_stype) return op->infer_stype;
-  int s = mxc__registry_slot(mxc__registry_get(), op);
-  return s >= 0 ? g_reg.att_infer[s] : NULL;
+  const mxc__kernel *k = reference_kernel(&g_reg, op);
+  return k ? k->infer_stype : NULL;
 }
 
 mxc__compute_sparse_fn mxc__op_compute_sparse(const mxc__op *op) {
   if (op->compute_sparse) return op->compute_sparse;
-  int s = mxc__registry_slot(mxc__registry_get(), op);
-  return s >= 0 ? g_reg.att_compute[s] : NULL;
+  const mxc__kernel *k = reference_kernel(&g_reg, op);
+  return k ? k->compute_sparse : NULL;
 }
 
 int mxc__op_num_inputs(const mxc__op *op, const void *param) {

@@ -24,11 +24,9 @@ struct mxc__registry {
   const mxc__op *vals[MXC__REG_SLOTS];
   int n_keys;
   /* Open addressing: descriptor address -> present (validates handles),
-   * with what is attached to that operator: storage functions, and the
-   * first of its backend kernels (index + 1 into kernels; 0: none). */
+   * with the first of that operator's kernels (index + 1 into kernels;
+   * 0: none). Attached storage functions live on its reference kernel. */
   const mxc__op *ptrs[MXC__REG_SLOTS];
-  mxc__infer_stype_fn att_infer[MXC__REG_SLOTS];
-  mxc__compute_sparse_fn att_compute[MXC__REG_SLOTS];
   int kernel_head[MXC__REG_SLOTS];
   /* Attached kernels; kernel_next links one operator's kernels in
    * priority order (highest first), 0 ends the list. */

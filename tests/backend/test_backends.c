@@ -75,14 +75,16 @@ static const mxc__backend k_testgpu = {
 };
 
 static int attach_cpu(mxc__registry *r) {
-  mxc__kernel add = {&k_testcpu, only_f32, add_f32};
-  mxc__kernel relu = {&k_testcpu, only_f32, relu_f32};
+  mxc__kernel add = {.backend = &k_testcpu, .supports = only_f32,
+                     .compute = add_f32};
+  mxc__kernel relu = {.backend = &k_testcpu, .supports = only_f32,
+                      .compute = relu_f32};
   MXC_FORWARD_IF_ERROR(mxc__registry_attach_kernel(r, "elemwise_add", &add));
   return mxc__registry_attach_kernel(r, "relu", &relu);
 }
 
 static int attach_gpu(mxc__registry *r) {
-  mxc__kernel relu = {&k_testgpu, NULL, relu_f32};
+  mxc__kernel relu = {.backend = &k_testgpu, .compute = relu_f32};
   return mxc__registry_attach_kernel(r, "relu", &relu);
 }
 
