@@ -2,6 +2,7 @@
 #include <string.h>
 
 #include "api_internal.h"
+#include "core/base/device.h"
 #include "core/base/dtype.h"
 #include "core/engine/engine.h"
 #include "core/op/op.h"
@@ -75,6 +76,11 @@ int mxc_feature_enabled(const char *name, int *out_enabled) {
                         "mxc_feature_enabled: unknown feature '%s'; see "
                         "mxc_feature_name for the list",
                         name);
+}
+
+int mxc_device_count(int dev_type, int *out_count) {
+  API_CHECK_OUT(out_count, "mxc_device_count", "out_count");
+  return mxc__device_count(dev_type, out_count);
 }
 
 const char *mxc_last_error(void) { return mxc__error_msg(); }

@@ -14,6 +14,10 @@ typedef struct mxc__device {
  * MXC_ERR_INVALID_ARGUMENT. `what` names the argument. */
 int mxc__device_check(int type, int id, const char *what);
 
+/* *out = devices of `type` this process can use (see mxc_device_count):
+ * 1 CPU; no GPU until a CUDA backend reports its count. */
+int mxc__device_count(int type, int *out);
+
 /* 1 when the library was built with CUDA support. */
 int mxc__have_cuda(void);
 

@@ -65,6 +65,32 @@ TEST(Features, ListAndQuery) {
              "out_enabled");
 }
 
+// The GPU count agrees with the CUDA feature; a GPU array is refused
+// exactly when no GPU is counted.
+TEST(Devices, CountMatchesFeatures) {
+  int n = -1;
+  ASSERT_EQ(mxc_device_count(MXC_DEVICE_CPU, &n), MXC_OK);
+  EXPECT_EQ(n, 1);
+  int cuda = -1, gpus = -1;
+  ASSERT_EQ(mxc_feature_enabled("CUDA", &cuda), MXC_OK);
+  ASSERT_EQ(mxc_device_count(MXC_DEVICE_GPU, &gpus), MXC_OK);
+  if (!cuda) {
+    EXPECT_EQ(gpus, 0);
+  }
+  const int64_t shape[] = {2};
+  mxc_ndarray a = nullptr;
+  int rc = mxc_ndarray_create(shape, 1, MXC_DTYPE_FLOAT32, MXC_DEVICE_GPU, 0,
+                              0, &a);
+  EXPECT_EQ(rc == MXC_OK, gpus > 0) << mxc_last_error();
+  if (a) mxc_ndarray_free(a);
+  n = 7;
+  EXPECT_ERR(mxc_device_count(3, &n), MXC_ERR_INVALID_ARGUMENT,
+             "unknown device type 3");
+  EXPECT_EQ(n, 7);
+  EXPECT_ERR(mxc_device_count(MXC_DEVICE_CPU, nullptr),
+             MXC_ERR_INVALID_ARGUMENT, "out_count");
+}
+
 TEST(Errors, NamesAndDtypes) {
   EXPECT_STREQ(mxc_error_name(MXC_ERR_SHAPE), "MXC_ERR_SHAPE");
   EXPECT_STREQ(mxc_error_name(MXC_OK), "MXC_OK");

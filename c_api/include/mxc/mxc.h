@@ -41,7 +41,7 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define MXC_VERSION_MAJOR 1
-#define MXC_VERSION_MINOR 0
+#define MXC_VERSION_MINOR 1
 #define MXC_VERSION_PATCH 0
 /* MAJOR * 10000 + MINOR * 100 + PATCH. */
 #define MXC_VERSION_NUMBER \
@@ -151,6 +151,14 @@ MXC_API const char *mxc_dtype_name(int dtype);
 
 /* Arrays may have at most this many dimensions. */
 #define MXC_MAX_NDIM 8
+
+/* *out_count = how many devices of dev_type this process can use: 1 for
+ * MXC_DEVICE_CPU (every CPU core is one device to mxc), and for
+ * MXC_DEVICE_GPU the number of GPUs visible to the CUDA plug-in, 0 when the
+ * plug-in, the driver or a GPU is missing (that is not an error: ask
+ * mxc_feature_enabled("CUDA") for why). An unknown dev_type is
+ * MXC_ERR_INVALID_ARGUMENT. Thread-safe. Since 1.1. */
+MXC_API int mxc_device_count(int dev_type, int *out_count);
 
 /* ------------------------------------------------------------------------ */
 /* Library-wide settings                                                     */
