@@ -23,6 +23,7 @@ pkgs=(
   dpkg-dev debhelper           # Debian packages (scripts/package.sh)
   chrpath                      # drops the build tree's RUNPATH when packaging
   lintian                      # checks the built packages
+  clang libclang-rt-14-dev     # libFuzzer and the fuzz targets (tests/fuzz)
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -2,7 +2,7 @@
 # Every test: set up, then the whole suite in the default (optimized)
 # configuration, the install test, and the suite under ASan+UBSan and
 # under TSan. Benchmarks are built (not timed: tests never assert on
-# timing). MXC_TEST_QUICK=1 skips the sanitizer passes.
+# timing). MXC_TEST_QUICK=1 skips the sanitizer and fuzzing passes.
 #
 # Each pass prints a banner when it starts and its time when it ends; the
 # total comes last. About 25 minutes on 2 cores once the Debian packages
@@ -55,6 +55,10 @@ if [ "${MXC_TEST_QUICK:-0}" != 1 ]; then
   # bazel-out/k8-optasan/testlogs and bazel-out/k8-opttsan/testlogs.
   pass "ASan+UBSan" bazel test --config=asan //...
   pass "TSan" bazel test --config=tsan //...
+  # Every libFuzzer target for a short run under ASan+UBSan (clang,
+  # --config=fuzz; long runs: scripts/fuzz.sh TARGET MINUTES). The corpus
+  # of each is also replayed by the //tests/fuzz:*_corpus tests above.
+  pass "fuzz smoke" scripts/fuzz.sh --smoke "${MXC_FUZZ_SMOKE_SECONDS:-20}"
 fi
 
 echo

@@ -22,3 +22,12 @@ MXC_TEST_COPTS = [
     # helper function belongs in an anonymous namespace or is static.
     "-Wmissing-declarations",
 ]
+
+# Kernel packages: GCC's -O2 cost model ("very-cheap") does not vectorize
+# loops whose trip count is unknown at compile time, and these kernels need
+# it. Clang (the fuzzing build, --config=fuzz) vectorizes them at -O2 and
+# does not know the flag.
+MXC_KERNEL_COPTS = MXC_COPTS + select({
+    "//tools:clang": [],
+    "//conditions:default": ["-fvect-cost-model=dynamic"],
+})

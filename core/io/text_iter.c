@@ -142,6 +142,9 @@ static int64_t append_head_row(const text_iter *it, int64_t r,
                                int64_t *restrict indices,
                                float *restrict values, int64_t nnz) {
   int64_t lo = it->h_indptr[r], n = it->h_indptr[r + 1] - lo;
+  /* An empty head (no stored values yet) has NULL arrays: no pointer
+   * arithmetic on them, even with a zero offset. */
+  if (n == 0) return nnz;
   memcpy(indices + nnz, it->h_indices + lo, (size_t)n * sizeof *indices);
   memcpy(values + nnz, it->h_values + lo, (size_t)n * sizeof *values);
   return nnz + n;

@@ -1,5 +1,6 @@
 #include "core/ndarray/dlpack.h"
 
+#include <stdint.h>
 #include <string.h>
 
 #include "core/base/alloc.h"
@@ -108,6 +109,34 @@ static void import_free(void *arg) {
   if (t->deleter) t->deleter(t);
 }
 
+/* The first element's address: data + byte_offset, which must not wrap
+ * around the address space and must be aligned for the element type (the
+ * kernels load whole elements). NULL data is accepted only for an empty
+ * tensor. */
+static int import_data(const DLTensor *t, const mxc__shape *shape,
+                       size_t elem, char **out) {
+  uintptr_t base = (uintptr_t)t->data;
+  MXC_RETURN_ERROR_IF(!t->data && (mxc__shape_size(shape) > 0 ||
+                                   t->byte_offset),
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "from_dlpack: data is NULL for a tensor of %lld "
+                      "elements, byte_offset %llu",
+                      (long long)mxc__shape_size(shape),
+                      (unsigned long long)t->byte_offset);
+  MXC_RETURN_ERROR_IF(t->byte_offset > UINTPTR_MAX - base,
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "from_dlpack: byte_offset %llu overflows the data "
+                      "pointer",
+                      (unsigned long long)t->byte_offset);
+  MXC_RETURN_ERROR_IF((base + t->byte_offset) % elem != 0,
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "from_dlpack: data + byte_offset (%llu) is not aligned "
+                      "to the %zu-byte element size",
+                      (unsigned long long)t->byte_offset, elem);
+  *out = t->data ? (char *)t->data + t->byte_offset : NULL;
+  return MXC_OK;
+}
+
 int mxc__ndarray_from_dlpack(DLManagedTensor *mt, mxc__ndarray **out) {
   const DLTensor *t = &mt->dl_tensor;
   MXC_RETURN_ERROR_IF(t->device.device_type != kDLCPU, MXC_ERR_UNSUPPORTED,
@@ -126,7 +155,8 @@ int mxc__ndarray_from_dlpack(DLManagedTensor *mt, mxc__ndarray **out) {
                                        mxc__dtype_size(dtype), "from_dlpack",
                                        &shape));
   MXC_FORWARD_IF_ERROR(check_strides(t));
-  char *data = t->data ? (char *)t->data + t->byte_offset : NULL;
+  char *data = NULL;
+  MXC_FORWARD_IF_ERROR(import_data(t, &shape, mxc__dtype_size(dtype), &data));
   mxc__device dev = {MXC_DEVICE_CPU, 0};
   return mxc__ndarray_create_external(&shape, dtype, dev, data, import_free,
                                       mt, out);

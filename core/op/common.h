@@ -11,6 +11,17 @@
 #include "core/op/node.h"
 #include "core/op/op.h"
 
+/* Before a loop: its iterations are independent, although the arrays may
+ * alias (element i is read before it is written), so GCC need not emit a
+ * run-time overlap check. Clang (only the fuzzing build) keeps its check:
+ * its equivalent pragma is an error where instrumentation prevents
+ * vectorizing. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define MXC__IVDEP _Pragma("GCC ivdep")
+#else
+#define MXC__IVDEP
+#endif
+
 /* All inputs and outputs share one shape (element-wise operators). Unknown
  * shapes are filled from known ones; a mismatch is MXC_ERR_SHAPE naming
  * both inputs. */

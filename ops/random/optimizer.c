@@ -187,14 +187,14 @@ enum { FAST_BLOCK = 64 };
 
 static inline void sgd_f32_run(float keep, float lrs, const float *w,
                                const float *g, float *o, int64_t len) {
-#pragma GCC ivdep
+  MXC__IVDEP
   for (int64_t i = 0; i < len; ++i) o[i] = keep * w[i] - lrs * g[i];
 }
 
 static inline void sgd_mom_f32_run(float mom, float lrwd, float lrs,
                                    const float *w, const float *g, float *s,
                                    float *o, int64_t len) {
-#pragma GCC ivdep
+  MXC__IVDEP
   for (int64_t i = 0; i < len; ++i) {
     float m = mom * s[i] - lrwd * w[i] - lrs * g[i];
     s[i] = m;

@@ -179,6 +179,23 @@ TEST(DLPack, RejectsWhatItCannotImportAndKeepsOwnershipWithCaller) {
   f->managed.dl_tensor.ndim = 12;
   EXPECT_EQ(mxc_ndarray_from_dlpack(&f->managed, &a), MXC_ERR_SHAPE);
   f->managed.dl_tensor.ndim = 2;
+  // The first element must be addressable and aligned for the dtype: an
+  // offset that wraps the pointer (found by tests/fuzz:fuzz_dlpack), one
+  // that misaligns float64 loads, NULL data for a non-empty tensor.
+  f->managed.dl_tensor.byte_offset = UINT64_MAX - 7;
+  EXPECT_EQ(mxc_ndarray_from_dlpack(&f->managed, &a),
+            MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(err().find("overflows"), std::string::npos) << err();
+  f->managed.dl_tensor.byte_offset = 4;
+  EXPECT_EQ(mxc_ndarray_from_dlpack(&f->managed, &a),
+            MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(err().find("not aligned"), std::string::npos) << err();
+  f->managed.dl_tensor.byte_offset = 0;
+  f->managed.dl_tensor.data = nullptr;
+  EXPECT_EQ(mxc_ndarray_from_dlpack(&f->managed, &a),
+            MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(err().find("data is NULL"), std::string::npos) << err();
+  f->managed.dl_tensor.data = f->data.data();
   EXPECT_EQ(mxc_ndarray_from_dlpack(nullptr, &a), MXC_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(mxc_ndarray_from_dlpack(&f->managed, nullptr),
             MXC_ERR_INVALID_ARGUMENT);

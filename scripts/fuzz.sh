@@ -1,0 +1,86 @@
+#!/bin/bash
+# Fuzzing with libFuzzer (docs/fuzzing.md).
+#
+#   scripts/fuzz.sh TARGET MINUTES [JOBS]   one target, a long run
+#   scripts/fuzz.sh --smoke [SECONDS]       every target for SECONDS (25)
+#   scripts/fuzz.sh --list                  the targets
+#
+# Targets are built with --config=fuzz (clang, libFuzzer, ASan+UBSan).
+# Each run starts from the committed corpus (tests/fuzz/corpus/TARGET) plus
+# what earlier runs on this machine found (fuzz-work/TARGET/corpus, not
+# committed), and writes crashes to fuzz-work/TARGET/ (crash-*, oom-*,
+# timeout-*). A finding becomes a fixed bug plus a regression input:
+# minimize it (BIN -minimize_crash=1 FILE), copy it into
+# tests/fuzz/corpus/TARGET/ as regress_<what>, and fix the bug; the
+# corpus tests then replay it in every test pass.
+# The last line of a run is a summary: target, executions, coverage
+# (edges), corpus size, findings.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+targets() {
+  grep -A1 "^mxc_fuzz_target(" tests/fuzz/BUILD | sed -n 's/^ *name = "\(.*\)",$/\1/p'
+}
+
+build() {
+  bazel build --config=fuzz $(targets | sed 's|^|//tests/fuzz:|')
+}
+
+# Large single allocations fail (mxc reports MXC_ERR_OOM) rather than
+# count as findings: a model may legitimately ask for more memory than the
+# machine has; what must never happen is a crash or an undersized buffer.
+export ASAN_OPTIONS="allocator_may_return_null=1:max_allocation_size_mb=512:detect_leaks=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+export MXC_NUM_THREADS="${MXC_NUM_THREADS:-2}"
+
+# run TARGET SECONDS JOBS: fuzzes and prints the summary line.
+run() {
+  local t=$1 secs=$2 jobs=$3 root=$PWD work log
+  work=fuzz-work/$t
+  mkdir -p "$work/corpus"
+  rm -f "$work"/fuzz-*.log
+  log=$root/$work/last.log
+  local opts=(-max_total_time="$secs" -rss_limit_mb=2560 -timeout=25
+    -print_final_stats=1)
+  [ -f "tests/fuzz/$t.dict" ] && opts+=(-dict="$root/tests/fuzz/$t.dict")
+  # Several jobs: libFuzzer forks workers that share the corpus directory
+  # and write fuzz-N.log each.
+  [ "$jobs" -gt 1 ] && opts+=(-jobs="$jobs" -workers="$jobs")
+  local rc=0
+  (cd "$work" && "$root/bazel-out/k8-optfuzz/bin/tests/fuzz/$t" "${opts[@]}" \
+    corpus "$root/tests/fuzz/corpus/$t") > "$log" 2>&1 || rc=$?
+  cat "$work"/fuzz-*.log >> "$log" 2>/dev/null || true
+  local execs cov corpus crashes
+  execs=$(awk '/stat::number_of_executed_units/ {s += $2} END {print s + 0}' "$log")
+  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{print $2}')
+  corpus=$(ls "$work/corpus" | wc -l)
+  crashes=$(ls "$work" | grep -cE '^(crash|oom|timeout|leak)-' || true)
+  echo "fuzz: target=$t seconds=$secs executions=$execs coverage_edges=${cov:-0} corpus=$corpus findings=$crashes rc=$rc"
+  if [ "$rc" -ne 0 ] || [ "$crashes" -ne 0 ]; then
+    echo "fuzz: $t FAILED; the report:" >&2
+    grep -A40 -E 'ERROR: (AddressSanitizer|libFuzzer|LeakSanitizer)|runtime error|==ABORT' "$log" | head -80 >&2 || tail -40 "$log" >&2
+    return 1
+  fi
+}
+
+case "${1:-}" in
+--list) targets ;;
+--smoke)
+  secs=${2:-25}
+  build
+  fail=0
+  for t in $(targets); do run "$t" "$secs" 1 || fail=1; done
+  exit $fail
+  ;;
+fuzz_*)
+  [ $# -ge 2 ] || { echo "usage: $0 TARGET MINUTES [JOBS]" >&2; exit 2; }
+  targets | grep -qx "$1" || { echo "unknown target $1; see $0 --list" >&2; exit 2; }
+  build
+  [ "$2" -gt 0 ] || { echo "MINUTES must be > 0" >&2; exit 2; }
+  run "$1" $(($2 * 60)) "${3:-1}"
+  ;;
+*)
+  sed -n '2,20p' "$0" | sed 's/^# \{0,1\}//'
+  exit 2
+  ;;
+esac

@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""Writes the seed inputs of the fuzz targets into tests/fuzz/corpus/.
+
+Seeds are small valid inputs that reach deep into each target (a graph
+that binds and runs, an array file that loads, an iterator file with a few
+batches), laid out in each harness's input format (see the target's
+source). Regression inputs found by fuzzing are added beside them by
+hand (docs/fuzzing.md) and are never rewritten by this script.
+
+  python3 tests/fuzz/make_seeds.py   (from the repository root)
+"""
+import gzip
+import json
+import os
+import struct
+import sys
+
+ROOT = os.path.dirname(os.path.abspath(__file__))
+CORPUS = os.path.join(ROOT, "corpus")
+
+
+def put(target, name, data):
+    d = os.path.join(CORPUS, target)
+    os.makedirs(d, exist_ok=True)
+    if isinstance(data, str):
+        data = data.encode()
+    with open(os.path.join(d, "seed_" + name), "wb") as f:
+        f.write(data)
+
+
+def u16(n):
+    return struct.pack(">H", n)
+
+
+def with_shapes(path, shapes):
+    g = json.load(open(path))
+    for node in g["nodes"]:
+        if node["op"] == "null" and node["name"] in shapes:
+            key = "attrs" if "attrs" in node or "param" not in node else "attr"
+            node.setdefault(key, {})["__shape__"] = shapes[node["name"]]
+    return json.dumps(g)
+
+
+def symbol_json_seeds():
+    td = os.path.join(ROOT, "..", "graph", "testdata")
+    put("fuzz_symbol_json", "mlp1x.json",
+        with_shapes(os.path.join(td, "mlp_mxnet1x.json"), {"data": "(2, 8)"}))
+    put("fuzz_symbol_json", "mlp0x.json",
+        with_shapes(os.path.join(td, "mlp_mxnet0x.json"), {"data": "(2, 8)"}))
+    put("fuzz_symbol_json", "convnet.json",
+        with_shapes(os.path.join(td, "convnet_mxnet1x.json"),
+                    {"data": "(1, 1, 12, 12)"}))
+    # Element-wise chain that the executor fuses, and a reshape/concat graph.
+    nodes = [
+        {"op": "null", "name": "x", "attrs": {"__shape__": "(3, 4)"}, "inputs": []},
+        {"op": "null", "name": "y", "attrs": {"__shape__": "(3, 4)"}, "inputs": []},
+        {"op": "elemwise_mul", "name": "m", "inputs": [[0, 0, 0], [1, 0, 0]]},
+        {"op": "exp", "name": "e", "inputs": [[2, 0, 0]]},
+        {"op": "Concat", "name": "c", "attrs": {"num_args": "2", "dim": "1"},
+         "inputs": [[3, 0, 0], [0, 0, 0]]},
+        {"op": "Reshape", "name": "r", "attrs": {"shape": "(-1, 2)"},
+         "inputs": [[4, 0, 0]]},
+        {"op": "sum", "name": "s", "attrs": {"axis": "1"}, "inputs": [[5, 0, 0]]},
+    ]
+    g = {"nodes": nodes, "arg_nodes": [0, 1],
+         "node_row_ptr": list(range(len(nodes) + 1)),
+         "heads": [[6, 0, 0]], "attrs": {"mxnet_version": ["int", 10900]}}
+    put("fuzz_symbol_json", "chain.json", json.dumps(g))
+
+
+def ndarray_seeds():
+    golden = os.path.join(ROOT, "..", "io", "golden_v1.mxc")
+    put("fuzz_ndarray_load", "golden_v1.mxc", open(golden, "rb").read())
+
+
+def idx_file(dims, code, payload):
+    return struct.pack(">BBBB", 0, 0, code, len(dims)) + b"".join(
+        struct.pack(">I", d) for d in dims) + payload
+
+
+def idx_seeds():
+    images = idx_file([5, 3, 2], 0x08, bytes(range(30)))
+    labels = idx_file([5], 0x08, bytes([0, 1, 2, 3, 4]))
+    for flags in (0x00, 0x07, 0x0a):
+        put("fuzz_idx", "plain_%02x" % flags,
+            bytes([1, flags]) + u16(len(images)) + images + labels)
+    gz = gzip.compress(images, mtime=0)
+    put("fuzz_idx", "gzip", bytes([2, 0x02]) + u16(len(gz)) + gz +
+        gzip.compress(labels, mtime=0))
+    floats = idx_file([2, 1, 2], 0x0D, struct.pack(">4f", 1, 2, 3, 4))
+    put("fuzz_idx", "float", bytes([0, 0]) + u16(len(floats)) + floats +
+        idx_file([2], 0x0C, struct.pack(">2i", 7, 9)))
+
+
+def csv_seeds():
+    data = b"a,b,c\n1,2,3\n4,5,6\n7,8,9\n"
+    labels = b"l\n0\n1\n0\n"
+    # cols, batch, flags (1 header, 2 label file, 4.. last_batch), label_col+2
+    put("fuzz_csv", "header_labelfile",
+        bytes([3, 1, 0x03, 1]) + u16(len(data)) + data + labels)
+    put("fuzz_csv", "label_col", bytes([0, 1, 0x01, 2]) + u16(len(data)) + data)
+    put("fuzz_csv", "pad", bytes([0, 3, 0x00, 1]) + u16(12) + b"1,2\n3,4\n5,6\n")
+
+
+def libsvm_seeds():
+    text = b"1 0:0.5 3:1.5\n0 1:2 2:-1 # comment\n\n1 4:3e2\n"
+    put("fuzz_libsvm", "zero_based", struct.pack(">I", 10 << 1) + bytes([1, 0]) + text)
+    put("fuzz_libsvm", "one_based", struct.pack(">I", 10 << 1) + bytes([2, 1]) +
+        b"1 1:1 5:2\n0 2:3\n")
+
+
+def op_invoke_seeds(n_ops):
+    # op by index (u32, as fz_pick reads counts above 256), no parameters,
+    # two 2x3 float32 inputs (inputs beyond the operator's count are
+    # ignored), then the mode byte (plain, training, recorded).
+    ones = struct.pack("<6f", 0.5, -1.0, 2.0, 0.25, 3.0, -0.75)
+    inp = bytes([2, 2, 3, 0]) + ones
+    for i in range(n_ops):
+        mode = i % 4
+        put("fuzz_op_invoke", "op%03d" % i,
+            bytes([0]) + struct.pack(">I", i) + bytes([0]) +
+            inp + inp + inp + bytes([mode]))
+
+
+def dlpack_seeds():
+    # device pick 0 (cpu), id byte 2 (= 0), ndim pick 4 (= 2), no ndim
+    # override, dtype code, bits, lanes byte (< 230: 1), 12 shape extents,
+    # flags (1 no shape, 2 strides, 4 offset, 8 no data), 12 strides.
+    shape = bytes([2, 3] + [1] * 10)
+    put("fuzz_dlpack", "f32_2x3",
+        bytes([0, 2, 4, 0, 2, 32, 0]) + shape + bytes([0]) + bytes([1] * 12))
+    put("fuzz_dlpack", "i64_strided",
+        bytes([0, 2, 4, 0, 0, 64, 0]) + shape + bytes([2]) +
+        bytes([3, 1] + [1] * 10))
+    put("fuzz_dlpack", "u8_offset",
+        bytes([0, 2, 3, 0, 1, 8, 0]) + shape + bytes([4]) + bytes([1] * 12) +
+        bytes([4]))
+
+
+def main():
+    n_ops = int(sys.argv[1]) if len(sys.argv) > 1 else 0
+    symbol_json_seeds()
+    ndarray_seeds()
+    idx_seeds()
+    csv_seeds()
+    libsvm_seeds()
+    if n_ops:
+        op_invoke_seeds(n_ops)
+    dlpack_seeds()
+
+
+if __name__ == "__main__":
+    main()
