@@ -23,6 +23,10 @@
 /* The smallest array: a legacy placeholder, its uint32 ndim 0 alone. */
 #define MIN_ARRAY_BYTES 4u
 #define DEV_CPU 1 /* MXNet's Context::kCPU, written as the device type */
+/* A csr array never written has an empty indptr in the file, but mxc
+ * materialises rows + 1 zeros: bytes the file does not justify, so they
+ * are capped (2M rows of int64 indices). */
+#define MAX_UNWRITTEN_INDPTR_BYTES (UINT64_C(1) << 24)
 
 /* ---- the cursor ------------------------------------------------------- */
 
@@ -297,6 +301,14 @@ static int check_sparse(cursor *c, uint64_t at, const meta *m) {
                 "%s array's storage shape, index shapes or index dtypes do "
                 "not match its shape",
                 mxc__stype_name(m->stype));
+  }
+  if (m->stype == MXC_STYPE_CSR && m->aux_shape[0].dims[0] == 0 &&
+      (uint64_t)s->dims[0] >=
+          MAX_UNWRITTEN_INDPTR_BYTES / mxc__dtype_size(m->aux_dtype[0])) {
+    return fail(c, at,
+                "an unwritten csr array of %lld rows: more than mxc loads "
+                "without an indptr in the file",
+                (long long)s->dims[0]);
   }
   return MXC_OK;
 }
