@@ -58,6 +58,7 @@
 %rename(StrListHandle) mxc_str_list_s;
 %rename(OpHandle) mxc_op_s;
 %rename(OutputsHandle) mxcb_outputs;
+%rename(CheckpointHandle) mxcb_checkpoint;
 /* Operator handles are static: no destructor (declared before the struct,
  * or SWIG makes one that would free() a static record). */
 %nodefaultdtor mxc_op_s;
@@ -68,12 +69,16 @@ struct mxc_data_iter_s {};
 struct mxc_str_list_s {};
 struct mxc_op_s {};
 struct mxcb_outputs {};
+struct mxcb_checkpoint {};
 %extend mxc_ndarray_s { ~mxc_ndarray_s() { mxc_ndarray_free($self); } }
 %extend mxc_symbol_s { ~mxc_symbol_s() { mxc_symbol_free($self); } }
 %extend mxc_executor_s { ~mxc_executor_s() { mxc_executor_free($self); } }
 %extend mxc_data_iter_s { ~mxc_data_iter_s() { mxc_data_iter_free($self); } }
 %extend mxc_str_list_s { ~mxc_str_list_s() { mxc_str_list_free($self); } }
 %extend mxcb_outputs { ~mxcb_outputs() { mxcb_outputs_free($self); } }
+%extend mxcb_checkpoint {
+  ~mxcb_checkpoint() { mxcb_checkpoint_free($self); }
+}
 %clearnodefaultctor;
 
 /* New objects: the caller owns the result. */
@@ -101,6 +106,9 @@ struct mxcb_outputs {};
 %newobject mxcb_data_iter_idx;
 %newobject mxcb_data_iter_data;
 %newobject mxcb_data_iter_label;
+%newobject mxcb_checkpoint_load;
+%newobject mxcb_checkpoint_take_symbol;
+%newobject mxcb_checkpoint_array;
 /* Strings made by mxc are freed by mxc. */
 %typemap(newfree) char * "mxc_string_free($1);";
 

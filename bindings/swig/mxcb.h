@@ -624,4 +624,106 @@ static inline void mxcb_data_iter_reset(mxc_data_iter it) {
   mxcb__check(mxc_data_iter_reset(it));
 }
 
+/* ---- checkpoints (MXNet's PREFIX-symbol.json + PREFIX-EEEE.params) ---- */
+
+/* A loaded checkpoint: the symbol and the argument (group 0) and
+ * auxiliary-state (group 1) lists, owned here until taken or freed. */
+typedef struct mxcb_checkpoint mxcb_checkpoint;
+#ifndef SWIG
+struct mxcb_checkpoint {
+  mxc_symbol sym;
+  mxc_ndarray_list lists[2];
+};
+#endif
+
+static inline void mxcb_checkpoint_free(mxcb_checkpoint *c) {
+  if (c == NULL) return;
+  mxc_symbol_free(c->sym);
+  mxc_ndarray_list_free(c->lists[0]);
+  mxc_ndarray_list_free(c->lists[1]);
+  free(c);
+}
+
+static inline mxcb_checkpoint *mxcb_checkpoint_load(const char *prefix,
+                                                    int epoch) {
+  mxcb_checkpoint *c;
+  mxcb__begin();
+  c = (mxcb_checkpoint *)calloc(1, sizeof *c);
+  if (c == NULL) {
+    mxcb__fail_msg(MXC_ERR_OOM, "out of memory for the checkpoint");
+    return NULL;
+  }
+  if (mxcb__check(mxc_checkpoint_load(prefix, epoch, &c->sym, &c->lists[0],
+                                      &c->lists[1]))) {
+    free(c);
+    return NULL;
+  }
+  return c;
+}
+
+/* Transfers the symbol to the caller (a second take is an error). */
+static inline mxc_symbol mxcb_checkpoint_take_symbol(mxcb_checkpoint *c) {
+  mxc_symbol s;
+  mxcb__begin();
+  if (c == NULL || c->sym == NULL) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT, "the symbol was already taken");
+    return NULL;
+  }
+  s = c->sym;
+  c->sym = NULL;
+  return s;
+}
+
+static inline int mxcb__checkpoint_group(mxcb_checkpoint *c, int group) {
+  if (c != NULL && (group == 0 || group == 1)) return 1;
+  mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT,
+                 "group must be 0 (arguments) or 1 (auxiliary states)");
+  return 0;
+}
+
+static inline int mxcb_checkpoint_size(mxcb_checkpoint *c, int group) {
+  int n = 0;
+  mxcb__begin();
+  if (!mxcb__checkpoint_group(c, group)) return -1;
+  return mxcb__check(mxc_ndarray_list_size(c->lists[group], &n)) ? -1 : n;
+}
+
+/* Borrowed: valid while c lives. */
+static inline const char *mxcb_checkpoint_name(mxcb_checkpoint *c, int group,
+                                               int i) {
+  const char *out = NULL;
+  mxcb__begin();
+  if (!mxcb__checkpoint_group(c, group)) return NULL;
+  return mxcb__check(mxc_ndarray_list_name(c->lists[group], i, &out)) ? NULL
+                                                                       : out;
+}
+
+static inline mxc_ndarray mxcb_checkpoint_array(mxcb_checkpoint *c, int group,
+                                                int i) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  if (!mxcb__checkpoint_group(c, group)) return NULL;
+  return mxcb__check(mxc_ndarray_list_get(c->lists[group], i, &out)) ? NULL
+                                                                     : out;
+}
+
+/* The first N_HANDLES - n_aux arrays (and names) are arguments, the last
+ * n_aux auxiliary states; names without arg:/aux: prefixes. */
+static inline void mxcb_checkpoint_save(const char *prefix, int epoch,
+                                        mxc_symbol sym,
+                                        const mxc_ndarray *HANDLES,
+                                        int N_HANDLES,
+                                        const char *const *NAMES, int N_NAMES,
+                                        int n_aux) {
+  int n_args = N_HANDLES - n_aux;
+  mxcb__begin();
+  if (N_NAMES != N_HANDLES || n_aux < 0 || n_args < 0) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT,
+                   "one name per array, and n_aux within the arrays");
+    return;
+  }
+  mxcb__check(mxc_checkpoint_save(prefix, epoch, sym, n_args, NAMES, HANDLES,
+                                  n_aux, NAMES + n_args, HANDLES + n_args));
+}
+
 #endif /* MXC_BINDINGS_MXCB_H_ */

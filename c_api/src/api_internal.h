@@ -50,4 +50,16 @@ static inline int api_symbol(mxc_symbol h, const char *what,
   return MXC_OK;
 }
 
+/* Gives a new symbol a public handle; frees it on failure. */
+static inline int api_wrap_symbol(mxc__symbol *s, mxc_symbol *out) {
+  uintptr_t h;
+  int rc = mxc__handle_new(MXC__HANDLE_SYMBOL, s, &h);
+  if (rc != MXC_OK) {
+    mxc__symbol_free(s);
+    return rc;
+  }
+  *out = (mxc_symbol)h;
+  return MXC_OK;
+}
+
 #endif /* MXC_C_API_SRC_API_INTERNAL_H_ */

@@ -64,18 +64,6 @@ int mxc_str_list_get(mxc_str_list list, int index, const char **out) {
 
 /* ---- symbol handles ---- */
 
-/* Gives a new symbol a public handle; frees it on failure. */
-static int wrap_symbol(mxc__symbol *s, mxc_symbol *out) {
-  uintptr_t h;
-  int rc = mxc__handle_new(MXC__HANDLE_SYMBOL, s, &h);
-  if (rc != MXC_OK) {
-    mxc__symbol_free(s);
-    return rc;
-  }
-  *out = (mxc_symbol)h;
-  return MXC_OK;
-}
-
 /* The internal symbols of n handles, as a new array (mxc__free it). */
 static int api_symbols(const mxc_symbol *hs, int n, const char *fn,
                        const char *arg, mxc__symbol ***out) {
@@ -108,7 +96,7 @@ int mxc_symbol_variable_ex(const char *name, const char *const *keys,
   API_CHECK_OUT(out, "mxc_symbol_variable", "out");
   mxc__symbol *s = NULL;
   MXC_FORWARD_IF_ERROR(mxc__symbol_variable(name, keys, vals, n_attrs, &s));
-  return wrap_symbol(s, out);
+  return api_wrap_symbol(s, out);
 }
 
 int mxc_symbol_create(mxc_op op, const char *const *keys,
@@ -130,7 +118,7 @@ int mxc_symbol_create(mxc_op op, const char *const *keys,
                               n_inputs, &s);
   mxc__free(in);
   MXC_FORWARD_IF_ERROR(rc);
-  return wrap_symbol(s, out);
+  return api_wrap_symbol(s, out);
 }
 
 int mxc_symbol_compose(mxc_symbol sym, const char *const *names,
@@ -145,7 +133,7 @@ int mxc_symbol_compose(mxc_symbol sym, const char *const *names,
   int rc = mxc__symbol_compose(s, names, a, n_args, &r);
   mxc__free(a);
   MXC_FORWARD_IF_ERROR(rc);
-  return wrap_symbol(r, out);
+  return api_wrap_symbol(r, out);
 }
 
 void mxc_symbol_free(mxc_symbol sym) {
@@ -168,7 +156,7 @@ static int sym_to_sym(mxc_symbol sym, const char *fn, sym_to_sym_fn f,
   snprintf(what, sizeof what, "%s: sym", fn);
   MXC_FORWARD_IF_ERROR(api_symbol(sym, what, &s));
   MXC_FORWARD_IF_ERROR(f(s, &r));
-  return wrap_symbol(r, out);
+  return api_wrap_symbol(r, out);
 }
 
 int mxc_symbol_copy(mxc_symbol sym, mxc_symbol *out) {
@@ -189,7 +177,7 @@ int mxc_symbol_group(const mxc_symbol *syms, int n, mxc_symbol *out) {
   int rc = mxc__symbol_group(s, n, &r);
   mxc__free(s);
   MXC_FORWARD_IF_ERROR(rc);
-  return wrap_symbol(r, out);
+  return api_wrap_symbol(r, out);
 }
 
 int mxc_symbol_num_outputs(mxc_symbol sym, int *out) {
@@ -205,7 +193,7 @@ int mxc_symbol_output(mxc_symbol sym, int index, mxc_symbol *out) {
   mxc__symbol *s = NULL, *r = NULL;
   MXC_FORWARD_IF_ERROR(api_symbol(sym, "mxc_symbol_output: sym", &s));
   MXC_FORWARD_IF_ERROR(mxc__symbol_output(s, index, &r));
-  return wrap_symbol(r, out);
+  return api_wrap_symbol(r, out);
 }
 
 int mxc_symbol_output_by_name(mxc_symbol sym, const char *name,
@@ -214,7 +202,7 @@ int mxc_symbol_output_by_name(mxc_symbol sym, const char *name,
   mxc__symbol *s = NULL, *r = NULL;
   MXC_FORWARD_IF_ERROR(api_symbol(sym, "mxc_symbol_output_by_name: sym", &s));
   MXC_FORWARD_IF_ERROR(mxc__symbol_output_by_name(s, name, &r));
-  return wrap_symbol(r, out);
+  return api_wrap_symbol(r, out);
 }
 
 int mxc_symbol_name(mxc_symbol sym, char **out) {
@@ -293,7 +281,7 @@ int mxc_symbol_from_json(const char *json, mxc_symbol *out) {
                       "mxc_symbol_from_json: json is NULL");
   mxc__symbol *s = NULL;
   MXC_FORWARD_IF_ERROR(mxc__symbol_from_json(json, &s));
-  return wrap_symbol(s, out);
+  return api_wrap_symbol(s, out);
 }
 
 int mxc_symbol_save(mxc_symbol sym, const char *path) {
@@ -310,7 +298,7 @@ int mxc_symbol_load(const char *path, mxc_symbol *out) {
                       "mxc_symbol_load: path is NULL");
   mxc__symbol *s = NULL;
   MXC_FORWARD_IF_ERROR(mxc__symbol_load(path, &s));
-  return wrap_symbol(s, out);
+  return api_wrap_symbol(s, out);
 }
 
 int mxc_symbol_to_dot(mxc_symbol sym, int n_shapes, const char *const *names,

@@ -9,6 +9,7 @@
 #include "core/base/dtype.h"
 #include "core/base/error.h"
 #include "core/base/file.h"
+#include "core/ndarray/mxnet_format.h"
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "mxc's file format writes host bytes: little-endian hosts only"
@@ -84,10 +85,25 @@ static int check_save_args(const char *path, mxc__ndarray *const *arrays,
                         "save: names[%d] is longer than %u bytes", i,
                         MAX_NAME_LEN);
   }
+  return MXC_OK;
+}
+
+/* What the chosen format can hold. */
+static int check_save_format(mxc__ndarray *const *arrays, int n, int format) {
+  MXC_RETURN_ERROR_IF(
+      format != MXC_FILE_FORMAT_MXC && format != MXC_FILE_FORMAT_MXNET,
+      MXC_ERR_INVALID_ARGUMENT,
+      "save: format %d is unknown; expected MXC_FILE_FORMAT_MXC (0) or "
+      "MXC_FILE_FORMAT_MXNET (1)",
+      format);
+  if (format == MXC_FILE_FORMAT_MXNET) {
+    return mxc__mxnet_check_save(arrays, n);
+  }
   for (int i = 0; i < n; ++i) {
     MXC_RETURN_ERROR_IF(arrays[i]->stype != MXC_STYPE_DEFAULT, MXC_ERR_STYPE,
-                        "save: array %d is sparse; only dense arrays can be "
-                        "saved in this version",
+                        "save: array %d is sparse; the mxc format holds "
+                        "dense arrays only (MXC_FILE_FORMAT_MXNET holds "
+                        "csr and row_sparse)",
                         i);
   }
   return MXC_OK;
@@ -110,16 +126,26 @@ static int save_all(mxc__file *f, mxc__ndarray *const *arrays,
 
 int mxc__ndarray_save(const char *path, mxc__ndarray *const *arrays,
                       const char *const *names, int n) {
+  return mxc__ndarray_save_format(path, arrays, names, n, MXC_FILE_FORMAT_MXC);
+}
+
+int mxc__ndarray_save_format(const char *path, mxc__ndarray *const *arrays,
+                             const char *const *names, int n, int format) {
   MXC_FORWARD_IF_ERROR(check_save_args(path, arrays, names, n));
-  /* Pending writes must land first; a failed one is reported here. */
+  MXC_FORWARD_IF_ERROR(check_save_format(arrays, n, format));
+  /* Pending writes must land first; a failed one is reported here. Sparse
+   * arrays are read through pushed work (mxc__sparse_part_sync). */
   for (int i = 0; i < n; ++i) {
+    if (arrays[i]->stype != MXC_STYPE_DEFAULT) continue;
     MXC_FORWARD_IF_ERROR(mxc__ndarray_ensure_alloc(arrays[i]));
     MXC_FORWARD_IF_ERROR(mxc__ndarray_wait(arrays[i], 0));
   }
   mxc__file *f;
   char *tmp;
   MXC_FORWARD_IF_ERROR(mxc__file_create_temp(path, &f, &tmp));
-  int rc = save_all(f, arrays, names, n);
+  int rc = format == MXC_FILE_FORMAT_MXNET
+               ? mxc__mxnet_write(f, arrays, names, n)
+               : save_all(f, arrays, names, n);
   int crc = mxc__file_close(f);
   if (rc == MXC_OK) rc = crc;
   if (rc == MXC_OK) rc = mxc__file_rename(tmp, path);
@@ -165,12 +191,20 @@ static int take_u64(reader *r, uint64_t *v, const char *what) {
   return MXC_OK;
 }
 
-static int read_header(reader *r, uint64_t *count) {
+/* head: the first 8 bytes, read already (format detection). */
+static int read_header(reader *r, const unsigned char *head, uint64_t *count) {
   unsigned char h[HEADER_BYTES];
-  MXC_FORWARD_IF_ERROR(take(r, h, sizeof h, "the file header"));
+  memcpy(h, head, 8);
   MXC_RETURN_ERROR_IF(memcmp(h, k_magic, 8) != 0, MXC_ERR_IO,
-                      "load '%s': not an mxc array file (bad magic bytes)",
+                      "load '%s': at offset 0: bad magic bytes: neither an "
+                      "mxc array file (MXCNDARR) nor an MXNet NDArray list "
+                      "(0x112)",
                       r->path);
+  MXC_RETURN_ERROR_IF(r->file_size < HEADER_BYTES, MXC_ERR_IO,
+                      "load '%s': at offset %llu: file is truncated: "
+                      "shorter than the %u-byte header",
+                      r->path, (unsigned long long)r->file_size, HEADER_BYTES);
+  MXC_FORWARD_IF_ERROR(take(r, h + 8, sizeof h - 8, "the file header"));
   uint32_t version = get_u32(h + 8);
   MXC_RETURN_ERROR_IF(version != FORMAT_VERSION, MXC_ERR_IO,
                       "load '%s': format version %u is not supported; this "
@@ -303,6 +337,14 @@ static int load_entries(reader *r, mxc__ndarray_list *list, uint64_t count) {
   return MXC_OK;
 }
 
+/* The mxc format after its first 8 bytes (head). */
+static int load_mxc(reader *r, const unsigned char *head,
+                    mxc__ndarray_list *list) {
+  uint64_t count = 0;
+  MXC_FORWARD_IF_ERROR(read_header(r, head, &count));
+  return load_entries(r, list, count);
+}
+
 int mxc__ndarray_load(const char *path, mxc__ndarray_list **out) {
   MXC_RETURN_ERROR_IF(!path || !*path, MXC_ERR_INVALID_ARGUMENT,
                       "load: path is NULL or empty");
@@ -313,15 +355,21 @@ int mxc__ndarray_load(const char *path, mxc__ndarray_list **out) {
   mxc__ndarray_list *list = mxc__calloc(1, sizeof *list);
   int rc = list ? mxc__file_size(r.f, &r.file_size)
                 : mxc__error_set(MXC_ERR_OOM, "load '%s': out of memory", path);
-  uint64_t count = 0;
-  if (rc == MXC_OK && r.file_size < HEADER_BYTES) {
+  unsigned char head[8];
+  if (rc == MXC_OK && r.file_size < 8) {
     rc = mxc__error_set(MXC_ERR_IO,
-                        "load '%s': file is truncated: %llu bytes, shorter "
-                        "than the %u-byte header",
-                        path, (unsigned long long)r.file_size, HEADER_BYTES);
+                        "load '%s': at offset 0: file is truncated: %llu "
+                        "bytes, shorter than any array file's magic",
+                        path, (unsigned long long)r.file_size);
   }
-  if (rc == MXC_OK) rc = read_header(&r, &count);
-  if (rc == MXC_OK) rc = load_entries(&r, list, count);
+  if (rc == MXC_OK) rc = take(&r, head, 8, "the magic bytes");
+  if (rc == MXC_OK && get_u64(head) == MXC__MXNET_LIST_MAGIC) {
+    mxc__ndarray_list_free(list);
+    list = NULL;
+    rc = mxc__mxnet_load_file(r.f, path, r.file_size, 8, &list);
+  } else if (rc == MXC_OK) {
+    rc = load_mxc(&r, head, list);
+  }
   mxc__file_close(r.f);
   if (rc != MXC_OK) {
     mxc__ndarray_list_free(list);

@@ -14,7 +14,13 @@ typedef struct mxc__ndarray_list {
 int mxc__ndarray_save(const char *path, mxc__ndarray *const *arrays,
                       const char *const *names, int n);
 
-/* Reads a file written by mxc__ndarray_save into a new list. */
+/* The same in a chosen format: MXC_FILE_FORMAT_MXC (the above) or
+ * MXC_FILE_FORMAT_MXNET (Apache MXNet's NDArray list, mxnet_format.h). */
+int mxc__ndarray_save_format(const char *path, mxc__ndarray *const *arrays,
+                             const char *const *names, int n, int format);
+
+/* Reads a file written by mxc__ndarray_save or an MXNet NDArray list (told
+ * apart by their first bytes) into a new list. */
 int mxc__ndarray_load(const char *path, mxc__ndarray_list **out);
 
 void mxc__ndarray_list_free(mxc__ndarray_list *list);

@@ -17,9 +17,12 @@ from ._lib import MxcError, check
 from .ndarray import NDArray, array, empty, zeros
 from . import op, autograd  # noqa: E402  (op needs NDArray)
 from .dlpack import from_dlpack
+from .io import (Symbol, load, load_checkpoint, save,  # noqa: E402
+                 save_checkpoint)
 
 __all__ = ["MxcError", "NDArray", "array", "empty", "zeros", "op",
-           "autograd", "from_dlpack", "wait_all", "version", "seed",
+           "autograd", "from_dlpack", "Symbol", "save", "load",
+           "load_checkpoint", "save_checkpoint", "wait_all", "version", "seed",
            "feature_enabled", "storage_stat", "library"]
 
 library = _lib.lib

@@ -126,6 +126,22 @@ _SIGNATURES = {
     "mxc_autograd_backward": (c_int, [c_int, _P(handle), _P(handle), c_int]),
     "mxc_autograd_get_grad": (c_int, [handle, _P(handle)]),
     "mxc_ndarray_detach": (c_int, [handle, _P(handle)]),
+    "mxc_ndarray_save_format": (c_int, [c_char_p, _P(handle), _P(c_char_p),
+                                        c_int, c_int]),
+    "mxc_ndarray_load": (c_int, [c_char_p, _P(handle)]),
+    "mxc_ndarray_list_free": (None, [handle]),
+    "mxc_ndarray_list_size": (c_int, [handle, _P(c_int)]),
+    "mxc_ndarray_list_get": (c_int, [handle, c_int, _P(handle)]),
+    "mxc_ndarray_list_name": (c_int, [handle, c_int, _P(c_char_p)]),
+    "mxc_symbol_free": (None, [handle]),
+    "mxc_symbol_to_json": (c_int, [handle, _P(c_void_p)]),
+    "mxc_symbol_from_json": (c_int, [c_char_p, _P(handle)]),
+    "mxc_string_free": (None, [c_void_p]),
+    "mxc_checkpoint_load": (c_int, [c_char_p, c_int, _P(handle), _P(handle),
+                                    _P(handle)]),
+    "mxc_checkpoint_save": (c_int, [c_char_p, c_int, handle, c_int,
+                                    _P(c_char_p), _P(handle), c_int,
+                                    _P(c_char_p), _P(handle)]),
 }
 
 for _name, (_res, _args) in _SIGNATURES.items():

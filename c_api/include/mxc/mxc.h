@@ -281,8 +281,11 @@ MXC_API int mxc_ndarray_save(const char *path, const mxc_ndarray *arrays,
 /* A list of loaded arrays with their names. */
 typedef struct mxc_ndarray_list_s *mxc_ndarray_list;
 
-/* Reads a file written by mxc_ndarray_save. A truncated, corrupted or
- * foreign file gives MXC_ERR_IO with the position and the problem.
+/* Reads a file written by mxc_ndarray_save, or an Apache MXNet NDArray
+ * list (.params; every layout MXNet wrote, legacy v0 to v3, dense, csr and
+ * row_sparse; names kept as written, "arg:"/"aux:" prefixes included). A
+ * truncated, corrupted or foreign file gives MXC_ERR_IO with the position
+ * and the problem.
  * On success *out is a new list owned by the caller; free it with
  * mxc_ndarray_list_free. */
 MXC_API int mxc_ndarray_load(const char *path, mxc_ndarray_list *out);
@@ -301,6 +304,29 @@ MXC_API int mxc_ndarray_list_get(mxc_ndarray_list list, int index,
  * arrays have the name "". */
 MXC_API int mxc_ndarray_list_name(mxc_ndarray_list list, int index,
                                   const char **out);
+
+/* File formats of mxc_ndarray_save_format. mxc_ndarray_load and
+ * mxc_executor_load_params read both, telling them apart by their first
+ * bytes. */
+#define MXC_FILE_FORMAT_MXC 0   /* mxc's own (docs/ndarray-format.md) */
+#define MXC_FILE_FORMAT_MXNET 1 /* Apache MXNet's NDArray list, the .params
+                                   of MXNet checkpoints (docs/mxnet-format.md) */
+
+/* mxc_ndarray_save in a chosen format (MXC_FILE_FORMAT_*), atomically as
+ * mxc_ndarray_save. MXC_FILE_FORMAT_MXNET holds dense, csr and row_sparse
+ * arrays of every dtype and is read by every MXNet since 0.11 (its v2
+ * layout); when an array is 0-d the file uses MXNet's v3 layout, which
+ * MXNet reads only under numpy shape semantics and which holds dense arrays
+ * only (a sparse array beside a 0-d one is MXC_ERR_STYPE). names NULL
+ * writes an unnamed list. An unknown format is MXC_ERR_INVALID_ARGUMENT.
+ * arrays and names are borrowed for the call; nothing is kept. Waits for
+ * pending writes to the arrays. Thread-safe: concurrent saves to different
+ * paths are independent; concurrent saves to one path leave one complete
+ * file. Since 1.1. */
+MXC_API int mxc_ndarray_save_format(const char *path,
+                                    const mxc_ndarray *arrays,
+                                    const char *const *names, int n,
+                                    int format);
 
 /* ------------------------------------------------------------------------ */
 /* DLPack (zero-copy exchange; include <dlpack/dlpack.h> to use)             */
@@ -1066,12 +1092,50 @@ MXC_API int mxc_executor_save_params(mxc_executor ex, const char *path,
                                      int n_exclude,
                                      const char *const *exclude);
 
-/* Copies "arg:"/"aux:" arrays of a file into the executor's arrays (names
- * without a prefix are taken as arguments). A shape or dtype mismatch is
+/* Copies "arg:"/"aux:" arrays of a file (mxc's format or MXNet's
+ * .params) into the executor's arrays (names without a prefix are taken as
+ * arguments). A shape or dtype mismatch is
  * an error naming the parameter; names the executor lacks are an error
  * unless allow_extra != 0. Nothing is changed on failure. */
 MXC_API int mxc_executor_load_params(mxc_executor ex, const char *path,
                                      int allow_extra);
+
+/* ------------------------------------------------------------------------ */
+/* Checkpoints as Apache MXNet writes them                                   */
+/* ------------------------------------------------------------------------ */
+
+/* A checkpoint is two files: PREFIX-symbol.json (the graph, as
+ * mxc_symbol_save) and PREFIX-EEEE.params (the epoch, at least 4 digits
+ * with leading zeros, e.g. "model-0007.params") holding the arguments as
+ * "arg:NAME" and the auxiliary states as "aux:NAME".
+ *
+ * mxc_checkpoint_load reads both: *out_sym = a new symbol (free with
+ * mxc_symbol_free); *out_args and *out_aux = new lists (free with
+ * mxc_ndarray_list_free) with the "arg:" / "aux:" prefixes removed from the
+ * names (a name without a prefix counts as an argument). The params file
+ * may be in MXNet's format or mxc's. prefix is borrowed for the call;
+ * epoch must be >= 0. Errors: MXC_ERR_IO for a missing, truncated or
+ * corrupted file (naming it), the symbol errors of mxc_symbol_load;
+ * on failure the out-parameters are untouched and nothing leaks.
+ * Thread-safe (it only reads the files). Since 1.1. */
+MXC_API int mxc_checkpoint_load(const char *prefix, int epoch,
+                                mxc_symbol *out_sym,
+                                mxc_ndarray_list *out_args,
+                                mxc_ndarray_list *out_aux);
+
+/* Writes sym to PREFIX-symbol.json and the n_args arguments (arg_names[i]
+ * for args[i]) and n_aux auxiliary states to PREFIX-EEEE.params in MXNet's
+ * format (MXC_FILE_FORMAT_MXNET), so that MXNet's load_checkpoint and
+ * Module/Gluon imports read them. Each file is replaced atomically (the
+ * params first: a failure leaves the previous symbol file in place). Names
+ * are given without prefixes and must be non-NULL; arrays and names are
+ * borrowed for the call. Waits for pending writes to the arrays.
+ * Thread-safety as mxc_ndarray_save_format. Since 1.1. */
+MXC_API int mxc_checkpoint_save(const char *prefix, int epoch, mxc_symbol sym,
+                                int n_args, const char *const *arg_names,
+                                const mxc_ndarray *args, int n_aux,
+                                const char *const *aux_names,
+                                const mxc_ndarray *aux);
 
 /* ------------------------------------------------------------------------ */
 /* Imperative autograd                                                       */

@@ -1,0 +1,21 @@
+/* Checkpoints as Apache MXNet writes them: PREFIX-symbol.json and
+ * PREFIX-EEEE.params with "arg:"/"aux:" names (mxc.h, "Checkpoints"). */
+#ifndef MXC_CORE_GRAPH_CHECKPOINT_H_
+#define MXC_CORE_GRAPH_CHECKPOINT_H_
+
+#include "core/graph/symbol.h"
+#include "core/ndarray/io.h"
+
+/* *sym, *args, *aux: new; names in the lists have no prefix. Nothing is
+ * set on failure. */
+int mxc__checkpoint_load(const char *prefix, int epoch, mxc__symbol **sym,
+                         mxc__ndarray_list **args, mxc__ndarray_list **aux);
+
+/* Writes the params (MXNet format) and then the symbol. */
+int mxc__checkpoint_save(const char *prefix, int epoch, const mxc__symbol *sym,
+                         int n_args, const char *const *arg_names,
+                         mxc__ndarray *const *args, int n_aux,
+                         const char *const *aux_names,
+                         mxc__ndarray *const *aux);
+
+#endif /* MXC_CORE_GRAPH_CHECKPOINT_H_ */
