@@ -7,11 +7,16 @@ batches), laid out in each harness's input format (see the target's
 source). Regression inputs found by fuzzing are added beside them by
 hand (docs/fuzzing.md) and are never rewritten by this script.
 
-  python3 tests/fuzz/make_seeds.py   (from the repository root)
+  /usr/bin/python3 tests/fuzz/make_seeds.py NUM_OPS   (from the repository root;
+  NUM_OPS: mxc_op_count(), for one seed per operator)
 """
 import gzip
+import importlib.util
 import json
 import os
+import shutil
+import subprocess
+import tempfile
 import struct
 import sys
 
@@ -68,9 +73,61 @@ def symbol_json_seeds():
     put("fuzz_symbol_json", "chain.json", json.dumps(g))
 
 
-def ndarray_seeds():
+def load_writer():
+    """scripts/make_mxnet_params.py as a module (it needs numpy: run this
+    script with Debian's /usr/bin/python3)."""
+    path = os.path.join(ROOT, "..", "..", "scripts", "make_mxnet_params.py")
+    spec = importlib.util.spec_from_file_location("make_mxnet_params", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def mxnet_params_files():
+    """{case: bytes} of MXNet-format files from the repo's independent
+    writer (scripts/make_mxnet_params.py, which needs numpy)."""
+    tmp = tempfile.mkdtemp()
+    try:
+        subprocess.run(["/usr/bin/python3",
+                        os.path.join(ROOT, "..", "..", "scripts",
+                                     "make_mxnet_params.py"), "write", tmp],
+                       check=True)
+        return {f[:-len(".params")]: open(os.path.join(tmp, f), "rb").read()
+                for f in sorted(os.listdir(tmp))}
+    finally:
+        shutil.rmtree(tmp)
+
+
+def ndarray_seeds(mxnet):
     golden = os.path.join(ROOT, "..", "io", "golden_v1.mxc")
     put("fuzz_ndarray_load", "golden_v1.mxc", open(golden, "rb").read())
+    for case, data in mxnet.items():
+        put("fuzz_ndarray_load", "mxnet_" + case, data)
+
+
+def checkpoint_seeds(mxnet):
+    """A graph and its parameters: a 16-bit length, the JSON, the params."""
+    nodes = [
+        {"op": "null", "name": "data", "attrs": {"__shape__": "(2, 3)"},
+         "inputs": []},
+        {"op": "null", "name": "w", "inputs": []},
+        {"op": "null", "name": "b", "inputs": []},
+        {"op": "FullyConnected", "name": "fc",
+         "attrs": {"num_hidden": "2"}, "inputs": [[0, 0, 0], [1, 0, 0], [2, 0, 0]]},
+    ]
+    g = json.dumps({"nodes": nodes, "arg_nodes": [0, 1, 2],
+                    "node_row_ptr": list(range(5)), "heads": [[3, 0, 0]],
+                    "attrs": {"mxnet_version": ["int", 10900]}}).encode()
+    # The FullyConnected parameters, as MXNet v2 and legacy v0 write them
+    # (the independent writer's list_bytes; float32 is dtype 0), then
+    # arbitrary files of the writer's cases.
+    mp = load_writer()
+    fc = [("dense", 0, (2, 3)), ("dense", 0, (2,))]
+    for version in (2, 0):
+        params = mp.list_bytes(version, fc, ["arg:w", "arg:b"])
+        put("fuzz_checkpoint", "fc_v%d" % version, u16(len(g)) + g + params)
+    for case in ("dense_v2", "legacy_v0"):
+        put("fuzz_checkpoint", case, u16(len(g)) + g + mxnet[case])
 
 
 def idx_file(dims, code, payload):
@@ -140,7 +197,9 @@ def dlpack_seeds():
 def main():
     n_ops = int(sys.argv[1]) if len(sys.argv) > 1 else 0
     symbol_json_seeds()
-    ndarray_seeds()
+    mxnet = mxnet_params_files()
+    ndarray_seeds(mxnet)
+    checkpoint_seeds(mxnet)
     idx_seeds()
     csv_seeds()
     libsvm_seeds()
