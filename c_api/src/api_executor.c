@@ -130,6 +130,11 @@ int mxc_executor_simple_bind(mxc_symbol sym, int dev_type, int dev_id,
 
 void mxc_executor_free(mxc_executor ex) {
   if (!ex) return;
+  mxc__executor *e;
+  if (api_executor(ex, "mxc_executor_free: ex", &e) != MXC_OK ||
+      mxc__executor_check_not_monitoring(e, "mxc_executor_free") != MXC_OK) {
+    return; /* reported through mxc_last_error */
+  }
   void *p;
   if (mxc__handle_release((uintptr_t)ex, MXC__HANDLE_EXECUTOR,
                           "mxc_executor_free: ex", &p) == MXC_OK) {

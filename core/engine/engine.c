@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "core/base/alloc.h"
+#include "core/base/callback.h"
 #include "core/base/error.h"
 #include "core/engine/config.h"
 #include "core/engine/internal.h"
@@ -192,6 +193,7 @@ int mxc__engine_set_num_workers(mxc__engine *e, int n) {
   MXC_RETURN_ERROR_IF(n < 1 || n > MAX_WORKERS, MXC_ERR_INVALID_ARGUMENT,
                       "engine_set_num_workers: %d is outside 1..%d", n,
                       MAX_WORKERS);
+  MXC_FORWARD_IF_ERROR(mxc__engine_check_may_wait("set_num_workers"));
   if (e->kind == MXC__ENGINE_NAIVE) { /* no workers: only remembered */
     atomic_store(&e->num_workers, n);
     return MXC_OK;
@@ -280,11 +282,29 @@ int mxc__engine_push(mxc__engine *e, const mxc__push_args *a) {
   return mxc__naive_push(e, a);
 }
 
+_Thread_local int mxc__tls_engine_cb;
+
+int mxc__engine_check_may_wait(const char *fn) {
+  MXC_FORWARD_IF_ERROR(mxc__cb_refuse(
+      MXC__CB_LOG, NULL, fn,
+      "waiting for engine work there could wait for the callback itself"));
+  MXC_RETURN_ERROR_IF(
+      mxc__tls_engine_cb > 0 || mxc__thr_in_fn() ||
+          mxc__pool_current_worker() != NULL,
+      MXC_ERR_REENTRANT,
+      "%s: called from inside a function run by the engine (a pushed "
+      "function, its on_free or a deletion callback): waiting for engine "
+      "work there could wait for itself; wait in the thread that pushed",
+      fn);
+  return MXC_OK;
+}
+
 int mxc__engine_wait_var(mxc__engine *e, mxc__var *v, int for_write) {
   MXC_RETURN_ERROR_IF(e == NULL, MXC_ERR_INVALID_ARGUMENT,
                       "engine_wait_var: engine is NULL");
   MXC_RETURN_ERROR_IF(v == NULL, MXC_ERR_INVALID_ARGUMENT,
                       "engine_wait_var: variable is NULL");
+  MXC_FORWARD_IF_ERROR(mxc__engine_check_may_wait("waiting for an array"));
   if (e->kind == MXC__ENGINE_THREADED) {
     return mxc__thr_wait_var(e, v, for_write);
   }
@@ -294,6 +314,7 @@ int mxc__engine_wait_var(mxc__engine *e, mxc__var *v, int for_write) {
 int mxc__engine_wait_all(mxc__engine *e) {
   MXC_RETURN_ERROR_IF(e == NULL, MXC_ERR_INVALID_ARGUMENT,
                       "engine_wait_all: engine is NULL");
+  MXC_FORWARD_IF_ERROR(mxc__engine_check_may_wait("wait_all"));
   if (e->kind == MXC__ENGINE_THREADED) return mxc__thr_wait_all(e);
   return mxc__naive_wait_all(e);
 }

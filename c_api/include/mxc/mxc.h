@@ -81,6 +81,11 @@ MXC_API int mxc_feature_enabled(const char *name, int *out_enabled);
 #define MXC_ERR_UNSUPPORTED 9      /* valid but not available in this build */
 #define MXC_ERR_INTERNAL 10        /* a bug in mxc; please report it */
 #define MXC_ERR_OPERATOR 11        /* async work failed with a non-mxc code */
+/* A call that is not allowed where it was made: from inside an mxc
+ * callback whose rules forbid it (waiting from inside a pushed function,
+ * running an executor from its own monitor, ...); the message names the
+ * rule. Nothing was done. Since 1.1. */
+#define MXC_ERR_REENTRANT 12
 
 /* The message of the last failure in the calling thread: what was wrong,
  * which argument, what was expected. Never NULL ("" when no failure has
@@ -113,12 +118,15 @@ typedef void (*mxc_log_fn)(int level, const char *message, void *user_data);
 /* Sends every later message to fn(level, message, user_data); fn NULL
  * restores the default (stderr). The callback may be called from any
  * thread, engine worker threads included, and concurrently: it must be
- * thread-safe and should return quickly. It must not call
- * mxc_set_log_callback nor wait for arrays or the engine (mxc_*wait*),
- * which could deadlock; calls that only read (mxc_last_error,
- * mxc_error_name, mxc_dtype_name, ...) are fine. When this function
- * returns, no call of the previous callback is running any more, so its
- * user_data may be released. Always MXC_OK. */
+ * thread-safe and should return quickly. From inside the callback,
+ * mxc_set_log_callback and every call that waits for the engine
+ * (mxc_wait_all, mxc_ndarray_wait_*, host copies, mxc_set_num_threads,
+ * ...) fail with MXC_ERR_REENTRANT (they could wait for the callback
+ * itself); other calls work, and a message they log goes to stderr
+ * instead of the callback (no recursion). When this function returns, no
+ * call of the previous callback is running any more, so its user_data may
+ * be released. MXC_OK, or MXC_ERR_REENTRANT from inside the callback
+ * (since 1.1; 1.0 deadlocked). */
 MXC_API int mxc_set_log_callback(mxc_log_fn fn, void *user_data);
 
 /* ------------------------------------------------------------------------ */
