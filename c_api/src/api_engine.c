@@ -103,9 +103,9 @@ int mxc_opctx_set_error(mxc_opctx ctx, const char *message) {
 }
 
 int mxc_opctx_complete(mxc_opctx ctx, int code, const char *message) {
-  mxc__user_fn *op = NULL;
-  MXC_FORWARD_IF_ERROR(api_opctx(ctx, "mxc_opctx_complete", &op));
-  int rc = mxc__user_fn_complete(op, code, message);
+  MXC_RETURN_ERROR_IF(!ctx, MXC_ERR_INVALID_ARGUMENT,
+                      "mxc_opctx_complete: ctx is NULL");
+  int rc = mxc__user_fn_complete(ctx, code, message);
   if (rc != MXC_OK) mxc__error_prefix("mxc_opctx_complete");
   return rc;
 }

@@ -331,7 +331,22 @@ MXC_API int mxc_ndarray_from_dlpack(struct DLManagedTensor *tensor,
 
 /* Context handed to a pushed function while it runs. Valid only during the
  * call (synchronous functions) or until mxc_opctx_complete (asynchronous
- * ones). */
+ * ones). It is a handle like the others: a context used after that, a
+ * second mxc_opctx_complete, or a handle of another kind given as a
+ * context fails with MXC_ERR_INVALID_HANDLE (NULL: MXC_ERR_INVALID_ARGUMENT)
+ * and touches nothing.
+ *
+ * What a pushed function (and its on_free) may call: any mxc function
+ * except those that wait for the engine (mxc_wait_all, mxc_ndarray_wait_*,
+ * host copies, save, nnz and other calls documented as waiting,
+ * mxc_set_num_threads), which fail with MXC_ERR_REENTRANT there because
+ * they could wait for the function itself; the same holds on the engine's
+ * worker threads and in a DLPack deleter run by mxc. Pushing more work,
+ * invoking operators and freeing arrays, including the function's own
+ * (their storage stays alive until the function has ended), work. An
+ * asynchronous function's completion must not wait, in another thread,
+ * for work that depends on the function (a deadlock mxc cannot see).
+ * Since 1.1 for the errors; 1.0 could deadlock or crash. */
 typedef struct mxc_opctx_s *mxc_opctx;
 
 /* A synchronous function: returns MXC_OK or an error code; it may call
