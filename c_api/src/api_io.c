@@ -5,6 +5,7 @@
 
 int mxc_ndarray_save(const char *path, const mxc_ndarray *arrays,
                      const char *const *names, int n) {
+  API_GUARD();
   MXC_RETURN_ERROR_IF(n < 0, MXC_ERR_INVALID_ARGUMENT,
                       "mxc_ndarray_save: n is %d; expected >= 0", n);
   MXC_RETURN_ERROR_IF(n > 0 && !arrays, MXC_ERR_INVALID_ARGUMENT,
@@ -24,6 +25,7 @@ int mxc_ndarray_save(const char *path, const mxc_ndarray *arrays,
 }
 
 int mxc_ndarray_load(const char *path, mxc_ndarray_list *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_ndarray_load", "out");
   mxc__ndarray_list *list;
   MXC_FORWARD_IF_ERROR(mxc__ndarray_load(path, &list));
@@ -46,16 +48,18 @@ static int api_list(mxc_ndarray_list h, const char *what,
   return MXC_OK;
 }
 
+/* For mxc__handle_free: destroys the object once no call uses it. */
+static void dtor_list(void *p) { mxc__ndarray_list_free(p); }
+
 void mxc_ndarray_list_free(mxc_ndarray_list list) {
+  API_GUARD();
   if (!list) return;
-  void *p;
-  if (mxc__handle_release((uintptr_t)list, MXC__HANDLE_NDARRAY_LIST,
-                          "mxc_ndarray_list_free: list", &p) == MXC_OK) {
-    mxc__ndarray_list_free(p);
-  }
+  (void)mxc__handle_free((uintptr_t)list, MXC__HANDLE_NDARRAY_LIST,
+                         "mxc_ndarray_list_free: list", dtor_list);
 }
 
 int mxc_ndarray_list_size(mxc_ndarray_list list, int *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_ndarray_list_size", "out");
   mxc__ndarray_list *l = NULL;
   MXC_FORWARD_IF_ERROR(api_list(list, "mxc_ndarray_list_size: list", &l));
@@ -72,6 +76,7 @@ static int check_index(const mxc__ndarray_list *l, int index,
 }
 
 int mxc_ndarray_list_get(mxc_ndarray_list list, int index, mxc_ndarray *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_ndarray_list_get", "out");
   mxc__ndarray_list *l = NULL;
   MXC_FORWARD_IF_ERROR(api_list(list, "mxc_ndarray_list_get: list", &l));
@@ -83,6 +88,7 @@ int mxc_ndarray_list_get(mxc_ndarray_list list, int index, mxc_ndarray *out) {
 
 int mxc_ndarray_list_name(mxc_ndarray_list list, int index,
                           const char **out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_ndarray_list_name", "out");
   mxc__ndarray_list *l = NULL;
   MXC_FORWARD_IF_ERROR(api_list(list, "mxc_ndarray_list_name: list", &l));

@@ -9,6 +9,7 @@
 #include "core/base/alloc.h"
 #include "core/base/callback.h"
 #include "core/base/error.h"
+#include "core/base/handle.h"
 #include "core/engine/config.h"
 #include "core/engine/internal.h"
 
@@ -315,8 +316,13 @@ int mxc__engine_wait_all(mxc__engine *e) {
   MXC_RETURN_ERROR_IF(e == NULL, MXC_ERR_INVALID_ARGUMENT,
                       "engine_wait_all: engine is NULL");
   MXC_FORWARD_IF_ERROR(mxc__engine_check_may_wait("wait_all"));
-  if (e->kind == MXC__ENGINE_THREADED) return mxc__thr_wait_all(e);
-  return mxc__naive_wait_all(e);
+  int rc = e->kind == MXC__ENGINE_THREADED ? mxc__thr_wait_all(e)
+                                           : mxc__naive_wait_all(e);
+  /* Objects whose handles were freed while another thread's call was
+   * running (pushed functions' records, too) go now, so that an idle
+   * library's memory is back at its baseline. */
+  mxc__handle_reclaim();
+  return rc;
 }
 
 /* ---- inside running functions ------------------------------------------ */

@@ -131,8 +131,9 @@ int mxc__engine_wait_var(mxc__engine *e, mxc__var *v, int for_write);
  * Returns the first failure since the previous wait_all (with its
  * message) and clears all poison. Work pushed from inside that work counts
  * too; work other threads push meanwhile does not delay the return. Also
- * frees the engine's cached op records, so that an idle engine's
- * allocations return to their baseline (leak checks rely on it). */
+ * frees the engine's cached op records and runs deferred handle
+ * destructors (mxc__handle_reclaim), so that an idle engine's allocations
+ * return to their baseline (leak checks rely on it). */
 int mxc__engine_wait_all(mxc__engine *e);
 
 /* MXC_ERR_REENTRANT naming fn when the calling thread may not wait for

@@ -90,6 +90,8 @@ int mxc__exec_fill(const mxc__ndarray *a, double value, const char *name) {
 
 /* ---- nodes ---- */
 
+static void free_view(void *view) { mxc__ndarray_free(view); }
+
 /* Calls the monitor for each output of node nid once it is computed. */
 static int monitor_node(const mxc__executor *ex, int nid) {
   const mxc__graph *g = ex->g;
@@ -112,12 +114,10 @@ static int monitor_node(const mxc__executor *ex, int nid) {
                 (mxc_ndarray)h);
     mxc__cb_leave(&f);
     /* The handle was lent for the call only; the callback may have freed
-     * it already (a caller error), in which case release reports it. */
-    void *obj = NULL;
-    if (mxc__handle_release(h, MXC__HANDLE_NDARRAY, "monitor array", &obj) ==
-        MXC_OK) {
-      mxc__ndarray_free(obj);
-    }
+     * it already (a caller error), in which case this reports it. Another
+     * thread the callback gave it to may still be using it: retired. */
+    (void)mxc__handle_free(h, MXC__HANDLE_NDARRAY, "monitor array",
+                           free_view);
   }
   return MXC_OK;
 }

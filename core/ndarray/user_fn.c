@@ -30,6 +30,7 @@ struct mxc__user_fn {
   void **data; /* n data pointers */
   size_t *nbytes;
   char *msg;   /* set by mxc__user_fn_set_error */
+  mxc__retire_node retire; /* see free_op */
   char name[]; /* copied */
 };
 
@@ -69,12 +70,19 @@ static void run_async(void *arg, mxc__exec *ex) {
   op->async_fn(op->user_data, (mxc_opctx)h);
 }
 
-static void free_op(void *arg) {
+static void free_record(void *arg) {
   mxc__user_fn *op = arg;
-  if (op->on_free) op->on_free(op->user_data);
   mxc__free(op->msg);
   mxc__free(op->data);
   mxc__free(op);
+}
+
+static void free_op(void *arg) {
+  mxc__user_fn *op = arg;
+  if (op->on_free) op->on_free(op->user_data);
+  /* Its context is dead, but a call that looked it up just before may
+   * still read the record. */
+  mxc__handle_retire(&op->retire, op, free_record);
 }
 
 /* Records the vars and data pointers of arrays[0..n) at slots base.. */
@@ -163,10 +171,7 @@ int mxc__user_fn_push(const mxc__user_fn_args *p, const char *fn) {
   if (rc == MXC_OK) {
     rc = push_op(op, vars, p->n_reads, p->n_writes, p->priority);
   }
-  if (rc != MXC_OK) {
-    op->on_free = NULL; /* on failure to push, on_free is not called */
-    free_op(op);
-  }
+  if (rc != MXC_OK) free_record(op); /* on_free is not called */
   return rc;
 }
 
