@@ -9,9 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cctype>
 #include <fstream>
 #include <functional>
-#include <regex>
 #include <set>
 #include <sstream>
 #include <string>
@@ -249,23 +249,75 @@ std::vector<Entry> table(World *w) {
   };
 }
 
-// Public functions with a handle they read (not only an out-parameter),
-// from the header.
-std::set<std::string> header_functions() {
+// The header without comments, whitespace runs folded to one space.
+std::string header_text() {
   std::ifstream f("c_api/include/mxc/mxc.h");
   std::stringstream ss;
   ss << f.rdbuf();
-  std::string s = std::regex_replace(ss.str(), std::regex(R"(/\*[\s\S]*?\*/)"),
-                                     "");
-  std::regex fn(R"(MXC_API\s+[^;(]*?\b(mxc_\w+)\s*\(([^)]*)\)\s*;)");
-  std::regex in_handle(
-      R"((^|,)\s*(const\s+mxc_(ndarray|symbol)\s*\*|mxc_(ndarray_list|ndarray|symbol|executor|data_iter|str_list|infer|opctx)\s+\w+\s*$|mxc_(ndarray|symbol|executor|data_iter|str_list|infer|opctx|ndarray_list)\s+\w+\s*,))");
+  std::string in = ss.str(), out;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in.compare(i, 2, "/*") == 0) {
+      size_t e = in.find("*/", i + 2);
+      i = e == std::string::npos ? in.size() : e + 1;
+      out += ' ';
+    } else if (std::isspace((unsigned char)in[i])) {
+      if (out.empty() || out.back() != ' ') out += ' ';
+    } else {
+      out += in[i];
+    }
+  }
+  return out;
+}
+
+std::string trim(const std::string &s) {
+  size_t b = s.find_first_not_of(' '), e = s.find_last_not_of(' ');
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+// A parameter through which the function reads a handle: a handle by
+// value ("mxc_symbol sym") or an input array of them ("const mxc_ndarray
+// *args"). Out-parameters ("mxc_ndarray *out") do not count.
+bool reads_handle(const std::string &param) {
+  static const char *kinds[] = {"mxc_ndarray_list", "mxc_ndarray",
+                                "mxc_symbol",       "mxc_executor",
+                                "mxc_data_iter",    "mxc_str_list",
+                                "mxc_infer",        "mxc_opctx"};
+  std::string p = trim(param);
+  for (const char *k : kinds) {
+    std::string by_value = std::string(k) + " ";
+    if (p.compare(0, by_value.size(), by_value) == 0 &&
+        p.find('*') == std::string::npos) {
+      return true;
+    }
+    std::string array = std::string("const ") + k + " *";
+    if (p.compare(0, array.size(), array) == 0) return true;
+  }
+  return false;
+}
+
+// Public functions with a handle they read, from the header.
+std::set<std::string> header_functions() {
+  std::string s = header_text();
   std::set<std::string> out;
-  for (std::sregex_iterator i(s.begin(), s.end(), fn), e; i != e; ++i) {
-    std::string params = std::regex_replace((*i)[2].str(),
-                                            std::regex(R"(\s+)"), " ");
-    params += ",";
-    if (std::regex_search(params, in_handle)) out.insert((*i)[1].str());
+  for (size_t at = s.find("MXC_API "); at != std::string::npos;
+       at = s.find("MXC_API ", at + 1)) {
+    size_t open = s.find('(', at), close = s.find(')', open);
+    if (open == std::string::npos || close == std::string::npos) break;
+    if (s.compare(at, 16, "MXC_API int mxc_") != 0 &&
+        s.compare(at, 17, "MXC_API void mxc_") != 0 &&
+        s.compare(at, 24, "MXC_API const char *mxc_") != 0) {
+      continue;  // the #define of MXC_API itself
+    }
+    size_t name_end = open;
+    while (name_end > at && s[name_end - 1] == ' ') --name_end;
+    size_t name_begin = s.rfind(' ', name_end - 1) + 1;
+    if (s[name_begin] == '*') ++name_begin;
+    std::string name = s.substr(name_begin, name_end - name_begin);
+    std::stringstream params(s.substr(open + 1, close - open - 1));
+    std::string p;
+    bool reads = false;
+    while (std::getline(params, p, ',')) reads = reads || reads_handle(p);
+    if (reads) out.insert(name);
   }
   return out;
 }
