@@ -13,6 +13,13 @@
  *  - Free functions return void and accept NULL.
  *  - Handles are opaque. A handle of the wrong kind, or one already freed,
  *    is reported as MXC_ERR_INVALID_HANDLE instead of being dereferenced.
+ *    A handle freed by one thread while another thread's call is using it
+ *    (a caller race) never makes that call read freed memory: the call
+ *    either fails with MXC_ERR_INVALID_HANDLE or completes on the whole
+ *    object, which is destroyed after the call returns (since 1.1).
+ *  - Calls made from inside mxc's own callbacks (pushed functions, monitors,
+ *    the log callback) follow each callback's rules; a forbidden call fails
+ *    with MXC_ERR_REENTRANT instead of deadlocking (since 1.1).
  *  - Input strings and buffers are copied; the library keeps no reference
  *    to caller memory after a call returns unless the comment says so.
  *  - Every function may be called from any thread.
