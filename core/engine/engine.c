@@ -283,14 +283,17 @@ int mxc__engine_push(mxc__engine *e, const mxc__push_args *a) {
   return mxc__naive_push(e, a);
 }
 
-_Thread_local int mxc__tls_engine_cb;
+static _Thread_local int tls_engine_cb;
+
+void mxc__engine_cb_enter(void) { tls_engine_cb++; }
+void mxc__engine_cb_leave(void) { tls_engine_cb--; }
 
 int mxc__engine_check_may_wait(const char *fn) {
   MXC_FORWARD_IF_ERROR(mxc__cb_refuse(
       MXC__CB_LOG, NULL, fn,
       "waiting for engine work there could wait for the callback itself"));
   MXC_RETURN_ERROR_IF(
-      mxc__tls_engine_cb > 0 || mxc__thr_in_fn() ||
+      tls_engine_cb > 0 || mxc__thr_in_fn() ||
           mxc__pool_current_worker() != NULL,
       MXC_ERR_REENTRANT,
       "%s: called from inside a function run by the engine (a pushed "

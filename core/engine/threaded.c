@@ -123,9 +123,9 @@ static void run_deletion(mxc__var *v) {
   void *arg = v->del_arg;
   mxc__var_free(v);
   if (cb != NULL) {
-    mxc__tls_engine_cb++;
+    mxc__engine_cb_enter();
     cb(arg);
-    mxc__tls_engine_cb--;
+    mxc__engine_cb_leave();
   }
 }
 
