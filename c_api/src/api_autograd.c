@@ -35,6 +35,7 @@ static int arrays_of(const mxc_ndarray *h, int n, int allow_null,
 
 int mxc_autograd_mark_variables(int n, const mxc_ndarray *vars, const int *reqs,
                                 const mxc_ndarray *grads) {
+  API_GUARD();
   const char *fn = "mxc_autograd_mark_variables";
   MXC_RETURN_ERROR_IF(n < 0, MXC_ERR_INVALID_ARGUMENT,
                       "%s: n is %d; expected >= 0", fn, n);
@@ -70,6 +71,7 @@ int mxc_autograd_mark_variables(int n, const mxc_ndarray *vars, const int *reqs,
 
 int mxc_autograd_backward(int n, const mxc_ndarray *heads,
                           const mxc_ndarray *head_grads, int retain_graph) {
+  API_GUARD();
   const char *fn = "mxc_autograd_backward";
   MXC_RETURN_ERROR_IF(n < 1, MXC_ERR_INVALID_ARGUMENT,
                       "%s: n is %d; expected at least one head", fn, n);
@@ -92,6 +94,7 @@ int mxc_autograd_backward(int n, const mxc_ndarray *heads,
 }
 
 int mxc_autograd_get_grad(mxc_ndarray arr, mxc_ndarray *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_autograd_get_grad", "out");
   mxc__ndarray *a = NULL, *g = NULL;
   MXC_FORWARD_IF_ERROR(api_array(arr, "mxc_autograd_get_grad: arr", &a));
@@ -104,6 +107,7 @@ int mxc_autograd_get_grad(mxc_ndarray arr, mxc_ndarray *out) {
 }
 
 int mxc_ndarray_detach(mxc_ndarray arr, mxc_ndarray *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_ndarray_detach", "out");
   mxc__ndarray *a = NULL, *d = NULL;
   MXC_FORWARD_IF_ERROR(api_array(arr, "mxc_ndarray_detach: arr", &a));

@@ -99,13 +99,14 @@ static const char *const k_error_names[] = {
     [MXC_ERR_UNSUPPORTED] = "MXC_ERR_UNSUPPORTED",
     [MXC_ERR_INTERNAL] = "MXC_ERR_INTERNAL",
     [MXC_ERR_OPERATOR] = "MXC_ERR_OPERATOR",
+    [MXC_ERR_REENTRANT] = "MXC_ERR_REENTRANT",
 };
 _Static_assert(sizeof k_error_names / sizeof k_error_names[0] ==
-                   MXC_ERR_OPERATOR + 1,
+                   MXC_ERR_REENTRANT + 1,
                "every error code needs a name");
 
 const char *mxc_error_name(int code) {
-  if (code < 0 || code > MXC_ERR_OPERATOR) return "MXC_ERR_UNKNOWN";
+  if (code < 0 || code > MXC_ERR_REENTRANT) return "MXC_ERR_UNKNOWN";
   return k_error_names[code];
 }
 
@@ -123,6 +124,7 @@ int mxc_set_num_threads(int num_threads) {
                       "mxc_set_num_threads: %d is out of range; expected "
                       "1..1024",
                       num_threads);
+  MXC_FORWARD_IF_ERROR(mxc__engine_check_may_wait("mxc_set_num_threads"));
   mxc__engine *e = NULL;
   MXC_FORWARD_IF_ERROR(mxc__engine_default(&e));
   return mxc__engine_set_num_workers(e, num_threads);
@@ -145,6 +147,7 @@ int mxc_engine_is_naive(int *out) {
 }
 
 int mxc_wait_all(void) {
+  MXC_FORWARD_IF_ERROR(mxc__engine_check_may_wait("mxc_wait_all"));
   mxc__engine *e = NULL;
   MXC_FORWARD_IF_ERROR(mxc__engine_default(&e));
   return mxc__engine_wait_all(e);

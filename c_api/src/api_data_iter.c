@@ -31,6 +31,7 @@ int mxc_data_iter_idx_create(const char *images_path, const char *labels_path,
                              int64_t batch_size, int shuffle, uint64_t seed,
                              int flat, int scale, int last_batch,
                              mxc_data_iter *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_data_iter_idx_create", "out");
   mxc__iter *it = NULL;
   int rc = mxc__iter_idx_create(images_path, labels_path, batch_size, shuffle,
@@ -45,6 +46,7 @@ int mxc_data_iter_idx_create(const char *images_path, const char *labels_path,
 int mxc_data_iter_libsvm_create(const char *path, int64_t num_features,
                                 int64_t batch_size, int one_based,
                                 int last_batch, mxc_data_iter *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_data_iter_libsvm_create", "out");
   mxc__iter *it = NULL;
   int rc = mxc__iter_libsvm_create(path, num_features, batch_size, one_based,
@@ -58,6 +60,7 @@ int mxc_data_iter_csv_create(const char *data_path, const char *label_path,
                              int64_t num_cols, int64_t batch_size, int header,
                              int64_t label_col, int last_batch,
                              mxc_data_iter *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_data_iter_csv_create", "out");
   mxc__iter *it = NULL;
   int rc = mxc__iter_csv_create(data_path, label_path, num_cols, batch_size,
@@ -69,16 +72,18 @@ int mxc_data_iter_csv_create(const char *data_path, const char *label_path,
 
 /* ---- shared entry points ---- */
 
+/* For mxc__handle_free: destroys the object once no call uses it. */
+static void dtor_iter(void *p) { mxc__iter_free(p); }
+
 void mxc_data_iter_free(mxc_data_iter it) {
+  API_GUARD();
   if (!it) return;
-  void *p;
-  if (mxc__handle_release((uintptr_t)it, MXC__HANDLE_DATA_ITER,
-                          "mxc_data_iter_free: it", &p) == MXC_OK) {
-    mxc__iter_free(p);
-  }
+  (void)mxc__handle_free((uintptr_t)it, MXC__HANDLE_DATA_ITER,
+                         "mxc_data_iter_free: it", dtor_iter);
 }
 
 int mxc_data_iter_next(mxc_data_iter it, int *out_has_batch) {
+  API_GUARD();
   API_CHECK_OUT(out_has_batch, "mxc_data_iter_next", "out_has_batch");
   mxc__iter *w = NULL;
   MXC_FORWARD_IF_ERROR(api_iter(it, "mxc_data_iter_next: it", &w));
@@ -105,14 +110,17 @@ static int current(mxc_data_iter it, int want_label, const char *fn,
 }
 
 int mxc_data_iter_data(mxc_data_iter it, mxc_ndarray *out) {
+  API_GUARD();
   return current(it, 0, "mxc_data_iter_data", out);
 }
 
 int mxc_data_iter_label(mxc_data_iter it, mxc_ndarray *out) {
+  API_GUARD();
   return current(it, 1, "mxc_data_iter_label", out);
 }
 
 int mxc_data_iter_pad(mxc_data_iter it, int64_t *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_data_iter_pad", "out");
   mxc__iter *w = NULL;
   MXC_FORWARD_IF_ERROR(api_iter(it, "mxc_data_iter_pad: it", &w));
@@ -122,6 +130,7 @@ int mxc_data_iter_pad(mxc_data_iter it, int64_t *out) {
 }
 
 int mxc_data_iter_reset(mxc_data_iter it) {
+  API_GUARD();
   mxc__iter *w = NULL;
   MXC_FORWARD_IF_ERROR(api_iter(it, "mxc_data_iter_reset: it", &w));
   int rc = mxc__iter_reset(w);
@@ -130,6 +139,7 @@ int mxc_data_iter_reset(mxc_data_iter it) {
 }
 
 int mxc_data_iter_num_examples(mxc_data_iter it, int64_t *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_data_iter_num_examples", "out");
   mxc__iter *w = NULL;
   MXC_FORWARD_IF_ERROR(api_iter(it, "mxc_data_iter_num_examples: it", &w));

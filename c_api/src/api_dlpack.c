@@ -3,6 +3,7 @@
 #include "core/ndarray/dlpack.h"
 
 int mxc_ndarray_to_dlpack(mxc_ndarray arr, struct DLManagedTensor **out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_ndarray_to_dlpack", "out");
   mxc__ndarray *a = NULL;
   MXC_FORWARD_IF_ERROR(api_array(arr, "mxc_ndarray_to_dlpack: arr", &a));
@@ -10,6 +11,7 @@ int mxc_ndarray_to_dlpack(mxc_ndarray arr, struct DLManagedTensor **out) {
 }
 
 int mxc_ndarray_from_dlpack(struct DLManagedTensor *tensor, mxc_ndarray *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_ndarray_from_dlpack", "out");
   MXC_RETURN_ERROR_IF(!tensor, MXC_ERR_INVALID_ARGUMENT,
                       "mxc_ndarray_from_dlpack: tensor is NULL");

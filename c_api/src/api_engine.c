@@ -55,6 +55,7 @@ int mxc_engine_push(mxc_engine_fn fn, void *user_data, mxc_free_fn on_free,
                     const mxc_ndarray *reads, int n_reads,
                     const mxc_ndarray *writes, int n_writes, int priority,
                     const char *name) {
+  API_GUARD();
   MXC_RETURN_ERROR_IF(!fn, MXC_ERR_INVALID_ARGUMENT,
                       "mxc_engine_push: fn is NULL");
   mxc__user_fn_args p = {.fn = fn, .user_data = user_data,
@@ -67,6 +68,7 @@ int mxc_engine_push_async(mxc_engine_async_fn fn, void *user_data,
                           mxc_free_fn on_free, const mxc_ndarray *reads,
                           int n_reads, const mxc_ndarray *writes,
                           int n_writes, int priority, const char *name) {
+  API_GUARD();
   MXC_RETURN_ERROR_IF(!fn, MXC_ERR_INVALID_ARGUMENT,
                       "mxc_engine_push_async: fn is NULL");
   mxc__user_fn_args p = {.async_fn = fn, .user_data = user_data,
@@ -84,6 +86,7 @@ static int api_opctx(mxc_opctx ctx, const char *fn, mxc__user_fn **out) {
 
 int mxc_opctx_data(mxc_opctx ctx, int index, void **out_data,
                    size_t *out_nbytes) {
+  API_GUARD();
   API_CHECK_OUT(out_data, "mxc_opctx_data", "out_data");
   mxc__user_fn *op = NULL;
   MXC_FORWARD_IF_ERROR(api_opctx(ctx, "mxc_opctx_data", &op));
@@ -93,6 +96,7 @@ int mxc_opctx_data(mxc_opctx ctx, int index, void **out_data,
 }
 
 int mxc_opctx_set_error(mxc_opctx ctx, const char *message) {
+  API_GUARD();
   mxc__user_fn *op = NULL;
   MXC_FORWARD_IF_ERROR(api_opctx(ctx, "mxc_opctx_set_error", &op));
   MXC_RETURN_ERROR_IF(!message, MXC_ERR_INVALID_ARGUMENT,
@@ -103,9 +107,10 @@ int mxc_opctx_set_error(mxc_opctx ctx, const char *message) {
 }
 
 int mxc_opctx_complete(mxc_opctx ctx, int code, const char *message) {
-  mxc__user_fn *op = NULL;
-  MXC_FORWARD_IF_ERROR(api_opctx(ctx, "mxc_opctx_complete", &op));
-  int rc = mxc__user_fn_complete(op, code, message);
+  API_GUARD();
+  MXC_RETURN_ERROR_IF(!ctx, MXC_ERR_INVALID_ARGUMENT,
+                      "mxc_opctx_complete: ctx is NULL");
+  int rc = mxc__user_fn_complete(ctx, code, message);
   if (rc != MXC_OK) mxc__error_prefix("mxc_opctx_complete");
   return rc;
 }

@@ -58,6 +58,7 @@ int mxc_executor_bind(mxc_symbol sym, int dev_type, int dev_id, int n_args,
                       const mxc_ndarray *args, const mxc_ndarray *arg_grads,
                       const int *grad_reqs, int n_aux, const mxc_ndarray *aux,
                       int flags, mxc_executor *out) {
+  API_GUARD();
   const char *fn = "mxc_executor_bind";
   API_CHECK_OUT(out, fn, "out");
   mxc__symbol *s;
@@ -109,6 +110,7 @@ int mxc_executor_simple_bind(mxc_symbol sym, int dev_type, int dev_id,
                              const int *dtypes, int default_req, int n_reqs,
                              const char *const *req_names, const int *reqs,
                              int flags, mxc_executor *out) {
+  API_GUARD();
   const char *fn = "mxc_executor_simple_bind";
   API_CHECK_OUT(out, fn, "out");
   mxc__symbol *s;
@@ -128,16 +130,23 @@ int mxc_executor_simple_bind(mxc_symbol sym, int dev_type, int dev_id,
   return wrap_executor(ex, out);
 }
 
+/* For mxc__handle_free: destroys the object once no call uses it. */
+static void dtor_executor(void *p) { mxc__executor_free(p); }
+
 void mxc_executor_free(mxc_executor ex) {
+  API_GUARD();
   if (!ex) return;
-  void *p;
-  if (mxc__handle_release((uintptr_t)ex, MXC__HANDLE_EXECUTOR,
-                          "mxc_executor_free: ex", &p) == MXC_OK) {
-    mxc__executor_free(p);
+  mxc__executor *e;
+  if (api_executor(ex, "mxc_executor_free: ex", &e) != MXC_OK ||
+      mxc__executor_check_not_monitoring(e, "mxc_executor_free") != MXC_OK) {
+    return; /* reported through mxc_last_error */
   }
+  (void)mxc__handle_free((uintptr_t)ex, MXC__HANDLE_EXECUTOR,
+                         "mxc_executor_free: ex", dtor_executor);
 }
 
 int mxc_executor_forward(mxc_executor ex, int is_train) {
+  API_GUARD();
   mxc__executor *e;
   MXC_FORWARD_IF_ERROR(api_executor(ex, "mxc_executor_forward: ex", &e));
   return mxc__executor_forward(e, is_train);
@@ -145,6 +154,7 @@ int mxc_executor_forward(mxc_executor ex, int is_train) {
 
 int mxc_executor_backward(mxc_executor ex, int n,
                           const mxc_ndarray *head_grads) {
+  API_GUARD();
   const char *fn = "mxc_executor_backward";
   mxc__executor *e;
   MXC_FORWARD_IF_ERROR(api_executor(ex, "mxc_executor_backward: ex", &e));
@@ -161,6 +171,7 @@ int mxc_executor_backward(mxc_executor ex, int n,
 }
 
 int mxc_executor_num_outputs(mxc_executor ex, int *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_executor_num_outputs", "out");
   mxc__executor *e;
   MXC_FORWARD_IF_ERROR(api_executor(ex, "mxc_executor_num_outputs: ex", &e));
@@ -176,6 +187,7 @@ static int lend(const mxc__ndarray *a, mxc_ndarray *out) {
 }
 
 int mxc_executor_output(mxc_executor ex, int index, mxc_ndarray *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_executor_output", "out");
   mxc__executor *e;
   MXC_FORWARD_IF_ERROR(api_executor(ex, "mxc_executor_output: ex", &e));
@@ -200,20 +212,24 @@ static int find(mxc_executor ex, int group, const char *name, const char *fn,
 }
 
 int mxc_executor_arg(mxc_executor ex, const char *name, mxc_ndarray *out) {
+  API_GUARD();
   return find(ex, MXC__EXEC_ARG, name, "mxc_executor_arg", out);
 }
 
 int mxc_executor_grad(mxc_executor ex, const char *name, mxc_ndarray *out) {
+  API_GUARD();
   return find(ex, MXC__EXEC_GRAD, name, "mxc_executor_grad", out);
 }
 
 int mxc_executor_aux(mxc_executor ex, const char *name, mxc_ndarray *out) {
+  API_GUARD();
   return find(ex, MXC__EXEC_AUX, name, "mxc_executor_aux", out);
 }
 
 int mxc_executor_reshape(mxc_executor ex, int n, const char *const *names,
                          const int *ndims, const int64_t *dims,
                          mxc_executor *out) {
+  API_GUARD();
   const char *fn = "mxc_executor_reshape";
   API_CHECK_OUT(out, fn, "out");
   mxc__executor *e;
@@ -229,6 +245,7 @@ int mxc_executor_reshape(mxc_executor ex, int n, const char *const *names,
 
 int mxc_executor_set_monitor(mxc_executor ex, mxc_monitor_fn fn,
                              void *user_data) {
+  API_GUARD();
   mxc__executor *e;
   MXC_FORWARD_IF_ERROR(api_executor(ex, "mxc_executor_set_monitor: ex", &e));
   return mxc__executor_set_monitor(e, fn, user_data);
@@ -236,6 +253,7 @@ int mxc_executor_set_monitor(mxc_executor ex, mxc_monitor_fn fn,
 
 int mxc_executor_memory(mxc_executor ex, int64_t *out_planned,
                         int64_t *out_unshared) {
+  API_GUARD();
   mxc__executor *e;
   MXC_FORWARD_IF_ERROR(api_executor(ex, "mxc_executor_memory: ex", &e));
   mxc__executor_memory(e, out_planned, out_unshared);
@@ -243,6 +261,7 @@ int mxc_executor_memory(mxc_executor ex, int64_t *out_planned,
 }
 
 int mxc_executor_debug_str(mxc_executor ex, char **out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_executor_debug_str", "out");
   mxc__executor *e;
   MXC_FORWARD_IF_ERROR(api_executor(ex, "mxc_executor_debug_str: ex", &e));
@@ -251,6 +270,7 @@ int mxc_executor_debug_str(mxc_executor ex, char **out) {
 
 int mxc_executor_save_params(mxc_executor ex, const char *path, int n_exclude,
                              const char *const *exclude) {
+  API_GUARD();
   const char *fn = "mxc_executor_save_params";
   mxc__executor *e;
   MXC_FORWARD_IF_ERROR(api_executor(ex, "mxc_executor_save_params: ex", &e));
@@ -265,6 +285,7 @@ int mxc_executor_save_params(mxc_executor ex, const char *path, int n_exclude,
 
 int mxc_executor_load_params(mxc_executor ex, const char *path,
                              int allow_extra) {
+  API_GUARD();
   mxc__executor *e;
   MXC_FORWARD_IF_ERROR(api_executor(ex, "mxc_executor_load_params: ex", &e));
   MXC_RETURN_ERROR_IF(!path, MXC_ERR_INVALID_ARGUMENT,

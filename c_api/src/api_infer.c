@@ -22,6 +22,7 @@ static int wrap_result(mxc__infer_result *r, mxc_infer *out) {
 int mxc_symbol_infer_shape(mxc_symbol sym, int n, const char *const *names,
                            const int *ndims, const int64_t *dims, int partial,
                            mxc_infer *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_symbol_infer_shape", "out");
   mxc__symbol *s = NULL;
   MXC_FORWARD_IF_ERROR(api_symbol(sym, "mxc_symbol_infer_shape: sym", &s));
@@ -62,6 +63,7 @@ static int check_codes(const char *fn, int n, const int *codes, int stype) {
 
 int mxc_symbol_infer_type(mxc_symbol sym, int n, const char *const *names,
                           const int *dtypes, int partial, mxc_infer *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_symbol_infer_type", "out");
   mxc__symbol *s = NULL;
   MXC_FORWARD_IF_ERROR(api_symbol(sym, "mxc_symbol_infer_type: sym", &s));
@@ -75,6 +77,7 @@ int mxc_symbol_infer_type(mxc_symbol sym, int n, const char *const *names,
 int mxc_symbol_infer_storage_type(mxc_symbol sym, int n,
                                   const char *const *names, const int *stypes,
                                   mxc_infer *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_symbol_infer_storage_type", "out");
   mxc__symbol *s = NULL;
   MXC_FORWARD_IF_ERROR(
@@ -86,13 +89,14 @@ int mxc_symbol_infer_storage_type(mxc_symbol sym, int n,
   return wrap_result(r, out);
 }
 
+/* For mxc__handle_free: destroys the object once no call uses it. */
+static void dtor_infer(void *p) { mxc__infer_result_free(p); }
+
 void mxc_infer_free(mxc_infer inf) {
+  API_GUARD();
   if (!inf) return;
-  void *p = NULL;
-  if (mxc__handle_release((uintptr_t)inf, MXC__HANDLE_INFER,
-                          "mxc_infer_free: inf", &p) == MXC_OK) {
-    mxc__infer_result_free(p);
-  }
+  (void)mxc__handle_free((uintptr_t)inf, MXC__HANDLE_INFER,
+                         "mxc_infer_free: inf", dtor_infer);
 }
 
 static int api_result(mxc_infer h, const char *what,
@@ -114,6 +118,7 @@ static int check_group(const char *fn, int group) {
 }
 
 int mxc_infer_count(mxc_infer inf, int group, int *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_infer_count", "out");
   mxc__infer_result *r = NULL;
   MXC_FORWARD_IF_ERROR(api_result(inf, "mxc_infer_count: inf", &r));
@@ -139,6 +144,7 @@ static int entry_of(mxc_infer inf, int group, int index, const char *fn,
 
 int mxc_infer_shape(mxc_infer inf, int group, int index, int *out_ndim,
                     int64_t *out_dims) {
+  API_GUARD();
   API_CHECK_OUT(out_ndim, "mxc_infer_shape", "out_ndim");
   API_CHECK_OUT(out_dims, "mxc_infer_shape", "out_dims");
   mxc__infer_result *r = NULL;
@@ -164,9 +170,11 @@ static int code_of(mxc_infer inf, int group, int index, const char *fn,
 }
 
 int mxc_infer_dtype(mxc_infer inf, int group, int index, int *out) {
+  API_GUARD();
   return code_of(inf, group, index, "mxc_infer_dtype", MXC__INFER_TYPE, out);
 }
 
 int mxc_infer_stype(mxc_infer inf, int group, int index, int *out) {
+  API_GUARD();
   return code_of(inf, group, index, "mxc_infer_stype", MXC__INFER_STYPE, out);
 }

@@ -17,6 +17,18 @@
   MXC_RETURN_ERROR_IF((p) == NULL, MXC_ERR_INVALID_ARGUMENT,         \
                       "%s: out-parameter '%s' is NULL", (fn), (name))
 
+/* Opens the handle guard for the rest of the enclosing function (closed
+ * on every return): every public function taking a handle starts with it,
+ * so that a handle freed by another thread meanwhile has its object
+ * destroyed only after the call (see core/base/handle.h). */
+static inline void api_guard_close_(int *unused) {
+  (void)unused;
+  mxc__handle_guard_leave();
+}
+#define API_GUARD()                                           \
+  __attribute__((cleanup(api_guard_close_))) int api_guard_ = \
+      (mxc__handle_guard_enter(), 0)
+
 /* *out = the internal array of public handle h; `what` names the
  * argument, e.g. "mxc_ndarray_copy: src". */
 static inline int api_array(mxc_ndarray h, const char *what,

@@ -33,6 +33,7 @@ int mxc_ndarray_save(const char *path, const mxc_ndarray *arrays,
 
 int mxc_ndarray_save_format(const char *path, const mxc_ndarray *arrays,
                             const char *const *names, int n, int format) {
+  API_GUARD();
   mxc__ndarray **list;
   MXC_FORWARD_IF_ERROR(api_arrays(arrays, n, "mxc_ndarray_save", &list));
   int rc = mxc__ndarray_save_format(path, list, names, n, format);
@@ -53,6 +54,7 @@ static int wrap_list(mxc__ndarray_list *list, mxc_ndarray_list *out) {
 }
 
 int mxc_ndarray_load(const char *path, mxc_ndarray_list *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_ndarray_load", "out");
   mxc__ndarray_list *list;
   MXC_FORWARD_IF_ERROR(mxc__ndarray_load(path, &list));
@@ -68,16 +70,18 @@ static int api_list(mxc_ndarray_list h, const char *what,
   return MXC_OK;
 }
 
+/* For mxc__handle_free: destroys the object once no call uses it. */
+static void dtor_list(void *p) { mxc__ndarray_list_free(p); }
+
 void mxc_ndarray_list_free(mxc_ndarray_list list) {
+  API_GUARD();
   if (!list) return;
-  void *p;
-  if (mxc__handle_release((uintptr_t)list, MXC__HANDLE_NDARRAY_LIST,
-                          "mxc_ndarray_list_free: list", &p) == MXC_OK) {
-    mxc__ndarray_list_free(p);
-  }
+  (void)mxc__handle_free((uintptr_t)list, MXC__HANDLE_NDARRAY_LIST,
+                         "mxc_ndarray_list_free: list", dtor_list);
 }
 
 int mxc_ndarray_list_size(mxc_ndarray_list list, int *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_ndarray_list_size", "out");
   mxc__ndarray_list *l = NULL;
   MXC_FORWARD_IF_ERROR(api_list(list, "mxc_ndarray_list_size: list", &l));
@@ -94,6 +98,7 @@ static int check_index(const mxc__ndarray_list *l, int index,
 }
 
 int mxc_ndarray_list_get(mxc_ndarray_list list, int index, mxc_ndarray *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_ndarray_list_get", "out");
   mxc__ndarray_list *l = NULL;
   MXC_FORWARD_IF_ERROR(api_list(list, "mxc_ndarray_list_get: list", &l));
@@ -105,6 +110,7 @@ int mxc_ndarray_list_get(mxc_ndarray_list list, int index, mxc_ndarray *out) {
 
 int mxc_ndarray_list_name(mxc_ndarray_list list, int index,
                           const char **out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_ndarray_list_name", "out");
   mxc__ndarray_list *l = NULL;
   MXC_FORWARD_IF_ERROR(api_list(list, "mxc_ndarray_list_name: list", &l));
@@ -118,6 +124,7 @@ int mxc_ndarray_list_name(mxc_ndarray_list list, int index,
 int mxc_checkpoint_load(const char *prefix, int epoch, mxc_symbol *out_sym,
                         mxc_ndarray_list *out_args,
                         mxc_ndarray_list *out_aux) {
+  API_GUARD();
   const char *fn = "mxc_checkpoint_load";
   API_CHECK_OUT(out_sym, fn, "out_sym");
   API_CHECK_OUT(out_args, fn, "out_args");
@@ -154,6 +161,7 @@ int mxc_checkpoint_save(const char *prefix, int epoch, mxc_symbol sym,
                         const mxc_ndarray *args, int n_aux,
                         const char *const *aux_names,
                         const mxc_ndarray *aux) {
+  API_GUARD();
   const char *fn = "mxc_checkpoint_save";
   mxc__symbol *s = NULL;
   MXC_FORWARD_IF_ERROR(api_symbol(sym, "mxc_checkpoint_save: sym", &s));

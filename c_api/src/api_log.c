@@ -3,6 +3,5 @@
 #include "core/base/log.h"
 
 int mxc_set_log_callback(mxc_log_fn fn, void *user_data) {
-  mxc__log_set(fn, user_data);
-  return MXC_OK;
+  return mxc__log_set(fn, user_data);
 }

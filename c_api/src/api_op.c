@@ -270,6 +270,7 @@ static int invoke_with(mxc_op h, const char *const *keys,
 int mxc_op_invoke(mxc_op h, const char *const *keys, const char *const *vals,
                   int n_params, const mxc_ndarray *inputs, int n_inputs,
                   mxc_ndarray *outputs, int n_outputs, const int *reqs) {
+  API_GUARD();
   MXC_FORWARD_IF_ERROR(check_invoke_counts("mxc_op_invoke", inputs, n_inputs,
                                            outputs, n_outputs));
   /* 16 inputs and outputs on the stack; wider calls use the heap. */

@@ -25,6 +25,7 @@ int mxc_ndarray_create_csr(const int64_t *shape, int dtype, int index_dtype,
                            const void *data, const void *indptr,
                            const void *indices, int64_t nnz, int dev_type,
                            int dev_id, mxc_ndarray *out) {
+  API_GUARD();
   const char *fn = "mxc_ndarray_create_csr";
   API_CHECK_OUT(out, fn, "out");
   mxc__shape s;
@@ -44,6 +45,7 @@ int mxc_ndarray_create_row_sparse(const int64_t *shape, int ndim, int dtype,
                                   int index_dtype, const void *data,
                                   const void *row_idx, int64_t nnz,
                                   int dev_type, int dev_id, mxc_ndarray *out) {
+  API_GUARD();
   const char *fn = "mxc_ndarray_create_row_sparse";
   API_CHECK_OUT(out, fn, "out");
   MXC_RETURN_ERROR_IF(ndim < 1 || ndim > MXC_MAX_NDIM, MXC_ERR_INVALID_ARGUMENT,
@@ -76,6 +78,7 @@ static int sparse_arg(mxc_ndarray arr, const char *fn, mxc__ndarray **out) {
 }
 
 int mxc_ndarray_nnz(mxc_ndarray arr, int64_t *out) {
+  API_GUARD();
   const char *fn = "mxc_ndarray_nnz";
   API_CHECK_OUT(out, fn, "out");
   mxc__ndarray *a;
@@ -99,10 +102,12 @@ static int part(mxc_ndarray arr, int which, const char *fn, mxc_ndarray *out) {
 }
 
 int mxc_ndarray_sparse_data(mxc_ndarray arr, mxc_ndarray *out) {
+  API_GUARD();
   return part(arr, -1, "mxc_ndarray_sparse_data", out);
 }
 
 int mxc_ndarray_aux(mxc_ndarray arr, int which, mxc_ndarray *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_ndarray_aux", "out");
   /* -1 is part()'s code for the values. */
   MXC_RETURN_ERROR_IF(which < 0, MXC_ERR_INVALID_ARGUMENT,
@@ -114,6 +119,7 @@ int mxc_ndarray_aux(mxc_ndarray arr, int which, mxc_ndarray *out) {
 }
 
 int mxc_ndarray_check_format(mxc_ndarray arr, int full) {
+  API_GUARD();
   mxc__ndarray *a;
   MXC_FORWARD_IF_ERROR(api_array(arr, "mxc_ndarray_check_format: arr", &a));
   if (a->stype == MXC_STYPE_DEFAULT) return MXC_OK;
@@ -123,6 +129,7 @@ int mxc_ndarray_check_format(mxc_ndarray arr, int full) {
 }
 
 int mxc_ndarray_cast_storage(mxc_ndarray arr, int stype, mxc_ndarray *out) {
+  API_GUARD();
   const char *fn = "mxc_ndarray_cast_storage";
   API_CHECK_OUT(out, fn, "out");
   mxc__ndarray *a;

@@ -14,6 +14,7 @@ void mxc_string_free(char *s) { mxc__free(s); }
 
 static int api_str_list(mxc_str_list h, const char *what,
                         mxc__str_list **out) {
+  API_GUARD();
   void *p = NULL;
   MXC_FORWARD_IF_ERROR(
       mxc__handle_get((uintptr_t)h, MXC__HANDLE_STR_LIST, what, &p));
@@ -33,16 +34,18 @@ static int wrap_list(mxc__str_list *l, mxc_str_list *out) {
   return MXC_OK;
 }
 
+/* For mxc__handle_free: destroys the object once no call uses it. */
+static void dtor_str_list(void *p) { mxc__str_list_free(p); }
+
 void mxc_str_list_free(mxc_str_list list) {
+  API_GUARD();
   if (!list) return;
-  void *p = NULL;
-  if (mxc__handle_release((uintptr_t)list, MXC__HANDLE_STR_LIST,
-                          "mxc_str_list_free: list", &p) == MXC_OK) {
-    mxc__str_list_free(p);
-  }
+  (void)mxc__handle_free((uintptr_t)list, MXC__HANDLE_STR_LIST,
+                         "mxc_str_list_free: list", dtor_str_list);
 }
 
 int mxc_str_list_size(mxc_str_list list, int *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_str_list_size", "out");
   mxc__str_list *l = NULL;
   MXC_FORWARD_IF_ERROR(api_str_list(list, "mxc_str_list_size: list", &l));
@@ -51,6 +54,7 @@ int mxc_str_list_size(mxc_str_list list, int *out) {
 }
 
 int mxc_str_list_get(mxc_str_list list, int index, const char **out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_str_list_get", "out");
   mxc__str_list *l = NULL;
   MXC_FORWARD_IF_ERROR(api_str_list(list, "mxc_str_list_get: list", &l));
@@ -87,12 +91,14 @@ static int api_symbols(const mxc_symbol *hs, int n, const char *fn,
 }
 
 int mxc_symbol_variable(const char *name, mxc_symbol *out) {
+  API_GUARD();
   return mxc_symbol_variable_ex(name, NULL, NULL, 0, out);
 }
 
 int mxc_symbol_variable_ex(const char *name, const char *const *keys,
                            const char *const *vals, int n_attrs,
                            mxc_symbol *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_symbol_variable", "out");
   mxc__symbol *s = NULL;
   MXC_FORWARD_IF_ERROR(mxc__symbol_variable(name, keys, vals, n_attrs, &s));
@@ -103,6 +109,7 @@ int mxc_symbol_create(mxc_op op, const char *const *keys,
                       const char *const *vals, int n_params, const char *name,
                       const char *const *input_names, const mxc_symbol *inputs,
                       int n_inputs, mxc_symbol *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_symbol_create", "out");
   const mxc__op *o = (const mxc__op *)op;
   MXC_RETURN_ERROR_IF(!o, MXC_ERR_INVALID_ARGUMENT,
@@ -123,6 +130,7 @@ int mxc_symbol_create(mxc_op op, const char *const *keys,
 
 int mxc_symbol_compose(mxc_symbol sym, const char *const *names,
                        const mxc_symbol *args, int n_args, mxc_symbol *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_symbol_compose", "out");
   mxc__symbol *s = NULL;
   MXC_FORWARD_IF_ERROR(api_symbol(sym, "mxc_symbol_compose: sym", &s));
@@ -136,13 +144,14 @@ int mxc_symbol_compose(mxc_symbol sym, const char *const *names,
   return api_wrap_symbol(r, out);
 }
 
+/* For mxc__handle_free: destroys the object once no call uses it. */
+static void dtor_symbol(void *p) { mxc__symbol_free(p); }
+
 void mxc_symbol_free(mxc_symbol sym) {
+  API_GUARD();
   if (!sym) return;
-  void *p = NULL;
-  if (mxc__handle_release((uintptr_t)sym, MXC__HANDLE_SYMBOL,
-                          "mxc_symbol_free: sym", &p) == MXC_OK) {
-    mxc__symbol_free(p);
-  }
+  (void)mxc__handle_free((uintptr_t)sym, MXC__HANDLE_SYMBOL,
+                         "mxc_symbol_free: sym", dtor_symbol);
 }
 
 /* The shape shared by functions taking one symbol and returning another. */
@@ -160,14 +169,17 @@ static int sym_to_sym(mxc_symbol sym, const char *fn, sym_to_sym_fn f,
 }
 
 int mxc_symbol_copy(mxc_symbol sym, mxc_symbol *out) {
+  API_GUARD();
   return sym_to_sym(sym, "mxc_symbol_copy", mxc__symbol_copy, out);
 }
 
 int mxc_symbol_internals(mxc_symbol sym, mxc_symbol *out) {
+  API_GUARD();
   return sym_to_sym(sym, "mxc_symbol_internals", mxc__symbol_internals, out);
 }
 
 int mxc_symbol_group(const mxc_symbol *syms, int n, mxc_symbol *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_symbol_group", "out");
   MXC_RETURN_ERROR_IF(n < 1, MXC_ERR_INVALID_ARGUMENT,
                       "mxc_symbol_group: n is %d; expected >= 1", n);
@@ -181,6 +193,7 @@ int mxc_symbol_group(const mxc_symbol *syms, int n, mxc_symbol *out) {
 }
 
 int mxc_symbol_num_outputs(mxc_symbol sym, int *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_symbol_num_outputs", "out");
   mxc__symbol *s = NULL;
   MXC_FORWARD_IF_ERROR(api_symbol(sym, "mxc_symbol_num_outputs: sym", &s));
@@ -189,6 +202,7 @@ int mxc_symbol_num_outputs(mxc_symbol sym, int *out) {
 }
 
 int mxc_symbol_output(mxc_symbol sym, int index, mxc_symbol *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_symbol_output", "out");
   mxc__symbol *s = NULL, *r = NULL;
   MXC_FORWARD_IF_ERROR(api_symbol(sym, "mxc_symbol_output: sym", &s));
@@ -198,6 +212,7 @@ int mxc_symbol_output(mxc_symbol sym, int index, mxc_symbol *out) {
 
 int mxc_symbol_output_by_name(mxc_symbol sym, const char *name,
                               mxc_symbol *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_symbol_output_by_name", "out");
   mxc__symbol *s = NULL, *r = NULL;
   MXC_FORWARD_IF_ERROR(api_symbol(sym, "mxc_symbol_output_by_name: sym", &s));
@@ -206,6 +221,7 @@ int mxc_symbol_output_by_name(mxc_symbol sym, const char *name,
 }
 
 int mxc_symbol_name(mxc_symbol sym, char **out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_symbol_name", "out");
   mxc__symbol *s = NULL;
   MXC_FORWARD_IF_ERROR(api_symbol(sym, "mxc_symbol_name: sym", &s));
@@ -229,25 +245,30 @@ static int sym_list(mxc_symbol sym, const char *fn, sym_list_fn f,
 }
 
 int mxc_symbol_list_arguments(mxc_symbol sym, mxc_str_list *out) {
+  API_GUARD();
   return sym_list(sym, "mxc_symbol_list_arguments", mxc__symbol_list_arguments,
                   out);
 }
 
 int mxc_symbol_list_outputs(mxc_symbol sym, mxc_str_list *out) {
+  API_GUARD();
   return sym_list(sym, "mxc_symbol_list_outputs", mxc__symbol_list_outputs,
                   out);
 }
 
 int mxc_symbol_list_auxiliary_states(mxc_symbol sym, mxc_str_list *out) {
+  API_GUARD();
   return sym_list(sym, "mxc_symbol_list_auxiliary_states",
                   mxc__symbol_list_aux, out);
 }
 
 int mxc_symbol_attr_keys(mxc_symbol sym, mxc_str_list *out) {
+  API_GUARD();
   return sym_list(sym, "mxc_symbol_attr_keys", mxc__symbol_attr_keys, out);
 }
 
 int mxc_symbol_set_attr(mxc_symbol sym, const char *key, const char *val) {
+  API_GUARD();
   mxc__symbol *s = NULL;
   MXC_FORWARD_IF_ERROR(api_symbol(sym, "mxc_symbol_set_attr: sym", &s));
   return mxc__symbol_set_attr(s, key, val);
@@ -255,6 +276,7 @@ int mxc_symbol_set_attr(mxc_symbol sym, const char *key, const char *val) {
 
 int mxc_symbol_get_attr(mxc_symbol sym, const char *key, int *out_found,
                         char **out) {
+  API_GUARD();
   API_CHECK_OUT(out_found, "mxc_symbol_get_attr", "out_found");
   API_CHECK_OUT(out, "mxc_symbol_get_attr", "out");
   mxc__symbol *s = NULL;
@@ -269,6 +291,7 @@ int mxc_symbol_get_attr(mxc_symbol sym, const char *key, int *out_found,
 /* ---- JSON, files, DOT ---- */
 
 int mxc_symbol_to_json(mxc_symbol sym, char **out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_symbol_to_json", "out");
   mxc__symbol *s = NULL;
   MXC_FORWARD_IF_ERROR(api_symbol(sym, "mxc_symbol_to_json: sym", &s));
@@ -276,6 +299,7 @@ int mxc_symbol_to_json(mxc_symbol sym, char **out) {
 }
 
 int mxc_symbol_from_json(const char *json, mxc_symbol *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_symbol_from_json", "out");
   MXC_RETURN_ERROR_IF(!json, MXC_ERR_INVALID_ARGUMENT,
                       "mxc_symbol_from_json: json is NULL");
@@ -285,6 +309,7 @@ int mxc_symbol_from_json(const char *json, mxc_symbol *out) {
 }
 
 int mxc_symbol_save(mxc_symbol sym, const char *path) {
+  API_GUARD();
   MXC_RETURN_ERROR_IF(!path, MXC_ERR_INVALID_ARGUMENT,
                       "mxc_symbol_save: path is NULL");
   mxc__symbol *s = NULL;
@@ -293,6 +318,7 @@ int mxc_symbol_save(mxc_symbol sym, const char *path) {
 }
 
 int mxc_symbol_load(const char *path, mxc_symbol *out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_symbol_load", "out");
   MXC_RETURN_ERROR_IF(!path, MXC_ERR_INVALID_ARGUMENT,
                       "mxc_symbol_load: path is NULL");
@@ -303,6 +329,7 @@ int mxc_symbol_load(const char *path, mxc_symbol *out) {
 
 int mxc_symbol_to_dot(mxc_symbol sym, int n_shapes, const char *const *names,
                       const int *ndims, const int64_t *dims, char **out) {
+  API_GUARD();
   API_CHECK_OUT(out, "mxc_symbol_to_dot", "out");
   mxc__symbol *s = NULL;
   MXC_FORWARD_IF_ERROR(api_symbol(sym, "mxc_symbol_to_dot: sym", &s));

@@ -8,6 +8,7 @@
 int mxc_init_array(mxc_ndarray arr, const char *method,
                    const char *const *keys, const char *const *vals,
                    int n_params) {
+  API_GUARD();
   mxc__ndarray *a = NULL;
   MXC_FORWARD_IF_ERROR(api_array(arr, "mxc_init_array: arr", &a));
   int rc = mxc__init_array(a, method, keys, vals, n_params);
@@ -17,6 +18,7 @@ int mxc_init_array(mxc_ndarray arr, const char *method,
 
 int mxc_metric_accuracy(mxc_ndarray pred, mxc_ndarray label,
                         int64_t *out_correct, int64_t *out_count) {
+  API_GUARD();
   static const char fn[] = "mxc_metric_accuracy";
   API_CHECK_OUT(out_correct, fn, "out_correct");
   API_CHECK_OUT(out_count, fn, "out_count");
@@ -30,6 +32,7 @@ int mxc_metric_accuracy(mxc_ndarray pred, mxc_ndarray label,
 
 int mxc_metric_cross_entropy(mxc_ndarray prob, mxc_ndarray label, double eps,
                              double *out_sum, int64_t *out_count) {
+  API_GUARD();
   static const char fn[] = "mxc_metric_cross_entropy";
   API_CHECK_OUT(out_sum, fn, "out_sum");
   API_CHECK_OUT(out_count, fn, "out_count");

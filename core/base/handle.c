@@ -18,6 +18,10 @@ typedef struct slot {
   _Atomic uint64_t tag;
   _Atomic(void *) obj;
   uint32_t next_free; /* 1-based index of the next free slot; under g_lock */
+  /* A freed handle's object waiting for open guards (mxc__handle_free):
+   * the slot stays off the free list until its destructor ran, so that
+   * deferring needs no allocation. */
+  mxc__retire_node rn;
 } slot;
 
 static _Atomic(slot *) g_segs[MAX_SEGS];
@@ -35,6 +39,7 @@ static const char *const k_kind_names[MXC__HANDLE_KIND_COUNT] = {
     [MXC__HANDLE_EXECUTOR] = "mxc_executor",
     [MXC__HANDLE_STR_LIST] = "mxc_str_list",
     [MXC__HANDLE_INFER] = "mxc_infer",
+    [MXC__HANDLE_OPCTX] = "mxc_opctx",
 };
 
 _Static_assert(sizeof k_kind_names / sizeof k_kind_names[0] ==
@@ -109,7 +114,8 @@ static int lookup(uintptr_t h, int kind, const char *what, slot **out) {
   MXC_RETURN_ERROR_IF(s == NULL, MXC_ERR_INVALID_HANDLE,
                       "%s: not a handle made by mxc; expected a live %s",
                       what, mxc__handle_kind_name(kind));
-  uint64_t tag = atomic_load_explicit(&s->tag, memory_order_acquire);
+  /* seq_cst pairs with the guard's seq_cst store (see retire). */
+  uint64_t tag = atomic_load_explicit(&s->tag, memory_order_seq_cst);
   uint32_t gen = (uint32_t)(v >> 32);
   int live_kind = (int)(tag & 0xff);
   MXC_RETURN_ERROR_IF((uint32_t)(tag >> 8) != gen || live_kind == 0,
@@ -125,35 +131,241 @@ static int lookup(uintptr_t h, int kind, const char *what, slot **out) {
   return MXC_OK;
 }
 
+static _Thread_local int tls_depth; /* open guards of this thread */
+static atomic_llong g_unguarded;
+
 int mxc__handle_get(uintptr_t h, int kind, const char *what, void **out) {
+  if (MXC__UNLIKELY(tls_depth == 0)) {
+    atomic_fetch_add_explicit(&g_unguarded, 1, memory_order_relaxed);
+  }
   slot *s;
   MXC_FORWARD_IF_ERROR(lookup(h, kind, what, &s));
   *out = atomic_load_explicit(&s->obj, memory_order_relaxed);
   return MXC_OK;
 }
 
+/* Under g_lock: invalidates live handle h; *out = its slot. */
+static int invalidate(uintptr_t h, int kind, const char *what, slot **out) {
+  slot *s;
+  MXC_FORWARD_IF_ERROR(lookup(h, kind, what, &s));
+  uint64_t gen = atomic_load(&s->tag) >> 8;
+  /* seq_cst: pairs with the guards' pins (see mxc__handle_retire). */
+  atomic_store_explicit(&s->tag, gen << 8, memory_order_seq_cst);
+  long long was = atomic_fetch_sub_explicit(&g_live, 1, memory_order_relaxed);
+  MXC__ASSERT_MSG(was > 0, "more handles released than made");
+  (void)was;
+  *out = s;
+  return MXC_OK;
+}
+
+/* Under g_lock: puts the invalidated slot index1 on the free list. */
+static void push_free(uint32_t index1) {
+  slot *s = slot_at(index1);
+  /* An invalidated slot is never on the free list already. */
+  MXC__ASSERT(s != NULL && g_free_head != index1);
+  s->next_free = g_free_head;
+  g_free_head = index1;
+}
+
 int mxc__handle_release(uintptr_t h, int kind, const char *what,
                         void **out_obj) {
   pthread_mutex_lock(&g_lock);
   slot *s;
-  int rc = lookup(h, kind, what, &s);
-  if (rc != MXC_OK) {
-    pthread_mutex_unlock(&g_lock);
-    return rc;
-  }
-  void *obj = atomic_load_explicit(&s->obj, memory_order_relaxed);
-  uint64_t gen = atomic_load(&s->tag) >> 8;
-  atomic_store_explicit(&s->tag, gen << 8, memory_order_release);
-  /* lookup found it live, so it cannot already be on the free list. */
-  MXC__ASSERT(g_free_head != (uint32_t)((uint64_t)h & 0xffffffffu));
-  s->next_free = g_free_head;
-  g_free_head = (uint32_t)((uint64_t)h & 0xffffffffu);
+  int rc = invalidate(h, kind, what, &s);
+  if (rc == MXC_OK) push_free((uint32_t)((uint64_t)h & 0xffffffffu));
   pthread_mutex_unlock(&g_lock);
-  long long was = atomic_fetch_sub_explicit(&g_live, 1, memory_order_relaxed);
-  MXC__ASSERT_MSG(was > 0, "more handles released than made");
-  (void)was;
-  *out_obj = obj;
-  return MXC_OK;
+  if (rc == MXC_OK) {
+    *out_obj = atomic_load_explicit(&s->obj, memory_order_relaxed);
+  }
+  return rc;
 }
 
 int64_t mxc__handle_live(void) { return atomic_load(&g_live); }
+
+static void retire(mxc__retire_node *n, void *obj, void (*dtor)(void *),
+                   uint32_t slot_index1);
+
+int mxc__handle_free(uintptr_t h, int kind, const char *what,
+                     void (*dtor)(void *)) {
+  pthread_mutex_lock(&g_lock);
+  slot *s;
+  int rc = invalidate(h, kind, what, &s);
+  pthread_mutex_unlock(&g_lock);
+  MXC_FORWARD_IF_ERROR(rc);
+  retire(&s->rn, atomic_load_explicit(&s->obj, memory_order_relaxed), dtor,
+         (uint32_t)((uint64_t)h & 0xffffffffu));
+  return MXC_OK;
+}
+
+int64_t mxc__handle_unguarded_gets(void) {
+  return atomic_load_explicit(&g_unguarded, memory_order_relaxed);
+}
+
+/* ---- guards and deferred destruction ----------------------------------
+ *
+ * Each thread that opens a guard gets a record (kept for the process,
+ * reused after the thread exits) whose `pin` is 0 while it is outside any
+ * guard, else the global epoch read when its outermost guard opened.
+ * Retiring an object bumps the epoch to E after the handle was
+ * invalidated: a guard that opened at epoch >= E read the epoch after the
+ * invalidation and so cannot find the handle; guards with pin < E may
+ * hold the object. The Dekker pattern (guard: store pin, then load the
+ * handle's tag; retire: store tag, then load every pin, all seq_cst)
+ * makes sure that a retire that sees pin 0 is not missing a guard that
+ * found the handle live. A pin read as 0 from a guard's release store
+ * also orders that guard's reads before the destructor. */
+
+typedef struct guard_rec {
+  _Atomic uint64_t pin;
+  atomic_int used;
+  struct guard_rec *next; /* immutable once published */
+} guard_rec;
+
+static _Atomic(guard_rec *) g_recs;
+static _Atomic uint64_t g_epoch = 1;
+static atomic_llong g_anon; /* guards of threads without a record (OOM) */
+static _Thread_local guard_rec *tls_rec;
+static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t g_key;
+static int g_key_ok;
+static pthread_mutex_t g_retired_lock = PTHREAD_MUTEX_INITIALIZER;
+static mxc__retire_node *g_retired; /* under g_retired_lock */
+static atomic_llong g_n_retired;
+
+static void rec_release(void *p) {
+  guard_rec *r = p;
+  atomic_store_explicit(&r->pin, 0, memory_order_release);
+  atomic_store_explicit(&r->used, 0, memory_order_release);
+}
+
+static void make_key(void) {
+  g_key_ok = pthread_key_create(&g_key, rec_release) == 0;
+}
+
+/* The calling thread's record: a free one reused, or a new one. NULL
+ * only when out of memory. */
+static guard_rec *rec_acquire(void) {
+  pthread_once(&g_key_once, make_key);
+  guard_rec *r = atomic_load_explicit(&g_recs, memory_order_acquire);
+  for (; r != NULL; r = r->next) {
+    int unused = 0;
+    if (atomic_compare_exchange_strong(&r->used, &unused, 1)) break;
+  }
+  if (r == NULL) {
+    r = mxc__calloc_permanent(1, sizeof *r);
+    if (r == NULL) return NULL;
+    atomic_store(&r->used, 1);
+    guard_rec *head = atomic_load(&g_recs);
+    do {
+      r->next = head;
+    } while (!atomic_compare_exchange_weak(&g_recs, &head, r));
+  }
+  /* The record goes back to the pool when the thread exits; without the
+   * key it stays the thread's for good (harmless: pin 0 blocks nothing). */
+  if (g_key_ok) (void)pthread_setspecific(g_key, r);
+  tls_rec = r;
+  return r;
+}
+
+void mxc__handle_guard_enter(void) {
+  if (tls_depth++ > 0) return;
+  guard_rec *r = tls_rec ? tls_rec : rec_acquire();
+  if (MXC__UNLIKELY(r == NULL)) {
+    atomic_fetch_add(&g_anon, 1); /* blocks every reclamation */
+    return;
+  }
+  uint64_t e = atomic_load_explicit(&g_epoch, memory_order_acquire);
+  atomic_store_explicit(&r->pin, e, memory_order_seq_cst);
+}
+
+void mxc__handle_guard_leave(void) {
+  MXC__ASSERT_MSG(tls_depth > 0, "handle guard left more often than entered");
+  if (--tls_depth > 0) return;
+  if (MXC__LIKELY(tls_rec != NULL)) {
+    atomic_store_explicit(&tls_rec->pin, 0, memory_order_release);
+  } else {
+    atomic_fetch_sub(&g_anon, 1);
+  }
+  if (atomic_load_explicit(&g_n_retired, memory_order_relaxed) != 0) {
+    mxc__handle_reclaim();
+  }
+}
+
+/* The smallest pin of an open guard other than the calling thread's
+ * outermost one (UINT64_MAX: none). The caller's own guard is skipped
+ * when it is its only one: the caller is the thread retiring or
+ * reclaiming and holds no object it retires. A nested guard (an API call
+ * from a callback) may be inside a call that still uses the object. */
+static uint64_t min_pin(void) {
+  if (atomic_load_explicit(&g_anon, memory_order_seq_cst) != 0) return 0;
+  uint64_t m = UINT64_MAX;
+  guard_rec *self = tls_depth <= 1 ? tls_rec : NULL;
+  for (guard_rec *r = atomic_load_explicit(&g_recs, memory_order_acquire);
+       r != NULL; r = r->next) {
+    if (r == self) continue;
+    uint64_t p = atomic_load_explicit(&r->pin, memory_order_seq_cst);
+    if (p != 0 && p < m) m = p;
+  }
+  return m;
+}
+
+/* Destroys n's object; a handle's slot then becomes reusable. */
+static void destroy(mxc__retire_node *n) {
+  uint32_t index1 = n->slot_index1;
+  n->dtor(n->obj); /* may free n (a record holding its own node) */
+  if (index1 != 0) {
+    pthread_mutex_lock(&g_lock);
+    push_free(index1);
+    pthread_mutex_unlock(&g_lock);
+  }
+}
+
+static void retire(mxc__retire_node *n, void *obj, void (*dtor)(void *),
+                   uint32_t slot_index1) {
+  n->obj = obj;
+  n->dtor = dtor;
+  n->slot_index1 = slot_index1;
+  n->epoch = atomic_fetch_add_explicit(&g_epoch, 1, memory_order_seq_cst) + 1;
+  if (min_pin() >= n->epoch) { /* no open guard can hold obj */
+    destroy(n);
+    return;
+  }
+  pthread_mutex_lock(&g_retired_lock);
+  n->next = g_retired;
+  g_retired = n;
+  atomic_fetch_add_explicit(&g_n_retired, 1, memory_order_relaxed);
+  pthread_mutex_unlock(&g_retired_lock);
+}
+
+void mxc__handle_retire(mxc__retire_node *node, void *obj,
+                        void (*dtor)(void *)) {
+  retire(node, obj, dtor, 0);
+}
+
+void mxc__handle_reclaim(void) {
+  mxc__retire_node *ready = NULL;
+  pthread_mutex_lock(&g_retired_lock);
+  uint64_t m = min_pin();
+  for (mxc__retire_node **p = &g_retired; *p != NULL;) {
+    mxc__retire_node *n = *p;
+    if (n->epoch <= m) {
+      *p = n->next;
+      n->next = ready;
+      ready = n;
+      atomic_fetch_sub_explicit(&g_n_retired, 1, memory_order_relaxed);
+    } else {
+      p = &n->next;
+    }
+  }
+  pthread_mutex_unlock(&g_retired_lock);
+  /* Outside the lock: a destructor may free (retire) more. */
+  while (ready != NULL) {
+    mxc__retire_node *n = ready;
+    ready = n->next;
+    destroy(n);
+  }
+}
+
+int64_t mxc__handle_deferred(void) {
+  return atomic_load_explicit(&g_n_retired, memory_order_relaxed);
+}

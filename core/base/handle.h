@@ -6,9 +6,26 @@
  * freed memory, which keeps the "wrong or freed handle" promise even under
  * AddressSanitizer. Slots are reused; generations make reuse detectable.
  *
- * Thread-safety: all functions may be called concurrently. Looking up a
- * handle while another thread releases it is a caller race (the lookup
- * may succeed with an object being destroyed), as with any free. */
+ * Freeing while another thread uses the handle. Every public function
+ * that takes a handle runs inside a guard (mxc__handle_guard_enter /
+ * leave, the API_GUARD macro of c_api/src). mxc__handle_free invalidates
+ * the handle at once (later lookups fail) but runs the object's destructor
+ * only when no guard that could have looked the handle up before that is
+ * still open: at once when no other thread is inside a guarded call (the
+ * common case, no allocation), else by the last such thread as it leaves
+ * its guard (or by a later free). So a call racing with a free of its
+ * handle either fails with MXC_ERR_INVALID_HANDLE or works on the whole,
+ * live object; it never reads freed memory. This is epoch-based
+ * reclamation: a guard publishes the epoch it started in; a retired object
+ * waits for every guard of an earlier epoch.
+ *
+ * Cost: a guard is one sequentially consistent store on entry and a
+ * release store plus one relaxed load on exit (per outermost call; nested
+ * calls from callbacks count a thread-local depth). A lookup is one load
+ * and two compares.
+ *
+ * Thread-safety: all functions may be called concurrently. Destructors
+ * may run on any thread that uses the API. */
 #ifndef MXC_CORE_BASE_HANDLE_H_
 #define MXC_CORE_BASE_HANDLE_H_
 
@@ -23,6 +40,7 @@ typedef enum mxc__handle_kind {
   MXC__HANDLE_EXECUTOR = 5,
   MXC__HANDLE_STR_LIST = 6,
   MXC__HANDLE_INFER = 7,
+  MXC__HANDLE_OPCTX = 8, /* a pushed function's context while it runs */
   MXC__HANDLE_KIND_COUNT
 } mxc__handle_kind;
 
@@ -34,9 +52,48 @@ int mxc__handle_new(int kind, void *obj, uintptr_t *out);
  * names `what`. */
 int mxc__handle_get(uintptr_t h, int kind, const char *what, void **out);
 
-/* Invalidates a live handle; *out_obj = its object. Same errors as get. */
+/* Invalidates a live handle; *out_obj = its object, which the caller now
+ * owns. Same errors as get. Freeing the object at once is safe only if no
+ * other thread can be using it (see mxc__handle_retire). */
 int mxc__handle_release(uintptr_t h, int kind, const char *what,
                         void **out_obj);
+
+/* Invalidates a live handle and destroys its object with dtor once no
+ * guarded call can still use it. Same errors as get (nothing happens). */
+int mxc__handle_free(uintptr_t h, int kind, const char *what,
+                     void (*dtor)(void *));
+
+/* Where a retired object waits; embedded in the object (or, for handles,
+ * in the handle's slot), so that retiring never allocates. */
+typedef struct mxc__retire_node {
+  void *obj;
+  void (*dtor)(void *);
+  uint64_t epoch;
+  uint32_t slot_index1; /* a handle slot to recycle after dtor; 0: none */
+  struct mxc__retire_node *next;
+} mxc__retire_node;
+
+/* Runs dtor(obj) once no guarded call that started before this one can
+ * still use obj (at once when none is open). For objects a released
+ * handle pointed to. node: storage for the wait, untouched by the caller
+ * until dtor runs (typically a member of obj; dtor may free it). */
+void mxc__handle_retire(mxc__retire_node *node, void *obj,
+                        void (*dtor)(void *));
+
+/* Runs the deferred destructors that no open guard blocks any more
+ * (leaving an outermost guard does this too). */
+void mxc__handle_reclaim(void);
+
+/* Opens / closes the calling thread's guard (nestable). */
+void mxc__handle_guard_enter(void);
+void mxc__handle_guard_leave(void);
+
+/* Lookups made outside any guard since the process started (a C API
+ * function missing its guard; for tests). */
+int64_t mxc__handle_unguarded_gets(void);
+
+/* Retired objects still waiting for open guards (for tests). */
+int64_t mxc__handle_deferred(void);
 
 /* Number of live handles (for leak checks in tests). */
 int64_t mxc__handle_live(void);

@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include "core/base/alloc.h"
+#include "core/base/callback.h"
 #include "core/base/error.h"
+#include "core/base/handle.h"
 #include "core/engine/config.h"
 #include "core/engine/internal.h"
 
@@ -192,6 +194,7 @@ int mxc__engine_set_num_workers(mxc__engine *e, int n) {
   MXC_RETURN_ERROR_IF(n < 1 || n > MAX_WORKERS, MXC_ERR_INVALID_ARGUMENT,
                       "engine_set_num_workers: %d is outside 1..%d", n,
                       MAX_WORKERS);
+  MXC_FORWARD_IF_ERROR(mxc__engine_check_may_wait("set_num_workers"));
   if (e->kind == MXC__ENGINE_NAIVE) { /* no workers: only remembered */
     atomic_store(&e->num_workers, n);
     return MXC_OK;
@@ -280,11 +283,32 @@ int mxc__engine_push(mxc__engine *e, const mxc__push_args *a) {
   return mxc__naive_push(e, a);
 }
 
+static _Thread_local int tls_engine_cb;
+
+void mxc__engine_cb_enter(void) { tls_engine_cb++; }
+void mxc__engine_cb_leave(void) { tls_engine_cb--; }
+
+int mxc__engine_check_may_wait(const char *fn) {
+  MXC_FORWARD_IF_ERROR(mxc__cb_refuse(
+      MXC__CB_LOG, NULL, fn,
+      "waiting for engine work there could wait for the callback itself"));
+  MXC_RETURN_ERROR_IF(
+      tls_engine_cb > 0 || mxc__thr_in_fn() ||
+          mxc__pool_current_worker() != NULL,
+      MXC_ERR_REENTRANT,
+      "%s: called from inside a function run by the engine (a pushed "
+      "function, its on_free or a deletion callback): waiting for engine "
+      "work there could wait for itself; wait in the thread that pushed",
+      fn);
+  return MXC_OK;
+}
+
 int mxc__engine_wait_var(mxc__engine *e, mxc__var *v, int for_write) {
   MXC_RETURN_ERROR_IF(e == NULL, MXC_ERR_INVALID_ARGUMENT,
                       "engine_wait_var: engine is NULL");
   MXC_RETURN_ERROR_IF(v == NULL, MXC_ERR_INVALID_ARGUMENT,
                       "engine_wait_var: variable is NULL");
+  MXC_FORWARD_IF_ERROR(mxc__engine_check_may_wait("waiting for an array"));
   if (e->kind == MXC__ENGINE_THREADED) {
     return mxc__thr_wait_var(e, v, for_write);
   }
@@ -294,8 +318,14 @@ int mxc__engine_wait_var(mxc__engine *e, mxc__var *v, int for_write) {
 int mxc__engine_wait_all(mxc__engine *e) {
   MXC_RETURN_ERROR_IF(e == NULL, MXC_ERR_INVALID_ARGUMENT,
                       "engine_wait_all: engine is NULL");
-  if (e->kind == MXC__ENGINE_THREADED) return mxc__thr_wait_all(e);
-  return mxc__naive_wait_all(e);
+  MXC_FORWARD_IF_ERROR(mxc__engine_check_may_wait("wait_all"));
+  int rc = e->kind == MXC__ENGINE_THREADED ? mxc__thr_wait_all(e)
+                                           : mxc__naive_wait_all(e);
+  /* Objects whose handles were freed while another thread's call was
+   * running (pushed functions' records, too) go now, so that an idle
+   * library's memory is back at its baseline. */
+  mxc__handle_reclaim();
+  return rc;
 }
 
 /* ---- inside running functions ------------------------------------------ */

@@ -16,9 +16,12 @@
  * previous wait_all and clears every poison. The engine stays usable.
  *
  * Thread-safety: every function may be called from any thread, including
- * from inside a running engine function (nested push). Waiting from inside
- * an engine function on work that depends on the caller deadlocks, as in
- * any dependency engine; don't.
+ * from inside a running engine function (nested push). Waiting (wait_var,
+ * wait_all, set_num_workers) is refused with MXC_ERR_REENTRANT from inside
+ * an engine function, its free_fn or a deletion callback, and on a worker
+ * thread: the wait could need the very worker or function that waits (a
+ * deadlock in any dependency engine), and whether it does depends on
+ * timing, so it is refused always, in both kinds.
  *
  * Kinds: MXC__ENGINE_NAIVE runs each function synchronously in the pushing
  * thread (for debugging; pushes are serialized by one lock).
@@ -128,9 +131,14 @@ int mxc__engine_wait_var(mxc__engine *e, mxc__var *v, int for_write);
  * Returns the first failure since the previous wait_all (with its
  * message) and clears all poison. Work pushed from inside that work counts
  * too; work other threads push meanwhile does not delay the return. Also
- * frees the engine's cached op records, so that an idle engine's
- * allocations return to their baseline (leak checks rely on it). */
+ * frees the engine's cached op records and runs deferred handle
+ * destructors (mxc__handle_reclaim), so that an idle engine's allocations
+ * return to their baseline (leak checks rely on it). */
 int mxc__engine_wait_all(mxc__engine *e);
+
+/* MXC_ERR_REENTRANT naming fn when the calling thread may not wait for
+ * engine work (see "Thread-safety" above); else MXC_OK. */
+int mxc__engine_check_may_wait(const char *fn);
 
 /* Inside a synchronous function: message for the failure it returns. */
 void mxc__exec_set_error(mxc__exec *ex, const char *msg);

@@ -26,6 +26,7 @@ static const char *const k_code_names[] = {
     "MXC_ERR_UNSUPPORTED",
     "MXC_ERR_INTERNAL",
     "MXC_ERR_OPERATOR",
+    "MXC_ERR_REENTRANT",
 };
 
 #define N_CODES ((int)(sizeof k_code_names / sizeof k_code_names[0]))
@@ -56,6 +57,7 @@ static mxc__failure g_fallback[N_CODES] = {
     FALLBACK(MXC_ERR_UNSUPPORTED),
     FALLBACK(MXC_ERR_INTERNAL),
     FALLBACK(MXC_ERR_OPERATOR),
+    FALLBACK(MXC_ERR_REENTRANT),
 };
 
 mxc__failure *mxc__failure_new(const char *name, int raw_code,

@@ -304,6 +304,15 @@ void mxc__op_cache_clear(mxc__engine *e);
 int mxc__deps_build(const mxc__push_args *a, mxc__dep *deps, void *owner);
 
 /* threaded.c */
+/* Bracket engine callbacks (functions, free_fns, deletions) the calling
+ * thread runs, for mxc__engine_check_may_wait: used by the naive engine
+ * and the threaded engine's deletions; the threaded engine's functions
+ * are known from mxc__thr_in_fn. (Functions, not a shared thread-local
+ * variable: an extern TLS symbol would leave the library.) */
+void mxc__engine_cb_enter(void);
+void mxc__engine_cb_leave(void);
+int mxc__thr_in_fn(void);
+
 int mxc__thr_init(mxc__engine *e, int num_workers);
 void mxc__thr_fini(mxc__engine *e);
 int mxc__thr_push(mxc__engine *e, const mxc__push_args *a);

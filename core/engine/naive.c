@@ -65,7 +65,11 @@ static void delete_now(mxc__var *v) {
   void (*cb)(void *) = v->on_deleted;
   void *arg = v->del_arg;
   mxc__var_free(v);
-  if (cb != NULL) cb(arg);
+  if (cb != NULL) {
+    mxc__engine_cb_enter();
+    cb(arg);
+    mxc__engine_cb_leave();
+  }
 }
 
 /* With naive_mu held and depth 0. A callback may push or delete again;
@@ -87,6 +91,7 @@ int mxc__naive_push(mxc__engine *e, const mxc__push_args *a) {
   nx.ex.engine = e;
   nx.ex.name = a->name ? a->name : "(unnamed)";
   check_inputs(e, a, &nx.ex);
+  mxc__engine_cb_enter(); /* the function and its free_fn */
   if (!nx.ex.skipped) run(e, a, &nx);
   if (nx.ex.code != MXC_OK || nx.ex.skipped) {
     uint64_t epoch =
@@ -99,6 +104,7 @@ int mxc__naive_push(mxc__engine *e, const mxc__push_args *a) {
   }
   mxc__failure_unref(nx.ex.err);
   if (a->free_fn != NULL) a->free_fn(a->arg);
+  mxc__engine_cb_leave();
   atomic_fetch_add(&e->finished[0], 1);
   if (--e->naive_depth == 0) run_deferred(e);
   pthread_mutex_unlock(&e->naive_mu);

@@ -116,11 +116,17 @@ void mxc__thr_drain(mxc__engine *e) {
   pthread_mutex_unlock(&e->gen_mu);
 }
 
+int mxc__thr_in_fn(void) { return tls_current != NULL; }
+
 static void run_deletion(mxc__var *v) {
   void (*cb)(void *) = v->on_deleted;
   void *arg = v->del_arg;
   mxc__var_free(v);
-  if (cb != NULL) cb(arg);
+  if (cb != NULL) {
+    mxc__engine_cb_enter();
+    cb(arg);
+    mxc__engine_cb_leave();
+  }
 }
 
 /* Submits a list of ready ops, one pool lock per run of same-pool ops. */

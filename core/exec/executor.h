@@ -131,6 +131,12 @@ int mxc__executor_reshape(const mxc__executor *ex, int n,
                           const char *const *names, const mxc__shape *shapes,
                           mxc__executor **out);
 
+/* MXC_ERR_REENTRANT naming fn when the calling thread is inside ex's
+ * monitor callback (forward, backward, free and set_monitor of ex are
+ * refused there: ex is in the middle of running). */
+int mxc__executor_check_not_monitoring(const mxc__executor *ex,
+                                       const char *fn);
+
 int mxc__executor_set_monitor(mxc__executor *ex, mxc_monitor_fn fn,
                               void *user_data);
 

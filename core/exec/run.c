@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/callback.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"
 #include "core/base/handle.h"
@@ -89,6 +90,8 @@ int mxc__exec_fill(const mxc__ndarray *a, double value, const char *name) {
 
 /* ---- nodes ---- */
 
+static void free_view(void *view) { mxc__ndarray_free(view); }
+
 /* Calls the monitor for each output of node nid once it is computed. */
 static int monitor_node(const mxc__executor *ex, int nid) {
   const mxc__graph *g = ex->g;
@@ -104,16 +107,17 @@ static int monitor_node(const mxc__executor *ex, int nid) {
       return rc;
     }
     char name[256];
+    mxc__cb_frame f;
+    mxc__cb_enter(&f, MXC__CB_MONITOR, ex);
     ex->monitor(ex->monitor_data,
                 mxc__executor_entry_name(ex, e, name, sizeof name),
                 (mxc_ndarray)h);
+    mxc__cb_leave(&f);
     /* The handle was lent for the call only; the callback may have freed
-     * it already (a caller error), in which case release reports it. */
-    void *obj = NULL;
-    if (mxc__handle_release(h, MXC__HANDLE_NDARRAY, "monitor array", &obj) ==
-        MXC_OK) {
-      mxc__ndarray_free(obj);
-    }
+     * it already (a caller error), in which case this reports it. Another
+     * thread the callback gave it to may still be using it: retired. */
+    (void)mxc__handle_free(h, MXC__HANDLE_NDARRAY, "monitor array",
+                           free_view);
   }
   return MXC_OK;
 }
@@ -165,7 +169,18 @@ static int push_range(const mxc__executor *ex, int from, int to, int is_train,
   return rc;
 }
 
+int mxc__executor_check_not_monitoring(const mxc__executor *ex,
+                                       const char *fn) {
+  return mxc__cb_refuse(MXC__CB_MONITOR, ex, fn,
+                        "the executor is running (forward or backward) and "
+                        "cannot be run, freed or have its monitor changed "
+                        "until the callback returns; reading its arrays is "
+                        "fine");
+}
+
 int mxc__executor_forward(mxc__executor *ex, int is_train) {
+  MXC_FORWARD_IF_ERROR(
+      mxc__executor_check_not_monitoring(ex, "mxc_executor_forward"));
   ex->fwd_train = 0;
   MXC_FORWARD_IF_ERROR(
       push_range(ex, 0, ex->n_fwd, is_train != 0, "mxc_executor_forward"));
@@ -247,6 +262,7 @@ static int deliver_grads(const mxc__executor *ex, const char *fn) {
 int mxc__executor_backward(mxc__executor *ex, int n,
                            mxc__ndarray *const *head_grads) {
   const char *fn = "mxc_executor_backward";
+  MXC_FORWARD_IF_ERROR(mxc__executor_check_not_monitoring(ex, fn));
   MXC_FORWARD_IF_ERROR(check_head_grads(ex, n, head_grads, fn));
   for (int j = 0; j < ex->n_outputs; ++j) {
     int e = ex->hgrad_entry[j];
@@ -263,6 +279,8 @@ int mxc__executor_backward(mxc__executor *ex, int n,
 
 int mxc__executor_set_monitor(mxc__executor *ex, mxc_monitor_fn fn,
                               void *user_data) {
+  MXC_FORWARD_IF_ERROR(
+      mxc__executor_check_not_monitoring(ex, "mxc_executor_set_monitor"));
   ex->monitor = fn;
   ex->monitor_data = fn ? user_data : NULL;
   return MXC_OK;

@@ -1,7 +1,12 @@
 /* Pushing user functions over arrays to the engine (see user_fn.h).
  *
- * A user function receives an mxc_opctx: a pointer to its mxc__user_fn
- * record below, valid while it runs. The record holds data pointers
+ * A user function receives an mxc_opctx: a handle (kind
+ * MXC__HANDLE_OPCTX) on its mxc__user_fn record below, made when the
+ * function starts and released when it returns (synchronous) or when it
+ * completes (asynchronous). A context kept past that, completed twice or
+ * of another kind is then reported by the handle table instead of
+ * reaching freed memory; completing releases the handle first, so of two
+ * racing completions exactly one wins. The record holds data pointers
  * computed at push time (storage is allocated then and never moves while
  * the array lives; deletion of an array is ordered after this function),
  * so the caller may drop its arrays right after pushing. */
@@ -12,13 +17,10 @@
 
 #include "core/base/alloc.h"
 #include "core/base/error.h"
+#include "core/base/handle.h"
 #include "core/engine/engine.h"
 
-/* Tells a live record from any other pointer passed as a context. */
-#define USER_FN_MAGIC 0x6d78636f70637478ull /* "mxcopctx" */
-
 struct mxc__user_fn {
-  uint64_t magic;
   mxc_engine_fn fn;
   mxc_engine_async_fn async_fn;
   void *user_data;
@@ -28,13 +30,29 @@ struct mxc__user_fn {
   void **data; /* n data pointers */
   size_t *nbytes;
   char *msg;   /* set by mxc__user_fn_set_error */
+  mxc__retire_node retire; /* see free_op */
   char name[]; /* copied */
 };
 
+/* A new context handle for op, run by ex. */
+static int open_ctx(mxc__user_fn *op, mxc__exec *ex, uintptr_t *out) {
+  op->ex = ex;
+  int rc = mxc__handle_new(MXC__HANDLE_OPCTX, op, out);
+  if (rc != MXC_OK) {
+    mxc__error_prefix("no context for the user function");
+    mxc__exec_set_error(ex, mxc__error_msg());
+  }
+  return rc;
+}
+
 static int run_sync(void *arg, mxc__exec *ex) {
   mxc__user_fn *op = arg;
-  op->ex = ex;
-  int rc = op->fn(op->user_data, (mxc_opctx)op);
+  uintptr_t h;
+  MXC_FORWARD_IF_ERROR(open_ctx(op, ex, &h));
+  int rc = op->fn(op->user_data, (mxc_opctx)h);
+  void *same;
+  /* Only this thread releases a synchronous context: cannot fail. */
+  (void)mxc__handle_release(h, MXC__HANDLE_OPCTX, "ctx", &same);
   if (rc != MXC_OK) {
     mxc__exec_set_error(ex, op->msg ? op->msg : "the user function failed");
   }
@@ -43,17 +61,28 @@ static int run_sync(void *arg, mxc__exec *ex) {
 
 static void run_async(void *arg, mxc__exec *ex) {
   mxc__user_fn *op = arg;
-  op->ex = ex;
-  op->async_fn(op->user_data, (mxc_opctx)op);
+  uintptr_t h;
+  int rc = open_ctx(op, ex, &h);
+  if (rc != MXC_OK) {
+    mxc__exec_complete(ex, rc, NULL);
+    return;
+  }
+  op->async_fn(op->user_data, (mxc_opctx)h);
+}
+
+static void free_record(void *arg) {
+  mxc__user_fn *op = arg;
+  mxc__free(op->msg);
+  mxc__free(op->data);
+  mxc__free(op);
 }
 
 static void free_op(void *arg) {
   mxc__user_fn *op = arg;
   if (op->on_free) op->on_free(op->user_data);
-  op->magic = 0;
-  mxc__free(op->msg);
-  mxc__free(op->data);
-  mxc__free(op);
+  /* Its context is dead, but a call that looked it up just before may
+   * still read the record. */
+  mxc__handle_retire(&op->retire, op, free_record);
 }
 
 /* Records the vars and data pointers of arrays[0..n) at slots base.. */
@@ -98,7 +127,6 @@ static int new_op(const mxc__user_fn_args *p, const char *fn, int n,
     mxc__free(block);
     return mxc__error_set(MXC_ERR_OOM, "%s: out of memory", fn);
   }
-  op->magic = USER_FN_MAGIC;
   op->fn = p->fn;
   op->async_fn = p->async_fn;
   op->user_data = p->user_data;
@@ -143,19 +171,17 @@ int mxc__user_fn_push(const mxc__user_fn_args *p, const char *fn) {
   if (rc == MXC_OK) {
     rc = push_op(op, vars, p->n_reads, p->n_writes, p->priority);
   }
-  if (rc != MXC_OK) {
-    op->on_free = NULL; /* on failure to push, on_free is not called */
-    free_op(op);
-  }
+  if (rc != MXC_OK) free_record(op); /* on_free is not called */
   return rc;
 }
 
 int mxc__user_fn_of(mxc_opctx ctx, mxc__user_fn **out) {
-  mxc__user_fn *op = (mxc__user_fn *)ctx;
-  MXC_RETURN_ERROR_IF(op->magic != USER_FN_MAGIC || !op->ex,
-                      MXC_ERR_INVALID_HANDLE,
-                      "ctx is not the context of a running function");
-  *out = op;
+  void *p;
+  MXC_FORWARD_IF_ERROR(mxc__handle_get((uintptr_t)ctx, MXC__HANDLE_OPCTX,
+                                       "ctx (valid only while its function "
+                                       "runs, until it completes if async)",
+                                       &p));
+  *out = p;
   return MXC_OK;
 }
 
@@ -177,13 +203,21 @@ int mxc__user_fn_set_error(mxc__user_fn *op, const char *message) {
   return MXC_OK;
 }
 
-int mxc__user_fn_complete(mxc__user_fn *op, int code, const char *message) {
+int mxc__user_fn_complete(mxc_opctx ctx, int code, const char *message) {
+  mxc__user_fn *op;
+  MXC_FORWARD_IF_ERROR(mxc__user_fn_of(ctx, &op));
   MXC_RETURN_ERROR_IF(op->fn != NULL, MXC_ERR_INVALID_ARGUMENT,
                       "the function was pushed as synchronous; return its "
                       "status instead");
-  mxc__exec *ex = op->ex;
-  op->ex = NULL; /* a second complete is reported, not forwarded */
-  mxc__exec_complete(ex, code,
+  /* Claims the completion: of racing calls, one releases the handle and
+   * the others fail as for a dead context. op lives until the engine sees
+   * the completion below. */
+  void *same;
+  MXC_FORWARD_IF_ERROR(mxc__handle_release(
+      (uintptr_t)ctx, MXC__HANDLE_OPCTX,
+      "ctx (already completed: complete an async function exactly once)",
+      &same));
+  mxc__exec_complete(op->ex, code,
                      code != MXC_OK && !message ? "the user function failed"
                                                 : message);
   return MXC_OK;

@@ -2,9 +2,9 @@
  * code behind mxc_engine_push and mxc_engine_push_async).
  *
  * A pushed function reads and writes dense arrays through data pointers
- * taken at push time; it runs with a context (mxc_opctx) that points to
- * its mxc__user_fn record, valid only while the function runs (an async
- * one: until it completes).
+ * taken at push time; it runs with a context (mxc_opctx), a handle on its
+ * mxc__user_fn record, valid only while the function runs (an async one:
+ * until it completes).
  *
  * Ownership: the record is the engine's from a successful push and is
  * freed after the function ran, calling on_free(user_data) then; a failed
@@ -40,8 +40,9 @@ typedef struct mxc__user_fn_args {
  * the caller in the out-of-memory message. */
 int mxc__user_fn_push(const mxc__user_fn_args *p, const char *fn);
 
-/* *out = the record of a non-NULL context; fails unless ctx is the
- * context of a running function. */
+/* *out = the record of a context; fails (MXC_ERR_INVALID_HANDLE, or
+ * MXC_ERR_INVALID_ARGUMENT for NULL) unless ctx is the context of a
+ * running function. */
 int mxc__user_fn_of(mxc_opctx ctx, mxc__user_fn **out);
 
 /* The data pointer and size in bytes (out_nbytes may be NULL) of array
@@ -52,8 +53,9 @@ int mxc__user_fn_data(const mxc__user_fn *op, int index, void **out_data,
 /* The message a synchronous function's failure reports (copied). */
 int mxc__user_fn_set_error(mxc__user_fn *op, const char *message);
 
-/* Completes an async function with code (and message on failure); the
- * context is dead afterwards. */
-int mxc__user_fn_complete(mxc__user_fn *op, int code, const char *message);
+/* Completes the async function of ctx with code (and message on
+ * failure); the context is dead afterwards, and a second completion fails
+ * as for any dead context. */
+int mxc__user_fn_complete(mxc_opctx ctx, int code, const char *message);
 
 #endif /* MXC_CORE_NDARRAY_USER_FN_H_ */

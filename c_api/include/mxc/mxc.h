@@ -13,6 +13,13 @@
  *  - Free functions return void and accept NULL.
  *  - Handles are opaque. A handle of the wrong kind, or one already freed,
  *    is reported as MXC_ERR_INVALID_HANDLE instead of being dereferenced.
+ *    A handle freed by one thread while another thread's call is using it
+ *    (a caller race) never makes that call read freed memory: the call
+ *    either fails with MXC_ERR_INVALID_HANDLE or completes on the whole
+ *    object, which is destroyed after the call returns (since 1.1).
+ *  - Calls made from inside mxc's own callbacks (pushed functions, monitors,
+ *    the log callback) follow each callback's rules; a forbidden call fails
+ *    with MXC_ERR_REENTRANT instead of deadlocking (since 1.1).
  *  - Input strings and buffers are copied; the library keeps no reference
  *    to caller memory after a call returns unless the comment says so.
  *  - Every function may be called from any thread.
@@ -81,6 +88,11 @@ MXC_API int mxc_feature_enabled(const char *name, int *out_enabled);
 #define MXC_ERR_UNSUPPORTED 9      /* valid but not available in this build */
 #define MXC_ERR_INTERNAL 10        /* a bug in mxc; please report it */
 #define MXC_ERR_OPERATOR 11        /* async work failed with a non-mxc code */
+/* A call that is not allowed where it was made: from inside an mxc
+ * callback whose rules forbid it (waiting from inside a pushed function,
+ * running an executor from its own monitor, ...); the message names the
+ * rule. Nothing was done. Since 1.1. */
+#define MXC_ERR_REENTRANT 12
 
 /* The message of the last failure in the calling thread: what was wrong,
  * which argument, what was expected. Never NULL ("" when no failure has
@@ -113,12 +125,15 @@ typedef void (*mxc_log_fn)(int level, const char *message, void *user_data);
 /* Sends every later message to fn(level, message, user_data); fn NULL
  * restores the default (stderr). The callback may be called from any
  * thread, engine worker threads included, and concurrently: it must be
- * thread-safe and should return quickly. It must not call
- * mxc_set_log_callback nor wait for arrays or the engine (mxc_*wait*),
- * which could deadlock; calls that only read (mxc_last_error,
- * mxc_error_name, mxc_dtype_name, ...) are fine. When this function
- * returns, no call of the previous callback is running any more, so its
- * user_data may be released. Always MXC_OK. */
+ * thread-safe and should return quickly. From inside the callback,
+ * mxc_set_log_callback and every call that waits for the engine
+ * (mxc_wait_all, mxc_ndarray_wait_*, host copies, mxc_set_num_threads,
+ * ...) fail with MXC_ERR_REENTRANT (they could wait for the callback
+ * itself); other calls work, and a message they log goes to stderr
+ * instead of the callback (no recursion). When this function returns, no
+ * call of the previous callback is running any more, so its user_data may
+ * be released. MXC_OK, or MXC_ERR_REENTRANT from inside the callback
+ * (since 1.1; 1.0 deadlocked). */
 MXC_API int mxc_set_log_callback(mxc_log_fn fn, void *user_data);
 
 /* ------------------------------------------------------------------------ */
@@ -357,7 +372,22 @@ MXC_API int mxc_ndarray_from_dlpack(struct DLManagedTensor *tensor,
 
 /* Context handed to a pushed function while it runs. Valid only during the
  * call (synchronous functions) or until mxc_opctx_complete (asynchronous
- * ones). */
+ * ones). It is a handle like the others: a context used after that, a
+ * second mxc_opctx_complete, or a handle of another kind given as a
+ * context fails with MXC_ERR_INVALID_HANDLE (NULL: MXC_ERR_INVALID_ARGUMENT)
+ * and touches nothing.
+ *
+ * What a pushed function (and its on_free) may call: any mxc function
+ * except those that wait for the engine (mxc_wait_all, mxc_ndarray_wait_*,
+ * host copies, save, nnz and other calls documented as waiting,
+ * mxc_set_num_threads), which fail with MXC_ERR_REENTRANT there because
+ * they could wait for the function itself; the same holds on the engine's
+ * worker threads and in a DLPack deleter run by mxc. Pushing more work,
+ * invoking operators and freeing arrays, including the function's own
+ * (their storage stays alive until the function has ended), work. An
+ * asynchronous function's completion must not wait, in another thread,
+ * for work that depends on the function (a deadlock mxc cannot see).
+ * Since 1.1 for the errors; 1.0 could deadlock or crash. */
 typedef struct mxc_opctx_s *mxc_opctx;
 
 /* A synchronous function: returns MXC_OK or an error code; it may call
