@@ -23,7 +23,7 @@ atomic_uint mxc__prof_mask;
 /* Guards the configuration, the state and the origin. */
 static pthread_mutex_t g_ctl = PTHREAD_MUTEX_INITIALIZER;
 static unsigned g_cats = DEFAULT_CATS;
-static int g_state = MXC__PROF_STOP;
+static int g_state = MXC_PROFILER_STOP;
 static char g_filename[PATH_MAX_LEN] = "profile.json";
 static int64_t g_origin;
 
@@ -122,8 +122,12 @@ void mxc__prof_counter(unsigned cat, const char *name, int64_t value,
 
 static _Thread_local const char *tls_attrib;
 
+static _Thread_local const char *tls_node;
+
 void mxc__prof_set_attrib(const char *label) { tls_attrib = label; }
 const char *mxc__prof_attrib(void) { return tls_attrib; }
+void mxc__prof_set_node(const char *node) { tls_node = node; }
+const char *mxc__prof_node(void) { return tls_node; }
 
 /* ---- configuration and state ----------------------------------------------- */
 
@@ -142,7 +146,7 @@ static int parse_bool(const char *key, const char *value, int *out) {
 }
 
 static void apply_mask_locked(void) {
-  unsigned m = g_state == MXC__PROF_RUN ? g_cats : 0;
+  unsigned m = g_state == MXC_PROFILER_RUN ? g_cats : 0;
   atomic_store_explicit(&mxc__prof_mask, m, memory_order_relaxed);
 }
 
@@ -180,14 +184,14 @@ int mxc__prof_set_config(const char *key, const char *value) {
 }
 
 int mxc__prof_set_state(int state) {
-  MXC_RETURN_ERROR_IF(state < MXC__PROF_STOP || state > MXC__PROF_PAUSE,
+  MXC_RETURN_ERROR_IF(state < MXC_PROFILER_STOP || state > MXC_PROFILER_PAUSE,
                       MXC_ERR_INVALID_ARGUMENT,
                       "profiler state is %d; expected MXC_PROFILER_STOP (0), "
                       "MXC_PROFILER_RUN (1) or MXC_PROFILER_PAUSE (2)",
                       state);
   pthread_mutex_lock(&g_ctl);
   /* A run that follows a stop is a new session: earlier events go. */
-  if (state == MXC__PROF_RUN && g_state == MXC__PROF_STOP) {
+  if (state == MXC_PROFILER_RUN && g_state == MXC_PROFILER_STOP) {
     mxc__prof_clear();
     g_origin = mxc__prof_now();
   }
@@ -245,14 +249,14 @@ int mxc__prof_dump(int finished) {
   pthread_mutex_lock(&g_ctl);
   memcpy(path, g_filename, sizeof path);
   pthread_mutex_unlock(&g_ctl);
-  if (finished) MXC_FORWARD_IF_ERROR(mxc__prof_set_state(MXC__PROF_PAUSE));
+  if (finished) MXC_FORWARD_IF_ERROR(mxc__prof_set_state(MXC_PROFILER_PAUSE));
   char *text = NULL;
   MXC_FORWARD_IF_ERROR(mxc__prof_trace(&text));
   int rc = write_file(path, text);
   mxc__free(text);
   if (rc == MXC_OK && finished) {
     pthread_mutex_lock(&g_ctl);
-    g_state = MXC__PROF_STOP;
+    g_state = MXC_PROFILER_STOP;
     apply_mask_locked();
     mxc__prof_clear();
     pthread_mutex_unlock(&g_ctl);
@@ -295,6 +299,16 @@ int mxc__prof_range_end(void) {
   return MXC_OK;
 }
 
+void mxc__prof_user_mark(const char *name) {
+  if (mxc__prof_on(MXC__PROF_USER)) mxc__prof_instant(MXC__PROF_USER, name);
+}
+
+void mxc__prof_user_counter(const char *name, int64_t value) {
+  if (mxc__prof_on(MXC__PROF_USER)) {
+    mxc__prof_counter(MXC__PROF_USER, name, value, 0, NULL);
+  }
+}
+
 /* ---- MXC_PROFILER_AUTOSTART ------------------------------------------------------ */
 
 static void autostart_dump(void) {
@@ -317,5 +331,5 @@ __attribute__((constructor)) static void autostart(void) {
     fprintf(stderr, "mxc: MXC_PROFILER_FILENAME: %s\n", mxc__error_msg());
     return;
   }
-  if (mxc__prof_set_state(MXC__PROF_RUN) == MXC_OK) atexit(autostart_dump);
+  if (mxc__prof_set_state(MXC_PROFILER_RUN) == MXC_OK) atexit(autostart_dump);
 }

@@ -108,9 +108,14 @@ void mxc__prof_thread_name(const char *name);
 void mxc__prof_set_attrib(const char *label);
 const char *mxc__prof_attrib(void);
 
+/* The executor node whose operator the calling thread is invoking, or
+ * NULL (imperative calls). Not copied: valid until reset. */
+void mxc__prof_set_node(const char *node);
+const char *mxc__prof_node(void);
+
 /* ---- control (the C API forwards here) --------------------------------- */
 
-enum { MXC__PROF_STOP = 0, MXC__PROF_RUN = 1, MXC__PROF_PAUSE = 2 };
+/* States: MXC_PROFILER_STOP, _RUN, _PAUSE (mxc.h). */
 
 int mxc__prof_set_config(const char *key, const char *value);
 int mxc__prof_set_state(int state);
@@ -132,6 +137,10 @@ int mxc__prof_stats(int json, int reset, char **out);
  * and records it as a span if user events are on. */
 int mxc__prof_range_begin(const char *name);
 int mxc__prof_range_end(void);
+
+/* A marker and a counter value of the caller, if user events are on. */
+void mxc__prof_user_mark(const char *name);
+void mxc__prof_user_counter(const char *name, int64_t value);
 
 /* ---- internal: buffers (buffer.c), for the writers ----------------------- */
 
