@@ -166,7 +166,7 @@ int mxc__prof_set_config(const char *key, const char *value) {
   if (!strcmp(key, "filename")) return set_filename(value);
   for (size_t i = 0; i < sizeof k_switches / sizeof k_switches[0]; ++i) {
     if (strcmp(key, k_switches[i].key) != 0) continue;
-    int on;
+    int on = 0;
     MXC_FORWARD_IF_ERROR(parse_bool(key, value, &on));
     pthread_mutex_lock(&g_ctl);
     g_cats = on ? g_cats | k_switches[i].cats : g_cats & ~k_switches[i].cats;
