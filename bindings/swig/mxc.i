@@ -101,6 +101,8 @@ struct mxcb_outputs {};
 %newobject mxcb_data_iter_idx;
 %newobject mxcb_data_iter_data;
 %newobject mxcb_data_iter_label;
+%newobject mxcb_profiler_dumps;
+%newobject mxcb_profiler_stats;
 /* Strings made by mxc are freed by mxc. */
 %typemap(newfree) char * "mxc_string_free($1);";
 

@@ -15,11 +15,11 @@ from ctypes import byref, c_int, c_int64
 from . import _lib
 from ._lib import MxcError, check
 from .ndarray import NDArray, array, empty, zeros
-from . import op, autograd  # noqa: E402  (op needs NDArray)
+from . import op, autograd, profiler  # noqa: E402  (op needs NDArray)
 from .dlpack import from_dlpack
 
 __all__ = ["MxcError", "NDArray", "array", "empty", "zeros", "op",
-           "autograd", "from_dlpack", "wait_all", "version", "seed",
+           "autograd", "profiler", "from_dlpack", "wait_all", "version", "seed",
            "feature_enabled", "storage_stat", "library"]
 
 library = _lib.lib

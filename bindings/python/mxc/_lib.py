@@ -126,6 +126,17 @@ _SIGNATURES = {
     "mxc_autograd_backward": (c_int, [c_int, _P(handle), _P(handle), c_int]),
     "mxc_autograd_get_grad": (c_int, [handle, _P(handle)]),
     "mxc_ndarray_detach": (c_int, [handle, _P(handle)]),
+    "mxc_string_free": (None, [c_void_p]),
+    "mxc_profiler_set_config": (c_int, [c_char_p, c_char_p]),
+    "mxc_profiler_set_state": (c_int, [c_int]),
+    "mxc_profiler_get_state": (c_int, [_P(c_int)]),
+    "mxc_profiler_dump": (c_int, [c_int]),
+    "mxc_profiler_dumps": (c_int, [_P(c_void_p)]),
+    "mxc_profiler_stats": (c_int, [c_int, c_int, _P(c_void_p)]),
+    "mxc_profiler_range_begin": (c_int, [c_char_p]),
+    "mxc_profiler_range_end": (c_int, []),
+    "mxc_profiler_mark": (c_int, [c_char_p]),
+    "mxc_profiler_counter": (c_int, [c_char_p, c_int64]),
 }
 
 for _name, (_res, _args) in _SIGNATURES.items():
@@ -157,3 +168,11 @@ def strings(values):
     arr = (c_char_p * len(values))()
     arr[:] = [v.encode("utf-8") for v in values]
     return arr
+
+
+def take_string(ptr):
+    """The str of a `char *` the library returned (c_void_p), freed."""
+    try:
+        return ctypes.string_at(ptr.value).decode("utf-8")
+    finally:
+        lib.mxc_string_free(ptr)
