@@ -23,6 +23,7 @@ pkgs=(
   dpkg-dev debhelper           # Debian packages (scripts/package.sh)
   chrpath                      # drops the build tree's RUNPATH when packaging
   lintian                      # checks the built packages
+  gnuplot-nox graphviz         # examples: --curves PNG, --graph SVG (optional)
 )
 missing=()
 for p in "${pkgs[@]}"; do
