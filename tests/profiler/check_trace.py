@@ -87,10 +87,7 @@ def check_tracks(events):
         if e["ph"] in "XBEi" and (e["pid"], e["tid"]) not in named:
             fail("track %r has no thread_name" % ((e["pid"], e["tid"]),))
     workers = [n for n in named.values() if n.startswith("engine cpu worker")]
-    busy = {(e["pid"], e["tid"]) for e in events if e["ph"] == "X"}
-    if not any(named[k].startswith("engine cpu worker") for k in busy):
-        fail("no engine worker track has events: %r" % sorted(named.values()))
-    return len(named), len(workers)
+    return named, len(workers)
 
 
 def check_stats(events, stats):
@@ -122,7 +119,8 @@ def main():
         fail("traceEvents is not a non-empty list")
     check_fields(events)
     check_nesting(spans_by_track(events))
-    n_tracks, n_workers = check_tracks(events)
+    named, n_workers = check_tracks(events)
+    n_tracks = len(named)
     cats = collections.Counter(e.get("cat") for e in events if "cat" in e)
     if len(sys.argv) > 2:
         with open(sys.argv[2], encoding="utf-8") as f:
@@ -131,6 +129,10 @@ def main():
                     "memory", "user"):
             if not cats[cat]:
                 fail("no %s events: %r" % (cat, cats))
+        busy = {(e["pid"], e["tid"]) for e in events if e["ph"] == "X"}
+        if not any(named[k].startswith("engine cpu worker") for k in busy):
+            fail("no engine worker track has events: %r"
+                 % sorted(named.values()))
     print("ok: %d events, %d tracks (%d engine workers), %r"
           % (len(events), n_tracks, n_workers, dict(cats)))
 
