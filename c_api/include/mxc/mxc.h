@@ -1152,9 +1152,9 @@ MXC_API int mxc_ndarray_detach(mxc_ndarray arr, mxc_ndarray *out);
  *  "profile_copy"        array copies ("copy");
  *  "profile_memory"      storage allocations ("memory");
  *  "profile_io"          data iterator batches ("io");
- *  "profile_user"        mxc_profiler_range_*, _mark, _counter ("user");
+ *  "profile_user"        the caller's ranges, markers and counters ("user");
  *  "profile_all"         every category above.
- * The profile_* keys take "1"/"true" or "0"/"false"; each defaults to on
+ * The "profile" keys take "1"/"true" or "0"/"false"; each defaults to on
  * except profile_engine. Takes effect at once, also while running. An
  * unknown key or bad value is MXC_ERR_INVALID_ARGUMENT. Since 1.1. */
 MXC_API int mxc_profiler_set_config(const char *key, const char *value);
