@@ -100,6 +100,8 @@ void fm_net_params(const fm_net *net, int *out_n, const char *const **names,
 
 mxc_executor fm_net_executor(const fm_net *net) { return net->ex; }
 
+mxc_symbol fm_net_symbol(const fm_net *net) { return net->sym; }
+
 /* ---- building the symbols ------------------------------------------------- */
 
 /* *cur = op(*cur [, extra]) named `name`, with parameters kv (n_kv

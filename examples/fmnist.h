@@ -82,6 +82,10 @@ void fm_net_params(const fm_net *net, int *out_n, const char *const **names,
  * strings and memory figures. */
 mxc_executor fm_net_executor(const fm_net *net);
 
+/* The network's symbol (with its loss head), borrowed (valid until
+ * fm_net_free): for drawing the graph (mxc_symbol_to_dot). */
+mxc_symbol fm_net_symbol(const fm_net *net);
+
 /* Checkpoints: one file in the mxc_ndarray_save format holding the
  * parameters as "arg:<name>" (so mxc_executor_load_params reads it like a
  * file of mxc_executor_save_params), the momentum buffers as

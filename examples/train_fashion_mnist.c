@@ -6,6 +6,7 @@
  *       [--lr X] [--lr-step-epochs E,..] [--lr-factor F] [--momentum X]
  *       [--wd X] [--seed S] [--data-dir DIR] [--limit-batches N]
  *       [--save PATH] [--resume PATH] [--threads N] [--require-goal]
+ *       [--profile FILE.json] [--curves FILE.png] [--graph FILE.dot]
  *
  * SGD with momentum; the learning rate is multiplied by --lr-factor (0.1)
  * after each epoch count of --lr-step-epochs (default: after 8 epochs for
@@ -19,7 +20,12 @@
  * every epoch; --resume continues from one exactly where it stopped, up to
  * --epochs epochs in all. Exit status: 0 on success, 1 on an error (the
  * message, with mxc_last_error(), on stderr), 2 on bad usage, 3 with
- * --require-goal when the goal was missed. */
+ * --require-goal when the goal was missed.
+ *
+ * Looking inside (inspect.h): --profile writes a Chrome trace of the run
+ * and prints per-operator statistics; --curves writes loss and accuracies
+ * per epoch as FILE.csv (and FILE.png when gnuplot is installed); --graph
+ * writes the network as DOT (and SVG when Graphviz is installed). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,6 +33,7 @@
 #include <unistd.h>
 
 #include "fmnist.h"
+#include "inspect.h"
 #include "mxc/mxc.h"
 
 typedef struct config {
@@ -43,6 +50,7 @@ typedef struct config {
   int lr_steps[16];   /* ... after each of these numbers of epochs */
   int threads; /* 0: the library's default */
   int require_goal;
+  const char *profile_path, *curves_path, *graph_path; /* NULL: not asked */
 } config;
 
 /* Counters stored in checkpoints: epochs done and batches done in the
@@ -80,7 +88,12 @@ static void usage(FILE *f) {
           "  --save PATH           write a checkpoint after every epoch\n"
           "  --resume PATH         continue from a checkpoint\n"
           "  --threads N           mxc worker threads (default: all CPUs)\n"
-          "  --require-goal        exit with status 3 if the goal is missed\n");
+          "  --require-goal        exit with status 3 if the goal is missed\n"
+          "  --profile FILE.json   Chrome trace of the run (ui.perfetto.dev)\n"
+          "  --curves FILE.png     loss and accuracies per epoch: FILE.csv,\n"
+          "                        and FILE.png when gnuplot is installed\n"
+          "  --graph FILE.dot      the network as DOT, and FILE.svg when\n"
+          "                        Graphviz is installed\n");
 }
 
 /* Parses a number option; 0 on success. */
@@ -173,6 +186,12 @@ static int parse_args(int argc, char **argv, config *c) {
       c->save_path = val;
     } else if (strcmp(a, "--resume") == 0) {
       c->resume_path = val;
+    } else if (strcmp(a, "--profile") == 0) {
+      c->profile_path = val;
+    } else if (strcmp(a, "--curves") == 0) {
+      c->curves_path = val;
+    } else if (strcmp(a, "--graph") == 0) {
+      c->graph_path = val;
     } else if (strcmp(a, "--threads") == 0) {
       bad = num(a, val, 1, 1024, &v);
       c->threads = (int)v;
@@ -357,7 +376,7 @@ static int start(const config *c, fm_net *net, mxc_data_iter train,
 }
 
 static int run(const config *c, fm_net *net, mxc_data_iter train,
-               mxc_data_iter test, double *final_acc) {
+               mxc_data_iter test, insp_curves *curves, double *final_acc) {
   int64_t prog[N_PROGRESS];
   int rc = start(c, net, train, prog);
   if (rc != MXC_OK) return rc;
@@ -383,6 +402,11 @@ static int run(const config *c, fm_net *net, mxc_data_iter train,
            st.loss_sum / n,
            (double)st.correct / n, acc, (long long)n_test);
     *final_acc = acc;
+    if (curves && insp_curves_add(curves, epoch + 1, st.loss_sum / n,
+                                  (double)st.correct / n, acc) != 0) {
+      snprintf(g_what, sizeof g_what, "--curves: cannot write the CSV");
+      return MXC_ERR_IO;
+    }
     prog[PROGRESS_EPOCHS] = epoch + 1;
     prog[PROGRESS_BATCHES] = 0;
     if (c->save_path != NULL) {
@@ -391,6 +415,36 @@ static int run(const config *c, fm_net *net, mxc_data_iter train,
     CHECK_MX(mxc_data_iter_reset(train));
   }
   return MXC_OK;
+}
+
+/* The --graph, --curves and --profile outputs that start before
+ * training (inspect.h prints the details of a failure). */
+static int inspect_begin(const config *c, const fm_net *net,
+                         insp_curves **curves) {
+  int ndim = 0, rc = 0;
+  int64_t dims[4];
+  fm_net_data_shape(net, &ndim, dims);
+  if (c->graph_path) {
+    rc = insp_graph_write(fm_net_symbol(net), "data", ndim, dims,
+                          c->graph_path);
+  }
+  if (!rc && c->curves_path) rc = insp_curves_open(c->curves_path, curves);
+  if (!rc && c->profile_path) rc = insp_profile_start(c->profile_path);
+  if (!rc) return MXC_OK;
+  snprintf(g_what, sizeof g_what, "--graph/--curves/--profile failed");
+  return MXC_ERR_IO;
+}
+
+/* Finishes them after training: the trace and its statistics, the PNG. */
+static int inspect_end(const config *c, insp_curves *curves) {
+  int rc = insp_curves_finish(curves);
+  if (c->profile_path) {
+    mxc_wait_all(); /* the last operators' events are in the trace */
+    rc |= insp_profile_finish(c->profile_path, stdout);
+  }
+  if (!rc) return MXC_OK;
+  snprintf(g_what, sizeof g_what, "writing --curves/--profile failed");
+  return MXC_ERR_IO;
 }
 
 /* Prints the final accuracy and the goal; returns 1 when the goal is met. */
@@ -460,9 +514,11 @@ int main(int argc, char **argv) {
     } else {
       snprintf(g_what, sizeof g_what, "%s", fm_last_error());
     }
-    if (rc == MXC_OK) {
-      rc = run(&c, net, train, test, &acc);
-    }
+    insp_curves *curves = NULL;
+    if (rc == MXC_OK) rc = inspect_begin(&c, net, &curves);
+    if (rc == MXC_OK) rc = run(&c, net, train, test, curves, &acc);
+    int irc = inspect_end(&c, curves);
+    if (rc == MXC_OK) rc = irc;
   }
   /* Let pending work finish before freeing; its failure, if any, is the
    * one to report. */

@@ -24,6 +24,7 @@ pkgs=(
   chrpath                      # drops the build tree's RUNPATH when packaging
   lintian                      # checks the built packages
   clang libclang-rt-14-dev     # libFuzzer and the fuzz targets (tests/fuzz)
+  gnuplot-nox graphviz         # examples: --curves PNG, --graph SVG (optional)
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -10,7 +10,7 @@ those of the packages listed. "mxc" is the public header
 Keep the table a plain literal: check_layers.py parses it as Python."""
 
 # The core, lowest first: each builds on all before it.
-#   core/base < core/storage < core/engine < core/ndarray < core/resource
+#   core/base < core/profiler < core/storage < core/engine < core/ndarray < core/resource
 #   < core/op < {core/graph < core/fuse, core/autograd, core/exec,
 #   core/io, core/train} < ops/* < c_api/src
 # The passes over graphs sit side by side and never use each other, except
@@ -18,33 +18,37 @@ Keep the table a plain literal: check_layers.py parses it as Python."""
 # never another family, never a graph pass.
 LAYER_RULES = {
     "core/base": ["mxc"],
-    "core/storage": ["mxc", "core/base"],
-    "core/engine": ["mxc", "core/base", "core/storage"],
-    "core/ndarray": ["mxc", "core/base", "core/storage", "core/engine"],
-    "core/resource": ["mxc", "core/base", "core/storage", "core/engine",
-                      "core/ndarray"],
-    "core/op": ["mxc", "core/base", "core/storage", "core/engine",
-                "core/ndarray", "core/resource"],
-    "core/graph": ["mxc", "core/base", "core/storage", "core/engine",
-                   "core/ndarray", "core/resource", "core/op"],
-    "core/fuse": ["mxc", "core/base", "core/storage", "core/engine",
-                  "core/ndarray", "core/resource", "core/op", "core/graph"],
-    "core/autograd": ["mxc", "core/base", "core/storage", "core/engine",
-                      "core/ndarray", "core/resource", "core/op",
-                      "core/graph"],
-    "core/exec": ["mxc", "core/base", "core/storage", "core/engine",
-                  "core/ndarray", "core/resource", "core/op", "core/graph",
-                  "core/fuse"],
-    "core/io": ["mxc", "core/base", "core/storage", "core/engine",
-                "core/ndarray", "core/resource", "core/op"],
-    "core/train": ["mxc", "core/base", "core/storage", "core/engine",
-                   "core/ndarray", "core/resource", "core/op"],
+    # Every layer records events; the profiler sees only the base.
+    "core/profiler": ["mxc", "core/base"],
+    "core/storage": ["mxc", "core/base", "core/profiler"],
+    "core/engine": ["mxc", "core/base", "core/profiler", "core/storage"],
+    "core/ndarray": ["mxc", "core/base", "core/profiler", "core/storage",
+                     "core/engine"],
+    "core/resource": ["mxc", "core/base", "core/profiler", "core/storage",
+                      "core/engine", "core/ndarray"],
+    "core/op": ["mxc", "core/base", "core/profiler", "core/storage",
+                "core/engine", "core/ndarray", "core/resource"],
+    "core/graph": ["mxc", "core/base", "core/profiler", "core/storage",
+                   "core/engine", "core/ndarray", "core/resource", "core/op"],
+    "core/fuse": ["mxc", "core/base", "core/profiler", "core/storage",
+                  "core/engine", "core/ndarray", "core/resource", "core/op",
+                  "core/graph"],
+    "core/autograd": ["mxc", "core/base", "core/profiler", "core/storage",
+                      "core/engine", "core/ndarray", "core/resource",
+                      "core/op", "core/graph"],
+    "core/exec": ["mxc", "core/base", "core/profiler", "core/storage",
+                  "core/engine", "core/ndarray", "core/resource", "core/op",
+                  "core/graph", "core/fuse"],
+    "core/io": ["mxc", "core/base", "core/profiler", "core/storage",
+                "core/engine", "core/ndarray", "core/resource", "core/op"],
+    "core/train": ["mxc", "core/base", "core/profiler", "core/storage",
+                   "core/engine", "core/ndarray", "core/resource", "core/op"],
     # The family table: ops/families.c and the generated ops/families.h.
-    "ops": ["mxc", "core/base", "core/storage", "core/engine",
+    "ops": ["mxc", "core/base", "core/profiler", "core/storage", "core/engine",
             "core/ndarray", "core/resource", "core/op"],
     # Every family; "ops" is for ops/families.h.
-    "ops/*": ["mxc", "core/base", "core/storage", "core/engine",
-              "core/ndarray", "core/resource", "core/op", "ops"],
+    "ops/*": ["mxc", "core/base", "core/profiler", "core/storage",
+              "core/engine", "core/ndarray", "core/resource", "core/op", "ops"],
     # The ABI layer sees the library's core; it links the families (//ops)
     # but never includes them: operators are reached by name.
     "c_api/src": ["mxc", "core/*"],

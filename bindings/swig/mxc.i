@@ -109,6 +109,8 @@ struct mxcb_checkpoint {};
 %newobject mxcb_checkpoint_load;
 %newobject mxcb_checkpoint_take_symbol;
 %newobject mxcb_checkpoint_array;
+%newobject mxcb_profiler_dumps;
+%newobject mxcb_profiler_stats;
 /* Strings made by mxc are freed by mxc. */
 %typemap(newfree) char * "mxc_string_free($1);";
 

@@ -724,6 +724,63 @@ static inline void mxcb_checkpoint_save(const char *prefix, int epoch,
   }
   mxcb__check(mxc_checkpoint_save(prefix, epoch, sym, n_args, NAMES, HANDLES,
                                   n_aux, NAMES + n_args, HANDLES + n_args));
+/* ---- the profiler ---- */
+
+static inline void mxcb_profiler_set_config(const char *key,
+                                            const char *value) {
+  mxcb__begin();
+  mxcb__check(mxc_profiler_set_config(key, value));
+}
+
+/* state: MXC_PROFILER_STOP / _RUN / _PAUSE. */
+static inline void mxcb_profiler_set_state(int state) {
+  mxcb__begin();
+  mxcb__check(mxc_profiler_set_state(state));
+}
+
+static inline int mxcb_profiler_get_state(void) {
+  int out = -1;
+  mxcb__begin();
+  return mxcb__check(mxc_profiler_get_state(&out)) ? -1 : out;
+}
+
+static inline void mxcb_profiler_dump(int finished) {
+  mxcb__begin();
+  mxcb__check(mxc_profiler_dump(finished));
+}
+
+/* New strings: bindings free them with mxc_string_free (newfree). */
+static inline char *mxcb_profiler_dumps(void) {
+  char *out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_profiler_dumps(&out)) ? NULL : out;
+}
+
+/* format: MXC_PROFILER_TABLE or MXC_PROFILER_JSON. */
+static inline char *mxcb_profiler_stats(int format, int reset) {
+  char *out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_profiler_stats(format, reset, &out)) ? NULL : out;
+}
+
+static inline void mxcb_profiler_range_begin(const char *name) {
+  mxcb__begin();
+  mxcb__check(mxc_profiler_range_begin(name));
+}
+
+static inline void mxcb_profiler_range_end(void) {
+  mxcb__begin();
+  mxcb__check(mxc_profiler_range_end());
+}
+
+static inline void mxcb_profiler_mark(const char *name) {
+  mxcb__begin();
+  mxcb__check(mxc_profiler_mark(name));
+}
+
+static inline void mxcb_profiler_counter(const char *name, int64_t value) {
+  mxcb__begin();
+  mxcb__check(mxc_profiler_counter(name, value));
 }
 
 #endif /* MXC_BINDINGS_MXCB_H_ */

@@ -32,6 +32,7 @@
 #include "core/graph/gradient.h"
 #include "core/graph/graph.h"
 #include "core/op/invoke.h"
+#include "core/profiler/profiler.h"
 #include "core/resource/training.h"
 
 #define FN "mxc_autograd_backward"
@@ -445,8 +446,8 @@ static int check_head_grads(int n, mxc__ndarray *const *heads,
   return MXC_OK;
 }
 
-int mxc__autograd_backward(int n, mxc__ndarray *const *heads,
-                           mxc__ndarray *const *head_grads, int retain_graph) {
+static int backward_now(int n, mxc__ndarray *const *heads,
+                        mxc__ndarray *const *head_grads, int retain_graph) {
   MXC_RETURN_ERROR_IF(n < 1, MXC_ERR_INVALID_ARGUMENT,
                       FN ": n is %d; expected at least one head", n);
   MXC_FORWARD_IF_ERROR(check_head_grads(n, heads, head_grads));
@@ -463,4 +464,24 @@ int mxc__autograd_backward(int n, mxc__ndarray *const *heads,
   if (rc == MXC_OK && !retain_graph) free_history(&b);
   bw_free(&b);
   return rc;
+}
+
+/* The calling thread's part of a backward pass (building the gradient
+ * graph and pushing its operators, whose runs are recorded on their own)
+ * as a span. */
+static int backward_profiled(int n, mxc__ndarray *const *heads,
+                             mxc__ndarray *const *head_grads,
+                             int retain_graph) {
+  int64_t t0 = mxc__prof_now();
+  int rc = backward_now(n, heads, head_grads, retain_graph);
+  mxc__prof_span(MXC__PROF_OPERATOR, "autograd_backward", t0, NULL, NULL);
+  return rc;
+}
+
+int mxc__autograd_backward(int n, mxc__ndarray *const *heads,
+                           mxc__ndarray *const *head_grads, int retain_graph) {
+  if (mxc__prof_on(MXC__PROF_OPERATOR)) {
+    return backward_profiled(n, heads, head_grads, retain_graph);
+  }
+  return backward_now(n, heads, head_grads, retain_graph);
 }

@@ -12,6 +12,7 @@
 #include "core/base/handle.h"
 #include "core/engine/config.h"
 #include "core/engine/internal.h"
+#include "core/profiler/profiler.h"
 
 #define MAX_WORKERS 1024
 
@@ -303,24 +304,51 @@ int mxc__engine_check_may_wait(const char *fn) {
   return MXC_OK;
 }
 
-int mxc__engine_wait_var(mxc__engine *e, mxc__var *v, int for_write) {
-  MXC_RETURN_ERROR_IF(e == NULL, MXC_ERR_INVALID_ARGUMENT,
-                      "engine_wait_var: engine is NULL");
-  MXC_RETURN_ERROR_IF(v == NULL, MXC_ERR_INVALID_ARGUMENT,
-                      "engine_wait_var: variable is NULL");
-  MXC_FORWARD_IF_ERROR(mxc__engine_check_may_wait("waiting for an array"));
+static int wait_var_now(mxc__engine *e, mxc__var *v, int for_write) {
   if (e->kind == MXC__ENGINE_THREADED) {
     return mxc__thr_wait_var(e, v, for_write);
   }
   return mxc__naive_wait_var(e, v);
 }
 
+static int wait_all_now(mxc__engine *e) {
+  if (e->kind == MXC__ENGINE_THREADED) return mxc__thr_wait_all(e);
+  return mxc__naive_wait_all(e);
+}
+
+/* The waits as spans of the waiting thread's track: where a program
+ * blocks on the engine, and for how long. */
+static int wait_var_profiled(mxc__engine *e, mxc__var *v, int for_write) {
+  int64_t t0 = mxc__prof_now();
+  int rc = wait_var_now(e, v, for_write);
+  mxc__prof_span(MXC__PROF_WAIT, for_write ? "wait_for_write" : "wait_for_read",
+                 t0, NULL, NULL);
+  return rc;
+}
+
+static int wait_all_profiled(mxc__engine *e) {
+  int64_t t0 = mxc__prof_now();
+  int rc = wait_all_now(e);
+  mxc__prof_span(MXC__PROF_WAIT, "wait_all", t0, NULL, NULL);
+  return rc;
+}
+
+int mxc__engine_wait_var(mxc__engine *e, mxc__var *v, int for_write) {
+  MXC_RETURN_ERROR_IF(e == NULL, MXC_ERR_INVALID_ARGUMENT,
+                      "engine_wait_var: engine is NULL");
+  MXC_RETURN_ERROR_IF(v == NULL, MXC_ERR_INVALID_ARGUMENT,
+                      "engine_wait_var: variable is NULL");
+  MXC_FORWARD_IF_ERROR(mxc__engine_check_may_wait("waiting for an array"));
+  if (mxc__prof_on(MXC__PROF_WAIT)) return wait_var_profiled(e, v, for_write);
+  return wait_var_now(e, v, for_write);
+}
+
 int mxc__engine_wait_all(mxc__engine *e) {
   MXC_RETURN_ERROR_IF(e == NULL, MXC_ERR_INVALID_ARGUMENT,
                       "engine_wait_all: engine is NULL");
   MXC_FORWARD_IF_ERROR(mxc__engine_check_may_wait("wait_all"));
-  int rc = e->kind == MXC__ENGINE_THREADED ? mxc__thr_wait_all(e)
-                                           : mxc__naive_wait_all(e);
+  int rc = mxc__prof_on(MXC__PROF_WAIT) ? wait_all_profiled(e)
+                                        : wait_all_now(e);
   /* Objects whose handles were freed while another thread's call was
    * running (pushed functions' records, too) go now, so that an idle
    * library's memory is back at its baseline. */

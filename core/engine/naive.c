@@ -19,6 +19,7 @@
 #include "core/base/alloc.h"
 #include "core/base/error.h"
 #include "core/engine/internal.h"
+#include "core/profiler/profiler.h"
 
 typedef struct naive_exec {
   mxc__exec ex; /* first member */
@@ -61,6 +62,14 @@ static void run(mxc__engine *e, const mxc__push_args *a, naive_exec *nx) {
   pthread_mutex_unlock(&e->mu);
 }
 
+/* The function's run (to completion) as a span of the pushing thread. */
+static void run_profiled(mxc__engine *e, const mxc__push_args *a,
+                         naive_exec *nx) {
+  int64_t t0 = mxc__prof_now();
+  run(e, a, nx);
+  mxc__prof_span(MXC__PROF_ENGINE, nx->ex.name, t0, NULL, NULL);
+}
+
 static void delete_now(mxc__var *v) {
   void (*cb)(void *) = v->on_deleted;
   void *arg = v->del_arg;
@@ -92,7 +101,13 @@ int mxc__naive_push(mxc__engine *e, const mxc__push_args *a) {
   nx.ex.name = a->name ? a->name : "(unnamed)";
   check_inputs(e, a, &nx.ex);
   mxc__engine_cb_enter(); /* the function and its free_fn */
-  if (!nx.ex.skipped) run(e, a, &nx);
+  if (!nx.ex.skipped) {
+    if (mxc__prof_on(MXC__PROF_ENGINE)) {
+      run_profiled(e, a, &nx);
+    } else {
+      run(e, a, &nx);
+    }
+  }
   if (nx.ex.code != MXC_OK || nx.ex.skipped) {
     uint64_t epoch =
         nx.ex.skipped ? nx.ex.err_epoch : mxc__failure_commit(e, &nx.ex);

@@ -9,12 +9,14 @@
  * with its own device and workers (one per stream, say), chosen by the
  * engine from the op's device. */
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "core/base/alloc.h"
 #include "core/base/error.h"
 #include "core/base/assert.h"
 #include "core/engine/internal.h"
+#include "core/profiler/profiler.h"
 
 /* Spin iterations (pause instructions, tens of microseconds in all)
  * before an idle worker sleeps; -DMXC__SPIN_ITERS=N to experiment. */
@@ -67,6 +69,12 @@ static mxc__op *take(mxc__worker *w) {
 static void *worker_main(void *arg) {
   mxc__worker *w = arg;
   tls_worker = w;
+  /* The worker's track in a profile (kept in the thread; no allocation
+   * unless it records). A GPU pool would name its stream workers. */
+  char name[MXC__PROF_NAME_MAX];
+  snprintf(name, sizeof name, "engine %s worker %d",
+           w->pool->dev.type == MXC_DEVICE_CPU ? "cpu" : "gpu", w->idx);
+  mxc__prof_thread_name(name);
   mxc__op *op;
   while ((op = take(w)) != NULL) {
     /* mxc__thr_run hands back a successor made ready by op, if any, to

@@ -27,6 +27,7 @@
 #include "core/base/assert.h"
 #include "core/base/error.h"
 #include "core/engine/internal.h"
+#include "core/profiler/profiler.h"
 
 /* A thread blocked in wait_var, queued like an op's dep. */
 typedef struct waiter {
@@ -239,6 +240,25 @@ static mxc__pool *pool_for(mxc__engine *e, mxc__device dev) {
   return e->cpu;
 }
 
+/* Calls op's function. An async op stays valid until this worker drops
+ * its part of async_parts (in run_op), whenever it completes. */
+static void call_fn(mxc__op *op) {
+  if (op->sync_fn != NULL) {
+    op->ex.code = op->sync_fn(op->arg, &op->ex);
+    return;
+  }
+  atomic_store_explicit(&op->async_parts, 2, memory_order_relaxed);
+  op->async_fn(op->arg, &op->ex);
+}
+
+/* The function's run as a span of this worker's track (for an async
+ * function: until it returns, not until it completes). */
+static void call_fn_profiled(mxc__op *op) {
+  int64_t t0 = mxc__prof_now();
+  call_fn(op);
+  mxc__prof_span(MXC__PROF_ENGINE, op->ex.name, t0, NULL, NULL);
+}
+
 /* Runs op (ready: every dep granted). allow_inline: the caller may run a
  * successor made ready by op (workers do; a pushing thread does not). */
 static mxc__op *run_op(mxc__op *op, mxc__worker *w, int allow_inline) {
@@ -259,14 +279,13 @@ static mxc__op *run_op(mxc__op *op, mxc__worker *w, int allow_inline) {
   }
   mxc__op *outer = tls_current;
   tls_current = op;
-  if (op->sync_fn != NULL) {
-    op->ex.code = op->sync_fn(op->arg, &op->ex);
-    tls_current = outer;
-    return finish(op, w, allow_inline);
+  if (mxc__prof_on(MXC__PROF_ENGINE)) {
+    call_fn_profiled(op);
+  } else {
+    call_fn(op);
   }
-  atomic_store_explicit(&op->async_parts, 2, memory_order_relaxed);
-  op->async_fn(op->arg, &op->ex);
   tls_current = outer;
+  if (op->sync_fn != NULL) return finish(op, w, allow_inline);
   if (atomic_fetch_sub_explicit(&op->async_parts, 1, memory_order_acq_rel) ==
       1) {
     /* completed already (maybe inside async_fn) */

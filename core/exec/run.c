@@ -17,6 +17,7 @@
 #include "core/op/arity.h"
 #include "core/op/common.h"
 #include "core/op/invoke.h"
+#include "core/profiler/profiler.h"
 #include "core/resource/training.h"
 
 const char *mxc__executor_entry_name(const mxc__executor *ex, int entry,
@@ -122,6 +123,18 @@ static int monitor_node(const mxc__executor *ex, int nid) {
   return MXC_OK;
 }
 
+/* Invokes node n's operator with the node's name known to the profiler,
+ * which records its run as an executor node instead of an imperative
+ * operator call. */
+static int invoke_node_profiled(const mxc__node *n, mxc__ndarray **ins,
+                                mxc__ndarray **outs, int n_out,
+                                const mxc__req *req) {
+  mxc__prof_set_node(n->name[0] ? n->name : n->op->name);
+  int rc = mxc__op_invoke(n->op, n->param, ins, n->n_inputs, outs, n_out, req);
+  mxc__prof_set_node(NULL);
+  return rc;
+}
+
 static int push_node(const mxc__executor *ex, int nid, const char *fn) {
   const mxc__graph *g = ex->g;
   const mxc__node *n = g->nodes[nid];
@@ -146,7 +159,10 @@ static int push_node(const mxc__executor *ex, int nid, const char *fn) {
     outs[j] = ex->vals[g->entry_ptr[nid] + j];
     req[j] = ex->reqs[g->entry_ptr[nid] + j];
   }
-  int rc = mxc__op_invoke(n->op, n->param, ins, n->n_inputs, outs, n_out, req);
+  int rc = mxc__prof_on(MXC__PROF_EXECUTOR)
+               ? invoke_node_profiled(n, ins, outs, n_out, req)
+               : mxc__op_invoke(n->op, n->param, ins, n->n_inputs, outs,
+                                n_out, req);
   mxc__scratch_free(m, small);
   if (rc != MXC_OK) {
     char pre[320];

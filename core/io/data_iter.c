@@ -211,7 +211,8 @@ static int idx_num_examples(const void *impl, int64_t *out) {
 static void idx_free(void *impl) { mxc__data_iter_free(impl); }
 
 static const mxc__iter_ops k_idx_ops = {idx_next, idx_reset, idx_current,
-                                        idx_num_examples, idx_free};
+                                        idx_num_examples, idx_free,
+                                        "idx_iter_next"};
 
 int mxc__iter_idx_create(const char *images_path, const char *labels_path,
                          int64_t batch, int shuffle, uint64_t seed, int flat,

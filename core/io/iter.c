@@ -4,6 +4,7 @@
 
 #include "core/base/alloc.h"
 #include "core/base/error.h"
+#include "core/profiler/profiler.h"
 
 struct mxc__iter {
   const mxc__iter_ops *ops;
@@ -28,7 +29,17 @@ void mxc__iter_free(mxc__iter *it) {
   mxc__free(it);
 }
 
+/* A batch's preparation as a span of the calling thread's track, named
+ * after the iterator's kind. */
+static int next_profiled(mxc__iter *it, int *out_has) {
+  int64_t t0 = mxc__prof_now();
+  int rc = it->ops->next(it->impl, out_has);
+  mxc__prof_span(MXC__PROF_IO, it->ops->name, t0, NULL, NULL);
+  return rc;
+}
+
 int mxc__iter_next(mxc__iter *it, int *out_has) {
+  if (mxc__prof_on(MXC__PROF_IO)) return next_profiled(it, out_has);
   return it->ops->next(it->impl, out_has);
 }
 

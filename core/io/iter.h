@@ -32,6 +32,8 @@ typedef struct mxc__iter_ops {
   /* Examples per epoch; may fail when not yet known. */
   int (*num_examples)(const void *impl, int64_t *out);
   void (*free)(void *impl);
+  /* Names the iterator's batches in a profile ("idx_iter_next"). */
+  const char *name;
 } mxc__iter_ops;
 
 typedef struct mxc__iter mxc__iter;

@@ -350,7 +350,8 @@ static void text_free(void *impl) {
 }
 
 static const mxc__iter_ops k_text_ops = {text_next, text_reset, text_current,
-                                        text_num_examples, text_free};
+                                        text_num_examples, text_free,
+                                        "text_iter_next"};
 
 /* ---- creation ---- */
 

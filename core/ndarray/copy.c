@@ -1,10 +1,12 @@
 /* Copies between arrays and host memory, ordered by the engine. */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/base/alloc.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"
 #include "core/ndarray/ndarray.h"
+#include "core/profiler/profiler.h"
 
 typedef struct copy_args {
   void *dst;
@@ -13,10 +15,22 @@ typedef struct copy_args {
 } copy_args;
 
 /* memmove: src and dst may be overlapping views of one chunk. */
-static int copy_fn(void *arg, mxc__exec *ex) {
-  (void)ex;
-  copy_args *c = arg;
+/* The copy as a span of the thread that runs it, with its size. */
+static void copy_profiled(const copy_args *c, const mxc__exec *ex) {
+  int64_t t0 = mxc__prof_now();
   if (c->nbytes) memmove(c->dst, c->src, c->nbytes);
+  char bytes[32];
+  snprintf(bytes, sizeof bytes, "%zu", c->nbytes);
+  mxc__prof_span(MXC__PROF_COPY, mxc__exec_name(ex), t0, "bytes", bytes);
+}
+
+static int copy_fn(void *arg, mxc__exec *ex) {
+  copy_args *c = arg;
+  if (mxc__prof_on(MXC__PROF_COPY)) {
+    copy_profiled(c, ex);
+  } else if (c->nbytes) {
+    memmove(c->dst, c->src, c->nbytes);
+  }
   return MXC_OK;
 }
 

@@ -14,6 +14,7 @@
 #include "core/op/arity.h"
 #include "core/op/backend.h"
 #include "core/op/fallback.h"
+#include "core/profiler/profiler.h"
 #include "core/resource/temp_pool.h"
 #include "core/resource/training.h"
 
@@ -39,10 +40,13 @@ typedef struct invoke_rec {
    * descriptor's own compute. */
   const mxc__kernel *kernel;
   mxc__opctx ctx;
+  /* Profiling (prof_tag): the category to record the run under (0: not
+   * recorded) and the executor node's name (owned), if any. */
+  unsigned char prof_cat;
+  char *prof_node;
 } invoke_rec;
 
-static int run_rec(void *arg, mxc__exec *ex) {
-  invoke_rec *r = arg;
+static int run_rec_now(invoke_rec *r, mxc__exec *ex) {
   int rc;
   if (r->arrs) {
     rc = mxc__op_compute_sparse(r->op)(r->op, &r->ctx, r->param, r->arrs,
@@ -62,7 +66,61 @@ static int run_rec(void *arg, mxc__exec *ex) {
   return rc;
 }
 
-static void free_rec(void *arg) { mxc__free(arg); }
+/* "(2,3) (3) -> (2,3)": the shapes of a call's arrays, as room allows. */
+static void shapes_str(const invoke_rec *r, char *buf, size_t len) {
+  size_t pos = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < r->n_in + r->n_out && pos + 1 < len; ++i) {
+    const mxc__shape *sh = r->arrs ? &r->arrs[i].shape
+                           : i < r->n_in ? &r->in[i].shape
+                                         : &r->out[i - r->n_in].shape;
+    const char *sep = i == 0 ? "" : i == r->n_in ? " -> " : " ";
+    int n = snprintf(buf + pos, len - pos, "%s", sep);
+    if (n < 0) return;
+    pos += (size_t)n;
+    if (pos + 1 < len) mxc__shape_str(sh, buf + pos, len - pos);
+    pos += strlen(buf + pos);
+  }
+}
+
+/* The run as a span of the running thread's track: the operator's name,
+ * its node (executor runs) and its arrays' shapes. */
+static int run_rec_profiled(invoke_rec *r, mxc__exec *ex) {
+  int64_t t0 = mxc__prof_now();
+  int rc = run_rec_now(r, ex);
+  mxc__prof_event ev;
+  mxc__prof_event_init(&ev, r->prof_cat, 'X', r->op->name, t0);
+  ev.value = mxc__prof_now() - t0;
+  if (r->prof_node) mxc__prof_detail_add(&ev, "node", r->prof_node);
+  char shapes[MXC__PROF_DETAIL_MAX];
+  shapes_str(r, shapes, sizeof shapes);
+  mxc__prof_detail_add(&ev, "shapes", shapes);
+  mxc__prof_record(&ev);
+  return rc;
+}
+
+static int run_rec(void *arg, mxc__exec *ex) {
+  invoke_rec *r = arg;
+  if (MXC__UNLIKELY(r->prof_cat != 0)) return run_rec_profiled(r, ex);
+  return run_rec_now(r, ex);
+}
+
+static void free_rec(void *arg) {
+  invoke_rec *r = arg;
+  if (MXC__UNLIKELY(r->prof_node != NULL)) mxc__free(r->prof_node);
+  mxc__free(r);
+}
+
+/* Marks r to be recorded when it runs: as an executor node inside
+ * mxc__exec's node runs, else as an imperative operator, if that category
+ * is on. Without memory for the node's name the run is still recorded. */
+static void prof_tag(invoke_rec *r) {
+  const char *node = mxc__prof_node();
+  unsigned cat = node ? MXC__PROF_EXECUTOR : MXC__PROF_OPERATOR;
+  if (!mxc__prof_on(cat)) return;
+  r->prof_cat = (unsigned char)cat;
+  if (node) r->prof_node = mxc__strdup(node);
+}
 
 static size_t align8(size_t n) { return (n + 7) & ~(size_t)7; }
 
@@ -406,6 +464,9 @@ static int invoke_with(const mxc__op *op, const void *param,
   int sparse = dispatch == MXC__DISPATCH_SPARSE;
   if (rc == MXC_OK) rc = rec_new(op, param, n_in, n_total, sparse, &r);
   if (rc == MXC_OK) r->kernel = kern;
+  if (mxc__prof_on(MXC__PROF_OPERATOR | MXC__PROF_EXECUTOR) && rc == MXC_OK) {
+    prof_tag(r);
+  }
   if (rc != MXC_OK) {
     plan_drop_created(b, n_total);
     return rc;
@@ -484,9 +545,34 @@ static int invoke_with(const mxc__op *op, const void *param,
  * allocation-free and variadic ones are limited by memory only. */
 #define SMALL_CALL_BYTES 4096
 
+static int invoke_plain(const mxc__op *op, const void *param,
+                        mxc__ndarray *const *in, int n_in, mxc__ndarray **out,
+                        int n_out, const mxc__req *req);
+
+/* Charges the storage this call allocates (its outputs) to op in the
+ * profiler's memory statistics. */
+static int invoke_charged(const mxc__op *op, const void *param,
+                          mxc__ndarray *const *in, int n_in,
+                          mxc__ndarray **out, int n_out, const mxc__req *req) {
+  const char *prev = mxc__prof_attrib();
+  mxc__prof_set_attrib(op->name);
+  int rc = invoke_plain(op, param, in, n_in, out, n_out, req);
+  mxc__prof_set_attrib(prev);
+  return rc;
+}
+
 int mxc__op_invoke(const mxc__op *op, const void *param,
                    mxc__ndarray *const *in, int n_in, mxc__ndarray **out,
                    int n_out, const mxc__req *req) {
+  if (mxc__prof_on(MXC__PROF_MEMORY)) {
+    return invoke_charged(op, param, in, n_in, out, n_out, req);
+  }
+  return invoke_plain(op, param, in, n_in, out, n_out, req);
+}
+
+static int invoke_plain(const mxc__op *op, const void *param,
+                        mxc__ndarray *const *in, int n_in, mxc__ndarray **out,
+                        int n_out, const mxc__req *req) {
   int n_total = 0;
   MXC_FORWARD_IF_ERROR(check_counts(op, param, n_in, n_out, &n_total));
   _Alignas(16) char small[SMALL_CALL_BYTES];

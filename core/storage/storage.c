@@ -24,12 +24,14 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/base/alloc.h"
 #include "core/base/assert.h"
 #include "core/base/error.h"
+#include "core/profiler/profiler.h"
 
 #define ALIGNMENT 64
 #define MIN_CLASS_LOG2 6 /* the smallest class is 64 bytes */
@@ -255,6 +257,18 @@ static void *system_alloc(pool *p, const storage_backend *be, int dev_id,
   return ptr;
 }
 
+/* The profiler's memory counter of p ("memory cpu(0)") after a change of
+ * delta bytes, charged to the operator being invoked on this thread. */
+static void prof_memory(pool *p, const storage_backend *be, mxc__device dev,
+                        int64_t delta) {
+  pthread_mutex_lock(&p->lock);
+  int64_t in_use = (int64_t)p->bytes_in_use;
+  pthread_mutex_unlock(&p->lock);
+  char name[MXC__PROF_NAME_MAX];
+  snprintf(name, sizeof name, "memory %s(%d)", be->name, dev.id);
+  mxc__prof_counter(MXC__PROF_MEMORY, name, in_use, delta, mxc__prof_attrib());
+}
+
 int mxc__storage_alloc(mxc__device dev, size_t nbytes,
                        mxc__storage_block *out) {
   MXC_RETURN_ERROR_IF(out == NULL, MXC_ERR_INVALID_ARGUMENT,
@@ -287,6 +301,7 @@ int mxc__storage_alloc(mxc__device dev, size_t nbytes,
   out->size = nbytes;
   out->class_size = bytes;
   out->dev = dev;
+  if (mxc__prof_on(MXC__PROF_MEMORY)) prof_memory(p, be, dev, (int64_t)bytes);
   return MXC_OK;
 }
 
@@ -318,6 +333,9 @@ void mxc__storage_free(mxc__storage_block *b) {
     int cached = pool_put(p, b->ptr, b->class_size);
     pthread_mutex_unlock(&p->lock);
     if (!cached) be->release(b->dev.id, b->ptr);
+    if (mxc__prof_on(MXC__PROF_MEMORY)) {
+      prof_memory(p, be, b->dev, -(int64_t)b->class_size);
+    }
   }
   memset(b, 0, sizeof *b);
 }

@@ -15,13 +15,13 @@ from ctypes import byref, c_int, c_int64
 from . import _lib
 from ._lib import MxcError, check
 from .ndarray import NDArray, array, empty, zeros
-from . import op, autograd  # noqa: E402  (op needs NDArray)
+from . import op, autograd, profiler  # noqa: E402  (op needs NDArray)
 from .dlpack import from_dlpack
 from .io import (Symbol, load, load_checkpoint, save,  # noqa: E402
                  save_checkpoint)
 
 __all__ = ["MxcError", "NDArray", "array", "empty", "zeros", "op",
-           "autograd", "from_dlpack", "Symbol", "save", "load",
+           "autograd", "profiler", "from_dlpack", "Symbol", "save", "load",
            "load_checkpoint", "save_checkpoint", "wait_all", "version", "seed",
            "feature_enabled", "storage_stat", "library"]
 

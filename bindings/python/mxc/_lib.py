@@ -142,6 +142,16 @@ _SIGNATURES = {
     "mxc_checkpoint_save": (c_int, [c_char_p, c_int, handle, c_int,
                                     _P(c_char_p), _P(handle), c_int,
                                     _P(c_char_p), _P(handle)]),
+    "mxc_profiler_set_config": (c_int, [c_char_p, c_char_p]),
+    "mxc_profiler_set_state": (c_int, [c_int]),
+    "mxc_profiler_get_state": (c_int, [_P(c_int)]),
+    "mxc_profiler_dump": (c_int, [c_int]),
+    "mxc_profiler_dumps": (c_int, [_P(c_void_p)]),
+    "mxc_profiler_stats": (c_int, [c_int, c_int, _P(c_void_p)]),
+    "mxc_profiler_range_begin": (c_int, [c_char_p]),
+    "mxc_profiler_range_end": (c_int, []),
+    "mxc_profiler_mark": (c_int, [c_char_p]),
+    "mxc_profiler_counter": (c_int, [c_char_p, c_int64]),
 }
 
 for _name, (_res, _args) in _SIGNATURES.items():
@@ -173,3 +183,11 @@ def strings(values):
     arr = (c_char_p * len(values))()
     arr[:] = [v.encode("utf-8") for v in values]
     return arr
+
+
+def take_string(ptr):
+    """The str of a `char *` the library returned (c_void_p), freed."""
+    try:
+        return ctypes.string_at(ptr.value).decode("utf-8")
+    finally:
+        lib.mxc_string_free(ptr)

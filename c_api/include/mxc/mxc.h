@@ -1212,6 +1212,101 @@ MXC_API int mxc_autograd_get_grad(mxc_ndarray arr, mxc_ndarray *out);
  * history (no gradient flows through it). */
 MXC_API int mxc_ndarray_detach(mxc_ndarray arr, mxc_ndarray *out);
 
+/* ------------------------------------------------------------------------ */
+/* Profiler                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* The profiler records what the library does, per thread, as timed events:
+ * imperative operator runs and executor node runs (with their arrays'
+ * shapes), every function the engine runs, waits on the engine, copies,
+ * storage allocations (a bytes-in-use counter per device), data iterator
+ * batches, and the caller's own ranges, markers and counters. The trace
+ * is the Chrome trace event format, which chrome://tracing and Perfetto
+ * (ui.perfetto.dev) open: one track per thread, engine workers named
+ * "engine cpu worker N". Statistics sum it per name.
+ *
+ * Off (the default) it costs each hook one predictable branch. Setting
+ * the environment variable MXC_PROFILER_AUTOSTART=1 starts it when the
+ * library loads and writes the trace at exit to MXC_PROFILER_FILENAME
+ * (default "profile.json"), without touching a program's code.
+ *
+ * Every function below may be called from any thread. Events are kept in
+ * memory until dumped with finished != 0, read with reset != 0, or a new
+ * session starts (MXC_PROFILER_RUN after MXC_PROFILER_STOP). Since 1.1. */
+
+/* Profiler states (mxc_profiler_set_state). */
+#define MXC_PROFILER_STOP 0  /* not recording; the next run starts afresh */
+#define MXC_PROFILER_RUN 1   /* recording */
+#define MXC_PROFILER_PAUSE 2 /* not recording; a run continues the session */
+
+/* Statistics formats (mxc_profiler_stats). */
+#define MXC_PROFILER_TABLE 0
+#define MXC_PROFILER_JSON 1
+
+/* Sets one configuration key to value (both copied; NUL-terminated):
+ *  "filename"            where mxc_profiler_dump writes (default
+ *                        "profile.json");
+ *  "profile_imperative"  imperative operator runs (category "operator");
+ *  "profile_symbolic"    executor node runs ("executor");
+ *  "profile_engine"      every function the engine runs ("engine"; off by
+ *                        default: it repeats each operator's span);
+ *  "profile_wait"        threads blocked in waits ("wait");
+ *  "profile_copy"        array copies ("copy");
+ *  "profile_memory"      storage allocations ("memory");
+ *  "profile_io"          data iterator batches ("io");
+ *  "profile_user"        the caller's ranges, markers and counters ("user");
+ *  "profile_all"         every category above.
+ * The "profile" keys take "1"/"true" or "0"/"false"; each defaults to on
+ * except profile_engine. Takes effect at once, also while running. An
+ * unknown key or bad value is MXC_ERR_INVALID_ARGUMENT. Since 1.1. */
+MXC_API int mxc_profiler_set_config(const char *key, const char *value);
+
+/* Sets the state (MXC_PROFILER_*); MXC_ERR_INVALID_ARGUMENT for other
+ * values. RUN after STOP discards earlier events and restarts the trace's
+ * clock. Since 1.1. */
+MXC_API int mxc_profiler_set_state(int state);
+/* *out = the current state. Since 1.1. */
+MXC_API int mxc_profiler_get_state(int *out);
+
+/* Writes the trace of the events recorded so far to the configured file
+ * (replaced atomically; MXC_ERR_IO names the path). finished != 0: also
+ * stops the profiler and discards the events (on success). Other threads
+ * may go on recording meanwhile. Since 1.1. */
+MXC_API int mxc_profiler_dump(int finished);
+
+/* *out = the trace as a new string, the same JSON mxc_profiler_dump
+ * writes (free it with mxc_string_free). Nothing is discarded. Since 1.1. */
+MXC_API int mxc_profiler_dumps(char **out);
+
+/* *out = statistics of the events recorded so far as a new string (free
+ * with mxc_string_free): per category and name, calls and total / min /
+ * max / mean time, with the bytes of storage allocated by that
+ * operator's calls; per counter its samples, maximum and last value; and
+ * allocations per operator. format: MXC_PROFILER_TABLE (aligned text) or
+ * MXC_PROFILER_JSON ({"events", "dropped", "spans": {category: {name:
+ * {"calls", "total_ns", "min_ns", "max_ns", "mean_ns", "alloc_bytes"}}},
+ * "counters": {name: {"samples", "max", "last"}}, "allocations": {name:
+ * {"count", "bytes"}}}). reset != 0 discards the events afterwards.
+ * Since 1.1. */
+MXC_API int mxc_profiler_stats(int format, int reset, char **out);
+
+/* Opens a range named name (copied; at most 47 bytes are kept) on the
+ * calling thread; mxc_profiler_range_end closes the innermost open one.
+ * A closed range is recorded as a span of the thread's track if user
+ * events are being recorded then. Up to 16 ranges nest per thread; more,
+ * or an end without a begin, is MXC_ERR_INVALID_ARGUMENT. Pairs must be
+ * on one thread. Since 1.1. */
+MXC_API int mxc_profiler_range_begin(const char *name);
+MXC_API int mxc_profiler_range_end(void);
+
+/* Records an instant marker named name (copied) on the calling thread's
+ * track. Since 1.1. */
+MXC_API int mxc_profiler_mark(const char *name);
+
+/* Records value for the counter named name (copied): a counter track of
+ * the trace. Since 1.1. */
+MXC_API int mxc_profiler_counter(const char *name, int64_t value);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif
