@@ -724,6 +724,8 @@ static inline void mxcb_checkpoint_save(const char *prefix, int epoch,
   }
   mxcb__check(mxc_checkpoint_save(prefix, epoch, sym, n_args, NAMES, HANDLES,
                                   n_aux, NAMES + n_args, HANDLES + n_args));
+}
+
 /* ---- the profiler ---- */
 
 static inline void mxcb_profiler_set_config(const char *key,
