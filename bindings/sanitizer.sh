@@ -5,15 +5,24 @@
 # instrumented, but an instrumented libmxc.so needs the sanitizer runtime
 # to be the first library in the process, so it is preloaded:
 #   asan: libasan + libubsan (the library links both), and:
+#     all     intercept_tls_get_addr=0: with it on, LeakSanitizer's
+#             stop-the-world tracer died with SIGSEGV at exit now and then
+#             ("Tracer caught signal 11": no leak check at all), in R
+#             running mxc's engine threads and always in the JVM. It walks
+#             the dynamic TLS of dlopen()ed libraries, which this runtime
+#             can misread (google/sanitizers#1322 gives this option as the
+#             workaround); static TLS and stacks are still scanned.
 #     jvm     the JVM uses SIGSEGV itself (implicit null checks, safepoint
 #             polls): handle_segv=0, allow_user_segv_handler=1. libjvm.so
-#             is preloaded as well: when the launcher dlopen()s it,
-#             LeakSanitizer's stop-the-world tracer dies with SIGSEGV at
-#             exit ("Tracer caught signal 11", no leak check at all);
-#             loaded at startup it works (measured with OpenJDK 17).
+#             is preloaded: dlopen()ed by the launcher, the tracer crash
+#             above happened on every run (OpenJDK 17). And
+#             symbolize=0: the JVM leaves thousands of its own allocations
+#             at exit, and symbolizing their deep stacks took minutes
+#             (sanitizer_logs.py symbolizes the frames in mxc's modules).
 #     python  PYTHONMALLOC=malloc: pymalloc's arenas are mmap()ed, which
-#             LeakSanitizer does not scan, so mxc arrays held by Python
-#             objects would look leaked; with malloc they are scanned.
+#             LeakSanitizer does not scan, so memory referenced only from
+#             Python objects (ctypes buffers, DLPack capsules) would look
+#             leaked; with malloc they are scanned.
 #     go      nothing preloaded: `go test -asan` links the runtime into
 #             the test binary and instruments the Go side too (Go code
 #             touching poisoned C memory is reported).
@@ -35,12 +44,12 @@ mxc__asan_env() {
   local runtime=$1 logs=$2 preload opts
   preload="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
   # <module> after every frame: sanitizer_logs.py attributes leaks by it.
-  opts="detect_leaks=1:exitcode=0:log_path=$logs/asan"
+  opts="detect_leaks=1:exitcode=0:intercept_tls_get_addr=0:log_path=$logs/asan"
   opts+=":stack_trace_format=\"    #%n %p %F %L <%m>\""
   case "$runtime" in
     jvm)
       preload+=" $(dirname "$(readlink -f "$(command -v java)")")/../lib/server/libjvm.so"
-      opts+=":handle_segv=0:allow_user_segv_handler=1" ;;
+      opts+=":handle_segv=0:allow_user_segv_handler=1:symbolize=0" ;;
     python) export PYTHONMALLOC=malloc ;;
     go) preload="" ;;
   esac

@@ -17,17 +17,37 @@ bindings/sanitizer.sh) and decides whether they fail the test.
 
 Frames must carry their module (the stack_trace_format that
 bindings/sanitizer.sh sets appends <MODULE> to every frame). Exit status 1
-when the reports fail the test; every failing file is printed whole.
+when the reports fail the test; every failing file is printed whole, and
+where the runtime did not symbolize (symbolize=0, set for the JVM) the
+frames in mxc's modules get addr2line's function and line appended.
 """
 import collections
 import os
 import re
+import subprocess
 import sys
 
 OURS = re.compile(r"(^|/)(libmxc[^/]*\.so[^/]*|mxc\.so)$")
 RUNTIME = re.compile(r"(^|/)lib(asan|lsan|ubsan|tsan)\.so")
 FRAME = re.compile(r"^\s+#(\d+) .*<([^<>]*)>\s*$")
 LEAK = re.compile(r"^(Direct|Indirect) leak of (\d+) byte")
+
+
+RAW = re.compile(r"\(([^()\s]+)\+(0x[0-9a-f]+)\)\s*<[^<>]*>\s*$")
+
+
+def symbolize(line):
+    """line, plus addr2line's answer for a raw frame in an mxc module."""
+    m = RAW.search(line)
+    if not m or not OURS.search(m.group(1)) or not os.path.exists(m.group(1)):
+        return line
+    try:
+        out = subprocess.run(["addr2line", "-f", "-i", "-C", "-e", m.group(1),
+                              m.group(2)], capture_output=True, text=True,
+                             check=True).stdout.split()
+    except (OSError, subprocess.CalledProcessError):
+        return line
+    return line + "  [" + " ".join(out) + "]"
 
 
 def leak_records(text):
@@ -82,7 +102,7 @@ def check_file(path, runtime_leaks):
         if not ours:
             return False
     print("=== sanitizer report %s ===" % path)
-    print(text)
+    print("\n".join(symbolize(line) for line in text.splitlines()))
     for kind, size, mod in ours:
         print("mxc leak: %s, %d bytes, allocated in %s" % (kind, size, mod))
     return True
