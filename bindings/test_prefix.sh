@@ -12,10 +12,11 @@
 # Sets MXC_PREFIX (a fresh directory under $TEST_TMPDIR, or mktemp -d
 # outside Bazel) holding include/mxc/mxc.h, lib/libmxc.so{,.1,.1.0.0} and
 # lib/pkgconfig/mxc.pc, and exports PKG_CONFIG_PATH, LD_LIBRARY_PATH and
-# MXC_LIBRARY for it. Also MXC_SKIP_REASON: non-empty when the library is
-# instrumented by a sanitizer (it cannot be loaded into an uninstrumented
-# process: java, R, python3, a go test binary); the tests then print it
-# and exit 0.
+# MXC_LIBRARY for it. Also exports MXC_SANITIZER: asan or tsan when the
+# library is instrumented (from --sanitizer=, or its DT_NEEDED), else
+# empty; the tests run their host process through mxc_sanitized
+# (bindings/sanitizer.sh), and the memory tests read it to drop their
+# resident-memory bounds. Defines mxc_test_skip (tools/test_skip.sh).
 mxc__lib=$(readlink -f "$1")
 mxc__hdr=$(readlink -f "$2")
 mxc__pcin=$(readlink -f "$3")
@@ -32,15 +33,22 @@ sed -e "s|@PREFIX@|$MXC_PREFIX|" -e "s|@LIBDIR@|lib|" -e "s|@VERSION@|$mxc__ver|
 export PKG_CONFIG_PATH="$MXC_PREFIX/lib/pkgconfig${PKG_CONFIG_PATH:+:$PKG_CONFIG_PATH}"
 export LD_LIBRARY_PATH="$MXC_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export MXC_LIBRARY="$MXC_PREFIX/lib/libmxc.so.1"
-MXC_SKIP_REASON=""
+export MXC_SANITIZER=""
 for mxc__arg in "${@:4}"; do
   case "$mxc__arg" in
-    --sanitizer=*) MXC_SKIP_REASON="${mxc__arg#--sanitizer=} build: an instrumented libmxc.so cannot be loaded into an uninstrumented process" ;;
+    --sanitizer=*) MXC_SANITIZER=${mxc__arg#--sanitizer=} ;;
   esac
 done
 # A here-string, not a pipe: under the caller's pipefail, grep -q closing
 # the pipe early could make readelf fail and hide the match.
-if grep -Eq 'NEEDED.*lib(a|t|ub)san' <<<"$(readelf -d "$mxc__lib" 2>/dev/null)"; then
-  MXC_SKIP_REASON="the library is built with a sanitizer runtime: it cannot be loaded into an uninstrumented process"
+mxc__needed=$(readelf -d "$mxc__lib" 2>/dev/null)
+if grep -q 'NEEDED.*libasan' <<<"$mxc__needed"; then
+  MXC_SANITIZER=asan
+elif grep -q 'NEEDED.*libtsan' <<<"$mxc__needed"; then
+  MXC_SANITIZER=tsan
 fi
-unset mxc__lib mxc__hdr mxc__pcin mxc__ver mxc__arg
+# shellcheck disable=SC1091
+source "$(dirname "${BASH_SOURCE[0]}")/sanitizer.sh"
+# shellcheck disable=SC1091
+source "$(dirname "${BASH_SOURCE[0]}")/../tools/test_skip.sh"
+unset mxc__lib mxc__hdr mxc__pcin mxc__ver mxc__arg mxc__needed

@@ -269,6 +269,11 @@ MXCJ_BUFFER(void *, BYTES_OUT, N_BYTES_OUT)
   $action
   if (mxcb_last_code() != 0) {
     mxcj_throw(jenv, mxcb_last_code(), mxcb_last_message());
+    /* The freearg typemaps (string lists, heap handle arrays): without
+     * them every failing call leaked its arguments' copies (found by
+     * LeakSanitizer). Releasing string chars and local references is
+     * allowed with an exception pending. */
+    $cleanup
     return $null;
   }
 }

@@ -3,28 +3,24 @@
 # with the library built here laid out as an installed prefix
 # (bindings/test_prefix.sh), through Debian's JUnit console launcher.
 #   run_tests.sh PREFIX_SH LIB HEADER PC_IN MXC_JAR TESTS_JAR [--sanitizer=KIND]
-# Skips (exit 0 with a message) under sanitizers: an instrumented
-# libmxc.so cannot be loaded into an uninstrumented JVM.
+# Under --config=asan/tsan the JVM runs with the sanitizer runtime
+# preloaded (bindings/sanitizer.sh). Skips (SKIPPED, exit 0) without java
+# or JUnit.
 set -euo pipefail
 prefix_sh=$1 lib=$2 hdr=$3 pcin=$4
 mxc_jar=$(readlink -f "$5") tests_jar=$(readlink -f "$6")
 shift 6
 # shellcheck disable=SC1090
 source "$prefix_sh" "$lib" "$hdr" "$pcin" "$@"
-if [ -n "$MXC_SKIP_REASON" ]; then
-  echo "SKIP: $MXC_SKIP_REASON"
-  exit 0
-fi
 junit=/usr/share/java/junit-platform-console-standalone.jar
 if ! command -v java >/dev/null || [ ! -r "$junit" ]; then
-  echo "SKIP: needs java (OpenJDK 17) and $junit (Debian: junit5)"
-  exit 0
+  mxc_test_skip "needs java (OpenJDK 17) and $junit (Debian: junit5)"
 fi
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 # A fixed, pre-touched heap: the resident-memory test then measures native
 # memory, not the JVM growing its heap. Every cache and temporary file
 # (the extracted JNI library) under the test's own directory.
-exec java -Xms256m -Xmx256m -XX:+AlwaysPreTouch \
+mxc_sanitized jvm java -Xms256m -Xmx256m -XX:+AlwaysPreTouch \
   -Duser.home="$tmp" -Djava.io.tmpdir="$tmp" \
   -jar "$junit" --class-path "$mxc_jar:$tests_jar" --select-package org.mxc \
   --disable-banner --details=tree --fail-if-no-tests

@@ -1,28 +1,25 @@
 #!/bin/bash
 # Runs the Python binding's unittest suite with /usr/bin/python3 (Debian's,
-# which has numpy and torch) against the library given as $1.
-# Skips (exit 0 with a message) when numpy/torch are missing or the library
-# is sanitizer-instrumented (see BUILD for why).
+# which has numpy and torch) against the library built here, laid out as
+# an installed prefix (bindings/test_prefix.sh).
+#   run_tests.sh PREFIX_SH LIB HEADER PC_IN [--sanitizer=KIND]
+# Under --config=asan/tsan python3 runs with the sanitizer runtime
+# preloaded (bindings/sanitizer.sh); the million-array test then runs
+# 100000 arrays (its resident-memory bound does not apply there; bytes in
+# use and LeakSanitizer still check). Skips (SKIPPED, exit 0) when numpy
+# or torch are missing.
 set -euo pipefail
-lib=$1
-shift
-for arg in "$@"; do
-  case "$arg" in
-    --sanitizer=*) echo "SKIP: ${arg#--sanitizer=} build; an instrumented libmxc.so cannot be loaded into an uninstrumented python3"; exit 0 ;;
-  esac
-done
-if readelf -d "$lib" 2>/dev/null | grep -Eq 'NEEDED.*lib(asan|tsan|ubsan|lsan)'; then
-  echo "SKIP: $lib links a sanitizer runtime; it cannot be loaded into python3"
-  exit 0
-fi
+prefix_sh=$1 lib=$2 hdr=$3 pcin=$4
+shift 4
+# shellcheck disable=SC1090
+source "$prefix_sh" "$lib" "$hdr" "$pcin" "$@"
 py=/usr/bin/python3
 if ! "$py" -c 'import numpy, torch' 2>/dev/null; then
-  echo "SKIP: $py lacks numpy or torch (Debian: apt-get install python3-numpy python3-torch)"
-  exit 0
+  mxc_test_skip "$py lacks numpy or torch (Debian: apt-get install python3-numpy python3-torch)"
 fi
 here=$(pwd)/bindings/python
-export MXC_LIBRARY=$(pwd)/$lib
 export PYTHONPATH=$here
 export PYTHONDONTWRITEBYTECODE=1
+[ -z "$MXC_SANITIZER" ] || export MXC_PY_LEAK_ITERS=${MXC_PY_LEAK_ITERS:-100000}
 cd "$here"
-exec "$py" -m unittest discover -s tests -v
+mxc_sanitized python "$py" -m unittest discover -s tests -v

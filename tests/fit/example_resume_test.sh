@@ -2,13 +2,15 @@
 # examples/train_fashion_mnist end to end, quickly (--limit-batches): two
 # epochs in one run must print exactly the same second-epoch figures (loss,
 # train and test accuracy) as one epoch, --save, then --resume up to two
-# epochs. Skips (exit 0) when Fashion-MNIST is not installed.
+# epochs. Skips (SKIPPED, exit 0) when Fashion-MNIST is not installed.
+#   example_resume_test.sh TRAIN_BIN TEST_SKIP_SH
 set -euo pipefail
 bin="$1"
+# shellcheck disable=SC1090
+source "$2"
 data=/usr/share/datasets/fashion-mnist
 if [ ! -r "$data/train-images-idx3-ubyte.gz" ]; then
-  echo "SKIP: $data is not installed"
-  exit 0
+  mxc_test_skip "$data is not installed"
 fi
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 common=(--limit-batches 4 --batch-size 64 --seed 3 --lr-step-epochs 1)
