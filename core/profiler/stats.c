@@ -260,7 +260,8 @@ int mxc__prof_write_stats(mxc__sbuf *b, int json) {
   } else {
     /* Sorting moves rows: alloc_bytes looks them up again, so rebuild
      * the index after. */
-    qsort(t.rows, (size_t)t.n, sizeof *t.rows, row_cmp);
+    /* No rows: t.rows is NULL, and qsort's pointer must not be. */
+    if (t.n > 0) qsort(t.rows, (size_t)t.n, sizeof *t.rows, row_cmp);
     for (int i = 0; i < t.n_slots; ++i) t.slots[i] = 0;
     for (int k = 0; k < t.n; ++k) {
       const row *r = &t.rows[k];
