@@ -173,7 +173,8 @@ static int infer(const mxc__op *op, const void *param,
       otype[i] = out[i]->dtype;
     }
   }
-  MXC_FORWARD_IF_ERROR(op->infer_shape(op, param, ishape, n_in, oshape, n_out));
+  MXC_FORWARD_IF_ERROR(
+      mxc__op_infer_shape(op, param, ishape, n_in, oshape, n_out));
   if (op->infer_type) {
     MXC_FORWARD_IF_ERROR(op->infer_type(op, param, itype, n_in, otype, n_out));
   } else {
@@ -332,12 +333,22 @@ static int make_outputs(const mxc__op *op, mxc__ndarray **out, int n_out,
  * caller can go on pushing while they run. */
 #define SMALL_CALL_ELEMS 4096
 
+/* Elements of all the call's arrays, saturating at `cap`: each count fits
+ * in int64 (the shape invariant) but a sum of several need not. */
+static int64_t call_elems(mxc__ndarray *const *in, int n_in,
+                          const mxc__shape *oshape, int n_total, int64_t cap) {
+  int64_t n = 0;
+  for (int i = 0; i < n_in + n_total && n < cap; ++i) {
+    int64_t k = mxc__shape_size(i < n_in ? &in[i]->shape : &oshape[i - n_in]);
+    n = k > cap - n ? cap : n + k;
+  }
+  return n;
+}
+
 static int small_call(mxc__ndarray *const *in, int n_in,
                       const mxc__shape *oshape, int n_total) {
-  int64_t n = 0;
-  for (int i = 0; i < n_in; ++i) n += mxc__shape_size(&in[i]->shape);
-  for (int i = 0; i < n_total; ++i) n += mxc__shape_size(&oshape[i]);
-  return n <= SMALL_CALL_ELEMS;
+  return call_elems(in, n_in, oshape, n_total, SMALL_CALL_ELEMS + 1) <=
+         SMALL_CALL_ELEMS;
 }
 
 /* The dense kernel for a call on dev (core/op/backend.h). With only the
@@ -439,9 +450,7 @@ static int invoke_with(const mxc__op *op, const void *param,
   r->ctx.dev = dev;
   r->ctx.num_threads = 1;
   if (op->resources & MXC__RES_RANDOM) {
-    int64_t n = 0;
-    for (int i = 0; i < n_total; ++i) n += mxc__shape_size(&oshape[i]);
-    for (int i = 0; i < n_in; ++i) n += mxc__shape_size(&in[i]->shape);
+    int64_t n = call_elems(in, n_in, oshape, n_total, INT64_MAX - 1);
     r->ctx.rng = mxc__random_reserve(n + 1, 4);
   }
   if (rc == MXC_OK && (op->resources & MXC__RES_TEMP)) {
