@@ -38,6 +38,11 @@ typedef struct invoke_rec {
   /* Dense dispatch: the kernel a backend attached, or NULL for the
    * descriptor's own compute. */
   const mxc__kernel *kernel;
+  /* Dense dispatch with no element in any array: nothing to compute.
+   * Skipping matters beyond speed: a zero-size array may have huge other
+   * extents ((2^60, 0)), and a kernel looping over them would run for
+   * ages without touching an element. */
+  int empty;
   mxc__opctx ctx;
 } invoke_rec;
 
@@ -48,6 +53,8 @@ static int run_rec(void *arg, mxc__exec *ex) {
     rc = mxc__op_compute_sparse(r->op)(r->op, &r->ctx, r->param, r->arrs,
                                        r->n_in, r->arrs + r->n_in, r->n_out,
                                        r->req);
+  } else if (r->empty) {
+    rc = MXC_OK;
   } else {
     const mxc__kernel *k = r->kernel;
     mxc__compute_fn compute = k ? k->compute : r->op->compute;
@@ -345,12 +352,6 @@ static int64_t call_elems(mxc__ndarray *const *in, int n_in,
   return n;
 }
 
-static int small_call(mxc__ndarray *const *in, int n_in,
-                      const mxc__shape *oshape, int n_total) {
-  return call_elems(in, n_in, oshape, n_total, SMALL_CALL_ELEMS + 1) <=
-         SMALL_CALL_ELEMS;
-}
-
 /* The dense kernel for a call on dev (core/op/backend.h). With only the
  * reference CPU kernels in the build, the descriptor's own: no lookup on
  * the hot path of small operators. */
@@ -469,7 +470,9 @@ static int invoke_with(const mxc__op *op, const void *param,
   a.n_writes = b->n_writes;
   a.name = op->name;
   a.dev = dev;
-  a.run_here = !sparse && small_call(in, n_in, oshape, n_total);
+  int64_t elems = call_elems(in, n_in, oshape, n_total, SMALL_CALL_ELEMS + 1);
+  a.run_here = !sparse && elems <= SMALL_CALL_ELEMS;
+  r->empty = !sparse && elems == 0;
   if (rc == MXC_OK) rc = mxc__engine_push(eng, &a);
   if (rc != MXC_OK) {
     mxc__free(r);

@@ -63,13 +63,18 @@ static int deconv_plan(const mxc__op *op, const mxc__conv_param *p,
       osp[i] = p->target_shape.d[i];
     } else {
       pad[i] = p->pad.d[i];
-      /* full and pad are >= 0: full - pad - pad cannot overflow. */
-      osp[i] = full - pad[i] - pad[i];
-      MXC_RETURN_ERROR_IF(!mxc__add_i64(osp[i], p->adj.d[i], &osp[i]),
-                          MXC_ERR_SHAPE,
-                          "operator '%s': adj %lld along spatial axis %d "
-                          "overflows the output extent",
-                          op->name, (long long)p->adj.d[i], i);
+      /* full - 2 * pad + adj, checked: when a step overflows, the true
+       * value is below INT64_MIN + adj < 1 (a pad that large leaves no
+       * output) or above INT64_MAX. */
+      int ok = mxc__sub_i64(full - pad[i], pad[i], &osp[i]);
+      int below = !ok;
+      if (ok && !mxc__add_i64(osp[i], p->adj.d[i], &osp[i])) {
+        return mxc__error_set(MXC_ERR_SHAPE,
+                              "operator '%s': adj %lld along spatial axis "
+                              "%d overflows the output extent",
+                              op->name, (long long)p->adj.d[i], i);
+      }
+      if (below) osp[i] = -1;
       MXC_RETURN_ERROR_IF(osp[i] < 1 && in > 0, MXC_ERR_SHAPE,
                           "operator '%s': pad %lld leaves no output along "
                           "spatial axis %d for data %s",

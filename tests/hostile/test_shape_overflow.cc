@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -22,7 +24,8 @@
 // Huge requests must fail as MXC_ERR_OOM, not abort inside the sanitizer's
 // allocator (the environment's ASAN_OPTIONS still override this).
 extern "C" const char *__asan_default_options();
-extern "C" const char *__asan_default_options() {
+extern "C" __attribute__((visibility("default"))) const char *
+__asan_default_options() {
   return "allocator_may_return_null=1";
 }
 
@@ -139,6 +142,10 @@ void CheckCase(const OpInfo &op, const Params &params, const Shape &shape,
                     hostile::ShapeStr(shape) + " x" + std::to_string(n_given);
   Inferred r;
   int rc = hostile::InferOp(op, params, shape, n_given, &r);
+  if (getenv("HOSTILE_TRACE")) {
+    fprintf(stderr, "%s: %d %s\n", ctx.c_str(), rc,
+            rc ? mxc_last_error() : "");
+  }
   if (rc != MXC_OK) {
     ExpectCleanError(rc, ctx);
     return;
@@ -222,6 +229,287 @@ TEST(ShapeOverflow, ZeroBesideHugeExtentsThroughEveryOperator) {
       CheckCase(op, base, s, 64);
     }
   }
+}
+
+// ---- targeted products: each overflows only as a whole ----
+
+// Infers op on the given argument shapes; returns the code.
+int InferShapes(const std::string &name, const Params &params,
+                const std::vector<Shape> &args, Shape *out_shape) {
+  OpInfo op;
+  EXPECT_EQ(mxc_op_find(name.c_str(), &op.op), MXC_OK) << name;
+  op.name = name;
+  std::vector<mxc_symbol> vars(args.size());
+  for (size_t i = 0; i < args.size(); ++i) {
+    mxc_symbol_variable(("v" + std::to_string(i)).c_str(), &vars[i]);
+  }
+  std::vector<const char *> k, v;
+  for (const auto &kv : params) {
+    k.push_back(kv.first.c_str());
+    v.push_back(kv.second.c_str());
+  }
+  mxc_symbol sym = nullptr;
+  int rc = mxc_symbol_create(op.op, k.data(), v.data(),
+                             static_cast<int>(k.size()), "n", nullptr,
+                             vars.data(), static_cast<int>(vars.size()), &sym);
+  for (mxc_symbol x : vars) mxc_symbol_free(x);
+  if (rc != MXC_OK) return rc;
+  std::vector<int> ndims;
+  std::vector<int64_t> dims;
+  for (const Shape &s : args) {
+    ndims.push_back(static_cast<int>(s.size()));
+    dims.insert(dims.end(), s.begin(), s.end());
+  }
+  mxc_infer inf = nullptr;
+  rc = mxc_symbol_infer_shape(sym, static_cast<int>(args.size()), nullptr,
+                              ndims.data(), dims.data(), 0, &inf);
+  if (rc == MXC_OK && out_shape) {
+    int ndim = 0;
+    int64_t d[MXC_MAX_NDIM];
+    mxc_infer_shape(inf, MXC_INFER_OUTPUTS, 0, &ndim, d);
+    out_shape->assign(d, d + ndim);
+  }
+  mxc_infer_free(inf);
+  mxc_symbol_free(sym);
+  return rc;
+}
+
+void ExpectShapeError(int rc, const std::string &ctx) {
+  EXPECT_EQ(rc, MXC_ERR_SHAPE) << ctx << ": " << mxc_last_error();
+}
+
+TEST(ShapeOverflow, ConcatStackAndSplitGradientSums) {
+  Shape half = {kP62, 1};
+  ExpectShapeError(InferShapes("Concat", {{"num_args", "2"}, {"dim", "0"}},
+                               {half, half}, nullptr),
+                   "Concat of two 2^62 extents");
+  Shape got;
+  ASSERT_EQ(InferShapes("Concat", {{"num_args", "2"}, {"dim", "0"}},
+                        {{kP62 - 1, 1}, {kP62, 1}}, &got),
+            MXC_OK) << mxc_last_error();
+  EXPECT_EQ(got, (Shape{kMax, 1}));  // (2^62 - 1) + 2^62
+  // Three (2^61, 2) arrays stack into 3 * 2^62 elements.
+  ExpectShapeError(InferShapes("stack", {{"num_args", "3"}, {"axis", "0"}},
+                               {{int64_t{1} << 61, 2}, {int64_t{1} << 61, 2},
+                                {int64_t{1} << 61, 2}},
+                               nullptr),
+                   "stack");
+  // Zero-size parts stack as long as the non-zero extents still fit: the
+  // new axis counts (2 * 2^61 fits, 2 * 2^62 does not).
+  ASSERT_EQ(InferShapes("stack", {{"num_args", "2"}, {"axis", "0"}},
+                        {{0, kP62 / 2}, {0, kP62 / 2}}, &got),
+            MXC_OK) << mxc_last_error();
+  EXPECT_EQ(got, (Shape{2, 0, kP62 / 2}));
+  ExpectShapeError(InferShapes("stack", {{"num_args", "2"}, {"axis", "0"}},
+                               {{0, kP62}, {0, kP62}}, nullptr),
+                   "stack of (0, 2^62)");
+}
+
+TEST(ShapeOverflow, TileRepeatOneHotAndBroadcastProducts) {
+  ExpectShapeError(InferShapes("tile", {{"reps", "(4294967296,4294967296)"}},
+                               {{2, 2}}, nullptr),
+                   "tile");
+  ExpectShapeError(
+      InferShapes("repeat", {{"repeats", "4611686018427387904"}}, {{2, 3}},
+                  nullptr),
+      "repeat flattened");
+  ExpectShapeError(InferShapes("repeat",
+                               {{"repeats", "3074457345618258603"},
+                                {"axis", "1"}},
+                               {{2, 3}}, nullptr),
+                   "repeat along an axis");
+  ExpectShapeError(InferShapes("one_hot", {{"depth", "4611686018427387904"}},
+                               {{4}}, nullptr),
+                   "one_hot");
+  ExpectShapeError(InferShapes("broadcast_to",
+                               {{"shape", "(4294967296,4294967296)"}},
+                               {{1, 1}}, nullptr),
+                   "broadcast_to");
+  ExpectShapeError(
+      InferShapes("_zeros", {{"shape", "(4294967296,4294967296)"}}, {},
+                  nullptr),
+      "_zeros");
+}
+
+TEST(ShapeOverflow, ReshapeTargetsAndSpecialCodes) {
+  const std::vector<std::string> bad = {
+      "(4294967296,4294967296)", "(-1,4294967296,4294967296)",
+      "(-4,4294967296,4294967296,-2)", "(9223372036854775807,2)",
+      "(0,9223372036854775807,9223372036854775807)"};
+  for (const std::string &t : bad) {
+    int rc = InferShapes("Reshape", {{"shape", t}}, {{2, 3}}, nullptr);
+    ExpectShapeError(rc, "Reshape " + t);
+  }
+  // A zero-size input keeps its huge extent through the codes.
+  Shape got;
+  ASSERT_EQ(InferShapes("Reshape", {{"shape", "(-1,4611686018427387904)"}},
+                        {{0, kP62}}, &got),
+            MXC_OK) << mxc_last_error();
+  EXPECT_EQ(got, (Shape{0, kP62}));
+  ASSERT_EQ(InferShapes("Reshape", {{"shape", "(-3,-2)"}}, {{kP60, 4, 0}},
+                        &got),
+            MXC_OK) << mxc_last_error();
+  EXPECT_EQ(got, (Shape{4 * kP60, 0}));
+  ExpectShapeError(InferShapes("Reshape", {{"shape", "(-3,-2)"}},
+                               {{kP60, 8, 0}}, nullptr),
+                   "-3 merging beyond int64");
+  ASSERT_EQ(InferShapes("Flatten", {}, {{0, kP60, 4}}, &got), MXC_OK);
+  EXPECT_EQ(got, (Shape{0, 4 * kP60}));
+}
+
+// A reduction that drops the zero axis of (0, 2^62) gives 2^62 elements:
+// representable as a count (inference accepts it), not as float32 bytes
+// (creating the array fails cleanly, before any kernel runs).
+TEST(ShapeOverflow, ZeroAxisDroppedByReduction) {
+  Shape got;
+  ASSERT_EQ(InferShapes("sum", {{"axis", "0"}}, {{0, kP62}}, &got), MXC_OK)
+      << mxc_last_error();
+  EXPECT_EQ(got, (Shape{kP62}));
+  Shape zs = {0, kP62};
+  mxc_ndarray a = nullptr, out = nullptr;
+  ASSERT_EQ(mxc_ndarray_create(zs.data(), 2, MXC_DTYPE_INT8, MXC_DEVICE_CPU, 0,
+                               0, &a),
+            MXC_OK)
+      << mxc_last_error();
+  mxc_op sum = nullptr;
+  ASSERT_EQ(mxc_op_find("sum", &sum), MXC_OK);
+  const char *k[] = {"axis"}, *v[] = {"0"};
+  int rc = mxc_op_invoke(sum, k, v, 1, &a, 1, &out, 1, nullptr);
+  if (rc == MXC_OK) rc = mxc_ndarray_wait_to_read(out);
+  EXPECT_NE(rc, MXC_OK);
+  ExpectCleanError(rc, "sum over the zero axis");
+  mxc_ndarray_free(out);
+  mxc_ndarray_free(a);
+}
+
+TEST(ShapeOverflow, ArrayCreationChecksBytesForTheDtype) {
+  Shape count_fits = {int64_t{1} << 61};  // 2^61 float64 = 2^64 bytes
+  mxc_ndarray a = nullptr;
+  EXPECT_EQ(mxc_ndarray_create(count_fits.data(), 1, MXC_DTYPE_FLOAT64,
+                               MXC_DEVICE_CPU, 0, 1, &a),
+            MXC_ERR_SHAPE);
+  // The same count reached through an operator: broadcast_to of a float64
+  // scalar-like array, then _zeros with a float64 dtype.
+  Shape one = {1};
+  ASSERT_EQ(mxc_ndarray_create(one.data(), 1, MXC_DTYPE_FLOAT64,
+                               MXC_DEVICE_CPU, 0, 0, &a),
+            MXC_OK);
+  mxc_op bto = nullptr;
+  ASSERT_EQ(mxc_op_find("broadcast_to", &bto), MXC_OK);
+  const char *k[] = {"shape"}, *v[] = {"(2305843009213693952)"};
+  mxc_ndarray out = nullptr;
+  EXPECT_EQ(mxc_op_invoke(bto, k, v, 1, &a, 1, &out, 1, nullptr),
+            MXC_ERR_SHAPE)
+      << mxc_last_error();
+  EXPECT_EQ(out, nullptr);
+  mxc_ndarray_free(a);
+  // Zero elements beside huge extents: no bytes, a valid array.
+  Shape zero = {0, kP62};
+  ASSERT_EQ(mxc_ndarray_create(zero.data(), 2, MXC_DTYPE_INT8,
+                               MXC_DEVICE_CPU, 0, 0, &a),
+            MXC_OK)
+      << mxc_last_error();
+  mxc_ndarray_free(a);
+  // The shape invariant counts the non-zero extents only.
+  Shape wide = {0, kP62, 4};
+  EXPECT_EQ(mxc_ndarray_create(wide.data(), 3, MXC_DTYPE_INT8, MXC_DEVICE_CPU,
+                               0, 0, &a),
+            MXC_ERR_SHAPE);
+}
+
+// CSR's indptr holds rows + 1 indices: (2^62, 0) int8 values need no
+// bytes but its indptr needs 2^65 bytes, which must not wrap to 8.
+TEST(ShapeOverflow, SparseIndexBlocksAreChecked) {
+  Shape s = {kP62, 0};
+  mxc_ndarray a = nullptr;
+  int rc = mxc_ndarray_create_csr(s.data(), MXC_DTYPE_INT8, MXC_DTYPE_INT64,
+                                  nullptr, nullptr, nullptr, 0, MXC_DEVICE_CPU,
+                                  0, &a);
+
+  EXPECT_NE(rc, MXC_OK);
+  ExpectCleanError(rc, "csr (2^62, 0)");
+  EXPECT_EQ(a, nullptr);
+  mxc_ndarray_free(a);
+}
+
+// A model file's variable attribute is outside input like any other.
+TEST(ShapeOverflow, GraphJsonShapeAttribute) {
+  const std::string json =
+      "{\"nodes\": [{\"op\": \"null\", \"name\": \"x\", \"attrs\": "
+      "{\"__shape__\": \"(4294967296, 4294967296)\"}, \"inputs\": []}, "
+      "{\"op\": \"relu\", \"name\": \"r\", \"inputs\": [[0, 0, 0]]}], "
+      "\"arg_nodes\": [0], \"node_row_ptr\": [0, 1, 2], "
+      "\"heads\": [[1, 0, 0]], "
+      "\"attrs\": {\"mxnet_version\": [\"int\", 10900]}}";
+  mxc_symbol sym = nullptr;
+  ASSERT_EQ(mxc_symbol_from_json(json.c_str(), &sym), MXC_OK)
+      << mxc_last_error();
+  mxc_infer inf = nullptr;
+  EXPECT_EQ(mxc_symbol_infer_shape(sym, 0, nullptr, nullptr, nullptr, 1, &inf),
+            MXC_ERR_SHAPE);
+  EXPECT_NE(std::string(mxc_last_error()).find("'x'"), std::string::npos)
+      << mxc_last_error();
+  mxc_executor ex = nullptr;
+  EXPECT_EQ(mxc_executor_simple_bind(sym, MXC_DEVICE_CPU, 0, 0, nullptr,
+                                     nullptr, nullptr, nullptr, MXC_REQ_WRITE,
+                                     0, nullptr, nullptr, 0, &ex),
+            MXC_ERR_SHAPE)
+      << mxc_last_error();
+  EXPECT_EQ(ex, nullptr);
+  mxc_symbol_free(sym);
+}
+
+// simple_bind and reshape take shapes from the caller: huge ones fail
+// cleanly; zero-size ones beside huge extents bind and run.
+TEST(ShapeOverflow, SimpleBindShapes) {
+  mxc_symbol x = nullptr, fc = nullptr;
+  ASSERT_EQ(mxc_symbol_variable("x", &x), MXC_OK);
+  mxc_op op = nullptr;
+  ASSERT_EQ(mxc_op_find("FullyConnected", &op), MXC_OK);
+  const char *k[] = {"num_hidden"}, *v[] = {"4"};
+  ASSERT_EQ(mxc_symbol_create(op, k, v, 1, "fc", nullptr, &x, 1, &fc), MXC_OK);
+  const char *names[] = {"x"};
+  int ndims[] = {2};
+  mxc_executor ex = nullptr;
+  int64_t huge[] = {4294967296, 4294967296};
+  EXPECT_EQ(mxc_executor_simple_bind(fc, MXC_DEVICE_CPU, 0, 1, names, ndims,
+                                     huge, nullptr, MXC_REQ_WRITE, 0, nullptr,
+                                     nullptr, 0, &ex),
+            MXC_ERR_SHAPE)
+      << mxc_last_error();
+  // The data has no element, but the weight (4, 2^62) is too large for
+  // float32 bytes: the weight's array cannot be made.
+  int64_t zero_wide[] = {0, kP62};
+  int rc = mxc_executor_simple_bind(fc, MXC_DEVICE_CPU, 0, 1, names, ndims,
+                                    zero_wide, nullptr, MXC_REQ_WRITE, 0,
+                                    nullptr, nullptr, 0, &ex);
+  EXPECT_NE(rc, MXC_OK);
+  ExpectCleanError(rc, "simple_bind FullyConnected (0, 2^62)");
+  EXPECT_EQ(ex, nullptr);
+  // relu over (2^60, 0): zero elements everywhere, binds and runs.
+  mxc_symbol r = nullptr;
+  ASSERT_EQ(mxc_op_find("relu", &op), MXC_OK);
+  ASSERT_EQ(mxc_symbol_create(op, nullptr, nullptr, 0, "r", nullptr, &x, 1, &r),
+            MXC_OK);
+  int64_t tall[] = {kP60, 0};
+  ASSERT_EQ(mxc_executor_simple_bind(r, MXC_DEVICE_CPU, 0, 1, names, ndims,
+                                     tall, nullptr, MXC_REQ_WRITE, 0, nullptr,
+                                     nullptr, 0, &ex),
+            MXC_OK)
+      << mxc_last_error();
+  EXPECT_EQ(mxc_executor_forward(ex, 1), MXC_OK) << mxc_last_error();
+  EXPECT_EQ(mxc_executor_backward(ex, 0, nullptr), MXC_OK) << mxc_last_error();
+  EXPECT_EQ(mxc_wait_all(), MXC_OK) << mxc_last_error();
+  int64_t wide[] = {kP62, 3};
+  mxc_executor ex2 = nullptr;
+  EXPECT_EQ(mxc_executor_reshape(ex, 1, names, ndims, wide, &ex2),
+            MXC_ERR_SHAPE)
+      << mxc_last_error();
+  EXPECT_EQ(ex2, nullptr);
+  mxc_executor_free(ex);
+  mxc_symbol_free(r);
+  mxc_symbol_free(fc);
+  mxc_symbol_free(x);
 }
 
 }  // namespace
