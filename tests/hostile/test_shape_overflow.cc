@@ -44,6 +44,7 @@ constexpr int64_t kP60 = int64_t{1} << 60;
 // or as the sum of an extent and a pad; negative ones that overflow when
 // negated or subtracted from.
 const char *const kHugeInts[] = {
+    "9223372036854775807.0", "1e30.0",
     "9223372036854775807",  "-9223372036854775807", "4611686018427387904",
     "3037000500",           "4294967297",           "2147483648",
     "-2147483649",          "-4611686018427387904",
