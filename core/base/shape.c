@@ -12,6 +12,52 @@ int mxc__mul_i64(int64_t a, int64_t b, int64_t *out) {
   return 1;
 }
 
+int mxc__add_i64(int64_t a, int64_t b, int64_t *out) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return 0;
+  *out = r;
+  return 1;
+}
+
+int mxc__sub_i64(int64_t a, int64_t b, int64_t *out) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r)) return 0;
+  *out = r;
+  return 1;
+}
+
+/* The product of the non-zero extents times elem_size, or -1 when it does
+ * not fit in int64 (extents are known to be >= 0). */
+static int64_t nonzero_bytes(const mxc__shape *s, size_t elem_size) {
+  int64_t p = 1;
+  for (int i = 0; i < s->ndim; ++i) {
+    if (s->dims[i] != 0 && !mxc__mul_i64(p, s->dims[i], &p)) return -1;
+  }
+  if (elem_size > (size_t)INT64_MAX || !mxc__mul_i64(p, (int64_t)elem_size, &p)) {
+    return -1;
+  }
+  return p;
+}
+
+int mxc__shape_check(const mxc__shape *s, size_t elem_size,
+                     const char *what) {
+  MXC_RETURN_ERROR_IF(s->ndim < 0 || s->ndim > MXC_MAX_NDIM, MXC_ERR_SHAPE,
+                      "%s: ndim %d is out of range; expected 0..%d", what,
+                      s->ndim, MXC_MAX_NDIM);
+  for (int i = 0; i < s->ndim; ++i) {
+    MXC_RETURN_ERROR_IF(s->dims[i] < 0, MXC_ERR_SHAPE,
+                        "%s: extent %d is %lld; extents must be >= 0", what,
+                        i, (long long)s->dims[i]);
+  }
+  char buf[256];
+  MXC_RETURN_ERROR_IF(
+      nonzero_bytes(s, elem_size) < 0, MXC_ERR_SHAPE,
+      "%s: shape %s is too large: the product of its non-zero extents "
+      "times %zu byte(s) per element overflows int64",
+      what, mxc__shape_str(s, buf, sizeof buf), elem_size);
+  return MXC_OK;
+}
+
 int mxc__shape_make(const int64_t *dims, int ndim, size_t elem_size,
                     const char *what, mxc__shape *out) {
   MXC_RETURN_ERROR_IF(ndim < 0 || ndim > MXC_MAX_NDIM, MXC_ERR_SHAPE,
@@ -19,26 +65,11 @@ int mxc__shape_make(const int64_t *dims, int ndim, size_t elem_size,
                       ndim, MXC_MAX_NDIM);
   MXC_RETURN_ERROR_IF(ndim > 0 && dims == NULL, MXC_ERR_INVALID_ARGUMENT,
                       "%s: shape is NULL but ndim is %d", what, ndim);
-  int64_t count = 1;
-  int overflow = 0;
-  for (int i = 0; i < ndim; ++i) {
-    MXC_RETURN_ERROR_IF(dims[i] < 0, MXC_ERR_SHAPE,
-                        "%s: extent %d is %lld; extents must be >= 0", what,
-                        i, (long long)dims[i]);
-    if (!overflow && !mxc__mul_i64(count, dims[i], &count)) overflow = 1;
-  }
-  int64_t bytes = 0;
-  /* A zero extent anywhere makes the product 0 even if a prefix overflowed;
-   * such shapes are still rejected because their extents are unusable. */
-  MXC_RETURN_ERROR_IF(
-      overflow || !mxc__mul_i64(count, (int64_t)elem_size, &bytes),
-      MXC_ERR_SHAPE,
-      "%s: the element count overflows int64 (shape too large)", what);
-  (void)bytes;
   mxc__shape s;
   memset(&s, 0, sizeof s);
   s.ndim = ndim;
   for (int i = 0; i < ndim; ++i) s.dims[i] = dims[i];
+  MXC_FORWARD_IF_ERROR(mxc__shape_check(&s, elem_size, what));
   *out = s;
   return MXC_OK;
 }

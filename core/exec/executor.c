@@ -363,6 +363,10 @@ static int bind_planned(mxc__executor *ex, const char *fn) {
   uint8_t *ext = zalloc(n, 1);
   int rc = (nbytes && ext) ? MXC_OK : oom(fn);
   for (int e = 0; rc == MXC_OK && e < g->n_entries; ++e) {
+    /* Inference checked element counts; the byte size depends on the
+     * dtype, known only now. */
+    rc = mxc__shape_check(&ex->shapes[e], mxc__dtype_size(ex->dtypes[e]), fn);
+    if (rc != MXC_OK) break;
     nbytes[e] = (size_t)mxc__shape_size(&ex->shapes[e]) *
                 mxc__dtype_size(ex->dtypes[e]);
     ext[e] = ex->vals[e] != NULL; /* bound or owned by bind_external */

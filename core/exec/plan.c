@@ -5,6 +5,7 @@
 #include "core/base/alloc.h"
 #include "core/base/assert.h"
 #include "core/base/error.h"
+#include "core/base/shape.h"
 
 /* Working state of one planning walk. Buffers are created at most once per
  * planned entry, so every array below is sized by the entry count up front
@@ -126,13 +127,21 @@ static int try_inplace(planner *pl, int nid, int j, int e) {
   return 0;
 }
 
+/* Byte totals are statistics over entries that each fit in int64 but may
+ * not together (a graph of several huge, never allocated values): they
+ * saturate at INT64_MAX. */
+static void add_bytes(int64_t *acc, size_t bytes) {
+  int64_t b = bytes > (size_t)INT64_MAX ? INT64_MAX : (int64_t)bytes;
+  if (!mxc__add_i64(*acc, b, acc)) *acc = INT64_MAX;
+}
+
 /* Plans the outputs of node nid, then frees what died at it. */
 static void plan_node(planner *pl, int nid, int share) {
   const mxc__graph *g = pl->g;
   mxc__plan *p = pl->p;
   for (int e = g->entry_ptr[nid]; e < g->entry_ptr[nid + 1]; ++e) {
     if (pl->external[e] || p->buf[e] >= 0) continue;
-    p->unshared_bytes += (int64_t)pl->nbytes[e];
+    add_bytes(&p->unshared_bytes, pl->nbytes[e]);
     if (!share) {
       p->buf[e] = new_buffer(p, pl->nbytes[e]);
       continue;
@@ -208,7 +217,7 @@ int mxc__plan_build(const mxc__graph *g, const int *order, int n_order,
   }
   if (rc == MXC_OK) {
     for (int b = 0; b < p->n_bufs; ++b) {
-      p->planned_bytes += (int64_t)p->buf_bytes[b];
+      add_bytes(&p->planned_bytes, p->buf_bytes[b]);
     }
     check_plan(&pl, share);
   }

@@ -35,6 +35,8 @@ typedef struct mxc__plan {
   uint8_t *inplace; /* per entry: 1 when it reuses an input's buffer */
   int n_bufs;
   size_t *buf_bytes;      /* per buffer: bytes it must hold */
+  /* Sums, saturating at INT64_MAX (huge graphs can plan more than int64
+   * bytes before any allocation fails). */
   int64_t planned_bytes;  /* sum of buf_bytes */
   int64_t unshared_bytes; /* sum of nbytes over planned entries */
 } mxc__plan;

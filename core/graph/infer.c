@@ -26,7 +26,8 @@ typedef struct vkind {
   const char *(*str)(const void *v, char *buf, size_t len);
   /* Runs the operator's inference on copies; MXC_OK or its error. */
   int (*run)(const mxc__node *n, void *in, int n_in, void *out, int n_out);
-  /* Value from a variable's user attribute; 1 when found and valid. */
+  /* Sets *v from a variable's user attribute when it has a usable one;
+   * MXC_OK, or an error for a value that can never be used. */
   int (*from_attr)(const mxc__node *var, void *v);
 } vkind;
 
@@ -44,8 +45,7 @@ static const char *shape_str(const void *v, char *buf, size_t len) {
 }
 static int shape_run(const mxc__node *n, void *in, int n_in, void *out,
                      int n_out) {
-  if (!n->op->infer_shape) return MXC_OK;
-  return n->op->infer_shape(n->op, n->param, in, n_in, out, n_out);
+  return mxc__op_infer_shape(n->op, n->param, in, n_in, out, n_out);
 }
 
 int mxc__parse_shape_attr(const char *s, mxc__shape *out) {
@@ -63,8 +63,20 @@ int mxc__parse_shape_attr(const char *s, mxc__shape *out) {
   return 1;
 }
 
+/* A malformed attribute or one with unknown (0) extents leaves the shape
+ * unknown; a well-formed one that breaks the shape invariant (a model
+ * file's (2^40,2^40)) is an error naming the variable. */
 static int shape_from_attr(const mxc__node *var, void *v) {
-  return mxc__parse_shape_attr(mxc__node_get_uattr(var, "__shape__"), v);
+  mxc__shape s;
+  if (!mxc__parse_shape_attr(mxc__node_get_uattr(var, "__shape__"), &s)) {
+    return MXC_OK;
+  }
+  char what[160];
+  snprintf(what, sizeof what, "infer_shape: variable '%s': attribute "
+           "__shape__", var->name);
+  MXC_FORWARD_IF_ERROR(mxc__shape_check(&s, 1, what));
+  *(mxc__shape *)v = s;
+  return MXC_OK;
 }
 
 static const vkind k_shape = {
@@ -99,13 +111,13 @@ static int type_run(const mxc__node *n, void *in, int n_in, void *out,
 
 /* A dtype attribute: MXNet writes the number ("0"); a name ("float32")
  * is accepted too. */
-static int type_from_attr(const mxc__node *var, void *v) {
+static int type_parse_attr(const mxc__node *var, void *v) {
   const char *s = mxc__node_get_uattr(var, "__dtype__");
   if (!s) return 0;
   char *end = NULL;
   long code = strtol(s, &end, 10);
   if (end != s && *end == '\0') {
-    if (!mxc__dtype_name((int)code)) return 0;
+    if (code < 0 || code > 255 || !mxc__dtype_name((int)code)) return 0;
     *(int *)v = (int)code;
     return 1;
   }
@@ -117,6 +129,12 @@ static int type_from_attr(const mxc__node *var, void *v) {
     }
   }
   return 0;
+}
+
+/* An unusable dtype attribute leaves the dtype unknown. */
+static int type_from_attr(const mxc__node *var, void *v) {
+  (void)type_parse_attr(var, v);
+  return MXC_OK;
 }
 
 static const vkind k_type = {
@@ -261,7 +279,9 @@ static int sweep_until_stable(driver *d) {
   for (int i = 0; i < g->n_nodes; ++i) {
     const mxc__node *n = g->nodes[i];
     char *v = VAL(d->vals, g->entry_ptr[i]);
-    if (!n->op && !d->k->known(v)) d->k->from_attr(n, v);
+    if (!n->op && !d->k->known(v)) {
+      MXC_FORWARD_IF_ERROR(d->k->from_attr(n, v));
+    }
   }
   do {
     d->changed = 0;

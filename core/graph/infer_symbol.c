@@ -1,6 +1,7 @@
 /* Inference over symbols: given argument values by name or position, run
  * a graph pass and group the results as arguments / outputs / auxiliary
  * states (infer.h). */
+#include <stdio.h>
 #include <string.h>
 
 #include "core/base/alloc.h"
@@ -77,8 +78,14 @@ int mxc__shapes_from_dims(const char *fn, int n, const int *ndims,
                             "0..%d axes, dims non-NULL and extents >= 0",
                             fn, i, ndims[i], MXC_MAX_NDIM);
     }
-    s[i].ndim = ndims[i];
-    for (int k = 0; k < ndims[i]; ++k) s[i].dims[k] = dims[pos + k];
+    /* Element counts: byte sizes are checked when arrays are made. */
+    char what[96];
+    snprintf(what, sizeof what, "%s: shape %d", fn, i);
+    int rc = mxc__shape_make(dims + pos, ndims[i], 1, what, &s[i]);
+    if (rc != MXC_OK) {
+      mxc__free(s);
+      return rc;
+    }
     pos += ndims[i];
   }
   *out = s;

@@ -101,6 +101,11 @@ int mxc__ndarray_create(const mxc__shape *shape, int dtype, mxc__device dev,
                         int delay_alloc, mxc__ndarray **out) {
   MXC_FORWARD_IF_ERROR(mxc__dtype_check(dtype, "dtype"));
   MXC_FORWARD_IF_ERROR(mxc__device_check(dev.type, dev.id, "device"));
+  /* Whatever produced the shape (a user, a file, inference for an element
+   * count only), its byte size for this dtype is checked here, the one
+   * place every dense array is made. */
+  MXC_FORWARD_IF_ERROR(
+      mxc__shape_check(shape, mxc__dtype_size(dtype), "array shape"));
   size_t nbytes = (size_t)mxc__shape_size(shape) * mxc__dtype_size(dtype);
   mxc__chunk *c;
   MXC_FORWARD_IF_ERROR(chunk_new(nbytes, dev, &c));
@@ -121,6 +126,11 @@ int mxc__ndarray_create_external(const mxc__shape *shape, int dtype,
                                  mxc__ndarray **out) {
   MXC_FORWARD_IF_ERROR(mxc__dtype_check(dtype, "dtype"));
   MXC_FORWARD_IF_ERROR(mxc__device_check(dev.type, dev.id, "device"));
+  /* Whatever produced the shape (a user, a file, inference for an element
+   * count only), its byte size for this dtype is checked here, the one
+   * place every dense array is made. */
+  MXC_FORWARD_IF_ERROR(
+      mxc__shape_check(shape, mxc__dtype_size(dtype), "array shape"));
   size_t nbytes = (size_t)mxc__shape_size(shape) * mxc__dtype_size(dtype);
   MXC_RETURN_ERROR_IF(ptr == NULL && nbytes > 0, MXC_ERR_INVALID_ARGUMENT,
                       "external data pointer is NULL for %zu bytes", nbytes);

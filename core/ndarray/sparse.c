@@ -41,6 +41,8 @@ static int64_t aux_len(int stype, const mxc__shape *s, int which, int64_t nnz) {
 static int check_layout(int stype, const mxc__shape *shape, int dtype,
                         int index_dtype, const char *what) {
   MXC_FORWARD_IF_ERROR(mxc__dtype_check(dtype, "dtype"));
+  MXC_FORWARD_IF_ERROR(
+      mxc__shape_check(shape, mxc__dtype_size(dtype), what));
   MXC_RETURN_ERROR_IF(stype != MXC_STYPE_CSR && stype != MXC_STYPE_ROW_SPARSE,
                       MXC_ERR_STYPE,
                       "%s: storage type %d is not sparse; expected "
@@ -100,19 +102,53 @@ static void blocks_free(blocks *b) {
   mxc__storage_free(&b->aux[1]);
 }
 
+/* Bytes of `count` elements of es bytes each, checked: the shape
+ * invariant bounds the values block, but not CSR's indptr (rows + 1
+ * indices of a (2^62, 0) int8 array). */
+static int block_bytes(int64_t count, size_t es, const char *name,
+                       size_t *out) {
+  int64_t bytes;
+  MXC_RETURN_ERROR_IF(count < 0 || !mxc__mul_i64(count, (int64_t)es, &bytes),
+                      MXC_ERR_SHAPE,
+                      "sparse array: the %s block (%lld elements of %zu "
+                      "bytes) is too large",
+                      name, (long long)count, es);
+  *out = (size_t)bytes;
+  return MXC_OK;
+}
+
+/* Bytes of the values block and of the aux blocks for nnz entries. */
+static int blocks_bytes(int stype, const mxc__shape *s, int dtype,
+                        int index_dtype, int64_t nnz, size_t *data,
+                        size_t aux[2]) {
+  int64_t elems;
+  MXC_RETURN_ERROR_IF(!mxc__mul_i64(nnz, entry_elems(stype, s), &elems),
+                      MXC_ERR_SHAPE,
+                      "sparse array: %lld entries are too many for its shape",
+                      (long long)nnz);
+  MXC_FORWARD_IF_ERROR(
+      block_bytes(elems, mxc__dtype_size(dtype), "values", data));
+  aux[0] = aux[1] = 0;
+  for (int k = 0; k < mxc__sparse_n_aux(stype); ++k) {
+    MXC_FORWARD_IF_ERROR(block_bytes(aux_len(stype, s, k, nnz),
+                                     mxc__dtype_size(index_dtype), "index",
+                                     &aux[k]));
+  }
+  return MXC_OK;
+}
+
 /* New blocks for nnz entries; on failure nothing is held. */
 static int blocks_alloc(int stype, const mxc__shape *s, int dtype,
                         int index_dtype, mxc__device dev, int64_t nnz,
                         blocks *out) {
   blocks b;
   memset(&b, 0, sizeof b);
-  size_t isz = mxc__dtype_size(index_dtype);
-  size_t dbytes =
-      (size_t)nnz * (size_t)entry_elems(stype, s) * mxc__dtype_size(dtype);
+  size_t dbytes, abytes[2];
+  MXC_FORWARD_IF_ERROR(
+      blocks_bytes(stype, s, dtype, index_dtype, nnz, &dbytes, abytes));
   int rc = mxc__storage_alloc(dev, dbytes, &b.data);
   for (int k = 0; k < mxc__sparse_n_aux(stype) && rc == MXC_OK; ++k) {
-    rc = mxc__storage_alloc(dev, (size_t)aux_len(stype, s, k, nnz) * isz,
-                            &b.aux[k]);
+    rc = mxc__storage_alloc(dev, abytes[k], &b.aux[k]);
   }
   if (rc != MXC_OK) {
     blocks_free(&b);
@@ -197,16 +233,16 @@ static int create_host(int stype, const mxc__shape *shape, int dtype,
   MXC_FORWARD_IF_ERROR(check_nnz(stype, shape, index_dtype, nnz,
                                  MXC_ERR_INVALID_ARGUMENT, what));
   blocks b;
-  size_t isz = mxc__dtype_size(index_dtype);
-  size_t dbytes =
-      (size_t)nnz * (size_t)entry_elems(stype, shape) * mxc__dtype_size(dtype);
+  size_t dbytes, abytes[2];
+  MXC_FORWARD_IF_ERROR(
+      blocks_bytes(stype, shape, dtype, index_dtype, nnz, &dbytes, abytes));
   MXC_FORWARD_IF_ERROR(check_buf(data, dbytes, what, "data"));
   int n_aux = mxc__sparse_n_aux(stype);
   static const char *const k_csr[] = {"indptr", "indices"};
   for (int k = 0; k < n_aux; ++k) {
-    size_t n = (size_t)aux_len(stype, shape, k, nnz) * isz;
     MXC_FORWARD_IF_ERROR(check_buf(
-        host[k], n, what, stype == MXC_STYPE_CSR ? k_csr[k] : "row_idx"));
+        host[k], abytes[k], what,
+        stype == MXC_STYPE_CSR ? k_csr[k] : "row_idx"));
   }
   MXC_FORWARD_IF_ERROR(
       blocks_alloc(stype, shape, dtype, index_dtype, dev, nnz, &b));

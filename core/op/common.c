@@ -117,11 +117,36 @@ void mxc__blob_set(const mxc__blob *b, int64_t i, double v) {
     case MXC_DTYPE_FLOAT64: ((double *)b->ptr)[i] = v; break;
     case MXC_DTYPE_FLOAT16: ((uint16_t *)b->ptr)[i] = mxc__f32_to_f16((float)v); break;
     case MXC_DTYPE_BFLOAT16: ((uint16_t *)b->ptr)[i] = mxc__f32_to_bf16((float)v); break;
-    case MXC_DTYPE_UINT8: ((uint8_t *)b->ptr)[i] = (uint8_t)v; break;
-    case MXC_DTYPE_INT8: ((int8_t *)b->ptr)[i] = (int8_t)v; break;
-    case MXC_DTYPE_INT32: ((int32_t *)b->ptr)[i] = (int32_t)v; break;
-    case MXC_DTYPE_INT64: ((int64_t *)b->ptr)[i] = (int64_t)v; break;
+    /* Saturating, NaN -> 0 (core/base/dtype.h): a plain cast of an
+     * out-of-range value is undefined. */
+    case MXC_DTYPE_UINT8: ((uint8_t *)b->ptr)[i] = mxc__f2u8(v); break;
+    case MXC_DTYPE_INT8: ((int8_t *)b->ptr)[i] = mxc__f2i8(v); break;
+    case MXC_DTYPE_INT32: ((int32_t *)b->ptr)[i] = mxc__f2i32(v); break;
+    case MXC_DTYPE_INT64: ((int64_t *)b->ptr)[i] = mxc__f2i64(v); break;
     case MXC_DTYPE_BOOL: ((uint8_t *)b->ptr)[i] = v != 0; break;
     default: break;
+  }
+}
+
+int64_t mxc__blob_get_i64(const mxc__blob *b, int64_t i) {
+  switch (b->dtype) {
+    case MXC_DTYPE_UINT8: return ((const uint8_t *)b->ptr)[i];
+    case MXC_DTYPE_INT8: return ((const int8_t *)b->ptr)[i];
+    case MXC_DTYPE_INT32: return ((const int32_t *)b->ptr)[i];
+    case MXC_DTYPE_INT64: return ((const int64_t *)b->ptr)[i];
+    case MXC_DTYPE_BOOL: return ((const uint8_t *)b->ptr)[i] != 0;
+    default: return mxc__f2i64(mxc__blob_get(b, i));
+  }
+}
+
+void mxc__blob_set_i64(const mxc__blob *b, int64_t i, int64_t v) {
+  uint64_t u = (uint64_t)v; /* narrowing through unsigned keeps low bits */
+  switch (b->dtype) {
+    case MXC_DTYPE_UINT8: ((uint8_t *)b->ptr)[i] = (uint8_t)u; break;
+    case MXC_DTYPE_INT8: ((int8_t *)b->ptr)[i] = (int8_t)(uint8_t)u; break;
+    case MXC_DTYPE_INT32: ((int32_t *)b->ptr)[i] = (int32_t)(uint32_t)u; break;
+    case MXC_DTYPE_INT64: ((int64_t *)b->ptr)[i] = v; break;
+    case MXC_DTYPE_BOOL: ((uint8_t *)b->ptr)[i] = v != 0; break;
+    default: mxc__blob_set(b, i, (double)v); break;
   }
 }

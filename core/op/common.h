@@ -47,9 +47,17 @@ static inline int mxc__dtype_is_float(int dt) {
          dt == MXC_DTYPE_FLOAT16 || dt == MXC_DTYPE_BFLOAT16;
 }
 
-/* Reads element i of a blob of any dtype as double / writes it back. */
+/* Reads element i of a blob of any dtype as double / writes it back
+ * (into an integer dtype: truncated and saturated, NaN -> 0, the rule of
+ * core/base/dtype.h). */
 double mxc__blob_get(const mxc__blob *b, int64_t i);
 void mxc__blob_set(const mxc__blob *b, int64_t i, double v);
+
+/* The same, exactly, for integer and bool blobs: int64 values beyond 2^53
+ * do not survive a double. Writing keeps the low bits of v for narrower
+ * dtypes (wraps) and v != 0 for bool. */
+int64_t mxc__blob_get_i64(const mxc__blob *b, int64_t i);
+void mxc__blob_set_i64(const mxc__blob *b, int64_t i, int64_t v);
 
 /* Run-time CPU dispatch for hot loops: the function is compiled for
  * AVX-512, AVX2 and baseline x86-64, and the loader picks the best (a

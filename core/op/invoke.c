@@ -39,6 +39,11 @@ typedef struct invoke_rec {
   /* Dense dispatch: the kernel a backend attached, or NULL for the
    * descriptor's own compute. */
   const mxc__kernel *kernel;
+  /* Dense dispatch with no element in any array: nothing to compute.
+   * Skipping matters beyond speed: a zero-size array may have huge other
+   * extents ((2^60, 0)), and a kernel looping over them would run for
+   * ages without touching an element. */
+  int empty;
   mxc__opctx ctx;
   /* Profiling (prof_tag): the category to record the run under (0: not
    * recorded) and the executor node's name (owned), if any. */
@@ -52,6 +57,8 @@ static int run_rec_now(invoke_rec *r, mxc__exec *ex) {
     rc = mxc__op_compute_sparse(r->op)(r->op, &r->ctx, r->param, r->arrs,
                                        r->n_in, r->arrs + r->n_in, r->n_out,
                                        r->req);
+  } else if (r->empty) {
+    rc = MXC_OK;
   } else {
     const mxc__kernel *k = r->kernel;
     mxc__compute_fn compute = k ? k->compute : r->op->compute;
@@ -231,7 +238,8 @@ static int infer(const mxc__op *op, const void *param,
       otype[i] = out[i]->dtype;
     }
   }
-  MXC_FORWARD_IF_ERROR(op->infer_shape(op, param, ishape, n_in, oshape, n_out));
+  MXC_FORWARD_IF_ERROR(
+      mxc__op_infer_shape(op, param, ishape, n_in, oshape, n_out));
   if (op->infer_type) {
     MXC_FORWARD_IF_ERROR(op->infer_type(op, param, itype, n_in, otype, n_out));
   } else {
@@ -390,12 +398,16 @@ static int make_outputs(const mxc__op *op, mxc__ndarray **out, int n_out,
  * caller can go on pushing while they run. */
 #define SMALL_CALL_ELEMS 4096
 
-static int small_call(mxc__ndarray *const *in, int n_in,
-                      const mxc__shape *oshape, int n_total) {
+/* Elements of all the call's arrays, saturating at `cap`: each count fits
+ * in int64 (the shape invariant) but a sum of several need not. */
+static int64_t call_elems(mxc__ndarray *const *in, int n_in,
+                          const mxc__shape *oshape, int n_total, int64_t cap) {
   int64_t n = 0;
-  for (int i = 0; i < n_in; ++i) n += mxc__shape_size(&in[i]->shape);
-  for (int i = 0; i < n_total; ++i) n += mxc__shape_size(&oshape[i]);
-  return n <= SMALL_CALL_ELEMS;
+  for (int i = 0; i < n_in + n_total && n < cap; ++i) {
+    int64_t k = mxc__shape_size(i < n_in ? &in[i]->shape : &oshape[i - n_in]);
+    n = k > cap - n ? cap : n + k;
+  }
+  return n;
 }
 
 /* The dense kernel for a call on dev (core/op/backend.h). With only the
@@ -500,9 +512,7 @@ static int invoke_with(const mxc__op *op, const void *param,
   r->ctx.dev = dev;
   r->ctx.num_threads = 1;
   if (op->resources & MXC__RES_RANDOM) {
-    int64_t n = 0;
-    for (int i = 0; i < n_total; ++i) n += mxc__shape_size(&oshape[i]);
-    for (int i = 0; i < n_in; ++i) n += mxc__shape_size(&in[i]->shape);
+    int64_t n = call_elems(in, n_in, oshape, n_total, INT64_MAX - 1);
     r->ctx.rng = mxc__random_reserve(n + 1, 4);
   }
   if (rc == MXC_OK && (op->resources & MXC__RES_TEMP)) {
@@ -521,7 +531,9 @@ static int invoke_with(const mxc__op *op, const void *param,
   a.n_writes = b->n_writes;
   a.name = op->name;
   a.dev = dev;
-  a.run_here = !sparse && small_call(in, n_in, oshape, n_total);
+  int64_t elems = call_elems(in, n_in, oshape, n_total, SMALL_CALL_ELEMS + 1);
+  a.run_here = !sparse && elems <= SMALL_CALL_ELEMS;
+  r->empty = !sparse && elems == 0;
   if (rc == MXC_OK) rc = mxc__engine_push(eng, &a);
   if (rc != MXC_OK) {
     mxc__free(r);

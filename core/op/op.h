@@ -219,6 +219,18 @@ struct mxc__op {
 /* Helpers for descriptors. */
 int mxc__op_num_inputs(const mxc__op *op, const void *param);
 int mxc__op_num_outputs(const mxc__op *op, const void *param);
+/* Runs op's shape inference (nothing to do without infer_shape) and
+ * checks every shape it leaves known, inputs and outputs, against the
+ * shape invariant of core/base/shape.h for one-byte elements (array
+ * creation checks the byte size for the real dtype). Operators compute
+ * extents with checked arithmetic, but a product that is representable
+ * extent by extent may still overflow as a whole (tile, Concat, one_hot,
+ * a reshape target): this is the one place that catches it, for invoke
+ * and for the graph passes alike, so later code (mxc__shape_size, strides,
+ * allocation) never sees such a shape. MXC_ERR_SHAPE names the operator
+ * and the input or output. */
+int mxc__op_infer_shape(const mxc__op *op, const void *param, mxc__shape *in,
+                        int n_in, mxc__shape *out, int n_out);
 /* Inputs the descriptor declares, for catalogs: the length of its name
  * list or its fixed count; 1 with *variadic = 1 for variadic operators
  * (num_inputs without per-input names). */

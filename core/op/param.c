@@ -31,7 +31,13 @@ static int parse_int(const char *s, int64_t *out) {
   if (*end == '.') {
     char *fend;
     double d = strtod(s, &fend);
-    if (*skip_ws(fend) || d != (double)(long long)d) return 0;
+    /* Range first: converting a double beyond int64 ("1e30.0",
+     * "9223372036854775807.0" rounds to 2^63) is undefined. */
+    if (*skip_ws(fend) || !(d >= -9223372036854775808.0 &&
+                            d < 9223372036854775808.0)) {
+      return 0;
+    }
+    if (d != (double)(int64_t)d) return 0;
     *out = (int64_t)d;
     return 1;
   }

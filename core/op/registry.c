@@ -291,6 +291,33 @@ int mxc__op_num_outputs(const mxc__op *op, const void *param) {
   return op->num_outputs ? op->num_outputs(param) : op->n_outputs;
 }
 
+static int check_inferred(const mxc__op *op, const void *param,
+                          const mxc__shape *s, int is_input, int i) {
+  if (s->ndim < 0) return MXC_OK;
+  char what[192];
+  if (is_input) {
+    snprintf(what, sizeof what, "operator '%s': inferred shape of input %d "
+             "('%s')", op->name, i, mxc__op_input_name(op, param, i));
+  } else {
+    snprintf(what, sizeof what, "operator '%s': inferred shape of output %d",
+             op->name, i);
+  }
+  return mxc__shape_check(s, 1, what);
+}
+
+int mxc__op_infer_shape(const mxc__op *op, const void *param, mxc__shape *in,
+                        int n_in, mxc__shape *out, int n_out) {
+  if (!op->infer_shape) return MXC_OK;
+  MXC_FORWARD_IF_ERROR(op->infer_shape(op, param, in, n_in, out, n_out));
+  for (int i = 0; i < n_in; ++i) {
+    MXC_FORWARD_IF_ERROR(check_inferred(op, param, &in[i], 1, i));
+  }
+  for (int i = 0; i < n_out; ++i) {
+    MXC_FORWARD_IF_ERROR(check_inferred(op, param, &out[i], 0, i));
+  }
+  return MXC_OK;
+}
+
 /* Variadic operators list names for their first inputs only (Concat:
  * arg0..arg31; add_n: args); later ones get MXNet's "arg<i>". */
 int mxc__op_declared_inputs(const mxc__op *op, int *variadic) {

@@ -31,18 +31,19 @@ enum {
  * differs from `name`, an alias of the broadcast form (broadcast_plus).
  * Expressions see a and b of the computation type T: float (float32 and
  * the half types), double, or int64_t (integer types, forward only).
- * MXC__DIV, MXC__MOD and MXC__POW pick per-type helpers (kernels.c) where
- * integer semantics differ. Comparisons and logical operators give 1 or 0
+ * MXC__ADD, MXC__SUB, MXC__MUL, MXC__DIV, MXC__MOD and MXC__POW pick
+ * per-type helpers (kernels.c) where integer semantics differ: integers
+ * wrap on overflow (core/base/dtype.h), never undefined behaviour. Comparisons and logical operators give 1 or 0
  * in the input dtype, as MXNet does; their derivatives are unused.
  * (& and | rather than && and || keep those loops branch-free, so they
  * vectorize.) */
 #define MXC__BINARY_OPS(X)                                                   \
-  X(add, plus, a + b, 1, 1, MXC__BIN_INT | MXC__BIN_GRAD, "a + b.",          \
+  X(add, plus, MXC__ADD(a, b), 1, 1, MXC__BIN_INT | MXC__BIN_GRAD, "a + b.",          \
     "elemwise_add", "_plus", "_add")                                         \
-  X(sub, minus, a - b, 1, -1,                                                \
+  X(sub, minus, MXC__SUB(a, b), 1, -1,                                                \
     MXC__BIN_INT | MXC__BIN_GRAD | MXC__BIN_REV, "a - b.", "elemwise_sub",   \
     "_minus", "_sub")                                                        \
-  X(mul, mul, a * b, b, a, MXC__BIN_INT | MXC__BIN_GRAD, "a * b.",           \
+  X(mul, mul, MXC__MUL(a, b), b, a, MXC__BIN_INT | MXC__BIN_GRAD, "a * b.",           \
     "elemwise_mul", "_mul")                                                  \
   X(div, div, MXC__DIV(a, b), 1 / b, -a / (b * b),                           \
     MXC__BIN_INT | MXC__BIN_GRAD | MXC__BIN_REV,                             \
@@ -150,8 +151,8 @@ void mxc__bin_grad_chunk(const mxc__bin_impl *k, int dtype, const void *og,
                          const void *a, int64_t sa, const void *b,
                          int64_t sb, double *da, double *db, int64_t n);
 
-/* A scalar parameter as one element of `dtype` (integers: truncated and
- * saturated; NaN gives 0). */
+/* A scalar parameter as one element of `dtype` (integer dtypes: truncated
+ * and saturated at the dtype's range, NaN gives 0: core/base/dtype.h). */
 typedef union mxc__bin_scalar {
   double f64;
   float f32;
@@ -159,9 +160,6 @@ typedef union mxc__bin_scalar {
   unsigned char bytes[8];
 } mxc__bin_scalar;
 void mxc__bin_scalar_set(int dtype, double v, mxc__bin_scalar *out);
-
-/* Saturating double -> int64 conversion (NaN gives 0). */
-int64_t mxc__bin_f2i(double v);
 
 /* Element conversions for the chunked paths: n elements of `dtype` at p
  * to/from float (float32/half types) or int64 (integer types, bool). */

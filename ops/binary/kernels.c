@@ -21,7 +21,7 @@ static inline double div_f64(double a, double b) { return a / b; }
  * kernels do), INT64_MIN / -1 wraps. */
 static inline int64_t div_i64(int64_t a, int64_t b) {
   if (b == 0) return 0;
-  if (b == -1) return (int64_t)(0 - (uint64_t)a);
+  if (b == -1) return mxc__wrap_neg(a);
   return a / b;
 }
 
@@ -63,6 +63,22 @@ static inline int64_t pow_i64(int64_t a, int64_t b) {
   return (int64_t)r;
 }
 
+/* Integer +, -, * wrap (computed in uint64_t: the same instructions);
+ * the float ones are the operators themselves, inlined, so the float
+ * loops vectorize as before. */
+static inline float add_f32(float a, float b) { return a + b; }
+static inline double add_f64(double a, double b) { return a + b; }
+static inline float sub_f32(float a, float b) { return a - b; }
+static inline double sub_f64(double a, double b) { return a - b; }
+static inline float mul_f32(float a, float b) { return a * b; }
+static inline double mul_f64(double a, double b) { return a * b; }
+
+#define MXC__ADD(a, b) \
+  _Generic((a), float: add_f32, double: add_f64, int64_t: mxc__wrap_add)(a, b)
+#define MXC__SUB(a, b) \
+  _Generic((a), float: sub_f32, double: sub_f64, int64_t: mxc__wrap_sub)(a, b)
+#define MXC__MUL(a, b) \
+  _Generic((a), float: mul_f32, double: mul_f64, int64_t: mxc__wrap_mul)(a, b)
 #define MXC__DIV(a, b) \
   _Generic((a), float: div_f32, double: div_f64, int64_t: div_i64)(a, b)
 #define MXC__MOD(a, b) \
@@ -78,7 +94,7 @@ static inline int64_t pow_i64(int64_t a, int64_t b) {
     if (add) {                                \
       for (int64_t i = 0; i < n; ++i) {       \
         const T a = (A), b = (B);             \
-        out[i] += (T)(f);                     \
+        out[i] = MXC__ADD(out[i], (T)(f));    \
       }                                       \
     } else {                                  \
       for (int64_t i = 0; i < n; ++i) {       \

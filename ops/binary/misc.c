@@ -182,13 +182,16 @@ static void clip_chunked(const mxc__blob *x, const mxc__blob *y,
       CLIP_LOOP(float, bx, by, m, lo, hi, add);
       mxc__bin_store_f32(dt, dst, m, by);
     } else {
-      int64_t bx[MXC__BIN_CHUNK], by[MXC__BIN_CHUNK];
-      int64_t lo = mxc__bin_f2i(ceil(p->a_min));
-      int64_t hi = mxc__bin_f2i(floor(p->a_max));
+      int64_t bx[MXC__BIN_CHUNK], by[MXC__BIN_CHUNK], bz[MXC__BIN_CHUNK];
+      int64_t lo = mxc__f2i64(ceil(p->a_min));
+      int64_t hi = mxc__f2i64(floor(p->a_max));
       mxc__bin_load_i64(dt, src, m, bx);
-      if (add) mxc__bin_load_i64(dt, dst, m, by);
-      CLIP_LOOP(int64_t, bx, by, m, lo, hi, add);
-      mxc__bin_store_i64(dt, dst, m, by);
+      CLIP_LOOP(int64_t, bx, bz, m, lo, hi, 0);
+      if (add) { /* accumulating integers wrap (core/base/dtype.h) */
+        mxc__bin_load_i64(dt, dst, m, by);
+        for (int64_t i = 0; i < m; ++i) bz[i] = mxc__wrap_add(by[i], bz[i]);
+      }
+      mxc__bin_store_i64(dt, dst, m, bz);
     }
   }
 }

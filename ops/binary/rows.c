@@ -78,12 +78,6 @@ void mxc__bin_store_i64(int dtype, void *p, int64_t n, const int64_t *src) {
   }
 }
 
-int64_t mxc__bin_f2i(double v) {
-  if (v != v) return 0;
-  if (v >= 9223372036854775807.0) return INT64_MAX;
-  if (v <= -9223372036854775808.0) return INT64_MIN;
-  return (int64_t)v;
-}
 
 void mxc__bin_scalar_set(int dtype, double v, mxc__bin_scalar *out) {
   memset(out, 0, sizeof *out);
@@ -98,9 +92,9 @@ void mxc__bin_scalar_set(int dtype, double v, mxc__bin_scalar *out) {
       mxc__bin_store_f32(dtype, out->bytes, 1, &f);
       break;
     }
-    default: {
-      int64_t i = mxc__bin_f2i(v);
-      mxc__bin_store_i64(dtype, out->bytes, 1, &i);
+    default: { /* saturated to the dtype's own range (core/base/dtype.h) */
+      mxc__blob b = {out->bytes, {0, {0}}, dtype, {MXC_DEVICE_CPU, 0}};
+      mxc__blob_set(&b, 0, v);
       break;
     }
   }

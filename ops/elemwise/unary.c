@@ -238,6 +238,30 @@ static int unary_run(const unary_impl *u, const mxc__blob *in,
   return mxc__parallel_for(n, MXC__ELEMWISE_GRAIN, threads, unary_range, &j);
 }
 
+/* Integer forms of the operators that take integer dtypes, exact in
+ * int64 and wrapping (core/base/dtype.h): through double, int64 values
+ * beyond 2^53 would round, and abs, negative and square of extreme values
+ * would saturate instead of wrapping as numpy does. */
+static int64_t int_forward(int u, int64_t x) {
+  switch (u) {
+    case U_abs: return x < 0 ? mxc__wrap_neg(x) : x;
+    case U_sign: return SGN(x);
+    case U_negative: return mxc__wrap_neg(x);
+    case U_relu: return x > 0 ? x : 0;
+    case U_square: return mxc__wrap_mul(x, x);
+    default: return x == 0; /* logical_not, the last int_ok operator */
+  }
+}
+
+static void int_run(int u, const mxc__blob *in, const mxc__blob *out,
+                    mxc__req req, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t v = int_forward(u, mxc__blob_get_i64(in, i));
+    if (req == MXC__REQ_ADD) v = mxc__wrap_add(v, mxc__blob_get_i64(out, i));
+    mxc__blob_set_i64(out, i, v);
+  }
+}
+
 static int unary_forward(const mxc__op *op, const mxc__opctx *ctx,
                          const void *param, const mxc__blob *in, int n_in,
                          const mxc__blob *out, int n_out,
@@ -256,12 +280,16 @@ static int unary_forward(const mxc__op *op, const mxc__opctx *ctx,
       return unary_run(u, in, out, req[0], 0, n);
     case MXC_DTYPE_FLOAT64:
       return unary_run(u, in, out, req[0], 0, n);
-    default: /* half and integer types through double */
+    case MXC_DTYPE_FLOAT16:
+    case MXC_DTYPE_BFLOAT16: /* through double */
       for (int64_t i = 0; i < n; ++i) {
         double v = u->scalar(mxc__blob_get(&in[0], i));
         if (req[0] == MXC__REQ_ADD) v += mxc__blob_get(&out[0], i);
         mxc__blob_set(&out[0], i, v);
       }
+      return MXC_OK;
+    default:
+      int_run(ui, &in[0], &out[0], req[0], n);
       return MXC_OK;
   }
 }

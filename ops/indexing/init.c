@@ -256,6 +256,9 @@ static int eye_forward(const mxc__op *op, const mxc__opctx *ctx,
   int64_t cols = eye_cols(p);
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
   if (req[0] != MXC__REQ_ADD) mxc__idx_fill(&out[0], 0, req[0]);
+  /* A diagonal outside the matrix has no element; inside it, |k| is below
+   * an extent, so i + k cannot overflow. */
+  if (p->k >= cols || p->k <= -p->n) return MXC_OK;
   for (int64_t i = 0; i < p->n; ++i) {
     int64_t j = i + p->k;
     if (j < 0 || j >= cols) continue;

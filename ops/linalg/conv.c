@@ -128,6 +128,20 @@ const char *mxc__conv_bwd_input_name(const void *param, int i) {
   return i == 0 ? "ograd" : mxc__conv_input_name(param, i - 1);
 }
 
+int mxc__conv_span(const char *op_name, const mxc__conv_param *p, int i,
+                   int64_t *out) {
+  int64_t span;
+  MXC_RETURN_ERROR_IF(
+      !mxc__mul_i64(p->dilate.d[i], p->kernel.d[i] - 1, &span) ||
+          !mxc__add_i64(span, 1, &span),
+      MXC_ERR_SHAPE,
+      "operator '%s': kernel %lld with dilate %lld along spatial axis %d "
+      "spans more than int64 elements",
+      op_name, (long long)p->kernel.d[i], (long long)p->dilate.d[i], i);
+  *out = span;
+  return MXC_OK;
+}
+
 /* ---- shapes ---- */
 
 static int conv_check(const char *op_name, void *param) {
@@ -153,9 +167,14 @@ static int conv_plan(const mxc__op *op, const mxc__conv_param *p,
                       (long long)c, (long long)p->num_group);
   int64_t osp[3] = {0, 0, 0};
   for (int i = 0; i < nsp; ++i) {
-    int64_t in = data->dims[2 + i];
-    int64_t span = p->dilate.d[i] * (p->kernel.d[i] - 1) + 1;
-    int64_t padded = in + 2 * p->pad.d[i];
+    int64_t in = data->dims[2 + i], span, padded;
+    MXC_FORWARD_IF_ERROR(mxc__conv_span(op->name, p, i, &span));
+    MXC_RETURN_ERROR_IF(!mxc__mul_i64(p->pad.d[i], 2, &padded) ||
+                            !mxc__add_i64(padded, in, &padded),
+                        MXC_ERR_SHAPE,
+                        "operator '%s': pad %lld along spatial axis %d "
+                        "overflows int64",
+                        op->name, (long long)p->pad.d[i], i);
     MXC_RETURN_ERROR_IF(span > padded, MXC_ERR_SHAPE,
                         "operator '%s': the kernel (extent %lld with "
                         "dilation) is larger than the padded input (%lld = "
@@ -165,8 +184,9 @@ static int conv_plan(const mxc__op *op, const mxc__conv_param *p,
                         mxc__shape_str(data, b1, sizeof b1));
     osp[i] = (padded - span) / p->stride.d[i] + 1;
   }
-  mxc__conv_geom_fill(p, p->pad.d, data->dims[0], c, p->num_filter,
-                      data->dims + 2, osp, g);
+  MXC_FORWARD_IF_ERROR(mxc__conv_geom_fill(op->name, p, p->pad.d,
+                                           data->dims[0], c, p->num_filter,
+                                           data->dims + 2, osp, g));
   out->ndim = nsp + 2;
   out->dims[0] = data->dims[0];
   out->dims[1] = p->num_filter;

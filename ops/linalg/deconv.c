@@ -42,9 +42,15 @@ static int deconv_plan(const mxc__op *op, const mxc__conv_param *p,
                       (long long)c, (long long)p->num_group);
   int64_t osp[3] = {0, 0, 0}, pad[3] = {0, 0, 0};
   for (int i = 0; i < nsp; ++i) {
-    int64_t in = data->dims[2 + i];
-    int64_t span = p->dilate.d[i] * (p->kernel.d[i] - 1) + 1;
-    int64_t full = in > 0 ? p->stride.d[i] * (in - 1) + span : 0;
+    int64_t in = data->dims[2 + i], span, full = 0;
+    MXC_FORWARD_IF_ERROR(mxc__conv_span(op->name, p, i, &span));
+    MXC_RETURN_ERROR_IF(
+        in > 0 && (!mxc__mul_i64(p->stride.d[i], in - 1, &full) ||
+                   !mxc__add_i64(full, span, &full)),
+        MXC_ERR_SHAPE,
+        "operator '%s': the output along spatial axis %d (stride %lld "
+        "times %lld positions) overflows int64",
+        op->name, i, (long long)p->stride.d[i], (long long)in);
     if (p->target_shape.ndim > 0) {
       int64_t total = full - p->target_shape.d[i];
       MXC_RETURN_ERROR_IF(total < 0, MXC_ERR_SHAPE,
@@ -57,7 +63,18 @@ static int deconv_plan(const mxc__op *op, const mxc__conv_param *p,
       osp[i] = p->target_shape.d[i];
     } else {
       pad[i] = p->pad.d[i];
-      osp[i] = full - 2 * pad[i] + p->adj.d[i];
+      /* full - 2 * pad + adj, checked: when a step overflows, the true
+       * value is below INT64_MIN + adj < 1 (a pad that large leaves no
+       * output) or above INT64_MAX. */
+      int ok = mxc__sub_i64(full - pad[i], pad[i], &osp[i]);
+      int below = !ok;
+      if (ok && !mxc__add_i64(osp[i], p->adj.d[i], &osp[i])) {
+        return mxc__error_set(MXC_ERR_SHAPE,
+                              "operator '%s': adj %lld along spatial axis "
+                              "%d overflows the output extent",
+                              op->name, (long long)p->adj.d[i], i);
+      }
+      if (below) osp[i] = -1;
       MXC_RETURN_ERROR_IF(osp[i] < 1 && in > 0, MXC_ERR_SHAPE,
                           "operator '%s': pad %lld leaves no output along "
                           "spatial axis %d for data %s",
@@ -66,8 +83,9 @@ static int deconv_plan(const mxc__op *op, const mxc__conv_param *p,
       if (osp[i] < 0) osp[i] = 0;
     }
   }
-  mxc__conv_geom_fill(p, pad, data->dims[0], p->num_filter, c, osp,
-                      data->dims + 2, g);
+  MXC_FORWARD_IF_ERROR(mxc__conv_geom_fill(op->name, p, pad, data->dims[0],
+                                           p->num_filter, c, osp,
+                                           data->dims + 2, g));
   out->ndim = nsp + 2;
   out->dims[0] = data->dims[0];
   out->dims[1] = p->num_filter;

@@ -20,9 +20,9 @@ static inline void valid_range(int64_t off, int64_t s, int64_t n_in,
   if (s == 1) { /* the common case, without the divisions */
     a = off >= 0 ? 0 : -off;
     b = n_in - off;
-  } else {
-    a = off >= 0 ? 0 : (-off + s - 1) / s;
-    b = n_in - off <= 0 ? 0 : (n_in - off + s - 1) / s;
+  } else { /* ceil(x / s) as x / s + (x % s != 0): s may be huge */
+    a = off >= 0 ? 0 : -off / s + (-off % s != 0);
+    b = n_in - off <= 0 ? 0 : (n_in - off) / s + ((n_in - off) % s != 0);
   }
   if (b > n_out) b = n_out;
   if (b < 0) b = 0;
@@ -368,12 +368,28 @@ void mxc__clear_unless_add(void *p, size_t nbytes, mxc__req req) {
 
 /* ---- geometry ---- */
 
-void mxc__conv_geom_fill(const mxc__conv_param *p, const int64_t *pad,
-                         int64_t batch, int64_t img_c, int64_t col_c,
-                         const int64_t *img, const int64_t *col,
-                         mxc__conv_geom *g) {
+/* *acc *= v, failing on overflow. */
+static int mul_into(int64_t *acc, int64_t v) { return mxc__mul_i64(*acc, v, acc); }
+
+/* The kernels size their buffers from the column matrix of one sample,
+ * (img_c * k_n + col_c) rows of col_n entries (conv_work_plan,
+ * deconv_sizes_of), and index images by img_c * img_n: these products
+ * must fit in int64 bytes of the widest dtype, even for a batch of 0. */
+static int geom_bounded(const mxc__conv_geom *g) {
+  int64_t rows = g->img_c, c = g->col_c, bytes = 8;
+  return mul_into(&rows, g->k_n) && mxc__add_i64(rows, g->col_c, &rows) &&
+         mul_into(&bytes, rows) && mul_into(&bytes, g->col_n) &&
+         mul_into(&c, g->col_n) && mul_into(&c, 8) &&
+         mxc__mul_i64(g->img_c, g->img_n, &rows) && mul_into(&rows, 8);
+}
+
+int mxc__conv_geom_fill(const char *op_name, const mxc__conv_param *p,
+                        const int64_t *pad, int64_t batch, int64_t img_c,
+                        int64_t col_c, const int64_t *img, const int64_t *col,
+                        mxc__conv_geom *g) {
   int nsp = p->kernel.ndim;
   int lead = 3 - nsp;
+  int ok = 1;
   memset(g, 0, sizeof *g);
   g->nsp = nsp;
   g->batch = batch;
@@ -389,10 +405,16 @@ void mxc__conv_geom_fill(const mxc__conv_param *p, const int64_t *pad,
     g->s[i] = j < 0 ? 1 : p->stride.d[j];
     g->d[i] = j < 0 ? 1 : p->dilate.d[j];
     g->p[i] = j < 0 ? 0 : pad[j];
-    g->img_n *= g->img[i];
-    g->col_n *= g->col[i];
-    g->k_n *= g->k[i];
+    ok = ok && mul_into(&g->img_n, g->img[i]) &&
+         mul_into(&g->col_n, g->col[i]) && mul_into(&g->k_n, g->k[i]);
   }
+  MXC_RETURN_ERROR_IF(!ok || !geom_bounded(g), MXC_ERR_SHAPE,
+                      "operator '%s': the kernel (%lld channels x %lld "
+                      "taps) over %lld positions per sample needs a column "
+                      "matrix too large for int64 sizes",
+                      op_name, (long long)img_c, (long long)g->k_n,
+                      (long long)g->col_n);
+  return MXC_OK;
 }
 
 /* How many samples one GEMM covers. Samples side by side widen the GEMM

@@ -105,6 +105,11 @@ typedef struct mxc__conv_param {
  * checked without shapes. `deconv` enables adj/target_shape. */
 int mxc__conv_param_check(const char *op_name, mxc__conv_param *p, int deconv);
 
+/* The extent the kernel covers along spatial axis i with dilation,
+ * dilate * (kernel - 1) + 1, checked: MXC_ERR_SHAPE when it overflows. */
+int mxc__conv_span(const char *op_name, const mxc__conv_param *p, int i,
+                   int64_t *out);
+
 /* Input names and counts depending on no_bias. The name lists hold every
  * possible input (for introspection); num_inputs gives the count used. */
 extern const char *const mxc__conv_input_names[];
@@ -134,11 +139,14 @@ typedef struct mxc__conv_geom {
 
 /* Fills g from parameters (kernel, stride, dilate; pad given separately
  * because Deconvolution may derive it from target_shape) and the spatial
- * extents of both sides (p->kernel.ndim of them). */
-void mxc__conv_geom_fill(const mxc__conv_param *p, const int64_t *pad,
-                         int64_t batch, int64_t img_c, int64_t col_c,
-                         const int64_t *img, const int64_t *col,
-                         mxc__conv_geom *g);
+ * extents of both sides (p->kernel.ndim of them). Shape inference calls
+ * it, so it also checks that the sizes kernels derive from g (products of
+ * extents, the column matrix of one sample) fit in int64: MXC_ERR_SHAPE
+ * naming op_name otherwise. */
+int mxc__conv_geom_fill(const char *op_name, const mxc__conv_param *p,
+                        const int64_t *pad, int64_t batch, int64_t img_c,
+                        int64_t col_c, const int64_t *img, const int64_t *col,
+                        mxc__conv_geom *g);
 
 /* Batch samples processed per GEMM (a "chunk"): enough column positions
  * for an efficient GEMM while the chunk's buffers stay in cache. `rows`

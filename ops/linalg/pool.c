@@ -101,6 +101,38 @@ typedef struct pool_geom {
   int64_t in_n, out_n;
 } pool_geom;
 
+/* Output extent *o of spatial axis j (of a non-global pooling), with
+ * checked arithmetic: the padded input, the windows' ends ((o - 1) * s -
+ * pad + k <= room + s - pad + k) and the product of the kernel extents
+ * *win (the avg divisor with padding) must fit in int64. */
+static int axis_plan(const mxc__op *op, const pool_param *p,
+                     const mxc__shape *data, int j, int64_t *win,
+                     int64_t *o) {
+  char b1[160];
+  int64_t in = data->dims[2 + j], k = p->kernel.d[j], s = p->stride.d[j];
+  int64_t pd = p->pad.d[j], room, end;
+  MXC_RETURN_ERROR_IF(
+      !mxc__mul_i64(pd, 2, &room) || !mxc__add_i64(room, in, &room),
+      MXC_ERR_SHAPE, "operator '%s': pad %lld along spatial axis %d "
+      "overflows int64", op->name, (long long)pd, j);
+  MXC_RETURN_ERROR_IF(room < k, MXC_ERR_SHAPE,
+                      "operator '%s': kernel %lld is larger than the "
+                      "padded input (%lld = %lld + 2*%lld) along spatial "
+                      "axis %d of data %s",
+                      op->name, (long long)k, (long long)room, (long long)in,
+                      (long long)pd, j, mxc__shape_str(data, b1, sizeof b1));
+  room -= k;
+  MXC_RETURN_ERROR_IF(
+      !mxc__add_i64(room, s, &end) || !mxc__add_i64(end, k, &end) ||
+          !mxc__mul_i64(*win, k, win),
+      MXC_ERR_SHAPE, "operator '%s': kernel %lld with stride %lld along "
+      "spatial axis %d of data %s overflows int64 sizes", op->name,
+      (long long)k, (long long)s, j, mxc__shape_str(data, b1, sizeof b1));
+  /* Rounded up without forming room + s - 1. */
+  *o = room / s + (p->pooling_convention == CONV_FULL && room % s) + 1;
+  return MXC_OK;
+}
+
 static int pool_plan(const mxc__op *op, const pool_param *p,
                      const mxc__shape *data, pool_geom *g, mxc__shape *out) {
   char b1[160];
@@ -118,25 +150,17 @@ static int pool_plan(const mxc__op *op, const pool_param *p,
   int lead = 3 - nsp;
   g->planes = data->dims[0] * data->dims[1];
   g->in_n = g->out_n = 1;
+  int64_t win = 1;
   *out = *data;
   for (int i = 0; i < 3; ++i) {
     int j = i - lead;
     int64_t in = j < 0 ? 1 : data->dims[2 + j];
     int64_t k = in, s = 1, pd = 0, o = 1;
     if (j >= 0 && !p->global_pool) {
+      MXC_FORWARD_IF_ERROR(axis_plan(op, p, data, j, &win, &o));
       k = p->kernel.d[j];
       s = p->stride.d[j];
       pd = p->pad.d[j];
-      int64_t room = in + 2 * pd - k;
-      MXC_RETURN_ERROR_IF(room < 0, MXC_ERR_SHAPE,
-                          "operator '%s': kernel %lld is larger than the "
-                          "padded input (%lld = %lld + 2*%lld) along spatial "
-                          "axis %d of data %s",
-                          op->name, (long long)k, (long long)(in + 2 * pd),
-                          (long long)in, (long long)pd, j,
-                          mxc__shape_str(data, b1, sizeof b1));
-      o = (p->pooling_convention == CONV_FULL ? (room + s - 1) / s : room / s) +
-          1;
     }
     g->in[i] = in;
     g->k[i] = k;
@@ -144,7 +168,10 @@ static int pool_plan(const mxc__op *op, const pool_param *p,
     g->p[i] = pd;
     g->out[i] = o;
     g->in_n *= in;
-    g->out_n *= o;
+    MXC_RETURN_ERROR_IF(!mxc__mul_i64(g->out_n, o, &g->out_n), MXC_ERR_SHAPE,
+                        "operator '%s': the output positions of data %s "
+                        "overflow int64",
+                        op->name, mxc__shape_str(data, b1, sizeof b1));
     if (j >= 0) out->dims[2 + j] = o;
   }
   return MXC_OK;

@@ -4,8 +4,8 @@
  * types), and converted once into the target:
  *  - to an integer type: integers wrap modulo 2^bits (as C and numpy's
  *    astype do); floating values truncate toward zero and saturate at the
- *    type's range, NaN giving 0 (C leaves out-of-range conversions
- *    undefined);
+ *    type's range, NaN giving 0 (the rule of core/base/dtype.h, where the
+ *    helpers live);
  *  - to bool: value != 0 (NaN is true);
  *  - to float32/float64: rounded to nearest even by the conversion;
  *  - to float16/bfloat16: rounded to nearest even in one step. The value
@@ -71,16 +71,6 @@ static float i64_round_odd(int64_t v) {
   return v < 0 ? -f : f;
 }
 
-/* Truncation toward zero, saturating, NaN -> 0; lo/hi are the target's
- * range (representable as double; hi + 1 is a power of two). */
-static int64_t trunc_sat(double d, double lo, double hi_plus_1, int64_t ilo,
-                         int64_t ihi) {
-  if (d != d) return 0;
-  if (d <= lo) return ilo;
-  if (d >= hi_plus_1) return ihi;
-  return (int64_t)d; /* in range: C truncates toward zero */
-}
-
 #define SRC_LOOP(T, expr)                            \
   do {                                               \
     const T *s = (const T *)src + off;               \
@@ -126,18 +116,16 @@ static void write_from_float(void *dst, int dt, const double *v, int64_t n) {
       DST_LOOP(uint16_t, mxc__f32_to_bf16(f32_round_odd(v[i])));
       break;
     case MXC_DTYPE_UINT8:
-      DST_LOOP(uint8_t, (uint8_t)trunc_sat(v[i], 0, 256.0, 0, 255));
+      DST_LOOP(uint8_t, mxc__f2u8(v[i]));
       break;
     case MXC_DTYPE_INT8:
-      DST_LOOP(int8_t, (int8_t)trunc_sat(v[i], -128.0, 128.0, -128, 127));
+      DST_LOOP(int8_t, mxc__f2i8(v[i]));
       break;
     case MXC_DTYPE_INT32:
-      DST_LOOP(int32_t, (int32_t)trunc_sat(v[i], -2147483648.0, 2147483648.0,
-                                           INT32_MIN, INT32_MAX));
+      DST_LOOP(int32_t, mxc__f2i32(v[i]));
       break;
     case MXC_DTYPE_INT64:
-      DST_LOOP(int64_t, trunc_sat(v[i], -9223372036854775808.0,
-                                  9223372036854775808.0, INT64_MIN, INT64_MAX));
+      DST_LOOP(int64_t, mxc__f2i64(v[i]));
       break;
     default: DST_LOOP(uint8_t, v[i] != 0); break; /* bool */
   }

@@ -107,7 +107,11 @@ static int concat_infer(const mxc__op *op, const concat_param *p,
                         op->name, i, mxc__op_arg_name(i),
                         MXC__SHP_STR(&part[i], b1), ref, mxc__op_arg_name(ref),
                         MXC__SHP_STR(&part[ref], b2), ax);
-    sum += part[i].dims[ax];
+    MXC_RETURN_ERROR_IF(!mxc__add_i64(sum, part[i].dims[ax], &sum),
+                        MXC_ERR_SHAPE,
+                        "operator '%s': the extents along dim %d add up to "
+                        "more than int64 holds (at input %d, shape %s)",
+                        op->name, ax, i, MXC__SHP_STR(&part[i], b1));
   }
   if (ref < 0) return MXC_OK;
   if (n_unknown == 0) {
@@ -373,7 +377,11 @@ static int split_bwd_shape(const mxc__op *op, const void *param, mxc__shape *in,
     w.ndim = nd;
     w.dims[ax] = n_in;
   } else {
-    w.dims[ax] *= n_in;
+    MXC_RETURN_ERROR_IF(!mxc__mul_i64(w.dims[ax], n_in, &w.dims[ax]),
+                        MXC_ERR_SHAPE,
+                        "operator '%s': %d output gradients of shape %s "
+                        "join into an extent beyond int64",
+                        op->name, n_in, MXC__SHP_STR(&in[0], b2));
   }
   return mxc__shp_set_out(op, out, 0, &w);
 }

@@ -67,7 +67,12 @@ static int pad_out_shape(const mxc__op *op, const pad_param *p,
                         "input (shape %s) by (%" PRId64 ", %" PRId64
                         "); each must be below the axis extent %" PRId64,
                         op->name, k, MXC__SHP_STR(in, b1), before, after, n);
-    out->dims[k] = n + before + after;
+    MXC_RETURN_ERROR_IF(!mxc__add_i64(n, before, &out->dims[k]) ||
+                            !mxc__add_i64(out->dims[k], after, &out->dims[k]),
+                        MXC_ERR_SHAPE,
+                        "operator '%s': padding axis %d (extent %" PRId64
+                        ") by (%" PRId64 ", %" PRId64 ") overflows int64",
+                        op->name, k, n, before, after);
   }
   return MXC_OK;
 }

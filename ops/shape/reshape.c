@@ -93,6 +93,23 @@ static int reshape_fail(const mxc__op *op, const reshape_param *p,
                         p->reverse ? " (reverse)" : "", why);
 }
 
+/* The element count of dims[0..n) in *out; 0 when the product of the
+ * non-zero extents overflows int64 (such a target never matches an
+ * input, whose extents satisfy the shape invariant). */
+static int target_size(const int64_t *dims, int n, int64_t *out) {
+  int64_t prod = 1;
+  int zero = 0;
+  for (int k = 0; k < n; ++k) {
+    if (dims[k] == 0) {
+      zero = 1;
+    } else if (!mxc__mul_i64(prod, dims[k], &prod)) {
+      return 0;
+    }
+  }
+  *out = zero ? 0 : prod;
+  return 1;
+}
+
 /* MXNet's Reshape rules. With reverse, the tokens and the input dims are
  * both read right to left (a -4 group stays one token, its split order
  * swapped), and the result is reversed back. */
@@ -153,7 +170,8 @@ static int reshape_apply(const mxc__op *op, const reshape_param *p,
       int64_t d0 = src[si++], a = t->a, b = t->b;
       if (a == -1) a = d0 / b;
       if (b == -1) b = d0 / a;
-      if (a * b != d0) {
+      int64_t ab;
+      if (!mxc__mul_i64(a, b, &ab) || ab != d0) {
         snprintf(why, sizeof why,
                  "split sizes %" PRId64 " and %" PRId64
                  " do not multiply to the input dimension %" PRId64,
@@ -164,8 +182,10 @@ static int reshape_apply(const mxc__op *op, const reshape_param *p,
       out[no++] = b;
     }
   }
-  int64_t total = mxc__shape_size(in), prod = 1;
-  for (int k = 0; k < no; ++k) prod *= out[k];
+  int64_t total = mxc__shape_size(in), prod;
+  if (!target_size(out, no, &prod)) {
+    return reshape_fail(op, p, in, "the target shape has too many elements");
+  }
   if (inf >= 0) {
     /* prod includes the placeholder 1 of the inferred dimension. */
     if (prod == 0 || total % prod != 0) {

@@ -64,9 +64,9 @@ void mxc__shp_zero(const mxc__blob *b);
 /* A shape from nd extents. */
 mxc__shape mxc__shp_make(const int64_t *dims, int nd);
 
-/* out[i] = s when unknown (after checking that s is a valid shape whose
- * size, in the widest dtype, fits in int64: tile and repeat can ask for
- * more); otherwise MXC_ERR_SHAPE unless equal. */
+/* out[i] = s when unknown (after checking that s satisfies the shape
+ * invariant of core/base/shape.h for its element count: tile and repeat
+ * can ask for more); otherwise MXC_ERR_SHAPE unless equal. */
 int mxc__shp_set_out(const mxc__op *op, mxc__shape *out, int i,
                      const mxc__shape *s);
 

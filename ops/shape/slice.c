@@ -92,8 +92,9 @@ static void py_slice(int64_t start, int64_t stop, int64_t step, int64_t n,
   *first = start;
   if (step > 0) {
     *count = start < stop ? (stop - start - 1) / step + 1 : 0;
-  } else {
-    *count = stop < start ? (start - stop - 1) / -step + 1 : 0;
+  } else { /* x / step == -(x / -step) for x >= 0, without forming -step
+              (step may be INT64_MIN) */
+    *count = stop < start ? -((start - stop - 1) / step) + 1 : 0;
   }
 }
 
@@ -107,9 +108,15 @@ static int slice_box(const mxc__op *op, const slice_param *p,
                       p->begin.ndim, MXC__SHP_STR(data, b1), data->ndim);
   box_full(b, data);
   for (int k = 0; k < p->begin.ndim; ++k) {
-    b->step[k] = p->step.ndim > 0 ? p->step.d[k] : 1;
+    /* A None step (NONE_ENTRY) is 1, as in Python. */
+    b->step[k] =
+        p->step.ndim > 0 && p->step.d[k] != NONE_ENTRY ? p->step.d[k] : 1;
     py_slice(p->begin.d[k], p->end.d[k], b->step[k], data->dims[k],
              &b->begin[k], &b->len[k]);
+    /* With at most one element the step is never applied; a huge one would
+     * still overflow step * stride in box_view. Two or more elements bound
+     * |step| by the extent. */
+    if (b->len[k] <= 1) b->step[k] = 1;
   }
   return MXC_OK;
 }

@@ -274,9 +274,10 @@ int mxc__shp_set_out(const mxc__op *op, mxc__shape *out, int i,
   char b1[160], b2[160];
   if (out[i].ndim < 0) {
     /* Validates what parameters produced (tile, repeat, broadcast_to can
-     * ask for more elements than int64 counts), for the widest dtype. */
+     * ask for more elements than int64 counts). Element counts only: the
+     * dtype is not known here, and array creation checks the bytes. */
     snprintf(b1, sizeof b1, "operator '%s': output %d", op->name, i);
-    return mxc__shape_make(s->dims, s->ndim, sizeof(double), b1, &out[i]);
+    return mxc__shape_make(s->dims, s->ndim, 1, b1, &out[i]);
   }
   MXC_RETURN_ERROR_IF(!mxc__shape_equal(&out[i], s), MXC_ERR_SHAPE,
                       "operator '%s': output %d has shape %s; expected %s",

@@ -140,7 +140,17 @@ MXC_API int mxc_set_log_callback(mxc_log_fn fn, void *user_data);
 /* Data types, storage types, devices                                        */
 /* ------------------------------------------------------------------------ */
 
-/* Values match Apache MXNet's type flags, so saved graphs stay readable. */
+/* Values match Apache MXNet's type flags, so saved graphs stay readable.
+ * Integer semantics (docs/dtypes.md), the same in every operator:
+ * integer add, subtract, multiply, negate and abs wrap modulo 2^bits
+ * (two's complement, as numpy); a floating value stored into an integer
+ * dtype (Cast, a scalar operand, an operator computing in floating point)
+ * truncates toward zero and saturates at the dtype's range, infinities
+ * included, and NaN gives 0; an integer stored into a narrower integer
+ * dtype keeps its low bits; into bool, any nonzero value (NaN too) is 1.
+ * Shapes: every extent >= 0, and the product of the non-zero extents times
+ * the element size fits in int64 (so (0, 2^62) int8 is a valid empty
+ * array); shapes breaking this, from any source, are MXC_ERR_SHAPE. */
 #define MXC_DTYPE_FLOAT32 0
 #define MXC_DTYPE_FLOAT64 1
 #define MXC_DTYPE_FLOAT16 2
