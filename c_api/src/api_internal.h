@@ -25,8 +25,8 @@ static inline void api_guard_close_(int *unused) {
   (void)unused;
   mxc__handle_guard_leave();
 }
-#define API_GUARD()                                           \
-  __attribute__((cleanup(api_guard_close_))) int api_guard_ = \
+#define API_GUARD()                                                  \
+  __attribute__((cleanup(api_guard_close_), unused)) int api_guard_ = \
       (mxc__handle_guard_enter(), 0)
 
 /* *out = the internal array of public handle h; `what` names the
