@@ -38,6 +38,19 @@ int mxc__shape_make(const int64_t *dims, int ndim, size_t elem_size,
  * naming `what`, the shape and the limit. */
 int mxc__shape_check(const mxc__shape *s, size_t elem_size, const char *what);
 
+/* 1 when s satisfies the shape invariant for element counts (elem_size
+ * 1), without a message: the inline test hot paths run before paying for
+ * mxc__shape_check's error text. */
+static inline int mxc__shape_ok(const mxc__shape *s) {
+  if ((unsigned)s->ndim > MXC_MAX_NDIM) return 0;
+  int64_t p = 1;
+  for (int i = 0; i < s->ndim; ++i) {
+    int64_t d = s->dims[i];
+    if (d < 0 || (d != 0 && __builtin_mul_overflow(p, d, &p))) return 0;
+  }
+  return 1;
+}
+
 /* Number of elements; the shape must satisfy the invariant (checked by
  * mxc__shape_make or mxc__shape_check), so the product cannot overflow. */
 int64_t mxc__shape_size(const mxc__shape *s);

@@ -11,6 +11,7 @@
 #include "core/base/alloc.h"
 #include "core/base/error.h"
 #include "core/op/arity.h"
+#include "core/op/common.h"
 #include "core/op/fusion.h"
 #include "core/op/registry.h"
 #include "core/op/registry_internal.h"
@@ -294,6 +295,10 @@ int mxc__op_num_outputs(const mxc__op *op, const void *param) {
 static int check_inferred(const mxc__op *op, const void *param,
                           const mxc__shape *s, int is_input, int i) {
   if (s->ndim < 0) return MXC_OK;
+  /* This runs for every array of every call: only a failure pays for
+   * formatting the operator and array into the message (the check runs
+   * again with it). */
+  if (MXC__LIKELY(mxc__shape_ok(s))) return MXC_OK;
   char what[192];
   if (is_input) {
     snprintf(what, sizeof what, "operator '%s': inferred shape of input %d "
@@ -309,6 +314,11 @@ int mxc__op_infer_shape(const mxc__op *op, const void *param, mxc__shape *in,
                         int n_in, mxc__shape *out, int n_out) {
   if (!op->infer_shape) return MXC_OK;
   MXC_FORWARD_IF_ERROR(op->infer_shape(op, param, in, n_in, out, n_out));
+  /* Element-wise inference only copies shapes it was given, and every
+   * given shape was checked where it entered (array creation,
+   * mxc__shapes_from_dims, __shape__ attributes): nothing new to check on
+   * the path of the cheapest operators. */
+  if (op->infer_shape == mxc__infer_shape_same) return MXC_OK;
   for (int i = 0; i < n_in; ++i) {
     MXC_FORWARD_IF_ERROR(check_inferred(op, param, &in[i], 1, i));
   }
