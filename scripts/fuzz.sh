@@ -4,6 +4,7 @@
 #   scripts/fuzz.sh TARGET MINUTES [JOBS]   one target, a long run
 #   scripts/fuzz.sh --smoke [SECONDS]       every target for SECONDS (25)
 #   scripts/fuzz.sh --list                  the targets
+#   MXC_FUZZ_RUNS=N scripts/fuzz.sh ...     also stop after N executions
 #
 # Targets are built with --config=fuzz (clang, libFuzzer, ASan+UBSan).
 # Each run starts from the committed corpus (tests/fuzz/corpus/TARGET) plus
@@ -43,6 +44,8 @@ run() {
   local opts=(-max_total_time="$secs" -rss_limit_mb=2560 -timeout=25
     -print_final_stats=1)
   [ -f "tests/fuzz/$t.dict" ] && opts+=(-dict="$root/tests/fuzz/$t.dict")
+  # MXC_FUZZ_RUNS=N also ends a run after N executions (per job).
+  [ -n "${MXC_FUZZ_RUNS:-}" ] && opts+=(-runs="$MXC_FUZZ_RUNS")
   # Several jobs: libFuzzer forks workers that share the corpus directory
   # and write fuzz-N.log each.
   [ "$jobs" -gt 1 ] && opts+=(-jobs="$jobs" -workers="$jobs")
