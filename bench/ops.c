@@ -127,6 +127,20 @@ static void bench_dot(void) {
 
 /* ---- tiny invoke ---- */
 
+/* Microseconds per call of `calls` invokes into the preallocated c, and
+ * one wait. */
+static double tiny_loop(mxc_op op, mxc_ndarray *ins, int n_in, mxc_ndarray c,
+                        long calls) {
+  double t0 = now_s();
+  for (long i = 0; i < calls; ++i) {
+    mxc_ndarray out[1] = {c};
+    check(mxc_op_invoke(op, NULL, NULL, 0, ins, n_in, out, 1, NULL),
+          "tiny invoke");
+  }
+  check(mxc_ndarray_wait_to_read(c), "wait");
+  return (now_s() - t0) * 1e6 / (double)calls;
+}
+
 /* The same calls with the profiler recording every operator run (the
  * default categories); the events are dropped afterwards. With it off,
  * each hook is one branch: invoke_tiny_add_us is the figure to compare
@@ -136,14 +150,7 @@ static double bench_tiny_profiled(mxc_op op, mxc_ndarray *ins, int n_in,
   double best = 1e30;
   for (int rep = 0; rep < 3; ++rep) {
     check(mxc_profiler_set_state(MXC_PROFILER_RUN), "profiler run");
-    double t0 = now_s();
-    for (long i = 0; i < calls; ++i) {
-      mxc_ndarray out[1] = {c};
-      check(mxc_op_invoke(op, NULL, NULL, 0, ins, n_in, out, 1, NULL),
-            "tiny invoke");
-    }
-    check(mxc_ndarray_wait_to_read(c), "wait");
-    double us = (now_s() - t0) * 1e6 / (double)calls;
+    double us = tiny_loop(op, ins, n_in, c, calls);
     if (us < best) best = us;
     check(mxc_profiler_set_state(MXC_PROFILER_STOP), "profiler stop");
   }
@@ -171,18 +178,11 @@ static void bench_tiny(long calls, int with_newout) {
   mxc_ndarray ins[2] = {a, b};
   double best = 1e30, best_new = 1e30;
   for (int rep = 0; rep < 3; ++rep) {
-    double t0 = now_s();
-    for (long i = 0; i < calls; ++i) {
-      mxc_ndarray out[1] = {c};
-      check(mxc_op_invoke(op, NULL, NULL, 0, ins, n_in, out, 1, NULL),
-            "tiny invoke");
-    }
-    check(mxc_ndarray_wait_to_read(c), "wait");
-    double us = (now_s() - t0) * 1e6 / (double)calls;
+    double us = tiny_loop(op, ins, n_in, c, calls);
     if (us < best) best = us;
     if (!with_newout) continue;
     /* Fresh output per call: adds array creation and handle churn. */
-    t0 = now_s();
+    double t0 = now_s();
     for (long i = 0; i < calls; ++i) {
       mxc_ndarray out[1] = {NULL};
       check(mxc_op_invoke(op, NULL, NULL, 0, ins, n_in, out, 1, NULL),

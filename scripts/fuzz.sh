@@ -5,6 +5,7 @@
 #   scripts/fuzz.sh --smoke [SECONDS]       every target for SECONDS (25)
 #   scripts/fuzz.sh --list                  the targets
 #   MXC_FUZZ_RUNS=N scripts/fuzz.sh ...     also stop after N executions
+#   MXC_FUZZ_BIN=DIR scripts/fuzz.sh ...    prebuilt binaries, no build
 #
 # Targets are built with --config=fuzz (clang, libFuzzer, ASan+UBSan).
 # Each run starts from the committed corpus (tests/fuzz/corpus/TARGET) plus
@@ -23,7 +24,12 @@ targets() {
   grep -A1 "^mxc_fuzz_target(" tests/fuzz/BUILD | sed -n 's/^ *name = "\(.*\)",$/\1/p'
 }
 
+# MXC_FUZZ_BIN=DIR runs copies of the binaries kept in DIR and builds
+# nothing: a long run then goes on while the tree is edited and rebuilt.
+bin_dir=${MXC_FUZZ_BIN:-$PWD/bazel-out/k8-optfuzz/bin/tests/fuzz}
+
 build() {
+  [ -n "${MXC_FUZZ_BIN:-}" ] && return 0
   bazel build --config=fuzz $(targets | sed 's|^|//tests/fuzz:|')
 }
 
@@ -50,7 +56,7 @@ run() {
   # and write fuzz-N.log each.
   [ "$jobs" -gt 1 ] && opts+=(-jobs="$jobs" -workers="$jobs")
   local rc=0
-  (cd "$work" && "$root/bazel-out/k8-optfuzz/bin/tests/fuzz/$t" "${opts[@]}" \
+  (cd "$work" && "$bin_dir/$t" "${opts[@]}" \
     corpus "$root/tests/fuzz/corpus/$t") > "$log" 2>&1 || rc=$?
   cat "$work"/fuzz-*.log >> "$log" 2>/dev/null || true
   local execs cov corpus crashes

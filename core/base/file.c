@@ -212,3 +212,25 @@ int mxc__file_rename(const char *from, const char *to) {
 void mxc__file_remove(const char *path) {
   if (path) (void)unlink(path);
 }
+
+int mxc__file_replace(const char *path, mxc__file_writer write, void *ctx) {
+  mxc__file *f = NULL;
+  char *tmp = NULL;
+  MXC_FORWARD_IF_ERROR(mxc__file_create_temp(path, &f, &tmp));
+  int rc = write(f, ctx);
+  int crc = mxc__file_close(f);
+  if (rc == MXC_OK) rc = crc;
+  if (rc == MXC_OK) rc = mxc__file_rename(tmp, path);
+  if (rc != MXC_OK) mxc__file_remove(tmp);
+  mxc__free(tmp);
+  return rc;
+}
+
+static int write_text(mxc__file *f, void *ctx) {
+  const char *text = ctx;
+  return mxc__file_write(f, text, strlen(text));
+}
+
+int mxc__file_replace_text(const char *path, const char *text) {
+  return mxc__file_replace(path, write_text, (void *)text);
+}

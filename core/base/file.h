@@ -39,6 +39,16 @@ int mxc__file_rename(const char *from, const char *to);
 /* Removes a file, ignoring errors (cleanup of temporaries). */
 void mxc__file_remove(const char *path);
 
+/* Writes a file atomically: a temporary next to path, filled by
+ * write(f, ctx), flushed, synced and renamed over path; on any failure the
+ * temporary is removed and path is untouched. Readers see the old file or
+ * the complete new one. */
+typedef int (*mxc__file_writer)(mxc__file *f, void *ctx);
+int mxc__file_replace(const char *path, mxc__file_writer write, void *ctx);
+
+/* mxc__file_replace with a NUL-terminated text. */
+int mxc__file_replace_text(const char *path, const char *text);
+
 /* ---- for tests ---- */
 /* The n-th I/O operation from now fails (n <= 0 disarms). */
 void mxc__fault_io_arm(int64_t n);

@@ -406,17 +406,7 @@ int mxc__symbol_from_json(const char *json, mxc__symbol **out) {
 int mxc__symbol_save(const mxc__symbol *s, const char *path) {
   char *text = NULL;
   MXC_FORWARD_IF_ERROR(mxc__symbol_to_json(s, &text));
-  mxc__file *f = NULL;
-  char *tmp = NULL;
-  int rc = mxc__file_create_temp(path, &f, &tmp);
-  if (rc == MXC_OK) {
-    rc = mxc__file_write(f, text, strlen(text));
-    int crc = mxc__file_close(f);
-    if (rc == MXC_OK) rc = crc;
-    if (rc == MXC_OK) rc = mxc__file_rename(tmp, path);
-    if (rc != MXC_OK) mxc__file_remove(tmp);
-    mxc__free(tmp);
-  }
+  int rc = mxc__file_replace_text(path, text);
   mxc__free(text);
   return rc;
 }

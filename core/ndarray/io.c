@@ -129,6 +129,20 @@ int mxc__ndarray_save(const char *path, mxc__ndarray *const *arrays,
   return mxc__ndarray_save_format(path, arrays, names, n, MXC_FILE_FORMAT_MXC);
 }
 
+/* What mxc__file_replace's writer needs for one save. */
+typedef struct save_job {
+  mxc__ndarray *const *arrays;
+  const char *const *names;
+  int n, format;
+} save_job;
+
+static int write_arrays(mxc__file *f, void *ctx) {
+  const save_job *j = ctx;
+  return j->format == MXC_FILE_FORMAT_MXNET
+             ? mxc__mxnet_write(f, j->arrays, j->names, j->n)
+             : save_all(f, j->arrays, j->names, j->n);
+}
+
 int mxc__ndarray_save_format(const char *path, mxc__ndarray *const *arrays,
                              const char *const *names, int n, int format) {
   MXC_FORWARD_IF_ERROR(check_save_args(path, arrays, names, n));
@@ -140,18 +154,8 @@ int mxc__ndarray_save_format(const char *path, mxc__ndarray *const *arrays,
     MXC_FORWARD_IF_ERROR(mxc__ndarray_ensure_alloc(arrays[i]));
     MXC_FORWARD_IF_ERROR(mxc__ndarray_wait(arrays[i], 0));
   }
-  mxc__file *f;
-  char *tmp;
-  MXC_FORWARD_IF_ERROR(mxc__file_create_temp(path, &f, &tmp));
-  int rc = format == MXC_FILE_FORMAT_MXNET
-               ? mxc__mxnet_write(f, arrays, names, n)
-               : save_all(f, arrays, names, n);
-  int crc = mxc__file_close(f);
-  if (rc == MXC_OK) rc = crc;
-  if (rc == MXC_OK) rc = mxc__file_rename(tmp, path);
-  if (rc != MXC_OK) mxc__file_remove(tmp);
-  mxc__free(tmp);
-  return rc;
+  save_job job = {arrays, names, n, format};
+  return mxc__file_replace(path, write_arrays, &job);
 }
 
 /* ---- load ------------------------------------------------------------ */

@@ -118,8 +118,11 @@ static int make_shape(cursor *c, uint64_t at, int version, const int64_t *dims,
       return fail(c, at, "extent %d is %lld; extents must be >= 0", i,
                   (long long)dims[i]);
     }
-    if (dims[i] >= 0 && !mxc__mul_i64(count, dims[i], &count)) {
-      return fail(c, at, "the extents' product overflows int64");
+    /* mxc's shape invariant (core/base/shape.h): zero extents aside, the
+     * product must fit, even when another extent is 0. */
+    if (dims[i] > 0 && !mxc__mul_i64(count, dims[i], &count)) {
+      return fail(c, at, "the product of the non-zero extents overflows "
+                  "int64");
     }
   }
   s->ndim = ndim;
@@ -268,7 +271,13 @@ static int read_dense(cursor *c, const meta *m, mxc__ndarray **out) {
   MXC_FORWARD_IF_ERROR(data_bytes(c, &m->shape, m->dtype, "the data", &nbytes));
   mxc__device cpu = {MXC_DEVICE_CPU, 0};
   mxc__ndarray *a;
-  MXC_FORWARD_IF_ERROR(mxc__ndarray_create(&m->shape, m->dtype, cpu, 0, &a));
+  int made = mxc__ndarray_create(&m->shape, m->dtype, cpu, 0, &a);
+  /* A shape read from the file that mxc cannot hold (its byte size for the
+   * dtype overflows) is a bad file, like any other bad field. */
+  if (made != MXC_OK && made != MXC_ERR_OOM) {
+    return fail(c, c->pos, "%s", mxc__error_msg());
+  }
+  MXC_FORWARD_IF_ERROR(made);
   /* A fresh array has no pending work: its storage is written directly. */
   int rc = take(c, mxc__ndarray_ptr(a), nbytes, "the data");
   if (rc != MXC_OK) {

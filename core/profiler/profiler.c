@@ -230,20 +230,6 @@ int mxc__prof_stats(int json, int reset, char **out) {
   return rc;
 }
 
-/* Writes text to path through a temporary file renamed over it. */
-static int write_file(const char *path, const char *text) {
-  mxc__file *f = NULL;
-  char *tmp = NULL;
-  MXC_FORWARD_IF_ERROR(mxc__file_create_temp(path, &f, &tmp));
-  int rc = mxc__file_write(f, text, strlen(text));
-  int crc = mxc__file_close(f);
-  if (rc == MXC_OK) rc = crc;
-  if (rc == MXC_OK) rc = mxc__file_rename(tmp, path);
-  if (rc != MXC_OK) mxc__file_remove(tmp);
-  mxc__free(tmp);
-  return rc;
-}
-
 int mxc__prof_dump(int finished) {
   char path[PATH_MAX_LEN];
   pthread_mutex_lock(&g_ctl);
@@ -252,7 +238,7 @@ int mxc__prof_dump(int finished) {
   if (finished) MXC_FORWARD_IF_ERROR(mxc__prof_set_state(MXC_PROFILER_PAUSE));
   char *text = NULL;
   MXC_FORWARD_IF_ERROR(mxc__prof_trace(&text));
-  int rc = write_file(path, text);
+  int rc = mxc__file_replace_text(path, text);
   mxc__free(text);
   if (rc == MXC_OK && finished) {
     pthread_mutex_lock(&g_ctl);
