@@ -22,10 +22,16 @@
 #include "op_walk.h"
 
 // Huge requests must fail as MXC_ERR_OOM, not abort inside the sanitizer's
-// allocator (the environment's ASAN_OPTIONS still override this).
+// allocator, under ASan and under TSan (the environment's ASAN_OPTIONS /
+// TSAN_OPTIONS still override this).
 extern "C" const char *__asan_default_options();
 extern "C" __attribute__((visibility("default"))) const char *
 __asan_default_options() {
+  return "allocator_may_return_null=1";
+}
+extern "C" const char *__tsan_default_options();
+extern "C" __attribute__((visibility("default"))) const char *
+__tsan_default_options() {
   return "allocator_may_return_null=1";
 }
 
