@@ -5,7 +5,7 @@
 # timing). MXC_TEST_QUICK=1 skips the sanitizer and fuzzing passes.
 #
 # Each pass prints a banner when it starts and its time when it ends; the
-# total comes last. About 25 minutes on 2 cores once the Debian packages
+# total comes last. About 26 minutes on 2 cores once the Debian packages
 # are installed. A new pass is one more `pass NAME COMMAND...` line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
