@@ -112,5 +112,69 @@ TEST(HalfNN, EmbeddingBackwardAccumulatesInFloat32) {
   EXPECT_EQ(read(out[0]), (std::vector<double>{0, 0, n, n, 0, 0}));
 }
 
+// BatchNorm as MXNet runs it in mixed precision: float16/bfloat16 data
+// with float32 gamma, beta and statistics; the moving statistics are
+// updated in float32.
+TEST(HalfNN, BatchNormMixedPrecision) {
+  const int n = 4, c = 2, hw = 3;
+  for (int dt : kHalves) {
+    for (int training : {0, 1}) {
+      auto x = rounded(uniform(n * c * hw, -2, 2, 30 + training), dt);
+      std::vector<double> gamma = {1.5, -0.5}, beta = {0.25, 1.0};
+      std::vector<double> mm = {0.1, -0.2}, mv = {1.2, 0.8};
+      Arr ax = make({n, c, hw}, x, dt), ag = make({c}, gamma),
+          ab = make({c}, beta), amm = make({c}, mm), amv = make({c}, mv);
+      int prev = 0;
+      ASSERT_EQ(mxc_set_training(training, &prev), MXC_OK);
+      int rc = -1;
+      auto out = invoke("BatchNorm", {&ax, &ag, &ab, &amm, &amv},
+                        {{"fix_gamma", "false"}, {"eps", "0.001"},
+                         {"momentum", "0.9"}}, &rc);
+      mxc_set_training(prev, &prev);
+      ASSERT_EQ(rc, MXC_OK) << err();
+      EXPECT_EQ(out[0].dtype(), dt);
+      auto got = read(out[0]);
+      for (int ch = 0; ch < c; ++ch) {
+        double mean = mm[ch], var = mv[ch];
+        if (training) {
+          double s = 0, s2 = 0;
+          for (int b = 0; b < n; ++b) {
+            for (int k = 0; k < hw; ++k) s += x[(b * c + ch) * hw + k];
+          }
+          mean = s / (n * hw);
+          for (int b = 0; b < n; ++b) {
+            for (int k = 0; k < hw; ++k) {
+              double d = x[(b * c + ch) * hw + k] - mean;
+              s2 += d * d;
+            }
+          }
+          var = s2 / (n * hw);
+          // Moving statistics, float32 arrays updated in place.
+          EXPECT_NEAR(read(amm)[ch], 0.9 * mm[ch] + 0.1 * mean, 1e-6);
+          EXPECT_NEAR(read(amv)[ch], 0.9 * mv[ch] + 0.1 * var, 1e-6);
+        }
+        for (int b = 0; b < n; ++b) {
+          for (int k = 0; k < hw; ++k) {
+            int i = (b * c + ch) * hw + k;
+            double r = (x[i] - mean) / std::sqrt(var + 0.001) * gamma[ch] +
+                       beta[ch];
+            EXPECT_NEAR(got[i], r, unit_roundoff(dt) * std::fabs(r) + 1e-6)
+                << "training " << training << " element " << i;
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(HalfNN, BatchNormHalfParamsRejected) {
+  Arr x = make({2, 2}, {1, 2, 3, 4}, MXC_DTYPE_FLOAT16);
+  Arr p = make({2}, {1, 1}, MXC_DTYPE_FLOAT16);
+  int rc = MXC_OK;
+  invoke("BatchNorm", {&x, &p, &p, &p, &p}, {}, &rc);
+  EXPECT_EQ(rc, MXC_ERR_DTYPE);
+  EXPECT_NE(err().find("float32 gamma"), std::string::npos) << err();
+}
+
 }  // namespace
 }  // namespace mxct
