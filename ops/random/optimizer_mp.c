@@ -177,19 +177,6 @@ static const mxc__param_def k_multi_mp_mom_params[] = {MULTI_DEFS(8),
 
 /* ---- arity and names ---- */
 
-#define COUNT_FNS(v)                                              \
-  static int n_in_##v(const void *param) {                        \
-    return (int)((const mp_param *)param)->num_weights *          \
-           k_variants[v].stride;                                  \
-  }                                                               \
-  static int n_out_##v(const void *param) {                       \
-    return (int)((const mp_param *)param)->num_weights;           \
-  }                                                               \
-  static const char *in_name_##v(const void *param, int i) {      \
-    (void)param;                                                  \
-    return role_name(&k_variants[v], i);                  \
-  }
-
 static const char *role_name(const variant *v, int i) {
   int k = i % v->stride;
   if (k == 0) return "weight";
@@ -197,6 +184,22 @@ static const char *role_name(const variant *v, int i) {
   if (v->has_mom && k == 2) return "mom";
   return "weight32";
 }
+
+/* Weights per call: num_weights (1 for the single forms, whose
+ * param_check sets it). */
+static int n_weights(const void *param) {
+  int64_t n = ((const mp_param *)param)->num_weights;
+  return n > 0 ? (int)n : 1;
+}
+
+#define COUNT_FNS(v)                                                 \
+  static int n_in_##v(const void *param) {                           \
+    return n_weights(param) * k_variants[v].stride;                  \
+  }                                                                  \
+  static const char *in_name_##v(const void *param, int i) {         \
+    (void)param;                                                     \
+    return role_name(&k_variants[v], i);                             \
+  }
 
 COUNT_FNS(V_MP_SGD)
 COUNT_FNS(V_MP_SGD_MOM)
@@ -220,30 +223,29 @@ static int mp_shape(const mxc__op *op, const void *param, mxc__shape *in,
   return MXC_OK;
 }
 
-/* weight, grad and the output share a floating dtype; mom and weight32
- * are float32 in the mixed-precision forms, the weight's dtype
- * otherwise. */
+/* 1 when input k of a group has the weight's dtype: all do, except mom
+ * and weight32 in the mixed-precision forms (float32). */
+static int weight_typed(const variant *v, int k) {
+  return !(v->has_w32 && k >= 2);
+}
+
 static int mp_type(const mxc__op *op, const void *param, int *in, int n_in,
                    int *out, int n_out) {
   const variant *v = variant_of(op);
   (void)n_in;
   for (int w = 0; w < n_out; ++w) {
-    int *grp = in + w * v->stride;
-    int same[3] = {grp[0], grp[1], out[w]};
-    int known = -1;
-    for (int k = 0; k < 3; ++k) known = same[k] >= 0 ? same[k] : known;
-    if (v->has_mom && !v->has_w32) {
-      known = grp[2] >= 0 && known < 0 ? grp[2] : known;
+    int *grp = in + w * v->stride, t = out[w];
+    for (int k = 0; k < v->stride && t < 0; ++k) {
+      if (weight_typed(v, k)) t = grp[k];
     }
-    if (known < 0) continue;
-    MXC_FORWARD_IF_ERROR(mxc__opt_float_type(op->name, known));
+    if (t < 0) continue;
+    MXC_FORWARD_IF_ERROR(mxc__opt_float_type(op->name, t));
     for (int k = 0; k < v->stride; ++k) {
-      int is_state32 = v->has_w32 && k >= 2;
-      MXC_FORWARD_IF_ERROR(mxc__opt_assign_type(
-          op, param, &grp[k], is_state32 ? MXC_DTYPE_FLOAT32 : known,
-          w * v->stride + k));
+      int want = weight_typed(v, k) ? t : MXC_DTYPE_FLOAT32;
+      MXC_FORWARD_IF_ERROR(mxc__opt_assign_type(op, param, &grp[k], want,
+                                                w * v->stride + k));
     }
-    MXC_FORWARD_IF_ERROR(mxc__opt_assign_type(op, param, &out[w], known, -1));
+    MXC_FORWARD_IF_ERROR(mxc__opt_assign_type(op, param, &out[w], t, -1));
   }
   return MXC_OK;
 }
@@ -315,7 +317,7 @@ static const int k_inplace4[][2] = {{0, 0},  {4, 1},  {8, 2},  {12, 3},
          .param_check = check,                                              \
          .num_inputs = n_in_##v,                                            \
          .input_name = in_name_##v,                                         \
-         .num_outputs = n_out_##v,                                          \
+         .num_outputs = n_weights,                                          \
          .infer_shape = mp_shape,                                           \
          .infer_type = mp_type,                                             \
          .compute = mp_compute,                                             \
