@@ -21,6 +21,7 @@
 #include "core/base/dtype.h"
 #include "ops/linalg/linalg.h"
 #include "core/op/parallel.h"
+#include "core/op/half_compute.h"
 
 enum { POOL_MAX, POOL_AVG, POOL_SUM };
 enum { CONV_VALID, CONV_FULL };
@@ -683,6 +684,10 @@ static const char *const k_bwd_in_names[] = {"ograd", "data", NULL};
 #define POOL_PARAMS \
   MXC__PARAMS_OF(pool_param, k_params), .param_check = pool_check
 
+/* Half-precision arrays compute in float32 (core/op/half_compute.h). */
+MXC__HALF_COMPUTE_FN(pool_forward_any, pool_forward, 0)
+MXC__HALF_COMPUTE_FN(pool_backward_any, pool_backward, 0)
+
 static const mxc__op k_pool = {
     .name = "Pooling",
     .doc =
@@ -694,7 +699,7 @@ static const mxc__op k_pool = {
     .n_outputs = 1,
     .infer_shape = pool_infer_shape,
     .infer_type = mxc__linalg_infer_type,
-    .compute = pool_forward,
+    .compute = pool_forward_any,
     .gradient = mxc__grad_use_in,
     .backward_uses_inputs = 1,
 };
@@ -708,7 +713,7 @@ static const mxc__op k_pool_bwd = {
     .n_outputs = 1,
     .infer_shape = pool_bwd_infer_shape,
     .infer_type = mxc__linalg_infer_type,
-    .compute = pool_backward,
+    .compute = pool_backward_any,
     .hidden = 1,
 };
 

@@ -8,6 +8,7 @@
 
 #include "core/op/vmath.h"
 #include "ops/nn/nn.h"
+#include "core/op/half_compute.h"
 
 /* ---- Activation ---- */
 
@@ -331,6 +332,10 @@ static const char *const k_leaky_in[] = {"data", "gamma", NULL};
 static const char *const k_leaky_bwd_in[] = {"ograd", "data", "gamma", "output",
                                              NULL};
 
+/* Half-precision arrays compute in float32 (core/op/half_compute.h). */
+MXC__HALF_COMPUTE_FN(act_forward_any, act_forward, 0)
+MXC__HALF_COMPUTE_FN(act_backward_any, act_backward, 0)
+
 static const mxc__op k_ops[] = {
     {
         .name = "Activation",
@@ -341,8 +346,8 @@ static const mxc__op k_ops[] = {
         .input_names = k_data,
         .n_outputs = 1,
         .infer_shape = mxc__infer_shape_same,
-        .infer_type = mxc__nn_type_float,
-        .compute = act_forward,
+        .infer_type = mxc__infer_type_float_or_half,
+        .compute = act_forward_any,
         /* No in-place pair: the gradient reads data as well as output. */
         .gradient = mxc__grad_use_in_out,
         .backward_uses_inputs = 1,
@@ -356,8 +361,8 @@ static const mxc__op k_ops[] = {
         .input_names = k_act_bwd_in,
         .n_outputs = 1,
         .infer_shape = mxc__infer_shape_same,
-        .infer_type = mxc__nn_type_float,
-        .compute = act_backward,
+        .infer_type = mxc__infer_type_float_or_half,
+        .compute = act_backward_any,
         .hidden = 1,
     },
     {
