@@ -89,5 +89,6 @@ int mxc__nn_register_group_norm(mxc__registry *r);
 int mxc__nn_register_make_loss(mxc__registry *r);
 int mxc__nn_register_pointwise(mxc__registry *r);
 int mxc__nn_register_sequence(mxc__registry *r);
+int mxc__nn_register_resize(mxc__registry *r);
 
 #endif /* MXC_OPS_NN_NN_H_ */

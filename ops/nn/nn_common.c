@@ -109,5 +109,6 @@ int mxc__ops_register_nn(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__nn_register_make_loss(r));
   MXC_FORWARD_IF_ERROR(mxc__nn_register_pointwise(r));
   MXC_FORWARD_IF_ERROR(mxc__nn_register_sequence(r));
+  MXC_FORWARD_IF_ERROR(mxc__nn_register_resize(r));
   return MXC_OK;
 }

@@ -99,6 +99,11 @@ static int seq_shape(const mxc__op *op, const void *param, mxc__shape *in,
                       "operator '%s': data must have at least 2 axes (time "
                       "and batch); got shape %s",
                       op->name, mxc__shape_str(&in[0], b1, sizeof b1));
+  MXC_RETURN_ERROR_IF(kind_of(op) == SEQ_LAST && in[0].dims[p->axis] < 1,
+                      MXC_ERR_SHAPE,
+                      "operator '%s': data %s has no time steps to take the "
+                      "last of",
+                      op->name, mxc__shape_str(&in[0], b1, sizeof b1));
   if (n_in > 1) {
     mxc__shape len = mxc__nn_shape1(in[0].dims[1 - p->axis]);
     MXC_FORWARD_IF_ERROR(mxc__nn_assign_shape(
