@@ -90,5 +90,6 @@ int mxc__nn_register_make_loss(mxc__registry *r);
 int mxc__nn_register_pointwise(mxc__registry *r);
 int mxc__nn_register_sequence(mxc__registry *r);
 int mxc__nn_register_resize(mxc__registry *r);
+int mxc__nn_register_all_finite(mxc__registry *r);
 
 #endif /* MXC_OPS_NN_NN_H_ */

@@ -123,3 +123,36 @@ TEST(MakeLoss, NormalizationModes) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(AllFinite, FlagsInfAndNan) {
+  Arr good = make({2, 2}, {1, -2, 3e30, 0});
+  auto ok = invoke("all_finite", {&good});
+  EXPECT_EQ(ok[0].shape(), Shape({1}));
+  EXPECT_EQ(ok[0].dtype(), MXC_DTYPE_FLOAT32);
+  EXPECT_EQ(read(ok[0]), std::vector<double>({1}));
+  for (double bad : {INFINITY, -INFINITY, NAN}) {
+    Arr b = make({3}, {1, bad, 2}, MXC_DTYPE_FLOAT64);
+    EXPECT_EQ(read(invoke("all_finite", {&b})[0]), std::vector<double>({0}));
+    auto m = invoke("multi_all_finite", {&good, &b}, {{"num_arrays", "2"}});
+    EXPECT_EQ(read(m[0]), std::vector<double>({0}));
+  }
+  Arr ints = make({2}, {1, 2}, MXC_DTYPE_INT32);
+  auto m = invoke("multi_all_finite", {&good, &ints}, {{"num_arrays", "2"}});
+  EXPECT_EQ(read(m[0]), std::vector<double>({1}));
+  // init_output false keeps an earlier verdict of 0 in the given output.
+  Arr flag = make({1}, {0});
+  mxc_op op;
+  ASSERT_EQ(mxc_op_find("all_finite", &op), MXC_OK);
+  const char *k[] = {"init_output"}, *v[] = {"false"};
+  mxc_ndarray outs[1] = {flag.h};
+  ASSERT_EQ(mxc_op_invoke(op, k, v, 1, &good.h, 1, outs, 1, nullptr), MXC_OK)
+      << err();
+  EXPECT_EQ(read(flag), std::vector<double>({0}));
+  int rc = 0;
+  invoke("multi_all_finite", {&good}, {{"num_arrays", "2"}}, &rc);
+  EXPECT_EQ(rc, MXC_ERR_INVALID_ARGUMENT);
+}
+
+}  // namespace
