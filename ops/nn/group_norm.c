@@ -59,7 +59,8 @@ static int gn_shape(const mxc__op *op, const void *param, mxc__shape *in,
                       "channel, spatial...); got shape %s",
                       op->name, mxc__shape_str(&in[0], b, sizeof b));
   int64_t c = in[0].dims[1], g = groups_of(op, param, c);
-  MXC_RETURN_ERROR_IF(c % g != 0, MXC_ERR_SHAPE,
+  /* g is 0 only for InstanceNorm of data without channels. */
+  MXC_RETURN_ERROR_IF(g > 0 && c % g != 0, MXC_ERR_SHAPE,
                       "operator '%s': num_groups = %lld does not divide the "
                       "%lld channels of data %s",
                       op->name, (long long)g, (long long)c,
@@ -94,7 +95,7 @@ static gn_geom geom_of(const mxc__op *op, const void *param,
   gn_geom m;
   m.s = mxc__nn_split(x, 1).inner;
   m.g = groups_of(op, param, x->dims[1]);
-  m.cpg = x->dims[1] / m.g;
+  m.cpg = IS_INSTANCE(op) ? 1 : x->dims[1] / m.g;
   m.groups = x->dims[0] * m.g;
   m.d = m.cpg * m.s;
   return m;

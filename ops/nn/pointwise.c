@@ -83,11 +83,6 @@ static int pw_compute(const mxc__op *op, const mxc__opctx *ctx,
   return MXC_OK;
 }
 
-static int pw_bwd_shape(const mxc__op *op, const void *param, mxc__shape *in,
-                        int n_in, mxc__shape *out, int n_out) {
-  return mxc__infer_shape_same(op, param, in, n_in, out, n_out);
-}
-
 /* ---- softmin ---- */
 
 typedef struct softmin_param {
@@ -217,7 +212,7 @@ static const char *const k_sm_bwd_in[] = {"ograd", "output", NULL};
   {                                                                      \
     MXC__BACKWARD(nm), MXC__PARAMS_OF(st, table), .param_check = check,  \
     .n_inputs = 2, .input_names = k_bwd_in, .n_outputs = 1,              \
-    .infer_shape = pw_bwd_shape, .infer_type = mxc__nn_type_float,       \
+    .infer_shape = mxc__infer_shape_same, .infer_type = mxc__nn_type_float,       \
     .compute = pw_compute,                                               \
   }
 
@@ -250,7 +245,7 @@ static const mxc__op k_ops[6] = {
         .n_inputs = 2,
         .input_names = k_sm_bwd_in,
         .n_outputs = 1,
-        .infer_shape = pw_bwd_shape,
+        .infer_shape = mxc__infer_shape_same,
         .infer_type = sm_type,
         .compute = sm_backward,
     },

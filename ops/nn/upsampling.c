@@ -16,6 +16,7 @@
  * Gradients: nearest sums each block of the output gradient into its
  * input pixel; bilinear is the convolution adjoint for data and the
  * correlation of data with the output gradient for the weight. */
+#include "core/op/arity.h"
 #include "ops/nn/nn.h"
 
 enum { UP_NEAREST, UP_BILINEAR };
@@ -66,12 +67,9 @@ static int up_num_inputs(const void *param) {
 
 /* MXNet's names: arg0.. for several nearest inputs. */
 static const char *up_input_name(const void *param, int i) {
-  static const char *const args[] = {"arg0", "arg1", "arg2", "arg3",
-                                     "arg4", "arg5", "arg6", "arg7"};
   const up_param *p = param;
   if (up_bilinear(p)) return i == 0 ? "data" : "weight";
-  if (p->num_args == 1) return "data";
-  return i < 8 ? args[i] : "arg";
+  return p->num_args == 1 ? "data" : mxc__op_arg_name(i);
 }
 
 static int up_bwd_num_inputs(const void *param) {

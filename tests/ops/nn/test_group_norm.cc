@@ -169,6 +169,10 @@ TEST(GroupNormBad, GroupsShapesAndDtype) {
   Arr x2 = make({2, 6}, uniform(12, -1, 1));
   invoke("InstanceNorm", {&x2, &g, &b}, {}, &rc);
   EXPECT_EQ(rc, MXC_ERR_SHAPE);
+  // No channels: an empty result, not a division by zero (fuzz finding).
+  Arr z = make({2, 0, 3}, {}), z0 = make({0}, {});
+  auto empty = invoke("InstanceNorm", {&z, &z0, &z0});
+  EXPECT_EQ(empty[0].shape(), Shape({2, 0, 3}));
   Arr xi = make({2, 6, 5}, uniform(60, -1, 1), MXC_DTYPE_INT32);
   Arr gi = make({6}, uniform(6, 0, 1), MXC_DTYPE_INT32);
   invoke("GroupNorm", {&xi, &gi, &gi}, {}, &rc);
