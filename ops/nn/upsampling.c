@@ -252,12 +252,15 @@ static void bil_run(const up_param *p, const mxc__blob *x, const mxc__blob *w,
         T *yp = ys + (n * d[1] + c) * oh * ow;
         for (int64_t iy = 0; iy < h; ++iy) {
           for (int64_t ix = 0; ix < wd; ++ix) {
-            for (int64_t ky = 0; ky < k; ++ky) {
+            /* only the taps that land inside the output */
+            int64_t ky0 = pad - iy * s > 0 ? pad - iy * s : 0;
+            int64_t ky1 = oh + pad - iy * s < k ? oh + pad - iy * s : k;
+            int64_t kx0 = pad - ix * s > 0 ? pad - ix * s : 0;
+            int64_t kx1 = ow + pad - ix * s < k ? ow + pad - ix * s : k;
+            for (int64_t ky = ky0; ky < ky1; ++ky) {
               int64_t oy = iy * s - pad + ky;
-              if (oy < 0 || oy >= oh) continue;
-              for (int64_t kx = 0; kx < k; ++kx) {
+              for (int64_t kx = kx0; kx < kx1; ++kx) {
                 int64_t ox = ix * s - pad + kx;
-                if (ox < 0 || ox >= ow) continue;
                 T *xv = &xp[iy * wd + ix], *wv = &wp[ky * k + kx];
                 T *yv = &yp[oy * ow + ox];
                 if (mode == 0) *yv += *xv * *wv;
