@@ -125,6 +125,37 @@ case("int64_sum", "sum").i(i64([BIG, 2, 2 ** 60]), I64).o(
     i64([BIG + 2 + 2 ** 60]), I64)
 
 
+# scalar forms: MXNet casts the scalar to the array's dtype, so int64
+# arithmetic with an integral scalar stays exact
+for op, f in [("_plus_scalar", lambda v: v + 3), ("_minus_scalar",
+              lambda v: v - 3), ("_rminus_scalar", lambda v: 3 - v),
+              ("_mul_scalar", lambda v: v * 3),
+              ("_maximum_scalar", lambda v: np.maximum(v, 3)),
+              ("_minimum_scalar", lambda v: np.minimum(v, 3))]:
+    xs = i64([BIG, -BIG, 2 ** 60 + 1, -7, 0])
+    case("int64" + op, op, {"scalar": "3"}).i(xs, I64).o(f(xs), I64)
+# data movement keeps every bit
+XM = i64([[BIG, -BIG, 2 ** 62 + 3], [-(2 ** 62 + 7), 5, BIG + 2]])
+case("int64_transpose", "transpose").i(XM, I64).o(XM.T, I64)
+case("int64_reshape", "reshape", {"shape": "(3,2)"}).i(XM, I64).o(
+    XM.reshape(3, 2), I64)
+case("int64_flip", "flip", {"axis": "1"}).i(XM, I64).o(XM[:, ::-1], I64)
+case("int64_slice", "slice", {"begin": "(None,1)", "end": "(None,None)"}
+     ).i(XM, I64).o(XM[:, 1:], I64)
+case("int64_concat", "Concat", {"num_args": "2", "dim": "0"}).i(XM, I64).i(
+    XM, I64).o(np.concatenate([XM, XM]), I64)
+case("int64_tile", "tile", {"reps": "(1,2)"}).i(XM, I64).o(
+    np.tile(XM, (1, 2)), I64)
+case("int64_broadcast_to", "broadcast_to", {"shape": "(2,2,3)"}).i(
+    XM[None], I64).o(np.broadcast_to(XM[None], (2, 2, 3)), I64)
+case("int64_take", "take").i(XM, I64).i(i64([1, 0]), I64).o(XM[[1, 0]], I64)
+case("int64_where", "where").i(i64([[1, 0, 1], [0, 1, 0]]), I64).i(
+    XM, I64).i(-XM, I64).o(np.where([[1, 0, 1], [0, 1, 0]], XM, -XM), I64)
+case("int64_cast", "Cast", {"dtype": "int64"}).i(XM, I64).o(XM, I64)
+case("int64_sum_axis", "sum", {"axis": "0"}).i(XM, I64).o(XM.sum(axis=0),
+                                                          I64)
+
+
 # ---- NaN in maximum/minimum (MXNet: a NaN on either side gives NaN) ----
 
 nan = float("nan")

@@ -1,9 +1,12 @@
 #include "core/op/alias.h"
 
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/base/alloc.h"
 #include "core/base/error.h"
+#include "core/op/arity.h"
 #include "core/op/invoke.h"
 
 /* Byte ranges [offset, offset + nbytes) of two dense views of one chunk
@@ -35,6 +38,56 @@ static int dense(const mxc__ndarray *a) {
   return a && a->stype == MXC_STYPE_DEFAULT;
 }
 
+/* The bytes of given output o, for finding outputs that share memory by
+ * sorting instead of comparing every pair (variadic operators may have
+ * many given outputs). */
+typedef struct span {
+  uintptr_t chunk;
+  size_t lo, hi;
+  int o;
+} span;
+
+static int span_cmp(const void *a, const void *b) {
+  const span *x = a, *y = b;
+  if (x->chunk != y->chunk) return x->chunk < y->chunk ? -1 : 1;
+  return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+/* *o1, *o2: two given dense outputs sharing bytes, or -1. Returns
+ * MXC_ERR_OOM (with a message) when the sort has no memory. */
+static int find_shared_outputs(const mxc__op *op, mxc__ndarray *const *out,
+                               int n_out, int *o1, int *o2) {
+  span small[16];
+  span *s = mxc__scratch(small, sizeof small, (size_t)n_out, sizeof *s);
+  MXC_RETURN_ERROR_IF(!s, MXC_ERR_OOM,
+                      "operator '%s': out of memory checking %d outputs",
+                      op->name, n_out);
+  int n = 0;
+  for (int o = 0; o < n_out; ++o) {
+    size_t nb = dense(out[o]) ? mxc__ndarray_nbytes(out[o]) : 0;
+    if (nb == 0) continue;
+    span e = {(uintptr_t)out[o]->chunk, out[o]->offset,
+              out[o]->offset + nb, o};
+    s[n++] = e;
+  }
+  if (n > 1) qsort(s, (size_t)n, sizeof *s, span_cmp);
+  *o1 = *o2 = -1;
+  for (int k = 1; k < n && *o1 < 0; ++k) {
+    if (s[k].chunk == s[k - 1].chunk && s[k].lo < s[k - 1].hi) {
+      *o1 = s[k - 1].o < s[k].o ? s[k - 1].o : s[k].o;
+      *o2 = s[k - 1].o < s[k].o ? s[k].o : s[k - 1].o;
+    }
+  }
+  mxc__scratch_free(s, small);
+  return MXC_OK;
+}
+
+static int given_outputs(mxc__ndarray *const *out, int n_out) {
+  int n = 0;
+  for (int o = 0; o < n_out && n < 2; ++o) n += dense(out[o]);
+  return n;
+}
+
 int mxc__op_alias_hazard(const mxc__op *op, mxc__ndarray *const *in,
                          int n_in, mxc__ndarray *const *out, int n_out) {
   for (int o = 0; o < n_out; ++o) {
@@ -43,21 +96,21 @@ int mxc__op_alias_hazard(const mxc__op *op, mxc__ndarray *const *in,
       if (dense(in[i]) && !safe_pair(op, in[i], i, out[o], o)) return 1;
     }
   }
-  return 0;
+  if (given_outputs(out, n_out) < 2) return 0;
+  int o1 = -1, o2 = -1;
+  /* Without memory for the check, the careful path reports it. */
+  if (find_shared_outputs(op, out, n_out, &o1, &o2) != MXC_OK) return 1;
+  return o1 >= 0;
 }
 
 static int check_outputs_distinct(const mxc__op *op, mxc__ndarray *const *out,
                                   int n_out) {
-  for (int o = 0; o < n_out; ++o) {
-    for (int p = o + 1; p < n_out; ++p) {
-      MXC_RETURN_ERROR_IF(
-          dense(out[o]) && dense(out[p]) && overlap(out[o], out[p]),
-          MXC_ERR_INVALID_ARGUMENT,
-          "operator '%s': outputs %d and %d share memory; give each output "
-          "its own array",
-          op->name, o, p);
-    }
-  }
+  int o1 = -1, o2 = -1;
+  MXC_FORWARD_IF_ERROR(find_shared_outputs(op, out, n_out, &o1, &o2));
+  MXC_RETURN_ERROR_IF(o1 >= 0, MXC_ERR_INVALID_ARGUMENT,
+                      "operator '%s': outputs %d and %d share memory; give "
+                      "each output its own array",
+                      op->name, o1, o2);
   return MXC_OK;
 }
 

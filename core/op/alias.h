@@ -16,7 +16,8 @@
 
 /* 1 when a dense given output out[o] (NULL entries skipped) overlaps a
  * dense input in bytes, unless it is exactly that input (same bytes) and
- * the operator declares the pair {input, o} in place. */
+ * the operator declares the pair {input, o} in place; or when two given
+ * outputs overlap each other. */
 int mxc__op_alias_hazard(const mxc__op *op, mxc__ndarray *const *in,
                          int n_in, mxc__ndarray *const *out, int n_out);
 

@@ -223,4 +223,17 @@ TEST(BatchNormBad, ShapesArityAxis) {
   EXPECT_EQ(rc, MXC_ERR_DTYPE);
 }
 
+TEST(BatchNorm, OutputMeanVarMakesThreeVisibleOutputs) {
+  for (const char *name : {"BatchNorm", "LayerNorm"}) {
+    mxc_op op = nullptr;
+    ASSERT_EQ(mxc_op_find(name, &op), MXC_OK);
+    const char *k[] = {"output_mean_var"};
+    for (const char *v : {"true", "false"}) {
+      int n = 0;
+      ASSERT_EQ(mxc_op_num_outputs(op, k, &v, 1, &n), MXC_OK) << err();
+      EXPECT_EQ(n, std::string(v) == "true" ? 3 : 1) << name << " " << v;
+    }
+  }
+}
+
 }  // namespace
