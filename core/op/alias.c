@@ -163,6 +163,10 @@ int mxc__op_invoke_via_temps(const mxc__op *op, const void *param,
                                         op->name, n_out);
   if (rc == MXC_OK) rc = make_temps(op, in, n_in, out, n_out, req, tmp, made);
   if (rc == MXC_OK) rc = mxc__op_invoke(op, param, in, n_in, tmp, n_out, req);
+  /* Outputs the call created (NULL slots) belong to the caller. */
+  for (int o = 0; rc == MXC_OK && o < n_out; ++o) {
+    if (!made[o]) out[o] = tmp[o];
+  }
   if (rc == MXC_OK) rc = copy_back(out, n_out, req, tmp, made);
   for (int o = 0; tmp && made && o < n_out; ++o) {
     if (made[o]) mxc__ndarray_free(tmp[o]);

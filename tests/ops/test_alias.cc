@@ -91,6 +91,23 @@ TEST(Alias, ErrorsLeaveTheOutputUntouched) {
   EXPECT_EQ(read(a), av);
 }
 
+// Output 0 aliases the input, output 1 is created by the call: the caller
+// gets it (found by fuzz_op_invoke: the created output was dropped).
+TEST(Alias, CreatedOutputsBesideAnAliasedOne) {
+  std::vector<double> v = {0.5, -2, 3, 1, -1};
+  Arr x = make({5}, v);
+  std::vector<mxc_ndarray> outs = {x.h, nullptr};
+  const char *k[] = {"k", "ret_typ"}, *val[] = {"5", "both"};
+  ASSERT_EQ(mxc_op_invoke(find("topk"), k, val, 2, &x.h, 1, outs.data(), 2,
+                          nullptr),
+            MXC_OK)
+      << err();
+  ASSERT_NE(outs[1], nullptr);
+  Arr idx(outs[1]);
+  EXPECT_EQ(read(x), std::vector<double>({3, 1, 0.5, -1, -2}));
+  EXPECT_EQ(read(idx), std::vector<double>({2, 3, 0, 4, 1}));
+}
+
 TEST(Alias, TwoOutputsSharingMemoryAreRefused) {
   Arr x = make({2, 2}, {1, 2, 3, 4});
   Arr o = make({1, 2}, {0, 0});
