@@ -11,6 +11,7 @@
 #include "core/base/dtype.h"
 #include "core/base/error.h"
 #include "core/base/log.h"
+#include "core/op/alias.h"
 #include "core/op/arity.h"
 #include "core/op/backend.h"
 #include "core/op/fallback.h"
@@ -164,7 +165,7 @@ static int check_counts(const mxc__op *op, const void *param, int n_in,
                         int n_out, int *n_total_out) {
   int want_in = mxc__op_num_inputs(op, param);
   int want_out = mxc__op_num_outputs(op, param);
-  int visible = op->n_visible_outputs ? op->n_visible_outputs : want_out;
+  int visible = mxc__op_num_visible_outputs(op, param);
   MXC_RETURN_ERROR_IF(want_in < 0 || want_in > MXC__OP_MAX_ARITY ||
                           want_out < 0 || want_out > MXC__OP_MAX_ARITY,
                       MXC_ERR_INVALID_ARGUMENT,
@@ -576,6 +577,11 @@ static int invoke_charged(const mxc__op *op, const void *param,
 int mxc__op_invoke(const mxc__op *op, const void *param,
                    mxc__ndarray *const *in, int n_in, mxc__ndarray **out,
                    int n_out, const mxc__req *req) {
+  /* An output that is also an input (out=) and not a declared in-place
+   * pair would be read after being written: compute it apart (alias.h). */
+  if (MXC__UNLIKELY(out && mxc__op_alias_hazard(op, in, n_in, out, n_out))) {
+    return mxc__op_invoke_via_temps(op, param, in, n_in, out, n_out, req);
+  }
   if (mxc__prof_on(MXC__PROF_MEMORY)) {
     return invoke_charged(op, param, in, n_in, out, n_out, req);
   }

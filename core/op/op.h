@@ -182,6 +182,13 @@ struct mxc__op {
   /* Outputs a user sees (e.g. BatchNorm computes mean/var as hidden extra
    * outputs); 0 means all. */
   int n_visible_outputs;
+  /* Visible outputs when the count depends on parameters (BatchNorm's
+   * output_mean_var shows mean and var); NULL: n_visible_outputs. It
+   * decides what callers see (invoke's output count, a symbol's outputs);
+   * gradient builders still get output gradients for the first
+   * n_visible_outputs outputs only, so outputs shown this way get no
+   * gradient, as in MXNet. Read through mxc__op_num_visible_outputs. */
+  mxc__count_fn num_visible_outputs;
   const char *const *output_names;
 
   mxc__infer_shape_fn infer_shape;
@@ -219,6 +226,8 @@ struct mxc__op {
 /* Helpers for descriptors. */
 int mxc__op_num_inputs(const mxc__op *op, const void *param);
 int mxc__op_num_outputs(const mxc__op *op, const void *param);
+/* Outputs callers see for these parameters (see num_visible_outputs). */
+int mxc__op_num_visible_outputs(const mxc__op *op, const void *param);
 /* Runs op's shape inference (nothing to do without infer_shape) and
  * checks every shape it leaves known, inputs and outputs, against the
  * shape invariant of core/base/shape.h for one-byte elements (array

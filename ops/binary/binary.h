@@ -31,7 +31,8 @@ enum {
  * differs from `name`, an alias of the broadcast form (broadcast_plus).
  * Expressions see a and b of the computation type T: float (float32 and
  * the half types), double, or int64_t (integer types, forward only).
- * MXC__ADD, MXC__SUB, MXC__MUL, MXC__DIV, MXC__MOD and MXC__POW pick
+ * MXC__ADD, MXC__SUB, MXC__MUL, MXC__DIV, MXC__MOD, MXC__POW, MXC__MAX
+ * and MXC__MIN pick
  * per-type helpers (kernels.c) where integer semantics differ: integers
  * wrap on overflow (core/base/dtype.h), never undefined behaviour. Comparisons and logical operators give 1 or 0
  * in the input dtype, as MXNet does; their derivatives are unused.
@@ -55,12 +56,12 @@ enum {
   X(power, power, MXC__POW(a, b), b * pow(a, b - 1), pow(a, b) * log(a),     \
     MXC__BIN_INT | MXC__BIN_GRAD | MXC__BIN_REV, "a raised to b.", "_power", \
     "pow")                                                                   \
-  X(maximum, maximum, (a > b ? a : b), (a >= b), (a < b),                    \
+  X(maximum, maximum, MXC__MAX(a, b), (a >= b), (a < b),                    \
     MXC__BIN_INT | MXC__BIN_GRAD,                                            \
-    "max(a, b); a tie sends the gradient to a.", "_maximum")                 \
-  X(minimum, minimum, (a < b ? a : b), (a <= b), (a > b),                    \
+    "max(a, b), NaN if either is NaN; a tie sends the gradient to a.", "_maximum")                 \
+  X(minimum, minimum, MXC__MIN(a, b), (a <= b), (a > b),                    \
     MXC__BIN_INT | MXC__BIN_GRAD,                                            \
-    "min(a, b); a tie sends the gradient to a.", "_minimum")                 \
+    "min(a, b), NaN if either is NaN; a tie sends the gradient to a.", "_minimum")                 \
   X(hypot, hypot, hypot(a, b), a / hypot(a, b), b / hypot(a, b),             \
     MXC__BIN_GRAD, "sqrt(a^2 + b^2) without overflow.", "_hypot")            \
   X(equal, equal, (a == b), 0, 0, MXC__BIN_INT, "1 where a == b, else 0.",   \

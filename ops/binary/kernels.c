@@ -73,6 +73,24 @@ static inline double sub_f64(double a, double b) { return a - b; }
 static inline float mul_f32(float a, float b) { return a * b; }
 static inline double mul_f64(double a, double b) { return a * b; }
 
+/* MXNet's maximum and minimum: a NaN on either side gives NaN (the left
+ * one explicitly, the right one because the comparison fails), where
+ * a > b ? a : b alone would drop a NaN on the left. */
+static inline float max_f32(float a, float b) { return a > b || a != a ? a : b; }
+static inline double max_f64(double a, double b) {
+  return a > b || a != a ? a : b;
+}
+static inline int64_t max_i64(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline float min_f32(float a, float b) { return a < b || a != a ? a : b; }
+static inline double min_f64(double a, double b) {
+  return a < b || a != a ? a : b;
+}
+static inline int64_t min_i64(int64_t a, int64_t b) { return a < b ? a : b; }
+
+#define MXC__MAX(a, b) \
+  _Generic((a), float: max_f32, double: max_f64, int64_t: max_i64)(a, b)
+#define MXC__MIN(a, b) \
+  _Generic((a), float: min_f32, double: min_f64, int64_t: min_i64)(a, b)
 #define MXC__ADD(a, b) \
   _Generic((a), float: add_f32, double: add_f64, int64_t: mxc__wrap_add)(a, b)
 #define MXC__SUB(a, b) \

@@ -218,8 +218,8 @@ static int clip_forward(const mxc__op *op, const mxc__opctx *ctx,
   return MXC_OK;
 }
 
-/* _backward_clip: inputs (ograd, data); the gradient passes strictly
- * inside (a_min, a_max). */
+/* _backward_clip: inputs (ograd, data); the gradient passes where
+ * a_min <= x <= a_max, bounds included, as MXNet's clip gradient. */
 static int clip_backward(const mxc__op *op, const mxc__opctx *ctx,
                          const void *param, const mxc__blob *in, int n_in,
                          const mxc__blob *out, int n_out,
@@ -230,7 +230,7 @@ static int clip_backward(const mxc__op *op, const mxc__opctx *ctx,
   int64_t n = mxc__shape_size(&in[0].shape);
   for (int64_t i = 0; i < n; ++i) {
     double x = mxc__blob_get(&in[1], i);
-    double g = (p->a_min < x && x < p->a_max) ? mxc__blob_get(&in[0], i) : 0;
+    double g = (p->a_min <= x && x <= p->a_max) ? mxc__blob_get(&in[0], i) : 0;
     if (req[0] == MXC__REQ_ADD) g += mxc__blob_get(&out[0], i);
     mxc__blob_set(&out[0], i, g);
   }
@@ -281,7 +281,7 @@ static const mxc__op k_ops[] = {
     {
         .name = "clip",
         .doc = "Clips x to [a_min, a_max]; the gradient passes where "
-               "a_min < x < a_max.",
+               "a_min <= x <= a_max.",
         MXC__PARAMS_OF(clip_param, k_clip_params),
         .param_check = clip_check,
         .n_inputs = 1,

@@ -26,7 +26,8 @@
   X(abs, fabs(x), SGN(x), 1, "Absolute value |x|.")                          \
   X(sign, SGN(x), 0, 1, "Sign of x: -1, 0 or 1.")                            \
   X(negative, -x, -1, 1, "Negation -x.")                                     \
-  X(relu, (x > 0 ? x : 0), (x > 0), 1, "Rectified linear unit max(x, 0).") \
+  X(relu, (x > 0 || x != x ? x : 0), (x != x ? x : x > 0), 1,                \
+    "Rectified linear unit max(x, 0); NaN stays NaN, as in MXNet.")          \
   X(sigmoid, 1 / (1 + exp(-x)), y * (1 - y), 0, "Logistic 1/(1+e^-x).")      \
   X(tanh, tanh(x), 1 - y * y, 0, "Hyperbolic tangent.")                      \
   X(softsign, x / (1 + fabs(x)), 1 / ((1 + fabs(x)) * (1 + fabs(x))), 0,     \
@@ -60,7 +61,8 @@
   X(floor, floor(x), 0, 0, "Largest integer <= x.")                          \
   X(ceil, ceil(x), 0, 0, "Smallest integer >= x.")                           \
   X(round, round(x), 0, 0, "Nearest integer, halves away from zero.")        \
-  X(rint, rint(x), 0, 0, "Nearest integer, halves to even.")                 \
+  X(rint, rint_mxnet(x), 0, 0,                                               \
+    "Nearest integer; a half goes down (MXNet's rule: 1.5 -> 1, -1.5 -> -2).") \
   X(trunc, trunc(x), 0, 0, "Integer part, toward zero.")                     \
   X(fix, trunc(x), 0, 0, "Round toward zero (same as trunc).")               \
   X(erf, erf(x), 1.12837916709551257390 * exp(-x * x), 0, "Error function.") \
@@ -69,6 +71,13 @@
   X(gamma, tgamma(x), y * mxc__digamma(x), 0, "Gamma function.")             \
   X(gammaln, lgamma_local(x), mxc__digamma(x), 0, "log |Gamma(x)|.")         \
   X(logical_not, (x == 0), 0, 1, "1 where x is 0, else 0.")
+
+/* MXNet's rint: the nearer of floor and ceil, floor on a tie, so halves
+ * round down (2.5 -> 2, -2.5 -> -3) rather than to even as C's rint. */
+static inline double rint_mxnet(double x) {
+  double lo = floor(x), hi = ceil(x);
+  return x - lo <= hi - x ? lo : hi;
+}
 
 /* lgamma writes the global signgam: kernels run on several threads at
  * once (a data race TSan reports). lgamma_r keeps the sign local. */

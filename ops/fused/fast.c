@@ -171,15 +171,17 @@ INLINE void apply(int kind, vf *v, const vf *o) {
     CASE(MXC__UOP_MUL, x * y)
     CASE(MXC__UOP_DIV, x / y)
     CASE(MXC__UOP_RDIV, y / x)
-    /* maximum(a, b) = a > b ? a : b (NaN a gives b), minimum with <. */
-    CASE(MXC__UOP_MAX, VSELECT((vi)(x > y), x, y))
-    CASE(MXC__UOP_RMAX, VSELECT((vi)(y > x), y, x))
-    CASE(MXC__UOP_MIN, VSELECT((vi)(x < y), x, y))
-    CASE(MXC__UOP_RMIN, VSELECT((vi)(y < x), y, x))
+    /* maximum(a, b) = a > b || a is NaN ? a : b, as MXNet: a NaN on
+     * either side gives NaN (x != x is the NaN test); minimum with <. */
+    CASE(MXC__UOP_MAX, VSELECT((vi)(x > y) | (vi)(x != x), x, y))
+    CASE(MXC__UOP_RMAX, VSELECT((vi)(y > x) | (vi)(y != y), y, x))
+    CASE(MXC__UOP_MIN, VSELECT((vi)(x < y) | (vi)(x != x), x, y))
+    CASE(MXC__UOP_RMIN, VSELECT((vi)(y < x) | (vi)(y != y), y, x))
     CASE(MXC__UOP_NEG, -x)
     CASE(MXC__UOP_ABS, (vf)((vu)x & 0x7fffffffu))
     CASE(MXC__UOP_SQUARE, x * x)
-    CASE(MXC__UOP_RELU, (vf)((vi)x & (vi)(x > 0.0f))) /* NaN gives 0 */
+    /* NaN stays NaN, as MXNet's relu keeps it. */
+    CASE(MXC__UOP_RELU, (vf)((vi)x & ((vi)(x > 0.0f) | (vi)(x != x))))
 #undef CASE
     case MXC__UOP_EXP:
       FOR_B(vexp(&v[b]));

@@ -530,7 +530,7 @@ static int conv_backward(const mxc__op *op, const mxc__opctx *ctx,
 
 /* ---- descriptors ---- */
 
-static const mxc__param_def k_params[] = {MXC__CONV_PARAM_DEFS};
+static const mxc__param_def k_params[] = {MXC__CONV_PARAM_DEFS("false")};
 
 #define CONV_PARAMS \
   MXC__PARAMS_OF(mxc__conv_param, k_params), .param_check = conv_check

@@ -259,8 +259,9 @@ static int deconv_backward(const mxc__op *op, const mxc__opctx *ctx,
 
 /* ---- descriptors ---- */
 
+/* MXNet's Deconvolution has no bias unless asked (no_bias = true). */
 static const mxc__param_def k_params[] = {
-    MXC__CONV_PARAM_DEFS,
+    MXC__CONV_PARAM_DEFS("true"),
     MXC__PARAM(mxc__conv_param, adj, MXC__P_TUPLE, "()",
                "Extra output size at the end of each spatial axis (less "
                "than the stride or dilation); default 0."),

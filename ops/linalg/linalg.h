@@ -75,8 +75,10 @@ typedef struct mxc__conv_param {
   int no_bias, cudnn_off, layout;
 } mxc__conv_param;
 
-/* Parameter table entries common to Convolution and Deconvolution. */
-#define MXC__CONV_PARAM_DEFS                                                   \
+/* Parameter table entries common to Convolution and Deconvolution;
+ * no_bias_default as MXNet 1.9 has it: "false" for Convolution, "true"
+ * for Deconvolution. */
+#define MXC__CONV_PARAM_DEFS(no_bias_default)                                  \
   MXC__PARAM(mxc__conv_param, kernel, MXC__P_TUPLE, NULL,                      \
              "Kernel size: (w,), (h, w) or (d, h, w)."),                       \
       MXC__PARAM(mxc__conv_param, stride, MXC__P_TUPLE, "()",                  \
@@ -94,7 +96,7 @@ typedef struct mxc__conv_param {
                        1e15,                                                   \
                        "Accepted for compatibility; workspace is sized "       \
                        "automatically."),                                      \
-      MXC__PARAM(mxc__conv_param, no_bias, MXC__P_BOOL, "false",               \
+      MXC__PARAM(mxc__conv_param, no_bias, MXC__P_BOOL, no_bias_default,       \
                  "Omit the bias input."),                                      \
       MXC__PARAM(mxc__conv_param, cudnn_off, MXC__P_BOOL, "false",             \
                  "Accepted for compatibility; no effect on CPU."),             \

@@ -73,8 +73,8 @@ static int act_forward(const mxc__op *op, const mxc__opctx *ctx,
     const T *xs = in[0].ptr;
     T *ys = out[0].ptr;
     switch (p->act_type) {
-      case ACT_RELU:
-        MAP_X(x > 0 ? x : 0);
+      case ACT_RELU: /* MXNet keeps NaN (x != x) */
+        MAP_X(x > 0 || x != x ? x : 0);
         break;
       case ACT_SIGMOID:
         MAP_X(1 / (1 + exp(-x)));
@@ -111,8 +111,8 @@ static int act_backward(const mxc__op *op, const mxc__opctx *ctx,
     const T *ys = in[2].ptr;
     T *dx = out[0].ptr;
     switch (p->act_type) {
-      case ACT_RELU:
-        MAP_GRAD(x > 0 ? 1 : 0);
+      case ACT_RELU: /* NaN in, NaN gradient (MXNet's relu_grad) */
+        MAP_GRAD(x != x ? x : x > 0 ? 1 : 0);
         break;
       case ACT_SIGMOID:
         MAP_GRAD(y * (1 - y));

@@ -5,13 +5,13 @@
  * auxiliary states (n_aux = 2): never differentiated, updated in place in
  * training mode (mutate_inputs), so the engine orders them as writes.
  *
- * Outputs: out (visible), mean and var (hidden): the statistics the
- * normalization used, batch statistics in training mode and the moving
- * ones otherwise. The gradient reads them instead of recomputing them, so
- * it matches the forward pass even though the moving statistics have
- * changed since. Callers wanting mean/var pass three output slots to
- * mxc_op_invoke (n_visible_outputs stays 1 whatever output_mean_var
- * says: the visible count of a descriptor cannot depend on parameters).
+ * Outputs: out, mean and var: the statistics the normalization used,
+ * batch statistics in training mode and the moving ones otherwise. As in
+ * MXNet 1.9 (CPU), "var" holds the inverse standard deviation
+ * 1/sqrt(var + eps). The gradient reads them instead of recomputing them,
+ * so it matches the forward pass even though the moving statistics have
+ * changed since. mean and var are hidden unless output_mean_var is true
+ * (num_visible_outputs); callers may also ask for all three outputs.
  *
  * Mode: batch statistics are used when ctx->is_train and not
  * use_global_stats. The backward operator decides the same way from its
@@ -47,8 +47,9 @@ static const mxc__param_def k_params[] = {
     MXC__PARAM(bn_param, use_global_stats, MXC__P_BOOL, "false",
                "Normalize with the moving statistics in training mode too."),
     MXC__PARAM(bn_param, output_mean_var, MXC__P_BOOL, "false",
-               "Accepted for compatibility; mean and var are always hidden "
-               "outputs 1 and 2 (request three outputs to get them)."),
+               "Also output mean and var (MXNet's var output: the inverse "
+               "standard deviation 1/sqrt(var + eps)); they get no "
+               "gradient."),
     MXC__PARAM(bn_param, axis, MXC__P_INT, "1",
                "Channel axis (negative counts from the end)."),
     MXC__PARAM(bn_param, cudnn_off, MXC__P_BOOL, "false",
@@ -61,6 +62,11 @@ static const char *const k_out[] = {"output", "mean", "var", NULL};
 static const char *const k_bwd_in[] = {
     "ograd",      "data",   "gamma", "beta", "moving_mean",
     "moving_var", "output", "mean",  "var",  NULL};
+
+/* mean and var are visible with output_mean_var, as in MXNet. */
+static int bn_visible(const void *param) {
+  return ((const bn_param *)param)->output_mean_var ? 3 : 1;
+}
 
 static int bn_shape(const mxc__op *op, const void *param, mxc__shape *in,
                     int n_in, mxc__shape *out, int n_out) {
@@ -156,7 +162,7 @@ static int bn_forward(const mxc__op *op, const mxc__opctx *ctx,
         MXC__ASSIGN(req[1], ((T *)out[1].ptr)[c], (T)mean);
       }
       if (n_out > 2 && req[2] != MXC__REQ_NULL) {
-        MXC__ASSIGN(req[2], ((T *)out[2].ptr)[c], (T)var);
+        MXC__ASSIGN(req[2], ((T *)out[2].ptr)[c], (T)(1 / sqrt(var + p->eps)));
       }
     }
   });
@@ -164,7 +170,8 @@ static int bn_forward(const mxc__op *op, const mxc__opctx *ctx,
 }
 
 /* _backward_BatchNorm: (ograd, data, gamma, beta, moving_mean, moving_var,
- * output, mean, var) -> (ddata, dgamma, dbeta). With xhat the normalized
+ * output, mean, var) -> (ddata, dgamma, dbeta); var is the forward's
+ * inverse standard deviation. With xhat the normalized
  * data and g = gamma (1 under fix_gamma):
  *   dbeta = sum(ograd), dgamma = sum(ograd * xhat) (0 under fix_gamma),
  *   batch statistics: ddata = g/std * (ograd - dbeta/m - xhat*dgamma'/m)
@@ -182,11 +189,11 @@ static int bn_backward(const mxc__op *op, const mxc__opctx *ctx,
     const T *x = in[1].ptr;
     const T *gamma = in[2].ptr;
     const T *saved_mean = in[7].ptr;
-    const T *saved_var = in[8].ptr;
+    const T *saved_inv_std = in[8].ptr;
     T *dx = out[0].ptr;
     for (int64_t c = 0; c < l.n; ++c) {
       double mean = saved_mean[c];
-      double inv_std = 1 / sqrt((double)saved_var[c] + p->eps);
+      double inv_std = saved_inv_std[c];
       double sum_g = 0, sum_gx = 0;
       for (int64_t o = 0; o < l.outer; ++o) {
         int64_t base = (o * l.n + c) * l.inner;
@@ -282,6 +289,7 @@ static const mxc__op k_ops[] = {
         .n_aux = 2,
         .n_outputs = 3,
         .n_visible_outputs = 1,
+        .num_visible_outputs = bn_visible,
         .output_names = k_out,
         .infer_shape = bn_shape,
         .infer_type = bn_type,

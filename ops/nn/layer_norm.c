@@ -2,9 +2,10 @@
  * axes), then scales by gamma and shifts by beta, both of the axis'
  * extent.
  *
- * Outputs: out (visible), mean and std (hidden; data's shape with the
- * axis extent 1), which the gradient reads. std = sqrt(var + eps) with
- * the biased variance. */
+ * Outputs: out, mean and std (data's shape with the axis extent 1), which
+ * the gradient reads. std = sqrt(var + eps) with the biased variance.
+ * mean and std are hidden unless output_mean_var is true, as in MXNet
+ * (num_visible_outputs). */
 #include <math.h>
 #include <stdio.h>
 
@@ -22,14 +23,19 @@ static const mxc__param_def k_params[] = {
     MXC__PARAM_RANGE(ln_param, eps, MXC__P_FLOAT, "1e-05", 0, INFINITY,
                      "Added to the variance before the square root."),
     MXC__PARAM(ln_param, output_mean_var, MXC__P_BOOL, "false",
-               "Accepted for compatibility; mean and std are always hidden "
-               "outputs 1 and 2 (request three outputs to get them)."),
+               "Also output mean and std (sqrt(var + eps)); they get no "
+               "gradient."),
 };
 
 static const char *const k_in[] = {"data", "gamma", "beta", NULL};
 static const char *const k_out[] = {"output", "mean", "std", NULL};
 static const char *const k_bwd_in[] = {"ograd",  "data", "gamma", "beta",
                                        "output", "mean", "std",   NULL};
+
+/* mean and std are visible with output_mean_var, as in MXNet. */
+static int ln_visible(const void *param) {
+  return ((const ln_param *)param)->output_mean_var ? 3 : 1;
+}
 
 static int ln_shape(const mxc__op *op, const void *param, mxc__shape *in,
                     int n_in, mxc__shape *out, int n_out) {
@@ -188,6 +194,7 @@ static const mxc__op k_ops[] = {
         .input_names = k_in,
         .n_outputs = 3,
         .n_visible_outputs = 1,
+        .num_visible_outputs = ln_visible,
         .output_names = k_out,
         .infer_shape = ln_shape,
         .infer_type = mxc__nn_type_float,

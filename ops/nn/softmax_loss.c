@@ -17,8 +17,10 @@
  *                   (N, 1, d1, ...), same elements),
  *   preserve_shape: classes on the last axis; label data.shape[:-1].
  * norm: null 1; batch the number of rows (N, or all leading positions
- * with preserve_shape); valid the number of labels not ignored (at least
- * 1).
+ * with preserve_shape); valid the number of labels not equal to
+ * ignore_label (at least 1; counted as MXNet does, even without
+ * use_ignore). multi_output with null or batch also divides by the
+ * number of positions per sample (d1*...), as MXNet 1.9.
  *
  * softmax_cross_entropy: data (N, C), label (N) -> (1): the sum over rows
  * of -log softmax(data)[label]. Unlike SoftmaxOutput it is an ordinary
@@ -155,19 +157,31 @@ static int so_forward(const mxc__op *op, const mxc__opctx *ctx,
   return MXC_OK;
 }
 
-/* grad_scale / norm for the given labels. */
+/* Labels that count as ignore_label for 'valid': MXNet compares both as
+ * ints (truncated), whether or not use_ignore is set. */
+static int64_t so_valid_count(const so_param *p, const mxc__blob *label,
+                              int64_t n) {
+  int64_t valid = n;
+  double ign = trunc(p->ignore_label);
+  for (int64_t i = 0; i < n; ++i) {
+    if (trunc(mxc__blob_get(label, i)) == ign) valid--;
+  }
+  return valid < 1 ? 1 : valid;
+}
+
+/* grad_scale / norm for the given labels, as MXNet 1.9: 'valid' divides
+ * by the labels not ignored; otherwise multi_output also divides by the
+ * spatial size (positions per sample), 'batch' by the rows as well. */
 static double so_scale(const so_param *p, const mxc__blob *label,
                        mxc__nn_layout l, const mxc__shape *data) {
+  if (p->normalization == NORM_VALID) {
+    return p->grad_scale / (double)so_valid_count(p, label, l.outer * l.inner);
+  }
   double norm = 1;
   if (p->normalization == NORM_BATCH) {
     norm = (double)(p->preserve_shape ? l.outer : data->dims[0]);
-  } else if (p->normalization == NORM_VALID) {
-    int64_t n = l.outer * l.inner, valid = n;
-    for (int64_t i = 0; p->use_ignore && i < n; ++i) {
-      if (mxc__blob_get(label, i) == p->ignore_label) valid--;
-    }
-    norm = (double)valid;
   }
+  if (p->multi_output) norm *= (double)l.inner;
   return p->grad_scale / (norm < 1 ? 1 : norm);
 }
 

@@ -64,13 +64,16 @@ static inline double sgd_mom_step(const opt_param *p, double w, double g,
   return w + s[0];
 }
 
-/* Nesterov: r = rescaled + wd*w; mom = momentum*mom + r;
- * w -= lr * (r + momentum*mom) */
+/* Nesterov as MXNet 1.9's nag_mom_update: the momentum holds the step
+ * (lr inside, as sgd_mom_update), r = rescaled + wd*w;
+ * mom = momentum*mom - lr*r; w += momentum*mom - lr*r. (MXNet 2.0 moved
+ * lr out of the momentum: mom = momentum*mom + r; w -= lr*(r +
+ * momentum*mom); a saved momentum state means a different thing there.) */
 static inline double nag_mom_step(const opt_param *p, double w, double g,
                                   double *s) {
-  double r = rescaled(p, g) + p->wd * w;
-  s[0] = p->momentum * s[0] + r;
-  return w - p->lr * (r + p->momentum * s[0]);
+  double step = p->lr * (rescaled(p, g) + p->wd * w);
+  s[0] = p->momentum * s[0] - step;
+  return w + p->momentum * s[0] - step;
 }
 
 /* As MXNet: weight decay joins the gradient before clipping, and there is
@@ -473,8 +476,9 @@ static const mxc__op k_ops[N_OPT] = {
              "SGD with momentum: mom = momentum*mom - lr*(clip(rescale_grad*"
              "grad) + wd*weight); weight += mom."),
     OPT_DESC("nag_mom_update", 3, k_in_mom, k_nag_mom_params, opt_check,
-             "Nesterov momentum: g = clip(rescale_grad*grad) + wd*weight; "
-             "mom = momentum*mom + g; weight -= lr*(g + momentum*mom)."),
+             "Nesterov momentum (MXNet 1.9): g = clip(rescale_grad*grad) + "
+             "wd*weight; mom = momentum*mom - lr*g; "
+             "weight += momentum*mom - lr*g."),
     OPT_DESC("adam_update", 4, k_in_adam, k_adam_params, opt_check,
              "Adam without bias correction: g = clip(rescale_grad*grad + "
              "wd*weight); mean, var = moving averages of g, g^2; weight -= "

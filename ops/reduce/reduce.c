@@ -5,8 +5,8 @@
  * Parameters follow MXNet: axis (tuple; None or () reduces every axis,
  * negative axes count from the end, duplicates are an error), keepdims
  * (reduced axes stay as 1), exclude (reduce every axis not listed). A full
- * reduction without keepdims gives a 0-d array (NumPy's shape; legacy MXNet
- * gave (1,)).
+ * reduction without keepdims gives shape (1,), as MXNet 1.9 (NumPy would
+ * give a 0-d array).
  *
  * Accumulation is in double for float types (float32 sums keep their
  * accuracy over long axes) and in 64-bit integers for int8, uint8, int32

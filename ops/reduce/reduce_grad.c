@@ -4,9 +4,9 @@
  * the group size, nansum zeroes it where x is NaN, norm multiplies by
  * sign(x) (ord 1) or x / ||x|| (ord 2; 0 when the norm is 0).
  *
- * max/min: the gradient is split evenly between the elements equal to the
- * result, so that it sums to og however many ties there are (MXNet gives
- * each tie the full og instead). A NaN result gets no gradient.
+ * max/min: as MXNet, every element equal to the result gets the full og
+ * (ties each get all of it, so the gradient sums to og times the number
+ * of ties). A NaN result gets no gradient (NaN equals nothing).
  *
  * prod/nanprod: d(prod)/dx_i is the product of the other elements.
  * Dividing the product by x_i fails at zeros, so a first pass counts the
@@ -25,8 +25,7 @@
 #define CHUNK 256
 
 static int needs_stats(mxc__red_kind kind) {
-  return kind == MXC__RED_PROD || kind == MXC__RED_NANPROD ||
-         kind == MXC__RED_MAX || kind == MXC__RED_MIN;
+  return kind == MXC__RED_PROD || kind == MXC__RED_NANPROD;
 }
 
 int64_t mxc__red_grad_temp(mxc__red_kind kind, const mxc__red_plan *p) {
@@ -35,14 +34,11 @@ int64_t mxc__red_grad_temp(mxc__red_kind kind, const mxc__red_plan *p) {
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 
-/* First pass. max/min: cnt[o] = number of elements equal to y[o].
- * prod/nanprod: cnt[o] = number of zeros, pnz[o] = product of the rest
- * (NaN skipped for nanprod). */
+/* First pass of prod/nanprod: cnt[o] = number of zeros, pnz[o] = product
+ * of the rest (NaN skipped for nanprod). */
 static void group_stats(mxc__red_kind kind, const mxc__red_plan *p,
-                        const mxc__blob *x, const mxc__blob *y, double *cnt,
-                        double *pnz) {
-  double xb[CHUNK], yb[CHUNK];
-  int is_maxmin = kind == MXC__RED_MAX || kind == MXC__RED_MIN;
+                        const mxc__blob *x, double *cnt, double *pnz) {
+  double xb[CHUNK];
   for (int64_t o = 0; o < p->n_out; ++o) {
     cnt[o] = 0;
     pnz[o] = 1;
@@ -54,11 +50,6 @@ static void group_stats(mxc__red_kind kind, const mxc__red_plan *p,
       int64_t n = min64(CHUNK, it.len - j0);
       int64_t o0 = it.o + j0 * it.os;
       mxc__red_load_row(x, k * it.len + j0, 1, n, xb);
-      if (is_maxmin) {
-        mxc__red_load_row(y, o0, it.os, n, yb);
-        for (int64_t j = 0; j < n; ++j) cnt[o0 + j * it.os] += xb[j] == yb[j];
-        continue;
-      }
       for (int64_t j = 0; j < n; ++j) {
         double v = xb[j];
         int64_t o = o0 + j * it.os;
@@ -98,7 +89,7 @@ static void grad_chunk(mxc__red_kind kind, const mxc__red_plan *p, int64_t n,
     case MXC__RED_MAX:
     case MXC__RED_MIN:
       for (int64_t j = 0; j < n; ++j) {
-        d[j] = v[j] == yv[j] ? g[j] / cnt[o0 + j * os] : 0;
+        d[j] = v[j] == yv[j] ? g[j] : 0;
       }
       break;
     case MXC__RED_PROD:
@@ -126,7 +117,7 @@ void mxc__red_grad(mxc__red_kind kind, const mxc__red_plan *p,
                    const mxc__blob *og, const mxc__blob *x, const mxc__blob *y,
                    const mxc__blob *dx, mxc__req req, double *temp) {
   double *cnt = temp, *pnz = temp ? temp + p->n_out : NULL;
-  if (needs_stats(kind)) group_stats(kind, p, x, y, cnt, pnz);
+  if (needs_stats(kind)) group_stats(kind, p, x, cnt, pnz);
   int uses_x = kind != MXC__RED_SUM && kind != MXC__RED_MEAN;
   int uses_y =
       kind == MXC__RED_MAX || kind == MXC__RED_MIN || kind == MXC__RED_NORM2;

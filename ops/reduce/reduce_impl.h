@@ -74,7 +74,9 @@ static inline void mxc__red_iter_next(mxc__red_iter *it) {
 int mxc__red_axes_mask(const char *op, const mxc__tuple *axis, int exclude,
                        int ndim, uint32_t *mask);
 
-/* Shape after reducing `mask`: reduced axes dropped, or kept as 1. */
+/* Shape after reducing `mask`: reduced axes dropped, or kept as 1. A
+ * reduction of every axis without keepdims gives (1,), as MXNet 1.9 does
+ * (NumPy would give a 0-d array); a 0-d input stays 0-d. */
 void mxc__red_out_shape(const mxc__shape *in, uint32_t mask, int keepdims,
                         mxc__shape *out);
 

@@ -11,7 +11,13 @@
  * They read only y, except when `dtype` changes the output type: then the
  * backward node also takes the input, whose dtype the gradient must have.
  *
- * temperature: None (the default, as in MXNet) means 1. */
+ * temperature: None (the default, as in MXNet) means 1.
+ *
+ * use_length (MXNet 1.9): a second input `length`, data's shape without
+ * the axis, gives each row its length L (truncated, clamped to the
+ * axis): the row's first L elements are normalized among themselves and
+ * the rest are 0, in softmax and log_softmax alike; so are their
+ * gradients. length gets no gradient. */
 #include <math.h>
 #include <stdio.h>
 
@@ -21,6 +27,7 @@ typedef struct softmax_param {
   int64_t axis;
   double temperature;
   int dtype; /* -1: the input's */
+  int use_length;
 } softmax_param;
 
 static int softmax_check(const char *op_name, void *param) {
@@ -47,6 +54,27 @@ static int is_log(const mxc__op *op) {
   return op == &k_fwd[1] || op == &k_bwd[1];
 }
 
+/* The shape of `length`: one entry per row, data's shape without axis. */
+static mxc__shape row_shape(const mxc__shape *data, int axis) {
+  mxc__shape s;
+  s.ndim = 0;
+  for (int a = 0; a < data->ndim; ++a) {
+    if (a != axis) s.dims[s.ndim++] = data->dims[a];
+  }
+  return s;
+}
+
+static int fwd_num_inputs(const void *param) {
+  return ((const softmax_param *)param)->use_length ? 2 : 1;
+}
+
+/* Row r's length from `length` (any numeric dtype): truncated, clamped to
+ * 0..len (NaN counts as 0). */
+static int64_t row_len(const mxc__blob *length, int64_t r, int64_t len) {
+  double v = trunc(mxc__blob_get(length, r));
+  return v >= (double)len ? len : v > 0 ? (int64_t)v : 0;
+}
+
 static int softmax_shape(const mxc__op *op, const void *param, mxc__shape *in,
                          int n_in, mxc__shape *out, int n_out) {
   (void)n_in, (void)n_out;
@@ -55,14 +83,21 @@ static int softmax_shape(const mxc__op *op, const void *param, mxc__shape *in,
   int axis = 0;
   MXC_FORWARD_IF_ERROR(
       mxc__red_axis(op->name, "axis", sp->axis, in[0].ndim, &axis));
+  if (sp->use_length) {
+    mxc__shape ls = row_shape(&in[0], axis);
+    MXC_FORWARD_IF_ERROR(
+        mxc__red_set_shape(op->name, "input 1 (length)", &in[1], &ls));
+  }
   return mxc__red_set_shape(op->name, "output 0", &out[0], &in[0]);
 }
 
 static int softmax_type(const mxc__op *op, const void *param, int *in, int n_in,
                         int *out, int n_out) {
-  (void)n_in, (void)n_out;
+  (void)n_out;
   const softmax_param *sp = param;
   if (in[0] < 0) return MXC_OK;
+  /* length (use_length) keeps its own dtype: integer or float. */
+  if (n_in > 1 && in[1] < 0) in[1] = MXC_DTYPE_INT32;
   if (!mxc__dtype_is_float(in[0])) {
     return mxc__unsupported_dtype(op->name, in[0],
                                   "this operator takes floating-point inputs "
@@ -115,6 +150,25 @@ static void softmax_tile(int log_out, double t, int64_t len, int64_t w,
   }
 }
 
+/* use_length: one row at a time (rows have their own lengths), as a
+ * tile of width 1; x holds len + 2 doubles. Elements past the row's
+ * length are 0. */
+static void softmax_len_rows(const mxc__op *op, const softmax_param *sp,
+                             const mxc__blob *in, const mxc__blob *out,
+                             mxc__req req, int64_t outer, int64_t len,
+                             int64_t inner, double *x) {
+  for (int64_t a = 0; a < outer; ++a) {
+    for (int64_t b = 0; b < inner; ++b) {
+      int64_t base = a * len * inner + b;
+      int64_t n = row_len(&in[1], a * inner + b, len);
+      mxc__red_load_tile(&in[0], base, inner, len, 1, x);
+      softmax_tile(is_log(op), sp->temperature, n, 1, x, x + len, x + len + 1);
+      for (int64_t k = n; k < len; ++k) x[k] = 0;
+      mxc__red_store_tile(out, base, inner, len, 1, x, req);
+    }
+  }
+}
+
 static int softmax_forward(const mxc__op *op, const mxc__opctx *ctx,
                            const void *param, const mxc__blob *in, int n_in,
                            const mxc__blob *out, int n_out,
@@ -132,6 +186,10 @@ static int softmax_forward(const mxc__op *op, const mxc__opctx *ctx,
   MXC_FORWARD_IF_ERROR(mxc__red_temp(
       op, ctx, (size_t)(len + 2) * (size_t)tw * sizeof(double), &t));
   double *x = t, *m = x + len * tw, *s = m + tw;
+  if (sp->use_length) {
+    softmax_len_rows(op, sp, in, &out[0], req[0], outer, len, inner, x);
+    return MXC_OK;
+  }
   for (int64_t a = 0; a < outer; ++a) {
     for (int64_t b = 0; b < inner; b += tw) {
       int64_t w = inner - b < tw ? inner - b : tw;
@@ -144,35 +202,65 @@ static int softmax_forward(const mxc__op *op, const mxc__opctx *ctx,
   return MXC_OK;
 }
 
-/* _backward_: inputs (ograd, output) or, with dtype set, (ograd, data,
- * output); output d data. */
+/* _backward_: inputs (ograd, [data], output, [length]): data when dtype
+ * is set, length with use_length; output d data. */
 static int bwd_num_inputs(const void *param) {
-  return ((const softmax_param *)param)->dtype < 0 ? 2 : 3;
+  const softmax_param *sp = param;
+  return 2 + (sp->dtype >= 0) + (sp->use_length != 0);
+}
+
+/* Index of the forward output among the backward's inputs. */
+static int bwd_output_index(const softmax_param *sp) {
+  return sp->dtype >= 0 ? 2 : 1;
 }
 
 static const char *bwd_input_name(const void *param, int i) {
-  static const char *const two[] = {"ograd", "output"};
-  static const char *const three[] = {"ograd", "data", "output"};
-  return bwd_num_inputs(param) == 2 ? two[i] : three[i];
+  const softmax_param *sp = param;
+  if (i == 0) return "ograd";
+  if (i == bwd_output_index(sp)) return "output";
+  return i < bwd_output_index(sp) ? "data" : "length";
 }
 
+/* The backward node; length (forward input 1) gets no gradient. */
 static int softmax_gradient(const mxc__node *fwd, const mxc__entry *ograd,
                             mxc__entry *igrad) {
   const softmax_param *sp = fwd->param;
-  return sp->dtype < 0 ? mxc__grad_use_out(fwd, ograd, igrad)
-                       : mxc__grad_use_in_out(fwd, ograd, igrad);
+  mxc__entry ins[4];
+  int k = 0;
+  ins[k++] = ograd[0];
+  if (sp->dtype >= 0) ins[k++] = fwd->inputs[0];
+  ins[k++] = (mxc__entry){(mxc__node *)fwd, 0};
+  if (sp->use_length) ins[k++] = fwd->inputs[1];
+  char name[64];
+  snprintf(name, sizeof name, "_backward_%s", fwd->op->name);
+  mxc__node *b = NULL;
+  MXC_FORWARD_IF_ERROR(mxc__node_op_like(name, fwd, ins, k, &b));
+  igrad[0] = mxc__entry_ref(b, 0);
+  if (sp->use_length) igrad[1] = (mxc__entry){NULL, 0};
+  mxc__node_release(b); /* the entry holds it now */
+  return MXC_OK;
 }
 
 static int bwd_shape(const mxc__op *op, const void *param, mxc__shape *in,
                      int n_in, mxc__shape *out, int n_out) {
-  (void)param, (void)n_out;
+  (void)n_out;
+  const softmax_param *sp = param;
+  int n_same = n_in - (sp->use_length != 0); /* length: a row shape */
   const mxc__shape *known = NULL;
-  for (int i = 0; i < n_in && !known; ++i) {
+  for (int i = 0; i < n_same && !known; ++i) {
     if (in[i].ndim >= 0) known = &in[i];
   }
   if (!known) return MXC_OK;
   mxc__shape s = *known;
-  for (int i = 0; i < n_in; ++i) {
+  if (sp->use_length) {
+    int axis = 0;
+    MXC_FORWARD_IF_ERROR(
+        mxc__red_axis(op->name, "axis", sp->axis, s.ndim, &axis));
+    mxc__shape ls = row_shape(&s, axis);
+    MXC_FORWARD_IF_ERROR(mxc__red_set_shape(op->name, "input (length)",
+                                            &in[n_in - 1], &ls));
+  }
+  for (int i = 0; i < n_same; ++i) {
     char what[64];
     snprintf(what, sizeof what, "input %d (%s)", i, bwd_input_name(param, i));
     MXC_FORWARD_IF_ERROR(mxc__red_set_shape(op->name, what, &in[i], &s));
@@ -182,8 +270,10 @@ static int bwd_shape(const mxc__op *op, const void *param, mxc__shape *in,
 
 static int bwd_type(const mxc__op *op, const void *param, int *in, int n_in,
                     int *out, int n_out) {
-  (void)param, (void)n_out;
-  for (int i = 0; i < n_in; ++i) {
+  (void)n_out;
+  const softmax_param *sp = param;
+  if (sp->use_length && in[n_in - 1] < 0) in[n_in - 1] = MXC_DTYPE_INT32;
+  for (int i = 0; i < n_in - (sp->use_length != 0); ++i) {
     if (in[i] >= 0 && !mxc__dtype_is_float(in[i])) {
       return mxc__unsupported_dtype(op->name, in[i],
                                     "gradients are computed for float32, "
@@ -218,6 +308,28 @@ static void softmax_grad_tile(int log_out, double t, int64_t len, int64_t w,
   }
 }
 
+/* use_length: the gradient row by row (see softmax_len_rows); g holds
+ * 2 * len + 1 doubles. */
+static void softmax_len_grad_rows(const mxc__op *op, const softmax_param *sp,
+                                  const mxc__blob *og, const mxc__blob *y,
+                                  const mxc__blob *length,
+                                  const mxc__blob *out, mxc__req req,
+                                  int64_t outer, int64_t len, int64_t inner,
+                                  double *g) {
+  double *yb = g + len, *s = yb + len;
+  for (int64_t a = 0; a < outer; ++a) {
+    for (int64_t b = 0; b < inner; ++b) {
+      int64_t base = a * len * inner + b;
+      int64_t n = row_len(length, a * inner + b, len);
+      mxc__red_load_tile(og, base, inner, len, 1, g);
+      mxc__red_load_tile(y, base, inner, len, 1, yb);
+      softmax_grad_tile(is_log(op), sp->temperature, n, 1, g, yb, s);
+      for (int64_t k = n; k < len; ++k) g[k] = 0;
+      mxc__red_store_tile(out, base, inner, len, 1, g, req);
+    }
+  }
+}
+
 static int softmax_backward(const mxc__op *op, const mxc__opctx *ctx,
                             const void *param, const mxc__blob *in, int n_in,
                             const mxc__blob *out, int n_out,
@@ -225,7 +337,8 @@ static int softmax_backward(const mxc__op *op, const mxc__opctx *ctx,
   (void)n_out;
   const softmax_param *sp = param;
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  const mxc__blob *og = &in[0], *y = &in[n_in - 1];
+  (void)n_in;
+  const mxc__blob *og = &in[0], *y = &in[bwd_output_index(sp)];
   int axis = 0;
   MXC_FORWARD_IF_ERROR(
       mxc__red_axis(op->name, "axis", sp->axis, y->shape.ndim, &axis));
@@ -236,6 +349,11 @@ static int softmax_backward(const mxc__op *op, const mxc__opctx *ctx,
   MXC_FORWARD_IF_ERROR(mxc__red_temp(
       op, ctx, (size_t)(2 * len + 1) * (size_t)tw * sizeof(double), &t));
   double *g = t, *yb = g + len * tw, *s = yb + len * tw;
+  if (sp->use_length) {
+    softmax_len_grad_rows(op, sp, og, y, &in[n_in - 1], &out[0], req[0],
+                          outer, len, inner, g);
+    return MXC_OK;
+  }
   for (int64_t a = 0; a < outer; ++a) {
     for (int64_t b = 0; b < inner; b += tw) {
       int64_t w = inner - b < tw ? inner - b : tw;
@@ -257,19 +375,24 @@ static const mxc__param_def k_params[] = {
                "None means 1)."),
     MXC__PARAM(softmax_param, dtype, MXC__P_DTYPE, "None",
                "Output dtype (a float type); None: the input's."),
+    MXC__PARAM(softmax_param, use_length, MXC__P_BOOL, "false",
+               "Take a second input `length` (data's shape without axis): "
+               "each row normalizes its first length elements, the rest "
+               "are 0."),
 };
-static const char *const k_in_names[] = {"data", NULL};
+static const char *const k_in_names[] = {"data", "length", NULL};
 
 #define FWD_DESC(nm, doc_)                                             \
   {                                                                    \
     .name = nm, .doc = doc_, MXC__PARAMS_OF(softmax_param, k_params),  \
     .param_check = softmax_check,                                      \
-    .n_inputs = 1, .input_names = k_in_names, .n_outputs = 1,          \
+    .num_inputs = fwd_num_inputs, .input_names = k_in_names,           \
+    .n_outputs = 1,                                                    \
     .infer_shape = softmax_shape, .infer_type = softmax_type,          \
     .compute = softmax_forward,                                        \
     .gradient = softmax_gradient, /* the input only when dtype is set; \
                                      declared for safety */            \
-        .backward_uses_inputs = 1, .backward_uses_outputs = 1,         \
+        .backward_uses_inputs = 3, .backward_uses_outputs = 1,         \
     .resources = MXC__RES_TEMP,                                        \
   }
 #define BWD_DESC(nm)                                                           \

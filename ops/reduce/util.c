@@ -98,6 +98,7 @@ void mxc__red_out_shape(const mxc__shape *in, uint32_t mask, int keepdims,
       s.dims[s.ndim++] = 1;
     }
   }
+  if (s.ndim == 0 && in->ndim > 0) s.dims[s.ndim++] = 1;
   *out = s;
 }
 

@@ -94,7 +94,7 @@ std::map<std::string, std::vector<Case>> table() {
        {in({2, 1, 3, 3}, -1, 1), in({2, 1, 2, 2}, -1, 1, 5)}});
   t["Deconvolution"].push_back(
       {"",
-       {{"kernel", "(2,2)"}, {"num_filter", "2"}},
+       {{"kernel", "(2,2)"}, {"num_filter", "2"}, {"no_bias", "false"}},
        {in({1, 3, 3, 3}, -1, 1), in({3, 2, 2, 2}, -1, 1, 5), in({2})}});
   t["Embedding"].push_back(
       {"",

@@ -545,4 +545,58 @@ TEST(Executor, LoadParamsIsAllOrNothing) {
   std::remove(path.c_str());
 }
 
+// BatchNorm with output_mean_var: the symbol has three outputs (out, mean
+// and MXNet's inverse standard deviation); backward takes the gradient of
+// out only, so the data gradient equals the one without the extra outputs.
+TEST(Executor, BatchNormOutputMeanVarHasThreeOutputs) {
+  Case c3, c1;
+  mxc_symbol d3 = var("data"), d1 = var("data");
+  c3.sym = op("BatchNorm", {{"fix_gamma", "false"}, {"output_mean_var", "true"}},
+              "bn", {d3});
+  c1.sym = op("BatchNorm", {{"fix_gamma", "false"}}, "bn", {d1});
+  mxc_symbol_free(d3);
+  mxc_symbol_free(d1);
+  int n3 = 0, n1 = 0;
+  ASSERT_EQ(mxc_symbol_num_outputs(c3.sym, &n3), MXC_OK) << err();
+  ASSERT_EQ(mxc_symbol_num_outputs(c1.sym, &n1), MXC_OK) << err();
+  EXPECT_EQ(n3, 3);
+  EXPECT_EQ(n1, 1);
+  mxc_str_list names = nullptr;
+  ASSERT_EQ(mxc_symbol_list_outputs(c3.sym, &names), MXC_OK) << err();
+  EXPECT_EQ(str_list(names),
+            (std::vector<std::string>{"bn_output", "bn_mean", "bn_var"}));
+  c3.bind({{"data", {4, 2, 3}}}, {}, MXC_REQ_WRITE, MXC_BIND_DEFAULT, 5);
+  c1.bind({{"data", {4, 2, 3}}}, {}, MXC_REQ_WRITE, MXC_BIND_DEFAULT, 5);
+  ASSERT_EQ(mxc_executor_forward(c3.ex, 1), MXC_OK) << err();
+  ASSERT_EQ(mxc_executor_forward(c1.ex, 1), MXC_OK) << err();
+  // Batch statistics per channel (axis 1) from the data itself.
+  Vec x = get_named(c3.ex, "data", 0), mean(2, 0), inv_std(2, 0);
+  for (int ch = 0; ch < 2; ++ch) {
+    double s = 0, q = 0;
+    for (int n = 0; n < 4; ++n)
+      for (int k = 0; k < 3; ++k) s += x[(n * 2 + ch) * 3 + k];
+    mean[ch] = s / 12;
+    for (int n = 0; n < 4; ++n)
+      for (int k = 0; k < 3; ++k) {
+        double dv = x[(n * 2 + ch) * 3 + k] - mean[ch];
+        q += dv * dv;
+      }
+    inv_std[ch] = 1 / std::sqrt(q / 12 + 1e-3);
+  }
+  expect_close(output(c3.ex, 0), output(c1.ex, 0), 1e-6, "out");
+  expect_close(output(c3.ex, 1), mean, 1e-5, "mean");
+  expect_close(output(c3.ex, 2), inv_std, 1e-5, "var (inverse std)");
+  std::mt19937 rng(3);
+  Vec hg = random_vec(24, rng);
+  mxc_ndarray h1 = make({4, 2, 3}, hg), h3[3] = {make({4, 2, 3}, hg),
+                                                  make({2}, {5, 5}),
+                                                  make({2}, {7, 7})};
+  ASSERT_EQ(mxc_executor_backward(c1.ex, 1, &h1), MXC_OK) << err();
+  ASSERT_EQ(mxc_executor_backward(c3.ex, 3, h3), MXC_OK) << err();
+  expect_close(get_named(c3.ex, "data", 1), get_named(c1.ex, "data", 1), 1e-6,
+               "data gradient");
+  for (auto h : {h1, h3[0], h3[1], h3[2]}) mxc_ndarray_free(h);
+  EXPECT_EQ(mxc_wait_all(), MXC_OK) << err();
+}
+
 }  // namespace

@@ -126,6 +126,16 @@ static void differentiate(call *c) {
   }
 }
 
+/* out= that is also an input: output 0 becomes a new handle on input k's
+ * memory, which invoke computes through a temporary (core/op/alias.c). */
+static void alias_output(fz_bytes *b, call *c) {
+  mxc_ndarray src = c->in[fz_pick(b, (uint32_t)c->n_in)];
+  int ndim = 0;
+  const int64_t *shape = NULL;
+  if (src && mxc_ndarray_shape(src, &ndim, &shape) == MXC_OK)
+    mxc_ndarray_reshape(src, shape, ndim, &c->out[0]);
+}
+
 static void invoke(fz_bytes *b, call *c) {
   if (mxc_op_num_inputs(c->op, c->keys, c->vals, c->n_params, &c->n_in) !=
       MXC_OK)
@@ -136,6 +146,7 @@ static void invoke(fz_bytes *b, call *c) {
     return;
   for (int i = 0; i < c->n_in; ++i) c->in[i] = make_input(b);
   uint8_t mode = fz_u8(b);
+  if ((mode & 4) && c->n_in > 0 && c->n_out > 0) alias_output(b, c);
   mxc_set_training(mode & 1, NULL);
   if (mode & 2)
     differentiate(c);

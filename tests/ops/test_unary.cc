@@ -54,7 +54,13 @@ const Case kCases[] = {
     {"floor", [](double x) { return std::floor(x); }, -3, 3, false},
     {"ceil", [](double x) { return std::ceil(x); }, -3, 3, false},
     {"round", [](double x) { return std::round(x); }, -3, 3, false},
-    {"rint", [](double x) { return std::nearbyint(x); }, -3, 3, false},
+    // MXNet's rint: the nearer of floor and ceil, floor on a tie.
+    {"rint",
+     [](double x) {
+       double lo = std::floor(x), hi = std::ceil(x);
+       return x - lo <= hi - x ? lo : hi;
+     },
+     -3, 3, false},
     {"trunc", [](double x) { return std::trunc(x); }, -3, 3, false},
     {"fix", [](double x) { return std::trunc(x); }, -3, 3, false},
     {"erf", [](double x) { return std::erf(x); }, -2, 2, true},

@@ -41,7 +41,7 @@ class AutogradTest(unittest.TestCase):
                                                atol=1e-5)
             with w.grad as g:
                 mxc.op.sgd_update(w, g, lr=0.1, out=w)
-            losses.append(float(loss.asnumpy()))
+            losses.append(loss.asnumpy().item())  # shape (1,), as MXNet
             loss.close()
             diff.close()
         self.assertLess(losses[-1], 0.01 * losses[0])

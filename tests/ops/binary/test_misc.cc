@@ -132,20 +132,21 @@ TEST(Clip, IntegerBoundsRoundInward) {
   }
 }
 
-TEST(Clip, GradientPassesStrictlyInside) {
+TEST(Clip, GradientPassesInsideAndAtTheBounds) {
   grad_check("clip", {{2, 3}}, {{-2, -0.5, 0.3, 0.9, 1.7, 3}},
              {{"a_min", "-1"}, {"a_max", "1"}});
-  // At the bounds themselves the gradient is 0.
-  Arr a = make({3}, {-1, 0, 1}, MXC_DTYPE_FLOAT64);
+  // At the bounds themselves the gradient passes (MXNet's rule:
+  // a_min <= x <= a_max); beyond them it is 0.
+  Arr a = make({5}, {-1.5, -1, 0, 1, 1.5}, MXC_DTYPE_FLOAT64);
   auto out = invoke("clip", {&a}, {{"a_min", "-1"}, {"a_max", "1"}});
-  Arr og = make({3}, {5, 5, 5}, MXC_DTYPE_FLOAT64);
+  Arr og = make({5}, {5, 5, 5, 5, 5}, MXC_DTYPE_FLOAT64);
   const char *k[2] = {"a_min", "a_max"}, *v[2] = {"-1", "1"};
   mxc_ndarray ig[1] = {nullptr};
   ASSERT_EQ(mxct_grad_eval("clip", k, v, 2, &a.h, 1, &out[0].h, 1, &og.h, ig),
             MXC_OK)
       << err();
   Arr g(ig[0]);
-  EXPECT_EQ(read(g), std::vector<double>({0, 5, 0}));
+  EXPECT_EQ(read(g), std::vector<double>({0, 5, 5, 5, 0}));
 }
 
 TEST(Clip, WriteModeAndBadParameters) {

@@ -521,11 +521,19 @@ TEST(ConvBad, Errors) {
   // Deconvolution: adj must stay below the stride
   Arr wd = make({2, 2, 3, 3}, uniform(36, 0, 1));
   invoke("Deconvolution", {&x, &wd, &b},
-         {{"kernel", "(3,3)"}, {"num_filter", "2"}, {"adj", "(1,1)"}}, &rc);
+         {{"kernel", "(3,3)"},
+          {"num_filter", "2"},
+          {"adj", "(1,1)"},
+          {"no_bias", "false"}},
+         &rc);
   EXPECT_EQ(rc, MXC_ERR_INVALID_ARGUMENT);
   EXPECT_NE(err().find("adj"), std::string::npos) << err();
   invoke("Deconvolution", {&x, &wd, &b},
-         {{"kernel", "(3,3)"}, {"num_filter", "2"}, {"pad", "(3,3)"}}, &rc);
+         {{"kernel", "(3,3)"},
+          {"num_filter", "2"},
+          {"pad", "(3,3)"},
+          {"no_bias", "false"}},
+         &rc);
   EXPECT_EQ(rc, MXC_ERR_SHAPE);
 }
 

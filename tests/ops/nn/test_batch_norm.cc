@@ -89,7 +89,10 @@ void run_case(bool training, bool fix_gamma, int dt) {
   double tol = dt == MXC_DTYPE_FLOAT64 ? 1e-12 : 2e-6;
   expect_near(read(out[0]), r.out, tol, tol, "output");
   expect_near(read(out[1]), r.mean, tol, tol, "mean");
-  expect_near(read(out[2]), r.var, tol, tol, "var");
+  // MXNet's var output is the inverse standard deviation.
+  std::vector<double> inv_std;
+  for (double v : r.var) inv_std.push_back(1 / std::sqrt(v + 0.001));
+  expect_near(read(out[2]), inv_std, tol, tol, "var (1/sqrt(var + eps))");
   expect_near(read(mm), r.mm, tol, tol, "moving_mean after");
   expect_near(read(mv), r.mv, tol, tol, "moving_var after");
 }
@@ -218,6 +221,19 @@ TEST(BatchNormBad, ShapesArityAxis) {
   Arr xd = make({2, 3}, uniform(6, -1, 1), MXC_DTYPE_FLOAT64);
   invoke("BatchNorm", {&xd, &c3, &c3, &c3, &c3}, {}, &rc);
   EXPECT_EQ(rc, MXC_ERR_DTYPE);
+}
+
+TEST(BatchNorm, OutputMeanVarMakesThreeVisibleOutputs) {
+  for (const char *name : {"BatchNorm", "LayerNorm"}) {
+    mxc_op op = nullptr;
+    ASSERT_EQ(mxc_op_find(name, &op), MXC_OK);
+    const char *k[] = {"output_mean_var"};
+    for (const char *v : {"true", "false"}) {
+      int n = 0;
+      ASSERT_EQ(mxc_op_num_outputs(op, k, &v, 1, &n), MXC_OK) << err();
+      EXPECT_EQ(n, std::string(v) == "true" ? 3 : 1) << name << " " << v;
+    }
+  }
 }
 
 }  // namespace

@@ -54,10 +54,13 @@ const std::vector<Opt> &opts() {
        {{"momentum", 0}},
        {{"momentum", 0.8}},
        [](P &p, double &w, double g, std::vector<double> &s) {
+         // MXNet 1.9's NAGMomKernel: mom' = momentum*mom; out = w - mom'
+         // + (momentum+1)*(mom' - lr*r); mom = mom' - lr*r.
          double r =
              clipv(p["rescale_grad"] * g, p["clip_gradient"]) + p["wd"] * w;
-         s[0] = p["momentum"] * s[0] + r;
-         w -= p["lr"] * (r + p["momentum"] * s[0]);
+         double m = p["momentum"] * s[0];
+         w = w - m + (p["momentum"] + 1) * (m - p["lr"] * r);
+         s[0] = m - p["lr"] * r;
        }},
       {"adam_update",
        {"mean", "var"},

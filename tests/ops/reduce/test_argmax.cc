@@ -47,6 +47,7 @@ Shape out_shape(const Shape &s, int axis, bool keepdims) {
     else if (keepdims)
       r.push_back(1);
   }
+  if (r.empty() && !s.empty()) r.push_back(1);  // MXNet 1.9: (1,), not ()
   return r;
 }
 

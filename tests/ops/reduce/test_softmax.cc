@@ -173,4 +173,21 @@ TEST(SoftmaxErrors, BadAxisTemperatureDtypeArity) {
   EXPECT_EQ(outs[0], nullptr);
 }
 
+TEST(Softmax, UseLengthGradientAndBadLength) {
+  // Lengths 2 and 0 of rows of 3 (any numeric dtype; float64 here).
+  auto x = uniform(6, -1, 1, 9);
+  for (const char *op : {"softmax", "log_softmax"}) {
+    grad_check_except(op, {{2, 3}, {2}}, {x, {2, 0}}, {{"use_length", "true"}},
+                      {1});
+  }
+  Arr a = make({2, 3}, x);
+  Arr bad = make({3}, {1, 2, 3}, MXC_DTYPE_INT32);
+  int rc = 0;
+  invoke("softmax", {&a, &bad}, {{"use_length", "true"}}, &rc);
+  EXPECT_EQ(rc, MXC_ERR_SHAPE);
+  EXPECT_NE(err().find("length"), std::string::npos) << err();
+  invoke("softmax", {&a}, {{"use_length", "true"}}, &rc);
+  EXPECT_EQ(rc, MXC_ERR_INVALID_ARGUMENT);  // length missing
+}
+
 }  // namespace
