@@ -152,8 +152,7 @@ int mxc_op_num_outputs(mxc_op h, const char *const *keys,
   void *param = NULL;
   MXC_FORWARD_IF_ERROR(
       with_params(h, "mxc_op_num_outputs", keys, vals, n, &op, &param));
-  *out = op->n_visible_outputs ? op->n_visible_outputs
-                               : mxc__op_num_outputs(op, param);
+  *out = mxc__op_num_visible_outputs(op, param);
   mxc__free(param);
   return MXC_OK;
 }

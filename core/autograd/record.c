@@ -216,7 +216,7 @@ int mxc__autograd_invoke(const mxc__op *op, const void *param,
                          int n_params, mxc__ndarray *const *in, int n_in,
                          mxc__ndarray **out, int n_out, const mxc__req *req) {
   int n_total = mxc__op_num_outputs(op, param);
-  int n_vis = op->n_visible_outputs ? op->n_visible_outputs : n_total;
+  int n_vis = mxc__op_num_visible_outputs(op, param);
   if (!tls_recording || !op->gradient || n_total < 0 ||
       n_total > MXC__OP_MAX_ARITY || n_in < 0 ||
       (n_out != n_total && n_out != n_vis)) {

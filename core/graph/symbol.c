@@ -253,9 +253,7 @@ static int fill_missing(creation *c, const mxc__op *op) {
 
 /* Output entries a user sees of an operator node. */
 static int visible_outputs(const mxc__node *n) {
-  int total = mxc__op_num_outputs(n->op, n->param);
-  int vis = n->op->n_visible_outputs;
-  return vis > 0 && vis < total ? vis : total;
+  return mxc__op_num_visible_outputs(n->op, n->param);
 }
 
 static int create_node(creation *c, const mxc__op *op, mxc__symbol **out) {

@@ -46,9 +46,7 @@ int mxc__entry_name(mxc__entry e, char **out) {
     *out = s;
     return MXC_OK;
   }
-  int total = mxc__op_num_outputs(n->op, n->param);
-  int vis = n->op->n_visible_outputs;
-  if (vis <= 0 || vis > total) vis = total;
+  int vis = mxc__op_num_visible_outputs(n->op, n->param);
   const char *oname = NULL;
   char num[32];
   if (vis == 1 && e.index == 0) {

@@ -164,7 +164,7 @@ static int check_counts(const mxc__op *op, const void *param, int n_in,
                         int n_out, int *n_total_out) {
   int want_in = mxc__op_num_inputs(op, param);
   int want_out = mxc__op_num_outputs(op, param);
-  int visible = op->n_visible_outputs ? op->n_visible_outputs : want_out;
+  int visible = mxc__op_num_visible_outputs(op, param);
   MXC_RETURN_ERROR_IF(want_in < 0 || want_in > MXC__OP_MAX_ARITY ||
                           want_out < 0 || want_out > MXC__OP_MAX_ARITY,
                       MXC_ERR_INVALID_ARGUMENT,

@@ -180,8 +180,11 @@ struct mxc__op {
   int n_outputs;
   mxc__count_fn num_outputs;
   /* Outputs a user sees (e.g. BatchNorm computes mean/var as hidden extra
-   * outputs); 0 means all. */
+   * outputs); 0 means all. num_visible_outputs(param), when set, counts
+   * them for operators whose visible outputs depend on parameters (RNN's
+   * state_outputs); read both through mxc__op_num_visible_outputs. */
   int n_visible_outputs;
+  mxc__count_fn num_visible_outputs;
   const char *const *output_names;
 
   mxc__infer_shape_fn infer_shape;
@@ -219,6 +222,9 @@ struct mxc__op {
 /* Helpers for descriptors. */
 int mxc__op_num_inputs(const mxc__op *op, const void *param);
 int mxc__op_num_outputs(const mxc__op *op, const void *param);
+/* The outputs a user sees: a prefix of the num_outputs outputs (the rest
+ * are hidden ones a gradient reads). */
+int mxc__op_num_visible_outputs(const mxc__op *op, const void *param);
 /* Runs op's shape inference (nothing to do without infer_shape) and
  * checks every shape it leaves known, inputs and outputs, against the
  * shape invariant of core/base/shape.h for one-byte elements (array

@@ -292,6 +292,13 @@ int mxc__op_num_outputs(const mxc__op *op, const void *param) {
   return op->num_outputs ? op->num_outputs(param) : op->n_outputs;
 }
 
+int mxc__op_num_visible_outputs(const mxc__op *op, const void *param) {
+  int total = mxc__op_num_outputs(op, param);
+  int vis = op->num_visible_outputs ? op->num_visible_outputs(param)
+                                    : op->n_visible_outputs;
+  return vis > 0 && vis < total ? vis : total;
+}
+
 static int check_inferred(const mxc__op *op, const void *param,
                           const mxc__shape *s, int is_input, int i) {
   if (s->ndim < 0) return MXC_OK;
