@@ -166,6 +166,14 @@ struct mxc__op {
   size_t param_size; /* bytes of the parameter struct */
   /* Cross-field checks after parsing; NULL if none. */
   int (*param_check)(const char *op_name, void *param);
+  /* Parses the key/value strings itself instead of mxc__param_parse
+   * with `params` (which then only documents them): for Custom, whose
+   * keys besides op_type are free-form and go to user callbacks. Same
+   * contract as mxc__param_parse (out is param_size zeroed bytes; keys
+   * starting with "__" are graph attributes to ignore); NULL for every
+   * other operator. */
+  int (*parse_params)(const mxc__op *op, const char *const *keys,
+                      const char *const *vals, int n, void *out);
 
   /* Inputs: fixed count, or num_inputs(param) when set. Names: fixed list
    * (input_names) or input_name(param, i). Auxiliary states (BatchNorm's

@@ -364,8 +364,10 @@ int mxc__op_parse_params(const mxc__op *op, const char *const *keys,
   MXC_RETURN_ERROR_IF(!p, MXC_ERR_OOM,
                       "operator '%s': out of memory parsing parameters",
                       op->name);
-  int rc = mxc__param_parse(op->name, op->params, op->n_params, keys, vals,
-                            n, p);
+  int rc = op->parse_params
+               ? op->parse_params(op, keys, vals, n, p)
+               : mxc__param_parse(op->name, op->params, op->n_params, keys,
+                                  vals, n, p);
   if (rc == MXC_OK && op->param_check) rc = op->param_check(op->name, p);
   if (rc != MXC_OK) {
     mxc__free(p);

@@ -376,6 +376,7 @@ TEST(Rnn, SequenceLengthOutOfRange) {
   int rc = mxc_ndarray_wait_to_read(out[0].h);
   EXPECT_EQ(rc, MXC_ERR_INVALID_ARGUMENT);
   EXPECT_NE(err().find("sequence_length[1]"), std::string::npos) << err();
+  EXPECT_EQ(mxc_wait_all(), MXC_ERR_INVALID_ARGUMENT);
 }
 
 // The graph path: an MXNet-style JSON graph holding an RNN node, bound
