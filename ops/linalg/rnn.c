@@ -183,7 +183,7 @@ static int param_count(const char *op, const rnn_geom *g, int64_t *out) {
   MXC_FORWARD_IF_ERROR(muladd(op, g->G, g->H, 0, 0, &gh));
   for (int64_t l = 0; l < g->L; ++l) {
     /* weights gh*(in + H) and two biases, per direction */
-    MXC_FORWARD_IF_ERROR(muladd(op, gh, layer_in(g, l) + g->H, gh, 2, &per));
+    MXC_FORWARD_IF_ERROR(muladd(op, gh, layer_in(g, l), gh, g->H + 2, &per));
     MXC_FORWARD_IF_ERROR(muladd(op, per, g->D, total, 1, &total));
   }
   *out = total;
