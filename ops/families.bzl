@@ -20,6 +20,7 @@ FAMILY_NAMES = [
     "nn",
     "random",
     "fused",
+    "custom",
     "sparse",
 ]
 

@@ -120,8 +120,7 @@ static int backprop_node(pass *p, int nid) {
   const mxc__graph *g = p->g;
   mxc__node *n = g->nodes[nid];
   if (!n->op || !n->op->gradient || !node_has_ograd(p, nid)) return MXC_OK;
-  int n_out = mxc__graph_node_outputs(n);
-  int n_vis = n->op->n_visible_outputs ? n->op->n_visible_outputs : n_out;
+  int n_vis = mxc__op_num_grad_outputs(n->op, n->param);
   mxc__entry *ograd = mxc__calloc((size_t)n_vis + 1, sizeof *ograd);
   mxc__entry *igrad = mxc__calloc((size_t)n->n_inputs + 1, sizeof *igrad);
   int rc = (ograd && igrad)

@@ -217,7 +217,10 @@ static int count_attrs(const mxc__json *j, const mxc__jval *node, int *n) {
   return MXC_OK;
 }
 
+/* Operators that parse their own free-form parameters (Custom) take
+ * every key but the "__" graph attributes. */
 static int is_param(const mxc__op *op, const char *key) {
+  if (op && op->parse_params) return strncmp(key, "__", 2) != 0;
   for (int i = 0; op && i < op->n_params; ++i) {
     if (strcmp(op->params[i].name, key) == 0) return 1;
   }

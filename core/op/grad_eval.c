@@ -141,8 +141,7 @@ static int alloc_inputs(fwd_graph *g, int n_in, mxc__entry **ins) {
 
 static int add_ograds(fwd_graph *g) {
   const mxc__op *op = g->fwd->op;
-  int n_out = mxc__op_num_outputs(op, g->fwd->param);
-  int n_vis = op->n_visible_outputs ? op->n_visible_outputs : n_out;
+  int n_vis = mxc__op_num_grad_outputs(op, g->fwd->param);
   size_t n = (size_t)(n_vis > 0 ? n_vis : 1);
   g->ovars = mxc__calloc(n, sizeof *g->ovars);
   g->ograd = mxc__calloc(n, sizeof *g->ograd);

@@ -210,7 +210,7 @@ static int backward_node(const mxc__node *fwd, const mxc__entry *ograd,
                          int use_in, int use_out, mxc__entry *igrad) {
   const mxc__op *op = fwd->op;
   int n_out = mxc__op_num_outputs(op, fwd->param);
-  int n_vis = op->n_visible_outputs ? op->n_visible_outputs : n_out;
+  int n_vis = mxc__op_num_grad_outputs(op, fwd->param);
   int n_in = fwd->n_inputs;
   int n_grad_in = n_in - op->n_aux;
   /* 32 entries on the stack; gradients of wide variadic operators

@@ -166,6 +166,14 @@ struct mxc__op {
   size_t param_size; /* bytes of the parameter struct */
   /* Cross-field checks after parsing; NULL if none. */
   int (*param_check)(const char *op_name, void *param);
+  /* Parses the key/value strings itself instead of mxc__param_parse
+   * with `params` (which then only documents them): for Custom, whose
+   * keys besides op_type are free-form and go to user callbacks. Same
+   * contract as mxc__param_parse (out is param_size zeroed bytes; keys
+   * starting with "__" are graph attributes to ignore); NULL for every
+   * other operator. */
+  int (*parse_params)(const mxc__op *op, const char *const *keys,
+                      const char *const *vals, int n, void *out);
 
   /* Inputs: fixed count, or num_inputs(param) when set. Names: fixed list
    * (input_names) or input_name(param, i). Auxiliary states (BatchNorm's
@@ -183,12 +191,17 @@ struct mxc__op {
    * outputs); 0 means all. */
   int n_visible_outputs;
   /* Visible outputs when the count depends on parameters (BatchNorm's
-   * output_mean_var shows mean and var); NULL: n_visible_outputs. It
-   * decides what callers see (invoke's output count, a symbol's outputs);
-   * gradient builders still get output gradients for the first
-   * n_visible_outputs outputs only, so outputs shown this way get no
-   * gradient, as in MXNet. Read through mxc__op_num_visible_outputs. */
+   * output_mean_var shows mean and var, RNN's state_outputs hy and cy);
+   * NULL: n_visible_outputs. It
+   * decides what callers see (invoke's output count, a symbol's outputs).
+   * Read through mxc__op_num_visible_outputs. */
   mxc__count_fn num_visible_outputs;
+  /* Outputs whose gradients the gradient builders gather and hand to the
+   * backward operator: a prefix of the visible ones; 0 means all visible
+   * (RNN's hy and cy have gradients). BatchNorm and LayerNorm set 1: the
+   * mean and var that output_mean_var shows get no gradient, as in MXNet.
+   * Read through mxc__op_num_grad_outputs. */
+  int n_grad_outputs;
   const char *const *output_names;
 
   mxc__infer_shape_fn infer_shape;
@@ -226,8 +239,11 @@ struct mxc__op {
 /* Helpers for descriptors. */
 int mxc__op_num_inputs(const mxc__op *op, const void *param);
 int mxc__op_num_outputs(const mxc__op *op, const void *param);
-/* Outputs callers see for these parameters (see num_visible_outputs). */
+/* The outputs a user sees: a prefix of the num_outputs outputs (the rest
+ * are hidden ones a gradient reads). */
 int mxc__op_num_visible_outputs(const mxc__op *op, const void *param);
+/* The outputs whose gradients a backward operator takes (n_grad_outputs). */
+int mxc__op_num_grad_outputs(const mxc__op *op, const void *param);
 /* Runs op's shape inference (nothing to do without infer_shape) and
  * checks every shape it leaves known, inputs and outputs, against the
  * shape invariant of core/base/shape.h for one-byte elements (array

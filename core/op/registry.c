@@ -299,6 +299,12 @@ int mxc__op_num_visible_outputs(const mxc__op *op, const void *param) {
   return vis > 0 && vis < total ? vis : total;
 }
 
+int mxc__op_num_grad_outputs(const mxc__op *op, const void *param) {
+  int vis = mxc__op_num_visible_outputs(op, param);
+  int n = op->n_grad_outputs;
+  return n > 0 && n < vis ? n : vis;
+}
+
 static int check_inferred(const mxc__op *op, const void *param,
                           const mxc__shape *s, int is_input, int i) {
   if (s->ndim < 0) return MXC_OK;
@@ -364,8 +370,10 @@ int mxc__op_parse_params(const mxc__op *op, const char *const *keys,
   MXC_RETURN_ERROR_IF(!p, MXC_ERR_OOM,
                       "operator '%s': out of memory parsing parameters",
                       op->name);
-  int rc = mxc__param_parse(op->name, op->params, op->n_params, keys, vals,
-                            n, p);
+  int rc = op->parse_params
+               ? op->parse_params(op, keys, vals, n, p)
+               : mxc__param_parse(op->name, op->params, op->n_params, keys,
+                                  vals, n, p);
   if (rc == MXC_OK && op->param_check) rc = op->param_check(op->name, p);
   if (rc != MXC_OK) {
     mxc__free(p);

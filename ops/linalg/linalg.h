@@ -189,5 +189,6 @@ int mxc__linalg_register_fc(mxc__registry *r);
 int mxc__linalg_register_convolution(mxc__registry *r);
 int mxc__linalg_register_deconvolution(mxc__registry *r);
 int mxc__linalg_register_pooling(mxc__registry *r);
+int mxc__linalg_register_rnn(mxc__registry *r);
 
 #endif /* MXC_OPS_LINALG_LINALG_H_ */

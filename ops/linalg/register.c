@@ -1,6 +1,6 @@
 /* Registration of the family: the matrix products (dot, batch_dot,
- * FullyConnected) and the spatial operators (Convolution, Deconvolution,
- * Pooling). */
+ * FullyConnected), the spatial operators (Convolution, Deconvolution,
+ * Pooling) and the fused recurrent operator (RNN). */
 #include "core/base/error.h"
 #include "ops/families.h"
 #include "ops/linalg/linalg.h"
@@ -13,5 +13,6 @@ int mxc__ops_register_linalg(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__linalg_register_fc(r));
   MXC_FORWARD_IF_ERROR(mxc__linalg_register_convolution(r));
   MXC_FORWARD_IF_ERROR(mxc__linalg_register_deconvolution(r));
-  return mxc__linalg_register_pooling(r);
+  MXC_FORWARD_IF_ERROR(mxc__linalg_register_pooling(r));
+  return mxc__linalg_register_rnn(r);
 }

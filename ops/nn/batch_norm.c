@@ -290,6 +290,7 @@ static const mxc__op k_ops[] = {
         .n_outputs = 3,
         .n_visible_outputs = 1,
         .num_visible_outputs = bn_visible,
+        .n_grad_outputs = 1,
         .output_names = k_out,
         .infer_shape = bn_shape,
         .infer_type = bn_type,

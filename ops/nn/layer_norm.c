@@ -195,6 +195,7 @@ static const mxc__op k_ops[] = {
         .n_outputs = 3,
         .n_visible_outputs = 1,
         .num_visible_outputs = ln_visible,
+        .n_grad_outputs = 1,
         .output_names = k_out,
         .infer_shape = ln_shape,
         .infer_type = mxc__nn_type_float,

@@ -70,8 +70,8 @@ int mxct_walk_n_outputs(const mxct_walk *w, int i) {
 
 int mxct_walk_n_visible(const mxct_walk *w, int i) {
   const mxc__node *n = node(w, i);
-  if (!n->op || !n->op->n_visible_outputs) return mxct_walk_n_outputs(w, i);
-  return n->op->n_visible_outputs;
+  if (!n->op) return mxct_walk_n_outputs(w, i);
+  return mxc__op_num_visible_outputs(n->op, n->param);
 }
 
 int mxct_walk_differentiable(const mxct_walk *w, int i) {

@@ -31,8 +31,12 @@ static int grad_eval_with(const char *op_name, const char *const *keys,
     MXC_FORWARD_IF_ERROR(api_array(in[i], "in", &i_in[i]));
   }
   const mxc__op *op;
+  void *param = NULL;
   MXC_FORWARD_IF_ERROR(mxc__op_lookup(op_name, &op));
-  int n_vis = op->n_visible_outputs ? op->n_visible_outputs : n_out;
+  MXC_FORWARD_IF_ERROR(
+      mxc__op_parse_params(op, keys, vals, n_attrs, &param));
+  int n_vis = mxc__op_num_visible_outputs(op, param);
+  mxc__free(param);
   for (int i = 0; i < n_out; ++i) {
     MXC_FORWARD_IF_ERROR(api_array(out[i], "out", &i_out[i]));
   }

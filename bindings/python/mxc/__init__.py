@@ -16,12 +16,13 @@ from . import _lib
 from ._lib import MxcError, check
 from .ndarray import NDArray, array, empty, zeros
 from . import op, autograd, profiler  # noqa: E402  (op needs NDArray)
+from . import custom  # noqa: E402
 from .dlpack import from_dlpack
 from .io import (Symbol, load, load_checkpoint, save,  # noqa: E402
                  save_checkpoint)
 
 __all__ = ["MxcError", "NDArray", "array", "empty", "zeros", "op",
-           "autograd", "profiler", "from_dlpack", "Symbol", "save", "load",
+           "autograd", "profiler", "custom", "from_dlpack", "Symbol", "save", "load",
            "load_checkpoint", "save_checkpoint", "wait_all", "version", "seed",
            "feature_enabled", "storage_stat", "library"]
 

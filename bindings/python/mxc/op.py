@@ -58,7 +58,10 @@ class Operator:
         if n_out is None:
             out = c_int()
             check(lib.mxc_op_num_outputs(self._op, keys, vals, n, byref(out)))
-            n_out = self._n_out[cache_key] = out.value
+            n_out = out.value
+            # Custom's count follows its registration, which may change.
+            if self.name != "Custom":
+                self._n_out[cache_key] = n_out
         return n_out
 
     def __call__(self, *inputs, out=None, **params):

@@ -541,6 +541,114 @@ MXC_API int mxc_op_invoke(mxc_op op, const char *const *keys,
 MXC_API int mxc_set_training(int is_train, int *out_prev);
 
 /* ------------------------------------------------------------------------ */
+/* Custom operators                                                          */
+/* ------------------------------------------------------------------------ */
+
+/* Operators whose computation is user code, as MXNet's custom operators:
+ * register callbacks under a name, then invoke the operator "Custom" with
+ * the parameter op_type=NAME (imperatively, under autograd, or as a graph
+ * node {"op": "Custom", "attrs": {"op_type": NAME, ...}}). Every other
+ * parameter of the call is passed to the callbacks as strings.
+ *
+ * Callbacks run like operator kernels: on an engine worker (or in the
+ * calling thread), possibly concurrently for different calls, so they
+ * must be thread-safe with respect to their user_data. Calls into mxc
+ * from a callback follow the rules of pushed functions (mxc_engine_push):
+ * creating arrays and invoking operators work (asynchronously); waiting
+ * (mxc_wait_all, mxc_ndarray_wait_*, copies to host of pending arrays)
+ * fails with MXC_ERR_REENTRANT instead of deadlocking. Registering and
+ * unregistering work from anywhere, callbacks included. */
+
+/* One array as a callback sees it: row-major data of `dtype` (MXC_DTYPE_*)
+ * with ndim extents; valid during the callback only. */
+typedef struct mxc_custom_tensor {
+  void *data;
+  int ndim;
+  const int64_t *shape;
+  int dtype;
+} mxc_custom_tensor;
+
+/* What every callback gets besides its arrays (valid during the call):
+ * the user_data of the registration, the call's parameters other than
+ * op_type (n_kw UTF-8 key/value pairs), whether it runs in training mode,
+ * and a buffer of msg_len bytes where a failing callback may write a
+ * NUL-terminated reason (the operator error quotes it). */
+typedef struct mxc_custom_call {
+  void *user_data;
+  int n_kw;
+  const char *const *keys;
+  const char *const *vals;
+  int is_train;
+  char *msg;
+  size_t msg_len;
+} mxc_custom_call;
+
+/* Shape inference, called when every input shape is known: in_ndim/in_dims
+ * and out_ndim/out_dims hold n_in and n_out shapes, MXC_MAX_NDIM extents
+ * each (array i at dims + i * MXC_MAX_NDIM); unknown output shapes have
+ * ndim -1. Fill every output shape (ndim 0..MXC_MAX_NDIM, extents >= 0).
+ * Return 0, or nonzero for bad shapes (an MXC_ERR_SHAPE naming the
+ * operator and the reason written to msg). */
+typedef int (*mxc_custom_infer_shape_fn)(const mxc_custom_call *call,
+                                         int n_in, const int *in_ndim,
+                                         const int64_t *in_dims, int n_out,
+                                         int *out_ndim, int64_t *out_dims);
+
+/* Forward: compute out[i] from in; req[i] is MXC_REQ_WRITE (overwrite),
+ * MXC_REQ_ADD (add into out[i]) or MXC_REQ_NULL (leave it). Inputs must
+ * not be written. Return 0, or nonzero on failure. */
+typedef int (*mxc_custom_forward_fn)(const mxc_custom_call *call, int n_in,
+                                     const mxc_custom_tensor *in, int n_out,
+                                     const mxc_custom_tensor *out,
+                                     const int *req);
+
+/* Backward: given the gradients of the outputs (ograd, n_out), the
+ * forward's inputs (in, n_in) and outputs (out, n_out), write the
+ * gradients of the inputs into igrad (n_in, per req as in forward).
+ * Return 0, or nonzero on failure. */
+typedef int (*mxc_custom_backward_fn)(const mxc_custom_call *call, int n_in,
+                                      int n_out,
+                                      const mxc_custom_tensor *ograd,
+                                      const mxc_custom_tensor *in,
+                                      const mxc_custom_tensor *out,
+                                      const mxc_custom_tensor *igrad,
+                                      const int *req);
+
+/* A custom operator. num_inputs/num_outputs: 1..64. infer_shape NULL:
+ * every output is shaped like input 0. Output dtypes are input 0's (every
+ * input must share it). backward NULL: the operator has no gradient
+ * (autograd and executor backward report an error naming it). destroy
+ * (may be NULL) is called once with user_data when the operator is
+ * unregistered and no call is running any more (by the thread finishing
+ * the last call), never if it stays registered until the process ends. */
+typedef struct mxc_custom_op_def {
+  int num_inputs;
+  int num_outputs;
+  mxc_custom_infer_shape_fn infer_shape;
+  mxc_custom_forward_fn forward;
+  mxc_custom_backward_fn backward;
+  void (*destroy)(void *user_data);
+  void *user_data;
+} mxc_custom_op_def;
+
+/* Registers a custom operator under name (UTF-8, 1..127 bytes; copied).
+ * *def is copied; the callbacks and user_data must stay usable until
+ * destroy is called (or for ever without destroy). Errors:
+ * MXC_ERR_INVALID_ARGUMENT for a NULL or bad name, a NULL def or forward,
+ * counts out of range, or a name already registered (unregister it
+ * first); nothing is registered then (and destroy is not called).
+ * Thread-safe. Since 1.1. */
+MXC_API int mxc_custom_op_register(const char *name,
+                                   const mxc_custom_op_def *def);
+
+/* Unregisters name: later calls of Custom with op_type=name fail with
+ * MXC_ERR_NOT_FOUND (graphs and recorded gradients that use it included);
+ * calls already running finish normally, then destroy runs. The name may
+ * be registered again at once. MXC_ERR_NOT_FOUND when name is not
+ * registered. Thread-safe. Since 1.1. */
+MXC_API int mxc_custom_op_unregister(const char *name);
+
+/* ------------------------------------------------------------------------ */
 /* Data iterators                                                            */
 /* ------------------------------------------------------------------------ */
 
