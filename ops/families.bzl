@@ -19,6 +19,7 @@ FAMILY_NAMES = [
     "linalg",
     "nn",
     "random",
+    "vision",
     "fused",
     "sparse",
 ]

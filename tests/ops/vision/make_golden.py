@@ -1,0 +1,183 @@
+#!/usr/bin/python3
+"""Golden data for the vision operators (tests/ops/vision).
+
+Each reference is written here from MXNet 1.9's documented semantics of the
+operator, in numpy (or torch where torch has the same operation), without
+looking at mxc's kernels. Writes one text file of cases:
+
+    case NAME OPERATOR
+    param KEY VALUE          (any number)
+    in NDIM D0 D1 ... : V V V ...     (inputs in order)
+    out NDIM D0 D1 ... : V V V ...    (visible outputs in order)
+    end
+
+Usage: make_golden.py OUT_FILE
+"""
+import math
+import sys
+
+import numpy as np
+
+RNG = np.random.RandomState(20)
+CASES = []
+
+
+def case(name, op, params, inputs, outputs):
+    CASES.append((name, op, params, inputs, outputs))
+
+
+def fmt_arr(tag, a):
+    a = np.asarray(a, dtype=np.float64)
+    dims = " ".join(str(d) for d in a.shape)
+    vals = " ".join(repr(float(v)) for v in a.ravel())
+    return "%s %d %s : %s" % (tag, a.ndim, dims, vals)
+
+
+def write(path):
+    with open(path, "w") as f:
+        for name, op, params, inputs, outputs in CASES:
+            f.write("case %s %s\n" % (name, op))
+            for k, v in params.items():
+                f.write("param %s %s\n" % (k, v))
+            for a in inputs:
+                f.write(fmt_arr("in", a) + "\n")
+            for a in outputs:
+                f.write(fmt_arr("out", a) + "\n")
+            f.write("end\n")
+
+
+# ---- ROIPooling ----
+
+def c_round(v):
+    """C's round(): halves away from zero (numpy rounds them to even)."""
+    return math.copysign(math.floor(abs(v) + 0.5), v)
+
+
+def roi_pool_ref(data, rois, pooled, scale):
+    n, c, h, w = data.shape
+    ph_n, pw_n = pooled
+    out = np.zeros((len(rois), c, ph_n, pw_n))
+    for r, roi in enumerate(rois):
+        b = int(roi[0])
+        x1, y1, x2, y2 = [c_round(v * scale) for v in roi[1:]]
+        rh = max(y2 - y1 + 1, 1)
+        rw = max(x2 - x1 + 1, 1)
+        for ph in range(ph_n):
+            hs = int(min(max(math.floor(ph * rh / ph_n) + y1, 0), h))
+            he = int(min(max(math.ceil((ph + 1) * rh / ph_n) + y1, 0), h))
+            for pw in range(pw_n):
+                ws = int(min(max(math.floor(pw * rw / pw_n) + x1, 0), w))
+                we = int(min(max(math.ceil((pw + 1) * rw / pw_n) + x1, 0), w))
+                if he <= hs or we <= ws:
+                    continue
+                out[r, :, ph, pw] = data[b, :, hs:he, ws:we].max(axis=(1, 2))
+    return out
+
+
+def roi_pool_cases():
+    data = RNG.permutation(2 * 3 * 8 * 9).reshape(2, 3, 8, 9) / 10.0
+    rois = np.array([[0, 0, 0, 15, 15], [1, 3, 5, 11, 9],
+                     [1, -4, -4, 40, 40], [0, 7, 7, 7, 7],
+                     [1, 5.1, 2.5, 9.5, 13.4]])
+    for pooled, scale in [((2, 2), 0.5), ((3, 2), 0.5), ((4, 5), 1.0)]:
+        case("roi_pool_%dx%d_s%g" % (pooled + (scale,)), "ROIPooling",
+             {"pooled_size": "(%d,%d)" % pooled, "spatial_scale": scale},
+             [data, rois], [roi_pool_ref(data, rois, pooled, scale)])
+
+
+# ---- ROIAlign ----
+
+def bilinear_ref(img, y, x):
+    """Detectron's rule: 0 beyond one pixel outside, else clamp."""
+    h, w = img.shape[-2:]
+    if y < -1.0 or y > h or x < -1.0 or x > w:
+        return np.zeros(img.shape[:-2])
+    y, x = max(y, 0.0), max(x, 0.0)
+    y0, x0 = int(y), int(x)
+    if y0 >= h - 1:
+        y0 = y1 = h - 1
+        y = float(y0)
+    else:
+        y1 = y0 + 1
+    if x0 >= w - 1:
+        x0 = x1 = w - 1
+        x = float(x0)
+    else:
+        x1 = x0 + 1
+    ly, lx = y - y0, x - x0
+    return ((1 - ly) * (1 - lx) * img[..., y0, x0] +
+            (1 - ly) * lx * img[..., y0, x1] +
+            ly * (1 - lx) * img[..., y1, x0] + ly * lx * img[..., y1, x1])
+
+
+def roi_align_ref(data, rois, pooled, scale, ratio, ps, aligned):
+    n, c, h, w = data.shape
+    ph_n, pw_n = pooled
+    oc = c // (ph_n * pw_n) if ps else c
+    out = np.zeros((len(rois), oc, ph_n, pw_n))
+    off = 0.5 if aligned else 0.0
+    for r, roi in enumerate(rois):
+        if rois.shape[1] == 5:
+            b, coords = int(roi[0]), roi[1:]
+            if roi[0] < 0:
+                continue
+        else:
+            b, coords = 0, roi
+        x1, y1, x2, y2 = [v * scale - off for v in coords]
+        rw, rh = x2 - x1, y2 - y1
+        if not aligned:
+            rw, rh = max(rw, 1.0), max(rh, 1.0)
+        bh, bw = rh / ph_n, rw / pw_n
+        gh = ratio if ratio > 0 else int(math.ceil(rh / ph_n))
+        gw = ratio if ratio > 0 else int(math.ceil(rw / pw_n))
+        for ph in range(ph_n):
+            for pw in range(pw_n):
+                acc = np.zeros(c)
+                for iy in range(gh):
+                    y = y1 + ph * bh + (iy + 0.5) * bh / gh
+                    for ix in range(gw):
+                        x = x1 + pw * bw + (ix + 0.5) * bw / gw
+                        acc += bilinear_ref(data[b], y, x)
+                acc /= max(gh * gw, 1)
+                if ps:
+                    k = ph * pw_n + pw
+                    out[r, :, ph, pw] = acc[np.arange(oc) * ph_n * pw_n + k]
+                else:
+                    out[r, :, ph, pw] = acc
+    return out
+
+
+def roi_align_cases():
+    data = RNG.uniform(-1, 1, (2, 8, 7, 9))
+    rois5 = np.array([[0, 0.5, 1.0, 12.0, 10.0], [1, 3.2, 2.1, 9.7, 13.3],
+                      [1, -6.0, -5.0, 30.0, 25.0], [0, 4.0, 4.0, 4.2, 4.1],
+                      [-1, 1.0, 1.0, 5.0, 5.0]])
+    rois4 = rois5[:3, 1:]
+    for pooled, scale, ratio, ps, al in [((2, 2), 0.5, 2, False, False),
+                                         ((3, 3), 0.5, -1, False, False),
+                                         ((2, 2), 0.5, 0, True, False),
+                                         ((2, 3), 0.7, 2, False, True)]:
+        params = {"pooled_size": "(%d,%d)" % pooled, "spatial_scale": scale,
+                  "sample_ratio": ratio,
+                  "position_sensitive": str(ps).lower(),
+                  "aligned": str(al).lower()}
+        rois = rois5[:4] if al else rois5
+        name = "roi_align_%dx%d_r%d%s%s" % (pooled + (ratio,
+                                           "_ps" if ps else "",
+                                           "_al" if al else ""))
+        case(name, "_contrib_ROIAlign", params, [data, rois],
+             [roi_align_ref(data, rois, pooled, scale, ratio, ps, al)])
+    case("roi_align_4col", "_contrib_ROIAlign",
+         {"pooled_size": "(2,2)", "spatial_scale": 0.5, "sample_ratio": 2},
+         [data, rois4],
+         [roi_align_ref(data, rois4, (2, 2), 0.5, 2, False, False)])
+
+
+def main():
+    roi_pool_cases()
+    roi_align_cases()
+    write(sys.argv[1])
+
+
+if __name__ == "__main__":
+    main()
