@@ -173,9 +173,55 @@ def roi_align_cases():
          [roi_align_ref(data, rois4, (2, 2), 0.5, 2, False, False)])
 
 
+# ---- GridGenerator / BilinearSampler / SpatialTransformer (torch) ----
+
+def torch_affine_grid(theta, h, w):
+    import torch
+    t = torch.tensor(theta, dtype=torch.float64).view(-1, 2, 3)
+    g = torch.nn.functional.affine_grid(t, (t.shape[0], 1, h, w),
+                                        align_corners=True)
+    return g.permute(0, 3, 1, 2).numpy()
+
+
+def torch_sample(data, grid):
+    import torch
+    d = torch.tensor(data, dtype=torch.float64)
+    g = torch.tensor(grid, dtype=torch.float64).permute(0, 2, 3, 1)
+    return torch.nn.functional.grid_sample(
+        d, g, mode="bilinear", padding_mode="zeros",
+        align_corners=True).numpy()
+
+
+def warp_grid_ref(flow):
+    n, _, h, w = flow.shape
+    xs = np.arange(w)[None, None, :] + flow[:, 0]
+    ys = np.arange(h)[None, :, None] + flow[:, 1]
+    return np.stack([xs / ((w - 1) / 2.0) - 1, ys / ((h - 1) / 2.0) - 1], 1)
+
+
+def sampler_cases():
+    theta = np.array([[0.9, 0.2, 0.1, -0.3, 1.1, -0.05],
+                      [1.4, -0.6, 0.3, 0.5, 0.7, 0.2]])
+    case("grid_affine", "GridGenerator",
+         {"transform_type": "affine", "target_shape": "(5,7)"}, [theta],
+         [torch_affine_grid(theta, 5, 7)])
+    flow = RNG.uniform(-2, 2, (2, 2, 4, 6))
+    case("grid_warp", "GridGenerator", {"transform_type": "warp"}, [flow],
+         [warp_grid_ref(flow)])
+    data = RNG.uniform(-1, 1, (2, 3, 6, 5))
+    grid = RNG.uniform(-1.3, 1.3, (2, 2, 4, 7))
+    case("bilinear_sampler", "BilinearSampler", {}, [data, grid],
+         [torch_sample(data, grid)])
+    case("spatial_transformer", "SpatialTransformer",
+         {"transform_type": "affine", "sampler_type": "bilinear",
+          "target_shape": "(4,6)"}, [data, theta],
+         [torch_sample(data, torch_affine_grid(theta, 4, 6))])
+
+
 def main():
     roi_pool_cases()
     roi_align_cases()
+    sampler_cases()
     write(sys.argv[1])
 
 
