@@ -218,7 +218,143 @@ def sampler_cases():
          [torch_sample(data, torch_affine_grid(theta, 4, 6))])
 
 
+# ---- box_nms / box_iou ----
+
+def to_corner(b, fmt):
+    b = np.asarray(b, dtype=np.float64)
+    if fmt == "corner":
+        return b
+    x, y, w, h = b[..., 0], b[..., 1], b[..., 2], b[..., 3]
+    return np.stack([x - w / 2, y - h / 2, x + w / 2, y + h / 2], -1)
+
+
+def iou_matrix(a, b, fmt):
+    """IoU of every box in a (M, 4) with every box in b (K, 4)."""
+    a, b = to_corner(a, fmt), to_corner(b, fmt)
+    iw = np.minimum(a[:, None, 2], b[None, :, 2]) - \
+        np.maximum(a[:, None, 0], b[None, :, 0])
+    ih = np.minimum(a[:, None, 3], b[None, :, 3]) - \
+        np.maximum(a[:, None, 1], b[None, :, 1])
+    inter = np.clip(iw, 0, None) * np.clip(ih, 0, None)
+
+    def area(x):
+        w, h = x[:, 2] - x[:, 0], x[:, 3] - x[:, 1]
+        return np.where((w < 0) | (h < 0), 0.0, w * h)
+
+    union = area(a)[:, None] + area(b)[None, :] - inter
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(inter > 0, inter / union, 0.0)
+
+
+def nms_ref(data, overlap_thresh=0.5, valid_thresh=0.0, topk=-1,
+            coord_start=2, score_index=1, id_index=-1, background_id=-1,
+            force_suppress=False, in_format="corner", out_format="corner"):
+    shape = data.shape
+    flat = data.reshape(-1, shape[-2], shape[-1])
+    out = -np.ones_like(flat)
+    if topk == 0:
+        return data.copy()
+    cs = slice(coord_start, coord_start + 4)
+    for b, boxes in enumerate(flat):
+        keep = boxes[:, score_index] > valid_thresh
+        if id_index >= 0:
+            keep &= boxes[:, id_index] != background_id
+        idx = np.nonzero(keep)[0]
+        # stable descending sort by score
+        idx = idx[np.argsort(-boxes[idx, score_index], kind="stable")]
+        if topk > 0:
+            idx = idx[:topk]
+        ious = iou_matrix(boxes[idx, cs], boxes[idx, cs], in_format)
+        alive = np.ones(len(idx), bool)
+        for i in range(len(idx)):
+            if not alive[i]:
+                continue
+            for j in range(i + 1, len(idx)):
+                same = (force_suppress or id_index < 0 or
+                        int(boxes[idx[i], id_index]) ==
+                        int(boxes[idx[j], id_index]))
+                if alive[j] and same and ious[i, j] > overlap_thresh:
+                    alive[j] = False
+        kept = boxes[idx[alive]].copy()
+        if in_format != out_format:
+            c = kept[:, cs]
+            conv = kept[:, coord_start] >= 0
+            if out_format == "center":
+                new = np.stack([(c[:, 0] + c[:, 2]) / 2,
+                                (c[:, 1] + c[:, 3]) / 2,
+                                c[:, 2] - c[:, 0], c[:, 3] - c[:, 1]], 1)
+            else:
+                new = to_corner(c, "center")
+            kept[conv, cs] = new[conv]
+        out[b, :len(kept)] = kept
+    return out.reshape(shape)
+
+
+def nms_cases():
+    # The example of MXNet's documentation of box_nms.
+    x = np.array([[0, 0.5, 0.1, 0.1, 0.2, 0.2], [1, 0.4, 0.1, 0.1, 0.2, 0.2],
+                  [0, 0.3, 0.1, 0.1, 0.14, 0.14],
+                  [2, 0.6, 0.5, 0.5, 0.7, 0.8]])
+    doc = {"overlap_thresh": 0.1, "coord_start": 2, "score_index": 1,
+           "id_index": 0, "force_suppress": True}
+    want = np.array([[2, 0.6, 0.5, 0.5, 0.7, 0.8], [0, 0.5, 0.1, 0.1, 0.2, 0.2],
+                     [-1] * 6, [-1] * 6])
+    assert np.allclose(nms_ref(x, **doc), want)
+    case("nms_doc_example", "_contrib_box_nms",
+         {k: str(v).lower() if isinstance(v, bool) else v
+          for k, v in doc.items()}, [x], [want])
+    # Random clustered boxes, several batches, classes and settings.
+    n = 24
+    cls = RNG.randint(0, 3, (2, 3, n)).astype(np.float64)
+    score = np.round(RNG.uniform(0, 1, (2, 3, n)), 2)  # ties included
+    ctr = RNG.uniform(0, 10, (2, 3, n, 2))
+    wh = RNG.uniform(1, 4, (2, 3, n, 2))
+    corner = np.concatenate([ctr - wh / 2, ctr + wh / 2], -1)
+    data = np.concatenate([cls[..., None], score[..., None], corner], -1)
+    center = np.concatenate([cls[..., None], score[..., None], ctr, wh], -1)
+    settings = [
+        {},
+        {"overlap_thresh": 0.3, "valid_thresh": 0.2, "topk": 10},
+        {"id_index": 0, "overlap_thresh": 0.2},
+        {"id_index": 0, "background_id": 1, "overlap_thresh": 0.4},
+        {"id_index": 0, "force_suppress": True, "overlap_thresh": 0.25},
+        {"out_format": "center", "overlap_thresh": 0.35},
+        {"topk": 0},
+    ]
+    for i, st in enumerate(settings):
+        params = {k: str(v).lower() if isinstance(v, bool) else v
+                  for k, v in st.items()}
+        case("nms_random_%d" % i, "_contrib_box_nms", params, [data],
+             [nms_ref(data, **st)])
+    case("nms_center_in", "_contrib_box_nms",
+         {"in_format": "center", "out_format": "corner", "id_index": 0},
+         [center], [nms_ref(center, in_format="center", id_index=0)])
+    # Scores and ids away from the default columns, 2-D input.
+    perm = data[0, 0][:, [2, 3, 4, 5, 1, 0]]
+    case("nms_columns", "_contrib_box_nms",
+         {"coord_start": 0, "score_index": 4, "id_index": 5,
+          "overlap_thresh": 0.3},
+         [perm], [nms_ref(perm, coord_start=0, score_index=4, id_index=5,
+                          overlap_thresh=0.3)])
+
+
+def iou_cases():
+    a = np.concatenate([RNG.uniform(0, 5, (2, 3, 2)),
+                        RNG.uniform(5, 9, (2, 3, 2))], -1)
+    b = np.concatenate([RNG.uniform(0, 6, (4, 2)),
+                        RNG.uniform(4, 9, (4, 2))], -1)
+    b[0] = [20, 20, 21, 21]  # disjoint
+    b[1] = [3, 3, 2, 2]      # negative extent
+    want = iou_matrix(a.reshape(-1, 4), b, "corner").reshape(2, 3, 4)
+    case("iou_corner", "_contrib_box_iou", {}, [a, b], [want])
+    want_c = iou_matrix(a.reshape(-1, 4), b, "center").reshape(2, 3, 4)
+    case("iou_center", "_contrib_box_iou", {"format": "center"}, [a, b],
+         [want_c])
+
+
 def main():
+    nms_cases()
+    iou_cases()
     roi_pool_cases()
     roi_align_cases()
     sampler_cases()
