@@ -361,9 +361,8 @@ static const char *const k_nms_in[] = {"data", NULL};
 static const char *const k_nms_out[] = {"output", "record", NULL};
 static const char *const k_nms_bwd_in[] = {"ograd", "record", NULL};
 static const char *const k_nms_alias[] = {
-    "_contrib_box_non_maximum_suppression", "_npx_box_nms", NULL};
+    "_contrib_box_non_maximum_suppression", NULL};
 static const char *const k_iou_in[] = {"lhs", "rhs", NULL};
-static const char *const k_iou_alias[] = {"_npx_box_iou", NULL};
 
 static const mxc__op k_ops[] = {
     {
@@ -396,7 +395,6 @@ static const mxc__op k_ops[] = {
     },
     {
         .name = "_contrib_box_iou",
-        .aliases = k_iou_alias,
         .doc = "IoU of every box of lhs (..., 4) with every box of rhs "
                "(..., 4): shape lhs[:-1] + rhs[:-1].",
         MXC__PARAMS_OF(iou_param, k_iou_params),

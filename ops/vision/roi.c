@@ -452,7 +452,6 @@ static const char *const k_out[] = {"output", "maxidx", NULL};
 static const char *const k_pool_bwd_in[] = {"ograd", "data", "rois", "maxidx",
                                             NULL};
 static const char *const k_align_bwd_in[] = {"ograd", "data", "rois", NULL};
-static const char *const k_align_alias[] = {"_npx_roi_align", NULL};
 
 static const mxc__op k_ops[] = {
     {
@@ -486,7 +485,6 @@ static const mxc__op k_ops[] = {
     },
     {
         .name = "_contrib_ROIAlign",
-        .aliases = k_align_alias,
         .doc = "Average of bilinear samples of data (N, C, H, W) over each "
                "region of rois (R, 5) or (R, 4) into pooled_size bins: (R, "
                "C, PH, PW), or (R, C / (PH * PW), PH, PW) when "

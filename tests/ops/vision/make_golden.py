@@ -352,7 +352,41 @@ def iou_cases():
          [want_c])
 
 
+# ---- MultiBoxPrior ----
+
+def prior_ref(h, w, sizes, ratios, steps=(-1, -1), offsets=(0.5, 0.5),
+              clip=False):
+    sy, sx = steps if steps[0] > 0 and steps[1] > 0 else (1.0 / h, 1.0 / w)
+    shapes = [(s * h / w / 2, s / 2) for s in sizes]
+    shapes += [(sizes[0] * h / w * math.sqrt(r) / 2,
+                sizes[0] / math.sqrt(r) / 2) for r in ratios[1:]]
+    out = []
+    for r in range(h):
+        cy = (r + offsets[0]) * sy
+        for c in range(w):
+            cx = (c + offsets[1]) * sx
+            for hw, hh in shapes:
+                out.append([cx - hw, cy - hh, cx + hw, cy + hh])
+    out = np.array(out)[None]
+    return np.clip(out, 0, 1) if clip else out
+
+
+def prior_cases():
+    data = np.zeros((2, 3, 4, 5))
+    case("prior_default", "_contrib_MultiBoxPrior", {}, [data],
+         [prior_ref(4, 5, [1.0], [1.0])])
+    case("prior_sizes_ratios", "_contrib_MultiBoxPrior",
+         {"sizes": "(0.2,0.35,0.5)", "ratios": "[1,2,0.5,3]"}, [data],
+         [prior_ref(4, 5, [0.2, 0.35, 0.5], [1, 2, 0.5, 3])])
+    case("prior_steps_clip", "_contrib_MultiBoxPrior",
+         {"sizes": "(0.3,0.6)", "ratios": "(1,2)", "steps": "(0.3,0.2)",
+          "offsets": "(0.25,0.75)", "clip": "true"}, [data],
+         [prior_ref(4, 5, [0.3, 0.6], [1, 2], (0.3, 0.2), (0.25, 0.75),
+                    True)])
+
+
 def main():
+    prior_cases()
     nms_cases()
     iou_cases()
     roi_pool_cases()

@@ -22,12 +22,6 @@ TEST(ROIAlign, Golden) {
   }
 }
 
-TEST(ROIAlign, NpxAliasIsTheSameOperator) {
-  auto c = vist::cases_of("_contrib_ROIAlign").at(0);
-  c.op = "_npx_roi_align";
-  vist::run_case(c, MXC_DTYPE_FLOAT64, 1e-10, 1e-10);
-}
-
 // Distinct values (a permutation) so that every bin has one maximum and
 // small perturbations do not move it.
 std::vector<double> distinct(int64_t n) {
