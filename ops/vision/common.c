@@ -1,5 +1,7 @@
 /* Helpers shared by the files of ops/vision, and the family's
  * registration. */
+#include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ops/families.h"
@@ -65,9 +67,31 @@ void mxc__vision_clear(void *p, int64_t n, size_t es, mxc__req req) {
   if (req != MXC__REQ_ADD && n > 0) memset(p, 0, (size_t)n * es);
 }
 
+/* Parses "(a, b, ...)" / "[a, b]" / "a" into at most max finite values. */
+int mxc__vision_parse_floats(const char *op_name, const char *key, const char *s,
+                        double *out, int max, int *n) {
+  const char *p = s;
+  *n = 0;
+  while (*p == ' ' || *p == '(' || *p == '[') ++p;
+  while (*p && *p != ')' && *p != ']') {
+    char *end = NULL;
+    double v = strtod(p, &end);
+    MXC_RETURN_ERROR_IF(end == p || !isfinite(v) || *n >= max,
+                        MXC_ERR_INVALID_ARGUMENT,
+                        "operator '%s': parameter '%s' = '%s' is not a tuple "
+                        "of at most %d finite numbers",
+                        op_name, key, s, max);
+    out[(*n)++] = v;
+    p = end;
+    while (*p == ' ' || *p == ',') ++p;
+  }
+  return MXC_OK;
+}
+
 int mxc__ops_register_vision(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__vision_register_roi(r));
   MXC_FORWARD_IF_ERROR(mxc__vision_register_box(r));
   MXC_FORWARD_IF_ERROR(mxc__vision_register_prior(r));
+  MXC_FORWARD_IF_ERROR(mxc__vision_register_detection(r));
   return mxc__vision_register_sampler(r);
 }

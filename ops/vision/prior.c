@@ -11,7 +11,6 @@
  * half-height divided by it). clip clamps coordinates to [0, 1]. The
  * anchors depend on the data's shape only: no gradient flows to data. */
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "ops/vision/vision.h"
@@ -41,38 +40,17 @@ static const mxc__param_def k_params[] = {
                "Centre offset (y, x) within a cell, in cells."),
 };
 
-/* Parses "(a, b, ...)" / "[a, b]" / "a" into at most max finite values. */
-static int parse_floats(const char *op_name, const char *key, const char *s,
-                        double *out, int max, int *n) {
-  const char *p = s;
-  *n = 0;
-  while (*p == ' ' || *p == '(' || *p == '[') ++p;
-  while (*p && *p != ')' && *p != ']') {
-    char *end = NULL;
-    double v = strtod(p, &end);
-    MXC_RETURN_ERROR_IF(end == p || !isfinite(v) || *n >= max,
-                        MXC_ERR_INVALID_ARGUMENT,
-                        "operator '%s': parameter '%s' = '%s' is not a tuple "
-                        "of at most %d finite numbers",
-                        op_name, key, s, max);
-    out[(*n)++] = v;
-    p = end;
-    while (*p == ' ' || *p == ',') ++p;
-  }
-  return MXC_OK;
-}
-
 static int prior_check(const char *op_name, void *param) {
   prior_param *p = param;
   int ns = 0, no = 0;
-  MXC_FORWARD_IF_ERROR(parse_floats(op_name, "sizes", p->sizes, p->size,
+  MXC_FORWARD_IF_ERROR(mxc__vision_parse_floats(op_name, "sizes", p->sizes, p->size,
                                     PRIOR_MAX_VALUES, &p->n_sizes));
-  MXC_FORWARD_IF_ERROR(parse_floats(op_name, "ratios", p->ratios, p->ratio,
+  MXC_FORWARD_IF_ERROR(mxc__vision_parse_floats(op_name, "ratios", p->ratios, p->ratio,
                                     PRIOR_MAX_VALUES, &p->n_ratios));
   MXC_FORWARD_IF_ERROR(
-      parse_floats(op_name, "steps", p->steps, p->step, 2, &ns));
+      mxc__vision_parse_floats(op_name, "steps", p->steps, p->step, 2, &ns));
   MXC_FORWARD_IF_ERROR(
-      parse_floats(op_name, "offsets", p->offsets, p->offset, 2, &no));
+      mxc__vision_parse_floats(op_name, "offsets", p->offsets, p->offset, 2, &no));
   MXC_RETURN_ERROR_IF(ns != 2 || no != 2, MXC_ERR_INVALID_ARGUMENT,
                       "operator '%s': steps and offsets must hold 2 values "
                       "(y, x)",

@@ -54,6 +54,13 @@ int mxc__vision_grad_node(const mxc__node *fwd, const char *name,
  * scatter-add into their output). */
 void mxc__vision_clear(void *p, int64_t n, size_t es, mxc__req req);
 
+/* Parses a float tuple parameter, "(a, b, ...)", "[a, b]" or "a", into at
+ * most max finite values (MXC_ERR_INVALID_ARGUMENT naming op_name and key
+ * otherwise); *n gets the count. */
+int mxc__vision_parse_floats(const char *op_name, const char *key,
+                             const char *s, double *out, int max, int *n);
+
+int mxc__vision_register_detection(mxc__registry *r);
 int mxc__vision_register_roi(mxc__registry *r);
 int mxc__vision_register_box(mxc__registry *r);
 int mxc__vision_register_prior(mxc__registry *r);

@@ -385,7 +385,88 @@ def prior_cases():
                     True)])
 
 
+# ---- MultiBoxDetection ----
+
+def detection_ref(cls_prob, loc_pred, anchor, clip=True, threshold=0.01,
+                  nms_threshold=0.5, force_suppress=False,
+                  variances=(0.1, 0.1, 0.2, 0.2), nms_topk=-1):
+    nb, nc, na = cls_prob.shape
+    out = -np.ones((nb, na, 6))
+    a = anchor[0]
+    aw, ah = a[:, 2] - a[:, 0], a[:, 3] - a[:, 1]
+    ax, ay = (a[:, 0] + a[:, 2]) / 2, (a[:, 1] + a[:, 3]) / 2
+    for b in range(nb):
+        d = loc_pred[b].reshape(na, 4)
+        cx = d[:, 0] * variances[0] * aw + ax
+        cy = d[:, 1] * variances[1] * ah + ay
+        hw = np.exp(d[:, 2] * variances[2]) * aw / 2
+        hh = np.exp(d[:, 3] * variances[3]) * ah / 2
+        boxes = np.stack([cx - hw, cy - hh, cx + hw, cy + hh], 1)
+        if clip:
+            boxes = np.clip(boxes, 0, 1)
+        fg = cls_prob[b, 1:]
+        ids = np.argmax(fg, 0)          # first maximum
+        scores = fg[ids, np.arange(na)]
+        keep = scores >= threshold
+        rows = np.concatenate([ids[keep, None].astype(float),
+                               scores[keep, None], boxes[keep]], 1)
+        k = len(rows)
+        res = -np.ones((na, 6))
+        res[:k] = rows
+        if k > 0 and 0 < nms_threshold <= 1:
+            order = np.argsort(-rows[:, 1], kind="stable")
+            nkeep = nms_topk if 0 < nms_topk < k else k
+            res[nkeep:k, 0] = -1
+            res[:nkeep] = rows[order[:nkeep]]
+            for i in range(nkeep):
+                if res[i, 0] < 0:
+                    continue
+                for j in range(i + 1, nkeep):
+                    if res[j, 0] < 0:
+                        continue
+                    if not force_suppress and res[i, 0] != res[j, 0]:
+                        continue
+                    bi, bj = res[i, 2:], res[j, 2:]
+                    w = max(0.0, min(bi[2], bj[2]) - max(bi[0], bj[0]))
+                    h = max(0.0, min(bi[3], bj[3]) - max(bi[1], bj[1]))
+                    inter = w * h
+                    u = ((bi[2] - bi[0]) * (bi[3] - bi[1]) +
+                         (bj[2] - bj[0]) * (bj[3] - bj[1]) - inter)
+                    iou = 0.0 if u <= 0 else inter / u
+                    if iou >= nms_threshold:
+                        res[j, 0] = -1
+        out[b] = res
+    return out
+
+
+def detection_cases():
+    anchor = prior_ref(3, 4, [0.3, 0.5], [1, 2])  # (1, 36, 4)
+    na = anchor.shape[1]
+    logits = RNG.uniform(-2, 2, (2, 4, na))
+    prob = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    loc = RNG.uniform(-1, 1, (2, na * 4))
+    settings = [
+        {},
+        {"threshold": 0.3, "nms_threshold": 0.3},
+        {"force_suppress": True, "nms_threshold": 0.2, "nms_topk": 9},
+        {"clip": False, "variances": (0.2, 0.2, 0.3, 0.1),
+         "nms_threshold": 0.45},
+        {"nms_threshold": 0.0},
+    ]
+    for i, st in enumerate(settings):
+        params = {}
+        for k, v in st.items():
+            if isinstance(v, bool):
+                v = str(v).lower()
+            elif isinstance(v, tuple):
+                v = "(%s)" % ",".join(repr(x) for x in v)
+            params[k] = v
+        case("detection_%d" % i, "_contrib_MultiBoxDetection", params,
+             [prob, loc, anchor], [detection_ref(prob, loc, anchor, **st)])
+
+
 def main():
+    detection_cases()
     prior_cases()
     nms_cases()
     iou_cases()

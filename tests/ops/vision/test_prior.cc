@@ -1,4 +1,5 @@
-// _contrib_MultiBoxPrior against the numpy reference of make_golden.py, and
+// _contrib_MultiBoxPrior and _contrib_MultiBoxDetection against the numpy
+// references of make_golden.py, and
 // bad input.
 #include "tests/ops/vision/golden.h"
 
@@ -33,6 +34,39 @@ TEST(MultiBoxPrior, BadInput) {
   EXPECT_EQ(rc_of(data, {{"steps", "(0.1)"}}), MXC_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(rc_of(data, {{"offsets", "(0.5, 0.5, 0.5)"}}),
             MXC_ERR_INVALID_ARGUMENT);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(MultiBoxDetection, Golden) {
+  for (const auto &c : vist::cases_of("_contrib_MultiBoxDetection")) {
+    vist::run_case(c, MXC_DTYPE_FLOAT32, 1e-5, 1e-5);
+    vist::run_case(c, MXC_DTYPE_FLOAT64, 1e-12, 1e-12);
+  }
+}
+
+int det_rc(const Arr &c, const Arr &l, const Arr &a, const mxct::Params &p) {
+  int rc = MXC_OK;
+  mxct::invoke("_contrib_MultiBoxDetection", {&c, &l, &a}, p, &rc);
+  return rc;
+}
+
+TEST(MultiBoxDetection, BadInput) {
+  Arr cls = make({1, 3, 2}, std::vector<double>(6, 0.3));
+  Arr loc = make({1, 8}, std::vector<double>(8, 0.0));
+  Arr anc = make({1, 2, 4}, {0.1, 0.1, 0.4, 0.4, 0.5, 0.5, 0.9, 0.9});
+  Arr loc_bad = make({1, 6}, std::vector<double>(6, 0.0));
+  Arr anc_bad = make({2, 4}, std::vector<double>(8, 0.0));
+  EXPECT_EQ(det_rc(cls, loc, anc, {}), MXC_OK) << mxct::err();
+  EXPECT_EQ(det_rc(cls, loc_bad, anc, {}), MXC_ERR_SHAPE);
+  EXPECT_NE(mxct::err().find("loc_pred"), std::string::npos) << mxct::err();
+  EXPECT_EQ(det_rc(cls, loc, anc_bad, {}), MXC_ERR_SHAPE);
+  EXPECT_EQ(det_rc(loc, loc, anc, {}), MXC_ERR_SHAPE);
+  EXPECT_EQ(det_rc(cls, loc, anc, {{"variances", "(0.1, 0.1, 0.2)"}}),
+            MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(mxct::err().find("variances"), std::string::npos);
 }
 
 }  // namespace
