@@ -1,6 +1,5 @@
 // _contrib_MultiBoxPrior and _contrib_MultiBoxDetection against the numpy
-// references of make_golden.py, and
-// bad input.
+// references of make_golden.py, and bad input.
 #include "tests/ops/vision/golden.h"
 
 using mxct::Arr;
