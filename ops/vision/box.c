@@ -57,8 +57,7 @@ static const mxc__param_def k_nms_params[] = {
 
 /* Overlap of [a0, a1] and [b0, b1] along one axis (0 when disjoint),
  * boxes given as 4 values in `fmt`; axis 0 is x, 1 is y. */
-static double box_overlap(const double *a, const double *b, int fmt,
-                          int axis) {
+static double box_overlap(const double *a, const double *b, int fmt, int axis) {
   double l, r;
   if (fmt == BOX_CORNER) {
     l = fmax(a[axis], b[axis]);
@@ -85,8 +84,7 @@ static double box_iou(const double *a, const double *b, int fmt) {
 /* ---- box_nms ---- */
 
 static int nms_index_ok(int64_t i, int64_t width, const nms_param *p) {
-  return i >= 0 && i < width &&
-         (i < p->coord_start || i > p->coord_start + 3);
+  return i >= 0 && i < width && (i < p->coord_start || i > p->coord_start + 3);
 }
 
 static int nms_shape(const mxc__op *op, const void *param, mxc__shape *in,
@@ -100,19 +98,18 @@ static int nms_shape(const mxc__op *op, const void *param, mxc__shape *in,
                       "box_width); got shape %s",
                       op->name, b);
   int64_t w = in[0].dims[in[0].ndim - 1];
-  MXC_RETURN_ERROR_IF(w < 5 + (p->id_index >= 0) ||
-                          p->coord_start + 3 >= w ||
-                          !nms_index_ok(p->score_index, w, p) ||
-                          (p->id_index >= 0 &&
-                           (!nms_index_ok(p->id_index, w, p) ||
-                            p->id_index == p->score_index)),
-                      MXC_ERR_SHAPE,
-                      "operator '%s': boxes of width %lld (data %s) cannot "
-                      "hold coordinates at %lld..%lld, the score at %lld "
-                      "and the id at %lld without overlap",
-                      op->name, (long long)w, b, (long long)p->coord_start,
-                      (long long)p->coord_start + 3,
-                      (long long)p->score_index, (long long)p->id_index);
+  MXC_RETURN_ERROR_IF(
+      w < 5 + (p->id_index >= 0) || p->coord_start + 3 >= w ||
+          !nms_index_ok(p->score_index, w, p) ||
+          (p->id_index >= 0 &&
+           (!nms_index_ok(p->id_index, w, p) || p->id_index == p->score_index)),
+      MXC_ERR_SHAPE,
+      "operator '%s': boxes of width %lld (data %s) cannot "
+      "hold coordinates at %lld..%lld, the score at %lld "
+      "and the id at %lld without overlap",
+      op->name, (long long)w, b, (long long)p->coord_start,
+      (long long)p->coord_start + 3, (long long)p->score_index,
+      (long long)p->id_index);
   MXC_FORWARD_IF_ERROR(mxc__vision_assign(op->name, &out[0], &in[0], "output"));
   mxc__shape rec = in[0];
   rec.dims[rec.ndim - 1] = 1;
@@ -174,14 +171,14 @@ static void nms_suppress(const mxc__blob *x, const nms_geom *g,
   for (int64_t i = 0; i < k; ++i) {
     if (c[i].row < 0) continue;
     double a[4];
-    for (int t = 0; t < 4; ++t) a[t] = nms_get(x, g, c[i].row,
-                                               p->coord_start + t);
+    for (int t = 0; t < 4; ++t)
+      a[t] = nms_get(x, g, c[i].row, p->coord_start + t);
     for (int64_t j = i + 1; j < k; ++j) {
       if (c[j].row < 0 || !nms_same_class(x, g, p, c[i].row, c[j].row))
         continue;
       double bb[4];
-      for (int t = 0; t < 4; ++t) bb[t] = nms_get(x, g, c[j].row,
-                                                  p->coord_start + t);
+      for (int t = 0; t < 4; ++t)
+        bb[t] = nms_get(x, g, c[j].row, p->coord_start + t);
       if (box_iou(a, bb, p->in_format) > p->overlap_thresh) c[j].row = -1;
     }
   }
@@ -199,10 +196,9 @@ static void nms_convert(double *v, int to) {
 }
 
 /* Writes output row `orow` from input row `irow` (-1: a row of -1). */
-static void nms_emit(const mxc__blob *x, const nms_geom *g,
-                     const nms_param *p, int convert, int64_t irow,
-                     int64_t orow, const mxc__blob *out, mxc__req req,
-                     double *buf) {
+static void nms_emit(const mxc__blob *x, const nms_geom *g, const nms_param *p,
+                     int convert, int64_t irow, int64_t orow,
+                     const mxc__blob *out, mxc__req req, double *buf) {
   for (int64_t k = 0; k < g->w; ++k)
     buf[k] = irow < 0 ? -1 : nms_get(x, g, irow, k);
   if (convert) nms_convert(buf + p->coord_start, p->out_format);
@@ -217,10 +213,9 @@ static void nms_record(const mxc__blob *rec, int64_t i, int64_t v) {
   if (rec) mxc__blob_set(rec, i, (double)v);
 }
 
-static void nms_batch(const mxc__blob *x, const nms_geom *g,
-                      const nms_param *p, int64_t b, nms_cand *c, double *buf,
-                      const mxc__blob *out, mxc__req req,
-                      const mxc__blob *rec) {
+static void nms_batch(const mxc__blob *x, const nms_geom *g, const nms_param *p,
+                      int64_t b, nms_cand *c, double *buf, const mxc__blob *out,
+                      mxc__req req, const mxc__blob *rec) {
   int64_t k = nms_candidates(x, g, p, b, c);
   if (p->topk >= 0 && p->topk < k) k = p->topk;
   nms_suppress(x, g, p, c, k);
@@ -318,16 +313,14 @@ static int iou_shape(const mxc__op *op, const void *param, mxc__shape *in,
   if (in[0].ndim < 0 || in[1].ndim < 0) return MXC_OK;
   char b1[160], b2[160];
   int nd = in[0].ndim + in[1].ndim - 2;
-  MXC_RETURN_ERROR_IF(in[0].ndim < 1 || in[1].ndim < 1 ||
-                          in[0].dims[in[0].ndim - 1] != 4 ||
-                          in[1].dims[in[1].ndim - 1] != 4 ||
-                          nd > MXC_MAX_NDIM,
-                      MXC_ERR_SHAPE,
-                      "operator '%s': lhs and rhs must be (..., 4) boxes "
-                      "with at most %d leading axes together; got %s and %s",
-                      op->name, MXC_MAX_NDIM,
-                      mxc__shape_str(&in[0], b1, sizeof b1),
-                      mxc__shape_str(&in[1], b2, sizeof b2));
+  MXC_RETURN_ERROR_IF(
+      in[0].ndim < 1 || in[1].ndim < 1 || in[0].dims[in[0].ndim - 1] != 4 ||
+          in[1].dims[in[1].ndim - 1] != 4 || nd > MXC_MAX_NDIM,
+      MXC_ERR_SHAPE,
+      "operator '%s': lhs and rhs must be (..., 4) boxes "
+      "with at most %d leading axes together; got %s and %s",
+      op->name, MXC_MAX_NDIM, mxc__shape_str(&in[0], b1, sizeof b1),
+      mxc__shape_str(&in[1], b2, sizeof b2));
   mxc__shape o;
   o.ndim = nd;
   for (int i = 0; i < in[0].ndim - 1; ++i) o.dims[i] = in[0].dims[i];

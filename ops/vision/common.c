@@ -51,8 +51,8 @@ mxc__shape mxc__vision_shape(int n, const int64_t *dims) {
 }
 
 int mxc__vision_grad_node(const mxc__node *fwd, const char *name,
-                          const mxc__entry *ins, int n_ins,
-                          const int *grad_of, mxc__entry *igrad) {
+                          const mxc__entry *ins, int n_ins, const int *grad_of,
+                          mxc__entry *igrad) {
   mxc__node *b = NULL;
   MXC_FORWARD_IF_ERROR(mxc__node_op_like(name, fwd, ins, n_ins, &b));
   for (int i = 0; i < fwd->n_inputs; ++i) {
@@ -68,8 +68,8 @@ void mxc__vision_clear(void *p, int64_t n, size_t es, mxc__req req) {
 }
 
 /* Parses "(a, b, ...)" / "[a, b]" / "a" into at most max finite values. */
-int mxc__vision_parse_floats(const char *op_name, const char *key, const char *s,
-                        double *out, int max, int *n) {
+int mxc__vision_parse_floats(const char *op_name, const char *key,
+                             const char *s, double *out, int max, int *n) {
   const char *p = s;
   *n = 0;
   while (*p == ' ' || *p == '(' || *p == '[') ++p;

@@ -28,8 +28,7 @@ typedef struct det_param {
 } det_param;
 
 static const mxc__param_def k_params[] = {
-    MXC__PARAM(det_param, clip, MXC__P_BOOL, "true",
-               "Clip boxes to [0, 1]."),
+    MXC__PARAM(det_param, clip, MXC__P_BOOL, "true", "Clip boxes to [0, 1]."),
     MXC__PARAM(det_param, threshold, MXC__P_FLOAT, "0.01",
                "Scores below this make no detection."),
     MXC__PARAM(det_param, background_id, MXC__P_INT, "0",
@@ -61,8 +60,7 @@ static int det_shape(const mxc__op *op, const void *param, mxc__shape *in,
                      int n_in, mxc__shape *out, int n_out) {
   int kc;
   MXC_FORWARD_IF_ERROR(mxc__vision_need_ndim(op->name, &in[0], 3, "cls_prob",
-                                             "3-D (N, classes, anchors)",
-                                             &kc));
+                                             "3-D (N, classes, anchors)", &kc));
   if (!kc) return MXC_OK;
   int64_t nb = in[0].dims[0], na = in[0].dims[2], n4;
   char b[160];
@@ -73,10 +71,10 @@ static int det_shape(const mxc__op *op, const void *param, mxc__shape *in,
   mxc__shape loc = mxc__vision_shape(2, (int64_t[]){nb, n4});
   mxc__shape anc = mxc__vision_shape(3, (int64_t[]){1, na, 4});
   mxc__shape o = mxc__vision_shape(3, (int64_t[]){nb, na, 6});
-  MXC_FORWARD_IF_ERROR(mxc__vision_assign(op->name, &in[1], &loc,
-                                          "loc_pred (N, anchors * 4)"));
-  MXC_FORWARD_IF_ERROR(mxc__vision_assign(op->name, &in[2], &anc,
-                                          "anchor (1, anchors, 4)"));
+  MXC_FORWARD_IF_ERROR(
+      mxc__vision_assign(op->name, &in[1], &loc, "loc_pred (N, anchors * 4)"));
+  MXC_FORWARD_IF_ERROR(
+      mxc__vision_assign(op->name, &in[2], &anc, "anchor (1, anchors, 4)"));
   return mxc__vision_assign(op->name, &out[0], &o, "output");
 }
 
@@ -101,8 +99,8 @@ static void det_decode(const det_param *p, const mxc__blob *loc,
 
 /* Fills rows (A x 6, -1 first) with the kept anchors of batch b in anchor
  * order; returns their count. */
-static int64_t det_collect(const det_param *p, const mxc__blob *in,
-                           int64_t b, double *rows) {
+static int64_t det_collect(const det_param *p, const mxc__blob *in, int64_t b,
+                           double *rows) {
   int64_t nc = in[0].shape.dims[1], na = in[0].shape.dims[2], k = 0;
   for (int64_t i = 0; i < na * 6; ++i) rows[i] = -1;
   for (int64_t i = 0; i < na; ++i) {
@@ -170,8 +168,8 @@ static int det_forward(const mxc__op *op, const mxc__opctx *ctx,
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
   void *t = NULL;
   size_t rows_bytes = (size_t)na * 6 * sizeof(double);
-  MXC_FORWARD_IF_ERROR(mxc__opctx_temp(
-      ctx, 2 * rows_bytes + (size_t)na * sizeof(det_sort), &t));
+  MXC_FORWARD_IF_ERROR(
+      mxc__opctx_temp(ctx, 2 * rows_bytes + (size_t)na * sizeof(det_sort), &t));
   double *rows = t, *tmp = rows + na * 6;
   det_sort *s = (det_sort *)(tmp + na * 6);
   for (int64_t b = 0; b < nb; ++b) {

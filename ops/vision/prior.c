@@ -43,14 +43,14 @@ static const mxc__param_def k_params[] = {
 static int prior_check(const char *op_name, void *param) {
   prior_param *p = param;
   int ns = 0, no = 0;
-  MXC_FORWARD_IF_ERROR(mxc__vision_parse_floats(op_name, "sizes", p->sizes, p->size,
-                                    PRIOR_MAX_VALUES, &p->n_sizes));
-  MXC_FORWARD_IF_ERROR(mxc__vision_parse_floats(op_name, "ratios", p->ratios, p->ratio,
-                                    PRIOR_MAX_VALUES, &p->n_ratios));
+  MXC_FORWARD_IF_ERROR(mxc__vision_parse_floats(
+      op_name, "sizes", p->sizes, p->size, PRIOR_MAX_VALUES, &p->n_sizes));
+  MXC_FORWARD_IF_ERROR(mxc__vision_parse_floats(
+      op_name, "ratios", p->ratios, p->ratio, PRIOR_MAX_VALUES, &p->n_ratios));
   MXC_FORWARD_IF_ERROR(
       mxc__vision_parse_floats(op_name, "steps", p->steps, p->step, 2, &ns));
-  MXC_FORWARD_IF_ERROR(
-      mxc__vision_parse_floats(op_name, "offsets", p->offsets, p->offset, 2, &no));
+  MXC_FORWARD_IF_ERROR(mxc__vision_parse_floats(op_name, "offsets", p->offsets,
+                                                p->offset, 2, &no));
   MXC_RETURN_ERROR_IF(ns != 2 || no != 2, MXC_ERR_INVALID_ARGUMENT,
                       "operator '%s': steps and offsets must hold 2 values "
                       "(y, x)",
@@ -93,9 +93,8 @@ static int prior_shape(const mxc__op *op, const void *param, mxc__shape *in,
 }
 
 /* Writes one anchor (half extents hw, hh around cx, cy) at row k. */
-static void prior_put(const prior_param *p, const mxc__blob *out,
-                      mxc__req req, int64_t k, double cx, double cy,
-                      double hw, double hh) {
+static void prior_put(const prior_param *p, const mxc__blob *out, mxc__req req,
+                      int64_t k, double cx, double cy, double hw, double hh) {
   double v[4] = {cx - hw, cy - hh, cx + hw, cy + hh};
   for (int t = 0; t < 4; ++t) {
     double x = p->clip ? fmin(fmax(v[t], 0), 1) : v[t];
@@ -106,8 +105,7 @@ static void prior_put(const prior_param *p, const mxc__blob *out,
 
 static int prior_forward(const mxc__op *op, const mxc__opctx *ctx,
                          const void *param, const mxc__blob *in, int n_in,
-                         const mxc__blob *out, int n_out,
-                         const mxc__req *req) {
+                         const mxc__blob *out, int n_out, const mxc__req *req) {
   const prior_param *p = param;
   int64_t h = in[0].shape.dims[2], w = in[0].shape.dims[3], k = 0;
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
@@ -120,12 +118,12 @@ static int prior_forward(const mxc__op *op, const mxc__opctx *ctx,
     for (int64_t c = 0; c < w; ++c) {
       double cx = ((double)c + p->offset[1]) * sx;
       for (int i = 0; i < p->n_sizes; ++i)
-        prior_put(p, &out[0], req[0], k++, cx, cy,
-                  p->size[i] * aspect / 2, p->size[i] / 2);
+        prior_put(p, &out[0], req[0], k++, cx, cy, p->size[i] * aspect / 2,
+                  p->size[i] / 2);
       for (int j = 1; j < p->n_ratios; ++j) {
         double q = sqrt(p->ratio[j]);
-        prior_put(p, &out[0], req[0], k++, cx, cy,
-                  p->size[0] * aspect * q / 2, p->size[0] / q / 2);
+        prior_put(p, &out[0], req[0], k++, cx, cy, p->size[0] * aspect * q / 2,
+                  p->size[0] / q / 2);
       }
     }
   }

@@ -237,9 +237,8 @@ static int pool_backward(const mxc__op *op, const mxc__opctx *ctx,
                          const mxc__blob *out, int n_out, const mxc__req *req) {
   const roi_param *p = param;
   const int64_t *d = in[1].shape.dims;
-  int64_t nr = in[2].shape.dims[0], bins = p->pooled_size.d[0] *
-                                           p->pooled_size.d[1],
-          plane = d[2] * d[3];
+  int64_t nr = in[2].shape.dims[0],
+          bins = p->pooled_size.d[0] * p->pooled_size.d[1], plane = d[2] * d[3];
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
   mxc__vision_clear(out[0].ptr, mxc__shape_size(&out[0].shape),
                     mxc__dtype_size(out[0].dtype), req[0]);
@@ -264,8 +263,8 @@ static int pool_backward(const mxc__op *op, const mxc__opctx *ctx,
 
 static int pool_grad(const mxc__node *fwd, const mxc__entry *ograd,
                      mxc__entry *igrad) {
-  mxc__entry ins[4] = {ograd[0], fwd->inputs[0], fwd->inputs[1],
-                       {(mxc__node *)fwd, 1}};
+  mxc__entry ins[4] = {
+      ograd[0], fwd->inputs[0], fwd->inputs[1], {(mxc__node *)fwd, 1}};
   static const int grad_of[2] = {0, -1};
   return mxc__vision_grad_node(fwd, "_backward_ROIPooling", ins, 4, grad_of,
                                igrad);
@@ -303,8 +302,7 @@ static int align_roi_of(const char *name, const roi_param *p,
   MXC_FORWARD_IF_ERROR(roi_coords(name, c, r));
   MXC_FORWARD_IF_ERROR(roi_batch(name, v[0], r, batch, &g->b));
   double w = c[2] - c[0], h = c[3] - c[1];
-  MXC_RETURN_ERROR_IF(p->aligned && !(w > 0 && h > 0),
-                      MXC_ERR_INVALID_ARGUMENT,
+  MXC_RETURN_ERROR_IF(p->aligned && !(w > 0 && h > 0), MXC_ERR_INVALID_ARGUMENT,
                       "operator '%s': with aligned=true ROI %lld must have "
                       "positive width and height; got %g x %g",
                       name, (long long)r, w, h);
@@ -323,8 +321,8 @@ static int align_roi_of(const char *name, const roi_param *p,
 /* Bilinear weights of sample (y, x) on an h x w map: the four taps
  * idx[] and weights wt[]; all weights 0 when the sample lies more than a
  * pixel outside. */
-static void align_taps(double y, double x, int64_t h, int64_t w,
-                       int64_t idx[4], double wt[4]) {
+static void align_taps(double y, double x, int64_t h, int64_t w, int64_t idx[4],
+                       double wt[4]) {
   if (y < -1.0 || y > (double)h || x < -1.0 || x > (double)w) {
     for (int i = 0; i < 4; ++i) idx[i] = 0, wt[i] = 0;
     return;
@@ -342,9 +340,9 @@ static void align_taps(double y, double x, int64_t h, int64_t w,
 }
 
 /* Sample (iy, ix) of bin (ph, pw). */
-static void align_sample(const align_roi *g, int64_t ph, int64_t pw,
-                         int64_t iy, int64_t ix, int64_t h, int64_t w,
-                         int64_t idx[4], double wt[4]) {
+static void align_sample(const align_roi *g, int64_t ph, int64_t pw, int64_t iy,
+                         int64_t ix, int64_t h, int64_t w, int64_t idx[4],
+                         double wt[4]) {
   double y = g->y0 + (double)ph * g->bin_h +
              ((double)iy + 0.5) * g->bin_h / (double)g->gh;
   double x = g->x0 + (double)pw * g->bin_w +
@@ -360,22 +358,21 @@ static int64_t align_channel(const roi_param *p, int64_t c, int64_t k) {
 }
 
 /* Value (forward) or gradient scatter (backward) of one output bin. */
-#define ALIGN_BIN(BODY)                                                   \
-  for (int64_t iy = 0; iy < g.gh; ++iy) {                                 \
-    for (int64_t ix = 0; ix < g.gw; ++ix) {                               \
-      int64_t idx[4];                                                     \
-      double wt[4];                                                       \
-      align_sample(&g, ph, pw, iy, ix, d[2], d[3], idx, wt);              \
-      for (int t = 0; t < 4; ++t) {                                       \
-        BODY;                                                             \
-      }                                                                   \
-    }                                                                     \
+#define ALIGN_BIN(BODY)                                      \
+  for (int64_t iy = 0; iy < g.gh; ++iy) {                    \
+    for (int64_t ix = 0; ix < g.gw; ++ix) {                  \
+      int64_t idx[4];                                        \
+      double wt[4];                                          \
+      align_sample(&g, ph, pw, iy, ix, d[2], d[3], idx, wt); \
+      for (int t = 0; t < 4; ++t) {                          \
+        BODY;                                                \
+      }                                                      \
+    }                                                        \
   }
 
 static int align_forward(const mxc__op *op, const mxc__opctx *ctx,
                          const void *param, const mxc__blob *in, int n_in,
-                         const mxc__blob *out, int n_out,
-                         const mxc__req *req) {
+                         const mxc__blob *out, int n_out, const mxc__req *req) {
   const roi_param *p = param;
   const int64_t *d = in[0].shape.dims, *od = out[0].shape.dims;
   int64_t plane = d[2] * d[3], bins = od[2] * od[3];
@@ -427,8 +424,8 @@ static int align_backward(const mxc__op *op, const mxc__opctx *ctx,
         for (int64_t ph = 0; ph < od[2]; ++ph) {
           for (int64_t pw = 0; pw < od[3]; ++pw) {
             int64_t k = ph * od[3] + pw;
-            T *dx = (T *)out[0].ptr +
-                    (g.b * d[1] + align_channel(p, c, k)) * plane;
+            T *dx =
+                (T *)out[0].ptr + (g.b * d[1] + align_channel(p, c, k)) * plane;
             double gk = (double)gy[c * bins + k] / cnt;
             ALIGN_BIN(dx[idx[t]] += (T)(gk * wt[t]));
           }

@@ -40,8 +40,7 @@ static const mxc__param_def k_bs_params[] = {
 };
 
 static const mxc__param_def k_st_params[] = {
-    MXC__PARAM(st_param, target_shape, MXC__P_TUPLE, "(0,0)",
-               "Output (H, W)."),
+    MXC__PARAM(st_param, target_shape, MXC__P_TUPLE, "(0,0)", "Output (H, W)."),
     MXC__PARAM_ENUM(st_param, transform_type, NULL, k_affine_only,
                     "Only affine."),
     MXC__PARAM_ENUM(st_param, sampler_type, NULL, k_bilinear_only,
@@ -102,8 +101,7 @@ static int gg_shape(const mxc__op *op, const void *param, mxc__shape *in,
   }
   MXC_FORWARD_IF_ERROR(theta_shape(op, &in[0]));
   if (in[0].ndim < 0) return MXC_OK;
-  int64_t d[4] = {in[0].dims[0], 2, p->target_shape.d[0],
-                  p->target_shape.d[1]};
+  int64_t d[4] = {in[0].dims[0], 2, p->target_shape.d[0], p->target_shape.d[1]};
   mxc__shape o = mxc__vision_shape(4, d);
   return mxc__vision_assign(op->name, &out[0], &o, "output");
 }
@@ -136,8 +134,7 @@ static int bs_shape(const mxc__op *op, const void *param, mxc__shape *in,
                       "data's N; got data %s and grid %s",
                       op->name, mxc__shape_str(&in[0], b1, sizeof b1),
                       mxc__shape_str(&in[1], b2, sizeof b2));
-  int64_t d[4] = {in[0].dims[0], in[0].dims[1], in[1].dims[2],
-                  in[1].dims[3]};
+  int64_t d[4] = {in[0].dims[0], in[0].dims[1], in[1].dims[2], in[1].dims[3]};
   mxc__shape o = mxc__vision_shape(4, d);
   return mxc__vision_assign(op->name, &out[0], &o, "output");
 }
@@ -187,8 +184,7 @@ static void affine_grid(const mxc__blob *theta, int64_t nb, int64_t h,
 
 /* dtheta (N, 6) from the gradient of the grid (N, 2, h, w). */
 static void affine_grid_grad(const mxc__blob *g, int64_t nb, int64_t h,
-                             int64_t w, const mxc__blob *dtheta,
-                             mxc__req req) {
+                             int64_t w, const mxc__blob *dtheta, mxc__req req) {
   for (int64_t n = 0; n < nb; ++n) {
     double s[6] = {0, 0, 0, 0, 0, 0};
     for (int64_t i = 0; i < h; ++i) {
@@ -281,8 +277,8 @@ static void taps_of(double gx, double gy, int64_t h, int64_t w, taps *t) {
   for (int k = 0; k < 4; ++k) {
     double xi = x0 + (k & 1), yi = y0 + (k >> 1);
     double wx = (k & 1) ? fx : 1 - fx, wy = (k >> 1) ? fy : 1 - fy;
-    int in = xi >= 0 && xi <= (double)(w - 1) && yi >= 0 &&
-             yi <= (double)(h - 1);
+    int in =
+        xi >= 0 && xi <= (double)(w - 1) && yi >= 0 && yi <= (double)(h - 1);
     t->idx[k] = in ? (int64_t)yi * w + (int64_t)xi : -1;
     t->wt[k] = wx * wy;
     t->dwx[k] = ((k & 1) ? 1 : -1) * wy * sx;
@@ -296,8 +292,8 @@ typedef struct samp {
 } samp;
 
 static samp samp_of(const mxc__shape *data, const mxc__shape *out) {
-  samp s = {data->dims[0], data->dims[1], data->dims[2], data->dims[3],
-            out->dims[2], out->dims[3]};
+  samp s = {data->dims[0], data->dims[1], data->dims[2],
+            data->dims[3], out->dims[2],  out->dims[3]};
   return s;
 }
 
@@ -415,8 +411,8 @@ static int st_backward(const mxc__op *op, const mxc__opctx *ctx,
   mxc__blob grid;
   MXC_FORWARD_IF_ERROR(st_grid(ctx, &s, &in[2], &grid));
   mxc__blob dgrid = grid;
-  dgrid.ptr = (char *)grid.ptr + mxc__shape_size(&grid.shape) *
-                                     mxc__dtype_size(grid.dtype);
+  dgrid.ptr = (char *)grid.ptr +
+              mxc__shape_size(&grid.shape) * mxc__dtype_size(grid.dtype);
   sample_backward(&s, in[0].ptr, &in[1], grid.ptr, out[0].ptr, req[0],
                   dgrid.ptr, MXC__REQ_WRITE);
   if (req[1] != MXC__REQ_NULL)

@@ -47,8 +47,8 @@ mxc__shape mxc__vision_shape(int n, const int64_t *dims);
  * parameters; input i of the forward node gets output grad_of[i] of it,
  * or no gradient where grad_of[i] < 0. */
 int mxc__vision_grad_node(const mxc__node *fwd, const char *name,
-                          const mxc__entry *ins, int n_ins,
-                          const int *grad_of, mxc__entry *igrad);
+                          const mxc__entry *ins, int n_ins, const int *grad_of,
+                          mxc__entry *igrad);
 
 /* Clears n elements of es bytes unless req is ADD (gradients that
  * scatter-add into their output). */

@@ -1,6 +1,7 @@
 #include "tests/ops/vision/golden.h"
 
 #include <fstream>
+#include <map>
 #include <sstream>
 
 namespace vist {
@@ -48,15 +49,19 @@ std::vector<Case> load(const std::string &path) {
 
 }  // namespace
 
-const std::vector<Case> &golden() {
-  static const std::vector<Case> all =
-      load("tests/ops/vision/vision_golden.txt");
-  return all;
+const char *const kVisionGolden = "tests/ops/vision/vision_golden.txt";
+
+const std::vector<Case> &golden(const std::string &file) {
+  // Tests run their cases from one thread; the cache needs no lock.
+  static std::map<std::string, std::vector<Case>> cache;
+  auto it = cache.find(file);
+  if (it == cache.end()) it = cache.emplace(file, load(file)).first;
+  return it->second;
 }
 
-std::vector<Case> cases_of(const std::string &op) {
+std::vector<Case> cases_of(const std::string &op, const std::string &file) {
   std::vector<Case> r;
-  for (const auto &c : golden())
+  for (const auto &c : golden(file))
     if (c.op == op) r.push_back(c);
   EXPECT_FALSE(r.empty()) << "no golden cases for " << op;
   return r;

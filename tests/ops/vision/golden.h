@@ -23,12 +23,17 @@ struct Case {
   std::vector<Tensor> in, out;
 };
 
-// All cases of the golden file (ADD_FAILURE and empty when unreadable).
-const std::vector<Case> &golden();
+// The vision family's golden file (a runfiles path).
+extern const char *const kVisionGolden;
+
+// All cases of a golden file (a test failure and empty when unreadable);
+// read once per file.
+const std::vector<Case> &golden(const std::string &file);
 
 // The cases of one operator; fails the test when there are none, so a
 // broken script cannot make a test pass vacuously.
-std::vector<Case> cases_of(const std::string &op);
+std::vector<Case> cases_of(const std::string &op,
+                           const std::string &file = kVisionGolden);
 
 // Invokes c in `dtype` and expects every output within tolerance.
 void run_case(const Case &c, int dtype, double rtol, double atol);

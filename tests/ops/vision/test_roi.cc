@@ -37,15 +37,14 @@ std::vector<double> distinct(int64_t n) {
 
 TEST(ROIPooling, GradientByFiniteDifferences) {
   std::vector<double> rois = {0, 0, 0, 9, 9, 1, 2, 3, 7, 8, 1, 4, 4, 4, 4};
-  mxct::grad_check("ROIPooling", {{2, 2, 5, 6}, {3, 5}},
-                   {distinct(120), rois},
-                   {{"pooled_size", "(2,3)"}, {"spatial_scale", "0.5"}},
-                   1e-6, 1e-4, 1e-6, {1});
+  mxct::grad_check("ROIPooling", {{2, 2, 5, 6}, {3, 5}}, {distinct(120), rois},
+                   {{"pooled_size", "(2,3)"}, {"spatial_scale", "0.5"}}, 1e-6,
+                   1e-4, 1e-6, {1});
 }
 
 TEST(ROIAlign, GradientByFiniteDifferences) {
-  std::vector<double> rois = {0, 0.5, 1, 9, 8, 1, 2.2, 3.1, 7.7, 8.9,
-                              -1, 1, 1, 3, 3};
+  std::vector<double> rois = {0,   0.5, 1,  9, 8, 1, 2.2, 3.1,
+                              7.7, 8.9, -1, 1, 1, 3, 3};
   for (const char *ps : {"false", "true"}) {
     mxct::grad_check("_contrib_ROIAlign", {{2, 4, 5, 6}, {3, 5}},
                      {mxct::uniform(240, -1, 1, 4), rois},
@@ -55,12 +54,11 @@ TEST(ROIAlign, GradientByFiniteDifferences) {
                       {"position_sensitive", ps}},
                      1e-6, 1e-4, 1e-6, {1});
   }
-  mxct::grad_check("_contrib_ROIAlign", {{1, 2, 5, 6}, {2, 4}},
-                   {mxct::uniform(60, -1, 1, 5), {0.5, 1, 9, 8, 2, 2, 6, 7}},
-                   {{"pooled_size", "(3,2)"},
-                    {"spatial_scale", "0.6"},
-                    {"aligned", "true"}},
-                   1e-6, 1e-4, 1e-6, {1});
+  mxct::grad_check(
+      "_contrib_ROIAlign", {{1, 2, 5, 6}, {2, 4}},
+      {mxct::uniform(60, -1, 1, 5), {0.5, 1, 9, 8, 2, 2, 6, 7}},
+      {{"pooled_size", "(3,2)"}, {"spatial_scale", "0.6"}, {"aligned", "true"}},
+      1e-6, 1e-4, 1e-6, {1});
 }
 
 // The status of op(a, b): at invoke time, or at the wait for the output.

@@ -39,8 +39,8 @@ TEST(BilinearSampler, GradientByFiniteDifferences) {
 TEST(SpatialTransformer, GradientByFiniteDifferences) {
   // Values chosen so that no grid point falls on a pixel edge, where the
   // sampler has a kink.
-  std::vector<double> loc = {0.83, 0.11, 0.052, -0.21, 0.93, 0.097,
-                             1.13, -0.31, -0.11, 0.23, 0.71, 0.021};
+  std::vector<double> loc = {0.83, 0.11,  0.052, -0.21, 0.93, 0.097,
+                             1.13, -0.31, -0.11, 0.23,  0.71, 0.021};
   mxct::grad_check("SpatialTransformer", {{2, 2, 5, 6}, {2, 6}},
                    {mxct::uniform(120, -1, 1, 11), loc},
                    {{"transform_type", "affine"},
