@@ -20,6 +20,7 @@ FAMILY_NAMES = [
     "nn",
     "random",
     "vision",
+    "ctc",
     "fused",
     "sparse",
 ]
