@@ -93,5 +93,6 @@ int mxc__ops_register_vision(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__vision_register_box(r));
   MXC_FORWARD_IF_ERROR(mxc__vision_register_prior(r));
   MXC_FORWARD_IF_ERROR(mxc__vision_register_detection(r));
+  MXC_FORWARD_IF_ERROR(mxc__vision_register_target(r));
   return mxc__vision_register_sampler(r);
 }

@@ -1,7 +1,8 @@
 /* Internal header of the vision family (ops/vision): ROIPooling,
  * _contrib_ROIAlign, _contrib_box_nms, _contrib_box_iou,
- * _contrib_MultiBoxPrior, GridGenerator, BilinearSampler and
- * SpatialTransformer, with MXNet 1.9's names, parameters and semantics.
+ * _contrib_MultiBoxPrior / Target / Detection, GridGenerator,
+ * BilinearSampler and SpatialTransformer, with MXNet 1.9's names,
+ * parameters and semantics.
  *
  * Kernels handle float32 and float64 through VIS_TYPED (one typed loop
  * per dtype); coordinates and interpolation weights are computed in the
@@ -61,6 +62,7 @@ int mxc__vision_parse_floats(const char *op_name, const char *key,
                              const char *s, double *out, int max, int *n);
 
 int mxc__vision_register_detection(mxc__registry *r);
+int mxc__vision_register_target(mxc__registry *r);
 int mxc__vision_register_roi(mxc__registry *r);
 int mxc__vision_register_box(mxc__registry *r);
 int mxc__vision_register_prior(mxc__registry *r);

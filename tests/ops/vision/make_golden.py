@@ -465,7 +465,112 @@ def detection_cases():
              [prob, loc, anchor], [detection_ref(prob, loc, anchor, **st)])
 
 
+# ---- MultiBoxTarget ----
+
+def target_ref(anchor, label, cls_pred, overlap_threshold=0.5,
+               ignore_label=-1.0, negative_mining_ratio=-1.0,
+               negative_mining_thresh=0.5, variances=(0.1, 0.1, 0.2, 0.2)):
+    a = anchor[0]
+    na = len(a)
+    nb = label.shape[0]
+    loc_t = np.zeros((nb, na * 4))
+    loc_m = np.zeros((nb, na * 4))
+    cls_t = np.full((nb, na), ignore_label)
+    for b in range(nb):
+        gts = []
+        for row in label[b]:
+            if row[0] == -1:
+                break
+            gts.append(row)
+        if not gts:
+            continue
+        gts = np.array(gts)
+        ious = iou_matrix(a, gts[:, 1:5], "corner")
+        flag = -np.ones(na, int)
+        match = -np.ones(na, int)
+        best = -np.ones(na)
+        done = np.zeros(len(gts), bool)
+        pos = 0
+        while not done.all():
+            m = np.where((flag[:, None] == 1) | done[None, :], -np.inf, ious)
+            j, k = np.unravel_index(np.argmax(m), m.shape)  # first maximum
+            if not m[j, k] > 1e-6:
+                break
+            flag[j], match[j], best[j] = 1, k, m[j, k]
+            done[k] = True
+            pos += 1
+        if overlap_threshold > 0:
+            for j in range(na):
+                if flag[j] == 1:
+                    continue
+                match[j] = np.argmax(ious[j])
+                best[j] = ious[j, match[j]]
+                if best[j] > overlap_threshold:
+                    flag[j] = 1
+                    pos += 1
+        if negative_mining_ratio > 0:
+            want = min(int(pos * negative_mining_ratio), na - pos)
+            cands = []
+            for j in range(na):
+                if flag[j] == 1:
+                    continue
+                if best[j] < 0:
+                    match[j] = np.argmax(ious[j])
+                    best[j] = ious[j, match[j]]
+                if best[j] < negative_mining_thresh:
+                    z = cls_pred[b, :, j]
+                    e = np.exp(z - z.max())
+                    cands.append((e[0] / e.sum(), j))
+            cands.sort(key=lambda t: t[0])  # stable: ties keep anchor order
+            for _, j in cands[:max(want, 0)]:
+                flag[j] = 0
+        else:
+            flag[flag != 1] = 0
+        for j in range(na):
+            if flag[j] == 1:
+                g = gts[match[j]]
+                aw, ah = a[j, 2] - a[j, 0], a[j, 3] - a[j, 1]
+                gw, gh = g[3] - g[1], g[4] - g[2]
+                loc_t[b, 4 * j:4 * j + 4] = [
+                    ((g[1] + g[3]) / 2 - (a[j, 0] + a[j, 2]) / 2) / aw /
+                    variances[0],
+                    ((g[2] + g[4]) / 2 - (a[j, 1] + a[j, 3]) / 2) / ah /
+                    variances[1],
+                    math.log(gw / aw) / variances[2],
+                    math.log(gh / ah) / variances[3]]
+                loc_m[b, 4 * j:4 * j + 4] = 1
+                cls_t[b, j] = g[0] + 1
+            elif flag[j] == 0:
+                cls_t[b, j] = 0
+    return loc_t, loc_m, cls_t
+
+
+def target_cases():
+    anchor = prior_ref(4, 4, [0.25, 0.45], [1, 2, 0.5])  # (1, 64, 4)
+    na = anchor.shape[1]
+    label = -np.ones((3, 4, 5))
+    label[0, :3] = [[0, 0.1, 0.1, 0.45, 0.5], [2, 0.5, 0.55, 0.95, 0.9],
+                    [1, 0.3, 0.05, 0.6, 0.3]]
+    label[1, :1] = [[1, 0.2, 0.6, 0.5, 0.95]]
+    # image 2 has no objects
+    cls_pred = RNG.uniform(-2, 2, (3, 4, na))
+    settings = [
+        {},
+        {"overlap_threshold": 0.3, "ignore_label": -2.0},
+        {"negative_mining_ratio": 3.0, "negative_mining_thresh": 0.4},
+        {"overlap_threshold": 0.0, "negative_mining_ratio": 2.0,
+         "variances": (0.2, 0.2, 0.1, 0.1)},
+    ]
+    for i, st in enumerate(settings):
+        params = {k: ("(%s)" % ",".join(repr(x) for x in v)
+                      if isinstance(v, tuple) else v) for k, v in st.items()}
+        case("target_%d" % i, "_contrib_MultiBoxTarget", params,
+             [anchor, label, cls_pred],
+             list(target_ref(anchor, label, cls_pred, **st)))
+
+
 def main():
+    target_cases()
     detection_cases()
     prior_cases()
     nms_cases()

@@ -1,4 +1,5 @@
-// _contrib_MultiBoxPrior and _contrib_MultiBoxDetection against the numpy
+// _contrib_MultiBoxPrior, _contrib_MultiBoxTarget and
+// _contrib_MultiBoxDetection against the numpy
 // references of make_golden.py, and bad input.
 #include "tests/ops/vision/golden.h"
 
@@ -66,6 +67,39 @@ TEST(MultiBoxDetection, BadInput) {
   EXPECT_EQ(det_rc(cls, loc, anc, {{"variances", "(0.1, 0.1, 0.2)"}}),
             MXC_ERR_INVALID_ARGUMENT);
   EXPECT_NE(mxct::err().find("variances"), std::string::npos);
+}
+
+}  // namespace
+
+namespace {
+
+TEST(MultiBoxTarget, Golden) {
+  for (const auto &c : vist::cases_of("_contrib_MultiBoxTarget")) {
+    vist::run_case(c, MXC_DTYPE_FLOAT32, 1e-4, 1e-4);
+    vist::run_case(c, MXC_DTYPE_FLOAT64, 1e-10, 1e-10);
+  }
+}
+
+TEST(MultiBoxTarget, BadInput) {
+  Arr anc = make({1, 2, 4}, {0.1, 0.1, 0.4, 0.4, 0.5, 0.5, 0.9, 0.9});
+  Arr label = make({1, 1, 5}, {0, 0.1, 0.1, 0.4, 0.4});
+  Arr pred = make({1, 3, 2}, std::vector<double>(6, 0.0));
+  Arr pred_bad = make({1, 3, 3}, std::vector<double>(9, 0.0));
+  Arr label4 = make({1, 1, 4}, {0.1, 0.1, 0.4, 0.4});
+  auto rc = [](const std::vector<const Arr *> &in, const mxct::Params &p) {
+    int r = MXC_OK;
+    mxct::invoke("_contrib_MultiBoxTarget", in, p, &r);
+    return r;
+  };
+  EXPECT_EQ(rc({&anc, &label, &pred}, {}), MXC_OK) << mxct::err();
+  EXPECT_EQ(rc({&anc, &label, &pred_bad}, {}), MXC_ERR_SHAPE);
+  EXPECT_NE(mxct::err().find("cls_pred"), std::string::npos);
+  EXPECT_EQ(rc({&anc, &label4, &pred}, {}), MXC_ERR_SHAPE);
+  EXPECT_EQ(rc({&anc, &label, &pred}, {{"variances", "(1,2)"}}),
+            MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(rc({&anc, &label, &pred}, {{"negative_mining_ratio", "3"},
+                                       {"negative_mining_thresh", "0"}}),
+            MXC_ERR_INVALID_ARGUMENT);
 }
 
 }  // namespace
