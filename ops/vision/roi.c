@@ -22,9 +22,11 @@
 
 #include "ops/vision/vision.h"
 
-/* Per-bin sample counts above this are refused (a corrupt ROI spanning
- * 1e30 pixels would otherwise loop for ever). */
-#define ROI_MAX_GRID (1 << 16)
+/* Samples per bin and axis above this are refused: a corrupt ROI spanning
+ * 1e12 pixels (or a huge sample_ratio) would otherwise loop for hours.
+ * Real models sample a few points per bin (sample_ratio 2, or a ROI
+ * spanning the feature map over 7 bins: ~150). */
+#define ROI_MAX_GRID 1024
 /* Scaled coordinates beyond this are refused before any integer
  * conversion. */
 #define ROI_MAX_COORD 1e15
@@ -50,9 +52,10 @@ static const mxc__param_def k_align_params[] = {
     MXC__PARAM_RANGE(roi_param, spatial_scale, MXC__P_FLOAT, NULL, 0, 1e30,
                      "Ratio of the feature map to the image the ROIs are "
                      "given in."),
-    MXC__PARAM_RANGE(roi_param, sample_ratio, MXC__P_INT, "-1", -1e9, 1e6,
-                     "Samples per bin and axis; <= 0: ceil(ROI extent / "
-                     "bins)."),
+    MXC__PARAM_RANGE(roi_param, sample_ratio, MXC__P_INT, "-1", -1e9,
+                     ROI_MAX_GRID,
+                     "Samples per bin and axis (at most 1024); <= 0: "
+                     "ceil(ROI extent / bins)."),
     MXC__PARAM(roi_param, position_sensitive, MXC__P_BOOL, "false",
                "R-FCN position-sensitive pooling: bin (ph, pw) reads its "
                "own group of channels."),

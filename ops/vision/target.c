@@ -79,9 +79,15 @@ static int tgt_shape(const mxc__op *op, const void *param, mxc__shape *in,
       "label (batch, objects, >= 5); got %s and %s",
       op->name, mxc__shape_str(&in[0], b1, sizeof b1),
       mxc__shape_str(&in[1], b2, sizeof b2));
-  int64_t nb = in[1].dims[0], na = in[0].dims[1], n4;
-  MXC_RETURN_ERROR_IF(!mxc__mul_i64(na, 4, &n4), MXC_ERR_SHAPE,
-                      "operator '%s': too many anchors", op->name);
+  int64_t nb = in[1].dims[0], na = in[0].dims[1], n4, pairs;
+  /* The kernel keeps an anchors x objects IoU table. */
+  MXC_RETURN_ERROR_IF(!mxc__mul_i64(na, 4, &n4) ||
+                          !mxc__mul_i64(na + 1, in[1].dims[1] + 1, &pairs) ||
+                          pairs > ((int64_t)1 << 40),
+                      MXC_ERR_SHAPE,
+                      "operator '%s': %lld anchors x %lld objects are too "
+                      "many",
+                      op->name, (long long)na, (long long)in[1].dims[1]);
   MXC_RETURN_ERROR_IF(
       in[2].ndim >= 0 && (in[2].ndim != 3 || in[2].dims[0] != nb ||
                           in[2].dims[2] != na || in[2].dims[1] < 1),
