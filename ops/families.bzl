@@ -19,6 +19,8 @@ FAMILY_NAMES = [
     "linalg",
     "nn",
     "random",
+    "vision",
+    "ctc",
     "fused",
     "custom",
     "sparse",

@@ -1,8 +1,10 @@
 /* Registration of the family: the matrix products (dot, batch_dot,
  * FullyConnected), the spatial operators (Convolution, Deconvolution,
- * Pooling) and the fused recurrent operator (RNN). */
+ * Pooling), the batched linalg_* operators (la_ops.c) and the fused
+ * recurrent operator (RNN). */
 #include "core/base/error.h"
 #include "ops/families.h"
+#include "ops/linalg/la.h"
 #include "ops/linalg/linalg.h"
 
 int mxc__ops_register_linalg(mxc__registry *r) {
@@ -13,6 +15,7 @@ int mxc__ops_register_linalg(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__linalg_register_fc(r));
   MXC_FORWARD_IF_ERROR(mxc__linalg_register_convolution(r));
   MXC_FORWARD_IF_ERROR(mxc__linalg_register_deconvolution(r));
+  MXC_FORWARD_IF_ERROR(mxc__linalg_register_la(r));
   MXC_FORWARD_IF_ERROR(mxc__linalg_register_pooling(r));
   return mxc__linalg_register_rnn(r);
 }

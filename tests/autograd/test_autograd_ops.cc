@@ -52,8 +52,85 @@ Input fixed(const Shape &s, std::vector<double> v, bool wrt = false) {
   return Input{s, std::move(v), MXC_DTYPE_FLOAT64, wrt};
 }
 
+// Matrices (n x n) with a dominant positive diagonal: invertible,
+// well-conditioned, a valid Cholesky factor.
+Input dominant(int64_t n, unsigned seed) {
+  Input x = in({n, n}, -0.5, 0.5, seed);
+  for (int64_t i = 0; i < n; ++i) x.values[i * n + i] += 2.5;
+  return x;
+}
+
+// The vision, ctc and linalg_* families (ops/vision, ops/ctc, la_ops.c):
+// inputs away from the kinks of ROI bins, sampler cells and NMS
+// thresholds.
+void vision_and_linalg(std::map<std::string, std::vector<Case>> &t) {
+  Params roi = {{"pooled_size", "(2,2)"}, {"spatial_scale", "1"}};
+  t["ROIPooling"].push_back(
+      {"",
+       roi,
+       {in({1, 2, 4, 5}), fixed({2, 5}, {0, 0, 0, 3, 3, 0, 1, 1, 4, 3})}});
+  roi.push_back({"sample_ratio", "2"});
+  t["_contrib_ROIAlign"].push_back(
+      {"",
+       roi,
+       {in({1, 2, 4, 5}),
+        fixed({2, 5}, {0, 0.3, 0.2, 3.1, 2.7, 0, 1.2, 0.6, 4.1, 3.3})}});
+  std::vector<double> boxes;
+  for (int i = 0; i < 6; ++i) {
+    double x = (i % 3) * 1.5, y = (i / 3) * 0.7;
+    for (double v : {i % 2 + 0.5, 0.9 - 0.1 * i, x, y, x + 2.0, y + 2.0})
+      boxes.push_back(v);
+  }
+  t["_contrib_box_nms"].push_back(
+      {"", {{"overlap_thresh", "0.45"}}, {fixed({6, 6}, boxes, true)}});
+  t["GridGenerator"].push_back(
+      {"affine",
+       {{"transform_type", "affine"}, {"target_shape", "(3,4)"}},
+       {in({2, 6}, -1, 1)}});
+  t["GridGenerator"].push_back(
+      {"warp", {{"transform_type", "warp"}}, {in({1, 2, 3, 4}, -1, 1)}});
+  t["BilinearSampler"].push_back(
+      {"", {}, {in({1, 2, 4, 4}), in({1, 2, 3, 3}, -0.9, 0.9, 5)}});
+  t["SpatialTransformer"].push_back(
+      {"",
+       {{"transform_type", "affine"},
+        {"sampler_type", "bilinear"},
+        {"target_shape", "(3,3)"}},
+       {in({1, 2, 4, 4}),
+        fixed({1, 6}, {0.83, 0.11, 0.052, -0.21, 0.93, 0.097}, true)}});
+  t["CTCLoss"].push_back(
+      {"", {}, {in({5, 2, 4}, -1, 1), fixed({2, 2}, {1, 2, 3, 0})}});
+  t["_contrib_MultiBoxPrior"].push_back(
+      {"", {{"sizes", "(0.5,0.25)"}}, {in({1, 1, 2, 2})}});
+  t["_contrib_MultiBoxDetection"].push_back(
+      {"", {}, {in({1, 3, 2}), in({1, 8}), in({1, 2, 4})}});
+  t["_contrib_MultiBoxTarget"].push_back(
+      {"",
+       {},
+       {fixed({1, 2, 4}, {0.1, 0.1, 0.4, 0.4, 0.5, 0.5, 0.9, 0.9}),
+        fixed({1, 1, 5}, {0, 0.1, 0.1, 0.4, 0.45}), in({1, 3, 2})}});
+  t["_contrib_box_iou"].push_back({"", {}, {in({2, 4}), in({3, 4})}});
+  t["linalg_gemm"].push_back({"",
+                              {{"alpha", "1.5"}, {"beta", "0.5"}},
+                              {in({2, 3}), in({3, 4}), in({2, 4})}});
+  t["linalg_gemm2"].push_back(
+      {"", {{"transpose_a", "true"}}, {in({3, 2}), in({3, 4})}});
+  for (const char *op : {"linalg_trmm", "linalg_trsm"}) {
+    t[op].push_back({"", {{"alpha", "0.7"}}, {dominant(3, 6), in({3, 2})}});
+    t[op].push_back({"upper,rightside",
+                     {{"lower", "false"}, {"rightside", "true"}},
+                     {dominant(3, 6), in({2, 3})}});
+  }
+  for (const char *op : {"linalg_potri", "linalg_sumlogdiag", "linalg_inverse",
+                         "linalg_det", "linalg_slogdet"}) {
+    t[op].push_back({"", {}, {dominant(3, 7)}});
+  }
+  t["linalg_extractdiag"].push_back({"", {{"offset", "1"}}, {in({3, 3})}});
+}
+
 std::map<std::string, std::vector<Case>> table() {
   std::map<std::string, std::vector<Case>> t;
+  vision_and_linalg(t);
   for (const char *a : {"relu", "sigmoid", "tanh", "softrelu", "softsign"}) {
     t["Activation"].push_back({a, {{"act_type", a}}, {mixed({2, 3})}});
   }
@@ -246,6 +323,9 @@ const std::map<std::string, std::string> kSkip = {
     {"mp_lamb_update_phase2", "optimizer update: not differentiable"},
     {"_sparse_retain", "row_sparse output: tests/sparse_reduce checks it"},
     {"Custom", "user callbacks: tests/ops/custom checks them by differences"},
+    {"linalg_potrf",
+     "symmetric gradient (MXNet's): tests/ops/la checks it with symmetric "
+     "perturbations"},
 };
 
 bool needs_scalar(const mxc__op *op) {
