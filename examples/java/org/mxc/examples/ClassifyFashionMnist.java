@@ -15,7 +15,9 @@ import org.mxc.Predictor;
  * mean 0.2860 and deviation 0.3530.
  *
  * <pre>
- *   bazel run -c opt //examples/java:classify_fashion_mnist -- PREFIX EPOCH [DATA_DIR]
+ *   bazel run -c opt //examples/java:classify_fashion_mnist -- [PREFIX EPOCH [DATA_DIR]]
+ *
+ * (default: the shared model beside the source tree, epoch 39)
  * </pre>
  */
 public final class ClassifyFashionMnist {
@@ -77,12 +79,16 @@ public final class ClassifyFashionMnist {
   }
 
   public static void main(String[] args) {
-    if (args.length < 2) {
-      System.err.println("usage: ClassifyFashionMnist PREFIX EPOCH [DATA_DIR]");
+    if (args.length == 1) {
+      System.err.println("usage: ClassifyFashionMnist [PREFIX EPOCH [DATA_DIR]]");
       System.exit(2);
     }
+    String ws = System.getenv().getOrDefault("BUILD_WORKSPACE_DIRECTORY", ".");
+    String prefix = args.length > 0 ? args[0]
+        : ws + "/../shared/mxnet-models/mentalblood_fashion-mnist";
+    int epoch = args.length > 1 ? Integer.parseInt(args[1]) : 39;
     String dir = args.length > 2 ? args[2] : MlpFashionMnist.DEFAULT_DIR;
-    Result r = classify(args[0], Integer.parseInt(args[1]), dir);
+    Result r = classify(prefix, epoch, dir);
     System.out.printf("%d images: accuracy %.4f, %.0f images/s%n", r.images, r.accuracy(),
         r.images / r.seconds);
   }
