@@ -441,10 +441,21 @@ int mxc__predictor_set_input_array(mxc__predictor *p, const char *name,
   const char *fn = "mxc_predictor_set_input_array";
   int j;
   MXC_FORWARD_IF_ERROR(find_input(p, name, fn, &j));
+  const mxc__ndarray *in = p->inputs[j];
+  char want[160], got[160];
   MXC_RETURN_ERROR_IF(arr->stype != MXC_STYPE_DEFAULT, MXC_ERR_STYPE,
                       "%s: input '%s' takes a dense array; got a sparse one",
                       fn, name);
-  return mxc__ndarray_copy(arr, p->inputs[j]);
+  MXC_RETURN_ERROR_IF(!mxc__shape_equal(&arr->shape, &in->shape),
+                      MXC_ERR_SHAPE,
+                      "%s: input '%s' has shape %s; got an array of shape %s",
+                      fn, name, mxc__shape_str(&in->shape, want, sizeof want),
+                      mxc__shape_str(&arr->shape, got, sizeof got));
+  MXC_RETURN_ERROR_IF(arr->dtype != in->dtype, MXC_ERR_DTYPE,
+                      "%s: input '%s' has dtype %s; got an array of dtype %s",
+                      fn, name, mxc__dtype_name(in->dtype),
+                      mxc__dtype_name(arr->dtype));
+  return mxc__ndarray_copy(arr, in);
 }
 
 int mxc__predictor_forward(mxc__predictor *p) {

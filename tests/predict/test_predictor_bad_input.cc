@@ -136,58 +136,60 @@ TEST_F(BadInput, TruncatedParams) {
   }
 }
 
-// A parameter missing from the params: the argument is named. The params
-// without "arg:fc_bias" are written by the script's format through mxc's
-// writer of MXNet files.
+// A parameter missing from the params is named: epoch 0 lacks the
+// argument fc_bias, epoch 1 also the auxiliary state bn_moving_var (the
+// checkpoints are written by mxc_checkpoint_save from the script's model).
 TEST_F(BadInput, MissingParameterIsNamed) {
   mxc_symbol sym = nullptr;
   mxc_ndarray_list args = nullptr, aux = nullptr;
   ASSERT_EQ(mxc_checkpoint_load(kPrefix.c_str(), 0, &sym, &args, &aux),
             MXC_OK);
-  std::vector<mxc_ndarray> a, x;
-  std::vector<const char *> an, xn;
-  for (auto [l, arrs, names] :
-       {std::make_tuple(args, &a, &an), std::make_tuple(aux, &x, &xn)}) {
-    int n = 0;
-    mxc_ndarray_list_size(l, &n);
-    for (int i = 0; i < n; ++i) {
-      const char *nm;
-      mxc_ndarray v;
-      mxc_ndarray_list_name(l, i, &nm);
-      if (std::string(nm) == "fc_bias" || std::string(nm) == "bn_moving_var")
-        continue;
-      mxc_ndarray_list_get(l, i, &v);
-      arrs->push_back(v);
-      names->push_back(nm);
-    }
-  }
   const char *d = getenv("TEST_TMPDIR");
   std::string prefix = std::string(d ? d : "/tmp") + "/missing";
-  // First without fc_bias only, then without the moving variance too.
-  for (int drop_aux = 0; drop_aux < 2; ++drop_aux) {
-    int n_aux = drop_aux ? (int)x.size() : (int)x.size();
-    ASSERT_EQ(mxc_checkpoint_save(prefix.c_str(), drop_aux, sym, (int)a.size(),
-                                  an.data(), a.data(), n_aux, xn.data(),
-                                  x.data()),
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    std::vector<mxc_ndarray> arrs[2];
+    std::vector<const char *> names[2];
+    mxc_ndarray_list lists[2] = {args, aux};
+    for (int g = 0; g < 2; ++g) {
+      int n = 0;
+      ASSERT_EQ(mxc_ndarray_list_size(lists[g], &n), MXC_OK);
+      for (int i = 0; i < n; ++i) {
+        const char *nm;
+        mxc_ndarray v;
+        ASSERT_EQ(mxc_ndarray_list_name(lists[g], i, &nm), MXC_OK);
+        std::string s = nm;
+        if (s == "fc_bias" || (epoch == 1 && s == "bn_moving_var")) continue;
+        ASSERT_EQ(mxc_ndarray_list_get(lists[g], i, &v), MXC_OK);
+        arrs[g].push_back(v);
+        names[g].push_back(nm);
+      }
+    }
+    ASSERT_EQ(mxc_checkpoint_save(prefix.c_str(), epoch, sym,
+                                  (int)arrs[0].size(), names[0].data(),
+                                  arrs[0].data(), (int)arrs[1].size(),
+                                  names[1].data(), arrs[1].data()),
               MXC_OK)
         << err();
+    for (auto &g : arrs) {
+      for (auto v : g) mxc_ndarray_free(v);
+    }
   }
+  mxc_ndarray_list_free(args);
+  mxc_ndarray_list_free(aux);
+  mxc_symbol_free(sym);
   const char *names[] = {"data"};
   int ndims[] = {4};
   std::vector<int64_t> dd = dims();
   mxc_predictor p = nullptr;
-  EXPECT_EQ(mxc_predictor_create_from_checkpoint(
-                prefix.c_str(), 0, MXC_DEVICE_CPU, 0, 1, names, ndims,
-                dd.data(), nullptr, 0, nullptr, &p),
-            MXC_ERR_NOT_FOUND);
-  // The moving variance goes first (auxiliary states are checked when the
-  // weights are made), then fc_bias would.
-  EXPECT_NE(err().find("bn_moving_var"), std::string::npos) << err();
-  for (auto v : a) mxc_ndarray_free(v);
-  for (auto v : x) mxc_ndarray_free(v);
-  mxc_ndarray_list_free(args);
-  mxc_ndarray_list_free(aux);
-  mxc_symbol_free(sym);
+  for (int epoch = 0; epoch < 2; ++epoch) {
+    EXPECT_EQ(mxc_predictor_create_from_checkpoint(
+                  prefix.c_str(), epoch, MXC_DEVICE_CPU, 0, 1, names, ndims,
+                  dd.data(), nullptr, 0, nullptr, &p),
+              MXC_ERR_NOT_FOUND);
+    const char *want = epoch == 0 ? "argument 'fc_bias' is neither an input"
+                                  : "auxiliary state 'bn_moving_var'";
+    EXPECT_NE(err().find(want), std::string::npos) << err();
+  }
   EXPECT_EQ(p, nullptr);
   EXPECT_EQ(mxc_predictor_create_from_checkpoint(
                 (prefix + "_absent").c_str(), 0, MXC_DEVICE_CPU, 0, 1, names,
@@ -220,8 +222,21 @@ TEST_F(BadInput, SetInputAndGetOutputMisuse) {
   ASSERT_EQ(mxc_ndarray_create(wrong, 4, MXC_DTYPE_FLOAT32, MXC_DEVICE_CPU, 0,
                                0, &a),
             MXC_OK);
-  EXPECT_NE(mxc_predictor_set_input_array(p, "data", a), MXC_OK);
+  EXPECT_EQ(mxc_predictor_set_input_array(p, "data", a), MXC_ERR_SHAPE);
+  EXPECT_NE(err().find("input 'data' has shape (4,3,6,6)"), std::string::npos)
+      << err();
   mxc_ndarray_free(a);
+  wrong[3] = m_.w;
+  mxc_ndarray b = nullptr;
+  ASSERT_EQ(mxc_ndarray_create(wrong, 4, MXC_DTYPE_FLOAT64, MXC_DEVICE_CPU, 0,
+                               0, &b),
+            MXC_OK);
+  EXPECT_EQ(mxc_predictor_set_input_array(p, "data", b), MXC_ERR_DTYPE);
+  EXPECT_NE(err().find("dtype float32"), std::string::npos) << err();
+  EXPECT_EQ(mxc_predictor_set_input_array(p, "nope", b), MXC_ERR_NOT_FOUND);
+  EXPECT_EQ(mxc_predictor_set_input_array(p, "data", nullptr),
+            MXC_ERR_INVALID_ARGUMENT);
+  mxc_ndarray_free(b);
   ASSERT_EQ(mxc_predictor_forward(p), MXC_OK);
   std::vector<float> y(m_.expected.size());
   EXPECT_EQ(mxc_predictor_get_output(p, 0, y.data(), y.size() * 4 + 4),
