@@ -156,6 +156,11 @@ def predictor_seeds(mxnet):
     put("fuzz_predictor", "fc_v2", bytes([0, 2, 2, 3]) + u16(len(fc)) + fc + fcp)
     put("fuzz_predictor", "fc_legacy_v0",
         bytes([2, 2, 2, 3]) + u16(len(fc)) + fc + mxnet["legacy_v0"])
+    # mxc's own array format (the golden file of tests/io): the reader of
+    # params bytes in memory for that format.
+    golden = open(os.path.join(ROOT, "..", "io", "golden_v1.mxc"), "rb").read()
+    put("fuzz_predictor", "fc_mxc_golden",
+        bytes([1, 2, 2, 3]) + u16(len(fc)) + fc + golden)
 
 
 def idx_file(dims, code, payload):
