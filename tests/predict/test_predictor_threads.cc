@@ -46,17 +46,17 @@ TEST(PredictorThreads, SharedWeightsGiveTheSingleThreadedResults) {
   for (int t = 0; t < kThreads; ++t) EXPECT_EQ(mismatches[t], 0) << t;
 }
 
-// Each thread makes its own reshape of a shared predictor (a batch of
-// two) while the others run theirs.
-TEST(PredictorThreads, ReshapesMadeOnEachThread) {
+// Reshapes of one predictor (batches of two) share its weights and run
+// on threads of their own, while the base predictor stays alive.
+TEST(PredictorThreads, ReshapesRunOnThreadsOfTheirOwn) {
   Model m = load_model();
   ASSERT_EQ(m.batch, 4) << "model files missing";
   mxc_predictor base = nullptr;
   ASSERT_EQ(create(m, m.batch, &base), MXC_OK) << err();
   std::vector<float> ref = run(base, m, 0, m.batch);
   ASSERT_FALSE(ref.empty()) << err();
-  // Reshapes read base: made one at a time (a predictor serves one thread
-  // at a time), then used concurrently.
+  // Reshapes read base, so they are made one at a time (a predictor
+  // serves one thread at a time), then used concurrently.
   std::vector<mxc_predictor> preds(kThreads);
   const char *names[] = {"data"};
   int ndims[] = {4};

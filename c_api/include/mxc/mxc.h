@@ -1215,9 +1215,9 @@ MXC_API int mxc_checkpoint_save(const char *prefix, int epoch, mxc_symbol sym,
 typedef struct mxc_predictor_s *mxc_predictor;
 
 /* Creates a predictor from MXNet JSON text (symbol_json, NUL-terminated,
- * as mxc_symbol_from_json) and the bytes of a params file (params[0..
- * params_size): MXNet's .params format, or mxc's array format, told apart
- * by content; the bytes are read before the call returns). Device:
+ * as mxc_symbol_from_json) and the bytes of a params file (params_size
+ * bytes at params, in MXNet's .params format or mxc's array format, told
+ * apart by content; the bytes are read before the call returns). Device:
  * (dev_type, dev_id) as mxc_ndarray_create; the parameters are copied
  * there. Inputs: n_inputs >= 1 arguments named input_names[i] with
  * input_ndims[i] dimensions each, their extents taken in turn from
