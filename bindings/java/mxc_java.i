@@ -174,6 +174,9 @@ MXCJ_HANDLE(mxc_data_iter)
 MXCJ_HANDLE(mxc_str_list)
 MXCJ_HANDLE(mxc_op)
 MXCJ_HANDLE(mxcb_outputs *)
+MXCJ_HANDLE(mxcb_checkpoint *)
+MXCJ_HANDLE(mxc_predictor)
+MXCJ_HANDLE(mxcb_predictor_spec *)
 
 /* ---- HANDLES / SYMBOLS: long[] (null = none) --------------------------- */
 %define MXCJ_HANDLE_ARRAY(TYPE, PTR, COUNT)

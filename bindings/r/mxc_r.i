@@ -89,6 +89,10 @@ MXCR__FINALIZER(mxcr__fin_executor, mxc_executor_free, mxc_executor)
 MXCR__FINALIZER(mxcr__fin_data_iter, mxc_data_iter_free, mxc_data_iter)
 MXCR__FINALIZER(mxcr__fin_str_list, mxc_str_list_free, mxc_str_list)
 MXCR__FINALIZER(mxcr__fin_outputs, mxcb_outputs_free, mxcb_outputs *)
+MXCR__FINALIZER(mxcr__fin_checkpoint, mxcb_checkpoint_free, mxcb_checkpoint *)
+MXCR__FINALIZER(mxcr__fin_predictor, mxc_predictor_free, mxc_predictor)
+MXCR__FINALIZER(mxcr__fin_predictor_spec, mxcb_predictor_spec_free,
+                mxcb_predictor_spec *)
 
 /* An owned handle as an external pointer tagged with its SWIG type (so
  * the SWIG delete_* wrappers accept it), classed cls (NULL: no class),
@@ -226,6 +230,9 @@ MXCR_HANDLE(struct mxc_executor_s *, mxcr__fin_executor, "mx_executor", "expecte
 MXCR_HANDLE(struct mxc_data_iter_s *, mxcr__fin_data_iter, "mx_data_iter", "expected an mx_data_iter")
 MXCR_HANDLE(struct mxc_str_list_s *, mxcr__fin_str_list, NULL, "expected a string list handle")
 MXCR_HANDLE(struct mxcb_outputs *, mxcr__fin_outputs, NULL, "expected an output list handle")
+MXCR_HANDLE(struct mxcb_checkpoint *, mxcr__fin_checkpoint, NULL, "expected a checkpoint handle")
+MXCR_HANDLE(struct mxc_predictor_s *, mxcr__fin_predictor, "mx_predictor", "expected an mx_predictor")
+MXCR_HANDLE(struct mxcb_predictor_spec *, mxcr__fin_predictor_spec, NULL, "expected a predictor spec handle")
 /* Operator handles are static: never freed. */
 MXCR_HANDLE(const struct mxc_op_s *, NULL, NULL, "expected an operator handle")
 
@@ -299,6 +306,9 @@ MXCR_HANDLE(const struct mxc_op_s *, NULL, NULL, "expected an operator handle")
 %noexception mxc_data_iter_s::~mxc_data_iter_s;
 %noexception mxc_str_list_s::~mxc_str_list_s;
 %noexception mxcb_outputs::~mxcb_outputs;
+%noexception mxcb_checkpoint::~mxcb_checkpoint;
+%noexception mxc_predictor_s::~mxc_predictor_s;
+%noexception mxcb_predictor_spec::~mxcb_predictor_spec;
 
 %include "mxc.i"
 

@@ -36,6 +36,19 @@ if ! Rscript -e 'quit(status = !requireNamespace("testthat", quietly = TRUE))'; 
   mxc_test_skip "the R package testthat is missing (Debian: r-cran-testthat)"
 fi
 
+# The predictor tests' model (//tests/predict:model) and, unless set, the
+# shared directory of real MXNet models beside or above the source tree.
+export MXC_PREDICTOR_MODEL=$PWD/tests/predict/model
+if [ -z "${MXC_MXNET_MODELS:-}" ]; then
+  root=$(dirname "$(dirname "$(readlink -f scripts/make_predictor_model.py)")")
+  for up in ../shared ../../shared shared; do
+    if [ -r "$root/$up/mxnet-models/README.md" ]; then
+      export MXC_MXNET_MODELS=$root/$up/mxnet-models
+      break
+    fi
+  done
+fi
+
 # A real copy: R CMD build and SWIG see plain files, not runfiles links.
 src=$tmp/src
 rm -rf "$src"

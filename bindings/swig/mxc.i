@@ -62,6 +62,8 @@
 %rename(OpHandle) mxc_op_s;
 %rename(OutputsHandle) mxcb_outputs;
 %rename(CheckpointHandle) mxcb_checkpoint;
+%rename(PredictorHandle) mxc_predictor_s;
+%rename(PredictorSpecHandle) mxcb_predictor_spec;
 /* Operator handles are static: no destructor (declared before the struct,
  * or SWIG makes one that would free() a static record). */
 %nodefaultdtor mxc_op_s;
@@ -73,6 +75,8 @@ struct mxc_str_list_s {};
 struct mxc_op_s {};
 struct mxcb_outputs {};
 struct mxcb_checkpoint {};
+struct mxc_predictor_s {};
+struct mxcb_predictor_spec {};
 %extend mxc_ndarray_s { ~mxc_ndarray_s() { mxc_ndarray_free($self); } }
 %extend mxc_symbol_s { ~mxc_symbol_s() { mxc_symbol_free($self); } }
 %extend mxc_executor_s { ~mxc_executor_s() { mxc_executor_free($self); } }
@@ -81,6 +85,10 @@ struct mxcb_checkpoint {};
 %extend mxcb_outputs { ~mxcb_outputs() { mxcb_outputs_free($self); } }
 %extend mxcb_checkpoint {
   ~mxcb_checkpoint() { mxcb_checkpoint_free($self); }
+}
+%extend mxc_predictor_s { ~mxc_predictor_s() { mxc_predictor_free($self); } }
+%extend mxcb_predictor_spec {
+  ~mxcb_predictor_spec() { mxcb_predictor_spec_free($self); }
 }
 %clearnodefaultctor;
 
@@ -112,6 +120,12 @@ struct mxcb_checkpoint {};
 %newobject mxcb_checkpoint_load;
 %newobject mxcb_checkpoint_take_symbol;
 %newobject mxcb_checkpoint_array;
+%newobject mxcb_predictor_spec_new;
+%newobject mxcb_predictor_create;
+%newobject mxcb_predictor_load;
+%newobject mxcb_predictor_clone;
+%newobject mxcb_predictor_reshape;
+%newobject mxcb_predictor_output;
 %newobject mxcb_profiler_dumps;
 %newobject mxcb_profiler_stats;
 /* Strings made by mxc are freed by mxc. */
@@ -142,6 +156,9 @@ struct mxcb_checkpoint {};
 %noexception mxcb_str_list_free;
 %noexception mxcb_outputs_free;
 %noexception mxcb_outputs_size;
+%noexception mxcb_predictor_free;
+%noexception mxcb_checkpoint_free;
+%noexception mxcb_predictor_spec_free;
 /* Destructors neither fail nor reset the flag: without these, freeing an
  * object right after a failed call would raise that failure again. */
 %noexception mxc_ndarray_s::~mxc_ndarray_s;
@@ -150,6 +167,8 @@ struct mxcb_checkpoint {};
 %noexception mxc_data_iter_s::~mxc_data_iter_s;
 %noexception mxc_str_list_s::~mxc_str_list_s;
 %noexception mxcb_outputs::~mxcb_outputs;
+%noexception mxc_predictor_s::~mxc_predictor_s;
+%noexception mxcb_predictor_spec::~mxcb_predictor_spec;
 
 #define MXC_API
 %include "mxc/mxc.h"

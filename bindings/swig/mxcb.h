@@ -726,6 +726,183 @@ static inline void mxcb_checkpoint_save(const char *prefix, int epoch,
                                   n_aux, NAMES + n_args, HANDLES + n_args));
 }
 
+/* ---- predictors (mxc_predictor_*) ---------------------------------------- */
+
+/* What a predictor is created or reshaped for, built one input (and
+ * output) at a time, since the conventions above carry one shape per
+ * call: up to MXCB_PRED_MAX inputs and outputs. */
+#define MXCB_PRED_MAX 64
+typedef struct mxcb_predictor_spec mxcb_predictor_spec;
+#ifndef SWIG
+struct mxcb_predictor_spec {
+  int n_in, n_out, n_dims;
+  char *names[MXCB_PRED_MAX], *outs[MXCB_PRED_MAX];
+  int ndims[MXCB_PRED_MAX], dtypes[MXCB_PRED_MAX];
+  int64_t dims[MXCB_PRED_MAX * MXC_MAX_NDIM];
+};
+#endif
+
+static inline void mxcb_predictor_spec_free(mxcb_predictor_spec *s) {
+  int i;
+  if (s == NULL) return;
+  for (i = 0; i < s->n_in; ++i) free(s->names[i]);
+  for (i = 0; i < s->n_out; ++i) free(s->outs[i]);
+  free(s);
+}
+
+static inline mxcb_predictor_spec *mxcb_predictor_spec_new(void) {
+  mxcb_predictor_spec *s;
+  mxcb__begin();
+  s = (mxcb_predictor_spec *)calloc(1, sizeof *s);
+  if (s == NULL) mxcb__fail_msg(MXC_ERR_OOM, "out of memory for a spec");
+  return s;
+}
+
+static inline char *mxcb__strdup(const char *v) {
+  char *c = v ? (char *)malloc(strlen(v) + 1) : NULL;
+  if (c != NULL) strcpy(c, v);
+  return c;
+}
+
+/* Adds an input: its name, shape and dtype (MXC_DTYPE_*). */
+static inline void mxcb_predictor_spec_input(mxcb_predictor_spec *s,
+                                             const char *name,
+                                             const int64_t *DIMS, int NDIM,
+                                             int dtype) {
+  mxcb__begin();
+  if (s == NULL || name == NULL || s->n_in == MXCB_PRED_MAX ||
+      NDIM > MXC_MAX_NDIM) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT,
+                   "a named input with at most 8 dimensions, 64 inputs");
+    return;
+  }
+  s->names[s->n_in] = mxcb__strdup(name);
+  if (s->names[s->n_in] == NULL) {
+    mxcb__fail_msg(MXC_ERR_OOM, "out of memory for a spec");
+    return;
+  }
+  if (NDIM > 0) memcpy(s->dims + s->n_dims, DIMS, (size_t)NDIM * 8);
+  s->n_dims += NDIM;
+  s->ndims[s->n_in] = NDIM;
+  s->dtypes[s->n_in++] = dtype;
+}
+
+/* Adds an output to compute, by name (none: the graph's outputs). */
+static inline void mxcb_predictor_spec_output(mxcb_predictor_spec *s,
+                                              const char *name) {
+  mxcb__begin();
+  if (s == NULL || name == NULL || s->n_out == MXCB_PRED_MAX) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT, "a named output, 64 at most");
+    return;
+  }
+  s->outs[s->n_out] = mxcb__strdup(name);
+  if (s->outs[s->n_out] == NULL) {
+    mxcb__fail_msg(MXC_ERR_OOM, "out of memory for a spec");
+    return;
+  }
+  s->n_out++;
+}
+
+static inline void mxcb_predictor_free(mxc_predictor p) {
+  mxc_predictor_free(p);
+}
+
+/* From JSON text and the bytes of a params file. */
+static inline mxc_predictor mxcb_predictor_create(mxcb_predictor_spec *s,
+                                                  const char *json,
+                                                  const void *BYTES,
+                                                  int64_t N_BYTES) {
+  mxc_predictor out = NULL;
+  mxcb__begin();
+  if (s == NULL || N_BYTES < 0) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT, "a spec and params bytes");
+    return NULL;
+  }
+  return mxcb__check(mxc_predictor_create(
+             json, BYTES, (size_t)N_BYTES, MXC_DEVICE_CPU, 0, s->n_in,
+             (const char *const *)s->names, s->ndims, s->dims, s->dtypes,
+             s->n_out, (const char *const *)s->outs, &out))
+             ? NULL
+             : out;
+}
+
+/* From PREFIX-symbol.json and PREFIX-EEEE.params. */
+static inline mxc_predictor mxcb_predictor_load(mxcb_predictor_spec *s,
+                                                const char *prefix,
+                                                int epoch) {
+  mxc_predictor out = NULL;
+  mxcb__begin();
+  if (s == NULL) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT, "a spec");
+    return NULL;
+  }
+  return mxcb__check(mxc_predictor_create_from_checkpoint(
+             prefix, epoch, MXC_DEVICE_CPU, 0, s->n_in,
+             (const char *const *)s->names, s->ndims, s->dims, s->dtypes,
+             s->n_out, (const char *const *)s->outs, &out))
+             ? NULL
+             : out;
+}
+
+static inline mxc_predictor mxcb_predictor_clone(mxc_predictor p) {
+  mxc_predictor out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_predictor_clone(p, &out)) ? NULL : out;
+}
+
+/* The spec's inputs take their new shapes (dtypes are p's). */
+static inline mxc_predictor mxcb_predictor_reshape(mxc_predictor p,
+                                                   mxcb_predictor_spec *s) {
+  mxc_predictor out = NULL;
+  mxcb__begin();
+  if (s == NULL) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT, "a spec");
+    return NULL;
+  }
+  return mxcb__check(mxc_predictor_reshape(p, s->n_in,
+                                           (const char *const *)s->names,
+                                           s->ndims, s->dims, &out))
+             ? NULL
+             : out;
+}
+
+static inline void mxcb_predictor_set_input(mxc_predictor p, const char *name,
+                                            const void *BYTES,
+                                            int64_t N_BYTES) {
+  mxcb__begin();
+  if (N_BYTES < 0) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT, "negative byte count");
+    return;
+  }
+  mxcb__check(mxc_predictor_set_input(p, name, BYTES, (size_t)N_BYTES));
+}
+
+static inline void mxcb_predictor_set_input_array(mxc_predictor p,
+                                                  const char *name,
+                                                  mxc_ndarray a) {
+  mxcb__begin();
+  mxcb__check(mxc_predictor_set_input_array(p, name, a));
+}
+
+static inline void mxcb_predictor_forward(mxc_predictor p) {
+  mxcb__begin();
+  mxcb__check(mxc_predictor_forward(p));
+}
+
+static inline int mxcb_predictor_num_outputs(mxc_predictor p) {
+  int n = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_predictor_num_outputs(p, &n)) ? -1 : n;
+}
+
+/* A new array handle on output i (the latest forward's values: copy them
+ * out before the next forward). */
+static inline mxc_ndarray mxcb_predictor_output(mxc_predictor p, int i) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_predictor_output(p, i, &out)) ? NULL : out;
+}
+
 /* ---- the profiler ---- */
 
 static inline void mxcb_profiler_set_config(const char *key,

@@ -59,14 +59,11 @@ static int split(mxc__ndarray_list *all, mxc__ndarray_list *args,
   return MXC_OK;
 }
 
-static int load_params(const char *path, mxc__ndarray_list **args,
-                       mxc__ndarray_list **aux) {
-  mxc__ndarray_list *all = NULL;
-  MXC_FORWARD_IF_ERROR(mxc__ndarray_load(path, &all));
+int mxc__checkpoint_split(mxc__ndarray_list *all, mxc__ndarray_list **args,
+                          mxc__ndarray_list **aux) {
   mxc__ndarray_list *a = list_new(all->n), *x = list_new(all->n);
   int rc = (a && x) ? split(all, a, x)
                     : mxc__error_set(MXC_ERR_OOM, "checkpoint: out of memory");
-  mxc__ndarray_list_free(all);
   if (rc != MXC_OK) {
     mxc__ndarray_list_free(a);
     mxc__ndarray_list_free(x);
@@ -75,6 +72,15 @@ static int load_params(const char *path, mxc__ndarray_list **args,
   *args = a;
   *aux = x;
   return MXC_OK;
+}
+
+static int load_params(const char *path, mxc__ndarray_list **args,
+                       mxc__ndarray_list **aux) {
+  mxc__ndarray_list *all = NULL;
+  MXC_FORWARD_IF_ERROR(mxc__ndarray_load(path, &all));
+  int rc = mxc__checkpoint_split(all, args, aux);
+  mxc__ndarray_list_free(all);
+  return rc;
 }
 
 int mxc__checkpoint_load(const char *prefix, int epoch, mxc__symbol **sym,

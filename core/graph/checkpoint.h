@@ -11,6 +11,14 @@
 int mxc__checkpoint_load(const char *prefix, int epoch, mxc__symbol **sym,
                          mxc__ndarray_list **args, mxc__ndarray_list **aux);
 
+/* Moves the arrays of all into two new lists by their names' "arg:" /
+ * "aux:" prefixes, which are removed (a name without a prefix counts as an
+ * argument); all is left with NULL arrays (free it as usual). On failure
+ * nothing is set and the arrays already moved are freed with the new
+ * lists. */
+int mxc__checkpoint_split(mxc__ndarray_list *all, mxc__ndarray_list **args,
+                          mxc__ndarray_list **aux);
+
 /* Writes the params (MXNet format) and then the symbol. */
 int mxc__checkpoint_save(const char *prefix, int epoch, const mxc__symbol *sym,
                          int n_args, const char *const *arg_names,

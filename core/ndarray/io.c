@@ -161,17 +161,28 @@ int mxc__ndarray_save_format(const char *path, mxc__ndarray *const *arrays,
 /* ---- load ------------------------------------------------------------ */
 
 typedef struct reader {
-  mxc__file *f;
+  mxc__file *f;              /* the source: a file, or (f NULL) memory */
+  const unsigned char *mem;  /* memory source: mem[0..mem_n) */
+  size_t mem_n;
   const char *path;
   uint64_t pos;       /* bytes consumed */
   uint64_t file_size; /* for plausibility checks before allocating */
   uint32_t crc;
 } reader;
 
+/* Reads up to n bytes from the source; *got < n only at its end. */
+static int src_read(reader *r, void *p, size_t n, size_t *got) {
+  if (r->f) return mxc__file_read(r->f, p, n, got);
+  size_t left = r->mem_n - (size_t)r->pos;
+  *got = n < left ? n : left;
+  if (*got) memcpy(p, r->mem + r->pos, *got);
+  return MXC_OK;
+}
+
 /* Reads exactly n bytes; end of file is a clear MXC_ERR_IO. */
 static int take(reader *r, void *p, size_t n, const char *what) {
   size_t got;
-  MXC_FORWARD_IF_ERROR(mxc__file_read(r->f, p, n, &got));
+  MXC_FORWARD_IF_ERROR(src_read(r, p, n, &got));
   MXC_RETURN_ERROR_IF(got != n, MXC_ERR_IO,
                       "load '%s': file is truncated: unexpected end of file "
                       "at byte %llu while reading %s",
@@ -333,7 +344,7 @@ static int load_entries(reader *r, mxc__ndarray_list *list, uint64_t count) {
   }
   unsigned char extra;
   size_t got;
-  MXC_FORWARD_IF_ERROR(mxc__file_read(r->f, &extra, 1, &got));
+  MXC_FORWARD_IF_ERROR(src_read(r, &extra, 1, &got));
   MXC_RETURN_ERROR_IF(got != 0, MXC_ERR_IO,
                       "load '%s': unexpected bytes after the last array at "
                       "byte %llu (file corrupted)",
@@ -375,6 +386,37 @@ int mxc__ndarray_load(const char *path, mxc__ndarray_list **out) {
     rc = load_mxc(&r, head, list);
   }
   mxc__file_close(r.f);
+  if (rc != MXC_OK) {
+    mxc__ndarray_list_free(list);
+    return rc;
+  }
+  *out = list;
+  return MXC_OK;
+}
+
+int mxc__ndarray_load_mem(const void *buf, size_t n, const char *name,
+                          mxc__ndarray_list **out) {
+  MXC_RETURN_ERROR_IF(!buf && n > 0, MXC_ERR_INVALID_ARGUMENT,
+                      "load '%s': the buffer is NULL but its size is %zu",
+                      name, n);
+  MXC_RETURN_ERROR_IF(n < 8, MXC_ERR_IO,
+                      "load '%s': at offset 0: truncated: %zu bytes, shorter "
+                      "than any array file's magic",
+                      name, n);
+  if (get_u64(buf) == MXC__MXNET_LIST_MAGIC) {
+    return mxc__mxnet_load_mem(buf, n, name, out);
+  }
+  reader r;
+  memset(&r, 0, sizeof r);
+  r.mem = buf;
+  r.mem_n = n;
+  r.path = name;
+  r.file_size = n;
+  mxc__ndarray_list *list = mxc__calloc(1, sizeof *list);
+  MXC_RETURN_ERROR_IF(!list, MXC_ERR_OOM, "load '%s': out of memory", name);
+  unsigned char head[8];
+  int rc = take(&r, head, 8, "the magic bytes");
+  if (rc == MXC_OK) rc = load_mxc(&r, head, list);
   if (rc != MXC_OK) {
     mxc__ndarray_list_free(list);
     return rc;

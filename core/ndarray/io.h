@@ -23,6 +23,11 @@ int mxc__ndarray_save_format(const char *path, mxc__ndarray *const *arrays,
  * apart by their first bytes) into a new list. */
 int mxc__ndarray_load(const char *path, mxc__ndarray_list **out);
 
+/* The same from n bytes in memory (buf borrowed for the call); name
+ * stands for the path in messages. */
+int mxc__ndarray_load_mem(const void *buf, size_t n, const char *name,
+                          mxc__ndarray_list **out);
+
 void mxc__ndarray_list_free(mxc__ndarray_list *list);
 
 #endif /* MXC_CORE_NDARRAY_IO_H_ */

@@ -105,8 +105,8 @@ def ndarray_seeds(mxnet):
         put("fuzz_ndarray_load", "mxnet_" + case, data)
 
 
-def checkpoint_seeds(mxnet):
-    """A graph and its parameters: a 16-bit length, the JSON, the params."""
+def checkpoint_graph():
+    """data (2, 3) -> FullyConnected(2) with parameters w and b."""
     nodes = [
         {"op": "null", "name": "data", "attrs": {"__shape__": "(2, 3)"},
          "inputs": []},
@@ -115,9 +115,14 @@ def checkpoint_seeds(mxnet):
         {"op": "FullyConnected", "name": "fc",
          "attrs": {"num_hidden": "2"}, "inputs": [[0, 0, 0], [1, 0, 0], [2, 0, 0]]},
     ]
-    g = json.dumps({"nodes": nodes, "arg_nodes": [0, 1, 2],
-                    "node_row_ptr": list(range(5)), "heads": [[3, 0, 0]],
-                    "attrs": {"mxnet_version": ["int", 10900]}}).encode()
+    return json.dumps({"nodes": nodes, "arg_nodes": [0, 1, 2],
+                       "node_row_ptr": list(range(5)), "heads": [[3, 0, 0]],
+                       "attrs": {"mxnet_version": ["int", 10900]}}).encode()
+
+
+def checkpoint_seeds(mxnet):
+    """A graph and its parameters: a 16-bit length, the JSON, the params."""
+    g = checkpoint_graph()
     # The FullyConnected parameters, as MXNet v2 and legacy v0 write them
     # (the independent writer's list_bytes; float32 is dtype 0), then
     # arbitrary files of the writer's cases.
@@ -128,6 +133,34 @@ def checkpoint_seeds(mxnet):
         put("fuzz_checkpoint", "fc_v%d" % version, u16(len(g)) + g + params)
     for case in ("dense_v2", "legacy_v0"):
         put("fuzz_checkpoint", case, u16(len(g)) + g + mxnet[case])
+
+
+def predictor_seeds(mxnet):
+    """flags, ndim, extents, a 16-bit length, the JSON, the params bytes:
+    the predictor tests' model (scripts/make_predictor_model.py, batch 2),
+    the FullyConnected graph of checkpoint_seeds, and a writer's case."""
+    spec = importlib.util.spec_from_file_location(
+        "make_predictor_model",
+        os.path.join(ROOT, "..", "..", "scripts", "make_predictor_model.py"))
+    pm = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(pm)
+    import numpy as np
+    g = json.dumps(pm.graph()).encode()
+    params = pm.params_bytes(pm.params(np.random.default_rng(1)))
+    for flags in (0x01, 0x06, 0x0b):
+        put("fuzz_predictor", "conv_%02x" % flags,
+            bytes([flags, 4, 2, 3, 6, 6]) + u16(len(g)) + g + params)
+    fc = checkpoint_graph()
+    fcp = load_writer().list_bytes(2, [("dense", 0, (2, 3)),
+                                       ("dense", 0, (2,))], ["arg:w", "arg:b"])
+    put("fuzz_predictor", "fc_v2", bytes([0, 2, 2, 3]) + u16(len(fc)) + fc + fcp)
+    put("fuzz_predictor", "fc_legacy_v0",
+        bytes([2, 2, 2, 3]) + u16(len(fc)) + fc + mxnet["legacy_v0"])
+    # mxc's own array format (the golden file of tests/io): the reader of
+    # params bytes in memory for that format.
+    golden = open(os.path.join(ROOT, "..", "io", "golden_v1.mxc"), "rb").read()
+    put("fuzz_predictor", "fc_mxc_golden",
+        bytes([1, 2, 2, 3]) + u16(len(fc)) + fc + golden)
 
 
 def idx_file(dims, code, payload):
@@ -200,6 +233,7 @@ def main():
     mxnet = mxnet_params_files()
     ndarray_seeds(mxnet)
     checkpoint_seeds(mxnet)
+    predictor_seeds(mxnet)
     idx_seeds()
     csv_seeds()
     libsvm_seeds()

@@ -26,7 +26,7 @@ extern "C" {
 
 namespace {
 
-enum Kind { ND, LIST, ITER, SYM, EXEC, STRS, INFER, CTX, N_KINDS };
+enum Kind { ND, LIST, ITER, SYM, EXEC, STRS, INFER, CTX, PRED, N_KINDS };
 
 struct Entry {
   const char *name;
@@ -44,9 +44,11 @@ struct World {
   mxc_executor ex = nullptr;
   mxc_str_list strs = nullptr;
   mxc_infer inf = nullptr;
+  mxc_predictor pred = nullptr;
   mxc_op relu = nullptr;
   uintptr_t freed[N_KINDS] = {};
   std::string params = tmp_path("params.mxc"), csv = tmp_path("d.csv");
+  std::string ckpt = tmp_path("relu");
 };
 
 int push_noop(void *, mxc_opctx) { return MXC_OK; }
@@ -76,6 +78,13 @@ void make_symbol_things(World *w) {
             MXC_OK);
   ASSERT_EQ(mxc_symbol_list_arguments(w->sym, &w->strs), MXC_OK);
   ASSERT_EQ(mxc_symbol_infer_shape(w->sym, 1, names, ndims, dims, 0, &w->inf),
+            MXC_OK);
+  ASSERT_EQ(mxc_checkpoint_save(w->ckpt.c_str(), 0, w->sym, 0, nullptr,
+                                nullptr, 0, nullptr, nullptr),
+            MXC_OK);
+  ASSERT_EQ(mxc_predictor_create_from_checkpoint(
+                w->ckpt.c_str(), 0, MXC_DEVICE_CPU, 0, 1, names, ndims, dims,
+                nullptr, 0, nullptr, &w->pred),
             MXC_OK);
 }
 
@@ -133,6 +142,10 @@ void make_freed(World *w) {
             MXC_OK);
   ASSERT_EQ(mxc_wait_all(), MXC_OK);
   ASSERT_NE(w->freed[CTX], 0u);
+  mxc_predictor p = nullptr;
+  ASSERT_EQ(mxc_predictor_clone(w->pred, &p), MXC_OK);
+  w->freed[PRED] = reinterpret_cast<uintptr_t>(p);
+  mxc_predictor_free(p);
 }
 
 template <class T>
@@ -247,6 +260,16 @@ std::vector<Entry> table(World *w) {
       {"mxc_autograd_mark_variables", ND, [w](uintptr_t h) { mxc_ndarray v = as<mxc_ndarray>(h); return mxc_autograd_mark_variables(1, &v, nullptr, &w->arr2); }},
       {"mxc_autograd_backward", ND, [](uintptr_t h) { mxc_ndarray a = as<mxc_ndarray>(h); return mxc_autograd_backward(1, &a, nullptr, 0); }},
       {"mxc_autograd_get_grad", ND, [o](uintptr_t h) { mxc_ndarray r = o(); return mxc_autograd_get_grad(as<mxc_ndarray>(h), &r); }},
+      {"mxc_predictor_clone", PRED, [](uintptr_t h) { mxc_predictor r = nullptr; return mxc_predictor_clone(as<mxc_predictor>(h), &r); }},
+      {"mxc_predictor_reshape", PRED, [](uintptr_t h) { mxc_predictor r = nullptr; return mxc_predictor_reshape(as<mxc_predictor>(h), 0, nullptr, nullptr, nullptr, &r); }},
+      {"mxc_predictor_free", PRED, [](uintptr_t h) { mxc_predictor_free(as<mxc_predictor>(h)); return -1; }},
+      {"mxc_predictor_set_input", PRED, [](uintptr_t h) { return mxc_predictor_set_input(as<mxc_predictor>(h), "x", buf, sizeof buf); }},
+      {"mxc_predictor_set_input_array", PRED, [w](uintptr_t h) { return mxc_predictor_set_input_array(as<mxc_predictor>(h), "x", w->arr); }},
+      {"mxc_predictor_forward", PRED, [](uintptr_t h) { return mxc_predictor_forward(as<mxc_predictor>(h)); }},
+      {"mxc_predictor_num_outputs", PRED, [](uintptr_t h) { return mxc_predictor_num_outputs(as<mxc_predictor>(h), &i32); }},
+      {"mxc_predictor_output_shape", PRED, [](uintptr_t h) { return mxc_predictor_output_shape(as<mxc_predictor>(h), 0, &i32, dims, nullptr); }},
+      {"mxc_predictor_get_output", PRED, [](uintptr_t h) { return mxc_predictor_get_output(as<mxc_predictor>(h), 0, buf, sizeof buf); }},
+      {"mxc_predictor_output", PRED, [o](uintptr_t h) { mxc_ndarray r = o(); return mxc_predictor_output(as<mxc_predictor>(h), 0, &r); }},
       {"mxc_ndarray_detach", ND, [o](uintptr_t h) { mxc_ndarray r = o(); return mxc_ndarray_detach(as<mxc_ndarray>(h), &r); }},
   };
 }
@@ -283,7 +306,8 @@ bool reads_handle(const std::string &param) {
   static const char *kinds[] = {"mxc_ndarray_list", "mxc_ndarray",
                                 "mxc_symbol",       "mxc_executor",
                                 "mxc_data_iter",    "mxc_str_list",
-                                "mxc_infer",        "mxc_opctx"};
+                                "mxc_infer",        "mxc_opctx",
+                                "mxc_predictor"};
   std::string p = trim(param);
   for (const char *k : kinds) {
     std::string by_value = std::string(k) + " ";
@@ -341,6 +365,7 @@ class Handles : public ::testing::Test {
     mxc_symbol_free(w_.sym);
     mxc_str_list_free(w_.strs);
     mxc_infer_free(w_.inf);
+    mxc_predictor_free(w_.pred);
   }
   World w_;
 };

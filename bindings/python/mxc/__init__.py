@@ -20,10 +20,12 @@ from . import custom  # noqa: E402
 from .dlpack import from_dlpack
 from .io import (Symbol, load, load_checkpoint, save,  # noqa: E402
                  save_checkpoint)
+from .predictor import Predictor  # noqa: E402
 
 __all__ = ["MxcError", "NDArray", "array", "empty", "zeros", "op",
-           "autograd", "profiler", "custom", "from_dlpack", "Symbol", "save", "load",
-           "load_checkpoint", "save_checkpoint", "wait_all", "version", "seed",
+           "autograd", "profiler", "custom", "from_dlpack", "Symbol", "save",
+           "load", "load_checkpoint", "save_checkpoint", "Predictor",
+           "wait_all", "version", "seed",
            "feature_enabled", "storage_stat", "library"]
 
 library = _lib.lib

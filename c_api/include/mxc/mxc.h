@@ -1286,6 +1286,144 @@ MXC_API int mxc_checkpoint_save(const char *prefix, int epoch, mxc_symbol sym,
                                 const mxc_ndarray *aux);
 
 /* ------------------------------------------------------------------------ */
+/* Predictors: inference from an exported model                             */
+/* ------------------------------------------------------------------------ */
+
+/* A predictor runs one model for inference: an MXNet graph (JSON) with its
+ * parameters, bound for given input shapes, with no gradients. It is what
+ * Apache MXNet's c_predict_api offered (MXPredCreate, MXPredSetInput,
+ * MXPredForward, MXPredGetOutput, MXPredReshape, MXPredFree), plus weights
+ * shared between predictors and copies of inputs straight from arrays.
+ *
+ * Binding: shapes are inferred from the input shapes and the parameters'
+ * shapes. Each argument of the graph is then an input (a new array of its
+ * own, zeros until set), a parameter ("arg:NAME", or NAME without a
+ * prefix), or, when the name ends in "label" and the params lack it (the
+ * label of a loss head such as SoftmaxOutput, which inference does not
+ * read), zeros. Any other argument, or an auxiliary state missing from the
+ * params ("aux:NAME"), is MXC_ERR_NOT_FOUND naming it. Parameters the
+ * chosen outputs do not use are ignored. A parameter whose shape does not
+ * fit the inputs is MXC_ERR_SHAPE naming the node and both shapes.
+ *
+ * Weights and threads: a predictor holds a reference to its weights (the
+ * graph and the parameter arrays on the device), which are never written
+ * after creation. mxc_predictor_clone and mxc_predictor_reshape make
+ * predictors that share those weights, so N threads can each run their
+ * own predictor with one copy of the model in memory. Each predictor must
+ * be used by one thread at a time (calls on one predictor must not
+ * overlap: it holds its inputs and the last forward's outputs); different
+ * predictors, also ones sharing weights, may run concurrently on any
+ * threads. Freeing one predictor never affects the others: the weights
+ * are released with the last predictor using them.
+ *
+ * Ownership: every create, clone and reshape returns a new predictor
+ * owned by the caller (free with mxc_predictor_free). Names, shapes, JSON
+ * text and params bytes are borrowed for the call only (copied or parsed
+ * before it returns). On failure *out is untouched and nothing leaks. */
+typedef struct mxc_predictor_s *mxc_predictor;
+
+/* Creates a predictor from MXNet JSON text (symbol_json, NUL-terminated,
+ * as mxc_symbol_from_json) and the bytes of a params file (params_size
+ * bytes at params, in MXNet's .params format or mxc's array format, told
+ * apart by content; the bytes are read before the call returns). Device:
+ * (dev_type, dev_id) as mxc_ndarray_create; the parameters are copied
+ * there. Inputs: n_inputs >= 1 arguments named input_names[i] with
+ * input_ndims[i] dimensions each, their extents taken in turn from
+ * input_dims (as mxc_symbol_infer_shape); input_dtypes NULL (float32) or
+ * one MXC_DTYPE_* per input. Outputs: n_outputs == 0 (output_names may be
+ * NULL) for the graph's outputs, or n_outputs names, each an output of
+ * the graph or of any inner node ("fc1_output", or "fc1" for its first
+ * output), in the order given. Errors: MXC_ERR_INVALID_ARGUMENT (NULL or
+ * malformed JSON, bad counts), MXC_ERR_IO naming the offset for params
+ * bytes that are truncated or corrupted, MXC_ERR_NOT_FOUND for an unknown
+ * input, output, operator or a missing parameter, MXC_ERR_SHAPE and
+ * MXC_ERR_DTYPE from binding. Thread-safe. Since 1.1. */
+MXC_API int mxc_predictor_create(const char *symbol_json, const void *params,
+                                 size_t params_size, int dev_type, int dev_id,
+                                 int n_inputs, const char *const *input_names,
+                                 const int *input_ndims,
+                                 const int64_t *input_dims,
+                                 const int *input_dtypes, int n_outputs,
+                                 const char *const *output_names,
+                                 mxc_predictor *out);
+
+/* As mxc_predictor_create, from a checkpoint's files (PREFIX-symbol.json
+ * and PREFIX-EEEE.params, see mxc_checkpoint_load): the usual way to run
+ * a model exported by MXNet's save_checkpoint or HybridBlock.export.
+ * prefix is borrowed for the call; epoch >= 0. MXC_ERR_IO names a missing
+ * or corrupted file. Thread-safe. Since 1.1. */
+MXC_API int mxc_predictor_create_from_checkpoint(
+    const char *prefix, int epoch, int dev_type, int dev_id, int n_inputs,
+    const char *const *input_names, const int *input_ndims,
+    const int64_t *input_dims, const int *input_dtypes, int n_outputs,
+    const char *const *output_names, mxc_predictor *out);
+
+/* A new predictor sharing pred's weights, with the same inputs, outputs
+ * and device, and inputs of its own (zeros). For one predictor per thread:
+ * clone on any thread, then give each clone to one thread. pred must not
+ * be in use by another thread during the call. Since 1.1. */
+MXC_API int mxc_predictor_clone(mxc_predictor pred, mxc_predictor *out);
+
+/* A new predictor sharing pred's weights for other input shapes
+ * (typically another batch size): the n named inputs (each an input of
+ * pred; names/ndims/dims as mxc_predictor_create) take the new shapes,
+ * the others keep theirs; dtypes and outputs are pred's. n == 0 is a
+ * clone. pred stays valid and unchanged. A parameter that would need
+ * another shape is MXC_ERR_SHAPE. Same thread rule as clone. Since 1.1. */
+MXC_API int mxc_predictor_reshape(mxc_predictor pred, int n,
+                                  const char *const *names, const int *ndims,
+                                  const int64_t *dims, mxc_predictor *out);
+
+/* Frees a predictor (NULL is ignored); its weights go with the last
+ * predictor sharing them. Arrays obtained from mxc_predictor_output stay
+ * valid. pred must not be in use by another thread. Since 1.1. */
+MXC_API void mxc_predictor_free(mxc_predictor pred);
+
+/* Copies nbytes of host memory at data into the input named name; nbytes
+ * must equal the input's size in bytes (elements times the dtype's size;
+ * MXC_ERR_SHAPE says both otherwise), and data is read before the call
+ * returns (it waits for the copy). An unknown name is MXC_ERR_NOT_FOUND
+ * listing the inputs. Since 1.1. */
+MXC_API int mxc_predictor_set_input(mxc_predictor pred, const char *name,
+                                    const void *data, size_t nbytes);
+
+/* Copies array arr (dense, the input's shape and dtype: MXC_ERR_SHAPE /
+ * MXC_ERR_DTYPE otherwise) into the input named name. Asynchronous: the
+ * copy is ordered before the next forward; arr stays the caller's and may
+ * be freed or written at once (later writes do not reach the input).
+ * Since 1.1. */
+MXC_API int mxc_predictor_set_input_array(mxc_predictor pred,
+                                          const char *name, mxc_ndarray arr);
+
+/* Runs the model on the current inputs. Returns once the work is
+ * scheduled; mxc_predictor_get_output (or a wait on an output array)
+ * waits for it and reports an operator's failure. Since 1.1. */
+MXC_API int mxc_predictor_forward(mxc_predictor pred);
+
+/* *out = the number of outputs. Since 1.1. */
+MXC_API int mxc_predictor_num_outputs(mxc_predictor pred, int *out);
+
+/* Shape and dtype of output index (0 <= index < num_outputs): *out_ndim
+ * and out_dims[0..ndim) (out_dims holds MXC_MAX_NDIM values), *out_dtype
+ * (may be NULL). Known from creation on, before any forward. Since 1.1. */
+MXC_API int mxc_predictor_output_shape(mxc_predictor pred, int index,
+                                       int *out_ndim, int64_t *out_dims,
+                                       int *out_dtype);
+
+/* Copies output index into host memory data of exactly nbytes (the
+ * output's size in bytes; MXC_ERR_SHAPE says both otherwise), after
+ * waiting for the forward that computes it. Since 1.1. */
+MXC_API int mxc_predictor_get_output(mxc_predictor pred, int index,
+                                     void *data, size_t nbytes);
+
+/* *out = a new handle (free with mxc_ndarray_free) on output index,
+ * without copying: it shows the values of the latest forward (each forward
+ * overwrites them) and keeps the array alive after the predictor is freed.
+ * Since 1.1. */
+MXC_API int mxc_predictor_output(mxc_predictor pred, int index,
+                                 mxc_ndarray *out);
+
+/* ------------------------------------------------------------------------ */
 /* Imperative autograd                                                       */
 /* ------------------------------------------------------------------------ */
 

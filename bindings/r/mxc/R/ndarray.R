@@ -64,6 +64,7 @@ mx_free <- function(x) {
   else if (inherits(x, "mx_symbol")) .Call(C_R_swig_delete_SymbolHandle, x)
   else if (inherits(x, "mx_executor")) .Call(C_R_swig_delete_ExecutorHandle, x)
   else if (inherits(x, "mx_data_iter")) .Call(C_R_swig_delete_DataIterHandle, x)
+  else if (inherits(x, "mx_predictor")) .Call(C_R_swig_delete_PredictorHandle, x)
   else stop("x must be an mxc object (mx_ndarray, mx_symbol, ...)",
             call. = FALSE)
   invisible(NULL)

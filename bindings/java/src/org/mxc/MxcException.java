@@ -22,6 +22,8 @@ public class MxcException extends RuntimeException {
   public static final int DTYPE = 4;
   /** {@code MXC_ERR_NOT_FOUND}: e.g. an unknown operator. */
   public static final int NOT_FOUND = 7;
+  /** {@code MXC_ERR_IO}: a missing, truncated or corrupted file or buffer. */
+  public static final int IO = 8;
 
   private final int code;
 

@@ -18,6 +18,11 @@ public final class Symbol extends NativeObject {
     super(handle, MxcNative::symbol_free, "Symbol");
   }
 
+  /** Takes ownership of a new symbol handle (for org.mxc). */
+  static Symbol wrap(long handle) {
+    return new Symbol(handle);
+  }
+
   /** A named input (data, weights, labels). */
   public static Symbol variable(String name) {
     return new Symbol(MxcNative.symbol_variable(name));
