@@ -104,5 +104,6 @@ int mxc__ops_register_nn(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__nn_register_upsampling(r));
   MXC_FORWARD_IF_ERROR(mxc__nn_register_softmax_loss(r));
   MXC_FORWARD_IF_ERROR(mxc__nn_register_regression(r));
+  MXC_FORWARD_IF_ERROR(mxc__nn_register_softmax_activation(r));
   return MXC_OK;
 }
