@@ -298,6 +298,81 @@ TEST(LegacyJson, LegacyOperatorNamesAreAliases) {
   }
 }
 
+// An mx.rnn begin state: _zeros(shape=(0, 4)) reads 0 as "unknown" in a
+// graph; the batch comes from the data it is added to. Alone, a 0 is an
+// extent (an empty array), and a known extent must still agree.
+TEST(LegacyJson, ZeroExtentOfInitOperatorsIsInferred) {
+  auto graph = [](const char *shape) {
+    return std::string(R"({"nodes": [
+      {"op": "null", "name": "data", "inputs": []},
+      {"op": "null", "name": "i2h_weight", "inputs": []},
+      {"op": "null", "name": "i2h_bias", "inputs": []},
+      {"op": "FullyConnected", "name": "i2h", "attrs": {"num_hidden": "4"},
+       "inputs": [[0, 0, 0], [1, 0, 0], [2, 0, 0]]},
+      {"op": "_zeros", "name": "begin", "attrs": {"shape": ")") +
+           shape + R"("}, "inputs": []},
+      {"op": "elemwise_add", "name": "h",
+       "inputs": [[3, 0, 0], [4, 0, 0]]}],
+     "arg_nodes": [0, 1, 2], "heads": [[5, 0, 0]],
+     "attrs": {"mxnet_version": ["int", 10900]}})";
+  };
+  const char *dn[] = {"data"};
+  int nd[] = {2};
+  int64_t dd[] = {5, 3};
+  for (const char *shape : {"(0, 4)", "(5, 4)", "(0, 0)"}) {
+    SCOPED_TRACE(shape);
+    mxc_symbol sym;
+    ASSERT_EQ(mxc_symbol_from_json(graph(shape).c_str(), &sym), MXC_OK)
+        << err();
+    mxc_executor ex;
+    ASSERT_EQ(mxc_executor_simple_bind(sym, MXC_DEVICE_CPU, 0, 1, dn, nd, dd,
+                                       nullptr, MXC_REQ_NULL, 0, nullptr,
+                                       nullptr, 0, &ex),
+              MXC_OK)
+        << err();
+    mxc_ndarray w, b, out;
+    ASSERT_EQ(mxc_executor_arg(ex, "i2h_weight", &w), MXC_OK);
+    ASSERT_EQ(mxc_executor_arg(ex, "i2h_bias", &b), MXC_OK);
+    std::vector<float> wv(12, 0.5f), bv = {1, 2, 3, 4};
+    mxc_ndarray_copy_from_host(w, wv.data(), 48);
+    mxc_ndarray_copy_from_host(b, bv.data(), 16);
+    ASSERT_EQ(mxc_executor_forward(ex, 0), MXC_OK) << err();
+    ASSERT_EQ(mxc_executor_output(ex, 0, &out), MXC_OK);
+    auto got = floats(out);
+    ASSERT_EQ(got.size(), 20u);  // (5, 4): the batch of data
+    // data is zero: h = bias + 0 for every row.
+    for (size_t i = 0; i < got.size(); ++i) EXPECT_EQ(got[i], bv[i % 4]);
+    for (auto a : {w, b, out}) mxc_ndarray_free(a);
+    mxc_executor_free(ex);
+    mxc_symbol_free(sym);
+  }
+  // A known extent that disagrees is still an error.
+  mxc_symbol bad;
+  ASSERT_EQ(mxc_symbol_from_json(graph("(2, 4)").c_str(), &bad), MXC_OK);
+  mxc_executor ex = nullptr;
+  EXPECT_EQ(mxc_executor_simple_bind(bad, MXC_DEVICE_CPU, 0, 1, dn, nd, dd,
+                                     nullptr, MXC_REQ_NULL, 0, nullptr,
+                                     nullptr, 0, &ex),
+            MXC_ERR_SHAPE);
+  EXPECT_NE(err().find("(2,4)"), std::string::npos) << err();
+  mxc_symbol_free(bad);
+  // Imperatively, and in a graph with nothing else to say, 0 is an extent.
+  mxc_op zeros;
+  ASSERT_EQ(mxc_op_find("_zeros", &zeros), MXC_OK);
+  const char *k[] = {"shape"}, *v[] = {"(0,4)"};
+  mxc_ndarray outs[1] = {nullptr};
+  ASSERT_EQ(mxc_op_invoke(zeros, k, v, 1, nullptr, 0, outs, 1, nullptr),
+            MXC_OK)
+      << err();
+  int ndim;
+  const int64_t *dims;
+  mxc_ndarray_shape(outs[0], &ndim, &dims);
+  EXPECT_EQ(ndim, 2);
+  EXPECT_EQ(dims[0], 0);
+  EXPECT_EQ(dims[1], 4);
+  mxc_ndarray_free(outs[0]);
+}
+
 // ---- the real models --------------------------------------------------------
 
 // Fills every argument but data and labels, and every auxiliary state, of
