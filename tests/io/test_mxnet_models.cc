@@ -373,6 +373,51 @@ TEST(LegacyJson, ZeroExtentOfInitOperatorsIsInferred) {
   mxc_ndarray_free(outs[0]);
 }
 
+// Unrolled sequence models concatenate and split hundreds of arrays: a
+// graph file with SliceChannel(num_outputs=600) feeding Concat(num_args=600)
+// in reverse order loads, binds and reverses the rows.
+TEST(LegacyJson, HundredsOfConcatAndSplitArrays) {
+  const int n = 600;
+  std::string js = R"({"nodes": [{"op": "null", "name": "x", "inputs": []},
+    {"op": "SliceChannel", "name": "parts", "attrs": {"num_outputs": ")" +
+                   std::to_string(n) + R"(", "axis": "0"},
+     "inputs": [[0, 0, 0]]},
+    {"op": "Concat", "name": "joined", "attrs": {"num_args": ")" +
+                   std::to_string(n) + R"(", "dim": "0"}, "inputs": [)";
+  for (int i = 0; i < n; ++i) {
+    js += (i ? ", [1, " : "[1, ") + std::to_string(n - 1 - i) + ", 0]";
+  }
+  js += R"(]}], "arg_nodes": [0], "heads": [[2, 0, 0]]})";
+  mxc_symbol sym;
+  ASSERT_EQ(mxc_symbol_from_json(js.c_str(), &sym), MXC_OK) << err();
+  const char *dn[] = {"x"};
+  int nd[] = {2};
+  int64_t dd[] = {n, 2};
+  mxc_executor ex;
+  ASSERT_EQ(mxc_executor_simple_bind(sym, MXC_DEVICE_CPU, 0, 1, dn, nd, dd,
+                                     nullptr, MXC_REQ_NULL, 0, nullptr,
+                                     nullptr, 0, &ex),
+            MXC_OK)
+      << err();
+  mxc_ndarray x, out;
+  ASSERT_EQ(mxc_executor_arg(ex, "x", &x), MXC_OK);
+  std::vector<float> xv(2 * n);
+  for (int i = 0; i < 2 * n; ++i) xv[i] = (float)i;
+  mxc_ndarray_copy_from_host(x, xv.data(), xv.size() * 4);
+  ASSERT_EQ(mxc_executor_forward(ex, 0), MXC_OK) << err();
+  ASSERT_EQ(mxc_executor_output(ex, 0, &out), MXC_OK);
+  auto got = floats(out);
+  ASSERT_EQ(got.size(), xv.size());
+  for (int r = 0; r < n; ++r) {
+    EXPECT_EQ(got[2 * r], xv[2 * (n - 1 - r)]) << r;
+    EXPECT_EQ(got[2 * r + 1], xv[2 * (n - 1 - r) + 1]) << r;
+  }
+  mxc_ndarray_free(x);
+  mxc_ndarray_free(out);
+  mxc_executor_free(ex);
+  mxc_symbol_free(sym);
+}
+
 // ---- the real models --------------------------------------------------------
 
 // Fills every argument but data and labels, and every auxiliary state, of
