@@ -392,8 +392,8 @@ static int node_header(const loader *L, const mxc__jval *node, int i,
   return rc;
 }
 
-/* Loads node i once its operator is known; block holds the attribute
- * string arrays. */
+/* Loads node i once its operator is known; sp's arrays have room for
+ * every attribute of the node. */
 static int load_node_with(loader *L, const mxc__jval *node, int i,
                           const mxc__op *desc, split *sp) {
   const char *name = mxc__json_get(L->j, node, "name")->str;
