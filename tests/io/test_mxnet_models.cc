@@ -609,6 +609,26 @@ TEST(RealModels, Save000800UpgradedAsMxnetTestLoad000800) {
 
 TEST(RealModels, DnnlModel1) {
   NEED_MODELS(dir);
+  // The batch MXNet's DNNL tests use: shapes infer through the whole graph
+  // (binding it would take gigabytes).
+  mxc_symbol sym;
+  ASSERT_EQ(mxc_symbol_load((dir + "/mxnet_dnnl_model1.json").c_str(), &sym),
+            MXC_OK)
+      << err();
+  const char *dn[] = {"data"};
+  int nd[] = {4};
+  int64_t dd[] = {32, 3, 300, 300};
+  mxc_infer inf;
+  ASSERT_EQ(mxc_symbol_infer_shape(sym, 1, dn, nd, dd, 0, &inf), MXC_OK)
+      << err();
+  int ndim = 0;
+  int64_t dims[MXC_MAX_NDIM];
+  ASSERT_EQ(mxc_infer_shape(inf, MXC_INFER_OUTPUTS, 0, &ndim, dims), MXC_OK);
+  ASSERT_EQ(ndim, 2);
+  EXPECT_EQ(dims[0], 32);
+  EXPECT_EQ(dims[1], 1000);
+  mxc_infer_free(inf);
+  mxc_symbol_free(sym);
   // The VGG-style graph MXNet's DNNL tests bind at (32, 3, 300, 300);
   // one image keeps the float64 reference quick.
   run_and_compare(
