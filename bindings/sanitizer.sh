@@ -27,7 +27,8 @@
 #             the test binary and instruments the Go side too (Go code
 #             touching poisoned C memory is reported).
 #   tsan: libtsan; for the JVM a suppression file (tsan_jvm.supp says why).
-#     (R and Go skip under TSan; their run_tests.sh say why.)
+#     R's tests run in R's binary without its shell wrapper and Go's
+#     test binaries without -race (their run_tests.sh say why).
 # Reports go to one file per process (log_path) and the leak check does
 # not change exit statuses (exitcode=0; other ASan errors still abort,
 # abort_on_error=1 comes from .bazelrc); bindings/sanitizer_logs.py then

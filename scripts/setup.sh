@@ -12,7 +12,8 @@ pkgs=(
   zlib1g-dev         # gzip-compressed IDX files
   dataset-fashion-mnist  # the training data (tests use it when present)
   pkg-config
-  python3-numpy python3-torch  # bindings/python tests (they skip without)
+  python3-numpy python3-torch  # bindings/python tests, tests/ops/nn golden data
+                               # (they skip without)
   swig                         # bindings/java, go, r generate their wrappers
   openjdk-17-jdk-headless junit5  # bindings/java (jar, JNI library, JUnit 5)
   golang-go                    # bindings/go (go test -race, go vet)

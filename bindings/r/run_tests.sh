@@ -12,21 +12,23 @@
 # package's SWIG wrapper is compiled with the same -fsanitize flags as the
 # library (R_MAKEVARS_USER), and the million-array run drops 100000
 # arrays without its resident-memory bound (ASan's quarantine; leaks are
-# LeakSanitizer's). Skips (SKIPPED, exit 0) under --config=tsan (see
-# below) and when R, SWIG or testthat are missing. Everything is written
-# under $TEST_TMPDIR.
+# LeakSanitizer's). Under --config=tsan the tests run in R's binary
+# without its shell wrapper (see below). Skips (SKIPPED, exit 0) when R,
+# SWIG or testthat are missing. Everything is written under $TEST_TMPDIR.
 set -euo pipefail
 prefix_sh=$1 lib=$2 hdr=$3 pcin=$4 mlp=$(readlink -f "$5")
 shift 5
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
 # shellcheck disable=SC1090
 source "$prefix_sh" "$lib" "$hdr" "$pcin" "$@"
-# Not under TSan: R and Rscript start through /usr/bin/R, a bash script,
-# and bash dies at start with libtsan preloaded (SIGSEGV, measured:
-# LD_PRELOAD=libtsan.so bash -c true), before R or mxc run at all.
-if [ "$MXC_SANITIZER" = tsan ]; then
-  mxc_test_skip "tsan build: R starts through a bash script, and bash crashes with libtsan preloaded"
-fi
+# Under TSan, R's own programs stay uninstrumented: R and Rscript start
+# through /usr/bin/R, a shell script, and both bash and dash die at start
+# with libtsan preloaded (SIGSEGV before main's first call, measured:
+# LD_PRELOAD=libtsan.so sh -c true), and R CMD check runs the tests through
+# shells too. So the package is built and installed without the runtime
+# (no check: loading an instrumented libmxc.so needs libtsan first), and
+# the tests run in R's binary itself, started directly (r_run below) with
+# libtsan preloaded: the testthat suite, the million arrays and the MLP.
 for tool in R Rscript swig pkg-config gcc; do
   command -v "$tool" >/dev/null || mxc_test_skip "$tool not found (Debian: r-base-dev, swig)"
 done
@@ -48,11 +50,36 @@ if [ "$MXC_SANITIZER" = asan ]; then
   export R_MAKEVARS_USER=$tmp/Makevars
   million=${MXC_R_MILLION_N:-100000}
 fi
-mxc_sanitized r "$src/bindings/r/build.sh" --install "$tmp/Rlib" "$tmp/r-build"
+[ "$MXC_SANITIZER" != tsan ] || million=${MXC_R_MILLION_N:-100000}
+# r_run SCRIPT ARGS...: Rscript SCRIPT ARGS, or under TSan R's binary
+# started without its shell wrapper, with the environment the wrapper sets.
+r_run() {
+  local script=$1 home
+  shift
+  if [ "$MXC_SANITIZER" != tsan ]; then
+    mxc_sanitized r Rscript "$script" "$@"
+    return
+  fi
+  home=$(R RHOME)
+  R_HOME=$home R_SHARE_DIR=/usr/share/R/share R_INCLUDE_DIR=/usr/share/R/include \
+    R_DOC_DIR=/usr/share/R/doc mxc_sanitized r "$home/bin/exec/R" \
+    --no-echo --no-restore --vanilla --file="$script" --args "$@"
+}
 
-export R_LIBS=$tmp/Rlib
+if [ "$MXC_SANITIZER" = tsan ]; then
+  "$src/bindings/r/build.sh" --no-check --install "$tmp/Rlib" "$tmp/r-build"
+  export R_LIBS=$tmp/Rlib
+  echo "== testthat suite (TSan) =="
+  printf '%s\n' 'library(testthat)' 'library(mxc)' \
+    "test_dir('$src/bindings/r/mxc/tests/testthat', stop_on_failure = TRUE)" \
+    >"$tmp/testthat_tsan.R"
+  r_run "$tmp/testthat_tsan.R"
+else
+  mxc_sanitized r "$src/bindings/r/build.sh" --install "$tmp/Rlib" "$tmp/r-build"
+  export R_LIBS=$tmp/Rlib
+fi
 echo "== million arrays =="
-mxc_sanitized r Rscript "$src/bindings/r/tests/million.R" "$million"
+r_run "$src/bindings/r/tests/million.R" "$million"
 echo "== examples/r/mlp.R =="
-mxc_sanitized r Rscript "$mlp" --batches 300 --check
+r_run "$mlp" --batches 300 --check
 echo "PASS"

@@ -167,11 +167,20 @@ static int impl_of(const mxc__op *op) {
   return (int)(op - k_bwd_ops);
 }
 
+/* The rounding family: the identity on integers (MXNet and NumPy keep
+ * the dtype and the values). */
+static int is_rounding(int u) {
+  return u == U_floor || u == U_ceil || u == U_round || u == U_rint ||
+         u == U_trunc || u == U_fix;
+}
+
 static int unary_type(const mxc__op *op, const void *param, int *in, int n_in,
                       int *out, int n_out) {
   MXC_FORWARD_IF_ERROR(mxc__infer_type_same(op, param, in, n_in, out, n_out));
   int t = n_in ? in[0] : -1;
-  if (t >= 0 && !mxc__dtype_is_float(t) && !k_impl[impl_of(op)].int_ok) {
+  int ui = impl_of(op);
+  int int_ok = k_impl[ui].int_ok || (is_rounding(ui) && op == &k_fwd_ops[ui]);
+  if (t >= 0 && !mxc__dtype_is_float(t) && !int_ok) {
     return mxc__unsupported_dtype(op->name, t,
                                   "this operator takes floating-point "
                                   "inputs (float32, float64, float16, "
@@ -243,6 +252,7 @@ static int unary_run(const unary_impl *u, const mxc__blob *in,
  * beyond 2^53 would round, and abs, negative and square of extreme values
  * would saturate instead of wrapping as numpy does. */
 static int64_t int_forward(int u, int64_t x) {
+  if (is_rounding(u)) return x;
   switch (u) {
     case U_abs: return x < 0 ? mxc__wrap_neg(x) : x;
     case U_sign: return SGN(x);

@@ -17,6 +17,7 @@
 #include "core/base/dtype.h"
 #include "ops/linalg/linalg.h"
 #include "core/op/parallel.h"
+#include "core/op/half_compute.h"
 
 /* ---- parameters (shared with Deconvolution) ---- */
 
@@ -534,6 +535,10 @@ static const mxc__param_def k_params[] = {MXC__CONV_PARAM_DEFS};
 #define CONV_PARAMS \
   MXC__PARAMS_OF(mxc__conv_param, k_params), .param_check = conv_check
 
+/* Half-precision arrays compute in float32 (core/op/half_compute.h). */
+MXC__HALF_COMPUTE_FN(conv_forward_any, conv_forward, 0)
+MXC__HALF_COMPUTE_FN(conv_backward_any, conv_backward, 0)
+
 static const mxc__op k_conv = {
     .name = "Convolution",
     .doc =
@@ -547,7 +552,7 @@ static const mxc__op k_conv = {
     .n_outputs = 1,
     .infer_shape = conv_infer_shape,
     .infer_type = mxc__linalg_infer_type,
-    .compute = conv_forward,
+    .compute = conv_forward_any,
     .gradient = mxc__grad_use_in,
     .backward_uses_inputs = 3,
     .resources = MXC__RES_TEMP,
@@ -563,7 +568,7 @@ static const mxc__op k_conv_bwd = {
     .num_outputs = mxc__conv_bwd_num_outputs,
     .infer_shape = conv_bwd_infer_shape,
     .infer_type = mxc__linalg_infer_type,
-    .compute = conv_backward,
+    .compute = conv_backward_any,
     .resources = MXC__RES_TEMP,
     .hidden = 1,
 };

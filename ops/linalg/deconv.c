@@ -17,6 +17,7 @@
 
 #include "core/base/dtype.h"
 #include "ops/linalg/linalg.h"
+#include "core/op/half_compute.h"
 
 static int deconv_check(const char *op_name, void *param) {
   return mxc__conv_param_check(op_name, param, 1);
@@ -271,6 +272,10 @@ static const mxc__param_def k_params[] = {
 #define DECONV_PARAMS \
   MXC__PARAMS_OF(mxc__conv_param, k_params), .param_check = deconv_check
 
+/* Half-precision arrays compute in float32 (core/op/half_compute.h). */
+MXC__HALF_COMPUTE_FN(deconv_forward_any, deconv_forward, 0)
+MXC__HALF_COMPUTE_FN(deconv_backward_any, deconv_backward, 0)
+
 static const mxc__op k_deconv = {
     .name = "Deconvolution",
     .doc =
@@ -284,7 +289,7 @@ static const mxc__op k_deconv = {
     .n_outputs = 1,
     .infer_shape = deconv_infer_shape,
     .infer_type = mxc__linalg_infer_type,
-    .compute = deconv_forward,
+    .compute = deconv_forward_any,
     .gradient = mxc__grad_use_in,
     .backward_uses_inputs = 3,
     .resources = MXC__RES_TEMP,
@@ -300,7 +305,7 @@ static const mxc__op k_deconv_bwd = {
     .num_outputs = mxc__conv_bwd_num_outputs,
     .infer_shape = deconv_bwd_infer_shape,
     .infer_type = mxc__linalg_infer_type,
-    .compute = deconv_backward,
+    .compute = deconv_backward_any,
     .resources = MXC__RES_TEMP,
     .hidden = 1,
 };

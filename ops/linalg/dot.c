@@ -22,6 +22,7 @@
 
 #include "core/base/dtype.h"
 #include "ops/linalg/linalg.h"
+#include "core/op/half_compute.h"
 
 typedef struct dot_param {
   int transpose_a, transpose_b;
@@ -239,6 +240,10 @@ static const char *const k_bwd_in_names[] = {"ograd", "lhs", "rhs", NULL};
 
 #define DOT_PARAMS MXC__PARAMS_OF(dot_param, k_dot_params)
 
+/* Half-precision arrays compute in float32 (core/op/half_compute.h). */
+MXC__HALF_COMPUTE_FN(dot_forward_any, dot_forward, 0)
+MXC__HALF_COMPUTE_FN(dot_backward_any, dot_backward, 0)
+
 static const mxc__op k_ops[4] = {
     {
         .name = "dot",
@@ -251,7 +256,7 @@ static const mxc__op k_ops[4] = {
         .n_outputs = 1,
         .infer_shape = dot_infer_shape,
         .infer_type = mxc__linalg_infer_type,
-        .compute = dot_forward,
+        .compute = dot_forward_any,
         .gradient = mxc__grad_use_in,
         .backward_uses_inputs = 3,
     },
@@ -264,7 +269,7 @@ static const mxc__op k_ops[4] = {
         .n_outputs = 2,
         .infer_shape = dot_bwd_infer_shape,
         .infer_type = mxc__linalg_infer_type,
-        .compute = dot_backward,
+        .compute = dot_backward_any,
         .hidden = 1,
     },
     {
@@ -277,7 +282,7 @@ static const mxc__op k_ops[4] = {
         .n_outputs = 1,
         .infer_shape = dot_infer_shape,
         .infer_type = mxc__linalg_infer_type,
-        .compute = dot_forward,
+        .compute = dot_forward_any,
         .gradient = mxc__grad_use_in,
         .backward_uses_inputs = 3,
     },
@@ -290,7 +295,7 @@ static const mxc__op k_ops[4] = {
         .n_outputs = 2,
         .infer_shape = dot_bwd_infer_shape,
         .infer_type = mxc__linalg_infer_type,
-        .compute = dot_backward,
+        .compute = dot_backward_any,
         .hidden = 1,
     },
 };

@@ -13,6 +13,7 @@
 
 #include "core/base/dtype.h"
 #include "ops/linalg/linalg.h"
+#include "core/op/half_compute.h"
 
 typedef struct fc_param {
   int64_t num_hidden;
@@ -151,6 +152,10 @@ static int fc_backward(const mxc__op *op, const mxc__opctx *ctx,
 
 #define FC_PARAMS MXC__PARAMS_OF(fc_param, k_params)
 
+/* Half-precision arrays compute in float32 (core/op/half_compute.h). */
+MXC__HALF_COMPUTE_FN(fc_forward_any, fc_forward, 0)
+MXC__HALF_COMPUTE_FN(fc_backward_any, fc_backward, 0)
+
 static const mxc__op k_fc = {
     .name = "FullyConnected",
     .doc =
@@ -164,7 +169,7 @@ static const mxc__op k_fc = {
     .n_outputs = 1,
     .infer_shape = fc_infer_shape,
     .infer_type = mxc__linalg_infer_type,
-    .compute = fc_forward,
+    .compute = fc_forward_any,
     .gradient = mxc__grad_use_in,
     .backward_uses_inputs = 3, /* data and weight */
 };
@@ -179,7 +184,7 @@ static const mxc__op k_fc_bwd = {
     .num_outputs = fc_bwd_num_outputs,
     .infer_shape = fc_bwd_infer_shape,
     .infer_type = mxc__linalg_infer_type,
-    .compute = fc_backward,
+    .compute = fc_backward_any,
     .hidden = 1,
 };
 

@@ -25,6 +25,7 @@
 #include "core/base/dtype.h"
 #include "ops/linalg/linalg.h"
 #include "core/op/parallel.h"
+#include "core/op/half_compute.h"
 
 #ifdef MXC_USE_OPENBLAS
 #include <cblas.h>
@@ -184,13 +185,8 @@ int mxc__linalg_uses_openblas(void) {
 
 int mxc__linalg_infer_type(const mxc__op *op, const void *param, int *in,
                            int n_in, int *out, int n_out) {
-  MXC_FORWARD_IF_ERROR(mxc__infer_type_same(op, param, in, n_in, out, n_out));
-  int t = n_in ? in[0] : (n_out ? out[0] : -1);
-  if (t >= 0 && t != MXC_DTYPE_FLOAT32 && t != MXC_DTYPE_FLOAT64) {
-    return mxc__unsupported_dtype(op->name, t,
-                                  "this operator takes float32 or float64");
-  }
-  return MXC_OK;
+  /* float16/bfloat16 compute in float32 (core/op/half_compute.h). */
+  return mxc__infer_type_float_or_half(op, param, in, n_in, out, n_out);
 }
 
 int mxc__linalg_assign_shape(const mxc__op *op, const void *param,

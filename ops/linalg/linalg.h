@@ -1,8 +1,10 @@
 /* Internal header of the linear-algebra family (ops/linalg): dot,
  * batch_dot, FullyConnected, Convolution, Deconvolution, Pooling.
  *
- * Everything here computes in float32 or float64 only; the shared type
- * inference rejects other dtypes at invoke time. Matrix products go
+ * Everything here computes in float32 or float64; float16 and bfloat16
+ * arrays go through float32 copies (core/op/half_compute.h, as MXNet
+ * computes half precision), and the shared type inference rejects other
+ * dtypes at invoke time. Matrix products go
  * through one GEMM wrapper (OpenBLAS when built with MXC_USE_OPENBLAS, a
  * portable loop otherwise). Convolution-like operators share a geometry
  * description and the im2col/col2im helpers below. */
@@ -31,7 +33,7 @@ int mxc__linalg_uses_openblas(void);
 /* ---- shared inference helpers ---- */
 
 /* infer_type for the family: every input and output has one dtype,
- * float32 or float64. */
+ * float32, float64, float16 or bfloat16. */
 int mxc__linalg_infer_type(const mxc__op *op, const void *param, int *in,
                            int n_in, int *out, int n_out);
 

@@ -1,4 +1,5 @@
-/* Pooling (max, avg, sum; 1-D to 3-D, channel-first) and its gradient.
+/* Pooling (max, avg, sum, lp; 1-D to 3-D, channel-first) and its
+ * gradient.
  *
  * Window o along an axis covers input positions [o*stride - pad,
  * o*stride - pad + kernel), clipped to the padded extent [-pad, in + pad)
@@ -8,7 +9,14 @@
  * avg divides by the window size clipped to the padded extent when
  * count_include_pad (the default), else by the number of input elements
  * it covers. A window that covers no input element yields 0 (and passes
- * no gradient). global_pool pools each whole plane to one value.
+ * no gradient). global_pool pools each whole plane to one value. The
+ * 'same' convention (1-D only, no padding, as MXNet) gives ceil(in /
+ * stride) windows, the last ones clipped at the end of the input.
+ *
+ * lp (p_value 1, 2 or 3, as MXNet): (sum of x^p over the window)^(1/p),
+ * without absolute values (p = 1 is the plain sum, p = 3 the cube root
+ * of the sum of cubes). Its gradient is ograd * (x / y)^(p - 1), 0 where
+ * the output y is 0.
  *
  * Gradient: max sends the output gradient to the first maximum of its
  * window (row-major order), avg spreads it divided like the forward, sum
@@ -21,18 +29,20 @@
 #include "core/base/dtype.h"
 #include "ops/linalg/linalg.h"
 #include "core/op/parallel.h"
+#include "core/op/half_compute.h"
 
-enum { POOL_MAX, POOL_AVG, POOL_SUM };
-enum { CONV_VALID, CONV_FULL };
+enum { POOL_MAX, POOL_AVG, POOL_SUM, POOL_LP };
+enum { CONV_VALID, CONV_FULL, CONV_SAME };
 
 typedef struct pool_param {
   mxc__tuple kernel, stride, pad;
   int pool_type, global_pool, pooling_convention, count_include_pad;
   int cudnn_off, layout;
+  mxc__opt_int p_value;
 } pool_param;
 
-static const char *const k_types[] = {"max", "avg", "sum", NULL};
-static const char *const k_conventions[] = {"valid", "full", NULL};
+static const char *const k_types[] = {"max", "avg", "sum", "lp", NULL};
+static const char *const k_conventions[] = {"valid", "full", "same", NULL};
 
 static const mxc__param_def k_params[] = {
     MXC__PARAM(pool_param, kernel, MXC__P_TUPLE, "()",
@@ -47,7 +57,8 @@ static const mxc__param_def k_params[] = {
     MXC__PARAM(pool_param, pad, MXC__P_TUPLE, "()",
                "Padding per spatial axis on both sides; default 0."),
     MXC__PARAM_ENUM(pool_param, pooling_convention, "valid", k_conventions,
-                    "Output size rounding: valid (floor) or full (ceil)."),
+                    "Output size rounding: valid (floor), full (ceil), or "
+                    "same (1-D, no pad: ceil(in / stride))."),
     MXC__PARAM(pool_param, count_include_pad, MXC__P_BOOL, "true",
                "avg: count padding positions in the divisor."),
     MXC__PARAM(pool_param, cudnn_off, MXC__P_BOOL, "false",
@@ -55,6 +66,8 @@ static const mxc__param_def k_params[] = {
     MXC__PARAM_ENUM(pool_param, layout, "None", mxc__linalg_layouts,
                     "Data layout: None (channel-first), NCW, NCHW or NCDHW; "
                     "channel-last layouts are rejected."),
+    MXC__PARAM(pool_param, p_value, MXC__P_OPT_INT, "None",
+               "lp pooling: the power p (1, 2 or 3)."),
 };
 
 static int tuple_fill(const char *op_name, const char *name, mxc__tuple *t,
@@ -76,8 +89,31 @@ static int tuple_fill(const char *op_name, const char *name, mxc__tuple *t,
   return MXC_OK;
 }
 
+/* lp's p_value and the 'same' convention's limits. */
+static int pool_check_modes(const char *op_name, const pool_param *p) {
+  MXC_RETURN_ERROR_IF(
+      p->pool_type == POOL_LP &&
+          (!p->p_value.has || p->p_value.v < 1 || p->p_value.v > 3),
+      MXC_ERR_INVALID_ARGUMENT,
+      "operator '%s': pool_type 'lp' needs p_value 1, 2 or 3 (got %s%lld)",
+      op_name, p->p_value.has ? "" : "None ",
+      (long long)(p->p_value.has ? p->p_value.v : 0));
+  if (p->pooling_convention != CONV_SAME || p->global_pool) return MXC_OK;
+  MXC_RETURN_ERROR_IF(p->kernel.ndim != 1, MXC_ERR_INVALID_ARGUMENT,
+                      "operator '%s': pooling_convention 'same' supports 1-D "
+                      "kernels only (got %d entries)",
+                      op_name, p->kernel.ndim < 0 ? 0 : p->kernel.ndim);
+  MXC_RETURN_ERROR_IF(p->pad.ndim > 0 && p->pad.d[0] != 0,
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "operator '%s': pooling_convention 'same' takes no pad "
+                      "(got %lld)",
+                      op_name, (long long)p->pad.d[0]);
+  return MXC_OK;
+}
+
 static int pool_check(const char *op_name, void *param) {
   pool_param *p = param;
+  MXC_FORWARD_IF_ERROR(pool_check_modes(op_name, p));
   if (p->global_pool) {
     /* kernel/stride/pad are ignored; the layout still has to be one we
      * implement (its rank is checked against the data later). */
@@ -99,6 +135,7 @@ typedef struct pool_geom {
   int64_t planes; /* N * C */
   int64_t in[3], out[3], k[3], s[3], p[3];
   int64_t in_n, out_n;
+  int lp; /* lp pooling's power */
 } pool_geom;
 
 /* Output extent *o of spatial axis j (of a non-global pooling), with
@@ -129,7 +166,11 @@ static int axis_plan(const mxc__op *op, const pool_param *p,
       "spatial axis %d of data %s overflows int64 sizes", op->name,
       (long long)k, (long long)s, j, mxc__shape_str(data, b1, sizeof b1));
   /* Rounded up without forming room + s - 1. */
-  *o = room / s + (p->pooling_convention == CONV_FULL && room % s) + 1;
+  if (p->pooling_convention == CONV_SAME) {
+    *o = in / s + (in % s != 0);
+  } else {
+    *o = room / s + (p->pooling_convention == CONV_FULL && room % s) + 1;
+  }
   return MXC_OK;
 }
 
@@ -148,6 +189,7 @@ static int pool_plan(const mxc__op *op, const pool_param *p,
                       nsp, nsp);
   MXC_FORWARD_IF_ERROR(mxc__linalg_check_layout(op->name, p->layout, nsp));
   int lead = 3 - nsp;
+  g->lp = p->pool_type == POOL_LP ? (int)p->p_value.v : 0;
   g->planes = data->dims[0] * data->dims[1];
   g->in_n = g->out_n = 1;
   int64_t win = 1;
@@ -236,6 +278,16 @@ static void window_at(const pool_geom *g, int64_t oi, int cip, window *w) {
                    e_ = idx + (w).hi[2] - (w).lo[2];                  \
            idx < e_; ++idx)
 
+/* x^p for lp pooling's p in 0..3 (the gradient uses p - 1), and the
+ * p-th root as MXNet takes it (the cube root keeps the sign). */
+static inline double lp_pow(double x, int p) {
+  return p == 0 ? 1 : p == 1 ? x : p == 2 ? x * x : x * x * x;
+}
+
+static inline double lp_root(double x, int p) {
+  return p == 1 ? x : p == 2 ? sqrt(x) : cbrt(x);
+}
+
 /* The generic kernels, one plane at a time: every window through
  * window_at, so any rank, padding and convention. */
 #define DEF_POOL(T, sfx, LOWEST)                                       \
@@ -248,12 +300,15 @@ static void window_at(const pool_geom *g, int64_t oi, int cip, window *w) {
       FOR_WINDOW(w, i) {                                               \
         if (type == POOL_MAX) {                                        \
           if (xp[i] > v) v = xp[i];                                    \
+        } else if (type == POOL_LP) {                                  \
+          v += (T)lp_pow(xp[i], g->lp);                                \
         } else {                                                       \
           v += xp[i];                                                  \
         }                                                              \
       }                                                                \
       if (w.div == 0) v = 0; /* empty window */                        \
       if (type == POOL_AVG && w.div) v /= (T)w.div;                    \
+      if (type == POOL_LP) v = (T)lp_root(v, g->lp);                   \
       MXC__ASSIGN(req, yp[oi], v);                                     \
     }                                                                  \
   }                                                                    \
@@ -273,6 +328,12 @@ static void window_at(const pool_geom *g, int64_t oi, int cip, window *w) {
           }                                                            \
         }                                                              \
         dp[arg] += gp[oi];                                             \
+      } else if (type == POOL_LP) {                                    \
+        double y = 0;                                                  \
+        FOR_WINDOW(w, i) y += lp_pow(xp[i], g->lp);                    \
+        y = lp_root(y, g->lp);                                         \
+        if (y == 0) continue; /* as MXNet: no inf or NaN */            \
+        FOR_WINDOW(w, i) dp[i] += (T)(gp[oi] * lp_pow(xp[i] / y, g->lp - 1)); \
       } else {                                                         \
         T v = type == POOL_AVG ? gp[oi] / (T)w.div : gp[oi];           \
         FOR_WINDOW(w, i) dp[i] += v;                                   \
@@ -625,7 +686,7 @@ static int pool_planes(void *arg, int64_t begin, int64_t end) {
 /* Runs a job over every plane; about 16k input elements per chunk. */
 static int pool_run(pool_job *j) {
   const pool_geom *g = j->g;
-  j->simple = pool_simple(g);
+  j->simple = pool_simple(g) && j->type != POOL_LP;
   int64_t per = g->in_n > g->out_n ? g->in_n : g->out_n;
   if (per < 1) per = 1;
   int64_t grain = 16384 / per;
@@ -683,10 +744,14 @@ static const char *const k_bwd_in_names[] = {"ograd", "data", NULL};
 #define POOL_PARAMS \
   MXC__PARAMS_OF(pool_param, k_params), .param_check = pool_check
 
+/* Half-precision arrays compute in float32 (core/op/half_compute.h). */
+MXC__HALF_COMPUTE_FN(pool_forward_any, pool_forward, 0)
+MXC__HALF_COMPUTE_FN(pool_backward_any, pool_backward, 0)
+
 static const mxc__op k_pool = {
     .name = "Pooling",
     .doc =
-        "Max, average or sum pooling over 1-D to 3-D windows of data "
+        "Max, average, sum or lp pooling over 1-D to 3-D windows of data "
         "(N, C, ...), or over whole planes with global_pool.",
     POOL_PARAMS,
     .n_inputs = 1,
@@ -694,7 +759,7 @@ static const mxc__op k_pool = {
     .n_outputs = 1,
     .infer_shape = pool_infer_shape,
     .infer_type = mxc__linalg_infer_type,
-    .compute = pool_forward,
+    .compute = pool_forward_any,
     .gradient = mxc__grad_use_in,
     .backward_uses_inputs = 1,
 };
@@ -708,7 +773,7 @@ static const mxc__op k_pool_bwd = {
     .n_outputs = 1,
     .infer_shape = pool_bwd_infer_shape,
     .infer_type = mxc__linalg_infer_type,
-    .compute = pool_backward,
+    .compute = pool_backward_any,
     .hidden = 1,
 };
 

@@ -8,6 +8,7 @@
 
 #include "core/op/vmath.h"
 #include "ops/nn/nn.h"
+#include "core/op/half_compute.h"
 
 /* ---- Activation ---- */
 
@@ -132,10 +133,13 @@ static int act_backward(const mxc__op *op, const mxc__opctx *ctx,
 
 /* ---- LeakyReLU ---- */
 
-/* rrelu (random slopes) is not offered. */
-enum { LK_ELU, LK_GELU, LK_LEAKY, LK_PRELU, LK_SELU };
+/* rrelu: in training each element's slope is drawn uniformly from
+ * [lower_bound, upper_bound) (value i of the call's random slice for
+ * element i); in inference it is their mean. The slopes are a hidden
+ * second output ("mask") the gradient reads. */
+enum { LK_ELU, LK_GELU, LK_LEAKY, LK_PRELU, LK_SELU, LK_RRELU };
 static const char *const k_leaky_types[] = {"elu",   "gelu", "leaky",
-                                            "prelu", "selu", NULL};
+                                            "prelu", "selu", "rrelu", NULL};
 
 typedef struct leaky_param {
   int act_type;
@@ -151,10 +155,22 @@ static const mxc__param_def k_leaky_params[] = {
     MXC__PARAM(leaky_param, slope, MXC__P_FLOAT, "0.25",
                "Slope for leaky, alpha for elu."),
     MXC__PARAM(leaky_param, lower_bound, MXC__P_FLOAT, "0.125",
-               "Accepted for compatibility (rrelu only); ignored."),
+               "rrelu: lower bound of the random slope."),
     MXC__PARAM(leaky_param, upper_bound, MXC__P_FLOAT, "0.334",
-               "Accepted for compatibility (rrelu only); ignored."),
+               "rrelu: upper bound of the random slope."),
 };
+
+static int leaky_check(const char *op_name, void *param) {
+  const leaky_param *p = param;
+  MXC_RETURN_ERROR_IF(p->act_type == LK_RRELU &&
+                          !(p->lower_bound <= p->upper_bound &&
+                            isfinite(p->lower_bound) && isfinite(p->upper_bound)),
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "operator '%s': rrelu needs finite lower_bound <= "
+                      "upper_bound (got %g, %g)",
+                      op_name, p->lower_bound, p->upper_bound);
+  return MXC_OK;
+}
 
 #define SELU_ALPHA 1.6732632423543772848170429916717
 #define SELU_LAMBDA 1.0507009873554804934193349852946
@@ -165,21 +181,30 @@ static int leaky_num_inputs(const void *param) {
   return ((const leaky_param *)param)->act_type == LK_PRELU ? 2 : 1;
 }
 
+/* rrelu adds the hidden slopes. */
+static int leaky_num_outputs(const void *param) {
+  return ((const leaky_param *)param)->act_type == LK_RRELU ? 2 : 1;
+}
+
 static const char *leaky_input_name(const void *param, int i) {
   (void)param;
   return i == 0 ? "data" : "gamma";
 }
 
-/* Backward: (ograd, data, [gamma,] output). */
+/* Backward: (ograd, data, [gamma,] output[, mask]). */
 static int leaky_bwd_num_inputs(const void *param) {
-  return leaky_num_inputs(param) + 2;
+  return 1 + leaky_num_inputs(param) + leaky_num_outputs(param);
 }
 
 static const char *leaky_bwd_input_name(const void *param, int i) {
   int prelu = leaky_num_inputs(param) == 2;
   if (i == 0) return "ograd";
   if (i == 1) return "data";
-  return prelu && i == 2 ? "gamma" : "output";
+  if (prelu && i == 2) return "gamma";
+  return i == leaky_bwd_num_inputs(param) - 1 &&
+                 leaky_num_outputs(param) == 2
+             ? "mask"
+             : "output";
 }
 
 /* Where prelu's gamma has one slope per channel, it has the extent of
@@ -187,7 +212,7 @@ static const char *leaky_bwd_input_name(const void *param, int i) {
 static int leaky_shape(const mxc__op *op, const void *param, mxc__shape *in,
                        int n_in, mxc__shape *out, int n_out) {
   if (in[0].ndim < 0) return MXC_OK;
-  out[0] = in[0];
+  for (int i = 0; i < n_out; ++i) out[i] = in[0]; /* output[, mask] */
   if (n_in < 2) return MXC_OK;
   char b[160];
   MXC_RETURN_ERROR_IF(in[0].ndim < 2, MXC_ERR_SHAPE,
@@ -227,12 +252,37 @@ static chan_map chan_map_of(const mxc__blob *data, const mxc__blob *gamma) {
   return m;
 }
 
+/* rrelu: slopes into mask (random in training, else the mean), then
+ * y = x > 0 ? x : slope * x. */
+static int rrelu_forward(const mxc__opctx *ctx, const leaky_param *p,
+                         const mxc__blob *in, const mxc__blob *out,
+                         const mxc__req *req) {
+  int64_t n = mxc__shape_size(&in[0].shape);
+  double mean = 0.5 * (p->lower_bound + p->upper_bound);
+  NN_TYPED(in[0].dtype, {
+    const T *xs = in[0].ptr;
+    T *ys = out[0].ptr, *mask = out[1].ptr;
+    for (int64_t i = 0; i < n; ++i) {
+      double a = mean, x = xs[i];
+      if (ctx->is_train) {
+        mxc__rng_uniform_f64(&ctx->rng, i, 1, p->lower_bound, p->upper_bound,
+                             &a);
+      }
+      if (req[1] != MXC__REQ_NULL) mask[i] = (T)a;
+      if (req[0] != MXC__REQ_NULL)
+        MXC__ASSIGN(req[0], ys[i], (T)(x > 0 ? x : a * x));
+    }
+  });
+  return MXC_OK;
+}
+
 static int leaky_forward(const mxc__op *op, const mxc__opctx *ctx,
                          const void *param, const mxc__blob *in, int n_in,
                          const mxc__blob *out, int n_out, const mxc__req *req) {
   const leaky_param *p = param;
   int64_t n = mxc__shape_size(&in[0].shape);
   double a = p->slope;
+  if (p->act_type == LK_RRELU) return rrelu_forward(ctx, p, in, out, req);
   chan_map m = chan_map_of(&in[0], n_in > 1 ? &in[1] : NULL);
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
   NN_TYPED(in[0].dtype, {
@@ -300,8 +350,12 @@ static int leaky_backward(const mxc__op *op, const mxc__opctx *ctx,
     const T *xs = in[1].ptr;
     const T *gamma = prelu ? in[2].ptr : NULL;
     const T *ys = in[prelu ? 3 : 2].ptr;
+    const T *mask = p->act_type == LK_RRELU ? in[3].ptr : NULL;
     T *dx = out[0].ptr;
     switch (p->act_type) {
+      case LK_RRELU:
+        MAP_GRAD(x > 0 ? 1 : (double)mask[i]);
+        break;
       case LK_ELU:
         MAP_GRAD(x > 0 ? 1 : a * exp(x));
         break;
@@ -330,6 +384,11 @@ static const char *const k_act_bwd_in[] = {"ograd", "data", "output", NULL};
 static const char *const k_leaky_in[] = {"data", "gamma", NULL};
 static const char *const k_leaky_bwd_in[] = {"ograd", "data", "gamma", "output",
                                              NULL};
+static const char *const k_leaky_out[] = {"output", "mask", NULL};
+
+/* Half-precision arrays compute in float32 (core/op/half_compute.h). */
+MXC__HALF_COMPUTE_FN(act_forward_any, act_forward, 0)
+MXC__HALF_COMPUTE_FN(act_backward_any, act_backward, 0)
 
 static const mxc__op k_ops[] = {
     {
@@ -341,8 +400,8 @@ static const mxc__op k_ops[] = {
         .input_names = k_data,
         .n_outputs = 1,
         .infer_shape = mxc__infer_shape_same,
-        .infer_type = mxc__nn_type_float,
-        .compute = act_forward,
+        .infer_type = mxc__infer_type_float_or_half,
+        .compute = act_forward_any,
         /* No in-place pair: the gradient reads data as well as output. */
         .gradient = mxc__grad_use_in_out,
         .backward_uses_inputs = 1,
@@ -356,32 +415,38 @@ static const mxc__op k_ops[] = {
         .input_names = k_act_bwd_in,
         .n_outputs = 1,
         .infer_shape = mxc__infer_shape_same,
-        .infer_type = mxc__nn_type_float,
-        .compute = act_backward,
+        .infer_type = mxc__infer_type_float_or_half,
+        .compute = act_backward_any,
         .hidden = 1,
     },
     {
         .name = "LeakyReLU",
         .doc = "Leaky rectifiers and relatives (leaky, elu, selu, gelu, "
-               "prelu); output has the data's shape. prelu takes a second "
-               "input gamma of shape (C) for data (N, C, ...).",
+               "prelu, rrelu); output has the data's shape. prelu takes a "
+               "second input gamma of shape (C) for data (N, C, ...); "
+               "rrelu's random slopes are a hidden second output.",
         MXC__PARAMS_OF(leaky_param, k_leaky_params),
+        .param_check = leaky_check,
         .num_inputs = leaky_num_inputs,
         .input_names = k_leaky_in,
         .input_name = leaky_input_name,
-        .n_outputs = 1,
+        .num_outputs = leaky_num_outputs,
+        .n_visible_outputs = 1,
+        .output_names = k_leaky_out,
         .infer_shape = leaky_shape,
         .infer_type = mxc__nn_type_float,
         .compute = leaky_forward,
         .gradient = mxc__grad_use_in_out,
         .backward_uses_inputs = 3,
-        .backward_uses_outputs = 1,
+        .backward_uses_outputs = 3,
+        .resources = MXC__RES_RANDOM,
     },
     {
         .name = "_backward_LeakyReLU",
-        .doc = "Gradient of LeakyReLU: (ograd, data, [gamma,] output) -> "
-               "(ddata[, dgamma]).",
+        .doc = "Gradient of LeakyReLU: (ograd, data, [gamma,] output[, "
+               "mask]) -> (ddata[, dgamma]).",
         MXC__PARAMS_OF(leaky_param, k_leaky_params),
+        .param_check = leaky_check,
         .num_inputs = leaky_bwd_num_inputs,
         .input_names = k_leaky_bwd_in,
         .input_name = leaky_bwd_input_name,

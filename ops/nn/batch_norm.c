@@ -18,10 +18,17 @@
  * own context, so it must run in the mode of the forward pass (as
  * autograd does: both in one training scope). As in MXNet, the variance
  * is the biased one (divided by the count), in the normalization and in
- * the moving_var update alike. */
+ * the moving_var update alike.
+ *
+ * Dtypes as MXNet's: float32/float64 throughout, or float16/bfloat16 data
+ * (and output, and their gradients) with float32 gamma, beta and
+ * statistics; half data computes through float32 copies
+ * (core/op/half_compute.h). */
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "core/op/half_compute.h"
 #include "ops/nn/nn.h"
 
 typedef struct bn_param {
@@ -212,6 +219,55 @@ static int bn_backward(const mxc__op *op, const mxc__opctx *ctx,
   return MXC_OK;
 }
 
+/* Slots that carry the data's dtype; the others (gamma, beta, the
+ * statistics and their gradients) are float32 for half data. */
+static int is_data_slot(const mxc__op *op, const void *param, int i) {
+  const char *n = mxc__op_input_name(op, param, i);
+  return !strcmp(n, "data") || !strcmp(n, "ograd") || !strcmp(n, "output");
+}
+
+static int bn_assign(const mxc__op *op, const void *param, int *slot,
+                     int want, int i) {
+  if (*slot < 0) *slot = want;
+  char what[64]; /* i >= 0: input i; i < 0: output -i - 1 */
+  snprintf(what, sizeof what, "%s %d", i < 0 ? "output" : "input",
+           i < 0 ? -i - 1 : i);
+  MXC_RETURN_ERROR_IF(*slot != want, MXC_ERR_DTYPE,
+                      "operator '%s': %s is %s; expected %s (float16 and "
+                      "bfloat16 data take float32 gamma, beta and "
+                      "statistics, as in MXNet)",
+                      op->name, what, mxc__dtype_name(*slot),
+                      mxc__dtype_name(want));
+  return MXC_OK;
+}
+
+static int bn_type(const mxc__op *op, const void *param, int *in, int n_in,
+                   int *out, int n_out) {
+  int d = out[0], p = -1;
+  for (int i = 0; i < n_in; ++i) {
+    if (in[i] < 0) continue;
+    if (is_data_slot(op, param, i)) d = in[i];
+    else p = in[i];
+  }
+  if (d < 0 && p >= 0 && !mxc__dtype_is_half(p)) d = p; /* one dtype */
+  if (d < 0) return MXC_OK;
+  if (!mxc__dtype_is_half(d)) {
+    MXC_FORWARD_IF_ERROR(mxc__nn_check_float(op->name, d, "the data"));
+  }
+  p = mxc__dtype_is_half(d) ? MXC_DTYPE_FLOAT32 : d;
+  for (int i = 0; i < n_in; ++i) {
+    int want = is_data_slot(op, param, i) ? d : p;
+    MXC_FORWARD_IF_ERROR(bn_assign(op, param, &in[i], want, i));
+  }
+  for (int i = 0; i < n_out; ++i) {
+    MXC_FORWARD_IF_ERROR(bn_assign(op, param, &out[i], i ? p : d, -i - 1));
+  }
+  return MXC_OK;
+}
+
+MXC__HALF_COMPUTE_FN(bn_forward_any, bn_forward, 0)
+MXC__HALF_COMPUTE_FN(bn_backward_any, bn_backward, 0)
+
 static const mxc__op k_ops[] = {
     {
         .name = "BatchNorm",
@@ -228,8 +284,8 @@ static const mxc__op k_ops[] = {
         .n_visible_outputs = 1,
         .output_names = k_out,
         .infer_shape = bn_shape,
-        .infer_type = mxc__nn_type_float,
-        .compute = bn_forward,
+        .infer_type = bn_type,
+        .compute = bn_forward_any,
         .gradient = mxc__grad_use_in_out,
         .mutate_inputs = (1u << 3) | (1u << 4),
         /* What the backward node references: everything. */
@@ -244,8 +300,8 @@ static const mxc__op k_ops[] = {
         .input_names = k_bwd_in,
         .n_outputs = 3,
         .infer_shape = bn_bwd_shape,
-        .infer_type = mxc__nn_type_float,
-        .compute = bn_backward,
+        .infer_type = bn_type,
+        .compute = bn_backward_any,
         .hidden = 1,
     },
 };

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "core/op/half_compute.h"
 #include "ops/nn/nn.h"
 
 typedef struct emb_param {
@@ -26,16 +27,24 @@ static const mxc__param_def k_params[] = {
     MXC__PARAM_RANGE(emb_param, output_dim, MXC__P_INT, NULL, 1, 9.0e18,
                      "Length of each embedding vector."),
     MXC__PARAM(emb_param, dtype, MXC__P_DTYPE, "float32",
-               "dtype of weight and output: float32 or float64."),
+               "dtype of weight and output: float32, float64, float16 or "
+               "bfloat16."),
     MXC__PARAM(emb_param, sparse_grad, MXC__P_BOOL, "false",
                "Accepted for compatibility; a row_sparse gradient comes from giving a "
                "row_sparse gradient array."),
 };
 
+/* float32/float64, or half precision: the lookup copies rows as they are
+ * and sums (ADD, the gradient) run in float32 (core/op/half_compute.h). */
+static int check_dtype(const char *op_name, int dt, const char *what) {
+  if (mxc__dtype_is_half(dt)) return MXC_OK;
+  return mxc__nn_check_float(op_name, dt, what);
+}
+
 static int emb_check(const char *op_name, void *param) {
   emb_param *p = param;
   if (p->dtype < 0) p->dtype = MXC_DTYPE_FLOAT32; /* "None": the default */
-  return mxc__nn_check_float(op_name, p->dtype, "parameter 'dtype'");
+  return check_dtype(op_name, p->dtype, "parameter 'dtype'");
 }
 
 static mxc__shape weight_shape(const emb_param *p) {
@@ -89,26 +98,44 @@ static int64_t clip_index(double v, int64_t n) {
   return (int64_t)v;
 }
 
+/* Rows are copied as bytes, so every weight dtype is exact; accumulating
+ * (ADD) needs arithmetic, typed for float32/float64. */
 static int emb_forward(const mxc__op *op, const mxc__opctx *ctx,
                        const void *param, const mxc__blob *in, int n_in,
                        const mxc__blob *out, int n_out, const mxc__req *req) {
   const emb_param *p = param;
   int64_t rows = mxc__shape_size(&in[0].shape), d = p->output_dim;
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
+  if (req[0] != MXC__REQ_ADD) {
+    size_t row_bytes = (size_t)d * mxc__dtype_size(out[0].dtype);
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t k = clip_index(mxc__blob_get(&in[0], r), p->input_dim);
+      memcpy((char *)out[0].ptr + (size_t)r * row_bytes,
+             (const char *)in[1].ptr + (size_t)k * row_bytes, row_bytes);
+    }
+    return MXC_OK;
+  }
   NN_TYPED(out[0].dtype, {
     const T *w = in[1].ptr;
     T *y = out[0].ptr;
     for (int64_t r = 0; r < rows; ++r) {
       const T *src = w + clip_index(mxc__blob_get(&in[0], r), p->input_dim) * d;
-      T *dst = y + r * d;
-      if (req[0] == MXC__REQ_ADD) {
-        for (int64_t j = 0; j < d; ++j) dst[j] += src[j];
-      } else {
-        memcpy(dst, src, (size_t)d * sizeof(T));
-      }
+      for (int64_t j = 0; j < d; ++j) y[r * d + j] += src[j];
     }
   });
   return MXC_OK;
+}
+
+/* Half precision: a lookup is a plain copy; ADD goes through float32. */
+static int emb_forward_any(const mxc__op *op, const mxc__opctx *ctx,
+                           const void *param, const mxc__blob *in, int n_in,
+                           const mxc__blob *out, int n_out,
+                           const mxc__req *req) {
+  if (mxc__dtype_is_half(out[0].dtype) && req[0] == MXC__REQ_ADD) {
+    return mxc__half_compute(emb_forward, op, ctx, param, in, n_in, out, n_out,
+                             req, 0);
+  }
+  return emb_forward(op, ctx, param, in, n_in, out, n_out, req);
 }
 
 /* _backward_Embedding: (ograd, data) -> dweight. */
@@ -126,7 +153,7 @@ static int emb_bwd_shape(const mxc__op *op, const void *param, mxc__shape *in,
 static int emb_bwd_type(const mxc__op *op, const void *param, int *in, int n_in,
                         int *out, int n_out) {
   out[0] = in[0];
-  return mxc__nn_check_float(op->name, in[0], "the output gradient");
+  return check_dtype(op->name, in[0], "the output gradient");
 }
 
 static int emb_backward(const mxc__op *op, const mxc__opctx *ctx,
@@ -148,6 +175,8 @@ static int emb_backward(const mxc__op *op, const mxc__opctx *ctx,
   });
   return MXC_OK;
 }
+
+MXC__HALF_COMPUTE_FN(emb_backward_any, emb_backward, 0)
 
 static int emb_gradient(const mxc__node *fwd, const mxc__entry *ograd,
                         mxc__entry *igrad) {
@@ -171,7 +200,7 @@ static const mxc__op k_ops[] = {
         .n_outputs = 1,
         .infer_shape = emb_shape,
         .infer_type = emb_type,
-        .compute = emb_forward,
+        .compute = emb_forward_any,
         .gradient = emb_gradient,
         .backward_uses_inputs = 1u,
     },
@@ -186,7 +215,7 @@ static const mxc__op k_ops[] = {
         .n_outputs = 1,
         .infer_shape = emb_bwd_shape,
         .infer_type = emb_bwd_type,
-        .compute = emb_backward,
+        .compute = emb_backward_any,
         .hidden = 1,
     },
 };

@@ -85,5 +85,12 @@ int mxc__nn_register_embedding(mxc__registry *r);
 int mxc__nn_register_upsampling(mxc__registry *r);
 int mxc__nn_register_softmax_loss(mxc__registry *r);
 int mxc__nn_register_regression(mxc__registry *r);
+int mxc__nn_register_lrn(mxc__registry *r);
+int mxc__nn_register_group_norm(mxc__registry *r);
+int mxc__nn_register_make_loss(mxc__registry *r);
+int mxc__nn_register_pointwise(mxc__registry *r);
+int mxc__nn_register_sequence(mxc__registry *r);
+int mxc__nn_register_resize(mxc__registry *r);
+int mxc__nn_register_all_finite(mxc__registry *r);
 
 #endif /* MXC_OPS_NN_NN_H_ */

@@ -104,6 +104,13 @@ int mxc__ops_register_nn(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__nn_register_upsampling(r));
   MXC_FORWARD_IF_ERROR(mxc__nn_register_softmax_loss(r));
   MXC_FORWARD_IF_ERROR(mxc__nn_register_regression(r));
+  MXC_FORWARD_IF_ERROR(mxc__nn_register_lrn(r));
+  MXC_FORWARD_IF_ERROR(mxc__nn_register_group_norm(r));
+  MXC_FORWARD_IF_ERROR(mxc__nn_register_make_loss(r));
+  MXC_FORWARD_IF_ERROR(mxc__nn_register_pointwise(r));
+  MXC_FORWARD_IF_ERROR(mxc__nn_register_sequence(r));
+  MXC_FORWARD_IF_ERROR(mxc__nn_register_resize(r));
+  MXC_FORWARD_IF_ERROR(mxc__nn_register_all_finite(r));
   MXC_FORWARD_IF_ERROR(mxc__nn_register_softmax_activation(r));
   return MXC_OK;
 }

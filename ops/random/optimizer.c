@@ -448,15 +448,22 @@ static const int k_inplace[][2] = {{0, 0}};
 /* Inputs 2.. are states, updated in place. */
 #define STATE_BITS(n_in) ((uint32_t)((1u << (n_in)) - 4u))
 
-#define OPT_DESC(nm, n_in_, names, defs, check, doc_)                         \
+#define OPT_DESC(nm, n_in_, names, defs, check, doc_) \
+  OPT_DESC_ALIASED(nm, NULL, n_in_, names, defs, check, doc_)
+#define OPT_DESC_ALIASED(nm, al, n_in_, names, defs, check, doc_)            \
   {                                                                           \
-    .name = nm, .doc = doc_, MXC__PARAMS_OF(opt_param, defs),                 \
+    .name = nm, .aliases = al, .doc = doc_, MXC__PARAMS_OF(opt_param, defs),  \
     .param_check = check, .n_inputs = n_in_,                                  \
     .input_names = names, .n_outputs = 1, .output_names = k_out_names,        \
     .infer_shape = opt_shape, .infer_type = opt_type, .compute = opt_compute, \
     .gradient = mxc__grad_none, MXC__INPLACE(k_inplace),                      \
     .mutate_inputs = STATE_BITS(n_in_),                                       \
   }
+
+/* MXNet 1.9 registers AdaGrad as _sparse_adagrad_update (row_sparse
+ * gradients: lazy, ops/sparse/optim.c); dense gradients update every row. */
+static const char *const k_adagrad_aliases[] = {"_sparse_adagrad_update",
+                                                NULL};
 
 /* Same order as k_impl. */
 static const mxc__op k_ops[N_OPT] = {
@@ -481,7 +488,8 @@ static const mxc__op k_ops[N_OPT] = {
              "Centred RMSProp (Graves 2013) with states n, g, delta: delta = "
              "gamma2*delta - lr*g/sqrt(n - g_avg^2 + epsilon); weight += "
              "delta."),
-    OPT_DESC("adagrad_update", 3, k_in_adagrad, k_adagrad_params, opt_check,
+    OPT_DESC_ALIASED("adagrad_update", k_adagrad_aliases, 3, k_in_adagrad,
+                     k_adagrad_params, opt_check,
              "AdaGrad: history += g^2; weight -= lr*(g/sqrt(history + "
              "epsilon) + wd*weight), g = clip(rescale_grad*grad)."),
     OPT_DESC("ftrl_update", 4, k_in_ftrl, k_ftrl_params, ftrl_check,

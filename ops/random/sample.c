@@ -12,6 +12,7 @@
 #include "ops/families.h"
 #include "ops/random/internal.h"
 #include "core/op/registry.h"
+#include "ops/random/optimizer_util.h"
 
 /* ---- shared by all samplers ---- */
 
@@ -368,5 +369,6 @@ int mxc__ops_register_random(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__random_register_basic(r));
   MXC_FORWARD_IF_ERROR(mxc__random_register_rejection(r));
   MXC_FORWARD_IF_ERROR(mxc__random_register_discrete(r));
-  return mxc__random_register_optimizer(r);
+  MXC_FORWARD_IF_ERROR(mxc__random_register_optimizer(r));
+  return mxc__random_register_optimizer_ext(r);
 }

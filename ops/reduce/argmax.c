@@ -1,7 +1,8 @@
 /* argmax / argmin: the position of the largest / smallest element along
  * one axis, or in the flattened array when axis is None. As in MXNet the
  * positions are returned in the input's dtype (float32 input: float32
- * indices). Ties give the first position; NaN counts as the extreme value
+ * indices; int8 input: int8 indices, saturating at 127 as a float index
+ * stored into int8 does: MXNet 1.x's ElemwiseType rule). Ties give the first position; NaN counts as the extreme value
  * (the first NaN wins, as in NumPy). Not differentiable. */
 #include <math.h>
 
@@ -67,6 +68,8 @@ DEF_ARG(f16, uint16_t, float, double, LD_F16, ISNAN_F)
 DEF_ARG(bf16, uint16_t, float, double, LD_BF16, ISNAN_F)
 DEF_ARG(i32, int32_t, int32_t, int64_t, LD_PLAIN, ISNAN_I)
 DEF_ARG(i64, int64_t, int64_t, int64_t, LD_PLAIN, ISNAN_I)
+DEF_ARG(i8, int8_t, int8_t, int64_t, LD_PLAIN, ISNAN_I)
+DEF_ARG(u8, uint8_t, uint8_t, int64_t, LD_PLAIN, ISNAN_I)
 
 typedef void (*arg_kernel)(const mxc__red_plan *, int, const mxc__blob *,
                            void *, int64_t *);
@@ -85,6 +88,10 @@ static arg_kernel kernel_for(int dt) {
       return arg_i32;
     case MXC_DTYPE_INT64:
       return arg_i64;
+    case MXC_DTYPE_INT8:
+      return arg_i8;
+    case MXC_DTYPE_UINT8:
+      return arg_u8;
     default:
       return NULL;
   }
@@ -115,7 +122,7 @@ static int arg_type(const mxc__op *op, const void *param, int *in, int n_in,
   if (in[0] >= 0 && !kernel_for(in[0])) {
     return mxc__unsupported_dtype(op->name, in[0],
                                   "expected float32, float64, float16, "
-                                  "bfloat16, int32 or int64");
+                                  "bfloat16, int8, uint8, int32 or int64");
   }
   return MXC_OK;
 }

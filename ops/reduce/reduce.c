@@ -9,8 +9,9 @@
  * gave (1,)).
  *
  * Accumulation is in double for float types (float32 sums keep their
- * accuracy over long axes) and in 64-bit integers for int32/int64, with
- * wrap-around on overflow as in NumPy. max/min propagate NaN (NumPy), and
+ * accuracy over long axes) and in 64-bit integers for int8, uint8, int32
+ * and int64, exactly and with wrap-around on overflow as in NumPy; the
+ * output keeps the input's dtype (MXNet's rule for every reduction). max/min propagate NaN (NumPy), and
  * reject zero-size reductions since they have no identity. norm sums
  * squares in double, so float64 inputs beyond ~1e154 overflow. */
 #include <math.h>
@@ -67,6 +68,31 @@ static inline void st_i64(const mxc__blob *b, int64_t o, uint64_t v,
   if (req == MXC__REQ_ADD) v += (uint64_t)y[o];
   y[o] = (int64_t)v;
 }
+static inline void st_i8(const mxc__blob *b, int64_t o, uint64_t v,
+                         mxc__req req) {
+  int8_t *y = b->ptr;
+  if (req == MXC__REQ_ADD) v += (uint64_t)(int64_t)y[o];
+  y[o] = (int8_t)(int64_t)v;
+}
+static inline void st_u8(const mxc__blob *b, int64_t o, uint64_t v,
+                         mxc__req req) {
+  uint8_t *y = b->ptr;
+  if (req == MXC__REQ_ADD) v += y[o];
+  y[o] = (uint8_t)v;
+}
+
+/* Integer mean as MXNet computes it: the sum wrapped to the dtype, then
+ * divided by the group size in the dtype (truncating toward zero). An
+ * empty group gives 0 (integers have no NaN). */
+#define DEF_IMEAN(sfx, T)                                       \
+  static inline uint64_t imean_##sfx(uint64_t a, int64_t n) {   \
+    if (n == 0) return 0;                                       \
+    return (uint64_t)(int64_t)((int64_t)(T)a / n);              \
+  }
+DEF_IMEAN(i8, int8_t)
+DEF_IMEAN(u8, uint8_t)
+DEF_IMEAN(i32, int32_t)
+DEF_IMEAN(i64, int64_t)
 
 #define LD_PLAIN(x) (x)
 #define LD_F16(x) mxc__f16_to_f32(x)
@@ -147,9 +173,15 @@ static inline double sq(double v) { return v * v; }
   DEF_RED(op, f64, double, double, LD_PLAIN, st_f64, INIT, STEP, COMB, FIN) \
   DEF_RED(op, f16, uint16_t, double, LD_F16, st_f16, INIT, STEP, COMB, FIN) \
   DEF_RED(op, bf16, uint16_t, double, LD_BF16, st_bf16, INIT, STEP, COMB, FIN)
-#define INT_KERNELS(op, A, INIT, STEP)                                \
-  DEF_RED(op, i32, int32_t, A, LD_PLAIN, st_i32, INIT, STEP, STEP, a) \
-  DEF_RED(op, i64, int64_t, A, LD_PLAIN, st_i64, INIT, STEP, STEP, a)
+#define INT_KERNELS_FIN(op, A, INIT, STEP, FIN)                            \
+  DEF_RED(op, i32, int32_t, A, LD_PLAIN, st_i32, INIT, STEP, STEP, FIN(i32)) \
+  DEF_RED(op, i64, int64_t, A, LD_PLAIN, st_i64, INIT, STEP, STEP, FIN(i64)) \
+  DEF_RED(op, i8, int8_t, A, LD_PLAIN, st_i8, INIT, STEP, STEP, FIN(i8))     \
+  DEF_RED(op, u8, uint8_t, A, LD_PLAIN, st_u8, INIT, STEP, STEP, FIN(u8))
+#define FIN_PLAIN(sfx) a
+#define FIN_IMEAN(sfx) imean_##sfx(a, p->n_red)
+#define INT_KERNELS(op, A, INIT, STEP) \
+  INT_KERNELS_FIN(op, A, INIT, STEP, FIN_PLAIN)
 
 FLOAT_KERNELS(sum, 0, S_ADD, S_ADD, a)
 FLOAT_KERNELS(mean, 0, S_ADD, S_ADD, a / n)
@@ -161,11 +193,12 @@ FLOAT_KERNELS(nanprod, 1, S_NANMUL, S_MUL, a)
 FLOAT_KERNELS(norm1, 0, S_ABSADD, S_ADD, a)
 FLOAT_KERNELS(norm2, 0, S_SQADD, S_ADD, sqrt(a))
 INT_KERNELS(sum, uint64_t, 0, S_UADD)
+INT_KERNELS_FIN(mean, uint64_t, 0, S_UADD, FIN_IMEAN)
 INT_KERNELS(prod, uint64_t, 1, S_UMUL)
 INT_KERNELS(max, int64_t, INT64_MIN, S_IMAX)
 INT_KERNELS(min, int64_t, INT64_MAX, S_IMIN)
 
-enum { S_F32, S_F64, S_F16, S_BF16, S_I32, S_I64, S_COUNT };
+enum { S_F32, S_F64, S_F16, S_BF16, S_I32, S_I64, S_I8, S_U8, S_COUNT };
 
 static int dtype_slot(int dt) {
   switch (dt) {
@@ -181,6 +214,10 @@ static int dtype_slot(int dt) {
       return S_I32;
     case MXC_DTYPE_INT64:
       return S_I64;
+    case MXC_DTYPE_INT8:
+      return S_I8;
+    case MXC_DTYPE_UINT8:
+      return S_U8;
     default:
       return -1;
   }
@@ -193,12 +230,12 @@ static int dtype_slot(int dt) {
   {red_##op##_f32, red_##op##_f64, red_##op##_f16, red_##op##_bf16}
 #define ALL_ROW(op)                                                      \
   {red_##op##_f32, red_##op##_f64, red_##op##_f16, red_##op##_bf16,      \
-   red_##op##_i32, red_##op##_i64}
+   red_##op##_i32, red_##op##_i64, red_##op##_i8, red_##op##_u8}
 /* clang-format on */
 
 static const red_kernel k_kernels[MXC__RED_KIND_COUNT][S_COUNT] = {
     [MXC__RED_SUM] = ALL_ROW(sum),
-    [MXC__RED_MEAN] = FLOAT_ROW(mean),
+    [MXC__RED_MEAN] = ALL_ROW(mean),
     [MXC__RED_PROD] = ALL_ROW(prod),
     [MXC__RED_MAX] = ALL_ROW(max),
     [MXC__RED_MIN] = ALL_ROW(min),
@@ -217,7 +254,8 @@ static const red_kernel k_kernels[MXC__RED_KIND_COUNT][S_COUNT] = {
   X(sum, MXC__RED_SUM, k_sum_aliases, k_params, mxc__grad_use_in, 0,     \
     "Sum over the given axes.")                                          \
   X(mean, MXC__RED_MEAN, NULL, k_params, mxc__grad_use_in, 0,            \
-    "Arithmetic mean over the given axes (floating-point inputs).")      \
+    "Arithmetic mean over the given axes (integers: the wrapped sum "    \
+    "divided by the count, truncated, as MXNet).")                       \
   X(prod, MXC__RED_PROD, NULL, k_params, mxc__grad_use_in, 0,            \
     "Product over the given axes.")                                      \
   X(max, MXC__RED_MAX, k_max_aliases, k_params, mxc__grad_use_in_out, 1, \
@@ -295,7 +333,8 @@ static int red_type(const mxc__op *op, const void *param, int *in, int n_in,
     return mxc__unsupported_dtype(
         op->name, in[0],
         k_kernels[kind][S_I32]
-            ? "expected float32, float64, float16, bfloat16, int32 or int64"
+            ? "expected float32, float64, float16, bfloat16, int8, uint8, "
+              "int32 or int64"
             : "this operator takes floating-point inputs (float32, "
               "float64, float16, bfloat16)");
   }

@@ -199,7 +199,8 @@ static int sort_shape(const mxc__op *op, const void *param, mxc__shape *in,
 }
 
 static int sortable(int dt) {
-  return mxc__dtype_is_float(dt) || dt == MXC_DTYPE_INT32 ||
+  return mxc__dtype_is_float(dt) || dt == MXC_DTYPE_INT8 ||
+         dt == MXC_DTYPE_UINT8 || dt == MXC_DTYPE_INT32 ||
          dt == MXC_DTYPE_INT64;
 }
 
@@ -211,7 +212,7 @@ static int sort_type(const mxc__op *op, const void *param, int *in, int n_in,
   if (!sortable(in[0])) {
     return mxc__unsupported_dtype(op->name, in[0],
                                   "expected float32, float64, float16, "
-                                  "bfloat16, int32 or int64");
+                                  "bfloat16, int8, uint8, int32 or int64");
   }
   int kind = kind_of(op);
   for (int i = 0; i < n_out; ++i) {
@@ -233,7 +234,7 @@ static int index_dtype_check(const char *op_name, void *param) {
                       MXC_ERR_INVALID_ARGUMENT,
                       "operator '%s': parameter 'dtype' = %s is not "
                       "supported for indices; expected float32, float64, "
-                      "float16, int32 or int64",
+                      "float16, int8, uint8, int32 or int64",
                       op_name, dt < 0 ? "None" : mxc__dtype_name(dt));
   return MXC_OK;
 }
@@ -249,7 +250,7 @@ static void order_row(const mxc__blob *x, const sort_param *sp, const geom *g,
     const int64_t *src = (const int64_t *)x->ptr + base;
     for (int64_t j = 0; j < n; ++j)
       pairs[j].key = directed(src[j * g->inner], asc);
-  } else { /* int32 and every float type are exact in double */
+  } else { /* int8..int32 and every float type are exact in double */
     double *v = (double *)tmp;
     mxc__red_load_row(x, base, g->inner, n, v);
     for (int64_t j = 0; j < n; ++j)
@@ -271,14 +272,9 @@ static void put_value(const mxc__blob *dst, int64_t di, const mxc__blob *src,
   if (req != MXC__REQ_ADD) {
     memcpy((char *)dst->ptr + (size_t)di * es,
            (const char *)src->ptr + (size_t)si * es, es);
-  } else if (dst->dtype == MXC_DTYPE_INT32) { /* wraps, as NumPy's ints */
-    int32_t *d = dst->ptr;
-    d[di] =
-        (int32_t)((uint32_t)d[di] + (uint32_t)((const int32_t *)src->ptr)[si]);
-  } else if (dst->dtype == MXC_DTYPE_INT64) {
-    int64_t *d = dst->ptr;
-    d[di] =
-        (int64_t)((uint64_t)d[di] + (uint64_t)((const int64_t *)src->ptr)[si]);
+  } else if (!mxc__dtype_is_float(dst->dtype)) { /* exact, wrapping */
+    mxc__blob_set_i64(dst, di, mxc__wrap_add(mxc__blob_get_i64(dst, di),
+                                             mxc__blob_get_i64(src, si)));
   } else {
     mxc__blob_set(dst, di, mxc__blob_get(dst, di) + mxc__blob_get(src, si));
   }

@@ -82,6 +82,14 @@ char *mxc__shp_tuple_str(const mxc__tuple *t, char *buf, size_t len);
 /* Shape as "(2,3,4)" in a caller buffer, for messages. */
 #define MXC__SHP_STR(s, buf) mxc__shape_str((s), (buf), sizeof(buf))
 
+/* The box slice(data, begin, end, step) selects, as an iteration whose
+ * dims are the box's extents, dst view the box inside data and src view a
+ * contiguous array of the box's shape (_slice_assign copies its rhs so).
+ * Parameter errors as slice's, naming op. */
+int mxc__shp_slice_view(const mxc__op *op, const mxc__tuple *begin,
+                        const mxc__tuple *end, const mxc__tuple *step,
+                        const mxc__shape *data, mxc__shp_iter *it);
+
 /* The family's parts (one per file). */
 int mxc__shp_register_reshape(mxc__registry *r);
 int mxc__shp_register_transpose(mxc__registry *r);
@@ -90,6 +98,8 @@ int mxc__shp_register_slice(mxc__registry *r);
 int mxc__shp_register_broadcast(mxc__registry *r);
 int mxc__shp_register_pad(mxc__registry *r);
 int mxc__shp_register_cast(mxc__registry *r);
+int mxc__shp_register_slice_assign(mxc__registry *r);
+int mxc__shp_register_rearrange(mxc__registry *r);
 int mxc__shp_register_crop(mxc__registry *r);
 
 /* Registers a NULL-terminated list of descriptors. */

@@ -374,3 +374,17 @@ int mxc__shp_register_slice(mxc__registry *r) {
   /* MXNet's legacy name of slice (not the Crop operator). */
   return mxc__registry_add_alias(r, "crop", "slice");
 }
+
+/* ---- the box of slice's parameters, for _slice_assign ---- */
+
+int mxc__shp_slice_view(const mxc__op *op, const mxc__tuple *begin,
+                        const mxc__tuple *end, const mxc__tuple *step,
+                        const mxc__shape *data, mxc__shp_iter *it) {
+  slice_param p = {*begin, *end, *step};
+  MXC_FORWARD_IF_ERROR(slice_check(op->name, &p));
+  box b;
+  MXC_FORWARD_IF_ERROR(slice_box(op, &p, data, &b));
+  mxc__shp_iter_contig(it, b.len, data->ndim);
+  box_view(&b, data, &it->dst_off, it->dst_stride);
+  return MXC_OK;
+}

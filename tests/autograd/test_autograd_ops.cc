@@ -138,6 +138,29 @@ std::map<std::string, std::vector<Case>> table() {
       {"",
        {{"scale", "2"}, {"sample_type", "nearest"}, {"num_args", "1"}},
        {in({1, 2, 2, 2})}});
+  t["UpSampling"].push_back(
+      {"bilinear",
+       {{"scale", "2"}, {"sample_type", "bilinear"}, {"num_args", "2"}},
+       {in({1, 2, 2, 2}, -1, 1), in({2, 1, 4, 4}, -1, 1, 3)}});
+  t["UpSampling"].push_back(
+      {"nearest-2", {{"scale", "2"}, {"num_args", "2"}},
+       {in({1, 1, 1, 2}), in({1, 2, 2, 4}, 0.2, 0.8, 3)}});
+  t["LRN"].push_back({"", {{"nsize", "3"}, {"alpha", "0.5"}},
+                      {in({1, 4, 2, 2}, -1, 1)}});
+  t["GroupNorm"].push_back({"",
+                            {{"num_groups", "2"}},
+                            {in({2, 4, 3}, -1, 1), in({4}, 0.5, 1.5),
+                             in({4})}});
+  t["InstanceNorm"].push_back(
+      {"", {}, {in({2, 3, 4}, -1, 1), in({3}, 0.5, 1.5), in({3})}});
+  t["_contrib_AdaptiveAvgPooling2D"].push_back(
+      {"", {{"output_size", "(2,3)"}}, {in({1, 2, 3, 5})}});
+  t["_contrib_BilinearResize2D"].push_back(
+      {"", {{"height", "3"}, {"width", "5"}}, {in({1, 2, 2, 3})}});
+  t["depth_to_space"].push_back(
+      {"", {{"block_size", "2"}}, {in({1, 4, 1, 2})}});
+  t["space_to_depth"].push_back(
+      {"", {{"block_size", "2"}}, {in({1, 1, 2, 4})}});
   t["add_n"].push_back(
       {"",
        {{"num_args", "3"}},
@@ -213,8 +236,13 @@ const std::map<std::string, std::string> kSkip = {
     {"LinearRegressionOutput", "loss: ignores head gradients"},
     {"LogisticRegressionOutput", "loss: ignores head gradients"},
     {"MAERegressionOutput", "loss: ignores head gradients"},
+    {"MakeLoss", "loss: ignores head gradients (tests/ops/nn)"},
+    {"make_loss", "loss: ignores head gradients (tests/ops/nn)"},
     {"sgd_update", "optimizer update: not a differentiable computation"},
     {"signsgd_update", "optimizer update: not a differentiable computation"},
+    {"multi_sgd_update", "optimizer update: not a differentiable computation"},
+    {"lamb_update_phase2", "optimizer update: not differentiable"},
+    {"mp_lamb_update_phase2", "optimizer update: not differentiable"},
     {"_sparse_retain", "row_sparse output: tests/sparse_reduce checks it"},
 };
 

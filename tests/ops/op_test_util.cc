@@ -48,6 +48,15 @@ T get(const std::vector<unsigned char> &b, size_t i) {
 
 }  // namespace
 
+// A double stored into an integer dtype: through int64 and then wrapped
+// to the width (two's complement), so a test value such as -3 for uint8
+// is 253 as the library's own conversion gives, not the undefined
+// behaviour of converting an out-of-range double directly.
+template <typename T>
+T wrap_int(double x) {
+  return (T)(int64_t)x;
+}
+
 std::vector<unsigned char> encode(const std::vector<double> &v, int dtype) {
   std::vector<unsigned char> b(v.size() * mxc_dtype_size(dtype));
   for (size_t i = 0; i < v.size(); ++i) {
@@ -56,9 +65,9 @@ std::vector<unsigned char> encode(const std::vector<double> &v, int dtype) {
       case MXC_DTYPE_FLOAT64: put<double>(b, i, v[i]); break;
       case MXC_DTYPE_FLOAT16: put<uint16_t>(b, i, f32_to_f16((float)v[i])); break;
       case MXC_DTYPE_BFLOAT16: put<uint16_t>(b, i, f32_to_bf16((float)v[i])); break;
-      case MXC_DTYPE_UINT8: put<uint8_t>(b, i, (uint8_t)v[i]); break;
-      case MXC_DTYPE_INT8: put<int8_t>(b, i, (int8_t)v[i]); break;
-      case MXC_DTYPE_INT32: put<int32_t>(b, i, (int32_t)v[i]); break;
+      case MXC_DTYPE_UINT8: put<uint8_t>(b, i, wrap_int<uint8_t>(v[i])); break;
+      case MXC_DTYPE_INT8: put<int8_t>(b, i, wrap_int<int8_t>(v[i])); break;
+      case MXC_DTYPE_INT32: put<int32_t>(b, i, wrap_int<int32_t>(v[i])); break;
       case MXC_DTYPE_INT64: put<int64_t>(b, i, (int64_t)v[i]); break;
       case MXC_DTYPE_BOOL: put<uint8_t>(b, i, v[i] != 0); break;
     }

@@ -165,6 +165,46 @@ TEST(LeakyReLU, PreluGradientIncludesGamma) {
              {{"act_type", "prelu"}});
 }
 
+// rrelu: inference uses the mean slope (lower + upper) / 2; training
+// draws one slope per element in [lower, upper), kept in the hidden mask
+// output, and the gradient of a negative element is its slope.
+TEST(LeakyReLU, RreluInferenceMeanSlope) {
+  auto xv = away_from_zero(12, 21);
+  Arr x = make({3, 4}, xv, MXC_DTYPE_FLOAT64);
+  Params p = {{"act_type", "rrelu"}, {"lower_bound", "0.1"}, {"upper_bound", "0.3"}};
+  auto y = invoke("LeakyReLU", {&x}, p);
+  ASSERT_EQ(y.size(), 1u);
+  std::vector<double> want;
+  for (double v : xv) want.push_back(v > 0 ? v : 0.2 * v);
+  nnt::expect_near(read(y[0]), want, 1e-15, 0, "mean slope");
+  nnt::grad_check_hidden("LeakyReLU", {{3, 4}}, {xv}, p, 2, 1);
+}
+
+TEST(LeakyReLU, RreluTrainingRandomSlopes) {
+  nnt::Training on(1);
+  auto xv = away_from_zero(400, 22);
+  Arr x = make({20, 20}, xv, MXC_DTYPE_FLOAT64);
+  Params p = {{"act_type", "rrelu"}, {"lower_bound", "0.1"}, {"upper_bound", "0.3"}};
+  mxc_random_seed(5);
+  auto y = nnt::invoke_n("LeakyReLU", {&x}, p, 2);
+  ASSERT_EQ(y.size(), 2u);
+  auto yv = read(y[0]), mask = read(y[1]);
+  double lo = 1, hi = 0;
+  for (size_t i = 0; i < xv.size(); ++i) {
+    EXPECT_GE(mask[i], 0.1);
+    EXPECT_LT(mask[i], 0.3);
+    lo = std::min(lo, mask[i]);
+    hi = std::max(hi, mask[i]);
+    EXPECT_NEAR(yv[i], xv[i] > 0 ? xv[i] : mask[i] * xv[i], 1e-15);
+  }
+  EXPECT_LT(lo, 0.12) << "slopes spread over the range";
+  EXPECT_GT(hi, 0.28);
+  // Same seed, same slopes; the gradient uses them.
+  mxc_random_seed(5);
+  nnt::grad_check_hidden("LeakyReLU", {{20, 20}}, {xv}, p, 2, 1, 1e-6, 1e-4,
+                         1e-6, {}, 5);
+}
+
 TEST(LeakyReLUBad, ArityGammaShapeAndType) {
   Arr x = make({2, 3}, uniform(6, -1, 1));
   int rc = 0;
@@ -179,9 +219,13 @@ TEST(LeakyReLUBad, ArityGammaShapeAndType) {
       << err();
   invoke("LeakyReLU", {&x, &g2}, {{"act_type", "leaky"}}, &rc);
   EXPECT_EQ(rc, MXC_ERR_INVALID_ARGUMENT);
-  invoke("LeakyReLU", {&x}, {{"act_type", "rrelu"}}, &rc);
+  invoke("LeakyReLU", {&x}, {{"act_type", "relu6"}}, &rc);
   EXPECT_EQ(rc, MXC_ERR_INVALID_ARGUMENT);
   EXPECT_NE(err().find("act_type"), std::string::npos) << err();
+  invoke("LeakyReLU", {&x},
+         {{"act_type", "rrelu"}, {"lower_bound", "0.5"}, {"upper_bound", "0.2"}},
+         &rc);
+  EXPECT_EQ(rc, MXC_ERR_INVALID_ARGUMENT);
   Arr v = make({3}, {1, 2, 3});
   Arr g1 = make({1}, {0.1});
   invoke("LeakyReLU", {&v, &g1}, {{"act_type", "prelu"}}, &rc);

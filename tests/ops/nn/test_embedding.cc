@@ -118,16 +118,69 @@ TEST(UpSampling, GradientSumsBlocks) {
   EXPECT_EQ(read(ig[0]), std::vector<double>({10}));
 }
 
-TEST(UpSamplingBad, BilinearSeveralInputsShape) {
+// Several nearest inputs: arg i is repeated by (output extent / its
+// extent) and the parts are concatenated along the channels or summed.
+TEST(UpSampling, NearestSeveralInputs) {
+  auto av = uniform(1 * 2 * 2 * 2, -1, 1, 67), bv = uniform(1 * 2 * 4 * 4, -1, 1, 68);
+  Arr a = make({1, 2, 2, 2}, av, MXC_DTYPE_FLOAT64);
+  Arr b = make({1, 2, 4, 4}, bv, MXC_DTYPE_FLOAT64);
+  Params p = {{"scale", "4"}, {"num_args", "2"}};
+  auto cat = invoke("UpSampling", {&a, &b}, p);
+  EXPECT_EQ(cat[0].shape(), Shape({1, 4, 8, 8}));
+  std::vector<double> want_cat, want_sum;
+  for (int c = 0; c < 4; ++c)
+    for (int h = 0; h < 8; ++h)
+      for (int w = 0; w < 8; ++w)
+        want_cat.push_back(c < 2 ? av[c * 4 + (h / 4) * 2 + w / 4]
+                                 : bv[(c - 2) * 16 + (h / 2) * 4 + w / 2]);
+  EXPECT_EQ(read(cat[0]), want_cat);
+  p.push_back({"multi_input_mode", "sum"});
+  auto sum = invoke("UpSampling", {&a, &b}, p);
+  EXPECT_EQ(sum[0].shape(), Shape({1, 2, 8, 8}));
+  for (int c = 0; c < 2; ++c)
+    for (int h = 0; h < 8; ++h)
+      for (int w = 0; w < 8; ++w)
+        want_sum.push_back(want_cat[(c * 8 + h) * 8 + w] +
+                           want_cat[((c + 2) * 8 + h) * 8 + w]);
+  EXPECT_EQ(read(sum[0]), want_sum);
+  grad_check("UpSampling", {{1, 2, 1, 2}, {1, 1, 2, 4}},
+             {uniform(4, -1, 1, 69), uniform(8, -1, 1, 70)},
+             {{"scale", "2"}, {"num_args", "2"}});
+  grad_check("UpSampling", {{1, 2, 1, 2}, {1, 2, 2, 4}},
+             {uniform(4, -1, 1, 71), uniform(16, -1, 1, 72)},
+             {{"scale", "2"}, {"num_args", "2"}, {"multi_input_mode", "sum"}});
+}
+
+TEST(UpSampling, BilinearGradient) {
+  // scale 2: kernel 4, weight (C, 1, 4, 4)
+  grad_check("UpSampling", {{1, 2, 2, 3}, {2, 1, 4, 4}},
+             {uniform(12, -1, 1, 73), uniform(32, -1, 1, 74)},
+             {{"scale", "2"}, {"sample_type", "bilinear"}, {"num_args", "2"}});
+}
+
+TEST(UpSamplingBad, ShapesAndParameters) {
   Arr x = make({1, 1, 2, 2}, {1, 2, 3, 4});
   int rc = 0;
-  invoke("UpSampling", {&x}, {{"scale", "2"}, {"sample_type", "bilinear"}},
+  Arr w3 = make({1, 1, 3, 3}, uniform(9, 0, 1));
+  invoke("UpSampling", {&x, &w3}, {{"scale", "2"}, {"sample_type", "bilinear"}},
          &rc);
-  EXPECT_EQ(rc, MXC_ERR_UNSUPPORTED);
-  EXPECT_NE(err().find("bilinear"), std::string::npos) << err();
-  invoke("UpSampling", {&x, &x}, {{"scale", "2"}, {"num_args", "2"}}, &rc);
-  EXPECT_EQ(rc, MXC_ERR_UNSUPPORTED);
-  EXPECT_NE(err().find("num_args = 2"), std::string::npos) << err();
+  EXPECT_EQ(rc, MXC_ERR_SHAPE);
+  EXPECT_NE(err().find("weight"), std::string::npos) << err();
+  Arr w4 = make({1, 1, 4, 4}, uniform(16, 0, 1));
+  invoke("UpSampling", {&x, &w4},
+         {{"scale", "2"}, {"sample_type", "bilinear"}, {"num_filter", "3"}},
+         &rc);
+  EXPECT_EQ(rc, MXC_ERR_SHAPE);
+  invoke("UpSampling", {&x, &w4},
+         {{"scale", "2"}, {"sample_type", "bilinear"}, {"num_args", "3"}}, &rc);
+  EXPECT_EQ(rc, MXC_ERR_INVALID_ARGUMENT);
+  Arr odd = make({1, 1, 3, 3}, uniform(9, 0, 1));
+  invoke("UpSampling", {&x, &odd}, {{"scale", "2"}, {"num_args", "2"}}, &rc);
+  EXPECT_EQ(rc, MXC_ERR_SHAPE);  // 3 does not divide the output's 4
+  Arr other_c = make({1, 2, 4, 4}, uniform(32, 0, 1));
+  invoke("UpSampling", {&x, &other_c},
+         {{"scale", "2"}, {"num_args", "2"}, {"multi_input_mode", "sum"}}, &rc);
+  EXPECT_EQ(rc, MXC_ERR_SHAPE);
   invoke("UpSampling", {&x, &x}, {{"scale", "2"}}, &rc);
   EXPECT_EQ(rc, MXC_ERR_INVALID_ARGUMENT);
   Arr v = make({2, 2}, {1, 2, 3, 4});
