@@ -29,6 +29,10 @@ typedef struct vkind {
   /* Sets *v from a variable's user attribute when it has a usable one;
    * MXC_OK, or an error for a value that can never be used. */
   int (*from_attr)(const mxc__node *var, void *v);
+  /* 1 for a value an operator without inputs deduces that MXNet treats
+   * as partly unknown (a shape with a 0 extent: _zeros(shape=(0, H)));
+   * NULL when every value is definite. */
+  int (*tentative)(const void *v);
 } vkind;
 
 /* ---- shapes ---- */
@@ -79,10 +83,18 @@ static int shape_from_attr(const mxc__node *var, void *v) {
   return MXC_OK;
 }
 
+static int shape_tentative(const void *v) {
+  const mxc__shape *s = v;
+  for (int i = 0; i < s->ndim; ++i) {
+    if (s->dims[i] == 0) return 1;
+  }
+  return 0;
+}
+
 static const vkind k_shape = {
     "infer_shape", "shape", sizeof(mxc__shape), MXC_ERR_SHAPE,
     shape_known,   shape_set_unknown, shape_equal, shape_str,
-    shape_run,     shape_from_attr,
+    shape_run,     shape_from_attr,   shape_tentative,
 };
 
 /* ---- dtypes ---- */
@@ -140,7 +152,7 @@ static int type_from_attr(const mxc__node *var, void *v) {
 static const vkind k_type = {
     "infer_type", "dtype",  sizeof(int),   MXC_ERR_DTYPE,
     type_known,   type_set_unknown, type_equal, type_str,
-    type_run,     type_from_attr,
+    type_run,     type_from_attr,   NULL,
 };
 
 /* ---- the fixed-point driver ---- */
@@ -163,6 +175,8 @@ typedef struct driver {
   char *in;   /* scratch: the largest input count */
   char *out;  /* scratch: the largest output count */
   int changed;
+  int final;    /* tentative values are merged (the last sweeps) */
+  int deferred; /* a tentative value waited */
 } driver;
 
 #define VAL(base, i) ((base) + (size_t)(i) * d->k->size)
@@ -268,6 +282,13 @@ static int visit(driver *d, int i) {
                                VAL(d->in, k)));
   }
   for (int j = 0; j < n_out; ++j) {
+    /* What an input-less operator deduces tentatively waits until the
+     * rest of the graph has said what it can. */
+    if (n_in == 0 && !d->final && d->k->tentative &&
+        d->k->tentative(VAL(d->out, j))) {
+      d->deferred = 1;
+      continue;
+    }
     MXC_FORWARD_IF_ERROR(
         merge(d, i, 0, j, g->entry_ptr[i] + j, VAL(d->out, j)));
   }
@@ -283,13 +304,16 @@ static int sweep_until_stable(driver *d) {
       MXC_FORWARD_IF_ERROR(d->k->from_attr(n, v));
     }
   }
-  do {
-    d->changed = 0;
-    for (int i = 0; i < g->n_nodes; ++i) MXC_FORWARD_IF_ERROR(visit(d, i));
-    for (int i = g->n_nodes - 1; i >= 0; --i) {
-      MXC_FORWARD_IF_ERROR(visit(d, i));
-    }
-  } while (d->changed);
+  for (d->final = 0; d->final < 2 && (!d->final || d->deferred);
+       d->final++) {
+    do {
+      d->changed = 0;
+      for (int i = 0; i < g->n_nodes; ++i) MXC_FORWARD_IF_ERROR(visit(d, i));
+      for (int i = g->n_nodes - 1; i >= 0; --i) {
+        MXC_FORWARD_IF_ERROR(visit(d, i));
+      }
+    } while (d->changed);
+  }
   return MXC_OK;
 }
 
@@ -301,7 +325,7 @@ static int run_pass(const vkind *k, const mxc__graph *g, void *vals) {
     if (a > max_in) max_in = a;
     if (b > max_out) max_out = b;
   }
-  driver d = {k, g, vals, NULL, NULL, 0};
+  driver d = {k, g, vals, NULL, NULL, 0, 0, 0};
   d.in = mxc__malloc(k->size * (size_t)(max_in + max_out));
   MXC_RETURN_ERROR_IF(!d.in, MXC_ERR_OOM, "%s: out of memory", k->pass);
   d.out = d.in + k->size * (size_t)max_in;

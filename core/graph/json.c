@@ -16,7 +16,8 @@
  * others (dunder keys such as "__lr_mult__", and parameters this build
  * does not know, such as "cudnn_tune") are kept as user attributes and
  * written back. 0.x files ("param" / "attr", two-number inputs,
- * backward_source_id) load too. */
+ * backward_source_id) load too, upgraded as MXNet upgrades them
+ * (json_legacy.h). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,13 +26,13 @@
 #include "core/base/error.h"
 #include "core/base/file.h"
 #include "core/graph/graph.h"
+#include "core/graph/json_legacy.h"
 #include "core/graph/json_parse.h"
 #include "core/base/strbuf.h"
 #include "core/graph/symbol.h"
 
 #define FN_TO "mxc_symbol_to_json"
 #define FN_FROM "mxc_symbol_from_json"
-#define MXNET_VERSION 10900
 
 /* ---- writing ---- */
 
@@ -126,7 +127,7 @@ static void put_graph(mxc__sbuf *b, const mxc__graph *g, kv *scratch) {
   }
   mxc__sbuf_printf(b,
                    "],\n  \"attrs\": {\"mxnet_version\": [\"int\", %d]}\n}\n",
-                   MXNET_VERSION);
+                   MXC__MXNET_VERSION);
 }
 
 int mxc__symbol_to_json(const mxc__symbol *s, char **out) {
@@ -158,6 +159,7 @@ typedef struct loader {
   const mxc__json *j;
   mxc__node **made; /* one reference per loaded node */
   int n_made;
+  int version; /* the file's mxnet_version */
 } loader;
 
 /* A non-negative integral JSON number below `limit`. */
@@ -229,15 +231,20 @@ static int is_param(const mxc__op *op, const char *key) {
 
 /* Splits a node's attributes into parameters (pk/pv) and user attributes
  * (uk/uv); each array holds room for every attribute. */
-static void split_attrs(const mxc__json *j, const mxc__jval *node,
+static void split_attrs(const loader *L, const mxc__jval *node,
                         const mxc__op *op, const char **pk, const char **pv,
                         int *np, const char **uk, const char **uv, int *nu) {
   static const char *const k_keys[] = {"attrs", "param", "attr"};
+  const mxc__json *j = L->j;
   *np = *nu = 0;
   for (int i = 0; i < 3; ++i) {
     const mxc__jval *o = mxc__json_get(j, node, k_keys[i]);
     for (const mxc__jval *c = o ? mxc__json_next(j, o, NULL) : NULL; c;
          c = mxc__json_next(j, o, c)) {
+      if (op && mxc__legacy_drops_param(op->name, c->key, c->str,
+                                        L->version)) {
+        continue;
+      }
       if (is_param(op, c->key)) {
         pk[*np] = c->key;
         pv[(*np)++] = c->str;
@@ -277,25 +284,62 @@ static int load_inputs(loader *L, const mxc__jval *ins, int i,
   return MXC_OK;
 }
 
-/* Creates node i from its JSON object, given the attributes split. */
-static int make_node(loader *L, const mxc__jval *node, int i, const char *op,
-                     const char *name, const char **pk, const char **pv,
-                     int np, mxc__entry *ins, mxc__node **out) {
+/* A node's attributes split into parameters and user attributes. */
+typedef struct split {
+  const char **pk, **pv, **uk, **uv;
+  int np, nu;
+} split;
+
+/* Inputs a file older than 0.9.0 omits (json_legacy.h): the count the
+ * operator takes with these parameters when above the file's n_in. A
+ * parameter error is left for mxc__node_op to report. */
+static int legacy_input_count(const loader *L, const mxc__op *op,
+                              const split *sp, int n_in) {
+  void *param = NULL;
+  if (!op || L->version >= MXC__MXNET_V0_9_0 ||
+      mxc__op_parse_params(op, sp->pk, sp->pv, sp->np, &param) != MXC_OK) {
+    return n_in;
+  }
+  int want = mxc__op_num_inputs(op, param);
+  mxc__free(param);
+  return want > n_in && want <= MXC__OP_MAX_ARITY ? want : n_in;
+}
+
+/* ins[n_in..n_want) as new variables (made[] holds them). */
+static int legacy_fill(const mxc__op *op, const char *name, const split *sp,
+                       mxc__entry *ins, int n_in, int n_want,
+                       mxc__node **made) {
+  void *param = NULL;
+  MXC_FORWARD_IF_ERROR(
+      mxc__op_parse_params(op, sp->pk, sp->pv, sp->np, &param));
+  int rc = mxc__legacy_missing_inputs(op, param, name, sp->uk, sp->uv,
+                                      sp->nu, n_in, n_want, ins, made);
+  mxc__free(param);
+  return rc;
+}
+
+/* Creates node i from its JSON object, given the attributes split; ins
+ * has room for n_want entries (more than the file lists when an old file
+ * omits inputs), made[] for the variables created for those. */
+static int make_node(loader *L, const mxc__jval *node, int i,
+                     const mxc__op *desc, const char *name, const split *sp,
+                     mxc__entry *ins, int n_want, mxc__node **made,
+                     mxc__node **out) {
   const mxc__jval *inv = mxc__json_get(L->j, node, "inputs");
-  MXC_RETURN_ERROR_IF(inv && inv->type != MXC__J_ARR,
-                      MXC_ERR_INVALID_ARGUMENT,
-                      FN_FROM ": node %d: \"inputs\" at byte %zu is not an "
-                      "array",
-                      i, inv->pos);
   int n_in = inv ? inv->n : 0;
-  if (strcmp(op, "null") == 0) {
+  if (!desc) {
     MXC_RETURN_ERROR_IF(n_in > 0, MXC_ERR_INVALID_ARGUMENT,
                         FN_FROM ": node %d ('%s') is a variable with inputs",
                         i, name);
     return mxc__node_variable(name, out);
   }
   if (n_in > 0) MXC_FORWARD_IF_ERROR(load_inputs(L, inv, i, ins));
-  int rc = mxc__node_op(op, pk, pv, np, ins, n_in, name, out);
+  int rc = MXC_OK;
+  if (n_want > n_in) rc = legacy_fill(desc, name, sp, ins, n_in, n_want, made);
+  if (rc == MXC_OK) {
+    rc = mxc__node_op(desc->name, sp->pk, sp->pv, sp->np, ins, n_want, name,
+                      out);
+  }
   if (rc != MXC_OK) {
     char prefix[160];
     snprintf(prefix, sizeof prefix, FN_FROM ": node %d ('%.100s')", i, name);
@@ -304,7 +348,22 @@ static int make_node(loader *L, const mxc__jval *node, int i, const char *op,
   return rc;
 }
 
-static int load_node(loader *L, const mxc__jval *node, int i) {
+/* The user attributes of a new node: as the file has them, or upgraded
+ * for a file older than the version mxc writes. */
+static int set_uattrs(const loader *L, mxc__node *n, const split *sp) {
+  if (L->version < MXC__MXNET_VERSION) {
+    return mxc__legacy_set_uattrs(n, sp->uk, sp->uv, sp->nu, L->version);
+  }
+  for (int k = 0; k < sp->nu; ++k) {
+    MXC_FORWARD_IF_ERROR(mxc__node_set_uattr(n, sp->uk[k], sp->uv[k]));
+  }
+  return MXC_OK;
+}
+
+/* Checks a node object's "op", "name" and "inputs" members and finds its
+ * operator (*desc NULL for a variable). */
+static int node_header(const loader *L, const mxc__jval *node, int i,
+                       const mxc__op **desc) {
   const mxc__json *j = L->j;
   MXC_RETURN_ERROR_IF(node->type != MXC__J_OBJ, MXC_ERR_INVALID_ARGUMENT,
                       FN_FROM ": node %d at byte %zu is not an object", i,
@@ -317,43 +376,73 @@ static int load_node(loader *L, const mxc__jval *node, int i) {
                       FN_FROM ": node %d at byte %zu needs string \"op\" and "
                       "\"name\" members",
                       i, node->pos);
-  MXC_FORWARD_IF_ERROR(check_unsupported(j, node, i));
-  const mxc__op *desc = NULL;
-  if (strcmp(op->str, "null") != 0) {
-    int rc = mxc__op_lookup(op->str, &desc);
-    if (rc != MXC_OK) {
-      char prefix[160];
-      snprintf(prefix, sizeof prefix, FN_FROM ": node %d ('%.100s')", i,
-               name->str);
-      mxc__error_prefix(prefix);
-      return rc;
-    }
-  }
-  int n_attrs;
-  MXC_FORWARD_IF_ERROR(count_attrs(j, node, &n_attrs));
   const mxc__jval *inv = mxc__json_get(j, node, "inputs");
-  int n_in = inv && inv->type == MXC__J_ARR ? inv->n : 0;
-  /* One block: 4 string arrays for attributes, then the input entries. */
-  size_t strs = sizeof(char *) * 4 * (size_t)n_attrs;
-  char *block = mxc__malloc(strs + sizeof(mxc__entry) * (size_t)n_in + 1);
-  MXC_RETURN_ERROR_IF(!block, MXC_ERR_OOM, FN_FROM ": out of memory");
-  const char **pk = (const char **)(void *)block, **pv = pk + n_attrs;
-  const char **uk = pv + n_attrs, **uv = uk + n_attrs;
-  mxc__entry *ins = (mxc__entry *)(void *)(block + strs);
-  int np, nu;
-  split_attrs(j, node, desc, pk, pv, &np, uk, uv, &nu);
-  mxc__node *n = NULL;
-  int rc = make_node(L, node, i, op->str, name->str, pk, pv, np, ins, &n);
-  for (int k = 0; rc == MXC_OK && k < nu; ++k) {
-    rc = mxc__node_set_uattr(n, uk[k], uv[k]);
+  MXC_RETURN_ERROR_IF(inv && inv->type != MXC__J_ARR,
+                      MXC_ERR_INVALID_ARGUMENT,
+                      FN_FROM ": node %d: \"inputs\" at byte %zu is not an "
+                      "array",
+                      i, inv->pos);
+  MXC_FORWARD_IF_ERROR(check_unsupported(j, node, i));
+  *desc = NULL;
+  if (strcmp(op->str, "null") == 0) return MXC_OK;
+  int rc = mxc__op_lookup(op->str, desc);
+  if (rc != MXC_OK) {
+    char prefix[160];
+    snprintf(prefix, sizeof prefix, FN_FROM ": node %d ('%.100s')", i,
+             name->str);
+    mxc__error_prefix(prefix);
   }
-  mxc__free(block);
+  return rc;
+}
+
+/* Loads node i once its operator is known; sp's arrays have room for
+ * every attribute of the node. */
+static int load_node_with(loader *L, const mxc__jval *node, int i,
+                          const mxc__op *desc, split *sp) {
+  const char *name = mxc__json_get(L->j, node, "name")->str;
+  split_attrs(L, node, desc, sp->pk, sp->pv, &sp->np, sp->uk, sp->uv,
+              &sp->nu);
+  for (int k = 0; L->version < MXC__MXNET_VERSION && k < sp->nu; ++k) {
+    size_t plen = 0; /* "lr_mult" -> "__lr_mult__" before any copy */
+    const char *up = mxc__legacy_hidden_key(sp->uk[k], &plen);
+    if (up && plen == 0) sp->uk[k] = up;
+  }
+  const mxc__jval *inv = mxc__json_get(L->j, node, "inputs");
+  int n_in = inv ? inv->n : 0;
+  int n_want = legacy_input_count(L, desc, sp, n_in);
+  mxc__entry *ins = mxc__calloc((size_t)n_want + 1, sizeof *ins);
+  mxc__node **made = mxc__calloc((size_t)n_want + 1, sizeof *made);
+  mxc__node *n = NULL;
+  int rc = ins && made ? MXC_OK
+                       : mxc__error_set(MXC_ERR_OOM, FN_FROM ": out of memory");
+  if (rc == MXC_OK) {
+    rc = make_node(L, node, i, desc, name, sp, ins, n_want, made, &n);
+  }
+  if (rc == MXC_OK) rc = set_uattrs(L, n, sp);
+  for (int k = 0; made && k < n_want; ++k) mxc__node_release(made[k]);
+  mxc__free(made);
+  mxc__free(ins);
   if (rc != MXC_OK) {
     mxc__node_release(n);
     return rc;
   }
   L->made[L->n_made++] = n;
   return MXC_OK;
+}
+
+static int load_node(loader *L, const mxc__jval *node, int i) {
+  const mxc__op *desc = NULL;
+  MXC_FORWARD_IF_ERROR(node_header(L, node, i, &desc));
+  int n_attrs;
+  MXC_FORWARD_IF_ERROR(count_attrs(L->j, node, &n_attrs));
+  /* 4 string arrays, each with room for every attribute. */
+  const char **block = mxc__malloc(sizeof(char *) * (4 * (size_t)n_attrs + 1));
+  MXC_RETURN_ERROR_IF(!block, MXC_ERR_OOM, FN_FROM ": out of memory");
+  split sp = {block, block + n_attrs, block + 2 * n_attrs,
+              block + 3 * n_attrs, 0, 0};
+  int rc = load_node_with(L, node, i, desc, &sp);
+  mxc__free(block);
+  return rc;
 }
 
 static int load_heads(loader *L, const mxc__jval *heads, mxc__symbol **out) {
@@ -382,7 +471,7 @@ static int load_graph(const mxc__json *j, mxc__symbol **out) {
                       MXC_ERR_INVALID_ARGUMENT,
                       FN_FROM ": expected an object with a \"nodes\" array "
                       "(MXNet symbol JSON)");
-  loader L = {j, NULL, 0};
+  loader L = {j, NULL, 0, mxc__json_mxnet_version(j)};
   L.made = mxc__calloc((size_t)(nodes->n > 0 ? nodes->n : 1), sizeof *L.made);
   MXC_RETURN_ERROR_IF(!L.made, MXC_ERR_OOM, FN_FROM ": out of memory");
   int rc = MXC_OK, i = 0;

@@ -285,6 +285,13 @@ int mxc__op_parse_params(const mxc__op *op, const char *const *keys,
 typedef struct mxc__registry mxc__registry;
 int mxc__registry_add(mxc__registry *r, const mxc__op *op);
 
+/* Adds `alias` (static) as one more name of the operator registered as
+ * `target` earlier, for names a family gives operators of another one
+ * (MXNet's legacy names such as _Plus or _MulScalar). MXC_ERR_INTERNAL
+ * when target is unknown or alias is taken. */
+int mxc__registry_add_alias(mxc__registry *r, const char *alias,
+                            const char *target);
+
 /* Attaches sparse kernels to an operator another family registered
  * earlier (the sparse family registers last and gives elemwise_add, dot,
  * sum, ... their sparse paths without touching those families' files).

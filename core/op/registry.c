@@ -162,6 +162,14 @@ int mxc__registry_add(mxc__registry *r, const mxc__op *op) {
   return MXC_OK;
 }
 
+int mxc__registry_add_alias(mxc__registry *r, const char *alias,
+                            const char *target) {
+  const mxc__op *op = mxc__registry_find(r, target);
+  MXC_RETURN_ERROR_IF(!op, MXC_ERR_INTERNAL,
+                      "alias '%s' of unknown operator '%s'", alias, target);
+  return index_add(r, alias, op);
+}
+
 static int by_name(const void *a, const void *b) {
   return strcmp((*(const mxc__op *const *)a)->name,
                 (*(const mxc__op *const *)b)->name);

@@ -93,5 +93,6 @@ int mxc__ops_register_binary(mxc__registry *r) {
   }
   MXC_FORWARD_IF_ERROR(mxc__bin_register_scalar(r));
   MXC_FORWARD_IF_ERROR(mxc__bin_register_broadcast(r));
-  return mxc__bin_register_misc(r);
+  MXC_FORWARD_IF_ERROR(mxc__bin_register_misc(r));
+  return mxc__bin_register_legacy(r);
 }

@@ -186,5 +186,6 @@ typedef struct mxc__bin_scalar_param {
 int mxc__bin_register_scalar(mxc__registry *r);
 int mxc__bin_register_broadcast(mxc__registry *r);
 int mxc__bin_register_misc(mxc__registry *r);
+int mxc__bin_register_legacy(mxc__registry *r); /* legacy.c */
 
 #endif /* MXC_OPS_BINARY_BINARY_H_ */

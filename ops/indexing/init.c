@@ -68,10 +68,25 @@ static int fill_check(const char *op_name, void *param) {
   return MXC_OK;
 }
 
+/* MXNet reads a 0 extent of the shape parameter as "unknown" in graphs
+ * (every mx.rnn begin state is _zeros(shape=(0, H))): an output shape a
+ * graph already knows fits when it agrees on the rank and on every
+ * non-zero extent. Otherwise the zeros are extents, so that an imperative
+ * call gives the empty array asked for (graph inference defers such
+ * shapes until nothing else can be deduced, core/graph/infer.c). */
+static int fits_partial(const mxc__tuple *t, const mxc__shape *s) {
+  if (s->ndim != t->ndim) return 0;
+  for (int i = 0; i < t->ndim; ++i) {
+    if (t->d[i] != 0 && t->d[i] != s->dims[i]) return 0;
+  }
+  return 1;
+}
+
 static int fill_shape(const mxc__op *op, const void *param, mxc__shape *in,
                       int n_in, mxc__shape *out, int n_out) {
   (void)in, (void)n_in, (void)n_out;
   const fill_param *p = param;
+  if (out[0].ndim >= 0 && fits_partial(&p->shape, &out[0])) return MXC_OK;
   return shape_from(op, p->shape.d, p->shape.ndim, p->dtype, &out[0]);
 }
 

@@ -78,6 +78,7 @@ int64_t mxc__nn_class_of(const mxc__blob *label, int64_t i, int64_t n);
 int mxc__nn_register_activation(mxc__registry *r);
 int mxc__nn_register_batch_norm(mxc__registry *r);
 int mxc__nn_register_layer_norm(mxc__registry *r);
+int mxc__nn_register_softmax_activation(mxc__registry *r);
 int mxc__nn_register_l2_norm(mxc__registry *r);
 int mxc__nn_register_dropout(mxc__registry *r);
 int mxc__nn_register_embedding(mxc__registry *r);

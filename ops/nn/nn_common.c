@@ -111,5 +111,6 @@ int mxc__ops_register_nn(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__nn_register_sequence(r));
   MXC_FORWARD_IF_ERROR(mxc__nn_register_resize(r));
   MXC_FORWARD_IF_ERROR(mxc__nn_register_all_finite(r));
+  MXC_FORWARD_IF_ERROR(mxc__nn_register_softmax_activation(r));
   return MXC_OK;
 }

@@ -21,6 +21,9 @@
  * ignore_label (at least 1; counted as MXNet does, even without
  * use_ignore). multi_output with null or batch also divides by the
  * number of positions per sample (d1*...), as MXNet 1.9.
+ * A label shaped like data holds target probabilities instead of
+ * classes: the gradient is then (softmax - label) * grad_scale, without
+ * norm or ignore_label (MXNet's rule).
  *
  * softmax_cross_entropy: data (N, C), label (N) -> (1): the sum over rows
  * of -log softmax(data)[label]. Unlike SoftmaxOutput it is an ordinary
@@ -108,6 +111,9 @@ static int so_shape(const mxc__op *op, const void *param, mxc__shape *in,
     want.ndim = 1;
   }
   out[0] = in[0];
+  /* A label shaped like data holds probabilities (MXNet accepts it in
+   * every mode). */
+  if (mxc__shape_equal(&in[1], &in[0])) return MXC_OK;
   if (p->multi_output && in[1].ndim >= 0 && multi_label_alt(&in[0], &in[1])) {
     return MXC_OK;
   }
@@ -185,11 +191,31 @@ static double so_scale(const so_param *p, const mxc__blob *label,
   return p->grad_scale / (norm < 1 ? 1 : norm);
 }
 
+/* A probability label (shaped like the output): ddata = (output - label)
+ * * grad_scale, with neither normalization nor ignore_label, as MXNet. */
+static void so_backward_prob(const so_param *p, const mxc__blob *in,
+                             const mxc__blob *out, mxc__req req) {
+  int64_t n = mxc__shape_size(&in[0].shape);
+  NN_TYPED(in[0].dtype, {
+    const T *y = in[0].ptr;
+    T *dx = out[0].ptr;
+    for (int64_t i = 0; i < n; ++i) {
+      double v = ((double)y[i] - mxc__blob_get(&in[1], i)) * p->grad_scale;
+      MXC__ASSIGN(req, dx[i], (T)v);
+    }
+  });
+}
+
 /* _backward_SoftmaxOutput: (output, label) -> ddata. */
 static int so_backward(const mxc__op *op, const mxc__opctx *ctx,
                        const void *param, const mxc__blob *in, int n_in,
                        const mxc__blob *out, int n_out, const mxc__req *req) {
   const so_param *p = param;
+  if (req[0] != MXC__REQ_NULL &&
+      mxc__shape_equal(&in[1].shape, &in[0].shape)) {
+    so_backward_prob(p, in, out, req[0]);
+    return MXC_OK;
+  }
   mxc__nn_layout l = so_layout(p, &in[0].shape);
   double scale = so_scale(p, &in[1], l, &in[0].shape);
   double a = p->smooth_alpha, off = l.n > 1 ? a / (double)(l.n - 1) : 0;

@@ -100,6 +100,7 @@ int mxc__shp_register_pad(mxc__registry *r);
 int mxc__shp_register_cast(mxc__registry *r);
 int mxc__shp_register_slice_assign(mxc__registry *r);
 int mxc__shp_register_rearrange(mxc__registry *r);
+int mxc__shp_register_crop(mxc__registry *r);
 
 /* Registers a NULL-terminated list of descriptors. */
 int mxc__shp_add_all(mxc__registry *r, const mxc__op *const *ops);

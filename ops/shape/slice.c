@@ -370,7 +370,9 @@ int mxc__shp_register_slice(mxc__registry *r) {
   static const mxc__op *const ops[] = {
       &k_slice,      &k_slice_bwd,      &k_slice_axis, &k_slice_axis_bwd,
       &k_slice_like, &k_slice_like_bwd, NULL};
-  return mxc__shp_add_all(r, ops);
+  MXC_FORWARD_IF_ERROR(mxc__shp_add_all(r, ops));
+  /* MXNet's legacy name of slice (not the Crop operator). */
+  return mxc__registry_add_alias(r, "crop", "slice");
 }
 
 /* ---- the box of slice's parameters, for _slice_assign ---- */

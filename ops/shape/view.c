@@ -317,5 +317,6 @@ int mxc__ops_register_shape(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__shp_register_pad(r));
   MXC_FORWARD_IF_ERROR(mxc__shp_register_slice_assign(r));
   MXC_FORWARD_IF_ERROR(mxc__shp_register_rearrange(r));
+  MXC_FORWARD_IF_ERROR(mxc__shp_register_crop(r));
   return mxc__shp_register_cast(r);
 }

@@ -198,6 +198,17 @@ std::map<std::string, std::vector<Case>> table() {
                        in({2, 2, 2}, -0.5, 0.5, 5)}});
   t["LayerNorm"].push_back(
       {"", {}, {in({2, 3, 4}, -1, 1), in({4}, 0.5, 1.5), in({4})}});
+  t["Crop"].push_back({"h_w,offset",
+                       {{"num_args", "1"}, {"h_w", "(2,2)"}, {"offset", "(1,0)"}},
+                       {in({1, 2, 3, 4}, -1, 1)}});
+  t["Crop"].push_back({"like,center",
+                       {{"num_args", "2"}, {"center_crop", "true"}},
+                       {in({1, 2, 4, 5}, -1, 1),
+                        fixed({1, 1, 2, 3}, {0, 0, 0, 0, 0, 0})}});
+  for (const char *m : {"instance", "channel"}) {
+    t["SoftmaxActivation"].push_back(
+        {m, {{"mode", m}}, {in({2, 3, 2}, -1, 1)}});
+  }
   t["Pad"].push_back(
       {"",
        {{"mode", "constant"}, {"pad_width", "(0,0,0,0,1,1,2,2)"}},

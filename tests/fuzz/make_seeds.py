@@ -71,6 +71,30 @@ def symbol_json_seeds():
          "node_row_ptr": list(range(len(nodes) + 1)),
          "heads": [[6, 0, 0]], "attrs": {"mxnet_version": ["int", 10900]}}
     put("fuzz_symbol_json", "chain.json", json.dumps(g))
+    # A 0.8-era file the loader upgrades (old attribute keys, a BatchNorm
+    # listing 3 inputs, legacy operator names), with an mx.rnn-style
+    # _zeros(shape=(0, 6)) begin state, SoftmaxActivation and Crop.
+    def old(op, name, ins, param=None, attr=None):
+        return {"op": op, "param": param or {}, "name": name,
+                "inputs": ins, "backward_source_id": -1, "attr": attr or {}}
+    nodes = [
+        old("null", "data", [], attr={"__shape__": "(2, 1, 4, 6)",
+                                      "ctx_group": "a", "lr_mult": "0.5"}),
+        old("null", "bn_gamma", []),
+        old("null", "bn_beta", []),
+        old("BatchNorm", "bn", [[0, 0], [1, 0], [2, 0]],
+            {"fix_gamma": "False"}, {"wd_mult": "0", "gamma_lr_mult": "2"}),
+        old("_MulScalar", "twice", [[3, 0]], {"scalar": "2"}),
+        old("_Plus", "sum", [[4, 0], [3, 0]]),
+        old("Crop", "crop", [[5, 0]], {"num_args": "1", "h_w": "(2, 3)",
+                                      "center_crop": "True"}),
+        old("SoftmaxActivation", "prob", [[6, 0]], {"mode": "channel"}),
+        old("Reshape", "flat", [[7, 0]], {"shape": "(2, 6)"}),
+        old("_zeros", "begin", [], {"shape": "(0, 6)"}),
+        old("_Plus", "out", [[8, 0], [9, 0]]),
+    ]
+    g = {"nodes": nodes, "arg_nodes": [0, 1, 2], "heads": [[10, 0]]}
+    put("fuzz_symbol_json", "legacy0x.json", json.dumps(g))
 
 
 def load_writer():

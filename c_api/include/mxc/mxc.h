@@ -1042,8 +1042,12 @@ MXC_API int mxc_symbol_attr_keys(mxc_symbol sym, mxc_str_list *out);
 /* JSON in the Apache MXNet 1.x (NNVM) format: "nodes" (op, name, attrs,
  * inputs as [node, output, version]), "arg_nodes", "node_row_ptr",
  * "heads" and "attrs": {"mxnet_version": ["int", 10900]}. Loading also
- * accepts 0.x files ("param"/"attr" instead of "attrs"). An operator this
- * build lacks is MXC_ERR_NOT_FOUND naming it; malformed JSON is
+ * accepts 0.x files ("param"/"attr" instead of "attrs") and applies the
+ * upgrades MXNet applies to files of older versions (old attribute keys
+ * such as lr_mult become "__lr_mult__", the moving statistics a 0.8
+ * BatchNorm omits become variables, legacy operator names such as _Plus
+ * resolve to current ones); to_json writes the upgraded graph. An
+ * operator this build lacks is MXC_ERR_NOT_FOUND naming it; malformed JSON is
  * MXC_ERR_INVALID_ARGUMENT with the byte offset. to_json: *out is a new
  * string (mxc_string_free). save/load: a file path; I/O errors are
  * MXC_ERR_IO; save replaces the file atomically. */

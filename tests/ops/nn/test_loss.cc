@@ -171,6 +171,38 @@ TEST(SoftmaxOutput, LabelSmoothingAndIntegerLabels) {
               1e-14, 1e-15, "smoothed");
 }
 
+// A label shaped like data holds probabilities: MXNet's gradient is then
+// (softmax - label) * grad_scale in every mode, with no normalization and
+// no ignore_label.
+TEST(SoftmaxOutput, ProbabilityLabel) {
+  auto xv = uniform(2 * 3 * 2, -2, 2, 75);
+  auto pv = uniform(12, 0, 1, 76);
+  struct Mode {
+    Params p;
+    int64_t outer, n, inner;
+    double gs;
+  } modes[] = {
+      {{{"grad_scale", "0.5"}, {"normalization", "batch"}}, 2, 6, 1, 0.5},
+      {{{"multi_output", "true"}, {"normalization", "valid"},
+        {"use_ignore", "true"}, {"ignore_label", "0"}},
+       2, 3, 2, 1},
+      {{{"preserve_shape", "true"}}, 6, 2, 1, 1},
+  };
+  for (auto &m : modes) {
+    Arr x = make({2, 3, 2}, xv, MXC_DTYPE_FLOAT64);
+    Arr l = make({2, 3, 2}, pv, MXC_DTYPE_FLOAT64);
+    auto sm = softmax_ref(xv, m.outer, m.n, m.inner);
+    auto out = invoke("SoftmaxOutput", {&x, &l}, m.p);
+    ASSERT_EQ(out.size(), 1u);
+    expect_near(read(out[0]), sm, 1e-14, 1e-14, "forward");
+    double gs = m.gs;
+    std::vector<double> want(sm.size());
+    for (size_t i = 0; i < sm.size(); ++i) want[i] = (sm[i] - pv[i]) * gs;
+    expect_near(loss_grad("SoftmaxOutput", x, l, m.p), want, 1e-14, 1e-14,
+                "probability gradient");
+  }
+}
+
 TEST(SoftmaxOutputBad, LabelShapeArityParams) {
   Arr x = make({4, 5}, uniform(20, -1, 1));
   Arr l = make({3}, {0, 1, 2});
