@@ -189,6 +189,17 @@ int mxc__linalg_infer_type(const mxc__op *op, const void *param, int *in,
   return mxc__infer_type_float_or_half(op, param, in, n_in, out, n_out);
 }
 
+int mxc__linalg_infer_type_float(const mxc__op *op, const void *param,
+                                 int *in, int n_in, int *out, int n_out) {
+  MXC_FORWARD_IF_ERROR(mxc__infer_type_same(op, param, in, n_in, out, n_out));
+  int t = n_in ? in[0] : (n_out ? out[0] : -1);
+  if (t >= 0 && t != MXC_DTYPE_FLOAT32 && t != MXC_DTYPE_FLOAT64) {
+    return mxc__unsupported_dtype(op->name, t,
+                                  "this operator takes float32 or float64");
+  }
+  return MXC_OK;
+}
+
 int mxc__linalg_assign_shape(const mxc__op *op, const void *param,
                              mxc__shape *slot, const mxc__shape *want,
                              const char *what) {

@@ -665,17 +665,17 @@ ALIASES(slogdet)
   {                                                                            \
     .name = "linalg_" #nm, .aliases = k_alias_##nm, .doc = doc_, table,        \
     .n_inputs = nin, .input_names = names, .n_outputs = nout,                  \
-    .infer_shape = shape, .infer_type = mxc__linalg_infer_type,                \
+    .infer_shape = shape, .infer_type = mxc__linalg_infer_type_float,          \
     .compute = fwd, .gradient = grad, .backward_uses_inputs = uin,             \
     .backward_uses_outputs = uout, .resources = MXC__RES_TEMP                  \
   }
 
-#define LA_BWD(nm, table, names, nin, nout, shape, bwd)             \
-  {                                                                 \
-    MXC__BACKWARD("linalg_" #nm), table,                            \
-        .n_inputs = nin, .input_names = names, .n_outputs = nout,   \
-        .infer_shape = shape, .infer_type = mxc__linalg_infer_type, \
-        .compute = bwd, .resources = MXC__RES_TEMP                  \
+#define LA_BWD(nm, table, names, nin, nout, shape, bwd)                   \
+  {                                                                       \
+    MXC__BACKWARD("linalg_" #nm), table,                                  \
+        .n_inputs = nin, .input_names = names, .n_outputs = nout,         \
+        .infer_shape = shape, .infer_type = mxc__linalg_infer_type_float, \
+        .compute = bwd, .resources = MXC__RES_TEMP                        \
   }
 
 static const mxc__op k_ops[] = {

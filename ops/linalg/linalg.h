@@ -36,6 +36,10 @@ int mxc__linalg_uses_openblas(void);
  * float32, float64, float16 or bfloat16. */
 int mxc__linalg_infer_type(const mxc__op *op, const void *param, int *in,
                            int n_in, int *out, int n_out);
+/* float32 or float64 only: for kernels without a half-precision path
+ * (the linalg_* operators load every array as float or double). */
+int mxc__linalg_infer_type_float(const mxc__op *op, const void *param,
+                                 int *in, int n_in, int *out, int n_out);
 
 /* infer_shape of the _backward_ operators built by mxc__grad_use_in:
  * inputs (ograd, x0, x1, ...), outputs (dx0, dx1, ...) shaped like the

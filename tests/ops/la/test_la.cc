@@ -182,6 +182,17 @@ TEST(Linalg, BadInput) {
   EXPECT_NE(mxct::err().find("positive definite"), std::string::npos);
   Arr ints = make({2, 2}, {1, 0, 0, 1}, MXC_DTYPE_INT32);
   EXPECT_NE(rc_of("linalg_inverse", {&ints}, {}), MXC_OK);
+  // Half precision is refused at inference: the kernels load every array
+  // as float or double (a float16 input was read past its end once the
+  // family's shared type rule started accepting half for dot and
+  // Convolution; fuzz_op_invoke regress_linalg_half_input).
+  for (int dt : {MXC_DTYPE_FLOAT16, MXC_DTYPE_BFLOAT16}) {
+    Arr h = make({2, 4, 4}, std::vector<double>(32, 1.0), dt);
+    for (const char *op : {"linalg_slogdet", "linalg_det", "linalg_inverse",
+                           "linalg_potrf", "linalg_sumlogdiag"}) {
+      EXPECT_EQ(rc_of(op, {&h}, {}), MXC_ERR_DTYPE) << op;
+    }
+  }
 }
 
 }  // namespace
