@@ -139,7 +139,7 @@ static int drop_gradient(const mxc__node *fwd, const mxc__entry *ograd,
                          mxc__entry *igrad) {
   mxc__entry ins[2] = {ograd[0], {(mxc__node *)fwd, 1}};
   static const int grad_of[1] = {0};
-  return mxc__nn_grad_node(fwd, "_backward_Dropout", ins, 2, grad_of, igrad);
+  return mxc__grad_node_pick(fwd, "_backward_Dropout", ins, 2, grad_of, igrad);
 }
 
 static const char *const k_in[] = {"data", NULL};

@@ -182,7 +182,8 @@ static int emb_gradient(const mxc__node *fwd, const mxc__entry *ograd,
                         mxc__entry *igrad) {
   mxc__entry ins[2] = {ograd[0], fwd->inputs[0]};
   static const int grad_of[2] = {-1, 0}; /* indices get no gradient */
-  return mxc__nn_grad_node(fwd, "_backward_Embedding", ins, 2, grad_of, igrad);
+  return mxc__grad_node_pick(fwd, "_backward_Embedding", ins, 2, grad_of,
+                             igrad);
 }
 
 static const char *const k_in[] = {"data", "weight", NULL};

@@ -61,14 +61,6 @@ int mxc__nn_type_float(const mxc__op *op, const void *param, int *in, int n_in,
 /* Error unless dt is float32 or float64 (or unknown, -1). */
 int mxc__nn_check_float(const char *op_name, int dt, const char *what);
 
-/* Builds one backward node `name` over ins[0..n_ins) (borrowed entries:
- * the node takes its own references) with the forward node's parameter
- * strings, and sets igrad[i] = output grad_of[i] of that node, or no
- * gradient where grad_of[i] < 0. grad_of has fwd->n_inputs entries. */
-int mxc__nn_grad_node(const mxc__node *fwd, const char *name,
-                      const mxc__entry *ins, int n_ins, const int *grad_of,
-                      mxc__entry *igrad);
-
 /* Reads a label (any numeric dtype) as a class index: -1 when it is not
  * an integer in [0, n) (NaN included), so callers treat it as "no
  * class". */

@@ -110,7 +110,7 @@ static int reg_gradient(const mxc__node *fwd, const mxc__entry *ograd,
                         mxc__entry *igrad) {
   mxc__entry ins[2] = {{(mxc__node *)fwd, 0}, fwd->inputs[1]};
   static const int grad_of[2] = {0, -1};
-  return mxc__nn_grad_node(fwd, k_bwd[kind_of(fwd->op)].name, ins, 2, grad_of,
+  return mxc__grad_node_pick(fwd, k_bwd[kind_of(fwd->op)].name, ins, 2, grad_of,
                            igrad);
 }
 

@@ -246,7 +246,7 @@ static int so_gradient(const mxc__node *fwd, const mxc__entry *ograd,
                        mxc__entry *igrad) {
   mxc__entry ins[2] = {{(mxc__node *)fwd, 0}, fwd->inputs[1]};
   static const int grad_of[2] = {0, -1};
-  return mxc__nn_grad_node(fwd, "_backward_SoftmaxOutput", ins, 2, grad_of,
+  return mxc__grad_node_pick(fwd, "_backward_SoftmaxOutput", ins, 2, grad_of,
                            igrad);
 }
 
@@ -325,7 +325,7 @@ static int ce_gradient(const mxc__node *fwd, const mxc__entry *ograd,
                        mxc__entry *igrad) {
   mxc__entry ins[3] = {ograd[0], fwd->inputs[0], fwd->inputs[1]};
   static const int grad_of[2] = {0, -1};
-  return mxc__nn_grad_node(fwd, "_backward_softmax_cross_entropy", ins, 3,
+  return mxc__grad_node_pick(fwd, "_backward_softmax_cross_entropy", ins, 3,
                            grad_of, igrad);
 }
 

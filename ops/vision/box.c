@@ -292,7 +292,7 @@ static int nms_grad(const mxc__node *fwd, const mxc__entry *ograd,
                     mxc__entry *igrad) {
   mxc__entry ins[2] = {ograd[0], {(mxc__node *)fwd, 1}};
   static const int grad_of[1] = {0};
-  return mxc__vision_grad_node(fwd, "_backward__contrib_box_nms", ins, 2,
+  return mxc__grad_node_pick(fwd, "_backward__contrib_box_nms", ins, 2,
                                grad_of, igrad);
 }
 

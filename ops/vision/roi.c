@@ -269,7 +269,7 @@ static int pool_grad(const mxc__node *fwd, const mxc__entry *ograd,
   mxc__entry ins[4] = {
       ograd[0], fwd->inputs[0], fwd->inputs[1], {(mxc__node *)fwd, 1}};
   static const int grad_of[2] = {0, -1};
-  return mxc__vision_grad_node(fwd, "_backward_ROIPooling", ins, 4, grad_of,
+  return mxc__grad_node_pick(fwd, "_backward_ROIPooling", ins, 4, grad_of,
                                igrad);
 }
 
@@ -443,7 +443,7 @@ static int align_grad(const mxc__node *fwd, const mxc__entry *ograd,
                       mxc__entry *igrad) {
   mxc__entry ins[3] = {ograd[0], fwd->inputs[0], fwd->inputs[1]};
   static const int grad_of[2] = {0, -1};
-  return mxc__vision_grad_node(fwd, "_backward__contrib_ROIAlign", ins, 3,
+  return mxc__grad_node_pick(fwd, "_backward__contrib_ROIAlign", ins, 3,
                                grad_of, igrad);
 }
 

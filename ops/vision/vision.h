@@ -44,13 +44,6 @@ int mxc__vision_need_ndim(const char *op_name, const mxc__shape *s, int ndim,
 /* A shape from n extents. */
 mxc__shape mxc__vision_shape(int n, const int64_t *dims);
 
-/* Backward node `name` over ins (borrowed), with the forward node's
- * parameters; input i of the forward node gets output grad_of[i] of it,
- * or no gradient where grad_of[i] < 0. */
-int mxc__vision_grad_node(const mxc__node *fwd, const char *name,
-                          const mxc__entry *ins, int n_ins, const int *grad_of,
-                          mxc__entry *igrad);
-
 /* Clears n elements of es bytes unless req is ADD (gradients that
  * scatter-add into their output). */
 void mxc__vision_clear(void *p, int64_t n, size_t es, mxc__req req);
