@@ -115,7 +115,7 @@ static int emb_forward(const mxc__op *op, const mxc__opctx *ctx,
     }
     return MXC_OK;
   }
-  NN_TYPED(out[0].dtype, {
+  MXC__FLOAT_TYPED(out[0].dtype, {
     const T *w = in[1].ptr;
     T *y = out[0].ptr;
     for (int64_t r = 0; r < rows; ++r) {
@@ -162,7 +162,7 @@ static int emb_backward(const mxc__op *op, const mxc__opctx *ctx,
   const emb_param *p = param;
   int64_t rows = mxc__shape_size(&in[1].shape), d = p->output_dim;
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(out[0].dtype, {
+  MXC__FLOAT_TYPED(out[0].dtype, {
     const T *g = in[0].ptr;
     T *dw = out[0].ptr;
     if (req[0] != MXC__REQ_ADD) {

@@ -4,29 +4,12 @@
  * the regression outputs).
  *
  * Kernels handle float32 and float64 with typed loops written once through
- * NN_TYPED; sums over many elements (statistics, norms, softmax
+ * MXC__FLOAT_TYPED; sums over many elements (statistics, norms, softmax
  * denominators) accumulate in double for both. */
 #ifndef MXC_OPS_NN_NN_H_
 #define MXC_OPS_NN_NN_H_
 
 #include "core/op/common.h"
-
-/* Runs the statements given as the variadic argument once with `T` a
- * typedef for float (dt float32) or double (anything else: infer_type has
- * already rejected other dtypes). The body is a block; it is compiled
- * twice, so each dtype gets its own typed loop. A `break` at the top
- * level of the body would leave the if/else; use it only inside loops or
- * switches of the body. */
-#define NN_TYPED(dt, ...)            \
-  do {                               \
-    if ((dt) == MXC_DTYPE_FLOAT32) { \
-      typedef float T;               \
-      __VA_ARGS__                    \
-    } else {                         \
-      typedef double T;              \
-      __VA_ARGS__                    \
-    }                                \
-  } while (0)
 
 /* A tensor seen as (outer, n, inner) around one axis: element
  * (o, j, k) is at (o * n + j) * inner + k. Normalizations reduce over j

@@ -269,7 +269,7 @@ static int nms_backward(const mxc__op *op, const mxc__opctx *ctx,
   if (req[0] == MXC__REQ_NULL || w == 0) return MXC_OK;
   mxc__vision_clear(out[0].ptr, rows * w, mxc__dtype_size(out[0].dtype),
                     req[0]);
-  VIS_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *g = in[0].ptr, *rec = in[1].ptr;
     T *dx = out[0].ptr;
     for (int64_t i = 0; i < rows; ++i) {

@@ -4,26 +4,13 @@
  * BilinearSampler and SpatialTransformer, with MXNet 1.9's names,
  * parameters and semantics.
  *
- * Kernels handle float32 and float64 through VIS_TYPED (one typed loop
+ * Kernels handle float32 and float64 through MXC__FLOAT_TYPED (one typed loop
  * per dtype); coordinates and interpolation weights are computed in the
  * data's own type, as MXNet does, so that rounding and bin edges match. */
 #ifndef MXC_OPS_VISION_VISION_H_
 #define MXC_OPS_VISION_VISION_H_
 
 #include "core/op/common.h"
-
-/* Runs the body once with `T` float (float32) or double (float64; the
- * type inference has rejected everything else). */
-#define VIS_TYPED(dt, ...)           \
-  do {                               \
-    if ((dt) == MXC_DTYPE_FLOAT32) { \
-      typedef float T;               \
-      __VA_ARGS__                    \
-    } else {                         \
-      typedef double T;              \
-      __VA_ARGS__                    \
-    }                                \
-  } while (0)
 
 /* infer_type: every input and output shares one dtype, float32 or
  * float64. */
