@@ -73,6 +73,24 @@ void mxc__blob_set_i64(const mxc__blob *b, int64_t i, int64_t v);
 #define MXC__CPU_CLONES
 #endif
 
+/* Runs the statements given as the variadic argument once with `T` a
+ * typedef for float (dt float32) or double (anything else: the operator's
+ * infer_type has already rejected other dtypes, as mxc__nn_type_float and
+ * mxc__vision_type_float do). The body is a block; it is compiled twice,
+ * so each dtype gets its own typed loop. A `break` at the top level of the
+ * body would leave the if/else; use it only inside loops or switches of
+ * the body. */
+#define MXC__FLOAT_TYPED(dt, ...)    \
+  do {                               \
+    if ((dt) == MXC_DTYPE_FLOAT32) { \
+      typedef float T;               \
+      __VA_ARGS__                    \
+    } else {                         \
+      typedef double T;              \
+      __VA_ARGS__                    \
+    }                                \
+  } while (0)
+
 /* Applies a write mode to one element: dst = v (WRITE/INPLACE) or
  * dst += v (ADD). */
 #define MXC__ASSIGN(req, dst, v)   \

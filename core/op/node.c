@@ -264,6 +264,19 @@ int mxc__grad_use_in_out(const mxc__node *fwd, const mxc__entry *ograd,
   return backward_node(fwd, ograd, 1, 1, igrad);
 }
 
+int mxc__grad_node_pick(const mxc__node *fwd, const char *name,
+                        const mxc__entry *ins, int n_ins, const int *grad_of,
+                        mxc__entry *igrad) {
+  mxc__node *b = NULL;
+  MXC_FORWARD_IF_ERROR(mxc__node_op_like(name, fwd, ins, n_ins, &b));
+  for (int i = 0; i < fwd->n_inputs; ++i) {
+    mxc__entry none = {NULL, 0};
+    igrad[i] = grad_of[i] >= 0 ? mxc__entry_ref(b, grad_of[i]) : none;
+  }
+  mxc__node_release(b); /* the entries hold it now */
+  return MXC_OK;
+}
+
 int mxc__grad_none(const mxc__node *fwd, const mxc__entry *ograd,
                    mxc__entry *igrad) {
   (void)ograd;

@@ -101,6 +101,15 @@ int mxc__grad_use_out(const mxc__node *fwd, const mxc__entry *ograd,
                       mxc__entry *igrad);
 int mxc__grad_use_in_out(const mxc__node *fwd, const mxc__entry *ograd,
                          mxc__entry *igrad);
+/* One backward node `name` over ins[0..n_ins) (borrowed entries: the node
+ * takes its own references) with the forward node's parameter strings;
+ * igrad[i] = output grad_of[i] of that node, or no gradient where
+ * grad_of[i] < 0. grad_of has fwd->n_inputs entries. For gradients the
+ * use_* shapes above do not fit (a backward taking some inputs only, or
+ * giving gradients to some inputs only). */
+int mxc__grad_node_pick(const mxc__node *fwd, const char *name,
+                        const mxc__entry *ins, int n_ins, const int *grad_of,
+                        mxc__entry *igrad);
 /* Gradient is zero / absent for every input (BlockGrad, argmax, ...). */
 int mxc__grad_none(const mxc__node *fwd, const mxc__entry *ograd,
                    mxc__entry *igrad);

@@ -39,7 +39,7 @@ static int act_vmath(const act_param *p, int dtype) {
   return p->act_type == ACT_SIGMOID ? MXC__VM_SIGMOID : -1;
 }
 
-/* y[i] = expr(x) over n elements; inside an NN_TYPED body. */
+/* y[i] = expr(x) over n elements; inside an MXC__FLOAT_TYPED body. */
 #define MAP_X(expr)                 \
   for (int64_t i = 0; i < n; ++i) { \
     double x = (double)xs[i];       \
@@ -47,7 +47,7 @@ static int act_vmath(const act_param *p, int dtype) {
     MXC__ASSIGN(req[0], ys[i], v);  \
   }
 
-/* dx[i] = ograd[i] * expr(x, y); inside an NN_TYPED body. */
+/* dx[i] = ograd[i] * expr(x, y); inside an MXC__FLOAT_TYPED body. */
 #define MAP_GRAD(expr)                 \
   for (int64_t i = 0; i < n; ++i) {    \
     double x = (double)xs[i];          \
@@ -69,7 +69,7 @@ static int act_forward(const mxc__op *op, const mxc__opctx *ctx,
     return mxc__vmath_f32(vm, in[0].ptr, out[0].ptr, n,
                           req[0] == MXC__REQ_ADD);
   }
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *xs = in[0].ptr;
     T *ys = out[0].ptr;
     switch (p->act_type) {
@@ -105,7 +105,7 @@ static int act_backward(const mxc__op *op, const mxc__opctx *ctx,
     return mxc__vmath_grad_f32(vm, in[0].ptr, in[2].ptr, out[0].ptr, n,
                                req[0] == MXC__REQ_ADD);
   }
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *gs = in[0].ptr;
     const T *xs = in[1].ptr;
     const T *ys = in[2].ptr;
@@ -259,7 +259,7 @@ static int rrelu_forward(const mxc__opctx *ctx, const leaky_param *p,
                          const mxc__req *req) {
   int64_t n = mxc__shape_size(&in[0].shape);
   double mean = 0.5 * (p->lower_bound + p->upper_bound);
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *xs = in[0].ptr;
     T *ys = out[0].ptr, *mask = out[1].ptr;
     for (int64_t i = 0; i < n; ++i) {
@@ -285,7 +285,7 @@ static int leaky_forward(const mxc__op *op, const mxc__opctx *ctx,
   if (p->act_type == LK_RRELU) return rrelu_forward(ctx, p, in, out, req);
   chan_map m = chan_map_of(&in[0], n_in > 1 ? &in[1] : NULL);
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *xs = in[0].ptr;
     const T *gamma = n_in > 1 ? in[1].ptr : NULL;
     T *ys = out[0].ptr;
@@ -316,7 +316,7 @@ static void prelu_dgamma(const mxc__blob *og, const mxc__blob *x,
                          const chan_map *m, const mxc__blob *dg, mxc__req req) {
   int64_t n = mxc__shape_size(&x->shape);
   int64_t ng = mxc__shape_size(&dg->shape);
-  NN_TYPED(x->dtype, {
+  MXC__FLOAT_TYPED(x->dtype, {
     const T *gs = og->ptr;
     const T *xs = x->ptr;
     T *d = dg->ptr;
@@ -345,7 +345,7 @@ static int leaky_backward(const mxc__op *op, const mxc__opctx *ctx,
     prelu_dgamma(&in[0], &in[1], &m, &out[1], req[1]);
   }
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *gs = in[0].ptr;
     const T *xs = in[1].ptr;
     const T *gamma = prelu ? in[2].ptr : NULL;

@@ -101,7 +101,7 @@ static int axis_of(const bn_param *p, const mxc__shape *data) {
 }
 
 /* Mean and biased variance of channel c, two-pass in double. Inside an
- * NN_TYPED body: x, l, m. */
+ * MXC__FLOAT_TYPED body: x, l, m. */
 #define CHANNEL_STATS(c, mean, var)                       \
   do {                                                    \
     double s_ = 0, q_ = 0;                                \
@@ -127,7 +127,7 @@ static int bn_forward(const mxc__op *op, const mxc__opctx *ctx,
   mxc__nn_layout l = mxc__nn_split(&in[0].shape, axis_of(p, &in[0].shape));
   int64_t m = l.outer * l.inner; /* elements per channel */
   int batch_stats = ctx->is_train && !p->use_global_stats;
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *x = in[0].ptr;
     const T *gamma = in[1].ptr;
     const T *beta = in[2].ptr;
@@ -184,7 +184,7 @@ static int bn_backward(const mxc__op *op, const mxc__opctx *ctx,
   mxc__nn_layout l = mxc__nn_split(&in[1].shape, axis_of(p, &in[1].shape));
   int64_t m = l.outer * l.inner;
   int batch_stats = ctx->is_train && !p->use_global_stats && m > 0;
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *og = in[0].ptr;
     const T *x = in[1].ptr;
     const T *gamma = in[2].ptr;

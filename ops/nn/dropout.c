@@ -94,7 +94,7 @@ static int drop_forward(const mxc__op *op, const mxc__opctx *ctx,
   unsigned bits = shared_axes(dp, s->ndim);
   double keep = 1 / (1 - dp->p);
   mxc__req req_mask = n_out > 1 ? req[1] : MXC__REQ_NULL;
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *x = in[0].ptr;
     T *y = out[0].ptr;
     T *mask = n_out > 1 ? out[1].ptr : NULL;
@@ -126,7 +126,7 @@ static int drop_backward(const mxc__op *op, const mxc__opctx *ctx,
                          const mxc__blob *out, int n_out, const mxc__req *req) {
   int64_t n = mxc__shape_size(&in[0].shape);
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *g = in[0].ptr;
     const T *mask = in[1].ptr;
     T *dx = out[0].ptr;
@@ -139,7 +139,7 @@ static int drop_gradient(const mxc__node *fwd, const mxc__entry *ograd,
                          mxc__entry *igrad) {
   mxc__entry ins[2] = {ograd[0], {(mxc__node *)fwd, 1}};
   static const int grad_of[1] = {0};
-  return mxc__nn_grad_node(fwd, "_backward_Dropout", ins, 2, grad_of, igrad);
+  return mxc__grad_node_pick(fwd, "_backward_Dropout", ins, 2, grad_of, igrad);
 }
 
 static const char *const k_in[] = {"data", NULL};

@@ -115,7 +115,7 @@ static int emb_forward(const mxc__op *op, const mxc__opctx *ctx,
     }
     return MXC_OK;
   }
-  NN_TYPED(out[0].dtype, {
+  MXC__FLOAT_TYPED(out[0].dtype, {
     const T *w = in[1].ptr;
     T *y = out[0].ptr;
     for (int64_t r = 0; r < rows; ++r) {
@@ -162,7 +162,7 @@ static int emb_backward(const mxc__op *op, const mxc__opctx *ctx,
   const emb_param *p = param;
   int64_t rows = mxc__shape_size(&in[1].shape), d = p->output_dim;
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(out[0].dtype, {
+  MXC__FLOAT_TYPED(out[0].dtype, {
     const T *g = in[0].ptr;
     T *dw = out[0].ptr;
     if (req[0] != MXC__REQ_ADD) {
@@ -182,7 +182,8 @@ static int emb_gradient(const mxc__node *fwd, const mxc__entry *ograd,
                         mxc__entry *igrad) {
   mxc__entry ins[2] = {ograd[0], fwd->inputs[0]};
   static const int grad_of[2] = {-1, 0}; /* indices get no gradient */
-  return mxc__nn_grad_node(fwd, "_backward_Embedding", ins, 2, grad_of, igrad);
+  return mxc__grad_node_pick(fwd, "_backward_Embedding", ins, 2, grad_of,
+                             igrad);
 }
 
 static const char *const k_in[] = {"data", "weight", NULL};

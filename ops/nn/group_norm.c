@@ -108,7 +108,7 @@ static int gn_forward(const mxc__op *op, const mxc__opctx *ctx,
   gn_geom m = geom_of(op, param, &in[0].shape);
   double eps = eps_of(op, param);
   int inst = IS_INSTANCE(op);
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *gamma = in[1].ptr, *beta = in[2].ptr;
     for (int64_t q = 0; q < m.groups; ++q) {
       const T *x = (const T *)in[0].ptr + q * m.d;
@@ -152,7 +152,7 @@ static int gn_backward(const mxc__op *op, const mxc__opctx *ctx,
   int inst = IS_INSTANCE(op);
   clear_unless_add(&out[1], req[1]);
   clear_unless_add(&out[2], req[2]);
-  NN_TYPED(in[1].dtype, {
+  MXC__FLOAT_TYPED(in[1].dtype, {
     const T *gamma = in[2].ptr;
     T *dg = out[1].ptr, *db = out[2].ptr;
     for (int64_t q = 0; q < m.groups; ++q) {

@@ -83,7 +83,7 @@ static int l2_forward(const mxc__op *op, const mxc__opctx *ctx,
                       const mxc__blob *out, int n_out, const mxc__req *req) {
   const l2_param *p = param;
   mxc__nn_layout l = l2_layout(p, &in[0].shape);
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *x = in[0].ptr;
     T *y = out[0].ptr;
     for (int64_t o = 0; o < l.outer; ++o) {
@@ -116,7 +116,7 @@ static int l2_backward(const mxc__op *op, const mxc__opctx *ctx,
   const l2_param *p = param;
   mxc__nn_layout l = l2_layout(p, &in[1].shape);
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *g = in[0].ptr;
     const T *y = in[2].ptr;
     const T *norm = in[3].ptr;

@@ -76,7 +76,7 @@ static int ln_forward(const mxc__op *op, const mxc__opctx *ctx,
                       const mxc__blob *out, int n_out, const mxc__req *req) {
   const ln_param *p = param;
   mxc__nn_layout l = layout_of(p, &in[0].shape);
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *x = in[0].ptr;
     const T *gamma = in[1].ptr;
     const T *beta = in[2].ptr;
@@ -118,7 +118,7 @@ static void ln_param_grads(const mxc__blob *og, const mxc__blob *x,
                            const mxc__blob *dbeta, mxc__req req_g,
                            mxc__req req_b) {
   if (req_g == MXC__REQ_NULL && req_b == MXC__REQ_NULL) return;
-  NN_TYPED(x->dtype, {
+  MXC__FLOAT_TYPED(x->dtype, {
     const T *g = og->ptr;
     const T *xs = x->ptr;
     const T *mean = mean_b->ptr;
@@ -152,7 +152,7 @@ static int ln_backward(const mxc__op *op, const mxc__opctx *ctx,
   ln_param_grads(&in[0], &in[1], &in[5], &in[6], l, &out[1], &out[2], req[1],
                  req[2]);
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *g = in[0].ptr;
     const T *x = in[1].ptr;
     const T *gamma = in[2].ptr;

@@ -62,7 +62,7 @@ static int lrn_forward(const mxc__op *op, const mxc__opctx *ctx,
   const lrn_param *p = param;
   mxc__nn_layout l = mxc__nn_split(&in[0].shape, 1);
   double salpha = p->alpha / (double)p->nsize;
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *x = in[0].ptr;
     T *y = out[0].ptr, *nm = n_out > 1 ? out[1].ptr : NULL;
     for (int64_t o = 0; o < l.outer; ++o) {
@@ -99,7 +99,7 @@ static int lrn_backward(const mxc__op *op, const mxc__opctx *ctx,
   double f = 2 * p->beta * p->alpha / (double)p->nsize;
   int64_t h = p->nsize / 2;
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(in[1].dtype, {
+  MXC__FLOAT_TYPED(in[1].dtype, {
     const T *g = in[0].ptr, *x = in[1].ptr, *y = in[2].ptr, *s = in[3].ptr;
     T *dx = out[0].ptr;
     for (int64_t o = 0; o < l.outer; ++o) {

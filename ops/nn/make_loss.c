@@ -33,7 +33,7 @@ static int ml_forward(const mxc__op *op, const mxc__opctx *ctx,
                       const mxc__blob *out, int n_out, const mxc__req *req) {
   int64_t n = mxc__shape_size(&in[0].shape);
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *x = in[0].ptr;
     T *y = out[0].ptr;
     for (int64_t i = 0; i < n; ++i) MXC__ASSIGN(req[0], y[i], x[i]);
@@ -60,7 +60,7 @@ static int ml_backward(const mxc__op *op, const mxc__opctx *ctx,
   int64_t n = mxc__shape_size(&in[1].shape);
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
   double v = p->grad_scale / ml_norm(p, &in[1]);
-  NN_TYPED(in[1].dtype, {
+  MXC__FLOAT_TYPED(in[1].dtype, {
     T *dx = out[0].ptr;
     for (int64_t i = 0; i < n; ++i) MXC__ASSIGN(req[0], dx[i], (T)v);
   });

@@ -4,29 +4,12 @@
  * the regression outputs).
  *
  * Kernels handle float32 and float64 with typed loops written once through
- * NN_TYPED; sums over many elements (statistics, norms, softmax
+ * MXC__FLOAT_TYPED; sums over many elements (statistics, norms, softmax
  * denominators) accumulate in double for both. */
 #ifndef MXC_OPS_NN_NN_H_
 #define MXC_OPS_NN_NN_H_
 
 #include "core/op/common.h"
-
-/* Runs the statements given as the variadic argument once with `T` a
- * typedef for float (dt float32) or double (anything else: infer_type has
- * already rejected other dtypes). The body is a block; it is compiled
- * twice, so each dtype gets its own typed loop. A `break` at the top
- * level of the body would leave the if/else; use it only inside loops or
- * switches of the body. */
-#define NN_TYPED(dt, ...)            \
-  do {                               \
-    if ((dt) == MXC_DTYPE_FLOAT32) { \
-      typedef float T;               \
-      __VA_ARGS__                    \
-    } else {                         \
-      typedef double T;              \
-      __VA_ARGS__                    \
-    }                                \
-  } while (0)
 
 /* A tensor seen as (outer, n, inner) around one axis: element
  * (o, j, k) is at (o * n + j) * inner + k. Normalizations reduce over j
@@ -60,14 +43,6 @@ int mxc__nn_type_float(const mxc__op *op, const void *param, int *in, int n_in,
 
 /* Error unless dt is float32 or float64 (or unknown, -1). */
 int mxc__nn_check_float(const char *op_name, int dt, const char *what);
-
-/* Builds one backward node `name` over ins[0..n_ins) (borrowed entries:
- * the node takes its own references) with the forward node's parameter
- * strings, and sets igrad[i] = output grad_of[i] of that node, or no
- * gradient where grad_of[i] < 0. grad_of has fwd->n_inputs entries. */
-int mxc__nn_grad_node(const mxc__node *fwd, const char *name,
-                      const mxc__entry *ins, int n_ins, const int *grad_of,
-                      mxc__entry *igrad);
 
 /* Reads a label (any numeric dtype) as a class index: -1 when it is not
  * an integer in [0, n) (NaN included), so callers treat it as "no

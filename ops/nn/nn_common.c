@@ -71,19 +71,6 @@ int mxc__nn_type_float(const mxc__op *op, const void *param, int *in, int n_in,
   return mxc__nn_check_float(op->name, t, "the data");
 }
 
-int mxc__nn_grad_node(const mxc__node *fwd, const char *name,
-                      const mxc__entry *ins, int n_ins, const int *grad_of,
-                      mxc__entry *igrad) {
-  mxc__node *b = NULL;
-  MXC_FORWARD_IF_ERROR(mxc__node_op_like(name, fwd, ins, n_ins, &b));
-  for (int i = 0; i < fwd->n_inputs; ++i) {
-    mxc__entry none = {NULL, 0};
-    igrad[i] = grad_of[i] >= 0 ? mxc__entry_ref(b, grad_of[i]) : none;
-  }
-  mxc__node_release(b); /* the entries hold it now */
-  return MXC_OK;
-}
-
 int64_t mxc__nn_class_of(const mxc__blob *label, int64_t i, int64_t n) {
   double v = mxc__blob_get(label, i);
   /* Written so that NaN fails every comparison and lands on -1. */

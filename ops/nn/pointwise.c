@@ -72,7 +72,7 @@ static int pw_compute(const mxc__op *op, const mxc__opctx *ctx,
   const mxc__blob *x = &in[bwd];
   int64_t n = mxc__shape_size(&x->shape);
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(x->dtype, {
+  MXC__FLOAT_TYPED(x->dtype, {
     const T *xs = x->ptr, *g = bwd ? in[0].ptr : NULL;
     T *y = out[0].ptr;
     for (int64_t i = 0; i < n; ++i) {
@@ -177,7 +177,7 @@ static int sm_backward(const mxc__op *op, const mxc__opctx *ctx,
   mxc__nn_layout l = mxc__nn_split(&in[1].shape, axis);
   double t = isnan(p->temperature) ? 1 : p->temperature;
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(in[1].dtype, {
+  MXC__FLOAT_TYPED(in[1].dtype, {
     const T *g = in[0].ptr, *y = in[1].ptr;
     T *dx = out[0].ptr;
     for (int64_t o = 0; o < l.outer; ++o) {

@@ -65,7 +65,7 @@ static int reg_forward(const mxc__op *op, const mxc__opctx *ctx,
   int logistic = kind_of(op) == REG_LOGISTIC;
   int64_t n = mxc__shape_size(&in[0].shape);
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *x = in[0].ptr;
     T *y = out[0].ptr;
     for (int64_t i = 0; i < n; ++i) {
@@ -86,7 +86,7 @@ static int reg_backward(const mxc__op *op, const mxc__opctx *ctx,
   int64_t rows = in[1].shape.dims[0];
   double scale = p->grad_scale / (rows > 0 ? (double)(n / rows) : 1);
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *y = in[0].ptr;
     const T *label = in[1].ptr;
     T *dx = out[0].ptr;
@@ -110,7 +110,7 @@ static int reg_gradient(const mxc__node *fwd, const mxc__entry *ograd,
                         mxc__entry *igrad) {
   mxc__entry ins[2] = {{(mxc__node *)fwd, 0}, fwd->inputs[1]};
   static const int grad_of[2] = {0, -1};
-  return mxc__nn_grad_node(fwd, k_bwd[kind_of(fwd->op)].name, ins, 2, grad_of,
+  return mxc__grad_node_pick(fwd, k_bwd[kind_of(fwd->op)].name, ins, 2, grad_of,
                            igrad);
 }
 

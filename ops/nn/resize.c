@@ -182,7 +182,7 @@ static void rs_planes(const rs_param *p, const mxc__blob *x_or_dx,
                       const mxc__blob *y_or_g, int bwd, mxc__req req) {
   const int64_t *d = x_or_dx->shape.dims, *e = y_or_g->shape.dims;
   int64_t planes = d[0] * d[1], ih = d[2], iw = d[3], oh = e[2], ow = e[3];
-  NN_TYPED(x_or_dx->dtype, {
+  MXC__FLOAT_TYPED(x_or_dx->dtype, {
     for (int64_t pl = 0; pl < planes; ++pl) {
       T *a = (T *)x_or_dx->ptr + pl * ih * iw;
       T *b = (T *)y_or_g->ptr + pl * oh * ow;
@@ -295,7 +295,7 @@ static void ap_planes(const mxc__blob *x_or_dx, const mxc__blob *y_or_g,
                       int bwd, mxc__req req) {
   const int64_t *d = x_or_dx->shape.dims, *e = y_or_g->shape.dims;
   int64_t planes = d[0] * d[1], ih = d[2], iw = d[3], oh = e[2], ow = e[3];
-  NN_TYPED(x_or_dx->dtype, {
+  MXC__FLOAT_TYPED(x_or_dx->dtype, {
     for (int64_t pl = 0; pl < planes; ++pl) {
       T *a = (T *)x_or_dx->ptr + pl * ih * iw;
       T *b = (T *)y_or_g->ptr + pl * oh * ow;

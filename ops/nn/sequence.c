@@ -175,7 +175,7 @@ static int seq_forward(const mxc__op *op, const mxc__opctx *ctx,
   const mxc__blob *lens = n_in > 1 ? &in[1] : NULL;
   if (kind == SEQ_LAST) MXC_FORWARD_IF_ERROR(check_last_lengths(op, lens, g.b, g.t));
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *x = in[0].ptr;
     T *y = out[0].ptr;
     for (int64_t b = 0; b < g.b; ++b) {
@@ -217,7 +217,7 @@ static int seq_backward(const mxc__op *op, const mxc__opctx *ctx,
   if (kind == SEQ_LAST) MXC_FORWARD_IF_ERROR(check_last_lengths(op, lens, g.b, g.t));
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
   if (kind == SEQ_LAST) clear_out(&out[0], req[0]);
-  NN_TYPED(in[1].dtype, {
+  MXC__FLOAT_TYPED(in[1].dtype, {
     const T *og = in[0].ptr;
     T *dx = out[0].ptr;
     for (int64_t b = 0; b < g.b; ++b) {

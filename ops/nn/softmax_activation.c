@@ -65,7 +65,7 @@ static int sa_forward(const mxc__op *op, const mxc__opctx *ctx,
   (void)op, (void)ctx, (void)n_in, (void)n_out;
   mxc__nn_layout l = sa_layout(param, &in[0].shape);
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *x = in[0].ptr;
     T *y = out[0].ptr;
     for (int64_t o = 0; o < l.outer; ++o) {
@@ -91,7 +91,7 @@ static int sa_backward(const mxc__op *op, const mxc__opctx *ctx,
   (void)op, (void)ctx, (void)n_in, (void)n_out;
   mxc__nn_layout l = sa_layout(param, &in[1].shape);
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *g = in[0].ptr;
     const T *y = in[1].ptr;
     T *dx = out[0].ptr;

@@ -141,7 +141,7 @@ static int so_forward(const mxc__op *op, const mxc__opctx *ctx,
                       const mxc__blob *out, int n_out, const mxc__req *req) {
   mxc__nn_layout l = so_layout(param, &in[0].shape);
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *x = in[0].ptr;
     T *y = out[0].ptr;
     for (int64_t o = 0; o < l.outer; ++o) {
@@ -196,7 +196,7 @@ static double so_scale(const so_param *p, const mxc__blob *label,
 static void so_backward_prob(const so_param *p, const mxc__blob *in,
                              const mxc__blob *out, mxc__req req) {
   int64_t n = mxc__shape_size(&in[0].shape);
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *y = in[0].ptr;
     T *dx = out[0].ptr;
     for (int64_t i = 0; i < n; ++i) {
@@ -220,7 +220,7 @@ static int so_backward(const mxc__op *op, const mxc__opctx *ctx,
   double scale = so_scale(p, &in[1], l, &in[0].shape);
   double a = p->smooth_alpha, off = l.n > 1 ? a / (double)(l.n - 1) : 0;
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *y = in[0].ptr;
     T *dx = out[0].ptr;
     for (int64_t o = 0; o < l.outer; ++o) {
@@ -246,7 +246,7 @@ static int so_gradient(const mxc__node *fwd, const mxc__entry *ograd,
                        mxc__entry *igrad) {
   mxc__entry ins[2] = {{(mxc__node *)fwd, 0}, fwd->inputs[1]};
   static const int grad_of[2] = {0, -1};
-  return mxc__nn_grad_node(fwd, "_backward_SoftmaxOutput", ins, 2, grad_of,
+  return mxc__grad_node_pick(fwd, "_backward_SoftmaxOutput", ins, 2, grad_of,
                            igrad);
 }
 
@@ -273,7 +273,7 @@ static int ce_forward(const mxc__op *op, const mxc__opctx *ctx,
                       const mxc__blob *out, int n_out, const mxc__req *req) {
   int64_t rows = in[0].shape.dims[0], c = in[0].shape.dims[1];
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *x = in[0].ptr;
     double loss = 0;
     for (int64_t r = 0; r < rows; ++r) {
@@ -296,7 +296,7 @@ static int ce_backward(const mxc__op *op, const mxc__opctx *ctx,
                        const mxc__blob *out, int n_out, const mxc__req *req) {
   int64_t rows = in[1].shape.dims[0], c = in[1].shape.dims[1];
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  NN_TYPED(in[1].dtype, {
+  MXC__FLOAT_TYPED(in[1].dtype, {
     double g = ((const T *)in[0].ptr)[0];
     const T *x = in[1].ptr;
     T *dx = out[0].ptr;
@@ -325,7 +325,7 @@ static int ce_gradient(const mxc__node *fwd, const mxc__entry *ograd,
                        mxc__entry *igrad) {
   mxc__entry ins[3] = {ograd[0], fwd->inputs[0], fwd->inputs[1]};
   static const int grad_of[2] = {0, -1};
-  return mxc__nn_grad_node(fwd, "_backward_softmax_cross_entropy", ins, 3,
+  return mxc__grad_node_pick(fwd, "_backward_softmax_cross_entropy", ins, 3,
                            grad_of, igrad);
 }
 

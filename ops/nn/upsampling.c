@@ -181,7 +181,7 @@ static void near_part(const mxc__blob *x, const mxc__blob *y, int64_t c0,
   const int64_t *d = x->shape.dims, *e = y->shape.dims;
   int64_t h = d[2], w = d[3], fh = e[2] / d[2], fw = e[3] / d[3];
   int64_t oc = e[1], oh = e[2], ow = e[3];
-  NN_TYPED(x->dtype, {
+  MXC__FLOAT_TYPED(x->dtype, {
     T *xs = x->ptr, *ys = y->ptr;
     for (int64_t n = 0; n < d[0]; ++n) {
       for (int64_t c = 0; c < d[1]; ++c) {
@@ -244,7 +244,7 @@ static void bil_run(const up_param *p, const mxc__blob *x, const mxc__blob *w,
   const int64_t *d = x->shape.dims;
   int64_t s = p->scale, k = bil_kernel(s), pad = bil_pad(s);
   int64_t h = d[2], wd = d[3], oh = h * s, ow = wd * s;
-  NN_TYPED(x->dtype, {
+  MXC__FLOAT_TYPED(x->dtype, {
     T *xs = x->ptr, *ws = w->ptr, *ys = y->ptr;
     for (int64_t n = 0; n < d[0]; ++n) {
       for (int64_t c = 0; c < d[1]; ++c) {

@@ -269,7 +269,7 @@ static int nms_backward(const mxc__op *op, const mxc__opctx *ctx,
   if (req[0] == MXC__REQ_NULL || w == 0) return MXC_OK;
   mxc__vision_clear(out[0].ptr, rows * w, mxc__dtype_size(out[0].dtype),
                     req[0]);
-  VIS_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *g = in[0].ptr, *rec = in[1].ptr;
     T *dx = out[0].ptr;
     for (int64_t i = 0; i < rows; ++i) {
@@ -292,7 +292,7 @@ static int nms_grad(const mxc__node *fwd, const mxc__entry *ograd,
                     mxc__entry *igrad) {
   mxc__entry ins[2] = {ograd[0], {(mxc__node *)fwd, 1}};
   static const int grad_of[1] = {0};
-  return mxc__vision_grad_node(fwd, "_backward__contrib_box_nms", ins, 2,
+  return mxc__grad_node_pick(fwd, "_backward__contrib_box_nms", ins, 2,
                                grad_of, igrad);
 }
 

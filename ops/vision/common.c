@@ -50,19 +50,6 @@ mxc__shape mxc__vision_shape(int n, const int64_t *dims) {
   return s;
 }
 
-int mxc__vision_grad_node(const mxc__node *fwd, const char *name,
-                          const mxc__entry *ins, int n_ins, const int *grad_of,
-                          mxc__entry *igrad) {
-  mxc__node *b = NULL;
-  MXC_FORWARD_IF_ERROR(mxc__node_op_like(name, fwd, ins, n_ins, &b));
-  for (int i = 0; i < fwd->n_inputs; ++i) {
-    mxc__entry none = {NULL, 0};
-    igrad[i] = grad_of[i] >= 0 ? mxc__entry_ref(b, grad_of[i]) : none;
-  }
-  mxc__node_release(b); /* the entries hold it now */
-  return MXC_OK;
-}
-
 void mxc__vision_clear(void *p, int64_t n, size_t es, mxc__req req) {
   if (req != MXC__REQ_ADD && n > 0) memset(p, 0, (size_t)n * es);
 }

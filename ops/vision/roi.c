@@ -201,7 +201,7 @@ static int pool_forward(const mxc__op *op, const mxc__opctx *ctx,
   for (int64_t r = 0; r < nr; ++r) {
     pool_roi g;
     MXC_FORWARD_IF_ERROR(pool_roi_of(op->name, p, &in[1], d[0], r, &g));
-    VIS_TYPED(in[0].dtype, {
+    MXC__FLOAT_TYPED(in[0].dtype, {
       for (int64_t c = 0; c < d[1]; ++c) {
         const T *x = (const T *)in[0].ptr + (g.b * d[1] + c) * plane;
         int64_t o = (r * d[1] + c) * ph_n * pw_n;
@@ -248,7 +248,7 @@ static int pool_backward(const mxc__op *op, const mxc__opctx *ctx,
   for (int64_t r = 0; r < nr; ++r) {
     pool_roi g;
     MXC_FORWARD_IF_ERROR(pool_roi_of(op->name, p, &in[2], d[0], r, &g));
-    VIS_TYPED(in[0].dtype, {
+    MXC__FLOAT_TYPED(in[0].dtype, {
       for (int64_t c = 0; c < d[1]; ++c) {
         T *dx = (T *)out[0].ptr + (g.b * d[1] + c) * plane;
         int64_t o = (r * d[1] + c) * bins;
@@ -269,7 +269,7 @@ static int pool_grad(const mxc__node *fwd, const mxc__entry *ograd,
   mxc__entry ins[4] = {
       ograd[0], fwd->inputs[0], fwd->inputs[1], {(mxc__node *)fwd, 1}};
   static const int grad_of[2] = {0, -1};
-  return mxc__vision_grad_node(fwd, "_backward_ROIPooling", ins, 4, grad_of,
+  return mxc__grad_node_pick(fwd, "_backward_ROIPooling", ins, 4, grad_of,
                                igrad);
 }
 
@@ -383,7 +383,7 @@ static int align_forward(const mxc__op *op, const mxc__opctx *ctx,
   for (int64_t r = 0; r < od[0]; ++r) {
     align_roi g;
     MXC_FORWARD_IF_ERROR(align_roi_of(op->name, p, &in[1], d[0], r, &g));
-    VIS_TYPED(in[0].dtype, {
+    MXC__FLOAT_TYPED(in[0].dtype, {
       T *y = (T *)out[0].ptr + r * od[1] * bins;
       for (int64_t c = 0; c < od[1]; ++c) {
         for (int64_t ph = 0; ph < od[2]; ++ph) {
@@ -421,7 +421,7 @@ static int align_backward(const mxc__op *op, const mxc__opctx *ctx,
     MXC_FORWARD_IF_ERROR(align_roi_of(op->name, p, &in[2], d[0], r, &g));
     if (g.b < 0) continue;
     double cnt = (double)(g.gh * g.gw > 0 ? g.gh * g.gw : 1);
-    VIS_TYPED(in[0].dtype, {
+    MXC__FLOAT_TYPED(in[0].dtype, {
       const T *gy = (const T *)in[0].ptr + r * od[1] * bins;
       for (int64_t c = 0; c < od[1]; ++c) {
         for (int64_t ph = 0; ph < od[2]; ++ph) {
@@ -443,7 +443,7 @@ static int align_grad(const mxc__node *fwd, const mxc__entry *ograd,
                       mxc__entry *igrad) {
   mxc__entry ins[3] = {ograd[0], fwd->inputs[0], fwd->inputs[1]};
   static const int grad_of[2] = {0, -1};
-  return mxc__vision_grad_node(fwd, "_backward__contrib_ROIAlign", ins, 3,
+  return mxc__grad_node_pick(fwd, "_backward__contrib_ROIAlign", ins, 3,
                                grad_of, igrad);
 }
 

@@ -168,7 +168,7 @@ static void affine_grid(const mxc__blob *theta, int64_t nb, int64_t h,
   for (int64_t n = 0; n < nb; ++n) {
     double t[6];
     for (int k = 0; k < 6; ++k) t[k] = mxc__blob_get(theta, n * 6 + k);
-    VIS_TYPED(grid->dtype, {
+    MXC__FLOAT_TYPED(grid->dtype, {
       T *gx = (T *)grid->ptr + n * 2 * h * w, *gy = gx + h * w;
       for (int64_t i = 0; i < h; ++i) {
         double y = norm_coord(i, h);
@@ -219,7 +219,7 @@ static int gg_forward(const mxc__op *op, const mxc__opctx *ctx,
     return MXC_OK;
   }
   double sx = half_extent(d[3]), sy = half_extent(d[2]);
-  VIS_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     for (int64_t n = 0; n < d[0]; ++n) {
       const T *fx = (const T *)in[0].ptr + n * 2 * d[2] * d[3];
       const T *fy = fx + d[2] * d[3];
@@ -249,7 +249,7 @@ static int gg_backward(const mxc__op *op, const mxc__opctx *ctx,
   }
   int64_t plane = d[2] * d[3];
   double sx = half_extent(d[3]), sy = half_extent(d[2]);
-  VIS_TYPED(in[0].dtype, {
+  MXC__FLOAT_TYPED(in[0].dtype, {
     const T *g = in[0].ptr;
     T *dx = out[0].ptr;
     for (int64_t k = 0; k < d[0] * 2 * plane; ++k) {
@@ -301,7 +301,7 @@ static void sample_forward(const samp *s, const mxc__blob *data,
                            const void *grid, const mxc__blob *out,
                            mxc__req req) {
   int64_t op = s->oh * s->ow, ip = s->h * s->w;
-  VIS_TYPED(data->dtype, {
+  MXC__FLOAT_TYPED(data->dtype, {
     for (int64_t n = 0; n < s->n; ++n) {
       const T *g = (const T *)grid + n * 2 * op;
       for (int64_t q = 0; q < op; ++q) {
@@ -328,7 +328,7 @@ static void sample_backward(const samp *s, const void *ograd,
   int64_t op = s->oh * s->ow, ip = s->h * s->w;
   size_t es = mxc__dtype_size(data->dtype);
   if (rd != MXC__REQ_NULL) mxc__vision_clear(ddata, s->n * s->c * ip, es, rd);
-  VIS_TYPED(data->dtype, {
+  MXC__FLOAT_TYPED(data->dtype, {
     for (int64_t n = 0; n < s->n; ++n) {
       const T *g = (const T *)grid + n * 2 * op;
       for (int64_t q = 0; q < op; ++q) {

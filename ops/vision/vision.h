@@ -4,26 +4,13 @@
  * BilinearSampler and SpatialTransformer, with MXNet 1.9's names,
  * parameters and semantics.
  *
- * Kernels handle float32 and float64 through VIS_TYPED (one typed loop
+ * Kernels handle float32 and float64 through MXC__FLOAT_TYPED (one typed loop
  * per dtype); coordinates and interpolation weights are computed in the
  * data's own type, as MXNet does, so that rounding and bin edges match. */
 #ifndef MXC_OPS_VISION_VISION_H_
 #define MXC_OPS_VISION_VISION_H_
 
 #include "core/op/common.h"
-
-/* Runs the body once with `T` float (float32) or double (float64; the
- * type inference has rejected everything else). */
-#define VIS_TYPED(dt, ...)           \
-  do {                               \
-    if ((dt) == MXC_DTYPE_FLOAT32) { \
-      typedef float T;               \
-      __VA_ARGS__                    \
-    } else {                         \
-      typedef double T;              \
-      __VA_ARGS__                    \
-    }                                \
-  } while (0)
 
 /* infer_type: every input and output shares one dtype, float32 or
  * float64. */
@@ -43,13 +30,6 @@ int mxc__vision_need_ndim(const char *op_name, const mxc__shape *s, int ndim,
 
 /* A shape from n extents. */
 mxc__shape mxc__vision_shape(int n, const int64_t *dims);
-
-/* Backward node `name` over ins (borrowed), with the forward node's
- * parameters; input i of the forward node gets output grad_of[i] of it,
- * or no gradient where grad_of[i] < 0. */
-int mxc__vision_grad_node(const mxc__node *fwd, const char *name,
-                          const mxc__entry *ins, int n_ins, const int *grad_of,
-                          mxc__entry *igrad);
 
 /* Clears n elements of es bytes unless req is ADD (gradients that
  * scatter-add into their output). */

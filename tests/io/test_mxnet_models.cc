@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "mxc/mxc.h"
+#include "tests/testutil/mxnet_models.h"
 
 namespace {
 
@@ -33,22 +34,10 @@ std::string tmp_path(const std::string &name) {
   return std::string(d ? d : "/tmp") + "/" + name;
 }
 
-bool readable(const std::string &p) { return access(p.c_str(), R_OK) == 0; }
 
-// $MXC_MXNET_MODELS, else shared/mxnet-models beside or above the source
-// tree (found from the real path of a runfile of this test).
+// The shared real MXNet files (tests/testutil/mxnet_models.h).
 std::string models_dir() {
-  const char *env = getenv("MXC_MXNET_MODELS");
-  if (env && *env) return env;
-  char real[PATH_MAX];
-  if (!realpath("scripts/mxnet_ref.py", real)) return "";
-  std::string root = real;
-  root = root.substr(0, root.rfind("/scripts/"));
-  for (const char *up : {"/../shared", "/../../shared", "/shared"}) {
-    std::string d = root + up + "/mxnet-models";
-    if (readable(d + "/README.md")) return d;
-  }
-  return "";
+  return mxct::mxnet_models_dir("scripts/mxnet_ref.py");
 }
 
 std::string slurp(const std::string &path) {

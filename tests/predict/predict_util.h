@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "mxc/mxc.h"
+#include "tests/testutil/mxnet_models.h"
 
 namespace pred_test {
 
@@ -95,21 +96,9 @@ inline bool readable(const std::string &p) {
   return access(p.c_str(), R_OK) == 0;
 }
 
-// The shared directory of real MXNet files: $MXC_MXNET_MODELS, else
-// shared/mxnet-models beside or above the source tree (found from the real
-// path of a runfile).
+// The shared real MXNet files (tests/testutil/mxnet_models.h).
 inline std::string models_dir() {
-  const char *env = getenv("MXC_MXNET_MODELS");
-  if (env && *env) return env;
-  char real[PATH_MAX];
-  if (!realpath("scripts/make_mxnet_params.py", real)) return "";
-  std::string root = real;
-  root = root.substr(0, root.rfind("/scripts/"));
-  for (const char *up : {"/../shared", "/../../shared", "/shared"}) {
-    std::string d = root + up + "/mxnet-models";
-    if (readable(d + "/README.md")) return d;
-  }
-  return "";
+  return mxct::mxnet_models_dir("scripts/make_mxnet_params.py");
 }
 
 inline std::string fashion_mnist_dir() {
