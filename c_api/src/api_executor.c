@@ -46,14 +46,6 @@ static int api_arrays(const mxc_ndarray *h, int n, int allow_null,
   return MXC_OK;
 }
 
-static int check_dev(int dev_type, int dev_id, const char *fn,
-                     mxc__device *out) {
-  MXC_FORWARD_IF_ERROR(mxc__device_check(dev_type, dev_id, fn));
-  out->type = dev_type;
-  out->id = dev_id;
-  return MXC_OK;
-}
-
 int mxc_executor_bind(mxc_symbol sym, int dev_type, int dev_id, int n_args,
                       const mxc_ndarray *args, const mxc_ndarray *arg_grads,
                       const int *grad_reqs, int n_aux, const mxc_ndarray *aux,
@@ -64,7 +56,7 @@ int mxc_executor_bind(mxc_symbol sym, int dev_type, int dev_id, int n_args,
   mxc__symbol *s;
   MXC_FORWARD_IF_ERROR(api_symbol(sym, "mxc_executor_bind: sym", &s));
   mxc__device dev;
-  MXC_FORWARD_IF_ERROR(check_dev(dev_type, dev_id, fn, &dev));
+  MXC_FORWARD_IF_ERROR(api_device(dev_type, dev_id, fn, &dev));
   MXC_RETURN_ERROR_IF(n_args < 0 || (n_args > 0 && !args),
                       MXC_ERR_INVALID_ARGUMENT,
                       "%s: n_args is %d with args %s; expected n_args >= 0 "
@@ -116,7 +108,7 @@ int mxc_executor_simple_bind(mxc_symbol sym, int dev_type, int dev_id,
   mxc__symbol *s;
   MXC_FORWARD_IF_ERROR(api_symbol(sym, "mxc_executor_simple_bind: sym", &s));
   mxc__device dev;
-  MXC_FORWARD_IF_ERROR(check_dev(dev_type, dev_id, fn, &dev));
+  MXC_FORWARD_IF_ERROR(api_device(dev_type, dev_id, fn, &dev));
   MXC_FORWARD_IF_ERROR(check_dtypes(dtypes, n_shapes, fn));
   mxc__shape *shapes = NULL;
   MXC_FORWARD_IF_ERROR(

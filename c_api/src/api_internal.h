@@ -29,6 +29,15 @@ static inline void api_guard_close_(int *unused) {
   __attribute__((cleanup(api_guard_close_), unused)) int api_guard_ = \
       (mxc__handle_guard_enter(), 0)
 
+/* A device the caller named, checked (fn names the API call). */
+static inline int api_device(int dev_type, int dev_id, const char *fn,
+                             mxc__device *out) {
+  MXC_FORWARD_IF_ERROR(mxc__device_check(dev_type, dev_id, fn));
+  out->type = dev_type;
+  out->id = dev_id;
+  return MXC_OK;
+}
+
 /* *out = the internal array of public handle h; `what` names the
  * argument, e.g. "mxc_ndarray_copy: src". */
 static inline int api_array(mxc_ndarray h, const char *what,

@@ -25,14 +25,6 @@ static int wrap_predictor(mxc__predictor *p, mxc_predictor *out) {
   return MXC_OK;
 }
 
-static int check_dev(int dev_type, int dev_id, const char *fn,
-                     mxc__device *out) {
-  MXC_FORWARD_IF_ERROR(mxc__device_check(dev_type, dev_id, fn));
-  out->type = dev_type;
-  out->id = dev_id;
-  return MXC_OK;
-}
-
 /* The input description shared by both creates: n >= 1 named shapes. */
 static int check_inputs(int n, const char *const *names, const int *ndims,
                         const int64_t *dims, const char *fn,
@@ -73,7 +65,7 @@ int mxc_predictor_create(const char *symbol_json, const void *params,
                       "%s: params is NULL but params_size is %zu", fn,
                       params_size);
   mxc__device dev;
-  MXC_FORWARD_IF_ERROR(check_dev(dev_type, dev_id, fn, &dev));
+  MXC_FORWARD_IF_ERROR(api_device(dev_type, dev_id, fn, &dev));
   mxc__shape *shapes = NULL;
   MXC_FORWARD_IF_ERROR(check_inputs(n_inputs, input_names, input_ndims,
                                     input_dims, fn, &shapes));
@@ -96,7 +88,7 @@ int mxc_predictor_create_from_checkpoint(
   const char *fn = "mxc_predictor_create_from_checkpoint";
   API_CHECK_OUT(out, fn, "out");
   mxc__device dev;
-  MXC_FORWARD_IF_ERROR(check_dev(dev_type, dev_id, fn, &dev));
+  MXC_FORWARD_IF_ERROR(api_device(dev_type, dev_id, fn, &dev));
   mxc__shape *shapes = NULL;
   MXC_FORWARD_IF_ERROR(check_inputs(n_inputs, input_names, input_ndims,
                                     input_dims, fn, &shapes));
