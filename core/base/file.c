@@ -71,6 +71,17 @@ int mxc__file_open_read(const char *path, mxc__file **out) {
   return rc;
 }
 
+int mxc__file_open_write(const char *path, mxc__file **out) {
+  int fd = io_fault_step()
+               ? (errno = EIO, -1)
+               : open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  MXC_RETURN_ERROR_IF(fd < 0, MXC_ERR_IO, "cannot open '%s' for writing: %s",
+                      path, strerror(errno));
+  int rc = file_new(fd, 1, path, out);
+  if (rc != MXC_OK) close(fd);
+  return rc;
+}
+
 int mxc__file_create_temp(const char *path, mxc__file **out,
                           char **out_tmp_path) {
   size_t n = strlen(path);
@@ -165,6 +176,22 @@ int mxc__file_read(mxc__file *f, void *buf, size_t n, size_t *got) {
     done += take;
   }
   *got = done;
+  return MXC_OK;
+}
+
+int mxc__file_seek(mxc__file *f, uint64_t pos) {
+  off_t r = (pos > (uint64_t)INT64_MAX || io_fault_step())
+                ? (errno = EINVAL, (off_t)-1)
+                : lseek(f->fd, (off_t)pos, SEEK_SET);
+  MXC_RETURN_ERROR_IF(r < 0, MXC_ERR_IO, "cannot seek to byte %llu of '%s': %s",
+                      (unsigned long long)pos, f->path, strerror(errno));
+  f->pos = f->fill = 0;
+  return MXC_OK;
+}
+
+int mxc__file_flush(mxc__file *f) {
+  MXC_FORWARD_IF_ERROR(write_all(f, f->buf, f->used));
+  f->used = 0;
   return MXC_OK;
 }
 

@@ -15,6 +15,11 @@ typedef struct mxc__file mxc__file;
 /* Opens path for reading. MXC_ERR_IO names the path and the OS reason. */
 int mxc__file_open_read(const char *path, mxc__file **out);
 
+/* Creates (or truncates) path for writing, in place: for streams written
+ * record by record (RecordIO), where a reader never expects the whole
+ * file at once. MXC_ERR_IO names the path and the OS reason. */
+int mxc__file_open_write(const char *path, mxc__file **out);
+
 /* Creates a new temporary file next to `path` (same directory, so a rename
  * onto path is atomic); *out_tmp_path is owned by the caller (mxc__free). */
 int mxc__file_create_temp(const char *path, mxc__file **out,
@@ -25,6 +30,14 @@ int mxc__file_size(mxc__file *f, uint64_t *out);
 
 /* Writes all n bytes (buffered). */
 int mxc__file_write(mxc__file *f, const void *buf, size_t n);
+
+/* Moves a file opened for reading to byte pos (buffered data is
+ * dropped). A position past the end is not an error: the next read gets
+ * end of file. */
+int mxc__file_seek(mxc__file *f, uint64_t pos);
+
+/* Writes buffered data of a file opened for writing to the OS (no sync). */
+int mxc__file_flush(mxc__file *f);
 
 /* Reads up to n bytes; *got < n only at end of file. */
 int mxc__file_read(mxc__file *f, void *buf, size_t n, size_t *got);

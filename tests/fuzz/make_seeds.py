@@ -236,6 +236,20 @@ def op_invoke_seeds(n_ops):
             inp + inp + inp + bytes([mode]))
 
 
+def recordio_seeds():
+    spec = importlib.util.spec_from_file_location(
+        "recordio_ref", os.path.join(ROOT, "..", "..", "scripts", "recordio_ref.py"))
+    ref = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ref)
+    with tempfile.TemporaryDirectory() as d:
+        ref.write(d)
+        for name in ("plain", "images"):
+            rec = open(os.path.join(d, name + ".rec"), "rb").read()
+            idx = open(os.path.join(d, name + ".idx"), "rb").read()
+            put("fuzz_recordio", name + "_idx", bytes([1]) + u16(len(rec)) + rec + idx)
+            put("fuzz_recordio", name, bytes([0]) + u16(len(rec)) + rec)
+
+
 def dlpack_seeds():
     # device pick 0 (cpu), id byte 2 (= 0), ndim pick 4 (= 2), no ndim
     # override, dtype code, bits, lanes byte (< 230: 1), 12 shape extents,
@@ -264,6 +278,7 @@ def main():
     if n_ops:
         op_invoke_seeds(n_ops)
     dlpack_seeds()
+    recordio_seeds()
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ extern "C" {
 
 namespace {
 
-enum Kind { ND, LIST, ITER, SYM, EXEC, STRS, INFER, CTX, PRED, N_KINDS };
+enum Kind { ND, LIST, ITER, SYM, EXEC, STRS, INFER, CTX, PRED, REC, N_KINDS };
 
 struct Entry {
   const char *name;
@@ -45,10 +45,12 @@ struct World {
   mxc_str_list strs = nullptr;
   mxc_infer inf = nullptr;
   mxc_predictor pred = nullptr;
+  mxc_recordio rec = nullptr;
   mxc_op relu = nullptr;
   uintptr_t freed[N_KINDS] = {};
   std::string params = tmp_path("params.mxc"), csv = tmp_path("d.csv");
   std::string ckpt = tmp_path("relu");
+  std::string rec_path = tmp_path("r.rec");
 };
 
 int push_noop(void *, mxc_opctx) { return MXC_OK; }
@@ -101,6 +103,12 @@ void make_world(World *w) {
                                      MXC_LAST_BATCH_PAD, &w->it),
             MXC_OK);
   make_symbol_things(w);
+  ASSERT_EQ(mxc_recordio_open(w->rec_path.c_str(), nullptr, "w", &w->rec),
+            MXC_OK);
+  ASSERT_EQ(mxc_recordio_write(w->rec, "abcd", 4), MXC_OK);
+  mxc_recordio_free(w->rec);
+  ASSERT_EQ(mxc_recordio_open(w->rec_path.c_str(), nullptr, "r", &w->rec),
+            MXC_OK);
 }
 
 // One handle of every kind, made and freed.
@@ -146,6 +154,11 @@ void make_freed(World *w) {
   ASSERT_EQ(mxc_predictor_clone(w->pred, &p), MXC_OK);
   w->freed[PRED] = reinterpret_cast<uintptr_t>(p);
   mxc_predictor_free(p);
+  mxc_recordio rec = nullptr;
+  ASSERT_EQ(mxc_recordio_open(w->rec_path.c_str(), nullptr, "r", &rec),
+            MXC_OK);
+  w->freed[REC] = reinterpret_cast<uintptr_t>(rec);
+  mxc_recordio_free(rec);
 }
 
 template <class T>
@@ -269,6 +282,18 @@ std::vector<Entry> table(World *w) {
       {"mxc_predictor_num_outputs", PRED, [](uintptr_t h) { return mxc_predictor_num_outputs(as<mxc_predictor>(h), &i32); }},
       {"mxc_predictor_output_shape", PRED, [](uintptr_t h) { return mxc_predictor_output_shape(as<mxc_predictor>(h), 0, &i32, dims, nullptr); }},
       {"mxc_predictor_get_output", PRED, [](uintptr_t h) { return mxc_predictor_get_output(as<mxc_predictor>(h), 0, buf, sizeof buf); }},
+      {"mxc_recordio_free", REC, [](uintptr_t h) { mxc_recordio_free(as<mxc_recordio>(h)); return -1; }},
+      {"mxc_recordio_read", REC, [](uintptr_t h) { return mxc_recordio_read(as<mxc_recordio>(h), &i64); }},
+      {"mxc_recordio_read_key", REC, [](uintptr_t h) { return mxc_recordio_read_key(as<mxc_recordio>(h), 0, &i64); }},
+      {"mxc_recordio_data", REC, [](uintptr_t h) { const void *d; return mxc_recordio_data(as<mxc_recordio>(h), &d, &i64); }},
+      {"mxc_recordio_copy", REC, [](uintptr_t h) { return mxc_recordio_copy(as<mxc_recordio>(h), buf, sizeof buf); }},
+      {"mxc_recordio_write", REC, [](uintptr_t h) { return mxc_recordio_write(as<mxc_recordio>(h), buf, sizeof buf); }},
+      {"mxc_recordio_write_key", REC, [](uintptr_t h) { return mxc_recordio_write_key(as<mxc_recordio>(h), 1, buf, sizeof buf); }},
+      {"mxc_recordio_flush", REC, [](uintptr_t h) { return mxc_recordio_flush(as<mxc_recordio>(h)); }},
+      {"mxc_recordio_num_keys", REC, [](uintptr_t h) { return mxc_recordio_num_keys(as<mxc_recordio>(h), &i64); }},
+      {"mxc_recordio_key", REC, [](uintptr_t h) { return mxc_recordio_key(as<mxc_recordio>(h), 0, &i64); }},
+      {"mxc_recordio_tell", REC, [](uintptr_t h) { return mxc_recordio_tell(as<mxc_recordio>(h), &i64); }},
+      {"mxc_recordio_seek", REC, [](uintptr_t h) { return mxc_recordio_seek(as<mxc_recordio>(h), 0); }},
       {"mxc_predictor_output", PRED, [o](uintptr_t h) { mxc_ndarray r = o(); return mxc_predictor_output(as<mxc_predictor>(h), 0, &r); }},
       {"mxc_ndarray_detach", ND, [o](uintptr_t h) { mxc_ndarray r = o(); return mxc_ndarray_detach(as<mxc_ndarray>(h), &r); }},
   };
@@ -307,7 +332,7 @@ bool reads_handle(const std::string &param) {
                                 "mxc_symbol",       "mxc_executor",
                                 "mxc_data_iter",    "mxc_str_list",
                                 "mxc_infer",        "mxc_opctx",
-                                "mxc_predictor"};
+                                "mxc_predictor",    "mxc_recordio"};
   std::string p = trim(param);
   for (const char *k : kinds) {
     std::string by_value = std::string(k) + " ";
@@ -366,6 +391,7 @@ class Handles : public ::testing::Test {
     mxc_str_list_free(w_.strs);
     mxc_infer_free(w_.inf);
     mxc_predictor_free(w_.pred);
+    mxc_recordio_free(w_.rec);
   }
   World w_;
 };

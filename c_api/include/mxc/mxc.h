@@ -1428,6 +1428,119 @@ MXC_API int mxc_predictor_output(mxc_predictor pred, int index,
                                  mxc_ndarray *out);
 
 /* ------------------------------------------------------------------------ */
+/* RecordIO                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/* MXNet's record files (`.rec`, as written by im2rec and MXNet's
+ * MXRecordIO / MXIndexedRecordIO), with their optional text index (`.idx`:
+ * one "key<TAB>byte offset" line per record). Records are byte strings of
+ * up to 2^29 - 1 bytes; the framing (magic word, length and continuation
+ * flags, records split where their data holds the magic word, padding to 4
+ * bytes) is the library's business. A damaged or truncated file, or an
+ * index that points outside it, is MXC_ERR_IO naming the file and the
+ * byte offset; nothing read from a file is trusted before it is checked,
+ * so a bad file cannot make the library allocate more than its size.
+ *
+ * One handle is used by one thread at a time (like an iterator); distinct
+ * handles, also on the same file, are independent. Since 1.1. */
+typedef struct mxc_recordio_s *mxc_recordio;
+
+/* Opens path. mode "r": reading, from the first record; "w": creates or
+ * truncates path for writing. idx_path: NULL for none; with "r" the index
+ * is read now (then mxc_recordio_read_key works), with "w" it is created
+ * and mxc_recordio_write_key adds its lines. The paths are copied. On
+ * success *out is a new handle owned by the caller; free it with
+ * mxc_recordio_free. Since 1.1. */
+MXC_API int mxc_recordio_open(const char *path, const char *idx_path,
+                              const char *mode, mxc_recordio *out);
+
+/* Flushes a writer (best effort: call mxc_recordio_flush first to see
+ * errors) and closes the files. Accepts NULL. Since 1.1. */
+MXC_API void mxc_recordio_free(mxc_recordio rec);
+
+/* Readers: reads the next record, which becomes the current record, and
+ * sets *out_size to its length in bytes, or to -1 at the end of the file
+ * (no current record then). Since 1.1. */
+MXC_API int mxc_recordio_read(mxc_recordio rec, int64_t *out_size);
+
+/* Readers opened with an index: reads the record listed under key (the
+ * last line wins when a key repeats), which becomes the current record;
+ * *out_size = its length. MXC_ERR_NOT_FOUND for a key not in the index.
+ * The next mxc_recordio_read continues after it. Since 1.1. */
+MXC_API int mxc_recordio_read_key(mxc_recordio rec, int64_t key,
+                                  int64_t *out_size);
+
+/* The current record: *out_data borrowed, valid until the next read,
+ * seek or free of rec (NULL with *out_size 0 when there is none). Since
+ * 1.1. */
+MXC_API int mxc_recordio_data(mxc_recordio rec, const void **out_data,
+                              int64_t *out_size);
+
+/* Copies the current record into buf (caller-owned, buf_size bytes, at
+ * least the record's size: MXC_ERR_INVALID_ARGUMENT otherwise). Since
+ * 1.1. */
+MXC_API int mxc_recordio_copy(mxc_recordio rec, void *buf, int64_t buf_size);
+
+/* Writers: appends size bytes (copied; data may be NULL when size is 0) as
+ * one record. After a failed write the writer refuses more (the file is
+ * incomplete). Since 1.1. */
+MXC_API int mxc_recordio_write(mxc_recordio rec, const void *data,
+                               int64_t size);
+
+/* Writers opened with an index: appends a record and its index line
+ * "key<TAB>offset". Since 1.1. */
+MXC_API int mxc_recordio_write_key(mxc_recordio rec, int64_t key,
+                                   const void *data, int64_t size);
+
+/* Writers: hands everything written so far to the OS; reports the write
+ * errors mxc_recordio_free cannot. Readers: nothing. Since 1.1. */
+MXC_API int mxc_recordio_flush(mxc_recordio rec);
+
+/* The index's keys, in the order of its lines (readers) or as written
+ * (writers): *out = how many; mxc_recordio_key gives key i (0 <= i <
+ * count). Since 1.1. */
+MXC_API int mxc_recordio_num_keys(mxc_recordio rec, int64_t *out);
+MXC_API int mxc_recordio_key(mxc_recordio rec, int64_t i, int64_t *out);
+
+/* *out = the byte offset of the next record (readers) or of the end of the
+ * file (writers): what an index line records. Since 1.1. */
+MXC_API int mxc_recordio_tell(mxc_recordio rec, int64_t *out);
+
+/* Readers: the next read starts at byte pos, which must start a record
+ * (a multiple of 4, at most the file's size; a value from
+ * mxc_recordio_tell or the index). Since 1.1. */
+MXC_API int mxc_recordio_seek(mxc_recordio rec, int64_t pos);
+
+/* Image records (im2rec's layout): a 24-byte header (flag, label, id, id2)
+ * then, when there is not exactly one label, the labels as float32, then
+ * the encoded image.
+ *
+ * Packs n_labels labels (n_labels >= 0; labels may be NULL when it is 0),
+ * id, id2 and payload_size bytes of payload into out (out_size bytes;
+ * out may be NULL when out_size is 0). *out_needed = the record's size,
+ * also when out is too small (then MXC_ERR_INVALID_ARGUMENT and nothing
+ * is written): call once with out_size 0 to learn the size. One label
+ * goes into the header (flag 0), as im2rec writes it. Since 1.1. */
+MXC_API int mxc_recordio_pack_image(const float *labels, int n_labels,
+                                    int64_t id, int64_t id2,
+                                    const void *payload, int64_t payload_size,
+                                    void *out, int64_t out_size,
+                                    int64_t *out_needed);
+
+/* Unpacks an image record of size bytes (rec: caller-owned, only read):
+ * *out_n_labels = its number of labels (1 for flag 0), the first
+ * min(count, max_labels) of them written to labels (may be NULL when
+ * max_labels is 0); *out_id / *out_id2 (may be NULL) its ids (uint64 in
+ * the file, returned bit for bit); *out_payload_offset = where the image
+ * starts in rec. A record too short for what its header claims is
+ * MXC_ERR_IO. Since 1.1. */
+MXC_API int mxc_recordio_unpack_image(const void *rec, int64_t size,
+                                      float *labels, int max_labels,
+                                      int *out_n_labels, int64_t *out_id,
+                                      int64_t *out_id2,
+                                      int64_t *out_payload_offset);
+
+/* ------------------------------------------------------------------------ */
 /* Imperative autograd                                                       */
 /* ------------------------------------------------------------------------ */
 
