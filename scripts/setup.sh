@@ -10,6 +10,8 @@ pkgs=(
   libopenblas-dev
   libdlpack-dev
   zlib1g-dev         # gzip-compressed IDX files
+  libturbojpeg0-dev libpng-dev  # JPEG and PNG decoding (image records)
+  python3-pil                   # tests: the independent RecordIO/image writer
   dataset-fashion-mnist  # the training data (tests use it when present)
   pkg-config
   python3-numpy python3-torch  # bindings/python tests, tests/ops/nn golden data

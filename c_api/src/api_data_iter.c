@@ -2,6 +2,7 @@
  * handle checks, and handles over the shared iterator. */
 #include "api_internal.h"
 #include "core/io/data_iter.h"
+#include "core/io/image_iter.h"
 #include "core/io/iter.h"
 #include "core/io/text_iter.h"
 
@@ -67,6 +68,18 @@ int mxc_data_iter_csv_create(const char *data_path, const char *label_path,
                                 header, label_col, last_batch, &it);
   if (rc == MXC_OK) rc = wrap_iter(it, out);
   if (rc != MXC_OK) mxc__error_prefix("mxc_data_iter_csv_create");
+  return rc;
+}
+
+int mxc_data_iter_image_record_create(int n_params, const char *const *keys,
+                                      const char *const *vals,
+                                      mxc_data_iter *out) {
+  API_GUARD();
+  API_CHECK_OUT(out, "mxc_data_iter_image_record_create", "out");
+  mxc__iter *it = NULL;
+  int rc = mxc__iter_image_record_create(n_params, keys, vals, &it);
+  if (rc == MXC_OK) rc = wrap_iter(it, out);
+  if (rc != MXC_OK) mxc__error_prefix("mxc_data_iter_image_record_create");
   return rc;
 }
 

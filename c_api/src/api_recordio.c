@@ -1,8 +1,9 @@
-/* RecordIO files (core/io/recordio.h): handle conversion and argument
- * checks. */
+/* RecordIO files (core/io/recordio.h) and image decoding (core/io/image.h):
+ * handle conversion and argument checks. */
 #include <string.h>
 
 #include "api_internal.h"
+#include "core/io/image.h"
 #include "core/io/recordio.h"
 
 static int api_rec(mxc_recordio h, const char *what, mxc__recordio **out) {
@@ -255,4 +256,15 @@ int mxc_recordio_unpack_image(const void *rec, int64_t size, float *labels,
   if (out_id2) *out_id2 = (int64_t)h.id2;
   *out_payload_offset = (int64_t)h.payload_offset;
   return MXC_OK;
+}
+
+int mxc_image_decode(const void *buf, int64_t size, int channels, int dtype,
+                     mxc_ndarray *out) {
+  const char *fn = "mxc_image_decode";
+  API_CHECK_OUT(out, fn, "out");
+  MXC_FORWARD_IF_ERROR(check_bytes(buf, size, fn));
+  mxc__ndarray *a;
+  MXC_FORWARD_IF_ERROR(
+      mxc__image_decode_array(buf, (size_t)size, channels, dtype, fn, &a));
+  return api_wrap_array(a, out);
 }

@@ -7,28 +7,10 @@
 #include "core/base/dtype.h"
 #include "core/base/error.h"
 #include "core/base/shape.h"
-#include "core/resource/random.h"
 
-/* Fills it->perm with the epoch's order. Fisher-Yates where step i draws
- * from Philox at counter (i, epoch) under key seed: the permutation is a
- * pure function of (seed, epoch), independent of the global stream. The
- * 64-bit draw reduced mod (i + 1) has negligible bias for n < 2^32. */
+/* Fills it->perm with the epoch's order (iter.h). */
 static void make_perm(mxc__data_iter *it) {
-  for (int64_t i = 0; i < it->n; ++i) it->perm[i] = i;
-  if (!it->shuffle) return;
-  const uint32_t key[2] = {(uint32_t)it->seed, (uint32_t)(it->seed >> 32)};
-  for (int64_t i = it->n - 1; i > 0; --i) {
-    const uint32_t ctr[4] = {(uint32_t)i, (uint32_t)((uint64_t)i >> 32),
-                             (uint32_t)it->epoch,
-                             (uint32_t)(it->epoch >> 32)};
-    uint32_t r[4] = {0};
-    mxc__philox4x32_10(ctr, key, r);
-    uint64_t draw = (uint64_t)r[0] | (uint64_t)r[1] << 32;
-    int64_t j = (int64_t)(draw % (uint64_t)(i + 1));
-    int64_t t = it->perm[i];
-    it->perm[i] = it->perm[j];
-    it->perm[j] = t;
-  }
+  mxc__iter_order(it->perm, it->n, it->shuffle, it->seed, it->epoch);
 }
 
 static int check_args(const char *images_path, const char *labels_path,

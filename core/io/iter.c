@@ -5,6 +5,7 @@
 #include "core/base/alloc.h"
 #include "core/base/error.h"
 #include "core/profiler/profiler.h"
+#include "core/resource/random.h"
 
 struct mxc__iter {
   const mxc__iter_ops *ops;
@@ -71,4 +72,23 @@ int mxc__iter_pad(const mxc__iter *it, int64_t *out) {
 
 int mxc__iter_num_examples(const mxc__iter *it, int64_t *out) {
   return it->ops->num_examples(it->impl, out);
+}
+
+/* The 64-bit draw reduced mod (i + 1) has negligible bias for n < 2^32. */
+void mxc__iter_order(int64_t *perm, int64_t n, int shuffle, uint64_t seed,
+                     uint64_t epoch) {
+  for (int64_t i = 0; i < n; ++i) perm[i] = i;
+  if (!shuffle) return;
+  const uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
+  for (int64_t i = n - 1; i > 0; --i) {
+    const uint32_t ctr[4] = {(uint32_t)i, (uint32_t)((uint64_t)i >> 32),
+                             (uint32_t)epoch, (uint32_t)(epoch >> 32)};
+    uint32_t r[4] = {0};
+    mxc__philox4x32_10(ctr, key, r);
+    uint64_t draw = (uint64_t)r[0] | (uint64_t)r[1] << 32;
+    int64_t j = (int64_t)(draw % (uint64_t)(i + 1));
+    int64_t t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
 }

@@ -63,4 +63,11 @@ int mxc__iter_pad(const mxc__iter *it, int64_t *out);
 /* Examples per epoch; may fail when not yet known. */
 int mxc__iter_num_examples(const mxc__iter *it, int64_t *out);
 
+/* perm = the visiting order of one epoch over n examples: the identity
+ * when shuffle is 0, else a Fisher-Yates permutation where step i draws
+ * from Philox at counter (i, epoch) under key seed, so the order is a pure
+ * function of (seed, epoch), independent of the global random stream. */
+void mxc__iter_order(int64_t *perm, int64_t n, int shuffle, uint64_t seed,
+                     uint64_t epoch);
+
 #endif /* MXC_CORE_IO_ITER_H_ */

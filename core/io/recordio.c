@@ -315,6 +315,27 @@ int mxc__recordio_next(mxc__recordio *r, int *has) {
   return MXC_OK;
 }
 
+int mxc__recordio_skip(mxc__recordio *r, uint64_t *start, int *has) {
+  MXC_RETURN_ERROR_IF(r->writing, MXC_ERR_INVALID_ARGUMENT,
+                      "'%s' is open for writing, not reading", r->path);
+  *start = r->pos;
+  for (int part = 0;; ++part) {
+    uint32_t cflag = 0, len = 0;
+    int eof;
+    MXC_FORWARD_IF_ERROR(read_part_header(r, part, &cflag, &len, &eof));
+    if (eof) {
+      *has = 0;
+      return MXC_OK;
+    }
+    MXC_FORWARD_IF_ERROR(check_part(r, part, cflag, len));
+    r->pos += 8 + pad4(len);
+    MXC_FORWARD_IF_ERROR(mxc__file_seek(r->f, r->pos));
+    if (cflag == 0 || cflag == 3) break;
+  }
+  *has = 1;
+  return MXC_OK;
+}
+
 int mxc__recordio_seek(mxc__recordio *r, uint64_t pos) {
   MXC_RETURN_ERROR_IF(r->writing, MXC_ERR_INVALID_ARGUMENT,
                       "cannot seek in '%s': it is open for writing", r->path);

@@ -57,6 +57,12 @@ void mxc__recordio_free(mxc__recordio *r);
  * file (the current record is then empty). */
 int mxc__recordio_next(mxc__recordio *r, int *has);
 
+/* Steps over the record at the current position without reading its
+ * data (headers are read and checked, data is seeked over): *start = its
+ * offset; *has = 0 at the end of the file. For building an offset table
+ * of a file without an index. */
+int mxc__recordio_skip(mxc__recordio *r, uint64_t *start, int *has);
+
 /* Reads the record the index lists under key. MXC_ERR_NOT_FOUND for an
  * unknown key, MXC_ERR_INVALID_ARGUMENT without an index. */
 int mxc__recordio_read_key(mxc__recordio *r, int64_t key);

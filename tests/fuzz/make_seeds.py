@@ -250,6 +250,19 @@ def recordio_seeds():
             put("fuzz_recordio", name, bytes([0]) + u16(len(rec)) + rec)
 
 
+def image_seeds():
+    spec = importlib.util.spec_from_file_location(
+        "image_ref", os.path.join(ROOT, "..", "..", "scripts", "image_ref.py"))
+    ref = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ref)
+    with tempfile.TemporaryDirectory() as d:
+        ref.write(d)
+        for k, line in enumerate(open(os.path.join(d, "cases.txt"))):
+            name, fname = line.split()[:2]
+            data = open(os.path.join(d, fname), "rb").read()
+            put("fuzz_image", name, bytes([k % 4]) + data)
+
+
 def dlpack_seeds():
     # device pick 0 (cpu), id byte 2 (= 0), ndim pick 4 (= 2), no ndim
     # override, dtype code, bits, lanes byte (< 230: 1), 12 shape extents,
@@ -279,6 +292,7 @@ def main():
         op_invoke_seeds(n_ops)
     dlpack_seeds()
     recordio_seeds()
+    image_seeds()
 
 
 if __name__ == "__main__":

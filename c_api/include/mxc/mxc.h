@@ -771,6 +771,43 @@ MXC_API int mxc_data_iter_csv_create(const char *data_path,
                                      int64_t label_col, int last_batch,
                                      mxc_data_iter *out);
 
+/* An iterator over a RecordIO file of image records (im2rec's layout: a
+ * header with the label(s), then a JPEG or PNG image), with MXNet
+ * ImageRecordIter's parameters and meaning, given as n_params string
+ * key/value pairs (copied; MXNet's spelling):
+ *   path_imgrec (required)   the .rec file; path_imgidx is accepted and
+ *                            not needed (offsets come from a scan of the
+ *                            record headers);
+ *   data_shape (required)    "(C, H, W)", C 1 (gray) or 3 (RGB);
+ *   batch_size (required);   label_width (1): labels per example;
+ *   shuffle (0), seed (0):   a new order per epoch from (seed, epoch);
+ *   round_batch (1):         1 fills the last batch from the epoch's start
+ *                            (reported as pad), 0 drops it;
+ *   num_parts (1), part_index (0): this worker reads records
+ *                            [n*part_index/num_parts, n*(part_index+1)/
+ *                            num_parts) of the file's n;
+ *   preprocess_threads (2), prefetch_buffer (4): decoding threads, and
+ *                            how many batches they may run ahead;
+ *   resize (-1): shorter side scaled to this first; rand_crop (0),
+ *   rand_mirror (0), max_rotate_angle (0, degrees), fill_value (255),
+ *   brightness, contrast, saturation (0: jitter strengths in [0, 1]),
+ *   mean_r/g/b (0), std_r/g/b (1), scale (1): out = (v - mean) / std *
+ *   scale per channel (gray uses the _r values).
+ * Data batches are float32 (batch_size, C, H, W), labels float32
+ * (batch_size) or (batch_size, label_width). The augmentation is defined
+ * exactly in core/io/image_aug.h; an example's result depends only on
+ * (seed, epoch, record index), so batches are the same for any thread
+ * count. Unknown keys and bad values are MXC_ERR_INVALID_ARGUMENT naming
+ * them; an unreadable file MXC_ERR_IO; a record that cannot be decoded
+ * fails the mxc_data_iter_next that reaches its batch with MXC_ERR_IO
+ * naming the record. On success *out is a new iterator owned by the
+ * caller (free it with mxc_data_iter_free, which stops its threads). One
+ * thread at a time per iterator, like every iterator. Since 1.1. */
+MXC_API int mxc_data_iter_image_record_create(int n_params,
+                                              const char *const *keys,
+                                              const char *const *vals,
+                                              mxc_data_iter *out);
+
 /* ------------------------------------------------------------------------ */
 /* Training: initializers and metrics                                        */
 /* ------------------------------------------------------------------------ */
@@ -1539,6 +1576,18 @@ MXC_API int mxc_recordio_unpack_image(const void *rec, int64_t size,
                                       int *out_n_labels, int64_t *out_id,
                                       int64_t *out_id2,
                                       int64_t *out_payload_offset);
+
+/* Decodes a JPEG or PNG image held in memory (buf: size bytes, caller-
+ * owned, only read; the format is told by content) into a new CPU array
+ * of shape (channels, height, width): channels 1 (gray) or 3 (RGB),
+ * converted by the codec (libjpeg-turbo, libpng) whatever the image holds;
+ * dtype MXC_DTYPE_UINT8 or MXC_DTYPE_FLOAT32 (pixel values 0..255 either
+ * way). A corrupt, truncated or unsupported image, or one larger than
+ * 32768 pixels a side or 2^28 pixels, is MXC_ERR_IO with the codec's
+ * message. On success *out is a new array owned by the caller (free it
+ * with mxc_ndarray_free). Any thread. Since 1.1. */
+MXC_API int mxc_image_decode(const void *buf, int64_t size, int channels,
+                             int dtype, mxc_ndarray *out);
 
 /* ------------------------------------------------------------------------ */
 /* Imperative autograd                                                       */
