@@ -263,6 +263,20 @@ def image_seeds():
             put("fuzz_image", name, bytes([k % 4]) + data)
 
 
+def image_iter_seeds():
+    spec = importlib.util.spec_from_file_location(
+        "image_iter_ref", os.path.join(ROOT, "..", "..", "scripts", "image_iter_ref.py"))
+    ref = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(ref)
+    with tempfile.TemporaryDirectory() as d:
+        ref.make(d)
+        rec = open(os.path.join(d, "images.rec"), "rb").read()
+        # flags, then one byte each (fz_pick): height, width, batch, threads
+        for name, flags in (("plain", 0), ("color_aug", 0x1F)):
+            head = bytes([flags, 7, 9, 2, 1])
+            put("fuzz_image_iter", name, head + rec)
+
+
 def dlpack_seeds():
     # device pick 0 (cpu), id byte 2 (= 0), ndim pick 4 (= 2), no ndim
     # override, dtype code, bits, lanes byte (< 230: 1), 12 shape extents,
@@ -293,6 +307,7 @@ def main():
     dlpack_seeds()
     recordio_seeds()
     image_seeds()
+    image_iter_seeds()
 
 
 if __name__ == "__main__":
