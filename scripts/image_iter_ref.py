@@ -117,6 +117,12 @@ def augment(px, p, u):
         img = resize(img, max(h, 1), max(w, 1))
     if p["max_rotate_angle"] > 0:
         img = rotate(img, np.float32(p["max_rotate_angle"]) * (2 * u[3] - 1), p["fill_value"])
+    if p["pad"] > 0:
+        q = p["pad"]
+        out = np.full((img.shape[0] + 2 * q, img.shape[1] + 2 * q, img.shape[2]),
+                      np.float32(p["fill_value"]), np.float32)
+        out[q:q + img.shape[0], q:q + img.shape[1]] = img
+        img = out
     if img.shape[0] < H or img.shape[1] < W:
         f = max(H / img.shape[0], W / img.shape[1])
         h, w = math.ceil(img.shape[0] * f), math.ceil(img.shape[1] * f)
@@ -156,7 +162,7 @@ def decode(payload, channels):
 def parse_args(kv):
     p = {"data_shape": None, "batch_size": 0, "label_width": 1, "shuffle": 0,
          "seed": 0, "round_batch": 1, "num_parts": 1, "part_index": 0,
-         "resize": -1, "rand_crop": 0, "rand_mirror": 0, "max_rotate_angle": 0.0,
+         "resize": -1, "pad": 0, "rand_crop": 0, "rand_mirror": 0, "max_rotate_angle": 0.0,
          "fill_value": 255.0, "brightness": 0.0, "contrast": 0.0,
          "saturation": 0.0, "mean": [0.0] * 3, "std": [1.0] * 3, "scale": 1.0,
          "epoch": 0}

@@ -117,6 +117,18 @@ static int rotate(fimg *img, float degrees, float fill) {
   return MXC_OK;
 }
 
+static int pad_border(fimg *img, int64_t pad, float fill) {
+  fimg o = {0, 0, 0, NULL};
+  MXC_FORWARD_IF_ERROR(fimg_new(img->h + 2 * pad, img->w + 2 * pad, img->c, &o));
+  for (int64_t i = 0; i < o.h * o.w * o.c; ++i) o.v[i] = fill;
+  size_t row = (size_t)(img->w * img->c) * sizeof(float);
+  for (int64_t i = 0; i < img->h; ++i) {
+    memcpy(o.v + ((i + pad) * o.w + pad) * o.c, img->v + i * img->w * img->c, row);
+  }
+  fimg_swap(img, &o);
+  return MXC_OK;
+}
+
 /* Steps 1-3: the geometry before the crop. */
 static int resize_steps(fimg *img, const mxc__aug_param *p, const float u[7]) {
   if (p->resize > 0) {
@@ -129,6 +141,7 @@ static int resize_steps(fimg *img, const mxc__aug_param *p, const float u[7]) {
     float deg = p->max_rotate_angle * (2 * u[3] - 1);
     MXC_FORWARD_IF_ERROR(rotate(img, deg, p->fill_value));
   }
+  if (p->pad > 0) MXC_FORWARD_IF_ERROR(pad_border(img, p->pad, p->fill_value));
   if (img->h < p->h || img->w < p->w) {
     double f = fmax((double)p->h / (double)img->h, (double)p->w / (double)img->w);
     int64_t h = (int64_t)ceil((double)img->h * f), w = (int64_t)ceil((double)img->w * f);

@@ -9,7 +9,8 @@
  *     rounded), bilinear;
  *  2. max_rotate_angle > 0: rotate about the image centre by an angle
  *     uniform in [-a, a] degrees, same size, bilinear, fill_value outside;
- *  3. an image smaller than the crop in either side is scaled up (aspect
+ *  3. pad > 0: a border of `pad` pixels of fill_value on every side; then
+ *     an image smaller than the crop in either side is scaled up (aspect
  *     kept, sides rounded up) until it covers it;
  *  4. crop data_shape's (H, W): at a uniform offset with rand_crop, else
  *     centred (offset (h - H) / 2 rounded down);
@@ -45,6 +46,7 @@
 typedef struct mxc__aug_param {
   int64_t c, h, w; /* data_shape */
   int64_t resize;  /* <= 0: none */
+  int64_t pad;     /* border added before cropping */
   int rand_crop, rand_mirror;
   float max_rotate_angle, fill_value;
   float brightness, contrast, saturation;

@@ -97,6 +97,7 @@ static const opt_def kOpts[] = {
     OPT("num_parts", OPT_I64, num_parts, 1, 1 << 30),
     OPT("part_index", OPT_I64, part_index, 0, 1 << 30),
     OPT("resize", OPT_I64, aug.resize, -1, 1 << 15),
+    OPT("pad", OPT_I64, aug.pad, 0, 1 << 12),
     OPT("rand_crop", OPT_I64, aug.rand_crop, 0, 1),
     OPT("rand_mirror", OPT_I64, aug.rand_mirror, 0, 1),
     OPT("max_rotate_angle", OPT_F32, aug.max_rotate_angle, 0, 180),

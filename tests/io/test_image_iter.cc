@@ -171,7 +171,7 @@ TEST(ImageIter, AugmentationMatchesTheReferenceOverTwoEpochs) {
 TEST(ImageIter, GrayAndLabelWidthTwo) {
   Params p = {{"data_shape", "1,10,9"}, {"batch_size", "4"},
               {"label_width", "1"}, {"rand_crop", "1"}, {"seed", "3"},
-              {"contrast", "0.5"}};
+              {"contrast", "0.5"}, {"pad", "3"}, {"fill_value", "7"}};
   mxc_data_iter it = make_iter(p);
   ASSERT_NE(it, nullptr);
   expect_close(read_epoch(it), reference(p, 0), 1e-4f, 0);

@@ -788,7 +788,8 @@ MXC_API int mxc_data_iter_csv_create(const char *data_path,
  *                            num_parts) of the file's n;
  *   preprocess_threads (2), prefetch_buffer (4): decoding threads, and
  *                            how many batches they may run ahead;
- *   resize (-1): shorter side scaled to this first; rand_crop (0),
+ *   resize (-1): shorter side scaled to this first; pad (0): a border of
+ *   fill_value pixels added before cropping; rand_crop (0),
  *   rand_mirror (0), max_rotate_angle (0, degrees), fill_value (255),
  *   brightness, contrast, saturation (0: jitter strengths in [0, 1]),
  *   mean_r/g/b (0), std_r/g/b (1), scale (1): out = (v - mean) / std *
