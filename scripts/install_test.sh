@@ -42,7 +42,7 @@ t1=$(date +%s)
 ver=$(dpkg-parsechangelog -l "$root/packaging/debian/changelog" -S Version)
 arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-pkgs=(libmxc1 libmxc-dev mxc-doc libmxc-jni libmxc-java r-other-mxc golang-mxc-dev)
+pkgs=(libmxc1 libmxc-dev mxc-tools mxc-doc libmxc-jni libmxc-java r-other-mxc golang-mxc-dev)
 debs=()
 for p in "${pkgs[@]}"; do
   case "$p" in
@@ -59,7 +59,7 @@ done
 remove() {
   if [ ${#preinstalled[@]} = 0 ]; then
     # Dependents first (dpkg -r refuses to break a dependency).
-    dpkg -r golang-mxc-dev libmxc-java libmxc-jni r-other-mxc mxc-doc libmxc-dev libmxc1 \
+    dpkg -r golang-mxc-dev libmxc-java libmxc-jni r-other-mxc mxc-doc mxc-tools libmxc-dev libmxc1 \
       > /dev/null && echo "install_test: packages removed"
   else
     echo "install_test: ${preinstalled[*]} were installed before: left installed (now $ver)"
@@ -78,6 +78,8 @@ lib=/usr/lib/$multiarch/libmxc.so.1
 [ -e "/usr/lib/$multiarch/libmxc.a" ] || err "libmxc.a is not installed"
 grep -q "mxc_ndarray_create" /usr/share/doc/mxc-doc/html/group__group__ndarray.html 2> /dev/null ||
   err "the API reference is not installed in /usr/share/doc/mxc-doc/html"
+
+/usr/bin/mxc-im2rec --help | grep -q 'PREFIX.lst' || err "mxc-im2rec is not installed or does not run"
 
 # A clean environment: the build tree must not leak in.
 mkdir "$work/user"
