@@ -20,13 +20,14 @@
  * Usage: infer [--models resnet18,resnet50] [--batches 1,32]
  *              [--iters N (20)] [--warmup N (3)] [--image-size S (224)]
  *              [--quick (iters 2, warmup 1)] [--threads N]
- *              [--bind-flags N (MXC_BIND_* bits)] [--tolerance T (1e-3)]
- *              [--no-torch] [--no-ort] [--cache DIR] [--python PATH]
- *              [--node PATH]
+ *              [--bind-flags N (MXC_BIND_* bits)] [--no-onednn]
+ *              [--no-infer-passes] [--tolerance T (1e-3)]
+ *              [--no-torch] [--no-ort] [--cache DIR] [--model-dir DIR]
+ *              [--python PATH] [--node PATH]
  * The cache (see bench_cache_dir) holds models/ (written on first use by
- * scripts/make_resnet.py) and ort/node_modules (scripts/bench.sh runs
- * `npm install --ignore-scripts onnxruntime-node` there). Run as
- * `bazel run -c opt //bench:infer` or bazel-bin/bench/infer. */
+ * scripts/make_resnet.py; --model-dir: elsewhere) and ort/node_modules
+ * (scripts/bench.sh runs `npm install --ignore-scripts onnxruntime-node`
+ * there). Run as `bazel run -c opt //bench:infer` or bazel-bin/bench/infer. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,14 @@
 #define BENCH_NAME "bench infer"
 #include "bench/bench_util.h"
 #include "bench/resnet_util.h"
+
+/* The bind flags of issue 16 (core/exec defines them once merged). */
+#ifndef MXC_BIND_NO_ONEDNN
+#define MXC_BIND_NO_ONEDNN 4
+#endif
+#ifndef MXC_BIND_NO_INFER_PASSES
+#define MXC_BIND_NO_INFER_PASSES 8
+#endif
 
 #define MAX_MODELS 4
 #define MAX_BATCHES 8
@@ -84,9 +93,9 @@ static void cpuinfo(const char *key, char *out, size_t n) {
 
 /* The ISA extensions that decide GEMM and convolution speed. */
 static void print_isa(void) {
-  static const char *const wanted[] = {"avx2", "fma", "avx512f",
-                                       "avx512_vnni", "avx512_bf16",
-                                       "amx_tile", "amx_bf16"};
+  static const char *const wanted[] = {"avx2",        "fma",         "avx512f",
+                                       "avx512_vnni", "avx512_bf16", "amx_tile",
+                                       "amx_bf16"};
   char flags[8192];
   cpuinfo("flags", flags, sizeof flags);
   printf("cpu_isa=");
@@ -155,9 +164,9 @@ static mxc_executor bind_model(const opts *o, const char *model,
   int ndims[1] = {4};
   int64_t dims[4] = {batch, 3, o->image, o->image};
   mxc_executor ex = NULL;
-  check(mxc_executor_simple_bind(sym, MXC_DEVICE_CPU, 0, 1, names, ndims,
-                                 dims, NULL, MXC_REQ_NULL, 0, NULL, NULL,
-                                 o->flags, &ex),
+  check(mxc_executor_simple_bind(sym, MXC_DEVICE_CPU, 0, 1, names, ndims, dims,
+                                 NULL, MXC_REQ_NULL, 0, NULL, NULL, o->flags,
+                                 &ex),
         "mxc_executor_simple_bind");
   mxc_symbol_free(sym);
   snprintf(path, sizeof path, "%s/%s-0000.params", o->model_dir, model);
@@ -262,8 +271,10 @@ static int run_torch(const opts *o, bench_kvs *kvs) {
            o->image, o->iters, o->warmup);
   int status = bench_run_peer(cmd, kvs);
   if (status != 0) {
-    fprintf(stderr, "bench infer: PyTorch peer failed (status %d); skipping "
-            "its figures\n", status);
+    fprintf(stderr,
+            "bench infer: PyTorch peer failed (status %d); skipping "
+            "its figures\n",
+            status);
   }
   return status == 0;
 }
@@ -281,22 +292,25 @@ static int run_ort(const opts *o, bench_kvs *kvs) {
   char probe[2 * BENCH_PATH + 64];
   snprintf(probe, sizeof probe, "%s/onnxruntime-node/package.json", modules);
   if (!have_node(o) || access(probe, R_OK) != 0) {
-    fprintf(stderr, "bench infer: skipping ONNX Runtime: needs node (%s) and "
+    fprintf(stderr,
+            "bench infer: skipping ONNX Runtime: needs node (%s) and "
             "onnxruntime-node in %s (scripts/bench.sh installs it: npm "
-            "install --ignore-scripts onnxruntime-node)\n", o->node, modules);
+            "install --ignore-scripts onnxruntime-node)\n",
+            o->node, modules);
     return 0;
   }
   char models[128], batches[128], cmd[8 * BENCH_PATH];
   join(models, sizeof models, o, 0);
   join(batches, sizeof batches, o, 1);
-  snprintf(cmd, sizeof cmd,
-           "NODE_PATH='%s' '%s' '%s' '%s' '%s' %s %s %d %d %d", modules,
-           o->node, o->ort_js, o->model_dir, o->work, models, batches,
+  snprintf(cmd, sizeof cmd, "NODE_PATH='%s' '%s' '%s' '%s' '%s' %s %s %d %d %d",
+           modules, o->node, o->ort_js, o->model_dir, o->work, models, batches,
            o->image, o->iters, o->warmup);
   int status = bench_run_peer(cmd, kvs);
   if (status != 0) {
-    fprintf(stderr, "bench infer: ONNX Runtime peer failed (status %d); "
-            "skipping its figures\n", status);
+    fprintf(stderr,
+            "bench infer: ONNX Runtime peer failed (status %d); "
+            "skipping its figures\n",
+            status);
   }
   return status == 0;
 }
@@ -311,15 +325,17 @@ static int compare(const opts *o, const char *tag, const char *peer,
   float *y = malloc((size_t)r->n * sizeof *y);
   if (y == NULL) die("out of memory for the peer's logits");
   int rc = bench_read_f32(path, y, r->n);
-  double ref = 0, d = rc == 0 ? bench_max_abs_diff(r->logits, y, r->n, &ref)
-                              : NAN;
+  double ref = 0,
+         d = rc == 0 ? bench_max_abs_diff(r->logits, y, r->n, &ref) : NAN;
   free(y);
   unlink(path);
   double limit = o->tolerance * (ref > 1 ? ref : 1);
   printf("%s_maxdiff_%s=%.3g\n", tag, peer, d);
   if (d <= limit) return 0;
-  fprintf(stderr, "bench infer: FAIL: %s logits differ from %s's by %.3g "
-          "(max |logit| %.3g, allowed %.3g)\n", tag, peer, d, ref, limit);
+  fprintf(stderr,
+          "bench infer: FAIL: %s logits differ from %s's by %.3g "
+          "(max |logit| %.3g, allowed %.3g)\n",
+          tag, peer, d, ref, limit);
   return 1;
 }
 
@@ -350,7 +366,8 @@ static void print_goals(const bench_kvs *kvs) {
   }
 }
 
-/* ---- options --------------------------------------------------------------- */
+/* ---- options ---------------------------------------------------------------
+ */
 
 static void parse_models(opts *o, const char *v) {
   char buf[256];
@@ -383,8 +400,7 @@ static int int_arg(const char *v, int lo, int hi, const char *what) {
   char *end = NULL;
   long x = strtol(v, &end, 10);
   if (end == v || *end != '\0' || x < lo || x > hi) {
-    fprintf(stderr, "bench infer: %s '%s': expected %d..%d\n", what, v, lo,
-            hi);
+    fprintf(stderr, "bench infer: %s '%s': expected %d..%d\n", what, v, lo, hi);
     exit(1);
   }
   return (int)x;
@@ -412,6 +428,10 @@ static int parse_flag(opts *o, const char *a) {
     o->torch = 0;
   } else if (strcmp(a, "--no-ort") == 0) {
     o->ort = 0;
+  } else if (strcmp(a, "--no-onednn") == 0) {
+    o->flags |= MXC_BIND_NO_ONEDNN;
+  } else if (strcmp(a, "--no-infer-passes") == 0) {
+    o->flags |= MXC_BIND_NO_INFER_PASSES;
   } else if (strcmp(a, "--quick") == 0) {
     o->iters = 2;
     o->warmup = 1;
@@ -435,11 +455,13 @@ static void parse_value(opts *o, const char *a, const char *v) {
   } else if (strcmp(a, "--threads") == 0) {
     o->threads = int_arg(v, 1, 1024, a);
   } else if (strcmp(a, "--bind-flags") == 0) {
-    o->flags = int_arg(v, 0, 1 << 30, a);
+    o->flags |= int_arg(v, 0, 1 << 30, a);
   } else if (strcmp(a, "--tolerance") == 0) {
     o->tolerance = atof(v);
   } else if (strcmp(a, "--cache") == 0) {
     snprintf(o->cache, sizeof o->cache, "%s", v);
+  } else if (strcmp(a, "--model-dir") == 0) {
+    snprintf(o->model_dir, sizeof o->model_dir, "%s", v);
   } else if (strcmp(a, "--python") == 0) {
     o->python = v;
   } else if (strcmp(a, "--node") == 0) {
@@ -459,10 +481,13 @@ static void parse(int argc, char **argv, opts *o) {
     ++i;
   }
   if (!(o->tolerance > 0)) die("--tolerance must be > 0");
-  snprintf(o->model_dir, sizeof o->model_dir, "%s/models", o->cache);
+  if (o->model_dir[0] == '\0') {
+    snprintf(o->model_dir, sizeof o->model_dir, "%s/models", o->cache);
+  }
 }
 
-/* ---- main -------------------------------------------------------------------- */
+/* ---- main
+ * -------------------------------------------------------------------- */
 
 /* The inputs, one file per batch size for the peers: batch B holds the
  * first B images of one fixed sequence. */
@@ -482,13 +507,23 @@ static float **write_inputs(const opts *o) {
   return x;
 }
 
-static void remove_inputs(const opts *o, float **x) {
-  for (int i = 0; i < o->n_batches; ++i) {
-    char path[2 * BENCH_PATH];
-    snprintf(path, sizeof path, "%s/input_b%lld.f32", o->work,
-             (long long)o->batches[i]);
+/* Removes the work folder: the inputs and whatever peer output is left
+ * (a peer that failed half way). */
+static void remove_work(const opts *o, float **x) {
+  char path[2 * BENCH_PATH];
+  for (int b = 0; b < o->n_batches; ++b) {
+    long long batch = (long long)o->batches[b];
+    snprintf(path, sizeof path, "%s/input_b%lld.f32", o->work, batch);
     unlink(path);
-    free(x[i]);
+    free(x[b]);
+    for (int m = 0; m < o->n_models; ++m) {
+      snprintf(path, sizeof path, "%s/%s_b%lld.torch.f32", o->work,
+               o->models[m], batch);
+      unlink(path);
+      snprintf(path, sizeof path, "%s/%s_b%lld.ort.f32", o->work, o->models[m],
+               batch);
+      unlink(path);
+    }
   }
   free(x);
   rmdir(o->work);
@@ -536,8 +571,8 @@ int main(int argc, char **argv) {
   if (r == NULL) die("out of memory");
   for (int m = 0; m < o.n_models; ++m) {
     for (int b = 0; b < o.n_batches; ++b) {
-      r[m * o.n_batches + b] = run_mxc(&o, o.models[m], o.batches[b], x[b],
-                                       &kvs);
+      r[m * o.n_batches + b] =
+          run_mxc(&o, o.models[m], o.batches[b], x[b], &kvs);
     }
   }
   int torch = run_torch(&o, &kvs);
@@ -547,6 +582,6 @@ int main(int argc, char **argv) {
   printf("agreement_tolerance=%g\n", o.tolerance);
   for (int i = 0; i < o.n_models * o.n_batches; ++i) free(r[i].logits);
   free(r);
-  remove_inputs(&o, x);
+  remove_work(&o, x);
   return bad ? 1 : 0;
 }

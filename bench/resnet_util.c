@@ -30,8 +30,7 @@ void bench_cache_dir(char *out) {
 }
 
 const char *bench_python(void) {
-  return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3"
-                                               : "python3";
+  return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
 }
 
 int bench_make_models(const char *python, const char *script, const char *dir,
@@ -41,12 +40,14 @@ int bench_make_models(const char *python, const char *script, const char *dir,
     return -1;
   }
   char cmd[3 * BENCH_PATH];
-  snprintf(cmd, sizeof cmd, "'%s' '%s' '%s' --models '%s'", python, script,
-           dir, models);
+  snprintf(cmd, sizeof cmd, "'%s' '%s' '%s' --models '%s'", python, script, dir,
+           models);
   int status = system(cmd);
   if (status != 0) {
-    fprintf(stderr, "bench: '%s' failed (status %d): the models need "
-            "Debian's python3-torch and python3-torchvision\n", cmd, status);
+    fprintf(stderr,
+            "bench: '%s' failed (status %d): the models need "
+            "Debian's python3-torch and python3-torchvision\n",
+            cmd, status);
     return -1;
   }
   return 0;
@@ -65,7 +66,8 @@ void bench_fill(float *x, int64_t n, uint64_t seed) {
     /* Sum of four uniforms in [-0.5, 0.5): mean 0, variance 1/3, bell
      * shaped, like the normalized images the models expect. */
     double s = 0;
-    for (int k = 0; k < 4; ++k) s += (double)((r >> (16 * k)) & 0xffff) / 65536.0 - 0.5;
+    for (int k = 0; k < 4; ++k)
+      s += (double)((r >> (16 * k)) & 0xffff) / 65536.0 - 0.5;
     x[i] = (float)(s * 1.7320508);
   }
 }

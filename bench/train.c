@@ -321,8 +321,10 @@ int main(int argc, char **argv) {
   if (o.threads > 0) check_mx(mxc_set_num_threads(o.threads), "threads");
   int threads = 0;
   check_mx(mxc_get_num_threads(&threads), "mxc_get_num_threads");
-  printf("batch_size=%d timed_batches=%lld mxc_threads=%d\n", BATCH,
-         (long long)o.batches, threads);
+  printf("mxc_threads=%d\n", threads);
+  if (o.run_mlp || o.run_lenet) {
+    printf("batch_size=%d timed_batches=%lld\n", BATCH, (long long)o.batches);
+  }
   if (o.profile) {
     if (o.run_mlp) profile_model(&o, FM_MLP);
     if (o.run_lenet) profile_model(&o, FM_LENET);

@@ -21,7 +21,7 @@ typedef struct net {
   mxc_executor ex;
   mxc_ndarray out, label;
   mxc_op sgd;
-  int n;  /* parameters */
+  int n; /* parameters */
   mxc_ndarray *w, *g, *mom;
   char **names;
 } net;
@@ -48,7 +48,8 @@ static void die(const char *what) {
   exit(1);
 }
 
-/* ---- the batch ------------------------------------------------------------ */
+/* ---- the batch ------------------------------------------------------------
+ */
 
 static int64_t image_floats(const resnet_opts *o) {
   return (int64_t)o->batch * 3 * o->image * o->image;
@@ -102,8 +103,8 @@ static void add_param(net *nt, const char *name) {
   int ndim = 0;
   const int64_t *shape = NULL;
   check(mxc_ndarray_shape(nt->w[k], &ndim, &shape), "mxc_ndarray_shape");
-  check(mxc_ndarray_create(shape, ndim, MXC_DTYPE_FLOAT32, MXC_DEVICE_CPU, 0,
-                           0, &nt->mom[k]),
+  check(mxc_ndarray_create(shape, ndim, MXC_DTYPE_FLOAT32, MXC_DEVICE_CPU, 0, 0,
+                           &nt->mom[k]),
         "mxc_ndarray_create");
   check(mxc_init_array(nt->mom[k], "zeros", NULL, NULL, 0), "zeros");
 }
@@ -142,9 +143,9 @@ static void net_create(const resnet_opts *o, const paths *p, const float *x,
   check(mxc_op_find("sgd_mom_update", &nt->sgd), "mxc_op_find");
   mxc_ndarray data = NULL;
   check(mxc_executor_arg(nt->ex, "data", &data), "mxc_executor_arg data");
-  check(mxc_ndarray_copy_from_host(data, x,
-                                   (size_t)image_floats(o) * sizeof *x),
-        "copying the images");
+  check(
+      mxc_ndarray_copy_from_host(data, x, (size_t)image_floats(o) * sizeof *x),
+      "copying the images");
   mxc_ndarray_free(data);
   check(mxc_executor_arg(nt->ex, "softmax_label", &nt->label), "label");
   check(mxc_ndarray_copy_from_host(nt->label, y, (size_t)o->batch * sizeof *y),
@@ -215,7 +216,8 @@ static double run_mxc(const resnet_opts *o, const paths *p, double *loss) {
   return ms;
 }
 
-/* ---- PyTorch and the comparison -------------------------------------------- */
+/* ---- PyTorch and the comparison --------------------------------------------
+ */
 
 static int run_torch(const resnet_opts *o, const paths *p, bench_kvs *kvs) {
   if (!o->torch) return 0;
@@ -225,15 +227,18 @@ static int run_torch(const resnet_opts *o, const paths *p, bench_kvs *kvs) {
     return 0;
   }
   char cmd[4 * BENCH_PATH];
-  snprintf(cmd, sizeof cmd,
-           "'%s' '%s' --model resnet18 --resnet-dir '%s' --work '%s' "
-           "--batch-size %d --image-size %d --batches %d --warmup %d --lr %.17g",
-           o->python, o->torch_script, p->models, p->work, o->batch, o->image,
-           o->steps, o->warmup, o->lr);
+  snprintf(
+      cmd, sizeof cmd,
+      "'%s' '%s' --model resnet18 --resnet-dir '%s' --work '%s' "
+      "--batch-size %d --image-size %d --batches %d --warmup %d --lr %.17g",
+      o->python, o->torch_script, p->models, p->work, o->batch, o->image,
+      o->steps, o->warmup, o->lr);
   int status = bench_run_peer(cmd, kvs);
   if (status != 0) {
-    fprintf(stderr, "bench train: PyTorch ResNet-18 peer failed (status %d); "
-            "skipping its figures\n", status);
+    fprintf(stderr,
+            "bench train: PyTorch ResNet-18 peer failed (status %d); "
+            "skipping its figures\n",
+            status);
   }
   return status == 0;
 }
@@ -266,8 +271,10 @@ static int report(const resnet_opts *o, double ms, const double *loss,
   double d = loss_diff(o, loss, kvs);
   printf("resnet18_train_loss_maxdiff=%.3g\n", d);
   if (d <= o->tolerance) return 0;
-  fprintf(stderr, "bench train: FAIL: the ResNet-18 losses of mxc and PyTorch "
-          "differ by %.3g (relative; allowed %.3g)\n", d, o->tolerance);
+  fprintf(stderr,
+          "bench train: FAIL: the ResNet-18 losses of mxc and PyTorch "
+          "differ by %.3g (relative; allowed %.3g)\n",
+          d, o->tolerance);
   return 1;
 }
 
