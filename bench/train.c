@@ -3,7 +3,10 @@
  * PyTorch on the CPU (bench/train_torch.py, run in the same invocation),
  * as seconds per epoch of 60000 images. Prints name=value lines:
  *   mlp_epoch_s_mxc, mlp_epoch_s_torch, mlp_epoch_ratio_vs_torch (mxc /
- *   torch), the same for lenet, and the ratio goals.
+ *   torch), the same for lenet, and the ratio goals; then the ResNet-18
+ *   training step (bench/train_resnet.h: resnet18_train_ms,
+ *   resnet18_train_torch_ms, resnet18_train_ratio_vs_torch and the losses
+ *   of both sides, which must agree: exit status 1 otherwise).
  * Each measurement times --batches training steps (forward, backward,
  * sgd_mom_update of every parameter, and the per-batch loss and accuracy
  * the example computes, fed from the IDX iterator as in the example)
@@ -12,7 +15,10 @@
  * count (all CPUs) unless --threads is given.
  *
  * Usage: train [--batches N (default 100; 0: a whole epoch)]
- *              [--model mlp|lenet|both] [--threads N] [--no-torch]
+ *              [--model mlp|lenet|resnet18|both (mlp and lenet)|all
+ *               (default)] [--threads N] [--no-torch]
+ *              [--resnet-steps N (5)] [--resnet-batch B (32)]
+ *              [--resnet-image-size S (224)]
  *              [--profile (time per graph node instead; see profile_model)]
  *              [--python PATH] [--torch-script PATH] [--data-dir DIR]
  * Run as `bazel run -c opt //bench:train` (or bazel-bin/bench/train); the
@@ -25,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench/train_resnet.h"
 #include "examples/fmnist.h"
 #include "mxc/mxc.h"
 
@@ -34,8 +41,9 @@
 
 typedef struct opts {
   int64_t batches;
-  int run_mlp, run_lenet, threads, torch, profile;
+  int run_mlp, run_lenet, run_resnet, threads, torch, profile;
   const char *python, *script, *data_dir;
+  resnet_opts resnet;
 } opts;
 
 static double now_s(void) {
@@ -114,7 +122,7 @@ static double mxc_epoch_s(const opts *o, fm_model model) {
  * times it reports (NAN when it could not run: the reason is on stderr). */
 static void torch_epoch_s(const opts *o, double *mlp, double *lenet) {
   *mlp = *lenet = NAN;
-  if (!o->torch) return;
+  if (!o->torch || !(o->run_mlp || o->run_lenet)) return;
   if (access(o->script, R_OK) != 0) {
     fprintf(stderr, "bench train: %s not found; skipping PyTorch\n", o->script);
     return;
@@ -219,9 +227,41 @@ static void profile_model(const opts *o, fm_model model) {
   fm_net_free(net);
 }
 
+static void parse_model(opts *o, const char *v) {
+  static const char *const names[] = {"mlp", "lenet", "resnet18", "both",
+                                      "all"};
+  static const int picks[][3] = {
+      {1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 0}, {1, 1, 1}};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
+    if (strcmp(v, names[i]) == 0) {
+      o->run_mlp = picks[i][0];
+      o->run_lenet = picks[i][1];
+      o->run_resnet = picks[i][2];
+      return;
+    }
+  }
+  die("--model", "expected mlp, lenet, resnet18, both or all");
+}
+
+/* --resnet-steps/-batch/-image-size (what is the text after --resnet-). */
+static void parse_resnet(opts *o, const char *what, const char *v) {
+  int x = atoi(v);
+  if (strcmp(what, "steps") == 0 && x >= 1 && x <= 900) {
+    o->resnet.steps = x;
+  } else if (strcmp(what, "batch") == 0 && x >= 1 && x <= 1024) {
+    o->resnet.batch = x;
+  } else if (strcmp(what, "image-size") == 0 && x >= 32 && x <= 1024) {
+    o->resnet.image = x;
+  } else {
+    die("parsing --resnet-*", "steps 1..900, batch 1..1024 or image-size "
+        "32..1024 expected");
+  }
+}
+
 static void parse(int argc, char **argv, opts *o) {
   o->batches = 100;
-  o->run_mlp = o->run_lenet = 1;
+  o->run_mlp = o->run_lenet = o->run_resnet = 1;
+  resnet_opts_init(&o->resnet, argv[0]);
   o->torch = 1;
   o->python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3"
                                                     : "python3";
@@ -232,11 +272,12 @@ static void parse(int argc, char **argv, opts *o) {
            argv[0]);
   o->script = access("bench/train_torch.py", R_OK) == 0 ? "bench/train_torch.py"
                                                        : beside;
+  o->resnet.torch_script = o->script;
   o->data_dir = "/usr/share/datasets/fashion-mnist";
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "--no-torch") == 0) {
-      o->torch = 0;
+      o->torch = o->resnet.torch = 0;
       continue;
     }
     if (strcmp(a, "--profile") == 0) {
@@ -247,14 +288,15 @@ static void parse(int argc, char **argv, opts *o) {
     if (strcmp(a, "--batches") == 0) {
       o->batches = atoll(v);
     } else if (strcmp(a, "--model") == 0) {
-      o->run_mlp = strcmp(v, "lenet") != 0;
-      o->run_lenet = strcmp(v, "mlp") != 0;
+      parse_model(o, v);
+    } else if (strncmp(a, "--resnet-", 9) == 0) {
+      parse_resnet(o, a + 9, v);
     } else if (strcmp(a, "--threads") == 0) {
       o->threads = atoi(v);
     } else if (strcmp(a, "--python") == 0) {
-      o->python = v;
+      o->python = o->resnet.python = v;
     } else if (strcmp(a, "--torch-script") == 0) {
-      o->script = v;
+      o->script = o->resnet.torch_script = v;
     } else if (strcmp(a, "--data-dir") == 0) {
       o->data_dir = v;
     } else {
@@ -279,8 +321,10 @@ int main(int argc, char **argv) {
   if (o.threads > 0) check_mx(mxc_set_num_threads(o.threads), "threads");
   int threads = 0;
   check_mx(mxc_get_num_threads(&threads), "mxc_get_num_threads");
-  printf("batch_size=%d timed_batches=%lld mxc_threads=%d\n", BATCH,
-         (long long)o.batches, threads);
+  printf("mxc_threads=%d\n", threads);
+  if (o.run_mlp || o.run_lenet) {
+    printf("batch_size=%d timed_batches=%lld\n", BATCH, (long long)o.batches);
+  }
   if (o.profile) {
     if (o.run_mlp) profile_model(&o, FM_MLP);
     if (o.run_lenet) profile_model(&o, FM_LENET);
@@ -292,5 +336,6 @@ int main(int argc, char **argv) {
   torch_epoch_s(&o, &tmlp, &tlenet);
   if (o.run_mlp) print_model("mlp", mlp, tmlp, 0.4);
   if (o.run_lenet) print_model("lenet", lenet, tlenet, 0.5);
-  return 0;
+  fflush(stdout);
+  return o.run_resnet ? resnet_train_bench(&o.resnet) : 0;
 }

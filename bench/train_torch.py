@@ -12,8 +12,21 @@ data of the same shape: the cost of these models does not depend on the
 values). With --batches N only N batches are timed, after a few warm-up
 batches, and the time is scaled to 60000 images.
 
+With --model resnet18 it is the peer of bench/train's ResNet-18 step
+instead: torchvision's resnet18 with the weights scripts/make_resnet.py
+wrote (RESNET_DIR/resnet18.pt), in training mode, trained with
+CrossEntropyLoss and SGD (momentum 0.9) on one batch that bench/train wrote
+(WORK/train_data.f32: B x 3 x S x S float32, WORK/train_label.f32: B
+class numbers as float32), --warmup steps and then --batches timed steps,
+all on that batch. Prints
+    resnet18_train_torch_ms=...       mean milliseconds per timed step
+    resnet18_train_torch_loss_K=...   the loss of step K (warm-up first)
+
 Usage: train_torch.py [--model mlp|lenet|both] [--batches N]
                       [--batch-size 128] [--threads 2] [--data-dir DIR]
+       train_torch.py --model resnet18 --resnet-dir DIR --work WORK
+                      [--batch-size 32] [--image-size 224] [--batches N]
+                      [--warmup N] [--lr 0.01] [--threads 2]
 """
 import argparse
 import gzip
@@ -104,13 +117,52 @@ def epoch_seconds(name, x, y, batches, batch_size, torch):
     return elapsed / (batches * batch_size) * EPOCH_IMAGES
 
 
+def resnet_step_ms(args, torch):
+    """Mean milliseconds per timed ResNet-18 step; prints every loss."""
+    import numpy as np
+    import torchvision
+    b, s = args.batch_size, args.image_size
+    x = np.fromfile(os.path.join(args.work, "train_data.f32"), dtype="<f4")
+    y = np.fromfile(os.path.join(args.work, "train_label.f32"), dtype="<f4")
+    x = torch.from_numpy(x.reshape(b, 3, s, s).copy())
+    y = torch.from_numpy(y.astype("int64"))
+    model = torchvision.models.resnet18(weights=None)
+    model.load_state_dict(torch.load(os.path.join(args.resnet_dir,
+                                                  "resnet18.pt")))
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
+    loss_fn = torch.nn.CrossEntropyLoss()
+
+    def step(k):
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        opt.step()
+        print("resnet18_train_torch_loss_%d=%.6f" % (k, float(loss)),
+              flush=True)
+
+    for k in range(args.warmup):
+        step(k)
+    start = time.perf_counter()
+    for k in range(args.batches):
+        step(args.warmup + k)
+    return 1e3 * (time.perf_counter() - start) / max(args.batches, 1)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--model", choices=["mlp", "lenet", "both"],
+    ap.add_argument("--model", choices=["mlp", "lenet", "both", "resnet18"],
                     default="both")
+    ap.add_argument("--resnet-dir", help="resnet18: make_resnet.py's folder")
+    ap.add_argument("--work", help="resnet18: where the batch is")
+    ap.add_argument("--image-size", type=int, default=224)
+    ap.add_argument("--warmup", type=int, default=1,
+                    help="resnet18: untimed steps first")
+    ap.add_argument("--lr", type=float, default=0.01, help="resnet18")
     ap.add_argument("--batches", type=int, default=0,
                     help="timed batches per model (0: a whole epoch)")
-    ap.add_argument("--batch-size", type=int, default=128)
+    ap.add_argument("--batch-size", type=int, default=None,
+                    help="default 128 (resnet18: 32)")
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--data-dir", default="/usr/share/datasets/fashion-mnist")
     args = ap.parse_args()
@@ -121,6 +173,18 @@ def main():
               file=sys.stderr)
         return 2
     torch.set_num_threads(args.threads)
+    if args.model == "resnet18":
+        if args.batch_size is None:
+            args.batch_size = 32
+        if not args.resnet_dir or not args.work:
+            ap.error("--model resnet18 needs --resnet-dir and --work")
+        print("torch_version=%s torch_threads=%d"
+              % (torch.__version__, torch.get_num_threads()))
+        ms = resnet_step_ms(args, torch)
+        print("resnet18_train_torch_ms=%.3f" % ms, flush=True)
+        return 0
+    if args.batch_size is None:
+        args.batch_size = 128
     x, y, source = load_data(args.data_dir, torch)
     print("torch_version=%s torch_threads=%d torch_data=%s"
           % (torch.__version__, torch.get_num_threads(), source))

@@ -72,6 +72,8 @@ def prod(dims):
 # ---- what each case holds ----------------------------------------------
 #
 # A dense array: ("dense", dtype, shape). Its values: values(k, size).
+# A dense array with given values: ("array", numpy array of a dtype in NP);
+#   other scripts (scripts/make_resnet.py) write real weights this way.
 # A none array (MXNet's placeholder without shape): ("none",).
 # csr: ("csr", dtype, (rows, cols), index_dtype, indptr, indices); its
 #   values: values(k, nnz). Empty indptr ([]) is an array never written.
@@ -170,9 +172,21 @@ def sparse_bytes(k, spec):
     return out
 
 
+def given_bytes(version, a):
+    """A dense array with the values of numpy array a."""
+    flag = [f for f, t in NP.items() if np.dtype(t) == a.dtype]
+    if not flag:
+        raise ValueError("no MXNet type flag for numpy dtype %s" % a.dtype)
+    out = head(version, DENSE) + shape_bytes(version, a.shape)
+    out += struct.pack("<iii", CPU, 0, flag[0])
+    return out + to_bytes(a.ravel(), flag[0])
+
+
 def array_bytes(version, k, spec):
     if spec[0] == "none":
         return none_bytes(version)
+    if spec[0] == "array":
+        return given_bytes(version, spec[1])
     if spec[0] == "dense":
         return dense_bytes(version, k, spec[1], spec[2])
     return sparse_bytes(k, spec)

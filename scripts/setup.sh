@@ -16,6 +16,8 @@ pkgs=(
   pkg-config
   python3-numpy python3-torch  # bindings/python tests, tests/ops/nn golden data
                                # (they skip without)
+  python3-torchvision          # the ResNets of bench/infer, bench/train
+                               # (scripts/make_resnet.py)
   swig                         # bindings/java, go, r generate their wrappers
   openjdk-17-jdk-headless junit5  # bindings/java (jar, JNI library, JUnit 5)
   golang-go                    # bindings/go (go test -race, go vet)
@@ -29,6 +31,12 @@ pkgs=(
   clang libclang-rt-14-dev     # libFuzzer and the fuzz targets (tests/fuzz)
   gnuplot-nox graphviz         # examples: --curves PNG, --graph SVG (optional)
 )
+# node and npm run ONNX Runtime, bench/infer's peer (scripts/bench.sh
+# installs npm's onnxruntime-node into a cache folder). A machine may have
+# them from elsewhere (NodeSource's nodejs bundles npm and conflicts with
+# Debian's npm), so only a missing command asks for Debian's package.
+command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
+command -v npm >/dev/null 2>&1 || pkgs+=(npm)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

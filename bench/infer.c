@@ -1,0 +1,587 @@
+/* Inference latency: torchvision's ResNet-18 and ResNet-50 (graphs and
+ * fixed-seed weights from scripts/make_resnet.py, MXNet JSON + .params)
+ * through the public API (simple_bind with is_train 0, forward), next to
+ * PyTorch (bench/infer_torch.py: the same weights, inference_mode, 2
+ * threads) and ONNX Runtime (bench/infer_ort.js under node, npm's
+ * onnxruntime-node, intraOpNumThreads 2) run in the same invocation on the
+ * same input. Prints the machine (CPU, mxc's features, the switches in
+ * the environment) and name=value lines per model M and batch B:
+ *   M_bB_ms, M_bB_median_ms            mxc: best and median forward
+ *   M_bB_torch_ms, M_bB_ort_ms (and _median_ms): the peers
+ *   M_bB_ratio_vs_torch, M_bB_ratio_vs_ort: mxc best / peer best
+ *   M_bB_maxdiff_torch, M_bB_maxdiff_ort: max |mxc - peer| of the logits
+ * and the goals of issue 16 (resnet18_b1 and resnet50_b1 vs ONNX Runtime,
+ * resnet50_b32 vs PyTorch). A fast wrong answer is worthless: the logits
+ * of every peer must agree with mxc's within --tolerance times
+ * max(1, max |logit|), else the program says which and exits 1. A peer
+ * that cannot run (no torch, no node, no onnxruntime-node) is skipped
+ * with the reason on stderr.
+ *
+ * Usage: infer [--models resnet18,resnet50] [--batches 1,32]
+ *              [--iters N (20)] [--warmup N (3)] [--image-size S (224)]
+ *              [--quick (iters 2, warmup 1)] [--threads N]
+ *              [--bind-flags N (MXC_BIND_* bits)] [--no-onednn]
+ *              [--no-infer-passes] [--tolerance T (1e-3)]
+ *              [--no-torch] [--no-ort] [--cache DIR] [--model-dir DIR]
+ *              [--python PATH] [--node PATH]
+ * The cache (see bench_cache_dir) holds models/ (written on first use by
+ * scripts/make_resnet.py; --model-dir: elsewhere) and ort/node_modules
+ * (scripts/bench.sh runs `npm install --ignore-scripts onnxruntime-node`
+ * there). Run as `bazel run -c opt //bench:infer` or bazel-bin/bench/infer. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BENCH_NAME "bench infer"
+#include "bench/bench_util.h"
+#include "bench/resnet_util.h"
+
+/* The bind flags of issue 16 (core/exec defines them once merged). */
+#ifndef MXC_BIND_NO_ONEDNN
+#define MXC_BIND_NO_ONEDNN 4
+#endif
+#ifndef MXC_BIND_NO_INFER_PASSES
+#define MXC_BIND_NO_INFER_PASSES 8
+#endif
+
+#define MAX_MODELS 4
+#define MAX_BATCHES 8
+#define CLASSES 1000
+#define INPUT_SEED 7
+
+typedef struct opts {
+  char models[MAX_MODELS][16];
+  int64_t batches[MAX_BATCHES];
+  int n_models, n_batches, iters, warmup, image, threads, flags;
+  int torch, ort;
+  double tolerance;
+  const char *python, *node;
+  char cache[BENCH_PATH], model_dir[BENCH_PATH + 16], work[BENCH_PATH];
+  char gen[BENCH_PATH], torch_py[BENCH_PATH], ort_js[BENCH_PATH];
+} opts;
+
+/* One run of mxc on a model and batch: the logits of the last forward. */
+typedef struct result {
+  float *logits;
+  int64_t n;
+} result;
+
+static void die(const char *what) {
+  fprintf(stderr, "bench infer: %s\n", what);
+  exit(1);
+}
+
+/* ---- the machine ------------------------------------------------------- */
+
+/* The first /proc/cpuinfo line starting with key, value only. */
+static void cpuinfo(const char *key, char *out, size_t n) {
+  snprintf(out, n, "unknown");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (f == NULL) return;
+  char line[8192];
+  while (fgets(line, sizeof line, f) != NULL) {
+    const char *colon = strchr(line, ':');
+    if (strncmp(line, key, strlen(key)) != 0 || colon == NULL) continue;
+    snprintf(out, n, "%s", colon + (colon[1] == ' ' ? 2 : 1));
+    out[strcspn(out, "\n")] = '\0';
+    break;
+  }
+  fclose(f);
+}
+
+/* The ISA extensions that decide GEMM and convolution speed. */
+static void print_isa(void) {
+  static const char *const wanted[] = {"avx2",        "fma",         "avx512f",
+                                       "avx512_vnni", "avx512_bf16", "amx_tile",
+                                       "amx_bf16"};
+  char flags[8192];
+  cpuinfo("flags", flags, sizeof flags);
+  printf("cpu_isa=");
+  const char *sep = "";
+  for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; ++i) {
+    char word[32];
+    snprintf(word, sizeof word, " %s ", wanted[i]);
+    char padded[8200];
+    snprintf(padded, sizeof padded, " %s ", flags);
+    if (strstr(padded, word) != NULL) {
+      printf("%s%s", sep, wanted[i]);
+      sep = ",";
+    }
+  }
+  printf("\n");
+}
+
+/* mxc's enabled build/run-time features (GEMM choice, oneDNN, ...). */
+static void print_features(void) {
+  printf("mxc_version=%s mxc_features=", mxc_version_string());
+  const char *sep = "";
+  for (int i = 0; i < mxc_feature_count(); ++i) {
+    const char *name = mxc_feature_name(i);
+    int on = 0;
+    if (name != NULL && mxc_feature_enabled(name, &on) == MXC_OK && on) {
+      printf("%s%s", sep, name);
+      sep = ",";
+    }
+  }
+  printf("\n");
+}
+
+static void print_machine(const opts *o) {
+  char model[512], family[64], number[64];
+  cpuinfo("model name", model, sizeof model);
+  cpuinfo("cpu family", family, sizeof family);
+  cpuinfo("model\t", number, sizeof number);
+  printf("cpu=%s\ncpu_family=%s cpu_model=%s\n", model, family, number);
+  print_isa();
+  print_features();
+  static const char *const env[] = {"MXC_GEMM", "MXC_ONEDNN",
+                                    "OPENBLAS_CORETYPE", "MXC_NUM_THREADS"};
+  for (size_t i = 0; i < sizeof env / sizeof env[0]; ++i) {
+    const char *v = getenv(env[i]);
+    printf("env_%s=%s\n", env[i], v ? v : "(unset)");
+  }
+  int threads = 0;
+  check(mxc_get_num_threads(&threads), "mxc_get_num_threads");
+  printf("mxc_threads=%d bind_flags=%d image_size=%d iters=%d warmup=%d\n",
+         threads, o->flags, o->image, o->iters, o->warmup);
+}
+
+/* ---- mxc ---------------------------------------------------------------- */
+
+static int64_t input_size(const opts *o, int64_t batch) {
+  return batch * 3 * (int64_t)o->image * o->image;
+}
+
+static mxc_executor bind_model(const opts *o, const char *model,
+                               int64_t batch) {
+  char path[2 * BENCH_PATH];
+  snprintf(path, sizeof path, "%s/%s-symbol.json", o->model_dir, model);
+  mxc_symbol sym = NULL;
+  check(mxc_symbol_load(path, &sym), path);
+  const char *names[1] = {"data"};
+  int ndims[1] = {4};
+  int64_t dims[4] = {batch, 3, o->image, o->image};
+  mxc_executor ex = NULL;
+  check(mxc_executor_simple_bind(sym, MXC_DEVICE_CPU, 0, 1, names, ndims, dims,
+                                 NULL, MXC_REQ_NULL, 0, NULL, NULL, o->flags,
+                                 &ex),
+        "mxc_executor_simple_bind");
+  mxc_symbol_free(sym);
+  snprintf(path, sizeof path, "%s/%s-0000.params", o->model_dir, model);
+  check(mxc_executor_load_params(ex, path, 0), path);
+  return ex;
+}
+
+static void set_input(const opts *o, mxc_executor ex, const float *x,
+                      int64_t batch) {
+  mxc_ndarray data = NULL;
+  check(mxc_executor_arg(ex, "data", &data), "mxc_executor_arg data");
+  check(mxc_ndarray_copy_from_host(data, x,
+                                   (size_t)input_size(o, batch) * sizeof *x),
+        "mxc_ndarray_copy_from_host");
+  mxc_ndarray_free(data);
+}
+
+/* One forward, waited for. */
+static double forward_ms(mxc_executor ex, mxc_ndarray out) {
+  double t0 = now_s();
+  check(mxc_executor_forward(ex, 0), "mxc_executor_forward");
+  check(mxc_ndarray_wait_to_read(out), "forward (waiting for the logits)");
+  return 1e3 * (now_s() - t0);
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Times the forwards; records M_bB_ms and M_bB_median_ms. */
+static void time_forward(const opts *o, mxc_executor ex, mxc_ndarray out,
+                         const char *tag, bench_kvs *kvs) {
+  for (int i = 0; i < o->warmup; ++i) forward_ms(ex, out);
+  double *t = malloc((size_t)o->iters * sizeof *t);
+  if (t == NULL) die("out of memory for the timings");
+  for (int i = 0; i < o->iters; ++i) t[i] = forward_ms(ex, out);
+  qsort(t, (size_t)o->iters, sizeof *t, cmp_double);
+  double med = o->iters % 2 ? t[o->iters / 2]
+                            : (t[o->iters / 2 - 1] + t[o->iters / 2]) / 2;
+  char key[96];
+  snprintf(key, sizeof key, "%s_ms", tag);
+  bench_kvs_set(kvs, key, t[0]);
+  printf("%s=%.3f\n", key, t[0]);
+  snprintf(key, sizeof key, "%s_median_ms", tag);
+  bench_kvs_set(kvs, key, med);
+  printf("%s=%.3f\n", key, med);
+  fflush(stdout);
+  free(t);
+}
+
+static result run_mxc(const opts *o, const char *model, int64_t batch,
+                      const float *x, bench_kvs *kvs) {
+  char tag[64];
+  snprintf(tag, sizeof tag, "%s_b%lld", model, (long long)batch);
+  mxc_executor ex = bind_model(o, model, batch);
+  set_input(o, ex, x, batch);
+  mxc_ndarray out = NULL;
+  check(mxc_executor_output(ex, 0, &out), "mxc_executor_output");
+  int64_t n = 0;
+  check(mxc_ndarray_size(out, &n), "mxc_ndarray_size");
+  if (n != batch * CLASSES) die("the model does not output 1000 logits");
+  time_forward(o, ex, out, tag, kvs);
+  result r = {malloc((size_t)n * sizeof(float)), n};
+  if (r.logits == NULL) die("out of memory for the logits");
+  check(mxc_ndarray_copy_to_host(out, r.logits, (size_t)n * sizeof(float)),
+        "mxc_ndarray_copy_to_host");
+  double absmax = 0;
+  for (int64_t i = 0; i < n; ++i) absmax = fmax(absmax, fabs(r.logits[i]));
+  printf("%s_logit_absmax=%.3g\n", tag, absmax); /* the scale of maxdiff */
+  mxc_ndarray_free(out);
+  mxc_executor_free(ex);
+  return r;
+}
+
+/* ---- peers --------------------------------------------------------------- */
+
+static void join(char *out, size_t n, const opts *o, int batches) {
+  out[0] = '\0';
+  int count = batches ? o->n_batches : o->n_models;
+  for (int i = 0; i < count; ++i) {
+    size_t len = strlen(out);
+    if (batches) {
+      snprintf(out + len, n - len, "%s%lld", i ? "," : "",
+               (long long)o->batches[i]);
+    } else {
+      snprintf(out + len, n - len, "%s%s", i ? "," : "", o->models[i]);
+    }
+  }
+}
+
+/* 1 when the peer ran; 0 (with the reason on stderr) when skipped. */
+static int run_torch(const opts *o, bench_kvs *kvs) {
+  if (!o->torch) return 0;
+  char models[128], batches[128], cmd[6 * BENCH_PATH];
+  join(models, sizeof models, o, 0);
+  join(batches, sizeof batches, o, 1);
+  snprintf(cmd, sizeof cmd,
+           "'%s' '%s' --model-dir '%s' --work '%s' --models %s --batches %s "
+           "--image-size %d --iters %d --warmup %d --threads 2",
+           o->python, o->torch_py, o->model_dir, o->work, models, batches,
+           o->image, o->iters, o->warmup);
+  int status = bench_run_peer(cmd, kvs);
+  if (status != 0) {
+    fprintf(stderr,
+            "bench infer: PyTorch peer failed (status %d); skipping "
+            "its figures\n",
+            status);
+  }
+  return status == 0;
+}
+
+static int have_node(const opts *o) {
+  char cmd[BENCH_PATH + 64];
+  snprintf(cmd, sizeof cmd, "'%s' --version >/dev/null 2>&1", o->node);
+  return system(cmd) == 0;
+}
+
+static int run_ort(const opts *o, bench_kvs *kvs) {
+  if (!o->ort) return 0;
+  char modules[2 * BENCH_PATH];
+  snprintf(modules, sizeof modules, "%s/ort/node_modules", o->cache);
+  char probe[2 * BENCH_PATH + 64];
+  snprintf(probe, sizeof probe, "%s/onnxruntime-node/package.json", modules);
+  if (!have_node(o) || access(probe, R_OK) != 0) {
+    fprintf(stderr,
+            "bench infer: skipping ONNX Runtime: needs node (%s) and "
+            "onnxruntime-node in %s (scripts/bench.sh installs it: npm "
+            "install --ignore-scripts onnxruntime-node)\n",
+            o->node, modules);
+    return 0;
+  }
+  char models[128], batches[128], cmd[8 * BENCH_PATH];
+  join(models, sizeof models, o, 0);
+  join(batches, sizeof batches, o, 1);
+  snprintf(cmd, sizeof cmd, "NODE_PATH='%s' '%s' '%s' '%s' '%s' %s %s %d %d %d",
+           modules, o->node, o->ort_js, o->model_dir, o->work, models, batches,
+           o->image, o->iters, o->warmup);
+  int status = bench_run_peer(cmd, kvs);
+  if (status != 0) {
+    fprintf(stderr,
+            "bench infer: ONNX Runtime peer failed (status %d); "
+            "skipping its figures\n",
+            status);
+  }
+  return status == 0;
+}
+
+/* ---- agreement and ratios ------------------------------------------------ */
+
+/* Compares mxc's logits with the peer's file; 0 when they agree. */
+static int compare(const opts *o, const char *tag, const char *peer,
+                   const result *r) {
+  char path[2 * BENCH_PATH];
+  snprintf(path, sizeof path, "%s/%s.%s.f32", o->work, tag, peer);
+  float *y = malloc((size_t)r->n * sizeof *y);
+  if (y == NULL) die("out of memory for the peer's logits");
+  int rc = bench_read_f32(path, y, r->n);
+  double ref = 0,
+         d = rc == 0 ? bench_max_abs_diff(r->logits, y, r->n, &ref) : NAN;
+  free(y);
+  unlink(path);
+  double limit = o->tolerance * (ref > 1 ? ref : 1);
+  printf("%s_maxdiff_%s=%.3g\n", tag, peer, d);
+  if (d <= limit) return 0;
+  fprintf(stderr,
+          "bench infer: FAIL: %s logits differ from %s's by %.3g "
+          "(max |logit| %.3g, allowed %.3g)\n",
+          tag, peer, d, ref, limit);
+  return 1;
+}
+
+static void print_ratio(const bench_kvs *kvs, const char *tag,
+                        const char *peer) {
+  char key[96];
+  snprintf(key, sizeof key, "%s_ms", tag);
+  double mine = bench_kvs_get(kvs, key);
+  snprintf(key, sizeof key, "%s_%s_ms", tag, peer);
+  double theirs = bench_kvs_get(kvs, key);
+  if (isnan(mine) || isnan(theirs)) return;
+  printf("%s_ratio_vs_%s=%.3f\n", tag, peer, mine / theirs);
+}
+
+static void print_goals(const bench_kvs *kvs) {
+  static const struct {
+    const char *tag, *peer;
+    double goal;
+  } goals[] = {{"resnet18_b1", "ort", 1.0},
+               {"resnet50_b1", "ort", 1.0},
+               {"resnet50_b32", "torch", 0.8}};
+  for (size_t i = 0; i < sizeof goals / sizeof goals[0]; ++i) {
+    char key[96];
+    snprintf(key, sizeof key, "%s_%s_ms", goals[i].tag, goals[i].peer);
+    if (isnan(bench_kvs_get(kvs, key))) continue;
+    printf("%s_ratio_vs_%s_goal=%.1f\n", goals[i].tag, goals[i].peer,
+           goals[i].goal);
+  }
+}
+
+/* ---- options ---------------------------------------------------------------
+ */
+
+static void parse_models(opts *o, const char *v) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", v);
+  o->n_models = 0;
+  for (char *s = strtok(buf, ","); s != NULL; s = strtok(NULL, ",")) {
+    if (strcmp(s, "resnet18") != 0 && strcmp(s, "resnet50") != 0) {
+      die("--models: expected resnet18 and/or resnet50");
+    }
+    if (o->n_models == MAX_MODELS) die("--models: too many");
+    snprintf(o->models[o->n_models++], sizeof o->models[0], "%s", s);
+  }
+  if (o->n_models == 0) die("--models: none given");
+}
+
+static void parse_batches(opts *o, const char *v) {
+  char buf[256];
+  snprintf(buf, sizeof buf, "%s", v);
+  o->n_batches = 0;
+  for (char *s = strtok(buf, ","); s != NULL; s = strtok(NULL, ",")) {
+    long long b = atoll(s);
+    if (b < 1 || b > 1024) die("--batches: each batch must be 1..1024");
+    if (o->n_batches == MAX_BATCHES) die("--batches: too many");
+    o->batches[o->n_batches++] = b;
+  }
+  if (o->n_batches == 0) die("--batches: none given");
+}
+
+static int int_arg(const char *v, int lo, int hi, const char *what) {
+  char *end = NULL;
+  long x = strtol(v, &end, 10);
+  if (end == v || *end != '\0' || x < lo || x > hi) {
+    fprintf(stderr, "bench infer: %s '%s': expected %d..%d\n", what, v, lo, hi);
+    exit(1);
+  }
+  return (int)x;
+}
+
+static void defaults(opts *o, const char *argv0) {
+  parse_models(o, "resnet18,resnet50");
+  parse_batches(o, "1,32");
+  o->iters = 20;
+  o->warmup = 3;
+  o->image = 224;
+  o->tolerance = 1e-3;
+  o->torch = o->ort = 1;
+  o->python = bench_python();
+  o->node = "node";
+  bench_cache_dir(o->cache);
+  bench_find(argv0, "scripts/make_resnet.py", o->gen);
+  bench_find(argv0, "bench/infer_torch.py", o->torch_py);
+  bench_find(argv0, "bench/infer_ort.js", o->ort_js);
+}
+
+/* Options that take no value; 0 when a is none of them. */
+static int parse_flag(opts *o, const char *a) {
+  if (strcmp(a, "--no-torch") == 0) {
+    o->torch = 0;
+  } else if (strcmp(a, "--no-ort") == 0) {
+    o->ort = 0;
+  } else if (strcmp(a, "--no-onednn") == 0) {
+    o->flags |= MXC_BIND_NO_ONEDNN;
+  } else if (strcmp(a, "--no-infer-passes") == 0) {
+    o->flags |= MXC_BIND_NO_INFER_PASSES;
+  } else if (strcmp(a, "--quick") == 0) {
+    o->iters = 2;
+    o->warmup = 1;
+  } else {
+    return 0;
+  }
+  return 1;
+}
+
+static void parse_value(opts *o, const char *a, const char *v) {
+  if (strcmp(a, "--models") == 0) {
+    parse_models(o, v);
+  } else if (strcmp(a, "--batches") == 0) {
+    parse_batches(o, v);
+  } else if (strcmp(a, "--iters") == 0) {
+    o->iters = int_arg(v, 1, 100000, a);
+  } else if (strcmp(a, "--warmup") == 0) {
+    o->warmup = int_arg(v, 0, 100000, a);
+  } else if (strcmp(a, "--image-size") == 0) {
+    o->image = int_arg(v, 32, 1024, a);
+  } else if (strcmp(a, "--threads") == 0) {
+    o->threads = int_arg(v, 1, 1024, a);
+  } else if (strcmp(a, "--bind-flags") == 0) {
+    o->flags |= int_arg(v, 0, 1 << 30, a);
+  } else if (strcmp(a, "--tolerance") == 0) {
+    o->tolerance = atof(v);
+  } else if (strcmp(a, "--cache") == 0) {
+    snprintf(o->cache, sizeof o->cache, "%s", v);
+  } else if (strcmp(a, "--model-dir") == 0) {
+    snprintf(o->model_dir, sizeof o->model_dir, "%s", v);
+  } else if (strcmp(a, "--python") == 0) {
+    o->python = v;
+  } else if (strcmp(a, "--node") == 0) {
+    o->node = v;
+  } else {
+    fprintf(stderr, "bench infer: unknown option '%s'\n", a);
+    exit(1);
+  }
+}
+
+static void parse(int argc, char **argv, opts *o) {
+  defaults(o, argv[0]);
+  for (int i = 1; i < argc; ++i) {
+    if (parse_flag(o, argv[i])) continue;
+    if (i + 1 >= argc) die("an option needs a value");
+    parse_value(o, argv[i], argv[i + 1]);
+    ++i;
+  }
+  if (!(o->tolerance > 0)) die("--tolerance must be > 0");
+  if (o->model_dir[0] == '\0') {
+    snprintf(o->model_dir, sizeof o->model_dir, "%s/models", o->cache);
+  }
+}
+
+/* ---- main
+ * -------------------------------------------------------------------- */
+
+/* The inputs, one file per batch size for the peers: batch B holds the
+ * first B images of one fixed sequence. */
+static float **write_inputs(const opts *o) {
+  float **x = calloc((size_t)o->n_batches, sizeof *x);
+  if (x == NULL) die("out of memory for the inputs");
+  for (int i = 0; i < o->n_batches; ++i) {
+    int64_t n = input_size(o, o->batches[i]);
+    x[i] = malloc((size_t)n * sizeof(float));
+    if (x[i] == NULL) die("out of memory for an input");
+    bench_fill(x[i], n, INPUT_SEED);
+    char path[2 * BENCH_PATH];
+    snprintf(path, sizeof path, "%s/input_b%lld.f32", o->work,
+             (long long)o->batches[i]);
+    if (bench_write_f32(path, x[i], n) != 0) exit(1);
+  }
+  return x;
+}
+
+/* Removes the work folder: the inputs and whatever peer output is left
+ * (a peer that failed half way). */
+static void remove_work(const opts *o, float **x) {
+  char path[2 * BENCH_PATH];
+  for (int b = 0; b < o->n_batches; ++b) {
+    long long batch = (long long)o->batches[b];
+    snprintf(path, sizeof path, "%s/input_b%lld.f32", o->work, batch);
+    unlink(path);
+    free(x[b]);
+    for (int m = 0; m < o->n_models; ++m) {
+      snprintf(path, sizeof path, "%s/%s_b%lld.torch.f32", o->work,
+               o->models[m], batch);
+      unlink(path);
+      snprintf(path, sizeof path, "%s/%s_b%lld.ort.f32", o->work, o->models[m],
+               batch);
+      unlink(path);
+    }
+  }
+  free(x);
+  rmdir(o->work);
+}
+
+static void make_work_dir(opts *o) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(o->work, sizeof o->work, "%s/mxc-bench-infer-XXXXXX",
+           tmp && tmp[0] ? tmp : "/tmp");
+  if (mkdtemp(o->work) == NULL) die("cannot create a work folder");
+}
+
+/* Agreement of every (model, batch) with the peers that ran; prints the
+ * ratios. Returns the number of disagreements. */
+static int check_all(const opts *o, result *r, int torch, int ort,
+                     const bench_kvs *kvs) {
+  int bad = 0;
+  for (int m = 0; m < o->n_models; ++m) {
+    for (int b = 0; b < o->n_batches; ++b) {
+      result *res = &r[m * o->n_batches + b];
+      char tag[64];
+      snprintf(tag, sizeof tag, "%s_b%lld", o->models[m],
+               (long long)o->batches[b]);
+      if (torch) bad += compare(o, tag, "torch", res);
+      if (ort) bad += compare(o, tag, "ort", res);
+      print_ratio(kvs, tag, "torch");
+      print_ratio(kvs, tag, "ort");
+    }
+  }
+  return bad;
+}
+
+int main(int argc, char **argv) {
+  static opts o;
+  static bench_kvs kvs;
+  parse(argc, argv, &o);
+  if (o.threads > 0) check(mxc_set_num_threads(o.threads), "threads");
+  print_machine(&o);
+  char models[128];
+  join(models, sizeof models, &o, 0);
+  if (bench_make_models(o.python, o.gen, o.model_dir, models) != 0) return 1;
+  make_work_dir(&o);
+  float **x = write_inputs(&o);
+  result *r = calloc((size_t)(o.n_models * o.n_batches), sizeof *r);
+  if (r == NULL) die("out of memory");
+  for (int m = 0; m < o.n_models; ++m) {
+    for (int b = 0; b < o.n_batches; ++b) {
+      r[m * o.n_batches + b] =
+          run_mxc(&o, o.models[m], o.batches[b], x[b], &kvs);
+    }
+  }
+  int torch = run_torch(&o, &kvs);
+  int ort = run_ort(&o, &kvs);
+  int bad = check_all(&o, r, torch, ort, &kvs);
+  print_goals(&kvs);
+  printf("agreement_tolerance=%g\n", o.tolerance);
+  for (int i = 0; i < o.n_models * o.n_batches; ++i) free(r[i].logits);
+  free(r);
+  remove_work(&o, x);
+  return bad ? 1 : 0;
+}

@@ -1,0 +1,317 @@
+#include "bench/train_resnet.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define BENCH_NAME "bench train"
+#include "bench/bench_util.h"
+#include "bench/resnet_util.h"
+
+#define MODEL "resnet18"
+#define CLASSES 1000
+#define MAX_STEPS 1000
+#define DATA_SEED 11
+#define LABEL_SEED 12
+
+/* The bound training graph and what the update needs. */
+typedef struct net {
+  mxc_executor ex;
+  mxc_ndarray out, label;
+  mxc_op sgd;
+  int n; /* parameters */
+  mxc_ndarray *w, *g, *mom;
+  char **names;
+} net;
+
+typedef struct paths {
+  char models[BENCH_PATH + 16], work[BENCH_PATH];
+} paths;
+
+void resnet_opts_init(resnet_opts *o, const char *argv0) {
+  memset(o, 0, sizeof *o);
+  o->batch = 32;
+  o->image = 224;
+  o->steps = 5;
+  o->warmup = 1;
+  o->torch = 1;
+  o->lr = 0.01;
+  o->tolerance = 0.02;
+  o->argv0 = argv0;
+  o->python = bench_python();
+}
+
+static void die(const char *what) {
+  fprintf(stderr, "bench train: %s\n", what);
+  exit(1);
+}
+
+/* ---- the batch ------------------------------------------------------------
+ */
+
+static int64_t image_floats(const resnet_opts *o) {
+  return (int64_t)o->batch * 3 * o->image * o->image;
+}
+
+/* Images of order one and labels spread over the classes: the same values
+ * on both sides, through files the peer reads. */
+static void make_batch(const resnet_opts *o, const paths *p, float **x,
+                       float **y) {
+  int64_t n = image_floats(o);
+  *x = malloc((size_t)n * sizeof **x);
+  *y = malloc((size_t)o->batch * sizeof **y);
+  if (*x == NULL || *y == NULL) die("out of memory for the batch");
+  bench_fill(*x, n, DATA_SEED);
+  bench_fill(*y, o->batch, LABEL_SEED);
+  for (int i = 0; i < o->batch; ++i) {
+    (*y)[i] = (float)((int)fabsf((*y)[i] * 997.0f) % CLASSES);
+  }
+  char path[2 * BENCH_PATH];
+  snprintf(path, sizeof path, "%s/train_data.f32", p->work);
+  if (bench_write_f32(path, *x, n) != 0) exit(1);
+  snprintf(path, sizeof path, "%s/train_label.f32", p->work);
+  if (bench_write_f32(path, *y, o->batch) != 0) exit(1);
+}
+
+/* ---- mxc ---------------------------------------------------------------- */
+
+static mxc_executor bind_train(const resnet_opts *o, const paths *p,
+                               mxc_symbol sym) {
+  char path[2 * BENCH_PATH];
+  const char *names[2] = {"data", "softmax_label"};
+  int ndims[2] = {4, 1};
+  int64_t dims[5] = {o->batch, 3, o->image, o->image, o->batch};
+  int reqs[2] = {MXC_REQ_NULL, MXC_REQ_NULL};
+  mxc_executor ex = NULL;
+  check(mxc_executor_simple_bind(sym, MXC_DEVICE_CPU, 0, 2, names, ndims, dims,
+                                 NULL, MXC_REQ_WRITE, 2, names, reqs,
+                                 MXC_BIND_DEFAULT, &ex),
+        "mxc_executor_simple_bind (training)");
+  snprintf(path, sizeof path, "%s/" MODEL "-0000.params", p->models);
+  check(mxc_executor_load_params(ex, path, 0), path);
+  return ex;
+}
+
+static void add_param(net *nt, const char *name) {
+  int k = nt->n++;
+  nt->names[k] = strdup(name);
+  if (nt->names[k] == NULL) die("out of memory for a name");
+  check(mxc_executor_arg(nt->ex, name, &nt->w[k]), "mxc_executor_arg");
+  check(mxc_executor_grad(nt->ex, name, &nt->g[k]), "mxc_executor_grad");
+  int ndim = 0;
+  const int64_t *shape = NULL;
+  check(mxc_ndarray_shape(nt->w[k], &ndim, &shape), "mxc_ndarray_shape");
+  check(mxc_ndarray_create(shape, ndim, MXC_DTYPE_FLOAT32, MXC_DEVICE_CPU, 0, 0,
+                           &nt->mom[k]),
+        "mxc_ndarray_create");
+  check(mxc_init_array(nt->mom[k], "zeros", NULL, NULL, 0), "zeros");
+}
+
+/* Every argument but the data and the label is trained. */
+static void collect_params(net *nt, mxc_symbol sym) {
+  mxc_str_list args = NULL;
+  int n = 0;
+  check(mxc_symbol_list_arguments(sym, &args), "list_arguments");
+  check(mxc_str_list_size(args, &n), "mxc_str_list_size");
+  nt->names = calloc((size_t)n, sizeof *nt->names);
+  nt->w = calloc((size_t)n, sizeof *nt->w);
+  nt->g = calloc((size_t)n, sizeof *nt->g);
+  nt->mom = calloc((size_t)n, sizeof *nt->mom);
+  if (!nt->names || !nt->w || !nt->g || !nt->mom) die("out of memory");
+  for (int i = 0; i < n; ++i) {
+    const char *name = NULL;
+    check(mxc_str_list_get(args, i, &name), "mxc_str_list_get");
+    if (strcmp(name, "data") != 0 && strcmp(name, "softmax_label") != 0) {
+      add_param(nt, name);
+    }
+  }
+  mxc_str_list_free(args);
+}
+
+static void net_create(const resnet_opts *o, const paths *p, const float *x,
+                       const float *y, net *nt) {
+  memset(nt, 0, sizeof *nt);
+  char path[2 * BENCH_PATH];
+  snprintf(path, sizeof path, "%s/" MODEL "_train-symbol.json", p->models);
+  mxc_symbol sym = NULL;
+  check(mxc_symbol_load(path, &sym), path);
+  nt->ex = bind_train(o, p, sym);
+  collect_params(nt, sym);
+  mxc_symbol_free(sym);
+  check(mxc_op_find("sgd_mom_update", &nt->sgd), "mxc_op_find");
+  mxc_ndarray data = NULL;
+  check(mxc_executor_arg(nt->ex, "data", &data), "mxc_executor_arg data");
+  check(
+      mxc_ndarray_copy_from_host(data, x, (size_t)image_floats(o) * sizeof *x),
+      "copying the images");
+  mxc_ndarray_free(data);
+  check(mxc_executor_arg(nt->ex, "softmax_label", &nt->label), "label");
+  check(mxc_ndarray_copy_from_host(nt->label, y, (size_t)o->batch * sizeof *y),
+        "copying the labels");
+  check(mxc_executor_output(nt->ex, 0, &nt->out), "mxc_executor_output");
+}
+
+static void net_free(net *nt) {
+  for (int i = 0; i < nt->n; ++i) {
+    free(nt->names[i]);
+    mxc_ndarray_free(nt->w[i]);
+    mxc_ndarray_free(nt->g[i]);
+    mxc_ndarray_free(nt->mom[i]);
+  }
+  free(nt->names);
+  free(nt->w);
+  free(nt->g);
+  free(nt->mom);
+  mxc_ndarray_free(nt->out);
+  mxc_ndarray_free(nt->label);
+  mxc_executor_free(nt->ex);
+}
+
+/* w += mom = 0.9 mom - lr grad / batch for every parameter: PyTorch's
+ * SGD(momentum=0.9) on the mean loss, in MXNet's form. */
+static void update(const resnet_opts *o, net *nt) {
+  char lr[32], rescale[32];
+  snprintf(lr, sizeof lr, "%.17g", o->lr);
+  snprintf(rescale, sizeof rescale, "%.17g", 1.0 / o->batch);
+  const char *keys[4] = {"lr", "momentum", "wd", "rescale_grad"};
+  const char *vals[4] = {lr, "0.9", "0", rescale};
+  for (int i = 0; i < nt->n; ++i) {
+    mxc_ndarray in[3] = {nt->w[i], nt->g[i], nt->mom[i]};
+    mxc_ndarray out[1] = {nt->w[i]};
+    check(mxc_op_invoke(nt->sgd, keys, vals, 4, in, 3, out, 1, NULL),
+          nt->names[i]);
+  }
+}
+
+/* One step; returns the mean loss of its forward (which waits for the
+ * forward only: backward and the updates go on in the engine). */
+static double step(const resnet_opts *o, net *nt) {
+  check(mxc_executor_forward(nt->ex, 1), "mxc_executor_forward");
+  check(mxc_executor_backward(nt->ex, 0, NULL), "mxc_executor_backward");
+  update(o, nt);
+  double sum = 0;
+  int64_t count = 0;
+  check(mxc_metric_cross_entropy(nt->out, nt->label, 1e-12, &sum, &count),
+        "the loss");
+  return sum / (double)(count > 0 ? count : 1);
+}
+
+/* Milliseconds per timed step; loss[0..warmup+steps) as it went. */
+static double run_mxc(const resnet_opts *o, const paths *p, double *loss) {
+  float *x = NULL, *y = NULL;
+  make_batch(o, p, &x, &y);
+  net nt;
+  net_create(o, p, x, y, &nt);
+  free(x);
+  free(y);
+  for (int i = 0; i < o->warmup; ++i) loss[i] = step(o, &nt);
+  check(mxc_wait_all(), "mxc_wait_all");
+  double t0 = now_s();
+  for (int i = 0; i < o->steps; ++i) loss[o->warmup + i] = step(o, &nt);
+  check(mxc_wait_all(), "mxc_wait_all");
+  double ms = 1e3 * (now_s() - t0) / o->steps;
+  net_free(&nt);
+  return ms;
+}
+
+/* ---- PyTorch and the comparison --------------------------------------------
+ */
+
+static int run_torch(const resnet_opts *o, const paths *p, bench_kvs *kvs) {
+  if (!o->torch) return 0;
+  if (access(o->torch_script, R_OK) != 0) {
+    fprintf(stderr, "bench train: %s not found; skipping PyTorch\n",
+            o->torch_script);
+    return 0;
+  }
+  char cmd[4 * BENCH_PATH];
+  snprintf(
+      cmd, sizeof cmd,
+      "'%s' '%s' --model resnet18 --resnet-dir '%s' --work '%s' "
+      "--batch-size %d --image-size %d --batches %d --warmup %d --lr %.17g",
+      o->python, o->torch_script, p->models, p->work, o->batch, o->image,
+      o->steps, o->warmup, o->lr);
+  int status = bench_run_peer(cmd, kvs);
+  if (status != 0) {
+    fprintf(stderr,
+            "bench train: PyTorch ResNet-18 peer failed (status %d); "
+            "skipping its figures\n",
+            status);
+  }
+  return status == 0;
+}
+
+/* Largest |mxc - torch| / max(1, |torch|) over the steps. */
+static double loss_diff(const resnet_opts *o, const double *loss,
+                        const bench_kvs *kvs) {
+  double worst = 0;
+  for (int i = 0; i < o->warmup + o->steps; ++i) {
+    char key[96];
+    snprintf(key, sizeof key, "resnet18_train_torch_loss_%d", i);
+    double t = bench_kvs_get(kvs, key);
+    double d = fabs(loss[i] - t) / fmax(1.0, fabs(t));
+    if (isnan(d) || d > worst) worst = d;
+    if (isnan(d)) break;
+  }
+  return worst;
+}
+
+static int report(const resnet_opts *o, double ms, const double *loss,
+                  int torch, const bench_kvs *kvs) {
+  int last = o->warmup + o->steps - 1;
+  printf("resnet18_train_ms=%.3f\n", ms);
+  printf("resnet18_train_loss_first=%.6f\n", loss[0]);
+  printf("resnet18_train_loss_last=%.6f\n", loss[last]);
+  if (!torch) return 0;
+  double tms = bench_kvs_get(kvs, "resnet18_train_torch_ms");
+  printf("resnet18_train_ratio_vs_torch=%.3f\n", ms / tms);
+  printf("resnet18_train_ratio_vs_torch_goal=0.7\n");
+  double d = loss_diff(o, loss, kvs);
+  printf("resnet18_train_loss_maxdiff=%.3g\n", d);
+  if (d <= o->tolerance) return 0;
+  fprintf(stderr,
+          "bench train: FAIL: the ResNet-18 losses of mxc and PyTorch "
+          "differ by %.3g (relative; allowed %.3g)\n",
+          d, o->tolerance);
+  return 1;
+}
+
+static void make_work(paths *p) {
+  const char *tmp = getenv("TMPDIR");
+  snprintf(p->work, sizeof p->work, "%s/mxc-bench-train-XXXXXX",
+           tmp && tmp[0] ? tmp : "/tmp");
+  if (mkdtemp(p->work) == NULL) die("cannot create a work folder");
+}
+
+static void remove_work(const paths *p) {
+  static const char *const files[] = {"train_data.f32", "train_label.f32"};
+  for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
+    char path[2 * BENCH_PATH];
+    snprintf(path, sizeof path, "%s/%s", p->work, files[i]);
+    unlink(path);
+  }
+  rmdir(p->work);
+}
+
+int resnet_train_bench(const resnet_opts *o) {
+  static bench_kvs kvs;
+  if (o->steps < 1 || o->warmup < 0 || o->warmup + o->steps > MAX_STEPS) {
+    die("ResNet-18 steps: expected 1.. and warm-up 0.., 1000 in all");
+  }
+  paths p;
+  char cache[BENCH_PATH], gen[BENCH_PATH];
+  bench_cache_dir(cache);
+  snprintf(p.models, sizeof p.models, "%s/models", cache);
+  bench_find(o->argv0, "scripts/make_resnet.py", gen);
+  if (bench_make_models(o->python, gen, p.models, MODEL) != 0) return 1;
+  make_work(&p);
+  double loss[MAX_STEPS];
+  printf("resnet18_train_batch=%d image_size=%d steps=%d warmup=%d lr=%g\n",
+         o->batch, o->image, o->steps, o->warmup, o->lr);
+  double ms = run_mxc(o, &p, loss);
+  int torch = run_torch(o, &p, &kvs);
+  remove_work(&p);
+  return report(o, ms, loss, torch, &kvs);
+}
