@@ -15,7 +15,11 @@
  *                             (1x28x28 -> 20 5x5; 20x12x12 -> 50 5x5)
  *   conv_lenet_im2col_cblas_gflops  per-sample im2col + cblas_sgemm + bias
  *   conv_lenet_ratio_vs_im2col_cblas
- * and the goals. Usage: ops [N tiny calls (default 200000)] [section: dot,
+ * and, first, the machine: cpu_vendor, cpu_family, cpu_model, cpu_isa
+ * (core/base/cpu.h), cpu (the whole description), openblas_core (the
+ * kernel set OpenBLAS picked) and gemm_float32 (the GEMM mxc's products
+ * use: openblas, onednn or portable, from the GEMM_* features; the
+ * OpenBLAS peer above always runs OpenBLAS's own choice), and the goals. Usage: ops [N tiny calls (default 200000)] [section: dot,
  * tiny, tiny_prealloc (without the newout variant) or conv; default all;
  * for profiling one part]. */
 #include <cblas.h>
@@ -29,6 +33,7 @@
 
 #define BENCH_NAME "bench ops"
 #include "bench/bench_util.h"
+#include "core/base/cpu.h"
 
 #ifndef REPS
 #define REPS 7
@@ -341,7 +346,29 @@ static void bench_conv(void) {
   layer_free(&l2);
 }
 
+/* Which CPU this ran on and which GEMM mxc chose for it. */
+static void print_machine(void) {
+  const mxc__cpu_info *cpu = mxc__cpu_host();
+  char desc[256];
+  printf("cpu_vendor=%s\n", cpu->vendor);
+  printf("cpu_family=%d\ncpu_model=%d\n", cpu->family, cpu->model);
+  printf("cpu_isa=%s\n", mxc__cpu_isa_name(mxc__cpu_isa_level(cpu)));
+  printf("cpu=%s\n", mxc__cpu_describe(cpu, desc, sizeof desc));
+  printf("openblas_core=%s\n", openblas_get_corename());
+  static const char *const gemms[] = {"openblas", "onednn", "portable"};
+  static const char *const features[] = {"GEMM_OPENBLAS", "GEMM_ONEDNN",
+                                         "GEMM_PORTABLE"};
+  const char *gemm = "?";
+  for (int i = 0; i < 3; ++i) {
+    int on = 0;
+    check(mxc_feature_enabled(features[i], &on), "feature_enabled");
+    if (on) gemm = gemms[i];
+  }
+  printf("gemm_float32=%s\n", gemm);
+}
+
 int main(int argc, char **argv) {
+  print_machine();
   long calls = argc > 1 ? atol(argv[1]) : 200000;
   if (calls < 1) calls = 1;
   int threads = 0;

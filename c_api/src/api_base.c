@@ -30,6 +30,11 @@ static const feature k_features[] = {
     {"CUDA", 0},
 #endif
     {"OPENBLAS", 0}, /* added by the linalg family: see feature_value */
+    /* The GEMM float32 products use in this process, one of the three
+     * (chosen at run time: ops/linalg/gemm_choice.h). */
+    {"GEMM_OPENBLAS", 0},
+    {"GEMM_ONEDNN", 0},
+    {"GEMM_PORTABLE", 0},
     {"DLPACK", 1},
     {"THREADED_ENGINE", 1},
 #ifdef MXC_SANITIZER_ASAN

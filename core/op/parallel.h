@@ -12,6 +12,21 @@
 
 #include <stdint.h>
 
+/* The size threshold of the element-wise, broadcast and reduction
+ * kernels (ops/elemwise, ops/binary, ops/reduce, ops/fused, core/op/vmath):
+ * loops over fewer elements than MXC__PAR_MIN_ELEMS stay on the calling
+ * thread; longer ones are split into chunks of MXC__PAR_GRAIN_ELEMS.
+ * Why these values: handing a loop to the pool wakes a sleeping helper
+ * (a condition variable: a few microseconds before it runs, plus the
+ * cache misses of touching the job), while these kernels stream memory
+ * at roughly a nanosecond per element, so 64 Ki elements (256 KiB of
+ * float32, about one L2 cache) are tens of microseconds of work: the
+ * smallest size where the second core clearly pays for the hand-off. A
+ * 16 Ki-element chunk (64 KiB of float32) is long enough to amortize
+ * taking it (one atomic add) and leaves at least 4 chunks to balance. */
+#define MXC__PAR_MIN_ELEMS ((int64_t)65536)
+#define MXC__PAR_GRAIN_ELEMS ((int64_t)16384)
+
 /* A loop body over [begin, end): MXC_OK or an error status with its
  * message set (mxc__error_set) in the calling thread. */
 typedef int (*mxc__parallel_fn)(void *arg, int64_t begin, int64_t end);

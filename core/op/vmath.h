@@ -5,6 +5,8 @@
 
 #include <stdint.h>
 
+#include "core/op/parallel.h"
+
 /* Inverse error function on (-1, 1); +-inf at +-1, NaN outside. */
 double mxc__erfinv(double x);
 
@@ -26,8 +28,9 @@ int mxc__vmath_grad_f32(int fn, const float *og, const float *y, float *dx,
                         int64_t n, int add);
 
 /* Elements below which element-wise kernels stay on the calling thread,
- * and the chunk size they are split into above it. */
-#define MXC__ELEMWISE_GRAIN ((int64_t)16384)
-#define MXC__ELEMWISE_PAR_MIN ((int64_t)65536)
+ * and the chunk size they are split into above it: the kernel pool's one
+ * threshold (core/op/parallel.h explains the values). */
+#define MXC__ELEMWISE_GRAIN MXC__PAR_GRAIN_ELEMS
+#define MXC__ELEMWISE_PAR_MIN MXC__PAR_MIN_ELEMS
 
 #endif /* MXC_CORE_OP_VMATH_H_ */

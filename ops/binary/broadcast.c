@@ -15,6 +15,7 @@
  * shapes (temporary space), then written with the request's mode. */
 #include <string.h>
 
+#include "core/op/parallel.h"
 #include "ops/binary/binary.h"
 
 /* ---- shapes ---- */
@@ -146,14 +147,27 @@ static void layout_make(const mxc__shape *a, const mxc__shape *b,
 typedef void (*row_fn)(void *ctx, int64_t ia, int64_t ib, int64_t io,
                        int64_t n, int64_t sa, int64_t sb);
 
-/* Calls fn for every row, in output order. The output must be nonempty. */
-static void for_rows(const layout *l, row_fn fn, void *ctx) {
+/* Rows of a layout: every axis but the innermost. */
+static int64_t layout_rows(const layout *l) {
+  int64_t rows = 1;
+  for (int d = 0; d < l->nd - 1; ++d) rows *= l->ext[d];
+  return rows;
+}
+
+/* Calls fn for rows [r0, r1), in output order. */
+static void for_rows_range(const layout *l, int64_t r0, int64_t r1, row_fn fn,
+                           void *ctx) {
   int inner = l->nd - 1;
-  int64_t n = l->ext[inner], rows = 1;
-  for (int d = 0; d < inner; ++d) rows *= l->ext[d];
+  int64_t n = l->ext[inner];
   int64_t idx[MXC_MAX_NDIM] = {0};
-  int64_t ia = 0, ib = 0;
-  for (int64_t r = 0; r < rows; ++r) {
+  int64_t ia = 0, ib = 0, rem = r0;
+  for (int d = inner - 1; d >= 0; --d) { /* position of row r0 */
+    idx[d] = rem % l->ext[d];
+    rem /= l->ext[d];
+    ia += idx[d] * l->sa[d];
+    ib += idx[d] * l->sb[d];
+  }
+  for (int64_t r = r0; r < r1; ++r) {
     fn(ctx, ia, ib, r * n, n, l->sa[inner], l->sb[inner]);
     /* odometer over the outer axes */
     for (int d = inner - 1; d >= 0; --d) {
@@ -165,6 +179,11 @@ static void for_rows(const layout *l, row_fn fn, void *ctx) {
       idx[d] = 0;
     }
   }
+}
+
+/* Calls fn for every row, in output order. The output must be nonempty. */
+static void for_rows(const layout *l, row_fn fn, void *ctx) {
+  for_rows_range(l, 0, layout_rows(l), fn, ctx);
 }
 
 /* ---- forward ---- */
@@ -199,6 +218,35 @@ static void fwd_row(void *arg, int64_t ia, int64_t ib, int64_t io, int64_t n,
                mxc__bin_at(c->out, c->dtype, io), n, c->add);
 }
 
+/* Many short rows (a row broadcast against a matrix) are split over the
+ * kernel pool by rows: each output element is written by one row, so
+ * the result does not depend on the split. Rows of at least
+ * MXC__PAR_MIN_ELEMS split themselves (mxc__bin_row). */
+typedef struct rows_job {
+  const layout *l;
+  row_fn fn;
+  void *ctx;
+} rows_job;
+
+static int rows_part(void *arg, int64_t r0, int64_t r1) {
+  const rows_job *j = arg;
+  for_rows_range(j->l, r0, r1, j->fn, j->ctx);
+  return MXC_OK;
+}
+
+static void par_rows(const layout *l, row_fn fn, void *ctx) {
+  int64_t rows = layout_rows(l), n = l->ext[l->nd - 1];
+  if (rows < 2 || n >= MXC__PAR_MIN_ELEMS ||
+      (double)rows * (double)n < (double)MXC__PAR_MIN_ELEMS) {
+    for_rows(l, fn, ctx);
+    return;
+  }
+  rows_job j = {l, fn, ctx};
+  int64_t grain = (MXC__PAR_GRAIN_ELEMS + n - 1) / n;
+  /* rows_part cannot fail, so neither can the loop. */
+  (void)mxc__parallel_for(rows, grain, mxc__parallel_threads(), rows_part, &j);
+}
+
 static int bc_forward(const mxc__op *op, const mxc__opctx *ctx,
                       const void *param, const mxc__blob *in, int n_in,
                       const mxc__blob *out, int n_out, const mxc__req *req) {
@@ -210,7 +258,7 @@ static int bc_forward(const mxc__op *op, const mxc__opctx *ctx,
   layout_make(&in[0].shape, &in[1].shape, &out[0].shape, &l);
   fwd_ctx c = {&mxc__bin_impls[impl_of(op)], in[0].dtype,
                req[0] == MXC__REQ_ADD, in[0].ptr, in[1].ptr, out[0].ptr};
-  for_rows(&l, fwd_row, &c);
+  par_rows(&l, fwd_row, &c);
   return MXC_OK;
 }
 

@@ -198,8 +198,8 @@ MXC__BINARY_OPS(DEF_KERNELS)
  * kernel, so a chunk starting at `begin` offsets each pointer by
  * begin * stride. Shorter rows (and calls made from inside another
  * parallel loop, which the pool runs inline) stay on the calling thread. */
-#define PAR_MIN ((int64_t)65536) /* elements */
-#define PAR_GRAIN ((int64_t)16384)
+#define PAR_MIN MXC__PAR_MIN_ELEMS
+#define PAR_GRAIN MXC__PAR_GRAIN_ELEMS
 
 typedef struct row_job {
   mxc__bin_fwd_f32 f32;

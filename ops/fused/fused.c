@@ -33,8 +33,10 @@
 #define TILE_BYTES (8 * 1024)
 #define SLOT_PAD 256
 /* Elements per parallel chunk; smaller arrays run on the calling thread
- * (waking a helper costs more than a few tiles of work). */
-#define GRAIN_ELEMS (64 * 1024)
+ * (waking a helper costs more than a few tiles of work): the pool's
+ * threshold (core/op/parallel.h), as one chunk since a chain of
+ * instructions per element is more work than one operator's. */
+#define GRAIN_ELEMS MXC__PAR_MIN_ELEMS
 /* Outputs at least this large are written with non-temporal stores: they
  * cannot stay in cache anyway, and streaming stores skip reading each
  * output line before overwriting it. */

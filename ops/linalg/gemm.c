@@ -1,35 +1,54 @@
 /* The family's one GEMM entry point and shared inference helpers.
  *
- * With MXC_USE_OPENBLAS every product goes to cblas_sgemm/cblas_dgemm.
- * BLAS takes 32-bit dimensions, so products with a dimension beyond
- * INT_MAX (or builds without OpenBLAS) use the portable loop below, which
- * is correct but slow: it exists so the family works everywhere, not to
- * compete.
+ * Which GEMM runs is chosen once per process (gemm_choice.h): OpenBLAS
+ * (cblas_sgemm/cblas_dgemm) when the kernel set it picked for this CPU
+ * uses the widest ISA the CPU runs at speed, oneDNN's dnnl_sgemm for
+ * float32 when OpenBLAS fell back to weaker kernels (a CPU newer than its
+ * table), MXC_GEMM=auto|openblas|onednn|portable to override. The choice
+ * is logged at the first product and shown as the feature GEMM_ONEDNN,
+ * GEMM_OPENBLAS or GEMM_PORTABLE (mxc_feature_enabled). BLAS takes 32-bit
+ * dimensions, so products with a dimension beyond INT_MAX (or builds
+ * without either library) use the portable loop below, which is correct
+ * but slow: it exists so the family works everywhere, not to compete.
  *
- * Threading policy. OpenBLAS runs single-threaded (set once, on the first
- * product) and large products are split by rows or columns of C across
- * the kernel pool (core/op/parallel.h) instead. Reasons, measured on the
- * 2-core machine with bench/train (LeNet and the MLP, batch 128):
- * OpenBLAS's own helper threads busy-wait in sched_yield between calls
- * and competed with the engine's two workers for the two cores (20-27%
- * of CPU time spent yielding), and two concurrent products on two
- * workers each asked for every core. The pool is shared by all kernels
- * and a caller that finds it busy runs alone, so concurrent products
- * never oversubscribe the machine and no thread spins between calls.
- * A product smaller than PAR_MIN_FLOPS runs in the calling thread: below
- * that the hand-off costs more than the second core gives. */
+ * Threading policy (docs/threads.md). Both libraries run single-threaded
+ * and large products are split by rows or columns of C across the kernel
+ * pool (core/op/parallel.h) instead. OpenBLAS is set to one thread once,
+ * on the first product; oneDNN's OpenMP threads are set to 1 in the
+ * calling thread around each call (the OpenMP setting is per thread, and
+ * the caller's own is restored). Reasons, measured on the 2-core machine
+ * with bench/train (LeNet and the MLP, batch 128): OpenBLAS's own helper
+ * threads busy-wait in sched_yield between calls and competed with the
+ * engine's two workers for the two cores (20-27% of CPU time spent
+ * yielding), and two concurrent products on two workers each asked for
+ * every core; OpenMP's idle threads spin the same way. The pool is shared
+ * by all kernels and a caller that finds it busy runs alone, so
+ * concurrent products never oversubscribe the machine and no thread spins
+ * between calls. A product smaller than PAR_MIN_FLOPS runs in the calling
+ * thread: below that the hand-off costs more than the second core gives. */
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "core/base/cpu.h"
 #include "core/base/dtype.h"
+#include "core/base/log.h"
+#include "ops/linalg/gemm_choice.h"
 #include "ops/linalg/linalg.h"
 #include "core/op/parallel.h"
 #include "core/op/half_compute.h"
 
+#include <pthread.h>
 #ifdef MXC_USE_OPENBLAS
 #include <cblas.h>
-#include <pthread.h>
+#endif
+#ifdef MXC_USE_ONEDNN
+#include <oneapi/dnnl/dnnl.h>
+/* GNU OpenMP's (oneDNN is built on it and links it), declared here so the
+ * family needs no OpenMP compiler flags. */
+int omp_get_max_threads(void);
+void omp_set_num_threads(int n);
 #endif
 
 /* C = op(A) op(B) (+ C), one typed loop per dtype. The i-p-j order keeps
@@ -59,20 +78,70 @@
 DEF_NAIVE_GEMM(float, f32)
 DEF_NAIVE_GEMM(double, f64)
 
-#ifdef MXC_USE_OPENBLAS
 static int fits_blas(int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
                      int64_t ldc) {
   return m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && lda <= INT_MAX &&
          ldb <= INT_MAX && ldc <= INT_MAX;
 }
 
-static pthread_once_t g_blas_once = PTHREAD_ONCE_INIT;
-static void blas_single_thread(void) { openblas_set_num_threads(1); }
+#ifdef MXC_USE_OPENBLAS
+#define HAVE_OPENBLAS 1
+#else
+#define HAVE_OPENBLAS 0
+#endif
+#ifdef MXC_USE_ONEDNN
+#define HAVE_ONEDNN 1
+#else
+#define HAVE_ONEDNN 0
 #endif
 
-/* One product, in the calling thread. */
+/* ---- the process's choice ---- */
+
+static mxc__gemm_choice g_choice;
+static pthread_once_t g_choice_once = PTHREAD_ONCE_INIT;
+static int g_bad_env;
+
+static void choose_once(void) {
+  const char *core = NULL;
+#ifdef MXC_USE_OPENBLAS
+  openblas_set_num_threads(1);
+  core = openblas_get_corename();
+#endif
+  g_choice = mxc__gemm_choose(mxc__cpu_host(), core, getenv("MXC_GEMM"),
+                              HAVE_ONEDNN, &g_bad_env);
+}
+
+const mxc__gemm_choice *mxc__gemm_current(void) {
+  pthread_once(&g_choice_once, choose_once);
+  return &g_choice;
+}
+
+/* The log line of the first product: which GEMM, and why. */
+static pthread_once_t g_log_once = PTHREAD_ONCE_INIT;
+static void log_choice(void) {
+  const mxc__gemm_choice *c = mxc__gemm_current();
+  const char *core = "none";
+#ifdef MXC_USE_OPENBLAS
+  core = openblas_get_corename();
+#endif
+  char cpu[256];
+  if (g_bad_env) {
+    mxc__log(MXC_LOG_WARNING,
+             "MXC_GEMM='%s' is not one of auto, openblas, onednn, portable; "
+             "deciding automatically",
+             getenv("MXC_GEMM"));
+  }
+  mxc__log(MXC_LOG_INFO,
+           "GEMM: float32 via %s, float64 via %s (%s; OpenBLAS core %s; CPU "
+           "%s)",
+           mxc__gemm_kind_name(c->f32), mxc__gemm_kind_name(c->f64), c->why,
+           core, mxc__cpu_describe(mxc__cpu_host(), cpu, sizeof cpu));
+}
+
+/* ---- one product ---- */
+
 typedef struct gemm_args {
-  int dtype, ta, tb;
+  int kind, dtype, ta, tb;
   int64_t m, n, k;
   const char *a, *b;
   int64_t lda, ldb, ldc;
@@ -81,24 +150,54 @@ typedef struct gemm_args {
   int split_rows; /* split C by rows (1) or by columns (0) */
 } gemm_args;
 
-static void gemm_serial(const gemm_args *g, int64_t m, int64_t n, const void *a,
-                        const void *b, void *c) {
-#ifdef MXC_USE_OPENBLAS
-  if (fits_blas(m, n, g->k, g->lda, g->ldb, g->ldc)) {
-    enum CBLAS_TRANSPOSE opa = g->ta ? CblasTrans : CblasNoTrans;
-    enum CBLAS_TRANSPOSE opb = g->tb ? CblasTrans : CblasNoTrans;
-    if (g->dtype == MXC_DTYPE_FLOAT32) {
-      cblas_sgemm(CblasRowMajor, opa, opb, (int)m, (int)n, (int)g->k, 1.0f, a,
-                  (int)g->lda, b, (int)g->ldb, g->accumulate ? 1.0f : 0.0f, c,
-                  (int)g->ldc);
-    } else {
-      cblas_dgemm(CblasRowMajor, opa, opb, (int)m, (int)n, (int)g->k, 1.0, a,
-                  (int)g->lda, b, (int)g->ldb, g->accumulate ? 1.0 : 0.0, c,
-                  (int)g->ldc);
-    }
-    return;
+/* The GEMM that can actually take this product: oneDNN has no float64,
+ * the libraries take 32-bit dimensions, a kind not linked falls back. */
+static int resolve_kind(int kind, const gemm_args *g) {
+  int fits = fits_blas(g->m, g->n, g->k, g->lda, g->ldb, g->ldc);
+  if (kind == MXC__GEMM_ONEDNN &&
+      (!HAVE_ONEDNN || !fits || g->dtype != MXC_DTYPE_FLOAT32)) {
+    kind = MXC__GEMM_OPENBLAS;
   }
+  if (kind == MXC__GEMM_OPENBLAS && (!HAVE_OPENBLAS || !fits)) {
+    kind = MXC__GEMM_PORTABLE;
+  }
+  return kind;
+}
+
+#ifdef MXC_USE_ONEDNN
+/* One thread: the split over the kernel pool is the only parallelism. The
+ * OpenMP setting belongs to the calling thread; put back what it was. */
+static int onednn_sgemm(const gemm_args *g, int64_t m, int64_t n,
+                        const float *a, const float *b, float *c) {
+  int saved = omp_get_max_threads();
+  omp_set_num_threads(1);
+  dnnl_status_t st = dnnl_sgemm(g->ta ? 'T' : 'N', g->tb ? 'T' : 'N', m, n,
+                                g->k, 1.0f, a, g->lda, b, g->ldb,
+                                g->accumulate ? 1.0f : 0.0f, c, g->ldc);
+  omp_set_num_threads(saved);
+  return st == dnnl_success;
+}
 #endif
+
+#ifdef MXC_USE_OPENBLAS
+static void openblas_gemm(const gemm_args *g, int64_t m, int64_t n,
+                          const void *a, const void *b, void *c) {
+  enum CBLAS_TRANSPOSE opa = g->ta ? CblasTrans : CblasNoTrans;
+  enum CBLAS_TRANSPOSE opb = g->tb ? CblasTrans : CblasNoTrans;
+  if (g->dtype == MXC_DTYPE_FLOAT32) {
+    cblas_sgemm(CblasRowMajor, opa, opb, (int)m, (int)n, (int)g->k, 1.0f, a,
+                (int)g->lda, b, (int)g->ldb, g->accumulate ? 1.0f : 0.0f, c,
+                (int)g->ldc);
+  } else {
+    cblas_dgemm(CblasRowMajor, opa, opb, (int)m, (int)n, (int)g->k, 1.0, a,
+                (int)g->lda, b, (int)g->ldb, g->accumulate ? 1.0 : 0.0, c,
+                (int)g->ldc);
+  }
+}
+#endif
+
+static void portable_gemm(const gemm_args *g, int64_t m, int64_t n,
+                          const void *a, const void *b, void *c) {
   if (g->dtype == MXC_DTYPE_FLOAT32) {
     naive_gemm_f32(g->ta, g->tb, m, n, g->k, a, g->lda, b, g->ldb,
                    g->accumulate, c, g->ldc);
@@ -106,6 +205,23 @@ static void gemm_serial(const gemm_args *g, int64_t m, int64_t n, const void *a,
     naive_gemm_f64(g->ta, g->tb, m, n, g->k, a, g->lda, b, g->ldb,
                    g->accumulate, c, g->ldc);
   }
+}
+
+/* One (part of a) product, in the calling thread. oneDNN only fails on
+ * arguments gemm_args never holds (or out of memory for its packing
+ * buffers): the product then still gets done, by the next GEMM. */
+static void gemm_serial(const gemm_args *g, int64_t m, int64_t n, const void *a,
+                        const void *b, void *c) {
+#ifdef MXC_USE_ONEDNN
+  if (g->kind == MXC__GEMM_ONEDNN && onednn_sgemm(g, m, n, a, b, c)) return;
+#endif
+#ifdef MXC_USE_OPENBLAS
+  if (g->kind != MXC__GEMM_PORTABLE) {
+    openblas_gemm(g, m, n, a, b, c);
+    return;
+  }
+#endif
+  portable_gemm(g, m, n, a, b, c);
 }
 
 /* The part of C in rows (or columns) [lo, hi): rows of C take rows of
@@ -129,22 +245,26 @@ static int gemm_part(void *arg, int64_t lo, int64_t hi) {
 /* Parts narrower than this waste the BLAS kernels' register blocking. */
 #define PAR_MIN_SPAN 32
 
-void mxc__gemm(int dtype, int ta, int tb, int64_t m, int64_t n, int64_t k,
-               const void *a, int64_t lda, const void *b, int64_t ldb,
-               int accumulate, void *c, int64_t ldc) {
+/* k == 0: BLAS rejects leading dimensions of 0; the product is simply 0. */
+static void gemm_empty_k(int dtype, int64_t m, int64_t n, int accumulate,
+                         void *c, int64_t ldc) {
+  if (accumulate) return;
+  size_t es = mxc__dtype_size(dtype);
+  for (int64_t i = 0; i < m; ++i) {
+    memset((char *)c + (size_t)(i * ldc) * es, 0, (size_t)n * es);
+  }
+}
+
+void mxc__gemm_using(int kind, int dtype, int ta, int tb, int64_t m,
+                     int64_t n, int64_t k, const void *a, int64_t lda,
+                     const void *b, int64_t ldb, int accumulate, void *c,
+                     int64_t ldc) {
   if (m <= 0 || n <= 0) return;
   if (k <= 0) {
-    /* BLAS rejects leading dimensions of 0; the product is simply 0. */
-    if (accumulate) return;
-    size_t es = mxc__dtype_size(dtype);
-    for (int64_t i = 0; i < m; ++i) {
-      memset((char *)c + (size_t)(i * ldc) * es, 0, (size_t)n * es);
-    }
+    gemm_empty_k(dtype, m, n, accumulate, c, ldc);
     return;
   }
-#ifdef MXC_USE_OPENBLAS
-  pthread_once(&g_blas_once, blas_single_thread);
-#endif
+  (void)mxc__gemm_current(); /* OpenBLAS single-threaded from here on */
   gemm_args g = {.dtype = dtype,
                  .ta = ta,
                  .tb = tb,
@@ -159,6 +279,7 @@ void mxc__gemm(int dtype, int ta, int tb, int64_t m, int64_t n, int64_t k,
                  .accumulate = accumulate,
                  .c = c,
                  .split_rows = m >= n};
+  g.kind = resolve_kind(kind, &g);
   int threads = mxc__parallel_threads();
   int64_t span = g.split_rows ? m : n;
   if (threads > 1 && (double)m * (double)n * (double)k >= PAR_MIN_FLOPS &&
@@ -173,13 +294,17 @@ void mxc__gemm(int dtype, int ta, int tb, int64_t m, int64_t n, int64_t k,
   gemm_serial(&g, m, n, a, b, c);
 }
 
-int mxc__linalg_uses_openblas(void) {
-#ifdef MXC_USE_OPENBLAS
-  return 1;
-#else
-  return 0;
-#endif
+void mxc__gemm(int dtype, int ta, int tb, int64_t m, int64_t n, int64_t k,
+               const void *a, int64_t lda, const void *b, int64_t ldb,
+               int accumulate, void *c, int64_t ldc) {
+  const mxc__gemm_choice *ch = mxc__gemm_current();
+  pthread_once(&g_log_once, log_choice);
+  int kind = dtype == MXC_DTYPE_FLOAT32 ? ch->f32 : ch->f64;
+  mxc__gemm_using(kind, dtype, ta, tb, m, n, k, a, lda, b, ldb, accumulate, c,
+                  ldc);
 }
+
+int mxc__linalg_uses_openblas(void) { return HAVE_OPENBLAS; }
 
 /* ---- inference helpers ---- */
 

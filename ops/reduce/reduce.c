@@ -29,9 +29,6 @@ typedef struct red_param {
 
 /* ---- kernels ---- */
 
-typedef void (*red_kernel)(const mxc__red_plan *p, const mxc__blob *in,
-                           const mxc__blob *out, void *acc, mxc__req req);
-
 static inline void st_f32(const mxc__blob *b, int64_t o, double v,
                           mxc__req req) {
   MXC__ASSIGN(req, ((float *)b->ptr)[o], (float)v);
@@ -124,18 +121,19 @@ static inline double sq(double v) { return v * v; }
 #define S_ABSADD(a, v) ((a) += fabs((double)(v)))
 #define S_SQADD(a, v) ((a) += sq(v))
 
-/* One kernel: acc[o] = INIT, then STEP(acc, element) over the group, then
- * out[o] = FIN (of the accumulator `a` and the group size `n`). The input
- * is read in memory order (see reduce_impl.h); a row either lies in one
- * group (os == 0) or feeds consecutive outputs (os == 1). In the first
- * case four partial accumulators, merged with COMB, hide the latency of
- * STEP (a dependent chain of adds or compares is several times slower). */
+/* One kernel, in the three steps of mxc__red_kernel (reduce_impl.h):
+ * acc[o] = INIT, then STEP(acc, element) over the plan's input; COMB
+ * merges two accumulators; out[o] = FIN (of the accumulator `a` and the
+ * group size `n`). The input is read in memory order (see reduce_impl.h);
+ * a row either lies in one group (os == 0) or feeds consecutive outputs
+ * (os == 1). In the first case four partial accumulators, merged with
+ * COMB, hide the latency of STEP (a dependent chain of adds or compares
+ * is several times slower). */
 #define DEF_RED(op, sfx, T, A, LD, ST, INIT, STEP, COMB, FIN)               \
-  static void red_##op##_##sfx(const mxc__red_plan *p, const mxc__blob *in, \
-                               const mxc__blob *out, void *accv,            \
-                               mxc__req req) {                              \
+  static void acc_##op##_##sfx(const mxc__red_plan *p, const void *xv,      \
+                               void *accv) {                                \
     A *acc = accv;                                                          \
-    const T *x = in->ptr;                                                   \
+    const T *x = xv;                                                        \
     for (int64_t o = 0; o < p->n_out; ++o) acc[o] = (INIT);                 \
     mxc__red_iter it;                                                       \
     mxc__red_iter_init(&it, p);                                             \
@@ -160,9 +158,19 @@ static inline double sq(double v) { return v * v; }
         for (int64_t j = 0; j < it.len; ++j) STEP(ac[j], LD(row[j]));       \
       }                                                                     \
     }                                                                       \
+  }                                                                         \
+  static void comb_##op##_##sfx(void *dstv, const void *srcv, int64_t cnt) { \
+    A *dst = dstv;                                                          \
+    const A *src = srcv;                                                    \
+    for (int64_t o = 0; o < cnt; ++o) COMB(dst[o], src[o]);                 \
+  }                                                                         \
+  static void fin_##op##_##sfx(const mxc__red_plan *p, const void *accv,    \
+                               const mxc__blob *out, int64_t o0,            \
+                               int64_t cnt, mxc__req req) {                 \
+    const A *acc = accv;                                                    \
     double n = (double)p->n_red;                                            \
     (void)n;                                                                \
-    for (int64_t o = 0; o < p->n_out; ++o) {                                \
+    for (int64_t o = o0; o < o0 + cnt; ++o) {                               \
       A a = acc[o];                                                         \
       ST(out, o, (FIN), req);                                               \
     }                                                                       \
@@ -226,14 +234,15 @@ static int dtype_slot(int dt) {
 /* Rows of the kernel table, in S_* order (float-only rows end early:
  * missing integer entries are NULL). */
 /* clang-format off */
+#define K(op, sfx) {acc_##op##_##sfx, comb_##op##_##sfx, fin_##op##_##sfx}
 #define FLOAT_ROW(op) \
-  {red_##op##_f32, red_##op##_f64, red_##op##_f16, red_##op##_bf16}
-#define ALL_ROW(op)                                                      \
-  {red_##op##_f32, red_##op##_f64, red_##op##_f16, red_##op##_bf16,      \
-   red_##op##_i32, red_##op##_i64, red_##op##_i8, red_##op##_u8}
+  {K(op, f32), K(op, f64), K(op, f16), K(op, bf16)}
+#define ALL_ROW(op)                                          \
+  {K(op, f32), K(op, f64), K(op, f16), K(op, bf16),          \
+   K(op, i32), K(op, i64), K(op, i8), K(op, u8)}
 /* clang-format on */
 
-static const red_kernel k_kernels[MXC__RED_KIND_COUNT][S_COUNT] = {
+static const mxc__red_kernel k_kernels[MXC__RED_KIND_COUNT][S_COUNT] = {
     [MXC__RED_SUM] = ALL_ROW(sum),
     [MXC__RED_MEAN] = ALL_ROW(mean),
     [MXC__RED_PROD] = ALL_ROW(prod),
@@ -329,10 +338,10 @@ static int red_type(const mxc__op *op, const void *param, int *in, int n_in,
   if (in[0] < 0) return MXC_OK;
   mxc__red_kind kind = kind_of(op, param);
   int slot = dtype_slot(in[0]);
-  if (slot < 0 || !k_kernels[kind][slot]) {
+  if (slot < 0 || !k_kernels[kind][slot].acc) {
     return mxc__unsupported_dtype(
         op->name, in[0],
-        k_kernels[kind][S_I32]
+        k_kernels[kind][S_I32].acc
             ? "expected float32, float64, float16, bfloat16, int8, uint8, "
               "int32 or int64"
             : "this operator takes floating-point inputs (float32, "
@@ -352,11 +361,19 @@ static int red_forward(const mxc__op *op, const mxc__opctx *ctx,
   mxc__red_plan p;
   mxc__red_plan_make(&in[0].shape, mask, &p);
   int slot = dtype_slot(in[0].dtype);
-  red_kernel k = slot < 0 ? NULL : k_kernels[kind_of(op, rp)][slot];
-  if (!k) return mxc__unsupported_dtype(op->name, in[0].dtype, NULL);
+  const mxc__red_kernel *k =
+      slot < 0 ? NULL : &k_kernels[kind_of(op, rp)][slot];
+  if (!k || !k->acc) {
+    return mxc__unsupported_dtype(op->name, in[0].dtype, NULL);
+  }
+  /* Accumulators are 8 bytes (double, int64_t or uint64_t), one array per
+   * part of the split (at most a quarter of the input's elements). */
   void *acc = NULL;
-  MXC_FORWARD_IF_ERROR(mxc__red_temp(op, ctx, (size_t)p.n_out * 8, &acc));
-  k(&p, &in[0], &out[0], acc, req[0]);
+  size_t parts = (size_t)mxc__red_parts(&p);
+  MXC_FORWARD_IF_ERROR(
+      mxc__red_temp(op, ctx, parts * (size_t)p.n_out * 8, &acc));
+  mxc__red_run(k, &p, in[0].ptr, mxc__dtype_size(in[0].dtype), &out[0], acc,
+               req[0]);
   return MXC_OK;
 }
 

@@ -66,6 +66,39 @@ static inline void mxc__red_iter_next(mxc__red_iter *it) {
   }
 }
 
+/* ---- running a reduction, split over the kernel pool ----
+ *
+ * A reduction kernel in three steps, so that the input can be split:
+ * acc: set acc[0, p->n_out) to the identity and accumulate every input
+ *      element of plan p (x its first element) into it;
+ * comb: dst[o] = dst[o] (+) src[o] for o in [0, n): merges two partial
+ *      accumulators of the same outputs;
+ * fin: out[o] = final(acc[o]) for o in [o0, o0 + n), honouring req. */
+typedef struct mxc__red_kernel {
+  void (*acc)(const mxc__red_plan *p, const void *x, void *acc);
+  void (*comb)(void *dst, const void *src, int64_t n);
+  void (*fin)(const mxc__red_plan *p, const void *acc, const mxc__blob *out,
+              int64_t o0, int64_t n, mxc__req req);
+} mxc__red_kernel;
+
+/* How many partial accumulator arrays (of p->n_out entries) mxc__red_run
+ * needs for p: 1 unless the input is large and its outermost merged
+ * dimension is reduced. A function of the plan alone, never of the
+ * thread count: see mxc__red_run. */
+int64_t mxc__red_parts(const mxc__red_plan *p);
+
+/* Runs k over plan p: input x (elements of es bytes), output out, acc
+ * scratch of mxc__red_parts(p) * p->n_out 8-byte accumulators. Inputs of
+ * at least MXC__PAR_MIN_ELEMS elements are split over the kernel pool:
+ * by slices of the outermost merged dimension when it is kept (each
+ * output then sees exactly the serial order of additions), or, when it is
+ * reduced, into mxc__red_parts(p) fixed ranges of it whose partial
+ * accumulators are merged in range order. The split depends only on the
+ * plan, so the result is bitwise the same on 1 thread or many. */
+void mxc__red_run(const mxc__red_kernel *k, const mxc__red_plan *p,
+                  const void *x, size_t es, const mxc__blob *out, void *acc,
+                  mxc__req req);
+
 /* Mask of reduced axes from MXNet-style parameters: axis None or () is
  * every axis (exclude is then ignored, as in MXNet); negative axes count
  * from the end; exclude reduces every axis NOT listed. Out-of-range and

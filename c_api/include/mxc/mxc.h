@@ -62,9 +62,14 @@ MXC_API int mxc_version(void);
 MXC_API const char *mxc_version_string(void);
 
 /* Build features ("CUDA", "OPENBLAS", "DLPACK", "ASAN", "TSAN", ...).
- * mxc_feature_count() gives how many names mxc_feature_name() knows;
- * mxc_feature_name(i) returns a static string (never free it) or NULL when i
- * is out of range. */
+ * Three features report a run-time choice instead: exactly one of
+ * "GEMM_OPENBLAS", "GEMM_ONEDNN" and "GEMM_PORTABLE" is enabled, the GEMM
+ * float32 matrix products use in this process (OpenBLAS unless the kernels
+ * it picked for this CPU are weaker than the CPU's ISA; the environment
+ * variable MXC_GEMM=auto|openblas|onednn|portable, read once, overrides;
+ * see docs/threads.md). mxc_feature_count() gives how many names
+ * mxc_feature_name() knows; mxc_feature_name(i) returns a static string
+ * (never free it) or NULL when i is out of range. */
 MXC_API int mxc_feature_count(void);
 MXC_API const char *mxc_feature_name(int index);
 
