@@ -342,7 +342,9 @@ static int try_fold(pass_state *s, int nid, int *done) {
     mxc__node_release(f.bias);
     return rc;
   }
-  map_outputs(s, nid, n); /* BatchNorm's hidden outputs: nobody reads them */
+  /* Output 0 only: BatchNorm's hidden mean/var have no reader (checked)
+   * and the layer has no such outputs. */
+  s->map[s->g->entry_ptr[nid]] = mxc__entry_ref(n, 0);
   mxc__node_release(n);
   s->out->folds[s->out->n_folds++] = f;
   s->out->n_folded++;
