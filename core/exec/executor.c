@@ -366,7 +366,8 @@ static int bind_external(mxc__executor *ex, mxc__ndarray *const *args,
     for (int bias = 0; rc == MXC_OK && bias < 2; ++bias) {
       const mxc__bn_fold *f = &ex->passes.folds[i];
       int e = mxc__exec_fold_entry(ex, i, bias);
-      if (e >= 0) rc = mxc__ndarray_clone_view(bias ? f->out_b : f->out_w, &v[e]);
+      const mxc__ndarray *a = bias ? f->out_b : f->out_w;
+      if (e >= 0) rc = mxc__ndarray_clone_view(a, &v[e]);
     }
   }
   /* Written straight into the gradient array by its producer (see

@@ -64,7 +64,8 @@ int mxc__exec_folds_bind(mxc__executor *ex, const mxc__graph *gf,
 
 int mxc__exec_fold_entry(const mxc__executor *ex, int i, int bias) {
   const mxc__bn_fold *f = &ex->passes.folds[i];
-  return mxc__graph_entry_id(ex->g, (mxc__entry){bias ? f->bias : f->weight, 0});
+  mxc__entry e = {bias ? f->bias : f->weight, 0};
+  return mxc__graph_entry_id(ex->g, e);
 }
 
 /* What one fold computation reads and writes (pointers taken at push
