@@ -278,8 +278,19 @@ static int check_push(const mxc__engine *e, const mxc__push_args *a) {
   return MXC_OK;
 }
 
+/* Counted before the push: whoever reads a version after push returns
+ * has seen every write pushed so far (a failed push only costs a
+ * needless recomputation somewhere). */
+static void bump_write_versions(const mxc__push_args *a) {
+  for (int i = 0; i < a->n_writes; i++) {
+    atomic_fetch_add_explicit(&a->writes[i]->write_version, 1,
+                              memory_order_relaxed);
+  }
+}
+
 int mxc__engine_push(mxc__engine *e, const mxc__push_args *a) {
   MXC_FORWARD_IF_ERROR(check_push(e, a));
+  bump_write_versions(a);
   if (e->kind == MXC__ENGINE_THREADED) return mxc__thr_push(e, a);
   return mxc__naive_push(e, a);
 }

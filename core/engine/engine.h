@@ -108,6 +108,15 @@ int mxc__engine_new_var(mxc__engine *e, mxc__var **out);
  * push (not synchronized with running work). */
 void mxc__engine_var_set_scratch(mxc__var *v);
 
+/* How many pushes declaring v as written were made so far (a counter
+ * bumped at push time, before the function runs; it wraps never in
+ * practice, being 64-bit). Readers that cache something derived from v's
+ * contents compare it with the value they saw when they derived it: equal
+ * means no write was pushed since. Writes made behind the engine's back
+ * (memory handed out through DLPack and written directly) are not
+ * counted. Thread-safe; lock-free. */
+uint64_t mxc__engine_var_write_version(const mxc__var *v);
+
 /* Schedules deletion of v after all work pushed on it so far: then
  * on_deleted(arg) runs (if not NULL; e.g. to free the storage v guards)
  * and v is freed. Never fails and never allocates (the deletion's record

@@ -81,6 +81,8 @@ struct mxc__var {
   _Atomic(mxc__failure *) err;
   uint64_t err_epoch;
   int scratch; /* never poisoned (mxc__engine_var_set_scratch) */
+  /* Pushes that write v so far (mxc__engine_var_write_version). */
+  atomic_uint_least64_t write_version;
   int wide_mark; /* a wide push is queuing here ("Pushing many variables") */
   uint32_t clear_ticket;
   int has_clear;

@@ -23,6 +23,7 @@ int mxc__var_new(mxc__engine *e, mxc__var **out) {
                           "engine: out of memory creating a variable's lock");
   }
   atomic_init(&v->err, NULL);
+  atomic_init(&v->write_version, 0);
   v->del.var = v;
   v->del.owner = v;
   v->del.write = 1;
@@ -32,6 +33,11 @@ int mxc__var_new(mxc__engine *e, mxc__var **out) {
 }
 
 void mxc__engine_var_set_scratch(mxc__var *v) { v->scratch = 1; }
+
+uint64_t mxc__engine_var_write_version(const mxc__var *v) {
+  return atomic_load_explicit(&((mxc__var *)v)->write_version,
+                              memory_order_relaxed);
+}
 
 void mxc__var_free(mxc__var *v) {
   /* Freed only once its deletion is granted: every earlier use has been

@@ -91,13 +91,15 @@ int mxc__exec_dag_make(mxc__executor *ex, const mxc__graph *gf,
 }
 
 /* Entry ids of the arguments and auxiliary states in the full graph
- * (fusion keeps variables, so each is there). */
+ * (fusion keeps variables, so each is there; the inference passes may
+ * leave some out, which then get -1). */
 static int map_vars(mxc__executor *ex, const mxc__graph *gf, const char *fn) {
   for (int i = 0; i < ex->n_args + ex->n_aux; ++i) {
     int is_arg = i < ex->n_args;
     int nid = is_arg ? gf->args[i] : gf->aux[i - ex->n_args];
     int e = mxc__graph_entry_id(ex->g, (mxc__entry){gf->nodes[nid], 0});
-    MXC_RETURN_ERROR_IF(e < 0, MXC_ERR_INTERNAL,
+    MXC_RETURN_ERROR_IF(e < 0 && !mxc__infer_passes_changed(&ex->passes),
+                        MXC_ERR_INTERNAL,
                         "%s: variable '%s' is missing from the bound graph", fn,
                         gf->nodes[nid]->name);
     if (is_arg) {

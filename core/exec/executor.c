@@ -46,6 +46,12 @@ void mxc__executor_free(mxc__executor *ex) {
   mxc__free(ex->grad_entry);
   mxc__free(ex->grad_direct);
   mxc__free(ex->hgrad_entry);
+  for (int i = 0; ex->bound && i < ex->n_args + ex->n_aux; ++i) {
+    mxc__ndarray_free(ex->bound[i]);
+  }
+  mxc__free(ex->bound);
+  mxc__infer_passes_free(&ex->passes);
+  mxc__executor_free(ex->twin);
   mxc__graph_free(ex->g);
   mxc__symbol_free(ex->sym);
   mxc__free(ex);
@@ -179,13 +185,14 @@ static int unknown_entry(const mxc__graph *g, int e, const char *what,
                         fn, what, e - g->entry_ptr[nid], n->name, n->op->name);
 }
 
-/* Shapes and dtypes of the forward graph's outputs, from the bound
- * arrays; out_shape/out_type receive one value per output. */
-static int infer_forward(const mxc__graph *gf, mxc__ndarray *const *args,
-                         mxc__ndarray *const *aux, mxc__shape *out_shape,
-                         int *out_type, const char *fn) {
-  mxc__shape *s = zalloc((size_t)gf->n_entries, sizeof *s);
-  int *t = zalloc((size_t)gf->n_entries, sizeof *t);
+/* Shapes and dtypes of every entry of the forward graph, from the bound
+ * arrays, into new arrays *s and *t (one per entry, the caller frees
+ * them also on failure; unknown entries may remain). */
+static int infer_entries(const mxc__graph *gf, mxc__ndarray *const *args,
+                         mxc__ndarray *const *aux, mxc__shape **sp, int **tp,
+                         const char *fn) {
+  mxc__shape *s = *sp = zalloc((size_t)gf->n_entries, sizeof *s);
+  int *t = *tp = zalloc((size_t)gf->n_entries, sizeof *t);
   int rc = (s && t) ? MXC_OK : oom(fn);
   if (rc == MXC_OK) {
     set_unknown(s, t, gf->n_entries);
@@ -201,6 +208,17 @@ static int infer_forward(const mxc__graph *gf, mxc__ndarray *const *args,
     if (rc == MXC_OK) rc = mxc__graph_infer_type(gf, t);
     if (rc != MXC_OK) mxc__error_prefix(fn);
   }
+  return rc;
+}
+
+/* Shapes and dtypes of the forward graph's outputs, from the bound
+ * arrays; out_shape/out_type receive one value per output. */
+static int infer_forward(const mxc__graph *gf, mxc__ndarray *const *args,
+                         mxc__ndarray *const *aux, mxc__shape *out_shape,
+                         int *out_type, const char *fn) {
+  mxc__shape *s = NULL;
+  int *t = NULL;
+  int rc = infer_entries(gf, args, aux, &s, &t, fn);
   for (int j = 0; rc == MXC_OK && j < gf->n_heads; ++j) {
     int e = gf->heads[j];
     if (s[e].ndim < 0) rc = unknown_entry(gf, e, "shape", fn);
@@ -229,12 +247,24 @@ static int infer_all(mxc__executor *ex, const mxc__graph *gf,
   if (rc == MXC_OK) {
     set_unknown(ex->shapes, ex->dtypes, g->n_entries);
     for (int i = 0; i < ex->n_args; ++i) {
+      if (ex->arg_entry[i] < 0) continue; /* folded away */
       ex->shapes[ex->arg_entry[i]] = args[i]->shape;
       ex->dtypes[ex->arg_entry[i]] = args[i]->dtype;
     }
     for (int i = 0; i < ex->n_aux; ++i) {
+      if (ex->aux_entry[i] < 0) continue;
       ex->shapes[ex->aux_entry[i]] = aux[i]->shape;
       ex->dtypes[ex->aux_entry[i]] = aux[i]->dtype;
+    }
+    for (int i = 0; i < ex->passes.n_folds; ++i) {
+      for (int bias = 0; bias < 2; ++bias) {
+        const mxc__bn_fold *f = &ex->passes.folds[i];
+        const mxc__ndarray *a = bias ? f->out_b : f->out_w;
+        int e = mxc__exec_fold_entry(ex, i, bias);
+        if (e < 0) continue;
+        ex->shapes[e] = a->shape;
+        ex->dtypes[e] = a->dtype;
+      }
     }
     for (int j = 0; j < n_out; ++j) {
       if (ex->hgrad_entry[j] < 0) continue;
@@ -325,10 +355,20 @@ static int bind_external(mxc__executor *ex, mxc__ndarray *const *args,
   mxc__ndarray **v = ex->vals;
   int rc = MXC_OK;
   for (int i = 0; rc == MXC_OK && i < ex->n_args; ++i) {
+    if (ex->arg_entry[i] < 0) continue;
     rc = mxc__ndarray_clone_view(args[i], &v[ex->arg_entry[i]]);
   }
   for (int i = 0; rc == MXC_OK && i < ex->n_aux; ++i) {
+    if (ex->aux_entry[i] < 0) continue;
     rc = mxc__ndarray_clone_view(aux[i], &v[ex->aux_entry[i]]);
+  }
+  for (int i = 0; rc == MXC_OK && i < ex->passes.n_folds; ++i) {
+    for (int bias = 0; rc == MXC_OK && bias < 2; ++bias) {
+      const mxc__bn_fold *f = &ex->passes.folds[i];
+      int e = mxc__exec_fold_entry(ex, i, bias);
+      const mxc__ndarray *a = bias ? f->out_b : f->out_w;
+      if (e >= 0) rc = mxc__ndarray_clone_view(a, &v[e]);
+    }
   }
   /* Written straight into the gradient array by its producer (see
    * mxc__exec_mark_direct). */
@@ -424,14 +464,64 @@ static int bind_arrays(mxc__executor *ex, mxc__ndarray *const *args,
   return MXC_OK;
 }
 
+/* ---- inference passes ---- */
+
+/* The passes run for executors that compute no gradient, over dense
+ * arrays (the fused kernels read dense blobs), unless the flag says no. */
+static int passes_wanted(const mxc__executor *ex) {
+  if (ex->flags & MXC_BIND_NO_INFER_PASSES) return 0;
+  for (int i = 0; i < ex->n_args; ++i) {
+    if (ex->grad_req[i] != MXC_REQ_NULL) return 0;
+  }
+  for (int i = 0; i < ex->n_args + ex->n_aux; ++i) {
+    if (ex->bound[i]->stype != MXC_STYPE_DEFAULT) return 0;
+  }
+  return 1;
+}
+
+/* Rewrites d's heads (the symbol's outputs: no gradient heads here). A
+ * forward graph whose shapes cannot be inferred is left alone: binding
+ * reports that below, with the same message as without the passes. */
+static int run_passes(mxc__executor *ex, const mxc__graph *gf,
+                      mxc__ndarray *const *args, mxc__ndarray *const *aux,
+                      mxc__exec_dag *d, const char *fn) {
+  mxc__shape *s = NULL;
+  int *t = NULL;
+  mxc__entry *heads = zalloc((size_t)gf->n_heads, sizeof *heads);
+  int rc = heads ? infer_entries(gf, args, aux, &s, &t, fn) : oom(fn);
+  if (rc != MXC_OK && rc != MXC_ERR_OOM) {
+    mxc__error_clear();
+    mxc__free(heads);
+    heads = NULL;
+    rc = MXC_OK;
+  }
+  if (rc == MXC_OK && heads) {
+    rc = mxc__infer_passes_run(gf, s, t, heads, &ex->passes);
+  }
+  if (rc == MXC_OK && heads) {
+    for (int j = 0; j < d->n_heads; ++j) {
+      mxc__node_release(d->heads[j].node);
+      d->heads[j] = heads[j]; /* the reference moves */
+    }
+  }
+  mxc__free(heads);
+  mxc__free(s);
+  mxc__free(t);
+  return rc;
+}
+
 /* Indexes the DAG unfused, infers storage types on it, makes missing
  * gradient arrays (alloc_grads), and indexes again fused when every entry
- * is dense. *fwd: the forward node mask of the final graph. */
+ * is dense. *fwd: the forward node mask of the final graph. The inference
+ * passes, when wanted, rewrite the DAG before all that. */
 static int index_dag(mxc__executor *ex, const mxc__graph *gf,
                      mxc__ndarray *const *args, mxc__ndarray *const *aux,
                      int alloc_grads, uint8_t **fwd, const char *fn) {
   mxc__exec_dag d;
   int rc = mxc__exec_dag_make(ex, gf, &d, fn);
+  if (rc == MXC_OK && passes_wanted(ex)) {
+    rc = run_passes(ex, gf, args, aux, &d, fn);
+  }
   if (rc == MXC_OK) rc = mxc__exec_index(ex, gf, &d, 0, fwd, fn);
   if (rc == MXC_OK) rc = mxc__exec_infer_stypes(ex, args, aux, fn);
   if (rc == MXC_OK && alloc_grads) {
@@ -450,13 +540,27 @@ static int index_dag(mxc__executor *ex, const mxc__graph *gf,
   return rc;
 }
 
+/* The executor's own views of the bound arrays (ex->bound). */
+static int keep_bound(mxc__executor *ex, mxc__ndarray *const *args,
+                      mxc__ndarray *const *aux, const char *fn) {
+  int n = ex->n_args + ex->n_aux;
+  ex->bound = zalloc((size_t)n, sizeof *ex->bound);
+  if (!ex->bound) return oom(fn);
+  for (int i = 0; i < n; ++i) {
+    mxc__ndarray *a = i < ex->n_args ? args[i] : aux[i - ex->n_args];
+    MXC_FORWARD_IF_ERROR(mxc__ndarray_clone_view(a, &ex->bound[i]));
+  }
+  return MXC_OK;
+}
+
 static int bind_impl(const mxc__symbol *sym, mxc__device dev,
                      mxc__ndarray *const *args, int n_args,
                      mxc__ndarray *const *grads, const int *reqs,
                      mxc__ndarray *const *aux, int n_aux, int flags,
                      int alloc_grads, const char *fn, mxc__executor **out) {
   MXC_FORWARD_IF_ERROR(mxc__device_check(dev.type, dev.id, fn));
-  MXC_RETURN_ERROR_IF(flags & ~(MXC_BIND_NO_MEMORY_PLAN | MXC_BIND_NO_FUSION),
+  MXC_RETURN_ERROR_IF(flags & ~(MXC_BIND_NO_MEMORY_PLAN | MXC_BIND_NO_FUSION |
+                                MXC_BIND_NO_INFER_PASSES),
                       MXC_ERR_INVALID_ARGUMENT,
                       "%s: flags 0x%x has unknown bits; expected a "
                       "combination of MXC_BIND_*",
@@ -476,12 +580,14 @@ static int bind_impl(const mxc__symbol *sym, mxc__device dev,
                       fn);
   }
   if (rc == MXC_OK) rc = mxc__exec_check_stypes(ex, gf, args, grads, aux, fn);
+  if (rc == MXC_OK) rc = keep_bound(ex, args, aux, fn);
   for (int i = 0; rc == MXC_OK && grads && i < ex->n_args; ++i) {
     if (ex->grad_req[i] != MXC_REQ_NULL && grads[i]) {
       rc = mxc__ndarray_clone_view(grads[i], &ex->grads[i]);
     }
   }
   if (rc == MXC_OK) rc = index_dag(ex, gf, args, aux, alloc_grads, &fwd, fn);
+  if (rc == MXC_OK) rc = mxc__exec_folds_bind(ex, gf, fn);
   if (rc == MXC_OK) rc = infer_all(ex, gf, args, aux, fn);
   if (rc == MXC_OK) rc = check_grads(ex, fn);
   if (rc == MXC_OK) rc = check_io_limits(ex->g, fn);

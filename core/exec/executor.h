@@ -27,6 +27,7 @@
 
 #include "core/base/device.h"
 #include "core/base/shape.h"
+#include "core/exec/passes.h"
 #include "core/exec/plan.h"
 #include "core/graph/graph.h"
 #include "core/graph/symbol.h"
@@ -52,6 +53,16 @@ typedef struct mxc__executor {
   uint8_t *grad_direct;       /* per argument: written by its producer */
   mxc__ndarray **grads;       /* per argument: owned view, or NULL */
   int *hgrad_entry;           /* per output: head-gradient entry, or -1 */
+  /* The bound arrays: n_args arguments then n_aux auxiliary states (owned
+   * views). arg_entry / aux_entry are -1 for those the inference passes
+   * made the graph stop reading (folded BatchNorm parameters); the
+   * arrays are still the executor's, found by name, saved and loaded. */
+  mxc__ndarray **bound;
+
+  /* Inference passes (passes.h; all zero when they did not run). */
+  mxc__infer_passes passes;
+  struct mxc__executor *twin; /* unoptimised, for training forwards */
+  int fwd_twin;               /* the last forward ran on the twin */
 
   /* Per entry of g. */
   mxc__shape *shapes;
@@ -213,6 +224,19 @@ void mxc__exec_dag_free(const mxc__executor *ex, mxc__exec_dag *d);
 int mxc__exec_index(mxc__executor *ex, const mxc__graph *gf,
                     const mxc__exec_dag *d, int fuse, uint8_t **fwd,
                     const char *fn);
+
+/* ---- inference passes at run time (core/exec/infer_run.c) ---- */
+
+/* Gives each fold its bound source arrays and new folded arrays. */
+int mxc__exec_folds_bind(mxc__executor *ex, const mxc__graph *gf,
+                         const char *fn);
+/* Entry id in ex->g of fold i's folded weight (bias == 0) or bias. */
+int mxc__exec_fold_entry(const mxc__executor *ex, int i, int bias);
+/* Before an inference forward: recomputes folds whose sources changed. */
+int mxc__exec_folds_update(mxc__executor *ex);
+/* The executor for training forwards of a pass-rewritten ex (borrowed;
+ * made on first use, freed with ex). */
+int mxc__exec_twin(mxc__executor *ex, mxc__executor **out);
 
 /* mxc__executor_bind, but with alloc_grads != 0 a NULL gradient slot of
  * an argument with a request gets a zero array made by the executor, of

@@ -6,6 +6,7 @@
 #include "core/base/dtype.h"
 #include "core/base/error.h"
 #include "core/exec/executor.h"
+#include "core/fuse/fuse.h"
 #include "core/graph/infer.h"
 #include "core/base/strbuf.h"
 #include "core/ndarray/io.h"
@@ -22,9 +23,9 @@ int mxc__executor_find(const mxc__executor *ex, int group, const char *name,
   for (int i = 0; i < n; ++i) {
     if (strcmp(names[i], name) != 0) continue;
     if (is_aux) {
-      *out = ex->vals[ex->aux_entry[i]];
+      *out = ex->bound[ex->n_args + i];
     } else if (group == MXC__EXEC_ARG) {
-      *out = ex->vals[ex->arg_entry[i]];
+      *out = ex->bound[i];
     } else {
       MXC_RETURN_ERROR_IF(!ex->grads[i], MXC_ERR_NOT_FOUND,
                           "%s: argument '%s' has no gradient array (its "
@@ -94,6 +95,10 @@ static void describe_node(const mxc__executor *ex, mxc__sbuf *b, int i) {
        ++k) {
     mxc__sbuf_printf(b, "    fused %s = %s\n", n->keys[k], n->vals[k]);
   }
+  const char *replaced = mxc__node_get_uattr(n, MXC__FUSE_ATTR_NODES);
+  if (replaced && strncmp(n->op->name, "_fused", 6) != 0) {
+    mxc__sbuf_printf(b, "    replaces %s\n", replaced);
+  }
   for (int e = g->entry_ptr[nid]; e < g->entry_ptr[nid + 1]; ++e) {
     describe_entry(ex, b, e);
   }
@@ -107,6 +112,13 @@ int mxc__executor_debug_str(const mxc__executor *ex, char **out) {
                    "%d forward and %d backward nodes, %d fused nodes\n",
                    ex->n_outputs, ex->n_args, ex->n_aux, ex->n_fwd, ex->n_bwd,
                    ex->n_fused);
+  if (mxc__infer_passes_changed(&ex->passes)) {
+    mxc__sbuf_printf(&b,
+                     "inference passes: %d identity nodes removed, %d "
+                     "BatchNorms folded, %d activations or sums fused\n",
+                     ex->passes.n_removed, ex->passes.n_folded,
+                     ex->passes.n_fused);
+  }
   for (int i = 0; i < ex->n_fwd + ex->n_bwd; ++i) describe_node(ex, &b, i);
   for (int i = 0; i < ex->n_args; ++i) {
     if (ex->grad_req[i] == MXC_REQ_NULL) continue;
@@ -158,8 +170,7 @@ int mxc__executor_save_params(const mxc__executor *ex, const char *path,
     }
     memcpy(names[n], is_arg ? "arg:" : "aux:", 4);
     memcpy(names[n] + 4, nm, len - 4);
-    arrs[n++] =
-        ex->vals[is_arg ? ex->arg_entry[i] : ex->aux_entry[i - ex->n_args]];
+    arrs[n++] = ex->bound[i];
   }
   if (rc == MXC_OK) {
     rc = mxc__ndarray_save(path, arrs, (const char *const *)names, n);
@@ -184,8 +195,7 @@ static mxc__ndarray *param_target(const mxc__executor *ex, const char *name) {
   const char **names = group == MXC__EXEC_AUX ? ex->aux_names : ex->arg_names;
   for (int i = 0; i < n; ++i) {
     if (strcmp(names[i], name) != 0) continue;
-    return ex
-        ->vals[group == MXC__EXEC_AUX ? ex->aux_entry[i] : ex->arg_entry[i]];
+    return ex->bound[group == MXC__EXEC_AUX ? ex->n_args + i : i];
   }
   return NULL;
 }

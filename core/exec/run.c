@@ -194,10 +194,26 @@ int mxc__executor_check_not_monitoring(const mxc__executor *ex,
                         "fine");
 }
 
+/* A training forward of an executor the inference passes rewrote runs on
+ * its unoptimised twin (core/exec/infer_run.c). */
+static int forward_twin(mxc__executor *ex) {
+  mxc__executor *t = NULL;
+  MXC_FORWARD_IF_ERROR(mxc__exec_twin(ex, &t));
+  MXC_FORWARD_IF_ERROR(mxc__executor_forward(t, 1));
+  ex->fwd_twin = 1;
+  ex->fwd_train = 1;
+  return MXC_OK;
+}
+
 int mxc__executor_forward(mxc__executor *ex, int is_train) {
   MXC_FORWARD_IF_ERROR(
       mxc__executor_check_not_monitoring(ex, "mxc_executor_forward"));
   ex->fwd_train = 0;
+  ex->fwd_twin = 0;
+  if (is_train && mxc__infer_passes_changed(&ex->passes)) {
+    return forward_twin(ex);
+  }
+  MXC_FORWARD_IF_ERROR(mxc__exec_folds_update(ex));
   MXC_FORWARD_IF_ERROR(
       push_range(ex, 0, ex->n_fwd, is_train != 0, "mxc_executor_forward"));
   ex->fwd_train = is_train != 0;
@@ -280,6 +296,7 @@ int mxc__executor_backward(mxc__executor *ex, int n,
   const char *fn = "mxc_executor_backward";
   MXC_FORWARD_IF_ERROR(mxc__executor_check_not_monitoring(ex, fn));
   MXC_FORWARD_IF_ERROR(check_head_grads(ex, n, head_grads, fn));
+  if (ex->fwd_twin) return mxc__executor_backward(ex->twin, n, head_grads);
   for (int j = 0; j < ex->n_outputs; ++j) {
     int e = ex->hgrad_entry[j];
     if (e < 0) continue;
@@ -299,5 +316,9 @@ int mxc__executor_set_monitor(mxc__executor *ex, mxc_monitor_fn fn,
       mxc__executor_check_not_monitoring(ex, "mxc_executor_set_monitor"));
   ex->monitor = fn;
   ex->monitor_data = fn ? user_data : NULL;
+  if (ex->twin) {
+    ex->twin->monitor = ex->monitor;
+    ex->twin->monitor_data = ex->monitor_data;
+  }
   return MXC_OK;
 }

@@ -235,11 +235,11 @@ static int reshape_infer(const mxc__executor *ex, const mxc__graph *gf, int n,
   if (rc == MXC_OK) {
     for (int i = 0; i < ex->n_args; ++i) {
       int e = gf->entry_ptr[gf->args[i]];
-      if (s[e].ndim < 0) s[e] = ex->shapes[ex->arg_entry[i]];
+      if (s[e].ndim < 0) s[e] = ex->bound[i]->shape;
     }
     for (int i = 0; i < ex->n_aux; ++i) {
       int e = gf->entry_ptr[gf->aux[i]];
-      if (s[e].ndim < 0) s[e] = ex->shapes[ex->aux_entry[i]];
+      if (s[e].ndim < 0) s[e] = ex->bound[ex->n_args + i]->shape;
     }
     rc = mxc__graph_infer_shape(gf, s);
   }
@@ -274,14 +274,14 @@ int mxc__executor_reshape(const mxc__executor *ex, int n,
   for (int i = 0; rc == MXC_OK && i < ex->n_args; ++i) {
     const mxc__shape *si = &s[gf->entry_ptr[gf->args[i]]];
     b.reqs[i] = ex->grad_req[i];
-    rc = share_or_zeros(ex->vals[ex->arg_entry[i]], si, ex->dev, &b.args[i]);
+    rc = share_or_zeros(ex->bound[i], si, ex->dev, &b.args[i]);
     if (rc == MXC_OK && ex->grads[i]) {
       rc = share_or_zeros(ex->grads[i], si, ex->dev, &b.grads[i]);
     }
   }
   for (int i = 0; rc == MXC_OK && i < ex->n_aux; ++i) {
     const mxc__shape *si = &s[gf->entry_ptr[gf->aux[i]]];
-    rc = share_or_zeros(ex->vals[ex->aux_entry[i]], si, ex->dev, &b.aux[i]);
+    rc = share_or_zeros(ex->bound[ex->n_args + i], si, ex->dev, &b.aux[i]);
   }
   if (rc == MXC_OK) {
     rc = mxc__executor_bind(ex->sym, ex->dev, b.args, b.n_args, b.grads, b.reqs,

@@ -80,8 +80,19 @@ int mxc__exec_infer_stypes(mxc__executor *ex, mxc__ndarray *const *args,
                       "%s: out of memory binding", fn);
   int *st = ex->stypes;
   for (int e = 0; e < g->n_entries; ++e) st[e] = -1;
-  for (int i = 0; i < ex->n_args; ++i) st[ex->arg_entry[i]] = args[i]->stype;
-  for (int i = 0; i < ex->n_aux; ++i) st[ex->aux_entry[i]] = aux[i]->stype;
+  for (int i = 0; i < ex->n_args; ++i) {
+    if (ex->arg_entry[i] >= 0) st[ex->arg_entry[i]] = args[i]->stype;
+  }
+  for (int i = 0; i < ex->n_aux; ++i) {
+    if (ex->aux_entry[i] >= 0) st[ex->aux_entry[i]] = aux[i]->stype;
+  }
+  /* Folded weights (inference passes) are dense arrays of the executor. */
+  for (int i = 0; i < ex->passes.n_folds; ++i) {
+    for (int bias = 0; bias < 2; ++bias) {
+      int e = mxc__exec_fold_entry(ex, i, bias);
+      if (e >= 0) st[e] = MXC_STYPE_DEFAULT;
+    }
+  }
   for (int i = 0; i < ex->n_args; ++i) {
     if (ex->grad_direct[i] && ex->grads[i]) {
       st[ex->grad_entry[i]] = ex->grads[i]->stype;

@@ -108,6 +108,11 @@ int mxc__ndarray_ensure_alloc(const mxc__ndarray *a);
 void *mxc__ndarray_ptr(const mxc__ndarray *a);
 
 mxc__var *mxc__ndarray_var(const mxc__ndarray *a);
+/* Write version of a's chunk (mxc__engine_var_write_version): changes
+ * whenever work writing any view of the chunk is pushed (kernels, copies,
+ * host copies, parameter loads, in-place updates). The inference passes
+ * (core/exec) recompute BatchNorm-folded weights when it moves. */
+uint64_t mxc__ndarray_write_version(const mxc__ndarray *a);
 mxc__engine *mxc__ndarray_engine(const mxc__ndarray *a);
 
 /* Synchronous host copies (push + wait; see mxc.h). */

@@ -539,6 +539,17 @@ static const mxc__param_def k_params[] = {MXC__CONV_PARAM_DEFS("false")};
 MXC__HALF_COMPUTE_FN(conv_forward_any, conv_forward, 0)
 MXC__HALF_COMPUTE_FN(conv_backward_any, conv_backward, 0)
 
+int mxc__conv_infer_shape(const mxc__op *op, const mxc__conv_param *p,
+                          mxc__shape *in, int n_in, mxc__shape *out) {
+  return conv_infer_shape(op, p, in, n_in, out, 1);
+}
+
+int mxc__conv_forward(const mxc__op *op, const mxc__opctx *ctx,
+                      const mxc__conv_param *p, const mxc__blob *in, int n_in,
+                      const mxc__blob *out, const mxc__req *req) {
+  return conv_forward_any(op, ctx, p, in, n_in, out, 1, req);
+}
+
 static const mxc__op k_conv = {
     .name = "Convolution",
     .doc =

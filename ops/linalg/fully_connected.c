@@ -15,20 +15,9 @@
 #include "ops/linalg/linalg.h"
 #include "core/op/half_compute.h"
 
-typedef struct fc_param {
-  int64_t num_hidden;
-  int no_bias;
-  int flatten;
-} fc_param;
+typedef mxc__fc_param fc_param; /* shared with _FusedFullyConnected */
 
-static const mxc__param_def k_params[] = {
-    MXC__PARAM_RANGE(fc_param, num_hidden, MXC__P_INT, NULL, 1, 1e15,
-                     "Number of hidden units (output features)."),
-    MXC__PARAM(fc_param, no_bias, MXC__P_BOOL, "false", "Omit the bias input."),
-    MXC__PARAM(fc_param, flatten, MXC__P_BOOL, "true",
-               "Flatten all axes but the first into the input features; "
-               "when false only the last axis is the feature axis."),
-};
+static const mxc__param_def k_params[] = {MXC__FC_PARAM_DEFS};
 
 static int fc_num_inputs(const void *param) {
   return ((const fc_param *)param)->no_bias ? 2 : 3;
@@ -155,6 +144,17 @@ static int fc_backward(const mxc__op *op, const mxc__opctx *ctx,
 /* Half-precision arrays compute in float32 (core/op/half_compute.h). */
 MXC__HALF_COMPUTE_FN(fc_forward_any, fc_forward, 0)
 MXC__HALF_COMPUTE_FN(fc_backward_any, fc_backward, 0)
+
+int mxc__fc_infer_shape(const mxc__op *op, const mxc__fc_param *p,
+                        mxc__shape *in, int n_in, mxc__shape *out) {
+  return fc_infer_shape(op, p, in, n_in, out, 1);
+}
+
+int mxc__fc_forward(const mxc__op *op, const mxc__opctx *ctx,
+                    const mxc__fc_param *p, const mxc__blob *in, int n_in,
+                    const mxc__blob *out, const mxc__req *req) {
+  return fc_forward_any(op, ctx, p, in, n_in, out, 1, req);
+}
 
 static const mxc__op k_fc = {
     .name = "FullyConnected",

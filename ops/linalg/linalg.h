@@ -128,6 +128,74 @@ int mxc__conv_bwd_num_outputs(const void *param);
 const char *mxc__conv_input_name(const void *param, int i);
 const char *mxc__conv_bwd_input_name(const void *param, int i);
 
+/* Convolution's shape inference and forward kernel (half precision
+ * through float32 copies), for the fused operators (fused.c): in holds
+ * data, weight and, unless p->no_bias, bias; one output. */
+int mxc__conv_infer_shape(const mxc__op *op, const mxc__conv_param *p,
+                          mxc__shape *in, int n_in, mxc__shape *out);
+int mxc__conv_forward(const mxc__op *op, const mxc__opctx *ctx,
+                      const mxc__conv_param *p, const mxc__blob *in, int n_in,
+                      const mxc__blob *out, const mxc__req *req);
+
+/* ---- fully connected ---- */
+
+typedef struct mxc__fc_param {
+  int64_t num_hidden;
+  int no_bias;
+  int flatten;
+} mxc__fc_param;
+
+/* FullyConnected's parameter table entries, shape inference and forward
+ * kernel, as for Convolution above. */
+#define MXC__FC_PARAM_DEFS                                                   \
+  MXC__PARAM_RANGE(mxc__fc_param, num_hidden, MXC__P_INT, NULL, 1, 1e15,     \
+                   "Number of hidden units (output features)."),             \
+      MXC__PARAM(mxc__fc_param, no_bias, MXC__P_BOOL, "false",               \
+                 "Omit the bias input."),                                    \
+      MXC__PARAM(mxc__fc_param, flatten, MXC__P_BOOL, "true",                \
+                 "Flatten all axes but the first into the input features; " \
+                 "when false only the last axis is the feature axis.")
+int mxc__fc_infer_shape(const mxc__op *op, const mxc__fc_param *p,
+                        mxc__shape *in, int n_in, mxc__shape *out);
+int mxc__fc_forward(const mxc__op *op, const mxc__opctx *ctx,
+                    const mxc__fc_param *p, const mxc__blob *in, int n_in,
+                    const mxc__blob *out, const mxc__req *req);
+
+/* ---- fused inference operators (fused.c) ----
+ *
+ * What the inference passes of core/exec make of Convolution or
+ * FullyConnected followed by an activation, and of a convolution whose
+ * result is added to another value (a residual connection) before the
+ * activation. Forward only, hidden (internal) operators:
+ *   _FusedConvolution: every Convolution parameter plus act_type and
+ *     with_sum; inputs data, weight[, bias][, sum];
+ *     out = act(conv(data) + sum), sum shaped like the output.
+ *   _FusedFullyConnected: every FullyConnected parameter plus act_type;
+ *     out = act(fc(data)).
+ * act_type indexes mxc__fused_act_types. Backends attach faster kernels
+ * (oneDNN post-ops) to these names; the ones here are the reference. */
+enum {
+  MXC__FUSED_ACT_NONE,
+  MXC__FUSED_ACT_RELU,
+  MXC__FUSED_ACT_SIGMOID,
+  MXC__FUSED_ACT_TANH,
+  MXC__FUSED_ACT_SOFTRELU
+};
+extern const char *const mxc__fused_act_types[];
+
+typedef struct {
+  mxc__conv_param conv; /* first: Convolution's table applies as is */
+  int act_type;
+  int with_sum;
+} mxc__fused_conv_param;
+
+typedef struct {
+  mxc__fc_param fc; /* first, likewise */
+  int act_type;
+} mxc__fused_fc_param;
+
+int mxc__linalg_register_fused(mxc__registry *r);
+
 /* ---- convolution geometry ----
  *
  * A convolution maps an "image" (N, img_c, img spatial) to "columns"

@@ -27,5 +27,6 @@ int mxc__ops_register_linalg(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__linalg_register_deconvolution(r));
   MXC_FORWARD_IF_ERROR(mxc__linalg_register_la(r));
   MXC_FORWARD_IF_ERROR(mxc__linalg_register_pooling(r));
+  MXC_FORWARD_IF_ERROR(mxc__linalg_register_fused(r));
   return mxc__linalg_register_rnn(r);
 }

@@ -152,3 +152,9 @@ long long mxct_alloc_live(void) { return (long long)mxc__alloc_live(); }
 long long mxct_handle_live(void) { return (long long)mxc__handle_live(); }
 void mxct_fault_arm(long long n) { mxc__fault_alloc_arm(n, 0); }
 int mxct_fault_fired(void) { return mxc__fault_alloc_fired(); }
+
+long long mxct_write_version(mxc_ndarray a) {
+  mxc__ndarray *p = NULL;
+  if (api_array(a, "mxct_write_version", &p) != MXC_OK) return -1;
+  return (long long)mxc__ndarray_write_version(p);
+}

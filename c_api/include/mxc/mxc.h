@@ -1190,6 +1190,16 @@ typedef struct mxc_executor_s *mxc_executor;
 #define MXC_BIND_DEFAULT 0
 #define MXC_BIND_NO_MEMORY_PLAN 1 /* one buffer per intermediate value */
 #define MXC_BIND_NO_FUSION 2      /* do not fuse element-wise chains */
+/* Do not run the inference graph passes. They run, unless this flag is
+ * given, when no argument has a gradient request: Dropout, _copy and
+ * BlockGrad bypassed, BatchNorm folded into the Convolution or
+ * FullyConnected before it, activations and residual additions fused
+ * into the convolution (docs/inference-passes.md). Results equal the
+ * unoptimised graph's up to float rounding; bound arrays are never
+ * modified (folded weights live in the executor and follow later writes
+ * to the arrays they come from); a forward with is_train != 0 runs the
+ * graph as written. Since 1.1. */
+#define MXC_BIND_NO_INFER_PASSES 8
 
 /* Binds sym to arrays on device (dev_type, dev_id). args: one array per
  * argument in list_arguments order (n_args must match); arg_grads: NULL,
