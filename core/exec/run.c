@@ -185,13 +185,18 @@ static int push_range(const mxc__executor *ex, int from, int to, int is_train,
   return rc;
 }
 
+/* The twin (core/exec/infer_run.c) runs an executor's training passes:
+ * a monitor callback running there must be refused the outer executor
+ * too. */
 int mxc__executor_check_not_monitoring(const mxc__executor *ex,
                                        const char *fn) {
-  return mxc__cb_refuse(MXC__CB_MONITOR, ex, fn,
-                        "the executor is running (forward or backward) and "
-                        "cannot be run, freed or have its monitor changed "
-                        "until the callback returns; reading its arrays is "
-                        "fine");
+  static const char why[] =
+      "the executor is running (forward or backward) and cannot be run, "
+      "freed or have its monitor changed until the callback returns; "
+      "reading its arrays is fine";
+  MXC_FORWARD_IF_ERROR(mxc__cb_refuse(MXC__CB_MONITOR, ex, fn, why));
+  return ex->twin ? mxc__cb_refuse(MXC__CB_MONITOR, ex->twin, fn, why)
+                  : MXC_OK;
 }
 
 /* A training forward of an executor the inference passes rewrote runs on
