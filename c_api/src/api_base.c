@@ -30,6 +30,7 @@ static const feature k_features[] = {
     {"CUDA", 0},
 #endif
     {"OPENBLAS", 0}, /* added by the linalg family: see feature_value */
+    {"ONEDNN", 0},   /* added by the oneDNN backend unless MXC_ONEDNN=0 */
     {"DLPACK", 1},
     {"THREADED_ENGINE", 1},
 #ifdef MXC_SANITIZER_ASAN

@@ -412,14 +412,16 @@ static int64_t call_elems(mxc__ndarray *const *in, int n_in,
 }
 
 /* The dense kernel for a call on dev (core/op/backend.h). With only the
- * reference CPU kernels in the build, the descriptor's own: no lookup on
- * the hot path of small operators. */
+ * reference CPU kernels in the build, or while this thread asked for them
+ * (mxc__op_set_reference_only), the descriptor's own: no lookup on the
+ * hot path of small operators. */
 static int pick_kernel(const mxc__op *op, const void *param,
                        const int *itype, int n_in, const int *otype,
                        int n_total, mxc__device dev,
                        const mxc__kernel **out) {
   if (MXC__LIKELY(dev.type == MXC_DEVICE_CPU &&
-                  !mxc__op_have_backend_kernels())) {
+                  (!mxc__op_have_backend_kernels() ||
+                   mxc__op_reference_only()))) {
     *out = NULL;
     return MXC_OK;
   }

@@ -1147,6 +1147,9 @@ typedef struct mxc_executor_s *mxc_executor;
 #define MXC_BIND_DEFAULT 0
 #define MXC_BIND_NO_MEMORY_PLAN 1 /* one buffer per intermediate value */
 #define MXC_BIND_NO_FUSION 2      /* do not fuse element-wise chains */
+/* Run every node on the reference CPU kernels, not oneDNN's (as
+ * MXC_ONEDNN=0 does for the whole process). Since 1.1. */
+#define MXC_BIND_NO_ONEDNN 4
 
 /* Binds sym to arrays on device (dev_type, dev_id). args: one array per
  * argument in list_arguments order (n_args must match); arg_grads: NULL,

@@ -1,0 +1,129 @@
+/* FullyConnected forward on oneDNN's inner product (onednn.h): data seen
+ * as (rows, k) whatever flatten says (flatten=true: rows is the batch;
+ * false: every leading axis), weight (num_hidden, k), optional bias;
+ * post-ops for _FusedFullyConnected. The weights' layout is the
+ * primitive's choice (format tag any), the data and output stay plain
+ * (row-major (rows, k) is what the inner product reads best anyway). */
+#include <string.h>
+
+#include "backends/onednn/onednn.h"
+#include "core/base/error.h"
+
+typedef struct ip_call {
+  const mxc__op *op;
+  dnnl_memory_desc_t src, wei, bias, dst;
+  int has_bias;
+  const mxc__dnnl_post *post;
+} ip_call;
+
+static int build(void *arg, dnnl_primitive_t *out) {
+  const ip_call *c = arg;
+  dnnl_engine_t eng;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_engine(&eng));
+  dnnl_memory_desc_t w;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_check(
+      dnnl_memory_desc_init_by_tag(&w, 2, c->wei.dims, dnnl_f32,
+                                   dnnl_format_tag_any),
+      c->op, "dnnl_memory_desc_init_by_tag"));
+  dnnl_inner_product_desc_t d;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_check(
+      dnnl_inner_product_forward_desc_init(&d, dnnl_forward_inference,
+                                           &c->src, &w,
+                                           c->has_bias ? &c->bias : NULL,
+                                           &c->dst),
+      c->op, "dnnl_inner_product_forward_desc_init"));
+  dnnl_primitive_attr_t attr;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_attr_post(c->op, c->post, &attr));
+  dnnl_primitive_desc_t pd = NULL;
+  int rc = mxc__dnnl_check(dnnl_primitive_desc_create(&pd, &d, attr, eng,
+                                                      NULL),
+                           c->op,
+                           "dnnl_primitive_desc_create (inner product)");
+  if (rc == MXC_OK) {
+    rc = mxc__dnnl_check(dnnl_primitive_create(out, pd), c->op,
+                         "dnnl_primitive_create (inner product)");
+  }
+  if (pd) dnnl_primitive_desc_destroy(pd);
+  dnnl_primitive_attr_destroy(attr);
+  return rc;
+}
+
+static int run(const ip_call *c, const mxc__blob *x, const mxc__blob *w,
+               const mxc__blob *bias, const mxc__blob *out, mxc__req req) {
+  mxc__dnnl_key k;
+  mxc__dnnl_key_init(&k, "inner_product_fwd");
+  mxc__dnnl_key_md(&k, &c->src);
+  mxc__dnnl_key_md(&k, &c->wei);
+  mxc__dnnl_key_i64(&k, c->has_bias);
+  mxc__dnnl_key_i64(&k, c->post ? c->post->act : 0);
+  mxc__dnnl_key_i64(&k, c->post && c->post->sum);
+  mxc__dnnl_key_i64(&k, mxc__dnnl_threads_current());
+  mxc__dnnl_prim *p;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_cache_get(&k, build, (void *)c, &p));
+  mxc__dnnl_arg a[4] = {
+      {DNNL_ARG_SRC, c->src, x->ptr, 0, MXC__REQ_WRITE, NULL},
+      {DNNL_ARG_WEIGHTS, c->wei, w->ptr, 0, MXC__REQ_WRITE, NULL},
+      {DNNL_ARG_DST, c->dst, out->ptr, 1, req,
+       c->post && c->post->sum ? c->post->sum->ptr : NULL},
+      {DNNL_ARG_BIAS, c->bias, bias ? bias->ptr : NULL, 0, MXC__REQ_WRITE,
+       NULL},
+  };
+  int rc = mxc__dnnl_run(c->op, p, a, c->has_bias ? 4 : 3);
+  mxc__dnnl_cache_put(p);
+  return rc;
+}
+
+int mxc__dnnl_inner_product(const mxc__op *op, const mxc__blob *x,
+                            const mxc__blob *w, const mxc__blob *bias,
+                            int64_t batch, int64_t k, const mxc__blob *out,
+                            mxc__req req, const mxc__dnnl_post *post) {
+  int64_t h = w->shape.dims[0];
+  if (batch <= 0 || k <= 0 || h <= 0) return MXC_ERR_UNSUPPORTED;
+  ip_call c;
+  memset(&c, 0, sizeof c);
+  c.op = op;
+  c.post = post;
+  c.has_bias = bias != NULL;
+  int64_t sd[2] = {batch, k}, wd[2] = {h, k}, dd[2] = {batch, h};
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_dims(op, 2, sd, &c.src));
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_dims(op, 2, wd, &c.wei));
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_dims(op, 2, dd, &c.dst));
+  if (bias) MXC_FORWARD_IF_ERROR(mxc__dnnl_md_dims(op, 1, &h, &c.bias));
+  int nthr = mxc__dnnl_threads_begin();
+  int rc = run(&c, x, w, bias, out, req);
+  mxc__dnnl_threads_end(nthr);
+  return rc;
+}
+
+/* ---- the FullyConnected kernel ---- */
+
+static int fc_kernel(const mxc__op *op, const mxc__opctx *ctx,
+                     const void *param, const mxc__blob *in, int n_in,
+                     const mxc__blob *out, int n_out, const mxc__req *req) {
+  if (req[0] == MXC__REQ_NULL) return MXC_OK;
+  int64_t h = in[1].shape.dims[0];
+  int64_t n_out_elems = mxc__shape_size(&out[0].shape);
+  int64_t batch = h > 0 ? n_out_elems / h : 0;
+  int64_t k = batch > 0 ? mxc__shape_size(&in[0].shape) / batch : 0;
+  int rc = mxc__dnnl_inner_product(op, &in[0], &in[1], n_in > 2 ? &in[2] : NULL,
+                                   batch, k, &out[0], req[0], NULL);
+  if (rc == MXC_ERR_UNSUPPORTED) {
+    mxc__error_clear();
+    return op->compute(op, ctx, param, in, n_in, out, n_out, req);
+  }
+  return rc;
+}
+
+static int fc_supports(const mxc__op *op, const void *param,
+                       const mxc__call_types *t) {
+  int64_t h;
+  return param && mxc__dnnl_all_f32(t) &&
+         mxc__dnnl_param_int(op, param, "num_hidden", &h);
+}
+
+int mxc__dnnl_attach_fc(mxc__registry *r) {
+  mxc__kernel k = {.backend = &mxc__backend_onednn,
+                   .supports = fc_supports,
+                   .compute = fc_kernel};
+  return mxc__registry_attach_kernel(r, "FullyConnected", &k);
+}

@@ -1,0 +1,377 @@
+// The oneDNN backend (backends/onednn) against the reference kernels:
+// every attached kernel runs random float32 inputs of odd shapes through
+// the public invoke path twice, once restricted to the reference kernels
+// (the thread's reference-only switch) and once free to pick oneDNN, and
+// the results must agree within the tolerance stated per case. The last
+// test fails when an attached kernel has no case here. Also: the
+// primitive cache (bounded, reused, thread-safe), the switches
+// (MXC_ONEDNN=0 in test_onednn_off, MXC_BIND_NO_ONEDNN) and the feature.
+#include <algorithm>
+#include <cmath>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tests/onednn/probe.h"
+#include "tests/ops/op_test_util.h"
+
+using namespace mxct;
+
+namespace {
+
+std::set<std::string> &compared() {
+  static std::set<std::string> s;
+  return s;
+}
+
+struct Case {
+  std::string op;
+  Params p;
+  std::vector<Shape> in;
+  double tol;      // |got - want| <= tol * (1 + |want|)
+  int n_out = -1;  // outputs compared: -1 the visible ones
+  double lo = -1, hi = 1;
+  bool onednn = true;  // false: the kernel is expected to hand it back
+};
+
+std::vector<Arr> make_inputs(const Case &c, unsigned seed) {
+  std::vector<Arr> a;
+  for (size_t i = 0; i < c.in.size(); ++i) {
+    a.push_back(make(c.in[i], uniform(numel(c.in[i]), c.lo, c.hi,
+                                      seed + (unsigned)i)));
+  }
+  return a;
+}
+
+// Outputs (and the inputs afterwards: aux states are updated in place)
+// of one run.
+std::vector<std::vector<double>> run(const Case &c, unsigned seed,
+                                     bool reference) {
+  std::vector<Arr> a = make_inputs(c, seed);
+  std::vector<const Arr *> ptrs;
+  for (auto &x : a) ptrs.push_back(&x);
+  od_reference_only(reference ? 1 : 0);
+  int rc = MXC_OK;
+  std::vector<Arr> out = invoke_count(c.op, ptrs, c.p, c.n_out, &rc);
+  od_reference_only(0);
+  EXPECT_EQ(rc, MXC_OK) << c.op << ": " << err();
+  std::vector<std::vector<double>> r;
+  for (auto &o : out) r.push_back(read(o));
+  for (auto &x : a) r.push_back(read(x));
+  return r;
+}
+
+void compare(const Case &c, unsigned seed = 7) {
+  SCOPED_TRACE(c.op);
+  std::vector<std::vector<double>> want = run(c, seed, true);
+  int64_t before = od_lookups();
+  std::vector<std::vector<double>> got = run(c, seed, false);
+  if (od_enabled() && c.onednn) {
+    EXPECT_GT(od_lookups(), before) << c.op << ": oneDNN did not run";
+  } else {
+    EXPECT_EQ(od_lookups(), before) << c.op << ": oneDNN ran";
+  }
+  ASSERT_EQ(want.size(), got.size());
+  double worst = 0;
+  for (size_t k = 0; k < want.size(); ++k) {
+    ASSERT_EQ(want[k].size(), got[k].size());
+    for (size_t i = 0; i < want[k].size(); ++i) {
+      double e = std::fabs(got[k][i] - want[k][i]) / (1 + std::fabs(want[k][i]));
+      worst = std::max(worst, e);
+      ASSERT_LE(e, c.tol) << "array " << k << " element " << i << ": got "
+                          << got[k][i] << " want " << want[k][i];
+    }
+  }
+  compared().insert(c.op);
+}
+
+}  // namespace
+
+// ---- Convolution: tolerance 1e-4 relative (float32 sums in another
+// order; oneDNN may use Winograd-free direct kernels with FMA) ----
+
+TEST(OneDnn, Convolution2D) {
+  compare({"Convolution",
+           {{"kernel", "(3,3)"}, {"num_filter", "5"}, {"pad", "(1,1)"}},
+           {{2, 3, 7, 9}, {5, 3, 3, 3}, {5}},
+           1e-4});
+}
+
+TEST(OneDnn, ConvolutionStridedDilatedNoBias) {
+  compare({"Convolution",
+           {{"kernel", "(3,2)"}, {"num_filter", "4"}, {"stride", "(2,3)"},
+            {"dilate", "(2,1)"}, {"pad", "(2,1)"}, {"no_bias", "true"}},
+           {{3, 2, 11, 10}, {4, 2, 3, 2}},
+           1e-4});
+}
+
+TEST(OneDnn, ConvolutionGroups) {
+  compare({"Convolution",
+           {{"kernel", "(3,3)"}, {"num_filter", "6"}, {"num_group", "3"},
+            {"pad", "(1,1)"}},
+           {{2, 9, 6, 5}, {6, 3, 3, 3}, {6}},
+           1e-4});
+  compare({"Convolution",  // depthwise, as in MobileNet
+           {{"kernel", "(3,3)"}, {"num_filter", "4"}, {"num_group", "4"},
+            {"stride", "(2,2)"}, {"pad", "(1,1)"}},
+           {{1, 4, 9, 9}, {4, 1, 3, 3}, {4}},
+           1e-4});
+}
+
+TEST(OneDnn, Convolution1DAnd3D) {
+  compare({"Convolution",
+           {{"kernel", "(5,)"}, {"num_filter", "3"}, {"pad", "(2,)"},
+            {"dilate", "(2,)"}},
+           {{2, 4, 17}, {3, 4, 5}, {3}},
+           1e-4});
+  compare({"Convolution",
+           {{"kernel", "(3,3,3)"}, {"num_filter", "2"}, {"pad", "(1,0,1)"},
+            {"stride", "(1,2,1)"}},
+           {{1, 3, 5, 7, 6}, {2, 3, 3, 3, 3}, {2}},
+           1e-4});
+}
+
+TEST(OneDnn, ConvolutionRaggedEndRunsTheReference) {
+  // pad 0 with stride 3 leaves a ragged end: oneDNN would need a negative
+  // right padding, so the kernel hands the call to the reference.
+  Case c{"Convolution",
+         {{"kernel", "(2,2)"}, {"num_filter", "3"}, {"stride", "(3,3)"}},
+         {{1, 2, 9, 9}, {3, 2, 2, 2}, {3}},
+         1e-4};
+  c.onednn = false;
+  compare(c);
+}
+
+TEST(OneDnn, ConvolutionOneByOne) {
+  compare({"Convolution",
+           {{"kernel", "(1,1)"}, {"num_filter", "17"}},
+           {{3, 13, 5, 7}, {17, 13, 1, 1}, {17}},
+           1e-4});
+}
+
+// ---- FullyConnected: 1e-4 (sums in another order) ----
+
+TEST(OneDnn, FullyConnected) {
+  compare({"FullyConnected", {{"num_hidden", "7"}},
+           {{5, 3, 2, 3}, {7, 18}, {7}}, 1e-4});
+  compare({"FullyConnected", {{"num_hidden", "3"}, {"no_bias", "true"}},
+           {{1, 33}, {3, 33}}, 1e-4});
+  compare({"FullyConnected", {{"num_hidden", "4"}, {"flatten", "false"}},
+           {{2, 3, 5}, {4, 5}, {4}}, 1e-4});
+}
+
+// ---- Pooling: max exact; avg 1e-6 (a float division per window) ----
+
+TEST(OneDnn, PoolingMax) {
+  compare({"Pooling",
+           {{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"},
+            {"pool_type", "max"}},
+           {{2, 3, 9, 8}}, 0});
+  compare({"Pooling", {{"kernel", "(2,)"}, {"stride", "(2,)"}},
+           {{2, 3, 10}}, 0});
+  compare({"Pooling", {{"kernel", "(2,2,2)"}, {"pool_type", "max"}},
+           {{1, 2, 4, 5, 3}}, 0});
+}
+
+TEST(OneDnn, PoolingAvgBothPaddingCounts) {
+  for (const char *cip : {"true", "false"}) {
+    compare({"Pooling",
+             {{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"},
+              {"pool_type", "avg"}, {"count_include_pad", cip}},
+             {{2, 3, 7, 8}}, 1e-6});
+  }
+}
+
+TEST(OneDnn, PoolingGlobal) {
+  for (const char *type : {"avg", "max"}) {
+    compare({"Pooling",
+             {{"kernel", "(1,1)"}, {"global_pool", "true"},
+              {"pool_type", type}},
+             {{3, 5, 7, 6}}, 1e-6});
+  }
+}
+
+TEST(OneDnn, PoolingFullConventionRunsTheReference) {
+  Case c{"Pooling",
+         {{"kernel", "(2,2)"}, {"stride", "(2,2)"},
+          {"pooling_convention", "full"}},
+         {{1, 2, 5, 5}}, 0};
+  c.onednn = false;
+  compare(c);
+}
+
+// ---- Activation: 1e-6 (oneDNN's vectorized exp/tanh vs libm) ----
+
+TEST(OneDnn, Activation) {
+  for (const char *t : {"relu", "sigmoid", "tanh", "softrelu"}) {
+    Case c{"Activation", {{"act_type", t}}, {{3, 7, 5}}, 1e-6};
+    c.lo = -6;
+    c.hi = 6;
+    compare(c);
+  }
+  Case s{"Activation", {{"act_type", "softsign"}}, {{3, 4}}, 0};
+  s.onednn = false;
+  compare(s);
+}
+
+// ---- softmax / log_softmax: 1e-5 (float32 exp and log-sum in another
+// order: ~1e-6 seen) ----
+
+TEST(OneDnn, SoftmaxAxes) {
+  for (const char *op : {"softmax", "log_softmax"}) {
+    compare({op, {}, {{4, 13}}, 1e-5});
+    compare({op, {{"axis", "1"}}, {{2, 5, 3, 3}}, 1e-5});
+    compare({op, {{"axis", "-1"}}, {{2, 3, 17}}, 1e-5});
+  }
+  Case t{"softmax", {{"temperature", "2"}}, {{2, 3}}, 0};
+  t.onednn = false;
+  compare(t);
+}
+
+// ---- BatchNorm with moving statistics (inference): 1e-5 relative;
+// the hidden mean and inverse std outputs are compared too ----
+
+TEST(OneDnn, BatchNormInference) {
+  for (const char *fix : {"true", "false"}) {
+    Case c{"BatchNorm", {{"fix_gamma", fix}, {"eps", "0.001"}},
+           {{2, 3, 5, 4}, {3}, {3}, {3}, {3}}, 1e-5};
+    c.n_out = 3;
+    c.lo = 0.1;  // positive moving variances
+    c.hi = 2;
+    compare(c);
+  }
+  Case d{"BatchNorm", {{"fix_gamma", "false"}}, {{4, 6}, {6}, {6}, {6}, {6}},
+         1e-5};
+  d.lo = 0.5;
+  d.hi = 1.5;
+  compare(d);
+}
+
+// ---- the primitive cache ----
+
+TEST(OneDnnCache, ReusesPrimitivesForTheSameShapes) {
+  if (!od_enabled()) GTEST_SKIP() << "MXC_ONEDNN=0";
+  Case c{"Convolution", {{"kernel", "(3,3)"}, {"num_filter", "2"}},
+         {{1, 2, 6, 6}, {2, 2, 3, 3}, {2}}, 1e-4};
+  compare(c);
+  int e, cap;
+  int64_t h0, m0, h1, m1;
+  od_cache_stats(&e, &cap, &h0, &m0);
+  compare(c, 11);
+  od_cache_stats(&e, &cap, &h1, &m1);
+  EXPECT_EQ(m1, m0) << "same shapes built a new primitive";
+  EXPECT_GT(h1, h0);
+  EXPECT_LE(e, cap);
+}
+
+TEST(OneDnnCache, StaysWithinItsBoundAndStaysCorrect) {
+  if (!od_enabled()) GTEST_SKIP() << "MXC_ONEDNN=0";
+  int e, cap0;
+  int64_t h, m;
+  od_cache_stats(&e, &cap0, &h, &m);
+  od_cache_set_capacity(2);
+  for (int n = 1; n <= 6; ++n) {  // 6 shapes through a 2-entry cache
+    compare({"Activation", {{"act_type", "tanh"}}, {{n, 3}}, 1e-6});
+    od_cache_stats(&e, &cap0, &h, &m);
+    EXPECT_LE(e, 2);
+  }
+  od_cache_set_capacity(512);
+}
+
+TEST(OneDnnCache, ConcurrentCallersAgree) {
+  if (!od_enabled()) GTEST_SKIP() << "MXC_ONEDNN=0";
+  std::vector<std::thread> ts;
+  for (int t = 0; t < 4; ++t) {
+    ts.emplace_back([t] {
+      for (int i = 0; i < 5; ++i) {
+        compare({"Convolution",
+                 {{"kernel", "(3,3)"}, {"num_filter", "3"}, {"pad", "(1,1)"}},
+                 {{1 + (i + t) % 3, 2, 5, 6}, {3, 2, 3, 3}, {3}},
+                 1e-4},
+                (unsigned)(t * 10 + i));
+      }
+    });
+  }
+  for (auto &th : ts) th.join();
+}
+
+// ---- switches ----
+
+TEST(OneDnnSwitch, FeatureFollowsTheEnvironment) {
+  int on = -1;
+  ASSERT_EQ(mxc_feature_enabled("ONEDNN", &on), MXC_OK) << err();
+  EXPECT_EQ(on, od_enabled());
+}
+
+namespace {
+
+// A one-node graph: relu(Convolution(data, weight)), bound with flags;
+// returns the primitive cache lookups its forward made.
+int64_t forward_lookups(int flags, std::vector<double> *out) {
+  const char *json =
+      R"J({"nodes":[{"op":"null","name":"data","inputs":[]},)J"
+      R"J({"op":"null","name":"w","inputs":[]},)J"
+      R"J({"op":"Convolution","name":"conv","attrs":{"kernel":"(3,3)",)J"
+      R"J("num_filter":"4","no_bias":"true"},"inputs":[[0,0,0],[1,0,0]]},)J"
+      R"J({"op":"Activation","name":"act","attrs":{"act_type":"relu"},)J"
+      R"J("inputs":[[2,0,0]]}],"arg_nodes":[0,1],"heads":[[3,0,0]]})J";
+  mxc_symbol sym = nullptr;
+  EXPECT_EQ(mxc_symbol_from_json(json, &sym), MXC_OK) << err();
+  const char *names[] = {"data", "w"};
+  int ndims[] = {4, 4};
+  int64_t dims[] = {2, 3, 8, 7, 4, 3, 3, 3};
+  mxc_executor ex = nullptr;
+  EXPECT_EQ(mxc_executor_simple_bind(sym, MXC_DEVICE_CPU, 0, 2, names, ndims,
+                                     dims, nullptr, MXC_REQ_NULL, 0, nullptr,
+                                     nullptr, flags, &ex),
+            MXC_OK)
+      << err();
+  mxc_ndarray d = nullptr, w = nullptr, y = nullptr;
+  EXPECT_EQ(mxc_executor_arg(ex, "data", &d), MXC_OK);
+  EXPECT_EQ(mxc_executor_arg(ex, "w", &w), MXC_OK);
+  std::vector<float> dv(2 * 3 * 8 * 7), wv(4 * 3 * 3 * 3);
+  std::vector<double> du = uniform((int64_t)dv.size(), -1, 1, 5);
+  std::vector<double> wu = uniform((int64_t)wv.size(), -1, 1, 6);
+  std::copy(du.begin(), du.end(), dv.begin());
+  std::copy(wu.begin(), wu.end(), wv.begin());
+  EXPECT_EQ(mxc_ndarray_copy_from_host(d, dv.data(), dv.size() * 4), MXC_OK);
+  EXPECT_EQ(mxc_ndarray_copy_from_host(w, wv.data(), wv.size() * 4), MXC_OK);
+  int64_t before = od_lookups();
+  EXPECT_EQ(mxc_executor_forward(ex, 0), MXC_OK) << err();
+  EXPECT_EQ(mxc_executor_output(ex, 0, &y), MXC_OK);
+  Arr ya(y);
+  *out = read(ya);
+  int64_t n = od_lookups() - before;
+  mxc_ndarray_free(d);
+  mxc_ndarray_free(w);
+  mxc_executor_free(ex);
+  mxc_symbol_free(sym);
+  return n;
+}
+
+}  // namespace
+
+TEST(OneDnnSwitch, BindFlagRunsTheReferenceKernels) {
+  std::vector<double> with, without;
+  int64_t n_on = forward_lookups(MXC_BIND_DEFAULT, &with);
+  int64_t n_off = forward_lookups(MXC_BIND_NO_ONEDNN, &without);
+  EXPECT_EQ(n_off, 0) << "MXC_BIND_NO_ONEDNN still reached oneDNN";
+  if (od_enabled()) {
+    EXPECT_GT(n_on, 0);
+  }
+  ASSERT_EQ(with.size(), without.size());
+  for (size_t i = 0; i < with.size(); ++i) {
+    EXPECT_NEAR(with[i], without[i], 1e-4 * (1 + std::fabs(without[i]))) << i;
+  }
+}
+
+// Last: every operator with a oneDNN kernel has a comparison above.
+TEST(OneDnnZ, EveryAttachedKernelIsCompared) {
+  int n = 0;
+  for (const char *name; (name = od_attached(n)) != nullptr; ++n) {
+    EXPECT_TRUE(compared().count(name))
+        << "the oneDNN kernel of " << name << " is never compared";
+  }
+  EXPECT_GE(n, 7);
+}
