@@ -8,6 +8,7 @@ pkgs=(
   bazel-rules-java   # @rules_java, which Bazel 4 loads even for C builds
   libgtest-dev googletest
   libopenblas-dev
+  libdnnl-dev        # oneDNN 2.6: the CPU backend (backends/onednn)
   libdlpack-dev
   zlib1g-dev         # gzip-compressed IDX files
   dataset-fashion-mnist  # the training data (tests use it when present)

@@ -50,12 +50,12 @@ static int run(const bn_call *c, const mxc__blob *in, const mxc__blob *out,
   mxc__dnnl_prim *p;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_cache_get(&k, build, (void *)c, &p));
   mxc__dnnl_arg a[6] = {
-      {DNNL_ARG_SRC, c->data, in[0].ptr, 0, MXC__REQ_WRITE, NULL},
-      {DNNL_ARG_MEAN, c->chan, in[3].ptr, 0, MXC__REQ_WRITE, NULL},
-      {DNNL_ARG_VARIANCE, c->chan, in[4].ptr, 0, MXC__REQ_WRITE, NULL},
-      {DNNL_ARG_SHIFT, c->chan, in[2].ptr, 0, MXC__REQ_WRITE, NULL},
-      {DNNL_ARG_DST, c->data, out[0].ptr, 1, req, NULL},
-      {DNNL_ARG_SCALE, c->chan, in[1].ptr, 0, MXC__REQ_WRITE, NULL},
+      {DNNL_ARG_SRC, c->data, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
+      {DNNL_ARG_MEAN, c->chan, in[3].ptr, 0, MXC__REQ_WRITE, NULL, 0},
+      {DNNL_ARG_VARIANCE, c->chan, in[4].ptr, 0, MXC__REQ_WRITE, NULL, 0},
+      {DNNL_ARG_SHIFT, c->chan, in[2].ptr, 0, MXC__REQ_WRITE, NULL, 0},
+      {DNNL_ARG_DST, c->data, out[0].ptr, 1, req, NULL, 0},
+      {DNNL_ARG_SCALE, c->chan, in[1].ptr, 0, MXC__REQ_WRITE, NULL, 0},
   };
   int rc = mxc__dnnl_run(c->op, p, a, (c->flags & dnnl_use_scale) ? 6 : 5);
   mxc__dnnl_cache_put(p);

@@ -23,6 +23,7 @@ typedef struct conv_call {
   dnnl_dims_t strides, dil, pad_l, pad_r;
   int has_bias;
   const mxc__dnnl_post *post;
+  uint64_t w_version;
 } conv_call;
 
 /* Geometry of the call; MXC_ERR_UNSUPPORTED (message unused: the caller
@@ -122,26 +123,29 @@ static int run(const conv_call *c, const mxc__blob *in, const mxc__blob *out,
   mxc__dnnl_prim *p;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_cache_get(&k, build, (void *)c, &p));
   mxc__dnnl_arg a[4] = {
-      {DNNL_ARG_SRC, c->src, in[0].ptr, 0, MXC__REQ_WRITE, NULL},
-      {DNNL_ARG_WEIGHTS, c->wei, in[1].ptr, 0, MXC__REQ_WRITE, NULL},
+      {DNNL_ARG_SRC, c->src, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
+      {DNNL_ARG_WEIGHTS, c->wei, in[1].ptr, 0, MXC__REQ_WRITE, NULL,
+       c->w_version},
       {DNNL_ARG_DST, c->dst, out->ptr, 1, req,
-       c->post && c->post->sum ? c->post->sum->ptr : NULL},
+       c->post && c->post->sum ? c->post->sum->ptr : NULL, 0},
       {DNNL_ARG_BIAS, c->bias, c->has_bias ? in[2].ptr : NULL, 0,
-       MXC__REQ_WRITE, NULL},
+       MXC__REQ_WRITE, NULL, 0},
   };
   int rc = mxc__dnnl_run(c->op, p, a, c->has_bias ? 4 : 3);
   mxc__dnnl_cache_put(p);
   return rc;
 }
 
-int mxc__dnnl_conv_forward(const mxc__op *op, const mxc__conv_param *p,
-                           const mxc__blob *in, const mxc__blob *out,
-                           mxc__req req, const mxc__dnnl_post *post) {
+int mxc__dnnl_conv_forward(const mxc__op *op, const mxc__opctx *ctx,
+                           const mxc__conv_param *p, const mxc__blob *in,
+                           const mxc__blob *out, mxc__req req,
+                           const mxc__dnnl_post *post) {
   conv_call c;
   memset(&c, 0, sizeof c);
   int rc = plan(op, p, in, out, &c);
   if (rc != MXC_OK) return rc;
   c.post = post;
+  c.w_version = mxc__dnnl_version(ctx, 1);
   int nthr = mxc__dnnl_threads_begin();
   rc = run(&c, in, out, req);
   mxc__dnnl_threads_end(nthr);
@@ -163,7 +167,7 @@ static int conv_kernel(const mxc__op *op, const mxc__opctx *ctx,
                        const void *param, const mxc__blob *in, int n_in,
                        const mxc__blob *out, int n_out, const mxc__req *req) {
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
-  int rc = mxc__dnnl_conv_forward(op, param, in, out, req[0], NULL);
+  int rc = mxc__dnnl_conv_forward(op, ctx, param, in, out, req[0], NULL);
   if (rc == MXC_ERR_UNSUPPORTED) {
     return reference(op, ctx, param, in, n_in, out, n_out, req);
   }

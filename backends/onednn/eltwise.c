@@ -72,8 +72,8 @@ static int run(elt_call *c, const mxc__blob *in, const mxc__blob *out,
   int rc = mxc__dnnl_cache_get(&k, build, c, &p);
   if (rc == MXC_OK) {
     mxc__dnnl_arg a[2] = {
-        {DNNL_ARG_SRC, c->md, in[0].ptr, 0, MXC__REQ_WRITE, NULL},
-        {DNNL_ARG_DST, c->md, out[0].ptr, 1, req, NULL},
+        {DNNL_ARG_SRC, c->md, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
+        {DNNL_ARG_DST, c->md, out[0].ptr, 1, req, NULL, 0},
     };
     rc = mxc__dnnl_run(c->op, p, a, 2);
     mxc__dnnl_cache_put(p);

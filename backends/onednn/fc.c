@@ -14,6 +14,7 @@ typedef struct ip_call {
   dnnl_memory_desc_t src, wei, bias, dst;
   int has_bias;
   const mxc__dnnl_post *post;
+  uint64_t w_version;
 } ip_call;
 
 static int build(void *arg, dnnl_primitive_t *out) {
@@ -61,19 +62,21 @@ static int run(const ip_call *c, const mxc__blob *x, const mxc__blob *w,
   mxc__dnnl_prim *p;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_cache_get(&k, build, (void *)c, &p));
   mxc__dnnl_arg a[4] = {
-      {DNNL_ARG_SRC, c->src, x->ptr, 0, MXC__REQ_WRITE, NULL},
-      {DNNL_ARG_WEIGHTS, c->wei, w->ptr, 0, MXC__REQ_WRITE, NULL},
+      {DNNL_ARG_SRC, c->src, x->ptr, 0, MXC__REQ_WRITE, NULL, 0},
+      {DNNL_ARG_WEIGHTS, c->wei, w->ptr, 0, MXC__REQ_WRITE, NULL,
+       c->w_version},
       {DNNL_ARG_DST, c->dst, out->ptr, 1, req,
-       c->post && c->post->sum ? c->post->sum->ptr : NULL},
+       c->post && c->post->sum ? c->post->sum->ptr : NULL, 0},
       {DNNL_ARG_BIAS, c->bias, bias ? bias->ptr : NULL, 0, MXC__REQ_WRITE,
-       NULL},
+       NULL, 0},
   };
   int rc = mxc__dnnl_run(c->op, p, a, c->has_bias ? 4 : 3);
   mxc__dnnl_cache_put(p);
   return rc;
 }
 
-int mxc__dnnl_inner_product(const mxc__op *op, const mxc__blob *x,
+int mxc__dnnl_inner_product(const mxc__op *op, const mxc__opctx *ctx,
+                            const mxc__blob *x,
                             const mxc__blob *w, const mxc__blob *bias,
                             int64_t batch, int64_t k, const mxc__blob *out,
                             mxc__req req, const mxc__dnnl_post *post) {
@@ -84,6 +87,7 @@ int mxc__dnnl_inner_product(const mxc__op *op, const mxc__blob *x,
   c.op = op;
   c.post = post;
   c.has_bias = bias != NULL;
+  c.w_version = mxc__dnnl_version(ctx, 1);
   int64_t sd[2] = {batch, k}, wd[2] = {h, k}, dd[2] = {batch, h};
   MXC_FORWARD_IF_ERROR(mxc__dnnl_md_dims(op, 2, sd, &c.src));
   MXC_FORWARD_IF_ERROR(mxc__dnnl_md_dims(op, 2, wd, &c.wei));
@@ -105,8 +109,9 @@ static int fc_kernel(const mxc__op *op, const mxc__opctx *ctx,
   int64_t n_out_elems = mxc__shape_size(&out[0].shape);
   int64_t batch = h > 0 ? n_out_elems / h : 0;
   int64_t k = batch > 0 ? mxc__shape_size(&in[0].shape) / batch : 0;
-  int rc = mxc__dnnl_inner_product(op, &in[0], &in[1], n_in > 2 ? &in[2] : NULL,
-                                   batch, k, &out[0], req[0], NULL);
+  int rc = mxc__dnnl_inner_product(op, ctx, &in[0], &in[1],
+                                   n_in > 2 ? &in[2] : NULL, batch, k,
+                                   &out[0], req[0], NULL);
   if (rc == MXC_ERR_UNSUPPORTED) {
     mxc__error_clear();
     return op->compute(op, ctx, param, in, n_in, out, n_out, req);

@@ -136,7 +136,33 @@ typedef struct mxc__dnnl_arg {
   /* Outputs only: plain contents (md's layout) the output holds before
    * the primitive runs, for a sum post-op; NULL: none. May be ptr. */
   const void *init;
+  /* Inputs only: the array's write version (mxc__dnnl_version), nonzero
+   * to keep its reordered copy in the weights cache (weights.c). */
+  uint64_t version;
 } mxc__dnnl_arg;
+
+/* Input i's write version from the call's context; 0 when unknown. */
+uint64_t mxc__dnnl_version(const mxc__opctx *ctx, int i);
+
+/* src (layout smd) into dst (dmd), or dst += src when add, through a
+ * cached reorder primitive. */
+int mxc__dnnl_reorder(const mxc__op *op, const dnnl_memory_desc_t *smd,
+                      void *src, const dnnl_memory_desc_t *dmd, void *dst,
+                      int add);
+
+/* ---- reordered weights (weights.c) ---- */
+
+/* The weights at ptr (plain layout `plain`, write version `version`,
+ * nonzero) in layout `want`: from the cache, or reordered now (and
+ * cached when room allows). *slot identifies the hold; give it back with
+ * mxc__dnnl_weights_put(*buf, *slot). */
+int mxc__dnnl_weights_get(const mxc__op *op, const dnnl_memory_desc_t *plain,
+                          const void *ptr, uint64_t version,
+                          const dnnl_memory_desc_t *want, void **buf,
+                          int *slot);
+void mxc__dnnl_weights_put(void *buf, int slot);
+/* For tests: entries now, hits and misses so far. */
+void mxc__dnnl_weights_stats(int *entries, int64_t *hits, int64_t *misses);
 
 /* Plain float32 description of a shape (ndim 1..12), or of the shape
  * with its trailing axes from `from` on merged into one. */
@@ -213,18 +239,21 @@ int mxc__dnnl_attach_softmax(mxc__registry *r);
 int mxc__dnnl_attach_bn(mxc__registry *r);
 
 /* Convolution forward of in[0] (data), in[1] (weight), in[2] (bias when
- * !p->no_bias) into out with post-ops: what Convolution and the fused
- * operators run. Shapes oneDNN cannot take fall back to the reference
- * only through the caller (returns MXC_ERR_UNSUPPORTED). */
+ * !p->no_bias) into out with post-ops (NULL: none): what Convolution and
+ * the fused operators run. ctx gives the weights' version (input 1) for
+ * the weights cache. Calls oneDNN cannot take return MXC_ERR_UNSUPPORTED
+ * and the caller runs its reference kernel. */
 struct mxc__conv_param;
-int mxc__dnnl_conv_forward(const mxc__op *op, const struct mxc__conv_param *p,
+int mxc__dnnl_conv_forward(const mxc__op *op, const mxc__opctx *ctx,
+                           const struct mxc__conv_param *p,
                            const mxc__blob *in, const mxc__blob *out,
                            mxc__req req, const mxc__dnnl_post *post);
 
 /* Inner product out = act(x W^T + b (+ sum)) of x (batch, k) and W
  * (num_hidden, k) with post-ops: FullyConnected and its fused form. bias
  * may be NULL. */
-int mxc__dnnl_inner_product(const mxc__op *op, const mxc__blob *x,
+int mxc__dnnl_inner_product(const mxc__op *op, const mxc__opctx *ctx,
+                            const mxc__blob *x,
                             const mxc__blob *w, const mxc__blob *bias,
                             int64_t batch, int64_t k, const mxc__blob *out,
                             mxc__req req, const mxc__dnnl_post *post);

@@ -111,8 +111,8 @@ static int run(const pool_call *c, const mxc__blob *in, const mxc__blob *out,
   mxc__dnnl_prim *p;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_cache_get(&k, build, (void *)c, &p));
   mxc__dnnl_arg a[2] = {
-      {DNNL_ARG_SRC, c->src, in[0].ptr, 0, MXC__REQ_WRITE, NULL},
-      {DNNL_ARG_DST, c->dst, out[0].ptr, 1, req, NULL},
+      {DNNL_ARG_SRC, c->src, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
+      {DNNL_ARG_DST, c->dst, out[0].ptr, 1, req, NULL, 0},
   };
   int rc = mxc__dnnl_run(c->op, p, a, 2);
   mxc__dnnl_cache_put(p);

@@ -70,10 +70,13 @@ static int make_mem(const mxc__op *op, const dnnl_memory_desc_t *md,
                          "dnnl_memory_create");
 }
 
-/* src (in layout smd) into dst (dmd), or dst += src when add. */
-static int reorder(const mxc__op *op, const dnnl_memory_desc_t *smd,
-                   void *src, const dnnl_memory_desc_t *dmd, void *dst,
-                   int add) {
+uint64_t mxc__dnnl_version(const mxc__opctx *ctx, int i) {
+  return ctx && ctx->in_versions ? ctx->in_versions[i] : 0;
+}
+
+int mxc__dnnl_reorder(const mxc__op *op, const dnnl_memory_desc_t *smd,
+                      void *src, const dnnl_memory_desc_t *dmd, void *dst,
+                      int add) {
   mxc__dnnl_key k;
   mxc__dnnl_key_init(&k, add ? "reorder+sum" : "reorder");
   mxc__dnnl_key_md(&k, smd);
@@ -105,6 +108,8 @@ typedef struct run_state {
   int n;
   dnnl_exec_arg_t exec[MAX_ARGS];
   void *tmp[MAX_ARGS]; /* a temporary in the primitive's layout, or NULL */
+  void *wbuf[MAX_ARGS]; /* held reordered weights, or NULL */
+  int wslot[MAX_ARGS];
   dnnl_memory_desc_t want[MAX_ARGS];
 } run_state;
 
@@ -123,6 +128,12 @@ static int prepare_arg(const mxc__op *op, const_dnnl_primitive_desc_t pd,
   int direct = dnnl_memory_desc_equal(want, &a->md) &&
                !(a->is_out && a->req == MXC__REQ_ADD);
   void *ptr = a->ptr;
+  if (!direct && !a->is_out && a->version) {
+    MXC_FORWARD_IF_ERROR(mxc__dnnl_weights_get(
+        op, &a->md, a->ptr, a->version, want, &st->wbuf[i], &st->wslot[i]));
+    st->exec[i].arg = a->arg;
+    return make_mem(op, want, st->wbuf[i], &st->exec[i].memory);
+  }
   if (!direct) {
     size_t n = dnnl_memory_desc_get_size(want);
     st->tmp[i] = mxc__aligned_alloc(64, n ? n : 64);
@@ -134,7 +145,8 @@ static int prepare_arg(const mxc__op *op, const_dnnl_primitive_desc_t pd,
   }
   const void *src = a->is_out ? a->init : a->ptr;
   if (src && !direct) {
-    MXC_FORWARD_IF_ERROR(reorder(op, &a->md, (void *)src, want, ptr, 0));
+    MXC_FORWARD_IF_ERROR(
+        mxc__dnnl_reorder(op, &a->md, (void *)src, want, ptr, 0));
   } else if (src && a->is_out && src != ptr) {
     memcpy(ptr, src, dnnl_memory_desc_get_size(want));
   }
@@ -146,8 +158,9 @@ static int finish_outputs(const mxc__op *op, const mxc__dnnl_arg *args,
                           run_state *st) {
   for (int i = 0; i < st->n; ++i) {
     if (!args[i].is_out || !st->tmp[i]) continue;
-    MXC_FORWARD_IF_ERROR(reorder(op, &st->want[i], st->tmp[i], &args[i].md,
-                                 args[i].ptr, args[i].req == MXC__REQ_ADD));
+    MXC_FORWARD_IF_ERROR(mxc__dnnl_reorder(op, &st->want[i], st->tmp[i],
+                                           &args[i].md, args[i].ptr,
+                                           args[i].req == MXC__REQ_ADD));
   }
   return MXC_OK;
 }
@@ -156,6 +169,7 @@ static void release_state(run_state *st) {
   for (int i = 0; i < st->n; ++i) {
     if (st->exec[i].memory) dnnl_memory_destroy(st->exec[i].memory);
     mxc__free(st->tmp[i]);
+    if (st->wbuf[i]) mxc__dnnl_weights_put(st->wbuf[i], st->wslot[i]);
   }
 }
 

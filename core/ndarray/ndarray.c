@@ -296,3 +296,8 @@ mxc__var *mxc__ndarray_var(const mxc__ndarray *a) { return a->chunk->var; }
 mxc__engine *mxc__ndarray_engine(const mxc__ndarray *a) {
   return a->chunk->engine;
 }
+
+uint64_t mxc__ndarray_version(const mxc__ndarray *a) {
+  if (a->chunk->ext_ptr) return 0; /* imported: its owner may write it */
+  return mxc__engine_var_version(a->chunk->var);
+}

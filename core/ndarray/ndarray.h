@@ -108,6 +108,9 @@ int mxc__ndarray_ensure_alloc(const mxc__ndarray *a);
 void *mxc__ndarray_ptr(const mxc__ndarray *a);
 
 mxc__var *mxc__ndarray_var(const mxc__ndarray *a);
+/* The write version of a's data (mxc__engine_var_version): 0 when
+ * unknown (external memory, or exported through DLPack). */
+uint64_t mxc__ndarray_version(const mxc__ndarray *a);
 mxc__engine *mxc__ndarray_engine(const mxc__ndarray *a);
 
 /* Synchronous host copies (push + wait; see mxc.h). */

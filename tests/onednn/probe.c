@@ -4,7 +4,9 @@
 #include <string.h>
 
 #include "backends/onednn/onednn.h"
+#include "core/base/alloc.h"
 #include "core/op/registry.h"
+#include "ops/linalg/linalg.h"
 
 void od_reference_only(int on) { (void)mxc__op_set_reference_only(on); }
 
@@ -40,3 +42,50 @@ const char *od_attached(int i) {
 }
 
 int od_enabled(void) { return mxc__dnnl_enabled(); }
+
+void od_weights_stats(int *entries, int64_t *hits, int64_t *misses) {
+  mxc__dnnl_weights_stats(entries, hits, misses);
+}
+
+static mxc__blob blob(const float *p, const int64_t *dims, int nd) {
+  mxc__blob b;
+  memset(&b, 0, sizeof b);
+  b.ptr = (void *)p;
+  b.shape.ndim = nd;
+  for (int i = 0; i < nd; ++i) b.shape.dims[i] = dims[i];
+  b.dtype = MXC_DTYPE_FLOAT32;
+  b.dev.type = MXC_DEVICE_CPU;
+  return b;
+}
+
+int od_conv_post(const char *const *keys, const char *const *vals, int n,
+                 const float *x, const int64_t *xs, const float *w,
+                 const int64_t *ws, const float *b, const float *sum,
+                 const char *act, float *y, const int64_t *ys, int nd) {
+  const mxc__op *op = mxc__op_find("Convolution");
+  void *param = NULL;
+  int rc = mxc__op_parse_params(op, keys, vals, n, &param);
+  if (rc != MXC_OK) return rc;
+  const mxc__conv_param *p = param;
+  int64_t nf = ws[0];
+  mxc__blob in[3] = {blob(x, xs, nd), blob(w, ws, nd), blob(b, &nf, 1)};
+  mxc__blob out = blob(y, ys, nd), s = blob(sum, ys, nd);
+  mxc__dnnl_post post = {act ? mxc__dnnl_act_of_name(act) : 0,
+                         sum ? &s : NULL};
+  rc = mxc__dnnl_conv_forward(op, NULL, p, in, &out, MXC__REQ_WRITE, &post);
+  mxc__free(param);
+  return rc;
+}
+
+int od_fc_post(const float *x, const float *w, const float *b,
+               const float *sum, const char *act, int64_t rows, int64_t k,
+               int64_t h, float *y) {
+  const mxc__op *op = mxc__op_find("FullyConnected");
+  int64_t xd[2] = {rows, k}, wd[2] = {h, k}, yd[2] = {rows, h};
+  mxc__blob bx = blob(x, xd, 2), bw = blob(w, wd, 2), bb = blob(b, &h, 1);
+  mxc__blob by = blob(y, yd, 2), bs = blob(sum, yd, 2);
+  mxc__dnnl_post post = {act ? mxc__dnnl_act_of_name(act) : 0,
+                         sum ? &bs : NULL};
+  return mxc__dnnl_inner_product(op, NULL, &bx, &bw, b ? &bb : NULL, rows, k,
+                                 &by, MXC__REQ_WRITE, &post);
+}

@@ -13,6 +13,8 @@
 #include <thread>
 #include <vector>
 
+#include <dlpack/dlpack.h>
+
 #include "tests/onednn/probe.h"
 #include "tests/ops/op_test_util.h"
 
@@ -246,6 +248,188 @@ TEST(OneDnn, BatchNormInference) {
   d.lo = 0.5;
   d.hi = 1.5;
   compare(d);
+}
+
+// ---- post-ops of the fused operators' builders: the reference
+// Convolution / FullyConnected, then + sum, then the activation, in
+// double; 1e-4 relative ----
+
+namespace {
+
+double act_ref(const char *act, double v) {
+  if (!act) return v;
+  std::string a = act;
+  if (a == "relu") return v > 0 ? v : 0;
+  if (a == "sigmoid") return 1 / (1 + std::exp(-v));
+  if (a == "tanh") return std::tanh(v);
+  return std::log1p(std::exp(v));  // softrelu
+}
+
+std::vector<float> to_f(const std::vector<double> &v) {
+  return std::vector<float>(v.begin(), v.end());
+}
+
+void check_post(const std::vector<double> &base, const std::vector<double> &sum,
+                const char *act, const std::vector<float> &got) {
+  ASSERT_EQ(base.size(), got.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    double want = act_ref(act, base[i] + (sum.empty() ? 0 : (float)sum[i]));
+    ASSERT_NEAR(got[i], want, 1e-4 * (1 + std::fabs(want)))
+        << (act ? act : "none") << " element " << i;
+  }
+}
+
+}  // namespace
+
+TEST(OneDnnPostOps, ConvolutionSumThenActivation) {
+  const char *keys[] = {"kernel", "num_filter", "pad", "stride"};
+  const char *vals[] = {"(3,3)", "4", "(1,1)", "(2,1)"};
+  Shape xs = {2, 3, 7, 6}, ws = {4, 3, 3, 3}, ys = {2, 4, 4, 6};
+  std::vector<double> x = uniform(numel(xs), -1, 1, 21);
+  std::vector<double> w = uniform(numel(ws), -1, 1, 22);
+  std::vector<double> b = uniform(4, -1, 1, 23);
+  std::vector<double> sum = uniform(numel(ys), -1, 1, 24);
+  Arr ax = make(xs, x), aw = make(ws, w), ab = make({4}, b);
+  od_reference_only(1);
+  auto ref = invoke("Convolution", {&ax, &aw, &ab},
+                    {{"kernel", "(3,3)"}, {"num_filter", "4"},
+                     {"pad", "(1,1)"}, {"stride", "(2,1)"}});
+  od_reference_only(0);
+  ASSERT_EQ(ref.size(), 1u) << err();
+  ASSERT_EQ(ref[0].shape(), ys);
+  std::vector<double> base = read(ref[0]);
+  std::vector<float> fx = to_f(x), fw = to_f(w), fb = to_f(b), fs = to_f(sum);
+  for (const char *act : {(const char *)nullptr, "relu", "sigmoid", "tanh",
+                          "softrelu"}) {
+    for (bool with_sum : {false, true}) {
+      std::vector<float> y(numel(ys));
+      ASSERT_EQ(od_conv_post(keys, vals, 4, fx.data(), xs.data(), fw.data(),
+                             ws.data(), fb.data(),
+                             with_sum ? fs.data() : nullptr, act, y.data(),
+                             ys.data(), 4),
+                MXC_OK)
+          << err();
+      check_post(base, with_sum ? sum : std::vector<double>{}, act, y);
+    }
+  }
+}
+
+TEST(OneDnnPostOps, InnerProductSumThenActivation) {
+  int64_t rows = 5, k = 13, h = 6;
+  std::vector<double> x = uniform(rows * k, -1, 1, 31);
+  std::vector<double> w = uniform(h * k, -1, 1, 32);
+  std::vector<double> b = uniform(h, -1, 1, 33);
+  std::vector<double> sum = uniform(rows * h, -1, 1, 34);
+  Arr ax = make({rows, k}, x), aw = make({h, k}, w), ab = make({h}, b);
+  od_reference_only(1);
+  auto ref = invoke("FullyConnected", {&ax, &aw, &ab}, {{"num_hidden", "6"}});
+  od_reference_only(0);
+  ASSERT_EQ(ref.size(), 1u) << err();
+  std::vector<double> base = read(ref[0]);
+  std::vector<float> fx = to_f(x), fw = to_f(w), fb = to_f(b), fs = to_f(sum);
+  for (const char *act : {(const char *)nullptr, "relu", "tanh"}) {
+    for (bool with_sum : {false, true}) {
+      std::vector<float> y(rows * h);
+      ASSERT_EQ(od_fc_post(fx.data(), fw.data(), fb.data(),
+                           with_sum ? fs.data() : nullptr, act, rows, k, h,
+                           y.data()),
+                MXC_OK)
+          << err();
+      check_post(base, with_sum ? sum : std::vector<double>{}, act, y);
+    }
+  }
+}
+
+// ---- reordered weights: cached while the weights array is unchanged,
+// refreshed when it is written (its engine write version changes) ----
+
+namespace {
+
+std::vector<double> conv_ref(const Arr &x, const std::vector<double> &w) {
+  Arr aw = make({32, 16, 3, 3}, w);
+  od_reference_only(1);
+  auto y = invoke("Convolution", {&x, &aw}, {{"kernel", "(3,3)"},
+                                             {"num_filter", "32"},
+                                             {"pad", "(1,1)"},
+                                             {"no_bias", "true"}});
+  od_reference_only(0);
+  EXPECT_EQ(y.size(), 1u) << err();
+  return read(y[0]);
+}
+
+std::vector<double> conv_run(const Arr &x, const Arr &w) {
+  auto y = invoke("Convolution", {&x, &w}, {{"kernel", "(3,3)"},
+                                            {"num_filter", "32"},
+                                            {"pad", "(1,1)"},
+                                            {"no_bias", "true"}});
+  EXPECT_EQ(y.size(), 1u) << err();
+  return read(y[0]);
+}
+
+void expect_close(const std::vector<double> &got,
+                  const std::vector<double> &want) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], 1e-4 * (1 + std::fabs(want[i]))) << i;
+  }
+}
+
+}  // namespace
+
+TEST(OneDnnWeights, ChangingTheWeightsChangesTheOutput) {
+  std::vector<double> w1 = uniform(32 * 16 * 9, -1, 1, 41);
+  std::vector<double> w2 = uniform(32 * 16 * 9, -1, 1, 42);
+  Arr x = make({2, 16, 9, 8}, uniform(2 * 16 * 72, -1, 1, 43));
+  Arr w = make({32, 16, 3, 3}, w1);
+  int e0, e1;
+  int64_t h0, m0, h1, m1;
+  expect_close(conv_run(x, w), conv_ref(x, w1));
+  od_weights_stats(&e0, &h0, &m0);
+  expect_close(conv_run(x, w), conv_ref(x, w1));  // unchanged: a hit
+  od_weights_stats(&e1, &h1, &m1);
+  if (od_enabled() && e0 > 0) {
+    EXPECT_EQ(h1, h0 + 1) << "unchanged weights were reordered again";
+  }
+  std::vector<float> f2(w2.begin(), w2.end());
+  ASSERT_EQ(mxc_ndarray_copy_from_host(w.h, f2.data(), f2.size() * 4), MXC_OK);
+  std::vector<double> y2 = conv_run(x, w);
+  expect_close(y2, conv_ref(x, w2));
+  EXPECT_NE(y2, conv_ref(x, w1));
+}
+
+TEST(OneDnnWeights, WeightsWrittenByAnOperatorAreSeen) {
+  std::vector<double> w1 = uniform(32 * 16 * 9, -1, 1, 51);
+  Arr x = make({1, 16, 6, 7}, uniform(16 * 42, -1, 1, 52));
+  Arr w = make({32, 16, 3, 3}, w1);
+  expect_close(conv_run(x, w), conv_ref(x, w1));
+  // w *= 2 in place through the engine (an optimizer step writes alike).
+  mxc_op op = nullptr;
+  ASSERT_EQ(mxc_op_find("_mul_scalar", &op), MXC_OK) << err();
+  const char *k[] = {"scalar"}, *v[] = {"2"};
+  mxc_ndarray out = w.h;
+  ASSERT_EQ(mxc_op_invoke(op, k, v, 1, &w.h, 1, &out, 1, nullptr), MXC_OK)
+      << err();
+  std::vector<double> w2(w1);
+  for (double &d : w2) d = (float)d * 2.0;
+  expect_close(conv_run(x, w), conv_ref(x, w2));
+}
+
+TEST(OneDnnWeights, WeightsSharedThroughDlpackAreNeverCached) {
+  std::vector<double> w1 = uniform(32 * 16 * 9, -1, 1, 61);
+  Arr x = make({1, 16, 5, 5}, uniform(16 * 25, -1, 1, 62));
+  Arr w = make({32, 16, 3, 3}, w1);
+  DLManagedTensor *t = nullptr;
+  ASSERT_EQ(mxc_ndarray_to_dlpack(w.h, &t), MXC_OK) << err();
+  expect_close(conv_run(x, w), conv_ref(x, w1));
+  // The consumer writes the shared memory without telling the engine.
+  float *p = static_cast<float *>(t->dl_tensor.data);
+  std::vector<double> w2(w1);
+  for (size_t i = 0; i < w2.size(); ++i) {
+    p[i] = -p[i];
+    w2[i] = -(float)w1[i];
+  }
+  expect_close(conv_run(x, w), conv_ref(x, w2));
+  t->deleter(t);
 }
 
 // ---- the primitive cache ----
