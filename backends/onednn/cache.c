@@ -20,7 +20,7 @@
 
 /* The table's size and default bound: a ResNet-50 has ~60 distinct
  * convolution shapes, forward and backward plus reorders ~250. */
-#define SLOTS 1024
+#define SLOTS 512
 #define DEFAULT_CAPACITY 512
 
 struct mxc__dnnl_prim {
@@ -29,18 +29,22 @@ struct mxc__dnnl_prim {
   uint64_t hash;
   uint64_t last_use;
   int refs;   /* gets not yet put (under g.mu) */
-  int cached; /* in the table */
+  int cached; /* a slot of the table (else a heap entry of one call) */
   size_t n;
-  unsigned char *key;
+  unsigned char key[MXC__DNNL_KEY_MAX];
 };
 
+/* The table lives as long as the process (mxc__calloc_permanent, made at
+ * the first miss): entries are reused in place, and the primitives
+ * themselves are oneDNN's allocations, so a warm cache holds no blocks
+ * of mxc's allocator (tests counting live blocks see no growth). */
 static struct {
   pthread_mutex_t mu;
-  mxc__dnnl_prim *slot[SLOTS];
+  mxc__dnnl_prim *slot; /* SLOTS entries; prim NULL: free */
   int entries, capacity;
   uint64_t clock;
   int64_t hits, misses;
-} g = {PTHREAD_MUTEX_INITIALIZER, {NULL}, 0, DEFAULT_CAPACITY, 0, 0, 0};
+} g = {PTHREAD_MUTEX_INITIALIZER, NULL, 0, DEFAULT_CAPACITY, 0, 0, 0};
 
 /* ---- keys ---- */
 
@@ -92,16 +96,18 @@ static uint64_t hash_of(const unsigned char *b, size_t n) {
 
 /* ---- entries ---- */
 
-static void prim_free(mxc__dnnl_prim *p) {
-  if (p->prim) dnnl_primitive_destroy(p->prim);
-  mxc__free(p->key);
-  mxc__free(p);
+static void release_locked(mxc__dnnl_prim *p) {
+  dnnl_primitive_destroy(p->prim);
+  p->prim = NULL;
+  p->pd = NULL;
+  g.entries--;
 }
 
 static int find_locked(const mxc__dnnl_key *k, uint64_t h) {
-  for (int i = 0; i < SLOTS; ++i) {
-    mxc__dnnl_prim *p = g.slot[i];
-    if (p && p->hash == h && p->n == k->n && !memcmp(p->key, k->b, k->n)) {
+  for (int i = 0; g.slot && i < SLOTS; ++i) {
+    mxc__dnnl_prim *p = &g.slot[i];
+    if (p->prim && p->hash == h && p->n == k->n &&
+        !memcmp(p->key, k->b, k->n)) {
       return i;
     }
   }
@@ -109,102 +115,92 @@ static int find_locked(const mxc__dnnl_key *k, uint64_t h) {
 }
 
 /* A free slot, evicting the least recently used idle entry when the
- * table holds `capacity` entries; -1 when all are busy. */
+ * table holds `capacity` entries; -1 when all are busy (or the table
+ * could not be made). */
 static int free_slot_locked(void) {
+  if (!g.slot) g.slot = mxc__calloc_permanent(SLOTS, sizeof *g.slot);
+  if (!g.slot) return -1;
   int empty = -1, lru = -1;
   for (int i = 0; i < SLOTS; ++i) {
-    mxc__dnnl_prim *p = g.slot[i];
-    if (!p) {
+    mxc__dnnl_prim *p = &g.slot[i];
+    if (!p->prim) {
       if (empty < 0) empty = i;
     } else if (p->refs == 0 &&
-               (lru < 0 || p->last_use < g.slot[lru]->last_use)) {
+               (lru < 0 || p->last_use < g.slot[lru].last_use)) {
       lru = i;
     }
   }
   if (empty >= 0 && g.entries < g.capacity) return empty;
   if (lru < 0) return -1;
-  prim_free(g.slot[lru]);
-  g.slot[lru] = NULL;
-  g.entries--;
+  release_locked(&g.slot[lru]);
   return lru;
 }
 
-static int build_entry(const mxc__dnnl_key *k, uint64_t h,
-                       mxc__dnnl_build_fn build, void *arg,
-                       mxc__dnnl_prim **out) {
-  mxc__dnnl_prim *p = mxc__calloc(1, sizeof *p);
-  unsigned char *key = mxc__malloc(k->n ? k->n : 1);
-  if (!p || !key) {
-    mxc__free(p);
-    mxc__free(key);
+static mxc__dnnl_prim *hold_locked(int i) {
+  g.slot[i].refs++;
+  g.slot[i].last_use = ++g.clock;
+  return &g.slot[i];
+}
+
+/* Puts the fresh primitive in the table, or hands back the entry another
+ * thread added for the same key meanwhile (prim is then destroyed), or,
+ * with every slot busy, a heap entry for this call alone. */
+static int insert(const mxc__dnnl_key *k, uint64_t h, dnnl_primitive_t prim,
+                  const_dnnl_primitive_desc_t pd, mxc__dnnl_prim **out) {
+  pthread_mutex_lock(&g.mu);
+  int i = k->overflow ? -1 : find_locked(k, h);
+  if (i >= 0) {
+    *out = hold_locked(i);
+    pthread_mutex_unlock(&g.mu);
+    dnnl_primitive_destroy(prim);
+    return MXC_OK;
+  }
+  i = k->overflow ? -1 : free_slot_locked();
+  mxc__dnnl_prim *p = i >= 0 ? &g.slot[i] : mxc__calloc(1, sizeof *p);
+  if (p) {
+    p->prim = prim;
+    p->pd = pd;
+    p->hash = h;
+    p->refs = 1;
+    p->cached = i >= 0;
+    p->last_use = ++g.clock;
+    p->n = k->n;
+    memcpy(p->key, k->b, k->n);
+    g.entries += i >= 0;
+  }
+  pthread_mutex_unlock(&g.mu);
+  if (!p) {
+    dnnl_primitive_destroy(prim);
     return mxc__error_set(MXC_ERR_OOM,
-                          "oneDNN backend: out of memory caching a primitive");
-  }
-  memcpy(key, k->b, k->n);
-  p->key = key;
-  p->n = k->n;
-  p->hash = h;
-  p->refs = 1;
-  int rc = build(arg, &p->prim);
-  if (rc == MXC_OK) {
-    rc = mxc__dnnl_check(dnnl_primitive_get_primitive_desc(p->prim, &p->pd),
-                         NULL, "dnnl_primitive_get_primitive_desc");
-  }
-  if (rc != MXC_OK) {
-    prim_free(p);
-    return rc;
+                          "oneDNN backend: out of memory holding a primitive");
   }
   *out = p;
   return MXC_OK;
-}
-
-/* Puts a fresh entry p in the table, or hands back one another thread
- * added for the same key meanwhile (p is then freed). */
-static mxc__dnnl_prim *insert_locked(mxc__dnnl_prim *p,
-                                     const mxc__dnnl_key *k) {
-  int i = find_locked(k, p->hash);
-  if (i >= 0) {
-    prim_free(p);
-    g.slot[i]->refs++;
-    g.slot[i]->last_use = ++g.clock;
-    return g.slot[i];
-  }
-  i = free_slot_locked();
-  if (i >= 0) {
-    p->cached = 1;
-    p->last_use = ++g.clock;
-    g.slot[i] = p;
-    g.entries++;
-  }
-  return p;
 }
 
 int mxc__dnnl_cache_get(const mxc__dnnl_key *k, mxc__dnnl_build_fn build,
                         void *arg, mxc__dnnl_prim **out) {
   uint64_t h = hash_of(k->b, k->n);
-  if (!k->overflow) {
-    pthread_mutex_lock(&g.mu);
-    int i = find_locked(k, h);
-    if (i >= 0) {
-      g.slot[i]->refs++;
-      g.slot[i]->last_use = ++g.clock;
-      g.hits++;
-      *out = g.slot[i];
-      pthread_mutex_unlock(&g.mu);
-      return MXC_OK;
-    }
-    g.misses++;
+  pthread_mutex_lock(&g.mu);
+  int i = k->overflow ? -1 : find_locked(k, h);
+  if (i >= 0) {
+    g.hits++;
+    *out = hold_locked(i);
     pthread_mutex_unlock(&g.mu);
+    return MXC_OK;
   }
-  mxc__dnnl_prim *p = NULL;
-  MXC_FORWARD_IF_ERROR(build_entry(k, h, build, arg, &p));
-  if (!k->overflow) {
-    pthread_mutex_lock(&g.mu);
-    p = insert_locked(p, k);
-    pthread_mutex_unlock(&g.mu);
+  g.misses++;
+  pthread_mutex_unlock(&g.mu);
+  dnnl_primitive_t prim = NULL;
+  const_dnnl_primitive_desc_t pd = NULL;
+  MXC_FORWARD_IF_ERROR(build(arg, &prim));
+  int rc = mxc__dnnl_check(dnnl_primitive_get_primitive_desc(prim, &pd), NULL,
+                           "dnnl_primitive_get_primitive_desc");
+  if (rc != MXC_OK) {
+    dnnl_primitive_destroy(prim);
+    return rc;
   }
-  *out = p;
-  return MXC_OK;
+  return insert(k, h, prim, pd, out);
 }
 
 void mxc__dnnl_cache_put(mxc__dnnl_prim *p) {
@@ -212,7 +208,10 @@ void mxc__dnnl_cache_put(mxc__dnnl_prim *p) {
   pthread_mutex_lock(&g.mu);
   int gone = --p->refs == 0 && !p->cached;
   pthread_mutex_unlock(&g.mu);
-  if (gone) prim_free(p);
+  if (gone) {
+    dnnl_primitive_destroy(p->prim);
+    mxc__free(p);
+  }
 }
 
 dnnl_primitive_t mxc__dnnl_prim_get(const mxc__dnnl_prim *p) {
@@ -237,13 +236,8 @@ void mxc__dnnl_cache_set_capacity(int capacity) {
   if (capacity > SLOTS) capacity = SLOTS;
   pthread_mutex_lock(&g.mu);
   g.capacity = capacity;
-  for (int i = 0; i < SLOTS && g.entries > capacity; ++i) {
-    mxc__dnnl_prim *p = g.slot[i];
-    if (p && p->refs == 0) {
-      prim_free(p);
-      g.slot[i] = NULL;
-      g.entries--;
-    }
+  for (int i = 0; g.slot && i < SLOTS && g.entries > capacity; ++i) {
+    if (g.slot[i].prim && g.slot[i].refs == 0) release_locked(&g.slot[i]);
   }
   pthread_mutex_unlock(&g.mu);
 }

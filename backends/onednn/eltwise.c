@@ -110,11 +110,102 @@ static int act_supports(const mxc__op *op, const void *param,
              mxc__dnnl_param_enum(op, param, "act_type")) >= 0;
 }
 
+static int act_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
+                          const void *param, const mxc__blob *in, int n_in,
+                          const mxc__blob *out, int n_out,
+                          const mxc__req *req);
+
 int mxc__dnnl_attach_act(mxc__registry *r) {
   mxc__kernel k = {.backend = &mxc__backend_onednn,
                    .supports = act_supports,
                    .compute = act_kernel};
-  return mxc__registry_attach_kernel(r, "Activation", &k);
+  MXC_FORWARD_IF_ERROR(mxc__registry_attach_kernel(r, "Activation", &k));
+  k.compute = act_bwd_kernel;
+  return mxc__registry_attach_kernel(r, "_backward_Activation", &k);
+}
+
+/* ---- _backward_Activation: (ograd, data, output) -> ddata ----
+ *
+ * The same derivatives as the reference: relu's and softrelu's from the
+ * data (1[x > 0], sigmoid(x)), sigmoid's and tanh's from the output
+ * (y (1 - y), 1 - y^2), oneDNN's use_dst_for_bwd variants. */
+
+typedef struct act_bwd {
+  const mxc__op *op;
+  int alg, use_dst;
+  dnnl_memory_desc_t md;
+} act_bwd;
+
+static int build_act_bwd(void *arg, dnnl_primitive_t *out) {
+  const act_bwd *c = arg;
+  dnnl_eltwise_desc_t fd, bd;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_check(
+      dnnl_eltwise_forward_desc_init(&fd, dnnl_forward_training, c->alg,
+                                     &c->md, 0.0f, 0.0f),
+      c->op, "dnnl_eltwise_forward_desc_init"));
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_check(
+      dnnl_eltwise_backward_desc_init(&bd, c->alg, &c->md, &c->md, 0.0f,
+                                      0.0f),
+      c->op, "dnnl_eltwise_backward_desc_init"));
+  dnnl_primitive_desc_t hint;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_pd_create(c->op, &fd, NULL, NULL,
+                                           "eltwise forward hint", &hint));
+  int rc = mxc__dnnl_prim_create(c->op, &bd, NULL, hint, "eltwise backward",
+                                 out);
+  dnnl_primitive_desc_destroy(hint);
+  return rc;
+}
+
+static int act_bwd_alg(int act, int *use_dst) {
+  *use_dst = act == MXC__DNNL_ACT_SIGMOID || act == MXC__DNNL_ACT_TANH;
+  switch (act) {
+    case MXC__DNNL_ACT_RELU: return dnnl_eltwise_relu;
+    case MXC__DNNL_ACT_SIGMOID: return dnnl_eltwise_logistic_use_dst_for_bwd;
+    case MXC__DNNL_ACT_TANH: return dnnl_eltwise_tanh_use_dst_for_bwd;
+    case MXC__DNNL_ACT_SOFTRELU: return dnnl_eltwise_soft_relu;
+    default: return -1;
+  }
+}
+
+static int act_bwd_run(act_bwd *c, const mxc__blob *in, const mxc__blob *out,
+                       mxc__req req) {
+  if (mxc__shape_size(&in[0].shape) == 0 || c->alg < 0) {
+    return MXC_ERR_UNSUPPORTED;
+  }
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_plain(c->op, &in[0].shape, &c->md));
+  int nthr = mxc__dnnl_threads_begin();
+  mxc__dnnl_key k;
+  mxc__dnnl_key_init(&k, "eltwise_bwd");
+  mxc__dnnl_key_md(&k, &c->md);
+  mxc__dnnl_key_i64(&k, c->alg);
+  mxc__dnnl_key_i64(&k, nthr);
+  mxc__dnnl_prim *p = NULL;
+  int rc = mxc__dnnl_cache_get(&k, build_act_bwd, c, &p);
+  if (rc == MXC_OK) {
+    mxc__dnnl_arg a[3] = {
+        {DNNL_ARG_DIFF_DST, c->md, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
+        {c->use_dst ? DNNL_ARG_DST : DNNL_ARG_SRC, c->md,
+         in[c->use_dst ? 2 : 1].ptr, 0, MXC__REQ_WRITE, NULL, 0},
+        {DNNL_ARG_DIFF_SRC, c->md, out[0].ptr, 1, req, NULL, 0},
+    };
+    rc = mxc__dnnl_run(c->op, p, a, 3);
+    mxc__dnnl_cache_put(p);
+  }
+  mxc__dnnl_threads_end(nthr);
+  return rc;
+}
+
+static int act_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
+                          const void *param, const mxc__blob *in, int n_in,
+                          const mxc__blob *out, int n_out,
+                          const mxc__req *req) {
+  if (req[0] == MXC__REQ_NULL) return MXC_OK;
+  act_bwd c = {op, -1, 0, {0}};
+  c.alg = act_bwd_alg(
+      mxc__dnnl_act_of_name(mxc__dnnl_param_enum(op, param, "act_type")),
+      &c.use_dst);
+  int rc = act_bwd_run(&c, in, out, req[0]);
+  return finish(rc, op, ctx, param, in, n_in, out, n_out, req);
 }
 
 /* ---- softmax, log_softmax ---- */

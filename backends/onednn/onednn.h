@@ -150,17 +150,38 @@ int mxc__dnnl_reorder(const mxc__op *op, const dnnl_memory_desc_t *smd,
                       void *src, const dnnl_memory_desc_t *dmd, void *dst,
                       int add);
 
+/* A primitive descriptor for the operation description desc (a
+ * dnnl_*_desc_t), with attr (NULL: default) and the forward hint a
+ * backward primitive needs (NULL otherwise); `what` names it in errors.
+ * The caller destroys *out. */
+int mxc__dnnl_pd_create(const mxc__op *op, const void *desc,
+                        const_dnnl_primitive_attr_t attr,
+                        const_dnnl_primitive_desc_t hint, const char *what,
+                        dnnl_primitive_desc_t *out);
+/* The same, then the primitive (the descriptor is released). */
+int mxc__dnnl_prim_create(const mxc__op *op, const void *desc,
+                          const_dnnl_primitive_attr_t attr,
+                          const_dnnl_primitive_desc_t hint, const char *what,
+                          dnnl_primitive_t *out);
+
 /* ---- reordered weights (weights.c) ---- */
+
+/* A hold on reordered weights: the memory (its data handle is the
+ * copy) and the cache slot it belongs to, -1 for a copy of this call. */
+typedef struct mxc__dnnl_wref {
+  dnnl_memory_t mem;
+  int slot;
+} mxc__dnnl_wref;
 
 /* The weights at ptr (plain layout `plain`, write version `version`,
  * nonzero) in layout `want`: from the cache, or reordered now (and
- * cached when room allows). *slot identifies the hold; give it back with
- * mxc__dnnl_weights_put(*buf, *slot). */
+ * cached when room allows). Give the hold back with
+ * mxc__dnnl_weights_put. */
 int mxc__dnnl_weights_get(const mxc__op *op, const dnnl_memory_desc_t *plain,
                           const void *ptr, uint64_t version,
-                          const dnnl_memory_desc_t *want, void **buf,
-                          int *slot);
-void mxc__dnnl_weights_put(void *buf, int slot);
+                          const dnnl_memory_desc_t *want,
+                          mxc__dnnl_wref *ref);
+void mxc__dnnl_weights_put(mxc__dnnl_wref *ref);
 /* For tests: entries now, hits and misses so far. */
 void mxc__dnnl_weights_stats(int *entries, int64_t *hits, int64_t *misses);
 
@@ -174,8 +195,9 @@ int mxc__dnnl_md_dims(const mxc__op *op, int ndims, const int64_t *dims,
 /* Executes the primitive on args: inputs whose layout differs from the
  * one the primitive chose are reordered into temporaries first, outputs
  * written through temporaries when their layout differs or req is
- * MXC__REQ_ADD (a reorder with a sum post-op adds). The scratchpad is
- * the library's. */
+ * MXC__REQ_ADD (a reorder with a sum post-op adds); an output with
+ * MXC__REQ_NULL goes to a temporary that is dropped (ptr may be NULL).
+ * The scratchpad is the library's. */
 int mxc__dnnl_run(const mxc__op *op, const mxc__dnnl_prim *p,
                   const mxc__dnnl_arg *args, int n_args);
 

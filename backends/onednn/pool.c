@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "backends/onednn/onednn.h"
+#include "core/base/alloc.h"
 #include "core/base/error.h"
 
 typedef struct pool_call {
@@ -73,6 +74,8 @@ static int plan(const mxc__op *op, const void *param, const mxc__blob *in,
   return mxc__dnnl_md_plain(op, y, &c->dst);
 }
 
+static void pool_key(const pool_call *c, const char *what, mxc__dnnl_key *k);
+
 static int build(void *arg, dnnl_primitive_t *out) {
   const pool_call *c = arg;
   dnnl_engine_t eng;
@@ -98,16 +101,7 @@ static int build(void *arg, dnnl_primitive_t *out) {
 static int run(const pool_call *c, const mxc__blob *in, const mxc__blob *out,
                mxc__req req) {
   mxc__dnnl_key k;
-  mxc__dnnl_key_init(&k, "pool_fwd");
-  mxc__dnnl_key_md(&k, &c->src);
-  mxc__dnnl_key_md(&k, &c->dst);
-  mxc__dnnl_key_i64(&k, c->alg);
-  size_t n = sizeof(int64_t) * (size_t)c->nsp;
-  mxc__dnnl_key_bytes(&k, c->strides, n);
-  mxc__dnnl_key_bytes(&k, c->kernel, n);
-  mxc__dnnl_key_bytes(&k, c->pad_l, n);
-  mxc__dnnl_key_bytes(&k, c->pad_r, n);
-  mxc__dnnl_key_i64(&k, mxc__dnnl_threads_current());
+  pool_key(c, "pool_fwd", &k);
   mxc__dnnl_prim *p;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_cache_get(&k, build, (void *)c, &p));
   mxc__dnnl_arg a[2] = {
@@ -138,6 +132,133 @@ static int pool_kernel(const mxc__op *op, const mxc__opctx *ctx,
   return rc;
 }
 
+/* ---- _backward_Pooling: (ograd, data) -> ddata ----
+ *
+ * Max pooling's gradient goes to each window's maximum, which oneDNN
+ * records in a workspace while running the forward for training: the
+ * kernel reruns that forward on data (the reference rescans the windows
+ * likewise), then the backward. Average pooling needs no workspace. */
+
+static int fwd_train_desc(const pool_call *c, dnnl_pooling_desc_t *d) {
+  return mxc__dnnl_check(
+      dnnl_pooling_forward_desc_init(d, dnnl_forward_training, c->alg,
+                                     &c->src, &c->dst, c->strides, c->kernel,
+                                     c->pad_l, c->pad_r),
+      c->op, "dnnl_pooling_forward_desc_init");
+}
+
+static int build_fwd_train(void *arg, dnnl_primitive_t *out) {
+  const pool_call *c = arg;
+  dnnl_pooling_desc_t d;
+  MXC_FORWARD_IF_ERROR(fwd_train_desc(c, &d));
+  return mxc__dnnl_prim_create(c->op, &d, NULL, NULL,
+                               "pooling forward training", out);
+}
+
+static int build_bwd(void *arg, dnnl_primitive_t *out) {
+  const pool_call *c = arg;
+  dnnl_pooling_desc_t fd, bd;
+  MXC_FORWARD_IF_ERROR(fwd_train_desc(c, &fd));
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_check(
+      dnnl_pooling_backward_desc_init(&bd, c->alg, &c->src, &c->dst,
+                                      c->strides, c->kernel, c->pad_l,
+                                      c->pad_r),
+      c->op, "dnnl_pooling_backward_desc_init"));
+  dnnl_primitive_desc_t hint;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_pd_create(c->op, &fd, NULL, NULL,
+                                           "pooling forward hint", &hint));
+  int rc = mxc__dnnl_prim_create(c->op, &bd, NULL, hint, "pooling backward",
+                                 out);
+  dnnl_primitive_desc_destroy(hint);
+  return rc;
+}
+
+static void pool_key(const pool_call *c, const char *what, mxc__dnnl_key *k) {
+  mxc__dnnl_key_init(k, what);
+  mxc__dnnl_key_md(k, &c->src);
+  mxc__dnnl_key_md(k, &c->dst);
+  mxc__dnnl_key_i64(k, c->alg);
+  size_t n = sizeof(int64_t) * (size_t)c->nsp;
+  mxc__dnnl_key_bytes(k, c->strides, n);
+  mxc__dnnl_key_bytes(k, c->kernel, n);
+  mxc__dnnl_key_bytes(k, c->pad_l, n);
+  mxc__dnnl_key_bytes(k, c->pad_r, n);
+  mxc__dnnl_key_i64(k, mxc__dnnl_threads_current());
+}
+
+/* The workspace of max pooling data x: forward for training into a
+ * dropped output. *ws is the caller's to free. */
+static int max_workspace(const pool_call *c, void *x,
+                         dnnl_memory_desc_t *ws_md, void **ws) {
+  mxc__dnnl_key k;
+  pool_key(c, "pool_fwd_train", &k);
+  mxc__dnnl_prim *p;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_cache_get(&k, build_fwd_train, (void *)c,
+                                           &p));
+  *ws_md = *dnnl_primitive_desc_query_md(mxc__dnnl_prim_pd(p),
+                                         dnnl_query_workspace_md, 0);
+  size_t n = dnnl_memory_desc_get_size(ws_md);
+  *ws = mxc__aligned_alloc(64, n ? n : 64);
+  int rc = *ws ? MXC_OK
+               : mxc__error_set(MXC_ERR_OOM,
+                                "operator '%s' (oneDNN backend): out of "
+                                "memory for a %zu-byte pooling workspace",
+                                c->op->name, n);
+  mxc__dnnl_arg a[3] = {
+      {DNNL_ARG_SRC, c->src, x, 0, MXC__REQ_WRITE, NULL, 0},
+      {DNNL_ARG_DST, c->dst, NULL, 1, MXC__REQ_NULL, NULL, 0},
+      {DNNL_ARG_WORKSPACE, *ws_md, *ws, 1, MXC__REQ_WRITE, NULL, 0},
+  };
+  if (rc == MXC_OK) rc = mxc__dnnl_run(c->op, p, a, 3);
+  mxc__dnnl_cache_put(p);
+  return rc;
+}
+
+static int run_bwd(const pool_call *c, const mxc__blob *in,
+                   const mxc__blob *out, mxc__req req) {
+  void *ws = NULL;
+  dnnl_memory_desc_t ws_md;
+  int max = c->alg == dnnl_pooling_max, rc = MXC_OK;
+  if (max) rc = max_workspace(c, in[1].ptr, &ws_md, &ws);
+  mxc__dnnl_key k;
+  pool_key(c, "pool_bwd", &k);
+  mxc__dnnl_prim *p = NULL;
+  if (rc == MXC_OK) rc = mxc__dnnl_cache_get(&k, build_bwd, (void *)c, &p);
+  if (rc == MXC_OK) {
+    mxc__dnnl_arg a[3] = {
+        {DNNL_ARG_DIFF_DST, c->dst, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
+        {DNNL_ARG_DIFF_SRC, c->src, out[0].ptr, 1, req, NULL, 0},
+        {DNNL_ARG_WORKSPACE, max ? ws_md : c->src, ws, 0, MXC__REQ_WRITE,
+         NULL, 0},
+    };
+    rc = mxc__dnnl_run(c->op, p, a, max ? 3 : 2);
+    mxc__dnnl_cache_put(p);
+  }
+  mxc__free(ws);
+  return rc;
+}
+
+static int pool_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
+                           const void *param, const mxc__blob *in, int n_in,
+                           const mxc__blob *out, int n_out,
+                           const mxc__req *req) {
+  if (req[0] == MXC__REQ_NULL) return MXC_OK;
+  pool_call c;
+  memset(&c, 0, sizeof c);
+  /* The geometry of the forward: data in[1] to an output like ograd. */
+  int rc = plan(op, param, &in[1], &in[0], &c);
+  if (rc == MXC_OK) {
+    int nthr = mxc__dnnl_threads_begin();
+    rc = run_bwd(&c, in, out, req[0]);
+    mxc__dnnl_threads_end(nthr);
+  }
+  if (rc == MXC_ERR_UNSUPPORTED) {
+    mxc__error_clear();
+    return op->compute(op, ctx, param, in, n_in, out, n_out, req);
+  }
+  return rc;
+}
+
 static int pool_supports(const mxc__op *op, const void *param,
                          const mxc__call_types *t) {
   if (!param || !mxc__dnnl_all_f32(t) || pool_alg(op, param) < 0) return 0;
@@ -153,5 +274,7 @@ int mxc__dnnl_attach_pool(mxc__registry *r) {
   mxc__kernel k = {.backend = &mxc__backend_onednn,
                    .supports = pool_supports,
                    .compute = pool_kernel};
-  return mxc__registry_attach_kernel(r, "Pooling", &k);
+  MXC_FORWARD_IF_ERROR(mxc__registry_attach_kernel(r, "Pooling", &k));
+  k.compute = pool_bwd_kernel;
+  return mxc__registry_attach_kernel(r, "_backward_Pooling", &k);
 }

@@ -1,13 +1,14 @@
 /* Running a cached primitive on the plain arrays a kernel sees
  * (onednn.h): reorders into and out of the layouts the primitive chose,
  * write modes, and the thread budget around the calls. */
+#include <stdio.h>
 #include <string.h>
 
 #include "backends/onednn/onednn.h"
 #include "core/base/alloc.h"
 #include "core/base/error.h"
 
-#define MAX_ARGS 8
+#define MAX_ARGS 12
 
 int mxc__dnnl_md_dims(const mxc__op *op, int ndims, const int64_t *dims,
                       dnnl_memory_desc_t *md) {
@@ -62,6 +63,34 @@ static int build_reorder(void *arg, dnnl_primitive_t *out) {
   return rc;
 }
 
+int mxc__dnnl_pd_create(const mxc__op *op, const void *desc,
+                        const_dnnl_primitive_attr_t attr,
+                        const_dnnl_primitive_desc_t hint, const char *what,
+                        dnnl_primitive_desc_t *out) {
+  dnnl_engine_t eng;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_engine(&eng));
+  dnnl_status_t st = dnnl_primitive_desc_create(out, desc, attr, eng, hint);
+  if (st == dnnl_success) return MXC_OK;
+  *out = NULL;
+  char call[128];
+  snprintf(call, sizeof call, "dnnl_primitive_desc_create (%s)", what);
+  return mxc__dnnl_check(st, op, call);
+}
+
+int mxc__dnnl_prim_create(const mxc__op *op, const void *desc,
+                          const_dnnl_primitive_attr_t attr,
+                          const_dnnl_primitive_desc_t hint, const char *what,
+                          dnnl_primitive_t *out) {
+  dnnl_primitive_desc_t pd;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_pd_create(op, desc, attr, hint, what, &pd));
+  dnnl_status_t st = dnnl_primitive_create(out, pd);
+  dnnl_primitive_desc_destroy(pd);
+  if (st == dnnl_success) return MXC_OK;
+  char call[128];
+  snprintf(call, sizeof call, "dnnl_primitive_create (%s)", what);
+  return mxc__dnnl_check(st, op, call);
+}
+
 static int make_mem(const mxc__op *op, const dnnl_memory_desc_t *md,
                     void *ptr, dnnl_memory_t *out) {
   dnnl_engine_t eng;
@@ -108,8 +137,7 @@ typedef struct run_state {
   int n;
   dnnl_exec_arg_t exec[MAX_ARGS];
   void *tmp[MAX_ARGS]; /* a temporary in the primitive's layout, or NULL */
-  void *wbuf[MAX_ARGS]; /* held reordered weights, or NULL */
-  int wslot[MAX_ARGS];
+  mxc__dnnl_wref w[MAX_ARGS]; /* held reordered weights (mem NULL: none) */
   dnnl_memory_desc_t want[MAX_ARGS];
 } run_state;
 
@@ -125,14 +153,19 @@ static int prepare_arg(const mxc__op *op, const_dnnl_primitive_desc_t pd,
                       "argument %d",
                       op->name, a->arg);
   st->want[i] = *want;
-  int direct = dnnl_memory_desc_equal(want, &a->md) &&
+  int discard = a->is_out && a->req == MXC__REQ_NULL;
+  int direct = dnnl_memory_desc_equal(want, &a->md) && !discard &&
                !(a->is_out && a->req == MXC__REQ_ADD);
   void *ptr = a->ptr;
   if (!direct && !a->is_out && a->version) {
-    MXC_FORWARD_IF_ERROR(mxc__dnnl_weights_get(
-        op, &a->md, a->ptr, a->version, want, &st->wbuf[i], &st->wslot[i]));
+    MXC_FORWARD_IF_ERROR(mxc__dnnl_weights_get(op, &a->md, a->ptr,
+                                               a->version, want, &st->w[i]));
+    void *buf = NULL;
+    MXC_FORWARD_IF_ERROR(
+        mxc__dnnl_check(dnnl_memory_get_data_handle(st->w[i].mem, &buf), op,
+                        "dnnl_memory_get_data_handle"));
     st->exec[i].arg = a->arg;
-    return make_mem(op, want, st->wbuf[i], &st->exec[i].memory);
+    return make_mem(op, want, buf, &st->exec[i].memory);
   }
   if (!direct) {
     size_t n = dnnl_memory_desc_get_size(want);
@@ -157,7 +190,9 @@ static int prepare_arg(const mxc__op *op, const_dnnl_primitive_desc_t pd,
 static int finish_outputs(const mxc__op *op, const mxc__dnnl_arg *args,
                           run_state *st) {
   for (int i = 0; i < st->n; ++i) {
-    if (!args[i].is_out || !st->tmp[i]) continue;
+    if (!args[i].is_out || !st->tmp[i] || args[i].req == MXC__REQ_NULL) {
+      continue;
+    }
     MXC_FORWARD_IF_ERROR(mxc__dnnl_reorder(op, &st->want[i], st->tmp[i],
                                            &args[i].md, args[i].ptr,
                                            args[i].req == MXC__REQ_ADD));
@@ -169,7 +204,7 @@ static void release_state(run_state *st) {
   for (int i = 0; i < st->n; ++i) {
     if (st->exec[i].memory) dnnl_memory_destroy(st->exec[i].memory);
     mxc__free(st->tmp[i]);
-    if (st->wbuf[i]) mxc__dnnl_weights_put(st->wbuf[i], st->wslot[i]);
+    mxc__dnnl_weights_put(&st->w[i]);
   }
 }
 

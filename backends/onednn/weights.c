@@ -12,23 +12,27 @@
  * (DLPack, imported memory) have version 0 and are never cached. An
  * entry in use is never replaced or evicted (a reference count); the
  * least recently used idle entries go when the cache holds more than
- * its byte bound. */
+ * its byte bound. Entries of arrays that were freed stay until then:
+ * the bound is what a process pays at most for them.
+ *
+ * The table is static and the buffers are oneDNN memory objects that
+ * allocate for themselves, so a warm cache holds no blocks of mxc's
+ * allocator (tests that count live blocks across runs see none appear). */
 #include <pthread.h>
 #include <string.h>
 
 #include "backends/onednn/onednn.h"
-#include "core/base/alloc.h"
 #include "core/base/error.h"
 
 #define SLOTS 256
-/* ResNet-50's weights are ~100 MB; a few networks' worth. */
-#define DEFAULT_BYTES ((size_t)1 << 30)
+/* ResNet-50's weights are ~100 MB in float32: two such networks. */
+#define DEFAULT_BYTES ((size_t)256 << 20)
 
 typedef struct wentry {
   const void *ptr; /* the user's weights; NULL: free slot */
   uint64_t version;
   dnnl_memory_desc_t want;
-  void *buf;
+  dnnl_memory_t mem; /* owns the reordered copy */
   size_t bytes;
   int refs;
   uint64_t last_use;
@@ -51,9 +55,9 @@ static int find_locked(const void *ptr, const dnnl_memory_desc_t *want) {
   return -1;
 }
 
-/* Empties slot i (idle); its buffer goes to *garbage (freed unlocked). */
-static void drop_locked(int i, void **garbage) {
-  *garbage = g.e[i].buf;
+/* Empties slot i (idle); its memory goes to *garbage (freed unlocked). */
+static void drop_locked(int i, dnnl_memory_t *garbage) {
+  *garbage = g.e[i].mem;
   g.bytes -= g.e[i].bytes;
   memset(&g.e[i], 0, sizeof g.e[i]);
 }
@@ -69,8 +73,8 @@ static int lru_idle_locked(void) {
   return lru;
 }
 
-/* A slot for `bytes` more, evicting idle entries (their buffers freed
- * here, with the lock held: free does not call back into us); -1 when
+/* A slot for `bytes` more, evicting idle entries (their memory freed
+ * here, with the lock held: oneDNN does not call back into us); -1 when
  * busy entries fill the cache. */
 static int make_room_locked(size_t bytes) {
   for (;;) {
@@ -81,70 +85,83 @@ static int make_room_locked(size_t bytes) {
     if (empty >= 0 && g.bytes + bytes <= g.cap) return empty;
     int v = lru_idle_locked();
     if (v < 0) return -1;
-    void *garbage;
+    dnnl_memory_t garbage;
     drop_locked(v, &garbage);
-    mxc__free(garbage);
+    dnnl_memory_destroy(garbage);
   }
 }
 
-/* A hit: the entry's buffer, held. */
+/* A hit: the entry's memory, held. */
 static int lookup(const void *ptr, uint64_t version,
-                  const dnnl_memory_desc_t *want, void **buf) {
-  void *garbage = NULL;
+                  const dnnl_memory_desc_t *want, mxc__dnnl_wref *ref) {
+  dnnl_memory_t garbage = NULL;
   pthread_mutex_lock(&g.mu);
   int i = find_locked(ptr, want);
   if (i >= 0 && g.e[i].version == version) {
     g.e[i].refs++;
     g.e[i].last_use = ++g.clock;
     g.hits++;
-    *buf = g.e[i].buf;
+    ref->mem = g.e[i].mem;
   } else {
     if (i >= 0 && g.e[i].refs == 0) drop_locked(i, &garbage); /* stale */
     g.misses++;
     i = -1;
   }
   pthread_mutex_unlock(&g.mu);
-  mxc__free(garbage);
-  return i;
+  if (garbage) dnnl_memory_destroy(garbage);
+  ref->slot = i;
+  return i >= 0;
+}
+
+/* Keeps ref's fresh copy in the cache when there is room. */
+static void keep(const void *ptr, uint64_t version,
+                 const dnnl_memory_desc_t *want, size_t n,
+                 mxc__dnnl_wref *ref) {
+  if (n > g.cap) return; /* bigger than the whole cache */
+  pthread_mutex_lock(&g.mu);
+  int i = find_locked(ptr, want) < 0 ? make_room_locked(n) : -1;
+  if (i >= 0) {
+    wentry e = {ptr, version, *want, ref->mem, n, 1, ++g.clock};
+    g.e[i] = e;
+    g.bytes += n;
+    ref->slot = i;
+  }
+  pthread_mutex_unlock(&g.mu);
 }
 
 int mxc__dnnl_weights_get(const mxc__op *op, const dnnl_memory_desc_t *plain,
                           const void *ptr, uint64_t version,
-                          const dnnl_memory_desc_t *want, void **buf,
-                          int *slot) {
-  *slot = lookup(ptr, version, want, buf);
-  if (*slot >= 0) return MXC_OK;
-  size_t n = dnnl_memory_desc_get_size(want);
-  *buf = mxc__aligned_alloc(64, n ? n : 64);
-  MXC_RETURN_ERROR_IF(!*buf, MXC_ERR_OOM,
-                      "operator '%s' (oneDNN backend): out of memory for "
-                      "%zu bytes of reordered weights",
-                      op->name, n);
-  int rc = mxc__dnnl_reorder(op, plain, (void *)ptr, want, *buf, 0);
-  if (rc != MXC_OK || n > g.cap) { /* n > cap: bigger than the cache */
-    if (rc != MXC_OK) mxc__free(*buf);
+                          const dnnl_memory_desc_t *want,
+                          mxc__dnnl_wref *ref) {
+  if (lookup(ptr, version, want, ref)) return MXC_OK;
+  dnnl_engine_t eng;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_engine(&eng));
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_check(
+      dnnl_memory_create(&ref->mem, want, eng, DNNL_MEMORY_ALLOCATE), op,
+      "dnnl_memory_create (reordered weights)"));
+  void *buf = NULL;
+  int rc = mxc__dnnl_check(dnnl_memory_get_data_handle(ref->mem, &buf), op,
+                           "dnnl_memory_get_data_handle");
+  if (rc == MXC_OK) rc = mxc__dnnl_reorder(op, plain, (void *)ptr, want, buf, 0);
+  if (rc != MXC_OK) {
+    dnnl_memory_destroy(ref->mem);
+    ref->mem = NULL;
     return rc;
   }
-  pthread_mutex_lock(&g.mu);
-  int i = find_locked(ptr, want) < 0 ? make_room_locked(n) : -1;
-  if (i >= 0) {
-    wentry e = {ptr, version, *want, *buf, n, 1, ++g.clock};
-    g.e[i] = e;
-    g.bytes += n;
-    *slot = i;
-  }
-  pthread_mutex_unlock(&g.mu);
+  keep(ptr, version, want, dnnl_memory_desc_get_size(want), ref);
   return MXC_OK;
 }
 
-void mxc__dnnl_weights_put(void *buf, int slot) {
-  if (slot < 0) {
-    mxc__free(buf);
-    return;
+void mxc__dnnl_weights_put(mxc__dnnl_wref *ref) {
+  if (!ref->mem) return;
+  if (ref->slot < 0) {
+    dnnl_memory_destroy(ref->mem);
+  } else {
+    pthread_mutex_lock(&g.mu);
+    g.e[ref->slot].refs--;
+    pthread_mutex_unlock(&g.mu);
   }
-  pthread_mutex_lock(&g.mu);
-  g.e[slot].refs--;
-  pthread_mutex_unlock(&g.mu);
+  ref->mem = NULL;
 }
 
 void mxc__dnnl_weights_stats(int *entries, int64_t *hits, int64_t *misses) {

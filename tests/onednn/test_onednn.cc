@@ -16,6 +16,7 @@
 #include <dlpack/dlpack.h>
 
 #include "tests/onednn/probe.h"
+#include "tests/testutil/mxnet_models.h"
 #include "tests/ops/op_test_util.h"
 
 using namespace mxct;
@@ -35,6 +36,7 @@ struct Case {
   int n_out = -1;  // outputs compared: -1 the visible ones
   double lo = -1, hi = 1;
   bool onednn = true;  // false: the kernel is expected to hand it back
+  bool train = false;  // run in training mode (mxc_set_training)
 };
 
 std::vector<Arr> make_inputs(const Case &c, unsigned seed) {
@@ -54,8 +56,11 @@ std::vector<std::vector<double>> run(const Case &c, unsigned seed,
   std::vector<const Arr *> ptrs;
   for (auto &x : a) ptrs.push_back(&x);
   od_reference_only(reference ? 1 : 0);
-  int rc = MXC_OK;
+  int prev = 0, rc = MXC_OK;
+  EXPECT_EQ(mxc_set_training(c.train ? 1 : 0, &prev), MXC_OK);
   std::vector<Arr> out = invoke_count(c.op, ptrs, c.p, c.n_out, &rc);
+  EXPECT_EQ(mxc_wait_all(), MXC_OK) << c.op << ": " << err();
+  EXPECT_EQ(mxc_set_training(prev, nullptr), MXC_OK);
   od_reference_only(0);
   EXPECT_EQ(rc, MXC_OK) << c.op << ": " << err();
   std::vector<std::vector<double>> r;
@@ -248,6 +253,116 @@ TEST(OneDnn, BatchNormInference) {
   d.lo = 0.5;
   d.hi = 1.5;
   compare(d);
+}
+
+// ---- gradients: the backward operators on random output gradients,
+// every gradient output compared; 1e-4 relative (float32 sums of many
+// products in another order) ----
+
+TEST(OneDnnBackward, Convolution) {
+  compare({"_backward_Convolution",
+           {{"kernel", "(3,3)"}, {"num_filter", "5"}, {"pad", "(1,1)"}},
+           {{2, 5, 7, 9}, {2, 3, 7, 9}, {5, 3, 3, 3}, {5}},
+           1e-4});
+  compare({"_backward_Convolution",
+           {{"kernel", "(3,2)"}, {"num_filter", "4"}, {"stride", "(2,3)"},
+            {"dilate", "(2,1)"}, {"pad", "(2,1)"}, {"no_bias", "true"}},
+           {{3, 4, 6, 4}, {3, 2, 11, 10}, {4, 2, 3, 2}},
+           1e-4});
+  compare({"_backward_Convolution",
+           {{"kernel", "(3,3)"}, {"num_filter", "6"}, {"num_group", "3"},
+            {"pad", "(1,1)"}},
+           {{2, 6, 6, 5}, {2, 9, 6, 5}, {6, 3, 3, 3}, {6}},
+           1e-4});
+  compare({"_backward_Convolution",
+           {{"kernel", "(5,)"}, {"num_filter", "3"}, {"pad", "(2,)"},
+            {"dilate", "(2,)"}},
+           {{2, 3, 13}, {2, 4, 17}, {3, 4, 5}, {3}},
+           1e-4});
+  compare({"_backward_Convolution",
+           {{"kernel", "(3,3,3)"}, {"num_filter", "2"}, {"pad", "(1,0,1)"},
+            {"stride", "(1,2,1)"}},
+           {{1, 2, 5, 3, 6}, {1, 3, 5, 7, 6}, {2, 3, 3, 3, 3}, {2}},
+           1e-4});
+}
+
+TEST(OneDnnBackward, FullyConnected) {
+  compare({"_backward_FullyConnected", {{"num_hidden", "7"}},
+           {{5, 7}, {5, 3, 2, 3}, {7, 18}, {7}}, 1e-4});
+  compare({"_backward_FullyConnected",
+           {{"num_hidden", "4"}, {"flatten", "false"}, {"no_bias", "true"}},
+           {{2, 3, 4}, {2, 3, 5}, {4, 5}}, 1e-4});
+}
+
+TEST(OneDnnBackward, Pooling) {
+  compare({"_backward_Pooling",
+           {{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"},
+            {"pool_type", "max"}},
+           {{2, 3, 5, 4}, {2, 3, 9, 8}}, 1e-6});
+  for (const char *cip : {"true", "false"}) {
+    compare({"_backward_Pooling",
+             {{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"},
+              {"pool_type", "avg"}, {"count_include_pad", cip}},
+             {{2, 3, 4, 4}, {2, 3, 7, 8}}, 1e-6});
+  }
+  compare({"_backward_Pooling",
+           {{"kernel", "(1,1)"}, {"global_pool", "true"},
+            {"pool_type", "avg"}},
+           {{3, 5, 1, 1}, {3, 5, 7, 6}}, 1e-6});
+}
+
+TEST(OneDnnBackward, Activation) {
+  for (const char *t : {"relu", "sigmoid", "tanh", "softrelu"}) {
+    // (ograd, data, output): output consistent with data matters for the
+    // derivatives read from it, so take them from the forward.
+    std::vector<double> x = uniform(105, -4, 4, 71);
+    std::vector<double> g = uniform(105, -1, 1, 72);
+    Arr ax = make({3, 7, 5}, x), ag = make({3, 7, 5}, g);
+    od_reference_only(1);
+    auto y = invoke("Activation", {&ax}, {{"act_type", t}});
+    od_reference_only(0);
+    ASSERT_EQ(y.size(), 1u) << err();
+    std::vector<std::vector<double>> res[2];
+    int64_t before = od_lookups();
+    for (int ref = 1; ref >= 0; --ref) {
+      od_reference_only(ref);
+      auto d = invoke("_backward_Activation", {&ag, &ax, &y[0]},
+                      {{"act_type", t}});
+      od_reference_only(0);
+      ASSERT_EQ(d.size(), 1u) << err();
+      res[ref].push_back(read(d[0]));
+    }
+    EXPECT_EQ(od_lookups() > before, od_enabled() == 1) << t;
+    for (size_t i = 0; i < res[0][0].size(); ++i) {
+      double want = res[1][0][i];
+      ASSERT_NEAR(res[0][0][i], want, 1e-6 * (1 + std::fabs(want))) << t;
+    }
+  }
+  compared().insert("_backward_Activation");
+}
+
+TEST(OneDnnBackward, BatchNormTrainingForwardAndBackward) {
+  for (const char *fix : {"true", "false"}) {
+    Case f{"BatchNorm", {{"fix_gamma", fix}, {"momentum", "0.8"}},
+           {{3, 4, 5, 2}, {4}, {4}, {4}, {4}}, 1e-4};
+    f.n_out = 3;
+    f.lo = 0.1;
+    f.hi = 2;
+    f.train = true;
+    compare(f);
+    // (ograd, data, gamma, beta, moving_mean, moving_var, output, mean,
+    // inv_std): positive statistics from the value range.
+    Case b{"_backward_BatchNorm", {{"fix_gamma", fix}},
+           {{3, 4, 5, 2}, {3, 4, 5, 2}, {4}, {4}, {4}, {4}, {3, 4, 5, 2},
+            {4}, {4}},
+           1e-4};
+    b.lo = 0.2;
+    b.hi = 1.5;
+    for (bool train : {true, false}) {
+      b.train = train;
+      compare(b);
+    }
+  }
 }
 
 // ---- post-ops of the fused operators' builders: the reference
@@ -547,6 +662,192 @@ TEST(OneDnnSwitch, BindFlagRunsTheReferenceKernels) {
   ASSERT_EQ(with.size(), without.size());
   for (size_t i = 0; i < with.size(); ++i) {
     EXPECT_NEAR(with[i], without[i], 1e-4 * (1 + std::fabs(without[i]))) << i;
+  }
+}
+
+// ---- whole graphs: the same executor bound with and without
+// MXC_BIND_NO_ONEDNN must agree ----
+
+namespace {
+
+// A residual block as in ResNet: conv-BN-relu-conv-BN, + the input, relu,
+// global average pooling, FullyConnected, softmax.
+const char *kResBlock =
+    R"J({"nodes":[
+{"op":"null","name":"data","inputs":[]},
+{"op":"null","name":"c1_weight","inputs":[]},
+{"op":"Convolution","name":"c1","attrs":{"kernel":"(3,3)","pad":"(1,1)",
+ "num_filter":"6","no_bias":"true"},"inputs":[[0,0,0],[1,0,0]]},
+{"op":"null","name":"bn1_gamma","inputs":[]},
+{"op":"null","name":"bn1_beta","inputs":[]},
+{"op":"null","name":"bn1_moving_mean","inputs":[]},
+{"op":"null","name":"bn1_moving_var","inputs":[]},
+{"op":"BatchNorm","name":"bn1","attrs":{"fix_gamma":"false","eps":"1e-5"},
+ "inputs":[[2,0,0],[3,0,0],[4,0,0],[5,0,0],[6,0,0]]},
+{"op":"Activation","name":"r1","attrs":{"act_type":"relu"},
+ "inputs":[[7,0,0]]},
+{"op":"null","name":"c2_weight","inputs":[]},
+{"op":"Convolution","name":"c2","attrs":{"kernel":"(3,3)","pad":"(1,1)",
+ "num_filter":"6","no_bias":"true"},"inputs":[[8,0,0],[9,0,0]]},
+{"op":"null","name":"bn2_gamma","inputs":[]},
+{"op":"null","name":"bn2_beta","inputs":[]},
+{"op":"null","name":"bn2_moving_mean","inputs":[]},
+{"op":"null","name":"bn2_moving_var","inputs":[]},
+{"op":"BatchNorm","name":"bn2","attrs":{"fix_gamma":"false","eps":"1e-5"},
+ "inputs":[[10,0,0],[11,0,0],[12,0,0],[13,0,0],[14,0,0]]},
+{"op":"elemwise_add","name":"sum","inputs":[[15,0,0],[0,0,0]]},
+{"op":"Activation","name":"r2","attrs":{"act_type":"relu"},
+ "inputs":[[16,0,0]]},
+{"op":"Pooling","name":"gap","attrs":{"kernel":"(1,1)","global_pool":"true",
+ "pool_type":"avg"},"inputs":[[17,0,0]]},
+{"op":"null","name":"fc_weight","inputs":[]},
+{"op":"null","name":"fc_bias","inputs":[]},
+{"op":"FullyConnected","name":"fc","attrs":{"num_hidden":"5"},
+ "inputs":[[18,0,0],[19,0,0],[20,0,0]]},
+{"op":"softmax","name":"prob","inputs":[[21,0,0]]}],
+"arg_nodes":[0,1,3,4,5,6,9,11,12,13,14,19,20],"heads":[[22,0,0]]})J";
+
+const char *kArgs[] = {"data",      "c1_weight", "bn1_gamma", "bn1_beta",
+                       "c2_weight", "bn2_gamma", "bn2_beta",  "fc_weight",
+                       "fc_bias"};
+const char *kAux[] = {"bn1_moving_mean", "bn1_moving_var", "bn2_moving_mean",
+                      "bn2_moving_var"};
+
+void fill(mxc_executor ex, const char *name, bool aux, unsigned seed) {
+  mxc_ndarray a = nullptr;
+  ASSERT_EQ(aux ? mxc_executor_aux(ex, name, &a) : mxc_executor_arg(ex, name, &a),
+            MXC_OK)
+      << name << ": " << err();
+  int64_t n = 0;
+  mxc_ndarray_size(a, &n);
+  bool var = std::string(name).find("var") != std::string::npos;
+  std::vector<double> u = uniform(n, var ? 0.5 : -1, var ? 1.5 : 1, seed);
+  std::vector<float> f(u.begin(), u.end());
+  ASSERT_EQ(mxc_ndarray_copy_from_host(a, f.data(), f.size() * 4), MXC_OK);
+  mxc_ndarray_free(a);
+}
+
+std::vector<double> fetch(mxc_executor ex, const char *what, const char *name) {
+  mxc_ndarray a = nullptr;
+  int rc = std::string(what) == "grad"  ? mxc_executor_grad(ex, name, &a)
+           : std::string(what) == "aux" ? mxc_executor_aux(ex, name, &a)
+                                        : mxc_executor_output(ex, 0, &a);
+  EXPECT_EQ(rc, MXC_OK) << what << " " << name << ": " << err();
+  Arr h(a);
+  return read(h);
+}
+
+// Output, every argument's gradient and the updated moving statistics
+// of one training step (or the output of one inference forward).
+std::vector<std::vector<double>> res_block(int flags, bool train) {
+  std::vector<std::vector<double>> r;
+  mxc_symbol sym = nullptr;
+  EXPECT_EQ(mxc_symbol_from_json(kResBlock, &sym), MXC_OK) << err();
+  const char *names[] = {"data"};
+  int ndims[] = {4};
+  int64_t dims[] = {3, 6, 7, 5};
+  mxc_executor ex = nullptr;
+  EXPECT_EQ(mxc_executor_simple_bind(sym, MXC_DEVICE_CPU, 0, 1, names, ndims,
+                                     dims, nullptr,
+                                     train ? MXC_REQ_WRITE : MXC_REQ_NULL, 0,
+                                     nullptr, nullptr, flags, &ex),
+            MXC_OK)
+      << err();
+  if (!ex) return r;
+  unsigned seed = 80;
+  for (const char *a : kArgs) fill(ex, a, false, seed++);
+  for (const char *a : kAux) fill(ex, a, true, seed++);
+  EXPECT_EQ(mxc_executor_forward(ex, train ? 1 : 0), MXC_OK) << err();
+  if (train) {
+    EXPECT_EQ(mxc_executor_backward(ex, 0, nullptr), MXC_OK) << err();
+  }
+  r.push_back(fetch(ex, "out", ""));
+  for (const char *a : kArgs) {
+    if (train) r.push_back(fetch(ex, "grad", a));
+  }
+  for (const char *a : kAux) r.push_back(fetch(ex, "aux", a));
+  mxc_executor_free(ex);
+  mxc_symbol_free(sym);
+  return r;
+}
+
+void expect_same(const std::vector<std::vector<double>> &got,
+                 const std::vector<std::vector<double>> &want, double tol) {
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t k = 0; k < got.size(); ++k) {
+    ASSERT_EQ(got[k].size(), want[k].size()) << k;
+    double scale = 0;
+    for (double v : want[k]) scale = std::max(scale, std::fabs(v));
+    for (size_t i = 0; i < got[k].size(); ++i) {
+      ASSERT_NEAR(got[k][i], want[k][i], tol * (1 + scale))
+          << "array " << k << " element " << i;
+    }
+  }
+}
+
+}  // namespace
+
+// Tolerance 1e-4 of each array's largest magnitude: float32 through
+// convolutions, batch statistics and their gradients in another order.
+TEST(OneDnnGraph, ResidualBlockInferenceAndTrainingStep) {
+  for (bool train : {false, true}) {
+    int64_t before = od_lookups();
+    auto on = res_block(MXC_BIND_DEFAULT, train);
+    if (od_enabled()) {
+      EXPECT_GT(od_lookups(), before);
+    }
+    before = od_lookups();
+    auto off = res_block(MXC_BIND_NO_ONEDNN, train);
+    EXPECT_EQ(od_lookups(), before);
+    expect_same(on, off, 1e-4);
+  }
+}
+
+// A real network exported by MXNet (MobileFaceNet: convolutions,
+// depthwise ones included, BatchNorm, PReLU, FullyConnected), forward
+// with and without oneDNN; skipped without the shared models directory.
+TEST(OneDnnGraph, MobileFaceNetMatchesTheReferenceKernels) {
+  std::string dir = mxct::mxnet_models_dir("scripts/mxnet_ref.py");
+  if (dir.empty()) GTEST_SKIP() << "shared mxnet-models directory not found";
+  std::vector<std::vector<float>> outs;
+  for (int flags : {MXC_BIND_DEFAULT, MXC_BIND_NO_ONEDNN}) {
+    mxc_symbol sym = nullptr;
+    ASSERT_EQ(mxc_symbol_load((dir + "/hanson_mobilefacenet-symbol.json").c_str(),
+                              &sym),
+              MXC_OK)
+        << err();
+    const char *dn[] = {"data"};
+    int nd[] = {4};
+    int64_t dd[] = {1, 3, 112, 112};
+    mxc_executor ex = nullptr;
+    ASSERT_EQ(mxc_executor_simple_bind(sym, MXC_DEVICE_CPU, 0, 1, dn, nd, dd,
+                                       nullptr, MXC_REQ_NULL, 0, nullptr,
+                                       nullptr, flags, &ex),
+              MXC_OK)
+        << err();
+    ASSERT_EQ(mxc_executor_load_params(
+                  ex, (dir + "/hanson_mobilefacenet-0000.params").c_str(), 0),
+              MXC_OK)
+        << err();
+    mxc_ndarray data = nullptr, y = nullptr;
+    ASSERT_EQ(mxc_executor_arg(ex, "data", &data), MXC_OK);
+    std::vector<float> x(3 * 112 * 112);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = (float)((i * 37 + 11) % 256);
+    ASSERT_EQ(mxc_ndarray_copy_from_host(data, x.data(), x.size() * 4), MXC_OK);
+    ASSERT_EQ(mxc_executor_forward(ex, 0), MXC_OK) << err();
+    ASSERT_EQ(mxc_executor_output(ex, 0, &y), MXC_OK);
+    Arr ya(y);
+    std::vector<double> v = read(ya);
+    outs.emplace_back(v.begin(), v.end());
+    mxc_ndarray_free(data);
+    mxc_executor_free(ex);
+    mxc_symbol_free(sym);
+  }
+  ASSERT_EQ(outs[0].size(), outs[1].size());
+  double scale = 0;
+  for (float v : outs[1]) scale = std::max(scale, (double)std::fabs(v));
+  for (size_t i = 0; i < outs[0].size(); ++i) {
+    EXPECT_NEAR(outs[0][i], outs[1][i], 1e-4 * scale) << i;
   }
 }
 
