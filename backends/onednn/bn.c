@@ -263,14 +263,16 @@ static int bn_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
   return rc;
 }
 
-/* Channel axis 1 and a positive eps (oneDNN keeps it as a float). */
+/* Channel axis 1 and an eps that stays positive and finite as the float
+ * oneDNN keeps. */
 static int bn_supports(const mxc__op *op, const void *param,
                        const mxc__call_types *t) {
   int64_t axis = 0;
   double eps = 0;
   return param && mxc__dnnl_all_f32(t) &&
          mxc__dnnl_param_int(op, param, "axis", &axis) && axis == 1 &&
-         mxc__dnnl_param_float(op, param, "eps", &eps) && eps > 0;
+         mxc__dnnl_param_float(op, param, "eps", &eps) && (float)eps > 0 &&
+         isfinite((float)eps);
 }
 
 int mxc__dnnl_attach_bn(mxc__registry *r) {

@@ -193,7 +193,11 @@ int mxc__dnnl_cache_get(const mxc__dnnl_key *k, mxc__dnnl_build_fn build,
   pthread_mutex_unlock(&g.mu);
   dnnl_primitive_t prim = NULL;
   const_dnnl_primitive_desc_t pd = NULL;
-  MXC_FORWARD_IF_ERROR(build(arg, &prim));
+  int brc = build(arg, &prim);
+  /* A primitive oneDNN will not make (unimplemented, or arguments it
+   * rejects that the reference accepts, such as geometry beyond its
+   * limits): the caller runs the reference kernel. */
+  if (brc != MXC_OK) return brc == MXC_ERR_OOM ? brc : MXC_ERR_UNSUPPORTED;
   int rc = mxc__dnnl_check(dnnl_primitive_get_primitive_desc(prim, &pd), NULL,
                            "dnnl_primitive_get_primitive_desc");
   if (rc != MXC_OK) {

@@ -105,7 +105,10 @@ typedef struct mxc__dnnl_prim mxc__dnnl_prim;
 
 /* The primitive for key k, built with build(arg) on a miss (outside the
  * cache's lock: two threads missing the same key both build, one result
- * is kept). Every successful get is paired with one put. */
+ * is kept). Every successful get is paired with one put. A build that
+ * fails other than for memory is MXC_ERR_UNSUPPORTED: oneDNN does not
+ * take these shapes or parameters, and the kernels then run the
+ * reference. */
 int mxc__dnnl_cache_get(const mxc__dnnl_key *k, mxc__dnnl_build_fn build,
                         void *arg, mxc__dnnl_prim **out);
 void mxc__dnnl_cache_put(mxc__dnnl_prim *p);
