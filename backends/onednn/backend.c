@@ -194,7 +194,6 @@ static int attach(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__dnnl_attach_conv(r));
   MXC_FORWARD_IF_ERROR(mxc__dnnl_attach_fc(r));
   MXC_FORWARD_IF_ERROR(mxc__dnnl_attach_pool(r));
-  MXC_FORWARD_IF_ERROR(mxc__dnnl_attach_act(r));
   MXC_FORWARD_IF_ERROR(mxc__dnnl_attach_softmax(r));
   return mxc__dnnl_attach_bn(r);
 }

@@ -259,7 +259,6 @@ int mxc__dnnl_all_f32(const mxc__call_types *t);
 int mxc__dnnl_attach_conv(mxc__registry *r);
 int mxc__dnnl_attach_fc(mxc__registry *r);
 int mxc__dnnl_attach_pool(mxc__registry *r);
-int mxc__dnnl_attach_act(mxc__registry *r);
 int mxc__dnnl_attach_softmax(mxc__registry *r);
 int mxc__dnnl_attach_bn(mxc__registry *r);
 

@@ -221,18 +221,15 @@ TEST(OneDnn, PoolingFullConventionRunsTheReference) {
   compare(c);
 }
 
-// ---- Activation: 1e-6 (oneDNN's vectorized exp/tanh vs libm) ----
+// ---- Activation is not attached (backends/onednn/softmax.c says why):
+// its calls never reach oneDNN ----
 
-TEST(OneDnn, Activation) {
+TEST(OneDnn, ActivationRunsTheReference) {
   for (const char *t : {"relu", "sigmoid", "tanh", "softrelu"}) {
-    Case c{"Activation", {{"act_type", t}}, {{3, 7, 5}}, 1e-6};
-    c.lo = -6;
-    c.hi = 6;
+    Case c{"Activation", {{"act_type", t}}, {{3, 7, 5}}, 0};
+    c.onednn = 0;
     compare(c);
   }
-  Case s{"Activation", {{"act_type", "softsign"}}, {{3, 4}}, 0};
-  s.onednn = 0;
-  compare(s);
 }
 
 // ---- softmax / log_softmax: 1e-5 (float32 exp and log-sum in another
@@ -322,36 +319,6 @@ TEST(OneDnnBackward, Pooling) {
            {{"kernel", "(1,1)"}, {"global_pool", "true"},
             {"pool_type", "avg"}},
            {{3, 5, 1, 1}, {3, 5, 7, 6}}, 1e-6});
-}
-
-TEST(OneDnnBackward, Activation) {
-  for (const char *t : {"relu", "sigmoid", "tanh", "softrelu"}) {
-    // (ograd, data, output): output consistent with data matters for the
-    // derivatives read from it, so take them from the forward.
-    std::vector<double> x = uniform(105, -4, 4, 71);
-    std::vector<double> g = uniform(105, -1, 1, 72);
-    Arr ax = make({3, 7, 5}, x), ag = make({3, 7, 5}, g);
-    od_reference_only(1);
-    auto y = invoke("Activation", {&ax}, {{"act_type", t}});
-    od_reference_only(0);
-    ASSERT_EQ(y.size(), 1u) << err();
-    std::vector<std::vector<double>> res[2];
-    int64_t before = od_lookups();
-    for (int ref = 1; ref >= 0; --ref) {
-      od_reference_only(ref);
-      auto d = invoke("_backward_Activation", {&ag, &ax, &y[0]},
-                      {{"act_type", t}});
-      od_reference_only(0);
-      ASSERT_EQ(d.size(), 1u) << err();
-      res[ref].push_back(read(d[0]));
-    }
-    EXPECT_EQ(od_lookups() > before, od_enabled() == 1) << t;
-    for (size_t i = 0; i < res[0][0].size(); ++i) {
-      double want = res[1][0][i];
-      ASSERT_NEAR(res[0][0][i], want, 1e-6 * (1 + std::fabs(want))) << t;
-    }
-  }
-  compared().insert("_backward_Activation");
 }
 
 TEST(OneDnnBackward, BatchNormTrainingForwardAndBackward) {
@@ -584,7 +551,7 @@ TEST(OneDnnCache, StaysWithinItsBoundAndStaysCorrect) {
   od_cache_stats(&e, &cap0, &h, &m);
   od_cache_set_capacity(2);
   for (int n = 1; n <= 6; ++n) {  // 6 shapes through a 2-entry cache
-    compare({"Activation", {{"act_type", "tanh"}}, {{n, 3}}, 1e-6});
+    compare({"softmax", {}, {{n, 3}}, 1e-5});
     od_cache_stats(&e, &cap0, &h, &m);
     EXPECT_LE(e, 2);
   }
@@ -871,5 +838,5 @@ TEST(OneDnnZ, EveryAttachedKernelIsCompared) {
     EXPECT_TRUE(compared().count(name))
         << "the oneDNN kernel of " << name << " is never compared";
   }
-  EXPECT_GE(n, 7);
+  EXPECT_GE(n, 10);
 }
