@@ -1,6 +1,7 @@
 /* Probes of the oneDNN backend for test_onednn.cc (probe.h). */
 #include "tests/onednn/probe.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "backends/onednn/onednn.h"
@@ -30,13 +31,24 @@ void od_cache_set_capacity(int capacity) {
   mxc__dnnl_cache_set_capacity(capacity);
 }
 
+static int has_onednn(const mxc__op *op) {
+  const mxc__kernel *k;
+  for (int n = 0; op && (k = mxc__op_kernel_at(op, n)) != NULL; ++n) {
+    if (k->backend == &mxc__backend_onednn) return 1;
+  }
+  return 0;
+}
+
+/* The registry lists visible operators; each one's hidden gradient
+ * operator (_backward_NAME) is looked up by name. */
 const char *od_attached(int i) {
+  static char bwd[160];
   for (int j = 0; j < mxc__op_count(); ++j) {
     const mxc__op *op = mxc__op_at(j);
-    const mxc__kernel *k;
-    for (int n = 0; (k = mxc__op_kernel_at(op, n)) != NULL; ++n) {
-      if (k->backend == &mxc__backend_onednn && i-- == 0) return op->name;
-    }
+    if (has_onednn(op) && i-- == 0) return op->name;
+    snprintf(bwd, sizeof bwd, "_backward_%s", op->name);
+    const mxc__op *b = mxc__op_find(bwd);
+    if (has_onednn(b) && i-- == 0) return b->name;
   }
   return NULL;
 }
