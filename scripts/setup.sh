@@ -8,7 +8,8 @@ pkgs=(
   bazel-rules-java   # @rules_java, which Bazel 4 loads even for C builds
   libgtest-dev googletest
   libopenblas-dev
-  libdnnl-dev        # oneDNN: float32 GEMM where OpenBLAS's kernels lag the CPU
+  libdnnl-dev        # oneDNN 2.6: the CPU backend, and float32 GEMM where
+                     # OpenBLAS's kernels lag the CPU
   libdlpack-dev
   zlib1g-dev         # gzip-compressed IDX files
   libturbojpeg0-dev libpng-dev  # JPEG and PNG decoding (image records)

@@ -7,7 +7,7 @@ not stop a wrong include (any header of a dependency's dependency is on the
 include path), so this reads the #include lines themselves.
 
 Usage: check_layers.py [--root DIR] [FILE...]
-  Without FILEs, scans every .c/.h under core/, ops/ and c_api/ of DIR
+  Without FILEs, scans every .c/.h under core/, ops/, backends/ and c_api/ of DIR
   (default: the current directory). Exits 1 with one line per violation.
   The rules: LAYER_RULES in tools/layers.bzl.
 """
@@ -38,8 +38,8 @@ RULES = load_rules()
 
 # Top-level directories whose files are checked, and the prefix of the
 # public headers' include paths.
-_SCANNED = ("core", "ops", "c_api")
-_REPO_TOPS = ("core", "ops", "c_api", "bindings", "tests", "tools",
+_SCANNED = ("core", "ops", "backends", "c_api")
+_REPO_TOPS = ("core", "ops", "backends", "c_api", "bindings", "tests", "tools",
               "third_party", "bench", "examples")
 _PUBLIC = "c_api/include/mxc"
 
@@ -51,7 +51,7 @@ def package_of(path):
     parts = path.split("/")
     if path.startswith(_PUBLIC + "/"):
         return "mxc"
-    if parts[0] in ("core", "ops", "c_api", "bindings") and len(parts) > 2:
+    if parts[0] in ("core", "ops", "backends", "c_api", "bindings") and len(parts) > 2:
         return "/".join(parts[:2])
     if parts[0] in _REPO_TOPS and len(parts) >= 2:
         return parts[0]

@@ -12,7 +12,7 @@ Keep the table a plain literal: check_layers.py parses it as Python."""
 # The core, lowest first: each builds on all before it.
 #   core/base < core/profiler < core/storage < core/engine < core/ndarray < core/resource
 #   < core/op < {core/graph < core/fuse, core/autograd, core/exec,
-#   core/io, core/train} < ops/* < c_api/src
+#   core/io, core/train} < ops/* < backends/* < c_api/src
 # The passes over graphs sit side by side and never use each other, except
 # that exec runs fused graphs. Operator families are plug-ins over core/op:
 # never another family, never a graph pass.
@@ -49,6 +49,13 @@ LAYER_RULES = {
     # Every family; "ops" is for ops/families.h.
     "ops/*": ["mxc", "core/base", "core/profiler", "core/storage",
               "core/engine", "core/ndarray", "core/resource", "core/op", "ops"],
+    # Backends: kernels for operators of the families, attached by name
+    # (core/op/backend.h). They read the families' parameter headers and
+    # never each other; nothing includes them (they register from a
+    # constructor).
+    "backends/onednn": ["mxc", "core/base", "core/profiler", "core/storage",
+                        "core/engine", "core/ndarray", "core/resource",
+                        "core/op", "ops/*"],
     # The ABI layer sees the library's core; it links the families (//ops)
     # but never includes them: operators are reached by name.
     "c_api/src": ["mxc", "core/*"],
@@ -97,11 +104,11 @@ def layer_visibility(pkg):
 # ---- the library's sources, for //tools:check_layers ----
 # A glob cannot reach into other packages, and listing the files again
 # would drift. An aspect walks the deps of the libraries instead,
-# collecting the srcs and hdrs of every target under core/, ops/ and
-# c_api/ (generated headers such as ops/families.h included), so the check
+# collecting the srcs and hdrs of every target under core/, ops/,
+# backends/ and c_api/ (generated headers such as ops/families.h included), so the check
 # covers what is actually built and reruns when any of it changes.
 
-_TOPS = ("core/", "ops/", "c_api/")
+_TOPS = ("core/", "ops/", "backends/", "c_api/")
 
 _LayerSourcesInfo = provider(fields = ["files"])
 
@@ -138,5 +145,5 @@ def _layer_sources_impl(ctx):
 layer_sources = rule(
     implementation = _layer_sources_impl,
     attrs = {"deps": attr.label_list(aspects = [_collect])},
-    doc = "Every .c/.h under core/, ops/ and c_api/ that deps are built from.",
+    doc = "Every .c/.h under core/, ops/, backends/ and c_api/ that deps are built from.",
 )

@@ -35,6 +35,7 @@ static const feature k_features[] = {
     {"GEMM_OPENBLAS", 0},
     {"GEMM_ONEDNN", 0},
     {"GEMM_PORTABLE", 0},
+    {"ONEDNN", 0},   /* added by the oneDNN backend unless MXC_ONEDNN=0 */
     {"DLPACK", 1},
     {"THREADED_ENGINE", 1},
 #ifdef MXC_SANITIZER_ASAN

@@ -278,19 +278,9 @@ static int check_push(const mxc__engine *e, const mxc__push_args *a) {
   return MXC_OK;
 }
 
-/* Counted before the push: whoever reads a version after push returns
- * has seen every write pushed so far (a failed push only costs a
- * needless recomputation somewhere). */
-static void bump_write_versions(const mxc__push_args *a) {
-  for (int i = 0; i < a->n_writes; i++) {
-    atomic_fetch_add_explicit(&a->writes[i]->write_version, 1,
-                              memory_order_relaxed);
-  }
-}
-
 int mxc__engine_push(mxc__engine *e, const mxc__push_args *a) {
   MXC_FORWARD_IF_ERROR(check_push(e, a));
-  bump_write_versions(a);
+  for (int i = 0; i < a->n_writes; ++i) mxc__var_bump(a->writes[i]);
   if (e->kind == MXC__ENGINE_THREADED) return mxc__thr_push(e, a);
   return mxc__naive_push(e, a);
 }
@@ -350,8 +340,11 @@ int mxc__engine_wait_var(mxc__engine *e, mxc__var *v, int for_write) {
   MXC_RETURN_ERROR_IF(v == NULL, MXC_ERR_INVALID_ARGUMENT,
                       "engine_wait_var: variable is NULL");
   MXC_FORWARD_IF_ERROR(mxc__engine_check_may_wait("waiting for an array"));
-  if (mxc__prof_on(MXC__PROF_WAIT)) return wait_var_profiled(e, v, for_write);
-  return wait_var_now(e, v, for_write);
+  int rc = mxc__prof_on(MXC__PROF_WAIT) ? wait_var_profiled(e, v, for_write)
+                                        : wait_var_now(e, v, for_write);
+  /* The caller writes next, outside the engine: a new version. */
+  if (for_write) mxc__var_bump(v);
+  return rc;
 }
 
 int mxc__engine_wait_all(mxc__engine *e) {

@@ -108,14 +108,19 @@ int mxc__engine_new_var(mxc__engine *e, mxc__var **out);
  * push (not synchronized with running work). */
 void mxc__engine_var_set_scratch(mxc__var *v);
 
-/* How many pushes declaring v as written were made so far (a counter
- * bumped at push time, before the function runs; it wraps never in
- * practice, being 64-bit). Readers that cache something derived from v's
- * contents compare it with the value they saw when they derived it: equal
- * means no write was pushed since. Writes made behind the engine's back
- * (memory handed out through DLPack and written directly) are not
- * counted. Thread-safe; lock-free. */
-uint64_t mxc__engine_var_write_version(const mxc__var *v);
+/* Write versions, so that a consumer can cache something derived from a
+ * variable's data (the oneDNN backend keeps weights reordered into its
+ * layouts): every variable gets a process-unique stamp when it is made
+ * and a new one whenever a write to it is pushed (mxc__engine_push) or
+ * waited for (mxc__engine_wait_var for writing, before a synchronous
+ * write). Two reads with the same nonzero stamp see the same data,
+ * provided the callers respect the engine's ordering. 0 means "unknown":
+ * the variable's memory is written behind the engine's back (shared
+ * through DLPack), and nothing may be cached from it. Thread-safe. */
+uint64_t mxc__engine_var_version(const mxc__var *v);
+/* Marks v's memory as shared outside the engine: its version is 0 from
+ * now on. */
+void mxc__engine_var_set_external(mxc__var *v);
 
 /* Schedules deletion of v after all work pushed on it so far: then
  * on_deleted(arg) runs (if not NULL; e.g. to free the storage v guards)

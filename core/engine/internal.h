@@ -61,6 +61,9 @@ typedef struct mxc__dep {
   uint32_t ticket; /* the var's append count when queued: push order */
 } mxc__dep;
 
+/* A new write version for v (a push or a wait that writes it). */
+void mxc__var_bump(mxc__var *v);
+
 struct mxc__var {
   /* Guards everything below. */
   pthread_mutex_t mu;
@@ -81,8 +84,9 @@ struct mxc__var {
   _Atomic(mxc__failure *) err;
   uint64_t err_epoch;
   int scratch; /* never poisoned (mxc__engine_var_set_scratch) */
-  /* Pushes that write v so far (mxc__engine_var_write_version). */
-  atomic_uint_least64_t write_version;
+  /* Write version (mxc__engine_var_version); 0 once external. */
+  _Atomic uint64_t version;
+  atomic_int external;
   int wide_mark; /* a wide push is queuing here ("Pushing many variables") */
   uint32_t clear_ticket;
   int has_clear;

@@ -12,6 +12,23 @@
 #include "core/base/error.h"
 #include "core/engine/internal.h"
 
+/* Stamps handed out so far: versions are unique in the process, so a
+ * variable made at a freed one's address never repeats its versions. */
+static _Atomic uint64_t g_stamps;
+
+void mxc__var_bump(mxc__var *v) {
+  atomic_store(&v->version, atomic_fetch_add(&g_stamps, 1) + 1);
+}
+
+uint64_t mxc__engine_var_version(const mxc__var *v) {
+  if (atomic_load(&v->external)) return 0;
+  return atomic_load(&v->version);
+}
+
+void mxc__engine_var_set_external(mxc__var *v) {
+  atomic_store(&v->external, 1);
+}
+
 int mxc__var_new(mxc__engine *e, mxc__var **out) {
   mxc__var *v = mxc__malloc(sizeof *v);
   MXC_RETURN_ERROR_IF(v == NULL, MXC_ERR_OOM,
@@ -23,7 +40,9 @@ int mxc__var_new(mxc__engine *e, mxc__var **out) {
                           "engine: out of memory creating a variable's lock");
   }
   atomic_init(&v->err, NULL);
-  atomic_init(&v->write_version, 0);
+  atomic_init(&v->version, 0);
+  atomic_init(&v->external, 0);
+  mxc__var_bump(v);
   v->del.var = v;
   v->del.owner = v;
   v->del.write = 1;
@@ -33,11 +52,6 @@ int mxc__var_new(mxc__engine *e, mxc__var **out) {
 }
 
 void mxc__engine_var_set_scratch(mxc__var *v) { v->scratch = 1; }
-
-uint64_t mxc__engine_var_write_version(const mxc__var *v) {
-  return atomic_load_explicit(&((mxc__var *)v)->write_version,
-                              memory_order_relaxed);
-}
 
 void mxc__var_free(mxc__var *v) {
   /* Freed only once its deletion is granted: every earlier use has been

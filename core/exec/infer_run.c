@@ -1,7 +1,7 @@
 /* Executors rewritten by the inference passes (passes.h), at run time:
  *
  * Folded BatchNorm weights follow the bound arrays. Each fold remembers
- * the write versions (mxc__ndarray_write_version) of its source arrays
+ * the write versions (mxc__ndarray_version) of its source arrays
  * when it was last computed; an inference forward recomputes it, as one
  * engine operation reading the sources and writing the folded arrays,
  * whenever a version moved: after mxc_executor_load_params, a copy into
@@ -172,8 +172,9 @@ static int fold_update(const mxc__executor *ex, mxc__bn_fold *f) {
   uint64_t now[MXC__FOLD_N_SRC];
   int stale = !f->done;
   for (int r = 0; r < MXC__FOLD_N_SRC; ++r) {
-    now[r] = f->in[r] ? mxc__ndarray_write_version(f->in[r]) : 0;
-    stale |= now[r] != f->seen[r];
+    now[r] = f->in[r] ? mxc__ndarray_version(f->in[r]) : 0;
+    /* 0: memory written behind the engine's back (DLPack): always stale. */
+    stale |= now[r] != f->seen[r] || (f->in[r] && now[r] == 0);
   }
   if (!stale) return MXC_OK;
   MXC_FORWARD_IF_ERROR(fold_push(ex, f));

@@ -16,6 +16,7 @@
 #include "core/exec/executor.h"
 #include "core/op/arity.h"
 #include "core/op/common.h"
+#include "core/op/backend.h"
 #include "core/op/invoke.h"
 #include "core/profiler/profiler.h"
 #include "core/resource/training.h"
@@ -176,11 +177,15 @@ static int push_node(const mxc__executor *ex, int nid, const char *fn) {
 static int push_range(const mxc__executor *ex, int from, int to, int is_train,
                       const char *fn) {
   int prev = mxc__set_training(is_train);
+  /* Kernels are picked at push time on this thread (core/op/backend.h). */
+  int was_ref = mxc__op_set_reference_only(
+      mxc__op_reference_only() || (ex->flags & MXC_BIND_NO_ONEDNN));
   int rc = MXC_OK;
   for (int i = from; rc == MXC_OK && i < to; ++i) {
     rc = push_node(ex, ex->order[i], fn);
     if (rc == MXC_OK && ex->monitor) rc = monitor_node(ex, ex->order[i]);
   }
+  mxc__op_set_reference_only(was_ref);
   mxc__set_training(prev);
   return rc;
 }

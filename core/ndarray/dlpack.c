@@ -56,6 +56,9 @@ int mxc__ndarray_to_dlpack(const mxc__ndarray *a, DLManagedTensor **out) {
   for (int i = 0; i < a->shape.ndim; ++i) ctx->shape[i] = a->shape.dims[i];
   ctx->chunk = a->chunk;
   mxc__chunk_retain(a->chunk);
+  /* The consumer may write the memory without the engine: nothing may
+   * be cached from this array's data any more (mxc__ndarray_version). */
+  mxc__engine_var_set_external(a->chunk->var);
   DLTensor *t = &ctx->managed.dl_tensor;
   t->data = mxc__ndarray_ptr(a);
   t->device.device_type = kDLCPU;

@@ -293,10 +293,11 @@ void *mxc__ndarray_ptr(const mxc__ndarray *a) {
 
 mxc__var *mxc__ndarray_var(const mxc__ndarray *a) { return a->chunk->var; }
 
-uint64_t mxc__ndarray_write_version(const mxc__ndarray *a) {
-  return mxc__engine_var_write_version(a->chunk->var);
-}
-
 mxc__engine *mxc__ndarray_engine(const mxc__ndarray *a) {
   return a->chunk->engine;
+}
+
+uint64_t mxc__ndarray_version(const mxc__ndarray *a) {
+  if (a->chunk->ext_ptr) return 0; /* imported: its owner may write it */
+  return mxc__engine_var_version(a->chunk->var);
 }

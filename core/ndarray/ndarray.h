@@ -108,11 +108,9 @@ int mxc__ndarray_ensure_alloc(const mxc__ndarray *a);
 void *mxc__ndarray_ptr(const mxc__ndarray *a);
 
 mxc__var *mxc__ndarray_var(const mxc__ndarray *a);
-/* Write version of a's chunk (mxc__engine_var_write_version): changes
- * whenever work writing any view of the chunk is pushed (kernels, copies,
- * host copies, parameter loads, in-place updates). The inference passes
- * (core/exec) recompute BatchNorm-folded weights when it moves. */
-uint64_t mxc__ndarray_write_version(const mxc__ndarray *a);
+/* The write version of a's data (mxc__engine_var_version): 0 when
+ * unknown (external memory, or exported through DLPack). */
+uint64_t mxc__ndarray_version(const mxc__ndarray *a);
 mxc__engine *mxc__ndarray_engine(const mxc__ndarray *a);
 
 /* Synchronous host copies (push + wait; see mxc.h). */

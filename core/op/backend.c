@@ -34,6 +34,15 @@ int mxc__backend_register(const mxc__backend *b) {
   return MXC_OK;
 }
 
+static _Thread_local int t_reference_only;
+
+int mxc__op_set_reference_only(int on) {
+  int was = t_reference_only;
+  t_reference_only = on != 0;
+  return was;
+}
+
+int mxc__op_reference_only(void) { return t_reference_only; }
 
 static int all_dense(const int *st, int n) {
   for (int i = 0; st && i < n; ++i) {

@@ -118,6 +118,14 @@ int mxc__op_supported(const mxc__op *op, int dev_type, const void *param,
  * the reference ones. */
 const mxc__kernel *mxc__op_kernel_at(const mxc__op *op, int i);
 
+/* While set on the calling thread, calls it picks kernels for on the CPU
+ * run the reference kernels (the descriptors' own) whatever other
+ * backends attached: an executor bound with MXC_BIND_NO_ONEDNN sets it
+ * while it pushes its nodes. Returns the previous setting, for the
+ * caller to restore. Thread-local; never fails. */
+int mxc__op_set_reference_only(int on);
+int mxc__op_reference_only(void);
+
 /* Kernels of backends other than the CPU reference, all operators: set
  * while the registry is built, read-only afterwards. Invoke's fast path
  * reads it first (inline), so that a build with reference kernels only

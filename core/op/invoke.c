@@ -46,6 +46,7 @@ typedef struct invoke_rec {
    * ages without touching an element. */
   int empty;
   mxc__opctx ctx;
+  uint64_t *versions; /* ctx.in_versions: n_in entries */
   /* Profiling (prof_tag): the category to record the run under (0: not
    * recorded) and the executor node's name (owned), if any. */
   unsigned char prof_cat;
@@ -136,7 +137,8 @@ static int rec_new(const mxc__op *op, const void *param, int n_in, int n_out,
                    int sparse, invoke_rec **out) {
   size_t psz = align8(op->param_size);
   size_t asz = sparse ? sizeof(mxc__ndarray) * (size_t)(n_in + n_out) : 0;
-  size_t sz = align8(sizeof(invoke_rec)) + psz +
+  size_t vsz = align8(sizeof(uint64_t) * (size_t)n_in);
+  size_t sz = align8(sizeof(invoke_rec)) + psz + vsz +
               sizeof(mxc__blob) * (size_t)(n_in + n_out) + asz +
               sizeof(mxc__req) * (size_t)n_out;
   char *m = mxc__malloc(sz);
@@ -148,6 +150,9 @@ static int rec_new(const mxc__op *op, const void *param, int n_in, int n_out,
   r->param = m;
   if (op->param_size) memcpy(r->param, param, op->param_size);
   m += psz;
+  r->versions = (uint64_t *)m;
+  r->ctx.in_versions = r->versions;
+  m += vsz;
   r->in = (mxc__blob *)m;
   r->out = r->in + n_in;
   r->arrs = sparse ? (mxc__ndarray *)(r->out + n_out) : NULL;
@@ -412,14 +417,16 @@ static int64_t call_elems(mxc__ndarray *const *in, int n_in,
 }
 
 /* The dense kernel for a call on dev (core/op/backend.h). With only the
- * reference CPU kernels in the build, the descriptor's own: no lookup on
- * the hot path of small operators. */
+ * reference CPU kernels in the build, or while this thread asked for them
+ * (mxc__op_set_reference_only), the descriptor's own: no lookup on the
+ * hot path of small operators. */
 static int pick_kernel(const mxc__op *op, const void *param,
                        const int *itype, int n_in, const int *otype,
                        int n_total, mxc__device dev,
                        const mxc__kernel **out) {
   if (MXC__LIKELY(dev.type == MXC_DEVICE_CPU &&
-                  !mxc__op_have_backend_kernels())) {
+                  (!mxc__op_have_backend_kernels() ||
+                   mxc__op_reference_only()))) {
     *out = NULL;
     return MXC_OK;
   }
@@ -488,6 +495,7 @@ static int invoke_with(const mxc__op *op, const void *param,
   for (int i = 0; i < n_in; ++i) {
     if (rc == MXC_OK) rc = mxc__ndarray_ensure_alloc(in[i]);
     blob_of(in[i], &r->in[i]);
+    r->versions[i] = mxc__ndarray_version(in[i]);
     if (sparse) {
       r->arrs[i] = *in[i];
       r->arrs[i].ag = NULL;

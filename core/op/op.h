@@ -59,6 +59,11 @@ typedef struct mxc__opctx {
   /* The device's stream (a GPU backend's ctx_prepare sets it, see
    * core/op/backend.h); NULL on the CPU. */
   void *stream;
+  /* Per input: the write version of its array when the call was pushed
+   * (mxc__ndarray_version; 0 unknown), so that a kernel may cache what it
+   * derives from an input (oneDNN's reordered weights) and notice when
+   * the data changed. NULL: no versions known (direct kernel calls). */
+  const uint64_t *in_versions;
 } mxc__opctx;
 
 /* Temporary workspace for this call (MXC__RES_TEMP): valid until the

@@ -152,3 +152,21 @@ int mxc__parallel_threads(void) {
   int n = mxc__engine_num_workers(e);
   return n < 1 ? 1 : n;
 }
+
+int mxc__parallel_claim(int want) {
+  int cap = mxc__parallel_threads();
+  if (want > cap) want = cap;
+  if (want <= 1) return 1;
+  pthread_mutex_lock(&g.mu);
+  int granted = g.busy ? 1 : want;
+  if (granted > 1) g.busy = 1;
+  pthread_mutex_unlock(&g.mu);
+  return granted;
+}
+
+void mxc__parallel_release(int granted) {
+  if (granted <= 1) return;
+  pthread_mutex_lock(&g.mu);
+  g.busy = 0;
+  pthread_mutex_unlock(&g.mu);
+}

@@ -47,4 +47,15 @@ int mxc__parallel_for(int64_t n, int64_t grain, int max_threads,
  * default the number of online CPUs), at least 1. */
 int mxc__parallel_threads(void);
 
+/* Claims the pool for a library with threads of its own (oneDNN's
+ * OpenMP team), so that the machine runs one thread budget: when the
+ * pool is idle and want > 1, marks it busy and returns want, capped at
+ * mxc__parallel_threads(); otherwise (pool busy, or want <= 1) returns 1
+ * and claims nothing. A caller granted n > 1 runs its work on n threads
+ * and then calls mxc__parallel_release(n); meanwhile other kernels'
+ * loops run alone, as when a loop holds the pool. Thread-safe. */
+int mxc__parallel_claim(int want);
+/* Ends a claim that returned granted (nothing to do for 1). */
+void mxc__parallel_release(int granted);
+
 #endif /* MXC_CORE_OP_PARALLEL_H_ */

@@ -156,5 +156,5 @@ int mxct_fault_fired(void) { return mxc__fault_alloc_fired(); }
 long long mxct_write_version(mxc_ndarray a) {
   mxc__ndarray *p = NULL;
   if (api_array(a, "mxct_write_version", &p) != MXC_OK) return -1;
-  return (long long)mxc__ndarray_write_version(p);
+  return (long long)mxc__ndarray_version(p);
 }

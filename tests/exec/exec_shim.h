@@ -44,7 +44,7 @@ int mxct_walk_grad(const mxct_walk *w, int i, const mxc_ndarray *in,
                    const mxc_ndarray *out, const mxc_ndarray *ograd,
                    mxc_ndarray *igrad, int is_train);
 
-/* The array's write version (mxc__ndarray_write_version), -1 for a bad
+/* The array's write version (mxc__ndarray_version), -1 for a bad
  * handle. */
 long long mxct_write_version(mxc_ndarray a);
 

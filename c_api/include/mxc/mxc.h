@@ -1190,6 +1190,10 @@ typedef struct mxc_executor_s *mxc_executor;
 #define MXC_BIND_DEFAULT 0
 #define MXC_BIND_NO_MEMORY_PLAN 1 /* one buffer per intermediate value */
 #define MXC_BIND_NO_FUSION 2      /* do not fuse element-wise chains */
+/* Run every node on the reference CPU kernels, not oneDNN's (as
+ * MXC_ONEDNN=0 does for the whole process). Since 1.1. */
+#define MXC_BIND_NO_ONEDNN 4
+
 /* Do not run the inference graph passes. They run, unless this flag is
  * given, when no argument has a gradient request: Dropout, _copy and
  * BlockGrad bypassed, BatchNorm folded into the Convolution or

@@ -1,0 +1,308 @@
+/* Convolution forward on oneDNN (onednn.h): 1-D to 3-D, groups,
+ * dilation, with or without bias, channel-first plain arrays in and out.
+ * The primitive picks its own layouts (format tag any) for data, weights
+ * and output; run.c reorders at the edges. Post-ops (sum, then an
+ * activation) are the fused operators' (_FusedConvolution).
+ *
+ * MXNet pads both sides by `pad` and drops what does not fit a whole
+ * stride at the end; oneDNN wants the right padding that gives the same
+ * output, (o - 1) * stride + span - in - pad, which is at most pad but
+ * may be negative (pad smaller than stride - 1 with a ragged end): such
+ * calls, empty arrays and anything the library does not implement run on
+ * the reference kernel. */
+#include <string.h>
+
+#include "backends/onednn/onednn.h"
+#include "core/base/error.h"
+#include "ops/linalg/linalg.h"
+
+typedef struct conv_call {
+  const mxc__op *op;
+  int nsp;
+  dnnl_memory_desc_t src, wei, bias, dst; /* plain */
+  dnnl_dims_t strides, dil, pad_l, pad_r;
+  int has_bias;
+  const mxc__dnnl_post *post;
+  uint64_t w_version;
+} conv_call;
+
+/* Geometry of a convolution of data x with weights w giving y;
+ * MXC_ERR_UNSUPPORTED (message unused: the caller falls back) when
+ * oneDNN cannot express it. */
+static int plan(const mxc__op *op, const mxc__conv_param *p,
+                const mxc__shape *x, const mxc__shape *w,
+                const mxc__shape *y, conv_call *c) {
+  int nsp = p->kernel.ndim;
+  if (nsp < 1 || nsp > 3 || x->ndim != nsp + 2 || y->ndim != nsp + 2 ||
+      w->ndim != nsp + 2 || mxc__shape_size(x) == 0 ||
+      mxc__shape_size(y) == 0) {
+    return MXC_ERR_UNSUPPORTED;
+  }
+  c->op = op;
+  c->nsp = nsp;
+  for (int i = 0; i < nsp; ++i) {
+    int64_t span = p->dilate.d[i] * (p->kernel.d[i] - 1) + 1;
+    c->strides[i] = p->stride.d[i];
+    c->dil[i] = p->dilate.d[i] - 1;
+    c->pad_l[i] = p->pad.d[i];
+    c->pad_r[i] = (y->dims[2 + i] - 1) * p->stride.d[i] + span -
+                  x->dims[2 + i] - p->pad.d[i];
+    if (c->pad_r[i] < 0) return MXC_ERR_UNSUPPORTED;
+  }
+  int64_t g = p->num_group, wd[6];
+  int wn = 0;
+  if (g > 1) wd[wn++] = g;
+  wd[wn++] = w->dims[0] / g;
+  for (int i = 1; i < w->ndim; ++i) wd[wn++] = w->dims[i];
+  c->has_bias = !p->no_bias;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_plain(op, x, &c->src));
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_dims(op, wn, wd, &c->wei));
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_plain(op, y, &c->dst));
+  int64_t f = w->dims[0];
+  if (c->has_bias) MXC_FORWARD_IF_ERROR(mxc__dnnl_md_dims(op, 1, &f, &c->bias));
+  return MXC_OK;
+}
+
+static int any_of(const mxc__op *op, const dnnl_memory_desc_t *plain,
+                  dnnl_memory_desc_t *out) {
+  return mxc__dnnl_check(
+      dnnl_memory_desc_init_by_tag(out, plain->ndims, plain->dims, dnnl_f32,
+                                   dnnl_format_tag_any),
+      op, "dnnl_memory_desc_init_by_tag");
+}
+
+/* The forward description with layouts left to oneDNN. */
+static int fwd_desc(const conv_call *c, dnnl_prop_kind_t prop,
+                    dnnl_convolution_desc_t *cd) {
+  dnnl_memory_desc_t s, w, d;
+  MXC_FORWARD_IF_ERROR(any_of(c->op, &c->src, &s));
+  MXC_FORWARD_IF_ERROR(any_of(c->op, &c->wei, &w));
+  MXC_FORWARD_IF_ERROR(any_of(c->op, &c->dst, &d));
+  return mxc__dnnl_check(
+      dnnl_dilated_convolution_forward_desc_init(
+          cd, prop, dnnl_convolution_direct, &s, &w,
+          c->has_bias ? &c->bias : NULL, &d, c->strides, c->dil, c->pad_l,
+          c->pad_r),
+      c->op, "dnnl_dilated_convolution_forward_desc_init");
+}
+
+static int build(void *arg, dnnl_primitive_t *out) {
+  const conv_call *c = arg;
+  dnnl_convolution_desc_t cd;
+  MXC_FORWARD_IF_ERROR(fwd_desc(c, dnnl_forward_inference, &cd));
+  dnnl_primitive_attr_t attr;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_attr_post(c->op, c->post, &attr));
+  int rc = mxc__dnnl_prim_create(c->op, &cd, attr, NULL, "convolution", out);
+  dnnl_primitive_attr_destroy(attr);
+  return rc;
+}
+
+static void make_key(const conv_call *c, const char *what,
+                     mxc__dnnl_key *k) {
+  mxc__dnnl_key_init(k, what);
+  mxc__dnnl_key_md(k, &c->src);
+  mxc__dnnl_key_md(k, &c->wei);
+  mxc__dnnl_key_md(k, &c->dst);
+  mxc__dnnl_key_i64(k, c->has_bias);
+  mxc__dnnl_key_bytes(k, c->strides, sizeof(int64_t) * (size_t)c->nsp);
+  mxc__dnnl_key_bytes(k, c->dil, sizeof(int64_t) * (size_t)c->nsp);
+  mxc__dnnl_key_bytes(k, c->pad_l, sizeof(int64_t) * (size_t)c->nsp);
+  mxc__dnnl_key_bytes(k, c->pad_r, sizeof(int64_t) * (size_t)c->nsp);
+  mxc__dnnl_key_i64(k, c->post ? c->post->act : 0);
+  mxc__dnnl_key_i64(k, c->post && c->post->sum);
+  mxc__dnnl_key_i64(k, mxc__dnnl_threads_current());
+}
+
+static int run(const conv_call *c, const mxc__blob *in, const mxc__blob *out,
+               mxc__req req) {
+  mxc__dnnl_key k;
+  make_key(c, "conv_fwd", &k);
+  mxc__dnnl_prim *p;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_cache_get(&k, build, (void *)c, &p));
+  mxc__dnnl_arg a[4] = {
+      {DNNL_ARG_SRC, c->src, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
+      {DNNL_ARG_WEIGHTS, c->wei, in[1].ptr, 0, MXC__REQ_WRITE, NULL,
+       c->w_version},
+      {DNNL_ARG_DST, c->dst, out->ptr, 1, req,
+       c->post && c->post->sum ? c->post->sum->ptr : NULL, 0},
+      {DNNL_ARG_BIAS, c->bias, c->has_bias ? in[2].ptr : NULL, 0,
+       MXC__REQ_WRITE, NULL, 0},
+  };
+  int rc = mxc__dnnl_run(c->op, p, a, c->has_bias ? 4 : 3);
+  mxc__dnnl_cache_put(p);
+  return rc;
+}
+
+int mxc__dnnl_conv_forward(const mxc__op *op, const mxc__opctx *ctx,
+                           const mxc__conv_param *p, const mxc__blob *in,
+                           const mxc__blob *out, mxc__req req,
+                           const mxc__dnnl_post *post) {
+  conv_call c;
+  memset(&c, 0, sizeof c);
+  int rc = plan(op, p, &in[0].shape, &in[1].shape, &out->shape, &c);
+  if (rc != MXC_OK) return rc;
+  c.post = post;
+  c.w_version = mxc__dnnl_version(ctx, 1);
+  int nthr = mxc__dnnl_threads_begin();
+  rc = run(&c, in, out, req);
+  mxc__dnnl_threads_end(nthr);
+  return rc;
+}
+
+/* ---- the Convolution kernel ---- */
+
+/* Runs the descriptor's own kernel: for what the plan or the library
+ * turned down at run time (shapes are not known to supports). */
+static int reference(const mxc__op *op, const mxc__opctx *ctx,
+                     const void *param, const mxc__blob *in, int n_in,
+                     const mxc__blob *out, int n_out, const mxc__req *req) {
+  mxc__error_clear();
+  return op->compute(op, ctx, param, in, n_in, out, n_out, req);
+}
+
+static int conv_kernel(const mxc__op *op, const mxc__opctx *ctx,
+                       const void *param, const mxc__blob *in, int n_in,
+                       const mxc__blob *out, int n_out, const mxc__req *req) {
+  if (req[0] == MXC__REQ_NULL) return MXC_OK;
+  int rc = mxc__dnnl_conv_forward(op, ctx, param, in, out, req[0], NULL);
+  if (rc == MXC_ERR_UNSUPPORTED) {
+    return reference(op, ctx, param, in, n_in, out, n_out, req);
+  }
+  return rc;
+}
+
+/* ---- backward: data, then weights and bias ---- */
+
+typedef struct any3 {
+  dnnl_memory_desc_t s, w, d;
+} any3;
+
+static int any_all(const conv_call *c, any3 *a) {
+  MXC_FORWARD_IF_ERROR(any_of(c->op, &c->src, &a->s));
+  MXC_FORWARD_IF_ERROR(any_of(c->op, &c->wei, &a->w));
+  return any_of(c->op, &c->dst, &a->d);
+}
+
+/* The backward primitive for description bd, with the training forward
+ * as its hint (oneDNN matches the layouts to it). */
+static int with_hint(const conv_call *c, const void *bd, const char *what,
+                     dnnl_primitive_t *out) {
+  dnnl_convolution_desc_t fd;
+  MXC_FORWARD_IF_ERROR(fwd_desc(c, dnnl_forward_training, &fd));
+  dnnl_primitive_desc_t hint;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_pd_create(c->op, &fd, NULL, NULL,
+                                           "convolution forward hint",
+                                           &hint));
+  int rc = mxc__dnnl_prim_create(c->op, bd, NULL, hint, what, out);
+  dnnl_primitive_desc_destroy(hint);
+  return rc;
+}
+
+static int build_bwd_data(void *arg, dnnl_primitive_t *out) {
+  const conv_call *c = arg;
+  any3 a;
+  MXC_FORWARD_IF_ERROR(any_all(c, &a));
+  dnnl_convolution_desc_t bd;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_check(
+      dnnl_dilated_convolution_backward_data_desc_init(
+          &bd, dnnl_convolution_direct, &a.s, &a.w, &a.d, c->strides, c->dil,
+          c->pad_l, c->pad_r),
+      c->op, "dnnl_dilated_convolution_backward_data_desc_init"));
+  return with_hint(c, &bd, "convolution backward data", out);
+}
+
+static int build_bwd_weights(void *arg, dnnl_primitive_t *out) {
+  const conv_call *c = arg;
+  any3 a;
+  MXC_FORWARD_IF_ERROR(any_all(c, &a));
+  dnnl_convolution_desc_t bd;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_check(
+      dnnl_dilated_convolution_backward_weights_desc_init(
+          &bd, dnnl_convolution_direct, &a.s, &a.w,
+          c->has_bias ? &c->bias : NULL, &a.d, c->strides, c->dil, c->pad_l,
+          c->pad_r),
+      c->op, "dnnl_dilated_convolution_backward_weights_desc_init"));
+  return with_hint(c, &bd, "convolution backward weights", out);
+}
+
+/* in: (ograd, data, weight); out: ddata. */
+static int bwd_data(const conv_call *c, const mxc__opctx *ctx,
+                    const mxc__blob *in, const mxc__blob *out, mxc__req req) {
+  mxc__dnnl_key k;
+  make_key(c, "conv_bwd_data", &k);
+  mxc__dnnl_prim *p;
+  MXC_FORWARD_IF_ERROR(
+      mxc__dnnl_cache_get(&k, build_bwd_data, (void *)c, &p));
+  mxc__dnnl_arg a[3] = {
+      {DNNL_ARG_DIFF_DST, c->dst, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
+      {DNNL_ARG_WEIGHTS, c->wei, in[2].ptr, 0, MXC__REQ_WRITE, NULL,
+       mxc__dnnl_version(ctx, 2)},
+      {DNNL_ARG_DIFF_SRC, c->src, out[0].ptr, 1, req, NULL, 0},
+  };
+  int rc = mxc__dnnl_run(c->op, p, a, 3);
+  mxc__dnnl_cache_put(p);
+  return rc;
+}
+
+/* out: (ddata, dweight[, dbias]) with their write modes. */
+static int bwd_weights(const conv_call *c, const mxc__blob *in,
+                       const mxc__blob *out, const mxc__req *req) {
+  mxc__dnnl_key k;
+  make_key(c, "conv_bwd_weights", &k);
+  mxc__dnnl_prim *p;
+  MXC_FORWARD_IF_ERROR(
+      mxc__dnnl_cache_get(&k, build_bwd_weights, (void *)c, &p));
+  mxc__dnnl_arg a[4] = {
+      {DNNL_ARG_SRC, c->src, in[1].ptr, 0, MXC__REQ_WRITE, NULL, 0},
+      {DNNL_ARG_DIFF_DST, c->dst, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
+      {DNNL_ARG_DIFF_WEIGHTS, c->wei, out[1].ptr, 1, req[1], NULL, 0},
+      {DNNL_ARG_DIFF_BIAS, c->bias, c->has_bias ? out[2].ptr : NULL, 1,
+       c->has_bias ? req[2] : MXC__REQ_NULL, NULL, 0},
+  };
+  int rc = mxc__dnnl_run(c->op, p, a, c->has_bias ? 4 : 3);
+  mxc__dnnl_cache_put(p);
+  return rc;
+}
+
+static int conv_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
+                           const void *param, const mxc__blob *in, int n_in,
+                           const mxc__blob *out, int n_out,
+                           const mxc__req *req) {
+  conv_call c;
+  memset(&c, 0, sizeof c);
+  mxc__req r[3] = {req[0], req[1], n_out > 2 ? req[2] : MXC__REQ_NULL};
+  int rc = plan(op, param, &in[1].shape, &in[2].shape, &in[0].shape, &c);
+  int need_w = r[1] != MXC__REQ_NULL || r[2] != MXC__REQ_NULL;
+  if (rc == MXC_OK && (r[0] != MXC__REQ_NULL || need_w)) {
+    int nthr = mxc__dnnl_threads_begin();
+    if (r[0] != MXC__REQ_NULL) rc = bwd_data(&c, ctx, in, out, r[0]);
+    /* ddata done: a fallback below must not write it again */
+    if (rc == MXC_OK) r[0] = MXC__REQ_NULL;
+    if (rc == MXC_OK && need_w) rc = bwd_weights(&c, in, out, r);
+    mxc__dnnl_threads_end(nthr);
+  }
+  if (rc == MXC_ERR_UNSUPPORTED) {
+    mxc__error_clear();
+    return op->compute(op, ctx, param, in, n_in, out, n_out, r);
+  }
+  return rc;
+}
+
+static int conv_supports(const mxc__op *op, const void *param,
+                         const mxc__call_types *t) {
+  const mxc__conv_param *p = param;
+  if (!p || !mxc__dnnl_all_f32(t)) return 0;
+  int nsp = p->kernel.ndim;
+  int lay = p->layout;
+  return nsp >= 1 && nsp <= 3 &&
+         (lay == MXC__LAYOUT_NONE || lay == MXC__LAYOUT_NCW + nsp - 1);
+}
+
+int mxc__dnnl_attach_conv(mxc__registry *r) {
+  mxc__kernel k = {.backend = &mxc__backend_onednn,
+                   .supports = conv_supports,
+                   .compute = conv_kernel};
+  MXC_FORWARD_IF_ERROR(mxc__registry_attach_kernel(r, "Convolution", &k));
+  k.compute = conv_bwd_kernel;
+  return mxc__registry_attach_kernel(r, "_backward_Convolution", &k);
+}

@@ -1,0 +1,280 @@
+/* Pooling forward on oneDNN (onednn.h): max and avg (count_include_pad
+ * both ways), 1-D to 3-D, global or windowed with the valid (floor)
+ * convention, on plain channel-first arrays.
+ *
+ * Declined (the reference runs): sum and lp pooling, the full and same
+ * conventions, and, at run time, windows that oneDNN would place
+ * differently. Under the valid convention every window ends inside the
+ * padded input, so the reference's divisor with count_include_pad (the
+ * window clipped to the padded input) is the whole kernel, as oneDNN's
+ * avg_include_padding divides; the right padding that gives the same
+ * output, (o - 1) * stride + kernel - in - pad, must not be negative, and
+ * padding must be smaller than the kernel (no window wholly in the
+ * padding, which the reference and oneDNN treat differently). */
+#include <string.h>
+
+#include "backends/onednn/onednn.h"
+#include "core/base/alloc.h"
+#include "core/base/error.h"
+
+typedef struct pool_call {
+  const mxc__op *op;
+  int nsp, alg;
+  dnnl_memory_desc_t src, dst;
+  dnnl_dims_t strides, kernel, pad_l, pad_r;
+} pool_call;
+
+static int pool_alg(const mxc__op *op, const void *param) {
+  const char *type = mxc__dnnl_param_enum(op, param, "pool_type");
+  int cip = 0;
+  if (!type || !mxc__dnnl_param_bool(op, param, "count_include_pad", &cip)) {
+    return -1;
+  }
+  if (!strcmp(type, "max")) return dnnl_pooling_max;
+  if (!strcmp(type, "avg")) {
+    return cip ? dnnl_pooling_avg_include_padding
+               : dnnl_pooling_avg_exclude_padding;
+  }
+  return -1;
+}
+
+/* Window geometry along spatial axis i; 0 when oneDNN cannot match. */
+static int axis(pool_call *c, const mxc__tuple *k, const mxc__tuple *s,
+                const mxc__tuple *pad, int global, const mxc__shape *x,
+                const mxc__shape *y, int i) {
+  int64_t in = x->dims[2 + i], o = y->dims[2 + i];
+  c->kernel[i] = global ? in : k->d[i];
+  c->strides[i] = global ? 1 : s->d[i];
+  c->pad_l[i] = global ? 0 : pad->d[i];
+  c->pad_r[i] = (o - 1) * c->strides[i] + c->kernel[i] - in - c->pad_l[i];
+  return c->pad_r[i] >= 0 && c->pad_l[i] < c->kernel[i] &&
+         c->pad_r[i] < c->kernel[i];
+}
+
+static int plan(const mxc__op *op, const void *param, const mxc__blob *in,
+                const mxc__blob *out, pool_call *c) {
+  const mxc__tuple *k = mxc__dnnl_param(op, param, "kernel", MXC__P_TUPLE);
+  const mxc__tuple *s = mxc__dnnl_param(op, param, "stride", MXC__P_TUPLE);
+  const mxc__tuple *pad = mxc__dnnl_param(op, param, "pad", MXC__P_TUPLE);
+  int global = 0;
+  (void)mxc__dnnl_param_bool(op, param, "global_pool", &global);
+  const mxc__shape *x = &in[0].shape, *y = &out[0].shape;
+  c->op = op;
+  c->nsp = x->ndim - 2;
+  c->alg = pool_alg(op, param);
+  if (!k || !s || !pad || c->alg < 0 || c->nsp < 1 || c->nsp > 3 ||
+      y->ndim != x->ndim || mxc__shape_size(y) == 0 ||
+      (!global && k->ndim != c->nsp)) {
+    return MXC_ERR_UNSUPPORTED;
+  }
+  for (int i = 0; i < c->nsp; ++i) {
+    if (!axis(c, k, s, pad, global, x, y, i)) return MXC_ERR_UNSUPPORTED;
+  }
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_plain(op, x, &c->src));
+  return mxc__dnnl_md_plain(op, y, &c->dst);
+}
+
+static void pool_key(const pool_call *c, const char *what, mxc__dnnl_key *k);
+
+static int build(void *arg, dnnl_primitive_t *out) {
+  const pool_call *c = arg;
+  dnnl_engine_t eng;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_engine(&eng));
+  dnnl_pooling_desc_t d;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_check(
+      dnnl_pooling_forward_desc_init(&d, dnnl_forward_inference, c->alg,
+                                     &c->src, &c->dst, c->strides, c->kernel,
+                                     c->pad_l, c->pad_r),
+      c->op, "dnnl_pooling_forward_desc_init"));
+  dnnl_primitive_desc_t pd = NULL;
+  int rc = mxc__dnnl_check(dnnl_primitive_desc_create(&pd, &d, NULL, eng,
+                                                      NULL),
+                           c->op, "dnnl_primitive_desc_create (pooling)");
+  if (rc == MXC_OK) {
+    rc = mxc__dnnl_check(dnnl_primitive_create(out, pd), c->op,
+                         "dnnl_primitive_create (pooling)");
+  }
+  if (pd) dnnl_primitive_desc_destroy(pd);
+  return rc;
+}
+
+static int run(const pool_call *c, const mxc__blob *in, const mxc__blob *out,
+               mxc__req req) {
+  mxc__dnnl_key k;
+  pool_key(c, "pool_fwd", &k);
+  mxc__dnnl_prim *p;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_cache_get(&k, build, (void *)c, &p));
+  mxc__dnnl_arg a[2] = {
+      {DNNL_ARG_SRC, c->src, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
+      {DNNL_ARG_DST, c->dst, out[0].ptr, 1, req, NULL, 0},
+  };
+  int rc = mxc__dnnl_run(c->op, p, a, 2);
+  mxc__dnnl_cache_put(p);
+  return rc;
+}
+
+static int pool_kernel(const mxc__op *op, const mxc__opctx *ctx,
+                       const void *param, const mxc__blob *in, int n_in,
+                       const mxc__blob *out, int n_out, const mxc__req *req) {
+  if (req[0] == MXC__REQ_NULL) return MXC_OK;
+  pool_call c;
+  memset(&c, 0, sizeof c);
+  int rc = plan(op, param, in, out, &c);
+  if (rc == MXC_OK) {
+    int nthr = mxc__dnnl_threads_begin();
+    rc = run(&c, in, out, req[0]);
+    mxc__dnnl_threads_end(nthr);
+  }
+  if (rc == MXC_ERR_UNSUPPORTED) {
+    mxc__error_clear();
+    return op->compute(op, ctx, param, in, n_in, out, n_out, req);
+  }
+  return rc;
+}
+
+/* ---- _backward_Pooling: (ograd, data) -> ddata ----
+ *
+ * Max pooling's gradient goes to each window's maximum, which oneDNN
+ * records in a workspace while running the forward for training: the
+ * kernel reruns that forward on data (the reference rescans the windows
+ * likewise), then the backward. Average pooling needs no workspace. */
+
+static int fwd_train_desc(const pool_call *c, dnnl_pooling_desc_t *d) {
+  return mxc__dnnl_check(
+      dnnl_pooling_forward_desc_init(d, dnnl_forward_training, c->alg,
+                                     &c->src, &c->dst, c->strides, c->kernel,
+                                     c->pad_l, c->pad_r),
+      c->op, "dnnl_pooling_forward_desc_init");
+}
+
+static int build_fwd_train(void *arg, dnnl_primitive_t *out) {
+  const pool_call *c = arg;
+  dnnl_pooling_desc_t d;
+  MXC_FORWARD_IF_ERROR(fwd_train_desc(c, &d));
+  return mxc__dnnl_prim_create(c->op, &d, NULL, NULL,
+                               "pooling forward training", out);
+}
+
+static int build_bwd(void *arg, dnnl_primitive_t *out) {
+  const pool_call *c = arg;
+  dnnl_pooling_desc_t fd, bd;
+  MXC_FORWARD_IF_ERROR(fwd_train_desc(c, &fd));
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_check(
+      dnnl_pooling_backward_desc_init(&bd, c->alg, &c->src, &c->dst,
+                                      c->strides, c->kernel, c->pad_l,
+                                      c->pad_r),
+      c->op, "dnnl_pooling_backward_desc_init"));
+  dnnl_primitive_desc_t hint;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_pd_create(c->op, &fd, NULL, NULL,
+                                           "pooling forward hint", &hint));
+  int rc = mxc__dnnl_prim_create(c->op, &bd, NULL, hint, "pooling backward",
+                                 out);
+  dnnl_primitive_desc_destroy(hint);
+  return rc;
+}
+
+static void pool_key(const pool_call *c, const char *what, mxc__dnnl_key *k) {
+  mxc__dnnl_key_init(k, what);
+  mxc__dnnl_key_md(k, &c->src);
+  mxc__dnnl_key_md(k, &c->dst);
+  mxc__dnnl_key_i64(k, c->alg);
+  size_t n = sizeof(int64_t) * (size_t)c->nsp;
+  mxc__dnnl_key_bytes(k, c->strides, n);
+  mxc__dnnl_key_bytes(k, c->kernel, n);
+  mxc__dnnl_key_bytes(k, c->pad_l, n);
+  mxc__dnnl_key_bytes(k, c->pad_r, n);
+  mxc__dnnl_key_i64(k, mxc__dnnl_threads_current());
+}
+
+/* The workspace of max pooling data x: forward for training into a
+ * dropped output. *ws is the caller's to free. */
+static int max_workspace(const pool_call *c, void *x,
+                         dnnl_memory_desc_t *ws_md, void **ws) {
+  mxc__dnnl_key k;
+  pool_key(c, "pool_fwd_train", &k);
+  mxc__dnnl_prim *p;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_cache_get(&k, build_fwd_train, (void *)c,
+                                           &p));
+  *ws_md = *dnnl_primitive_desc_query_md(mxc__dnnl_prim_pd(p),
+                                         dnnl_query_workspace_md, 0);
+  size_t n = dnnl_memory_desc_get_size(ws_md);
+  *ws = mxc__aligned_alloc(64, n ? n : 64);
+  int rc = *ws ? MXC_OK
+               : mxc__error_set(MXC_ERR_OOM,
+                                "operator '%s' (oneDNN backend): out of "
+                                "memory for a %zu-byte pooling workspace",
+                                c->op->name, n);
+  mxc__dnnl_arg a[3] = {
+      {DNNL_ARG_SRC, c->src, x, 0, MXC__REQ_WRITE, NULL, 0},
+      {DNNL_ARG_DST, c->dst, NULL, 1, MXC__REQ_NULL, NULL, 0},
+      {DNNL_ARG_WORKSPACE, *ws_md, *ws, 1, MXC__REQ_WRITE, NULL, 0},
+  };
+  if (rc == MXC_OK) rc = mxc__dnnl_run(c->op, p, a, 3);
+  mxc__dnnl_cache_put(p);
+  return rc;
+}
+
+static int run_bwd(const pool_call *c, const mxc__blob *in,
+                   const mxc__blob *out, mxc__req req) {
+  void *ws = NULL;
+  dnnl_memory_desc_t ws_md;
+  int max = c->alg == dnnl_pooling_max, rc = MXC_OK;
+  if (max) rc = max_workspace(c, in[1].ptr, &ws_md, &ws);
+  mxc__dnnl_key k;
+  pool_key(c, "pool_bwd", &k);
+  mxc__dnnl_prim *p = NULL;
+  if (rc == MXC_OK) rc = mxc__dnnl_cache_get(&k, build_bwd, (void *)c, &p);
+  if (rc == MXC_OK) {
+    mxc__dnnl_arg a[3] = {
+        {DNNL_ARG_DIFF_DST, c->dst, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
+        {DNNL_ARG_DIFF_SRC, c->src, out[0].ptr, 1, req, NULL, 0},
+        {DNNL_ARG_WORKSPACE, max ? ws_md : c->src, ws, 0, MXC__REQ_WRITE,
+         NULL, 0},
+    };
+    rc = mxc__dnnl_run(c->op, p, a, max ? 3 : 2);
+    mxc__dnnl_cache_put(p);
+  }
+  mxc__free(ws);
+  return rc;
+}
+
+static int pool_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
+                           const void *param, const mxc__blob *in, int n_in,
+                           const mxc__blob *out, int n_out,
+                           const mxc__req *req) {
+  if (req[0] == MXC__REQ_NULL) return MXC_OK;
+  pool_call c;
+  memset(&c, 0, sizeof c);
+  /* The geometry of the forward: data in[1] to an output like ograd. */
+  int rc = plan(op, param, &in[1], &in[0], &c);
+  if (rc == MXC_OK) {
+    int nthr = mxc__dnnl_threads_begin();
+    rc = run_bwd(&c, in, out, req[0]);
+    mxc__dnnl_threads_end(nthr);
+  }
+  if (rc == MXC_ERR_UNSUPPORTED) {
+    mxc__error_clear();
+    return op->compute(op, ctx, param, in, n_in, out, n_out, req);
+  }
+  return rc;
+}
+
+static int pool_supports(const mxc__op *op, const void *param,
+                         const mxc__call_types *t) {
+  if (!param || !mxc__dnnl_all_f32(t) || pool_alg(op, param) < 0) return 0;
+  const char *conv = mxc__dnnl_param_enum(op, param, "pooling_convention");
+  const char *layout = mxc__dnnl_param_enum(op, param, "layout");
+  int global = 0;
+  (void)mxc__dnnl_param_bool(op, param, "global_pool", &global);
+  return conv && layout && (global || !strcmp(conv, "valid")) &&
+         (!strcmp(layout, "None") || !strncmp(layout, "NC", 2));
+}
+
+int mxc__dnnl_attach_pool(mxc__registry *r) {
+  mxc__kernel k = {.backend = &mxc__backend_onednn,
+                   .supports = pool_supports,
+                   .compute = pool_kernel};
+  MXC_FORWARD_IF_ERROR(mxc__registry_attach_kernel(r, "Pooling", &k));
+  k.compute = pool_bwd_kernel;
+  return mxc__registry_attach_kernel(r, "_backward_Pooling", &k);
+}
