@@ -84,15 +84,25 @@ int mxc__dnnl_stream(dnnl_stream_t *out) {
 
 static _Thread_local int t_nthr = 1;
 
+/* The team size is the same for every call, whether or not the kernel
+ * pool was free: oneDNN's results (a convolution's weight gradient, a
+ * batch norm's sums) depend on how many threads split them, and a run
+ * must not depend on timing (training resumed from a checkpoint must
+ * match an uninterrupted one bit for bit: tests/fit). Claiming the pool
+ * still keeps other kernels' loops single-threaded meanwhile; two oneDNN
+ * calls at once oversubscribe the cores for their overlap. Returns what
+ * the pool granted, for mxc__dnnl_threads_end. */
 int mxc__dnnl_threads_begin(void) {
 #ifdef MXC_SANITIZER_TSAN
   int n = 1; /* TSan cannot see libgomp's barriers: one thread, no team */
+  int granted = 1;
 #else
-  int n = mxc__parallel_claim(mxc__parallel_threads());
+  int n = mxc__parallel_threads();
+  int granted = mxc__parallel_claim(n);
 #endif
   omp_set_num_threads(n);
   t_nthr = n;
-  return n;
+  return granted;
 }
 
 void mxc__dnnl_threads_end(int nthr) {
@@ -195,6 +205,7 @@ static int attach(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__dnnl_attach_fc(r));
   MXC_FORWARD_IF_ERROR(mxc__dnnl_attach_pool(r));
   MXC_FORWARD_IF_ERROR(mxc__dnnl_attach_softmax(r));
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_attach_fused(r));
   return mxc__dnnl_attach_bn(r);
 }
 

@@ -288,8 +288,8 @@ static int conv_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
   return rc;
 }
 
-static int conv_supports(const mxc__op *op, const void *param,
-                         const mxc__call_types *t) {
+int mxc__dnnl_conv_supports(const mxc__op *op, const void *param,
+                            const mxc__call_types *t) {
   const mxc__conv_param *p = param;
   if (!p || !mxc__dnnl_all_f32(t)) return 0;
   int nsp = p->kernel.ndim;
@@ -300,7 +300,7 @@ static int conv_supports(const mxc__op *op, const void *param,
 
 int mxc__dnnl_attach_conv(mxc__registry *r) {
   mxc__kernel k = {.backend = &mxc__backend_onednn,
-                   .supports = conv_supports,
+                   .supports = mxc__dnnl_conv_supports,
                    .compute = conv_kernel};
   MXC_FORWARD_IF_ERROR(mxc__registry_attach_kernel(r, "Convolution", &k));
   k.compute = conv_bwd_kernel;

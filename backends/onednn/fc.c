@@ -239,8 +239,8 @@ static int fc_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
   return rc;
 }
 
-static int fc_supports(const mxc__op *op, const void *param,
-                       const mxc__call_types *t) {
+int mxc__dnnl_fc_supports(const mxc__op *op, const void *param,
+                          const mxc__call_types *t) {
   int64_t h;
   return param && mxc__dnnl_all_f32(t) &&
          mxc__dnnl_param_int(op, param, "num_hidden", &h);
@@ -248,7 +248,7 @@ static int fc_supports(const mxc__op *op, const void *param,
 
 int mxc__dnnl_attach_fc(mxc__registry *r) {
   mxc__kernel k = {.backend = &mxc__backend_onednn,
-                   .supports = fc_supports,
+                   .supports = mxc__dnnl_fc_supports,
                    .compute = fc_kernel};
   MXC_FORWARD_IF_ERROR(mxc__registry_attach_kernel(r, "FullyConnected", &k));
   k.compute = fc_bwd_kernel;

@@ -261,6 +261,14 @@ int mxc__dnnl_attach_fc(mxc__registry *r);
 int mxc__dnnl_attach_pool(mxc__registry *r);
 int mxc__dnnl_attach_softmax(mxc__registry *r);
 int mxc__dnnl_attach_bn(mxc__registry *r);
+int mxc__dnnl_attach_fused(mxc__registry *r);
+
+/* Whether the Convolution / FullyConnected kernels take a call: also the
+ * fused operators', whose parameters start with the layer's own. */
+int mxc__dnnl_conv_supports(const mxc__op *op, const void *param,
+                            const mxc__call_types *t);
+int mxc__dnnl_fc_supports(const mxc__op *op, const void *param,
+                          const mxc__call_types *t);
 
 /* Convolution forward of in[0] (data), in[1] (weight), in[2] (bias when
  * !p->no_bias) into out with post-ops (NULL: none): what Convolution and

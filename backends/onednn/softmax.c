@@ -66,7 +66,7 @@ static int run(elt_call *c, const mxc__blob *in, const mxc__blob *out,
   mxc__dnnl_key_md(&k, &c->md);
   mxc__dnnl_key_i64(&k, c->log);
   mxc__dnnl_key_i64(&k, c->axis);
-  mxc__dnnl_key_i64(&k, nthr);
+  mxc__dnnl_key_i64(&k, mxc__dnnl_threads_current());
   mxc__dnnl_prim *p = NULL;
   int rc = mxc__dnnl_cache_get(&k, build, c, &p);
   if (rc == MXC_OK) {

@@ -340,10 +340,11 @@ int mxc__engine_wait_var(mxc__engine *e, mxc__var *v, int for_write) {
   MXC_RETURN_ERROR_IF(v == NULL, MXC_ERR_INVALID_ARGUMENT,
                       "engine_wait_var: variable is NULL");
   MXC_FORWARD_IF_ERROR(mxc__engine_check_may_wait("waiting for an array"));
-  int rc = mxc__prof_on(MXC__PROF_WAIT) ? wait_var_profiled(e, v, for_write)
-                                        : wait_var_now(e, v, for_write);
+  int all = for_write != 0;
+  int rc = mxc__prof_on(MXC__PROF_WAIT) ? wait_var_profiled(e, v, all)
+                                        : wait_var_now(e, v, all);
   /* The caller writes next, outside the engine: a new version. */
-  if (for_write) mxc__var_bump(v);
+  if (for_write == 1) mxc__var_bump(v);
   return rc;
 }
 

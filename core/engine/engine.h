@@ -136,9 +136,13 @@ void mxc__engine_delete_var(mxc__engine *e, mxc__var *v,
 int mxc__engine_push(mxc__engine *e, const mxc__push_args *a);
 
 /* Waits until all work pushed so far that writes v (for_write = 0), or that
- * reads or writes v (for_write = 1), has finished. If v is poisoned,
- * returns the failure's code with the message "operator 'NAME' failed:
- * ..." and clears the poison. Never allocates. */
+ * reads or writes v (for_write = 1 or MXC__WAIT_ALL_WORK), has finished.
+ * for_write = 1 also says the caller writes v next, outside the engine,
+ * so v gets a new write version; MXC__WAIT_ALL_WORK waits as long without
+ * that (a synchronous read waiting for its own pushed copy). If v is
+ * poisoned, returns the failure's code with the message "operator 'NAME'
+ * failed: ..." and clears the poison. Never allocates. */
+#define MXC__WAIT_ALL_WORK 2
 int mxc__engine_wait_var(mxc__engine *e, mxc__var *v, int for_write);
 
 /* Waits until all work pushed (by any thread) before the call has finished.

@@ -91,7 +91,10 @@ static int push_and_wait(const mxc__ndarray *a, copy_args *args, int writes,
   /* Priority 1: a caller is blocked on it. */
   MXC_FORWARD_IF_ERROR(push_impl(copy_fn, args, NULL, writes ? NULL : a,
                                  writes ? a : NULL, 1, name, 1));
-  return mxc__engine_wait_var(mxc__ndarray_engine(a), mxc__ndarray_var(a), 1);
+  /* Waits for the copy itself (a read when copying to the host); the
+   * write, if any, was versioned when it was pushed. */
+  return mxc__engine_wait_var(mxc__ndarray_engine(a), mxc__ndarray_var(a),
+                              MXC__WAIT_ALL_WORK);
 }
 
 int mxc__ndarray_copy_from_host(const mxc__ndarray *a, const void *src,

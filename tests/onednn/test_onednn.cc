@@ -831,6 +831,37 @@ TEST(OneDnnGraph, MobileFaceNetMatchesTheReferenceKernels) {
   }
 }
 
+// ---- the inference passes' fused operators: the layer, the sum and the
+// activation as oneDNN post-ops against the reference chain; 1e-4
+// relative as for the layers themselves ----
+
+TEST(OneDnn, FusedConvolutionPostOps) {
+  for (const char *act : {"none", "relu", "sigmoid", "tanh", "softrelu"}) {
+    compare({"_FusedConvolution",
+             {{"kernel", "(3,3)"}, {"num_filter", "5"}, {"pad", "(1,1)"},
+              {"act_type", act}, {"with_sum", "true"}},
+             {{2, 3, 9, 7}, {5, 3, 3, 3}, {5}, {2, 5, 9, 7}},
+             1e-4});
+  }
+  compare({"_FusedConvolution",
+           {{"kernel", "(3,)"}, {"num_filter", "4"}, {"no_bias", "true"},
+            {"stride", "(2,)"}, {"act_type", "relu"}},
+           {{2, 3, 11}, {4, 3, 3}},
+           1e-4});
+}
+
+TEST(OneDnn, FusedFullyConnectedPostOps) {
+  for (const char *act : {"none", "relu", "tanh"}) {
+    compare({"_FusedFullyConnected", {{"num_hidden", "6"}, {"act_type", act}},
+             {{3, 2, 5}, {6, 10}, {6}},
+             1e-4});
+  }
+  compare({"_FusedFullyConnected",
+           {{"num_hidden", "4"}, {"no_bias", "true"}, {"act_type", "sigmoid"}},
+           {{5, 7}, {4, 7}},
+           1e-4});
+}
+
 // Last: every operator with a oneDNN kernel has a comparison above.
 TEST(OneDnnZ, EveryAttachedKernelIsCompared) {
   int n = 0;
