@@ -84,35 +84,35 @@ int mxc__dnnl_stream(dnnl_stream_t *out) {
 
 static _Thread_local int t_nthr = 1;
 
-/* The team size is the same for every call, whether or not the kernel
- * pool was free: oneDNN's results (a convolution's weight gradient, a
- * batch norm's sums) depend on how many threads split them, and a run
- * must not depend on timing (training resumed from a checkpoint must
- * match an uninterrupted one bit for bit: tests/fit). Claiming the pool
- * still keeps other kernels' loops single-threaded meanwhile; two oneDNN
- * calls at once oversubscribe the cores for their overlap. Returns what
- * the pool granted, for mxc__dnnl_threads_end. */
+/* Every call runs with the whole kernel pool, waiting for it when another
+ * kernel holds it, so that:
+ *  - the team size is always the same: oneDNN's results (a convolution's
+ *    weight gradient, a batch norm's sums) depend on how many threads
+ *    split them, and a run must not depend on timing (training resumed
+ *    from a checkpoint matches an uninterrupted one bit for bit:
+ *    tests/fit);
+ *  - no two oneDNN primitives run at once: a cached primitive's
+ *    library-managed scratchpad is shared by its executions, so two
+ *    threads running the same one would race (seen as wrong results in
+ *    tests/predict's threaded predictors);
+ *  - the cores are never oversubscribed.
+ * Returns the claim, for mxc__dnnl_threads_end. */
 int mxc__dnnl_threads_begin(void) {
+  int granted = mxc__parallel_claim_wait();
 #ifdef MXC_SANITIZER_TSAN
   int n = 1; /* TSan cannot see libgomp's barriers: one thread, no team */
-  int granted = 1;
 #else
-  int n = mxc__parallel_threads();
-  int granted = mxc__parallel_claim(n);
+  int n = granted;
 #endif
   omp_set_num_threads(n);
   t_nthr = n;
   return granted;
 }
 
-void mxc__dnnl_threads_end(int nthr) {
+void mxc__dnnl_threads_end(int granted) {
   t_nthr = 1;
   omp_set_num_threads(1);
-#ifndef MXC_SANITIZER_TSAN
-  mxc__parallel_release(nthr);
-#else
-  (void)nthr;
-#endif
+  mxc__parallel_release(granted);
 }
 
 int mxc__dnnl_threads_current(void) { return t_nthr; }

@@ -39,13 +39,15 @@ static struct {
   pthread_mutex_t mu;
   pthread_cond_t work_cv; /* helpers wait here for a job */
   pthread_cond_t done_cv; /* the caller waits here for active == 0 */
+  pthread_cond_t free_cv; /* mxc__parallel_claim_wait waits for busy == 0 */
   int n_helpers;          /* started */
   int busy;               /* a caller owns the pool */
   job *cur;               /* the open job, or NULL */
   uint64_t gen;           /* bumped per job, so a helper joins each once */
   int wanted, joined, active;
 } g = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER,
-       PTHREAD_COND_INITIALIZER, 0, 0, NULL, 0, 0, 0, 0};
+       PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, NULL, 0,
+       0, 0, 0};
 
 /* Takes chunks until none are left (or one failed). */
 static void run_chunks(job *j) {
@@ -139,6 +141,7 @@ int mxc__parallel_for(int64_t n, int64_t grain, int max_threads,
     g.cur = NULL;
     while (g.active > 0) pthread_cond_wait(&g.done_cv, &g.mu);
     g.busy = 0;
+    pthread_cond_broadcast(&g.free_cv);
     pthread_mutex_unlock(&g.mu);
   }
   /* After the close handshake (or alone) j.rc is stable. */
@@ -164,9 +167,20 @@ int mxc__parallel_claim(int want) {
   return granted;
 }
 
+int mxc__parallel_claim_wait(void) {
+  int n = mxc__parallel_threads();
+  if (n <= 1) return 1;
+  pthread_mutex_lock(&g.mu);
+  while (g.busy) pthread_cond_wait(&g.free_cv, &g.mu);
+  g.busy = 1;
+  pthread_mutex_unlock(&g.mu);
+  return n;
+}
+
 void mxc__parallel_release(int granted) {
   if (granted <= 1) return;
   pthread_mutex_lock(&g.mu);
   g.busy = 0;
+  pthread_cond_broadcast(&g.free_cv);
   pthread_mutex_unlock(&g.mu);
 }

@@ -55,6 +55,13 @@ int mxc__parallel_threads(void);
  * and then calls mxc__parallel_release(n); meanwhile other kernels'
  * loops run alone, as when a loop holds the pool. Thread-safe. */
 int mxc__parallel_claim(int want);
+/* Claims the whole pool, waiting while another caller holds it; returns
+ * mxc__parallel_threads() (1: no pool, nothing claimed). For work that
+ * must always run on the same number of threads and never beside another
+ * such call (the oneDNN backend's primitives). Never call it from inside
+ * a pool loop or while holding a claim: it would wait for itself. */
+int mxc__parallel_claim_wait(void);
+
 /* Ends a claim that returned granted (nothing to do for 1). */
 void mxc__parallel_release(int granted);
 
