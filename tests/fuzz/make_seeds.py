@@ -97,14 +97,19 @@ def symbol_json_seeds():
     put("fuzz_symbol_json", "legacy0x.json", json.dumps(g))
 
 
-def load_writer():
-    """scripts/make_mxnet_params.py as a module (it needs numpy: run this
+def load_script(name):
+    """scripts/NAME.py as a module (the writers need numpy or PIL: run this
     script with Debian's /usr/bin/python3)."""
-    path = os.path.join(ROOT, "..", "..", "scripts", "make_mxnet_params.py")
-    spec = importlib.util.spec_from_file_location("make_mxnet_params", path)
+    path = os.path.join(ROOT, "..", "..", "scripts", name + ".py")
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
     return mod
+
+
+def load_writer():
+    """scripts/make_mxnet_params.py as a module."""
+    return load_script("make_mxnet_params")
 
 
 def mxnet_params_files():
@@ -163,11 +168,7 @@ def predictor_seeds(mxnet):
     """flags, ndim, extents, a 16-bit length, the JSON, the params bytes:
     the predictor tests' model (scripts/make_predictor_model.py, batch 2),
     the FullyConnected graph of checkpoint_seeds, and a writer's case."""
-    spec = importlib.util.spec_from_file_location(
-        "make_predictor_model",
-        os.path.join(ROOT, "..", "..", "scripts", "make_predictor_model.py"))
-    pm = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(pm)
+    pm = load_script("make_predictor_model")
     import numpy as np
     g = json.dumps(pm.graph()).encode()
     params = pm.params_bytes(pm.params(np.random.default_rng(1)))
@@ -237,10 +238,7 @@ def op_invoke_seeds(n_ops):
 
 
 def recordio_seeds():
-    spec = importlib.util.spec_from_file_location(
-        "recordio_ref", os.path.join(ROOT, "..", "..", "scripts", "recordio_ref.py"))
-    ref = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ref)
+    ref = load_script("recordio_ref")
     with tempfile.TemporaryDirectory() as d:
         ref.write(d)
         for name in ("plain", "images"):
@@ -251,10 +249,7 @@ def recordio_seeds():
 
 
 def image_seeds():
-    spec = importlib.util.spec_from_file_location(
-        "image_ref", os.path.join(ROOT, "..", "..", "scripts", "image_ref.py"))
-    ref = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ref)
+    ref = load_script("image_ref")
     with tempfile.TemporaryDirectory() as d:
         ref.write(d)
         for k, line in enumerate(open(os.path.join(d, "cases.txt"))):
@@ -264,10 +259,7 @@ def image_seeds():
 
 
 def image_iter_seeds():
-    spec = importlib.util.spec_from_file_location(
-        "image_iter_ref", os.path.join(ROOT, "..", "..", "scripts", "image_iter_ref.py"))
-    ref = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(ref)
+    ref = load_script("image_iter_ref")
     with tempfile.TemporaryDirectory() as d:
         ref.make(d)
         rec = open(os.path.join(d, "images.rec"), "rb").read()
