@@ -295,10 +295,18 @@ static int read_part_data(mxc__recordio *r, uint32_t cflag, uint32_t len) {
   return MXC_OK;
 }
 
-int mxc__recordio_next(mxc__recordio *r, int *has) {
+/* Moves past the part whose header was just read without reading its
+ * data. */
+static int skip_part(mxc__recordio *r, uint32_t len) {
+  r->pos += 8 + pad4(len);
+  return mxc__file_seek(r->f, r->pos);
+}
+
+/* Walks the parts of the record at r->pos, reading their data into the
+ * current record (read != 0) or seeking over it. */
+static int walk_record(mxc__recordio *r, int read, int *has) {
   MXC_RETURN_ERROR_IF(r->writing, MXC_ERR_INVALID_ARGUMENT,
                       "'%s' is open for writing, not reading", r->path);
-  r->rec_len = 0;
   for (int part = 0;; ++part) {
     uint32_t cflag = 0, len = 0;
     int eof;
@@ -308,32 +316,22 @@ int mxc__recordio_next(mxc__recordio *r, int *has) {
       return MXC_OK;
     }
     MXC_FORWARD_IF_ERROR(check_part(r, part, cflag, len));
-    MXC_FORWARD_IF_ERROR(read_part_data(r, cflag, len));
+    MXC_FORWARD_IF_ERROR(read ? read_part_data(r, cflag, len)
+                              : skip_part(r, len));
     if (cflag == 0 || cflag == 3) break;
   }
   *has = 1;
   return MXC_OK;
 }
 
+int mxc__recordio_next(mxc__recordio *r, int *has) {
+  r->rec_len = 0;
+  return walk_record(r, 1, has);
+}
+
 int mxc__recordio_skip(mxc__recordio *r, uint64_t *start, int *has) {
-  MXC_RETURN_ERROR_IF(r->writing, MXC_ERR_INVALID_ARGUMENT,
-                      "'%s' is open for writing, not reading", r->path);
   *start = r->pos;
-  for (int part = 0;; ++part) {
-    uint32_t cflag = 0, len = 0;
-    int eof;
-    MXC_FORWARD_IF_ERROR(read_part_header(r, part, &cflag, &len, &eof));
-    if (eof) {
-      *has = 0;
-      return MXC_OK;
-    }
-    MXC_FORWARD_IF_ERROR(check_part(r, part, cflag, len));
-    r->pos += 8 + pad4(len);
-    MXC_FORWARD_IF_ERROR(mxc__file_seek(r->f, r->pos));
-    if (cflag == 0 || cflag == 3) break;
-  }
-  *has = 1;
-  return MXC_OK;
+  return walk_record(r, 0, has);
 }
 
 int mxc__recordio_seek(mxc__recordio *r, uint64_t pos) {
