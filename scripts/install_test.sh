@@ -80,6 +80,7 @@ grep -q "mxc_ndarray_create" /usr/share/doc/mxc-doc/html/group__group__ndarray.h
   err "the API reference is not installed in /usr/share/doc/mxc-doc/html"
 
 /usr/bin/mxc-im2rec --help | grep -q 'PREFIX.lst' || err "mxc-im2rec is not installed or does not run"
+[ -e /usr/share/man/man1/mxc-im2rec.1.gz ] || err "mxc-im2rec's manual page is not installed"
 
 # A clean environment: the build tree must not leak in.
 mkdir "$work/user"
