@@ -17,22 +17,27 @@ typedef struct ip_call {
   uint64_t w_version;
 } ip_call;
 
-static int build(void *arg, dnnl_primitive_t *out) {
-  const ip_call *c = arg;
-  dnnl_engine_t eng;
-  MXC_FORWARD_IF_ERROR(mxc__dnnl_engine(&eng));
+/* The forward descriptor of c (weights in oneDNN's preferred layout). */
+static int fwd_desc(const ip_call *c, dnnl_prop_kind_t kind,
+                    dnnl_inner_product_desc_t *d) {
   dnnl_memory_desc_t w;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_check(
       dnnl_memory_desc_init_by_tag(&w, 2, c->wei.dims, dnnl_f32,
                                    dnnl_format_tag_any),
       c->op, "dnnl_memory_desc_init_by_tag"));
-  dnnl_inner_product_desc_t d;
-  MXC_FORWARD_IF_ERROR(mxc__dnnl_check(
-      dnnl_inner_product_forward_desc_init(&d, dnnl_forward_inference,
-                                           &c->src, &w,
+  return mxc__dnnl_check(
+      dnnl_inner_product_forward_desc_init(d, kind, &c->src, &w,
                                            c->has_bias ? &c->bias : NULL,
                                            &c->dst),
-      c->op, "dnnl_inner_product_forward_desc_init"));
+      c->op, "dnnl_inner_product_forward_desc_init");
+}
+
+static int build(void *arg, dnnl_primitive_t *out) {
+  const ip_call *c = arg;
+  dnnl_engine_t eng;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_engine(&eng));
+  dnnl_inner_product_desc_t d;
+  MXC_FORWARD_IF_ERROR(fwd_desc(c, dnnl_forward_inference, &d));
   dnnl_primitive_attr_t attr;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_attr_post(c->op, c->post, &attr));
   dnnl_primitive_desc_t pd = NULL;
@@ -122,18 +127,8 @@ static int fc_kernel(const mxc__op *op, const mxc__opctx *ctx,
 /* ---- backward: data, then weights and bias ---- */
 
 static int fwd_hint(const ip_call *c, dnnl_primitive_desc_t *hint) {
-  dnnl_memory_desc_t w;
-  MXC_FORWARD_IF_ERROR(mxc__dnnl_check(
-      dnnl_memory_desc_init_by_tag(&w, 2, c->wei.dims, dnnl_f32,
-                                   dnnl_format_tag_any),
-      c->op, "dnnl_memory_desc_init_by_tag"));
   dnnl_inner_product_desc_t d;
-  MXC_FORWARD_IF_ERROR(mxc__dnnl_check(
-      dnnl_inner_product_forward_desc_init(&d, dnnl_forward_training,
-                                           &c->src, &w,
-                                           c->has_bias ? &c->bias : NULL,
-                                           &c->dst),
-      c->op, "dnnl_inner_product_forward_desc_init"));
+  MXC_FORWARD_IF_ERROR(fwd_desc(c, dnnl_forward_training, &d));
   return mxc__dnnl_pd_create(c->op, &d, NULL, NULL,
                              "inner product forward hint", hint);
 }
