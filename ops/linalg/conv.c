@@ -311,6 +311,13 @@ static void conv_work_plan(conv_work *w, const mxc__conv_geom *g, int dt,
   w->slot_bytes = (w->col_bytes + yt + 63) / 64 * 64;
 }
 
+/* Part `part`'s slot of the temporary space. Pointwise per-image work
+ * needs none, and then tmp is NULL: even a zero offset on NULL is
+ * undefined in C (clang's UBSan reports it), so no arithmetic then. */
+static char *part_slot(const conv_work *w, int64_t part) {
+  return w->tmp ? w->tmp + (size_t)part * w->slot_bytes : NULL;
+}
+
 /* Forward over the images of one part. */
 static void fwd_part(const conv_work *w, int64_t part) {
   const mxc__conv_geom *g = w->g;
@@ -320,8 +327,8 @@ static void fwd_part(const conv_work *w, int64_t part) {
   int64_t CgK = g->img_c * g->k_n / g->groups;
   int64_t b0 = part * w->per_part;
   int64_t b1 = b0 + w->per_part < g->batch ? b0 + w->per_part : g->batch;
-  char *colbuf = w->tmp + (size_t)part * w->slot_bytes;
-  char *yt = colbuf + w->col_bytes;
+  char *colbuf = part_slot(w, part);
+  char *yt = colbuf ? colbuf + w->col_bytes : NULL;
   const void *bias = w->bias;
   for (int64_t n0 = b0; n0 < b1; n0 += w->nb) {
     int64_t cur = b1 - n0 < w->nb ? b1 - n0 : w->nb;
@@ -396,8 +403,8 @@ static void bwd_part(const conv_work *w, int64_t part) {
   int64_t CgK = g->img_c * g->k_n / g->groups;
   int64_t b0 = part * w->per_part;
   int64_t b1 = b0 + w->per_part < g->batch ? b0 + w->per_part : g->batch;
-  char *colbuf = w->tmp + (size_t)part * w->slot_bytes;
-  char *dyt = colbuf + w->col_bytes;
+  char *colbuf = part_slot(w, part);
+  char *dyt = colbuf ? colbuf + w->col_bytes : NULL;
   int need_dx = w->req[0] != MXC__REQ_NULL;
   int need_dw = w->req[1] != MXC__REQ_NULL;
   void *dw = part == 0 ? w->out[1].ptr
