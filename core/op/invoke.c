@@ -436,9 +436,10 @@ static int pick_kernel(const mxc__op *op, const void *param,
   /* The CUDA backend adds the copy to the CPU and back here; until then
    * a device without a kernel for the call is an error. */
   MXC_RETURN_ERROR_IF(!*out, MXC_ERR_UNSUPPORTED,
-                      "operator '%s': no kernel for device type %d and "
-                      "these input dtypes",
-                      op->name, dev.type);
+                      "operator '%s': no kernel for %s(%d) and these input "
+                      "dtypes",
+                      op->name, dev.type == MXC_DEVICE_GPU ? "gpu" : "cpu",
+                      dev.id);
   return MXC_OK;
 }
 
