@@ -37,7 +37,7 @@
  * package libmxc-cuda1 installs it beside libmxc.so.1); the environment
  * variable MXC_CUDA_PLUGIN, read once, names another file. */
 #define MXC__GPU_PLUGIN_FILE "libmxc_cuda.so.1"
-#define MXC__GPU_NAME_MAX 128
+#define MXC__GPU_NAME_MAX 256 /* as cudaDeviceProp.name */
 
 /* Host pointers in a copy: the device id for host memory. */
 #define MXC__GPU_HOST (-1)

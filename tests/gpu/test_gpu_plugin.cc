@@ -17,10 +17,13 @@
 #include <dlpack/dlpack.h>
 
 #include "mxc/mxc.h"
+#include "tests/gpu/gpu_test_util.h"
 
 namespace {
 
-std::string LastError() { return mxc_last_error(); }
+using mxct::LastError;
+using mxct::Make;
+using mxct::ToHost;
 
 // mxc_device_check(GPU, id) fails with MXC_ERR_UNSUPPORTED and a message
 // containing `reason`; so does creating an array there.
@@ -104,22 +107,6 @@ int LiveBlocks() {
   int n = fn ? fn() : -1;
   dlclose(h);
   return n;
-}
-
-mxc_ndarray Make(const std::vector<int64_t> &shape, int dev_type, int id) {
-  mxc_ndarray a = nullptr;
-  EXPECT_EQ(mxc_ndarray_create(shape.data(), (int)shape.size(),
-                               MXC_DTYPE_FLOAT32, dev_type, id, 0, &a),
-            MXC_OK)
-      << LastError();
-  return a;
-}
-
-std::vector<float> ToHost(mxc_ndarray a, size_t n) {
-  std::vector<float> v(n, -1.f);
-  EXPECT_EQ(mxc_ndarray_copy_to_host(a, v.data(), n * sizeof(float)), MXC_OK)
-      << LastError();
-  return v;
 }
 
 TEST(Ok, CountFeatureAndIds) {
