@@ -56,6 +56,10 @@ LAYER_RULES = {
     "backends/onednn": ["mxc", "core/base", "core/profiler", "core/storage",
                         "core/engine", "core/ndarray", "core/resource",
                         "core/op", "ops/*"],
+    # The GPU backend's host side: the plug-in's kernels attached by name.
+    "backends/gpu": ["mxc", "core/base", "core/profiler", "core/storage",
+                     "core/engine", "core/ndarray", "core/resource",
+                     "core/op"],
     # The CUDA plug-in (its own library, loaded with dlopen): the plug-in
     # interface of core/base alone; it links nothing of libmxc.
     "backends/cuda": ["mxc", "core/base"],

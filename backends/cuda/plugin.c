@@ -123,6 +123,9 @@ static const mxc__gpu_plugin k_plugin = {
     .mem_alloc = plugin_alloc,
     .mem_free = plugin_free,
     .copy = plugin_copy,
+    .mxc_version = MXC__GPU_MXC_VERSION,
+    .kernels = NULL, /* the kernel families come next */
+    .n_kernels = 0,
 };
 
 const mxc__gpu_plugin *mxc_gpu_plugin_v1(void) { return &k_plugin; }

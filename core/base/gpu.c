@@ -14,13 +14,18 @@
 
 #define STATUS_MAX 768
 
-/* Written once under g_once, read-only afterwards. */
+/* Two stages, each written once under its pthread_once and read-only
+ * afterwards: the library and its table (read when the operator registry
+ * is built, to attach the kernels), then the runtime and the devices (at
+ * the first GPU query). status says why a stage failed. */
 static struct {
-  const mxc__gpu_plugin *p; /* NULL: no GPU can be used (status says why) */
-  int n;                    /* visible devices, <= MXC__MAX_GPUS */
+  const mxc__gpu_plugin *table; /* NULL: not loaded */
+  const mxc__gpu_plugin *p;     /* NULL: no GPU can be used */
+  int n;                        /* visible devices, <= MXC__MAX_GPUS */
   mxc__gpu_props props[MXC__MAX_GPUS];
   char status[STATUS_MAX];
 } g;
+static pthread_once_t g_table_once = PTHREAD_ONCE_INIT;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static const char *plugin_path(void) {
@@ -52,6 +57,14 @@ static const mxc__gpu_plugin *open_library(const char *path) {
              "ABI %d (%zu bytes): install libmxc1 and libmxc-cuda1 of the "
              "same version",
              path, p->abi, p->size, MXC__GPU_PLUGIN_ABI, sizeof *p);
+    p = NULL;
+  } else if (!p->mxc_version ||
+             strcmp(p->mxc_version, MXC__GPU_MXC_VERSION) != 0) {
+    snprintf(g.status, sizeof g.status,
+             "%s was built from mxc %s; this libmxc is %s: install libmxc1 "
+             "and libmxc-cuda1 of the same version",
+             path, p->mxc_version ? p->mxc_version : "(unknown)",
+             MXC__GPU_MXC_VERSION);
     p = NULL;
   }
   /* A loaded plug-in stays for the process: device memory and kernels
@@ -92,8 +105,15 @@ static int open_devices(const mxc__gpu_plugin *p) {
   return 1;
 }
 
+static void load_table(void) { g.table = open_library(plugin_path()); }
+
+const mxc__gpu_plugin *mxc__gpu_table(void) {
+  pthread_once(&g_table_once, load_table);
+  return g.table;
+}
+
 static void load(void) {
-  const mxc__gpu_plugin *p = open_library(plugin_path());
+  const mxc__gpu_plugin *p = mxc__gpu_table();
   if (p && open_devices(p)) g.p = p;
 }
 

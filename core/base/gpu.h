@@ -22,6 +22,12 @@
  * storage pools, are sized by it); a machine with more uses the first. */
 #define MXC__MAX_GPUS 16
 
+/* The plug-in's table, loaded (once) without opening the CUDA runtime,
+ * or NULL when there is no usable plug-in library (mxc__gpu_status says
+ * why). For attaching its kernels when the operator registry is built;
+ * the kernels run only on devices mxc__gpu_check accepted. */
+const mxc__gpu_plugin *mxc__gpu_table(void);
+
 /* MXC_OK when gpu(id) can be used, else MXC_ERR_UNSUPPORTED with the
  * reason. `what` names the argument in the message. id >= 0. */
 int mxc__gpu_check(int id, const char *what);

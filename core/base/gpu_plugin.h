@@ -13,16 +13,17 @@
  * like every symbol a library of this project exports), returning a
  * static table. The table starts with its ABI version and size: a plug-in
  * of another ABI version is refused with a message (the two libraries
- * come from one source package, so a mismatch means a broken install);
- * fields are only ever appended within one version, so `size` says which
- * a plug-in has.
+ * come from one source package, so a mismatch means a broken install),
+ * and so is one built from other mxc sources (mxc_version): the kernels
+ * read the operator families' parameter structs.
  *
  * Errors: functions return MXC_OK or an MXC_ERR_* code and, on failure,
  * write a NUL-terminated reason of at most why_len bytes into `why`, which
  * the loader turns into the thread's error message.
  *
- * Thread-safety: open runs once, before any other function. The others
- * may be called from any thread at the same time. */
+ * Thread-safety: open runs once, before any other function except that
+ * the kernel table may be read before open. The others may be called from
+ * any thread at the same time. */
 #ifndef MXC_CORE_BASE_GPU_PLUGIN_H_
 #define MXC_CORE_BASE_GPU_PLUGIN_H_
 
@@ -39,8 +40,57 @@
 #define MXC__GPU_PLUGIN_FILE "libmxc_cuda.so.1"
 #define MXC__GPU_NAME_MAX 256 /* as cudaDeviceProp.name */
 
+#define MXC__GPU_STR2(x) #x
+#define MXC__GPU_STR(x) MXC__GPU_STR2(x)
+/* The mxc version a plug-in reports and the loader expects. */
+#define MXC__GPU_MXC_VERSION                                         \
+  MXC__GPU_STR(MXC_VERSION_MAJOR) "." MXC__GPU_STR(MXC_VERSION_MINOR) \
+      "." MXC__GPU_STR(MXC_VERSION_PATCH)
+
 /* Host pointers in a copy: the device id for host memory. */
 #define MXC__GPU_HOST (-1)
+
+/* One array of a kernel call: device memory of the call's device,
+ * compact row-major. */
+typedef struct mxc__gpu_array {
+  void *ptr;
+  int64_t size; /* elements */
+  int ndim;
+  int64_t dims[MXC_MAX_NDIM];
+  int dtype; /* MXC_DTYPE_* */
+} mxc__gpu_array;
+
+/* Write modes of an output, as the operator framework's (core/op/op.h). */
+#define MXC__GPU_REQ_NULL 0
+#define MXC__GPU_REQ_WRITE 1
+#define MXC__GPU_REQ_INPLACE 2 /* write; the output shares an input's memory */
+#define MXC__GPU_REQ_ADD 3
+
+/* Everything one kernel call gets. */
+typedef struct mxc__gpu_call {
+  int dev;
+  /* The operator's parsed parameters: its family's struct (ops/<family>),
+   * which the plug-in may read because both libraries come from one
+   * source version (the loader checks it); NULL for operators without. */
+  const void *param;
+  const mxc__gpu_array *in;
+  int n_in;
+  const mxc__gpu_array *out;
+  int n_out;
+  const int *req; /* per output: MXC__GPU_REQ_* */
+} mxc__gpu_call;
+
+/* A kernel of one operator. */
+typedef struct mxc__gpu_kernel {
+  const char *op; /* the operator's canonical name */
+  /* 1 when the kernel handles a call with these dtypes: n_in inputs, then
+   * n_out outputs (-1: not decided yet). NULL: float32 everywhere. */
+  int (*supports)(const int *dtypes, int n_in, int n_out);
+  /* Runs the call on gpu(c->dev); returns once the results are in device
+   * memory in the order of the device's other work (the first version
+   * synchronizes the device's stream before returning). */
+  int (*run)(const mxc__gpu_call *c, char *why, size_t why_len);
+} mxc__gpu_kernel;
 
 /* One device as the plug-in sees it. */
 typedef struct mxc__gpu_props {
@@ -71,6 +121,13 @@ typedef struct mxc__gpu_plugin {
    * for host memory), returning when the copy is complete. */
   int (*copy)(void *dst, int dst_dev, const void *src, int src_dev,
               size_t nbytes, char *why, size_t why_len);
+  /* "MAJOR.MINOR.PATCH" of the mxc sources it was built from: kernels read
+   * internal parameter structs, so only the same version is accepted. */
+  const char *mxc_version;
+  /* Its kernels (static table), attached to the operators by name when
+   * the registry is built; reading them does not open the runtime. */
+  const mxc__gpu_kernel *kernels;
+  int n_kernels;
 } mxc__gpu_plugin;
 
 /* The entry point's type, and its declaration for the plug-in that

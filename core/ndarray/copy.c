@@ -105,6 +105,18 @@ static int push_impl(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
 int mxc__ndarray_push(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
                       const mxc__ndarray *read, const mxc__ndarray *write,
                       int priority, const char *name) {
+  /* Pushed host code (fills, initializers, sparse work) touches the
+   * arrays' memory: device memory is not its to read. Operators reach a
+   * GPU through their kernels (mxc__op_invoke). */
+  for (int i = 0; i < 2; ++i) {
+    const mxc__ndarray *a = i ? write : read;
+    MXC_RETURN_ERROR_IF(fn != copy_fn && a &&
+                            a->chunk->dev.type == MXC_DEVICE_GPU,
+                        MXC_ERR_UNSUPPORTED,
+                        "'%s' runs on the host and cannot take an array on "
+                        "gpu(%d) yet",
+                        name ? name : "work", a->chunk->dev.id);
+  }
   return push_impl(fn, arg, free_fn, read, write, priority, name, 0);
 }
 

@@ -11,8 +11,9 @@
  *
  * Modes (MXC_FAKE_GPU): ok (2 devices, compute capability 9.0), old_cc
  * (device 1 has 5.2), many (20 devices), no_device, no_driver, old_driver,
- * bad_abi, null_table, oom (device memory runs out after 64 KiB in use),
- * copy_fail (every copy fails as after a faulting kernel). */
+ * bad_abi, old_version, null_table, oom (device memory runs out after 64
+ * KiB in use), copy_fail (every copy fails as after a faulting kernel).
+ * Kernels (below) are host loops, for every mode. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,18 +150,95 @@ static int fake_copy(void *dst, int dst_dev, const void *src, int src_dev,
   return MXC_OK;
 }
 
+/* ---- kernels: host loops over the read-write aliases, so the whole
+ * dispatch (registry, invoke, executor, engine) is tested without a GPU.
+ * relu, add and _copy in float32; `failing` fails like a faulting
+ * kernel. ---- */
+
+/* The read-write alias of array a (device memory of gpu(dev)); NULL when
+ * it is not device memory of that device. */
+static float *host_of(const mxc__gpu_array *a, int dev) {
+  pthread_mutex_lock(&g_lock);
+  float *p = a->size ? (float *)alias(a->ptr, dev, (size_t)a->size * 4)
+                     : (float *)a->ptr;
+  pthread_mutex_unlock(&g_lock);
+  return p;
+}
+
+/* The kernel body for output 0 from inputs x (and y), element i. */
+typedef float (*elem_fn)(const float *x, const float *y, int64_t i);
+
+static float relu_at(const float *x, const float *y, int64_t i) {
+  (void)y;
+  return x[i] > 0 || x[i] != x[i] ? x[i] : 0;
+}
+static float add_at(const float *x, const float *y, int64_t i) {
+  return x[i] + y[i];
+}
+static float copy_at(const float *x, const float *y, int64_t i) {
+  (void)y;
+  return x[i];
+}
+
+static int run_elem(const mxc__gpu_call *c, elem_fn f, char *why,
+                    size_t why_len) {
+  float *o = host_of(&c->out[0], c->dev);
+  const float *x = host_of(&c->in[0], c->dev);
+  const float *y = c->n_in > 1 ? host_of(&c->in[1], c->dev) : x;
+  if (!o || !x || !y) {
+    snprintf(why, why_len, "fake GPU: an array is not on gpu(%d)", c->dev);
+    return MXC_ERR_INTERNAL;
+  }
+  int add = c->req[0] == MXC__GPU_REQ_ADD;
+  for (int64_t i = 0; i < c->out[0].size; ++i) {
+    float v = f(x, y, i);
+    o[i] = add ? o[i] + v : v;
+  }
+  return MXC_OK;
+}
+
+static int run_relu(const mxc__gpu_call *c, char *why, size_t why_len) {
+  return run_elem(c, relu_at, why, why_len);
+}
+static int run_add(const mxc__gpu_call *c, char *why, size_t why_len) {
+  return run_elem(c, add_at, why, why_len);
+}
+static int run_copy(const mxc__gpu_call *c, char *why, size_t why_len) {
+  return run_elem(c, copy_at, why, why_len);
+}
+static int run_failing(const mxc__gpu_call *c, char *why, size_t why_len) {
+  (void)c;
+  snprintf(why, why_len, "an illegal memory access was encountered");
+  return MXC_ERR_INTERNAL;
+}
+
+static const mxc__gpu_kernel k_kernels[] = {
+    {"relu", NULL, run_relu},
+    {"add", NULL, run_add},
+    {"_copy", NULL, run_copy},
+    {"sigmoid", NULL, run_failing},
+};
+
 static const mxc__gpu_plugin k_plugin = {
     MXC__GPU_PLUGIN_ABI, sizeof(mxc__gpu_plugin), "fake", 80, fake_open,
-    fake_props, fake_alloc, fake_free, fake_copy,
+    fake_props, fake_alloc, fake_free, fake_copy, MXC__GPU_MXC_VERSION,
+    k_kernels, (int)(sizeof k_kernels / sizeof k_kernels[0]),
 };
 
 static const mxc__gpu_plugin k_other_abi = {
     MXC__GPU_PLUGIN_ABI + 98, sizeof(mxc__gpu_plugin), "fake", 80, fake_open,
-    fake_props, fake_alloc, fake_free, fake_copy,
+    fake_props, fake_alloc, fake_free, fake_copy, MXC__GPU_MXC_VERSION,
+    k_kernels, 0,
+};
+
+static const mxc__gpu_plugin k_other_version = {
+    MXC__GPU_PLUGIN_ABI, sizeof(mxc__gpu_plugin), "fake", 80, fake_open,
+    fake_props, fake_alloc, fake_free, fake_copy, "0.9.0", k_kernels, 0,
 };
 
 const mxc__gpu_plugin *mxc_gpu_plugin_v1(void) {
   if (mode_is("null_table")) return NULL;
+  if (mode_is("old_version")) return &k_other_version;
   return mode_is("bad_abi") ? &k_other_abi : &k_plugin;
 }
 
