@@ -548,7 +548,7 @@ int main(int argc, char **argv) {
          "epochs=%d warmup=%d\n",
          o.threads, threads, o.images, o.batch, o.epochs, o.warmup);
   fflush(stdout);
-  int rc = iter_section(&o);
+  if (iter_section(&o) != 0) return 1;
   train_section(&o);
-  return rc;
+  return 0;
 }
