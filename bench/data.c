@@ -117,10 +117,22 @@ static int parse_number_opt(opts *o, const char *a, const char *v) {
   return 0;
 }
 
-static void parse(int argc, char **argv, opts *o) {
+static void opts_default(opts *o, const char *argv0) {
   long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-  *o = (opts){2000, cpus > 0 ? (int)cpus : 1, 64, 3, 1, 20, 1,
-              bench_python(), argv[0], ""};
+  memset(o, 0, sizeof *o);
+  o->images = 2000;
+  o->threads = cpus > 0 ? (int)cpus : 1;
+  o->batch = 64;
+  o->epochs = 3;
+  o->warmup = 1;
+  o->steps = 20;
+  o->torch = 1;
+  o->python = bench_python();
+  o->argv0 = argv0;
+}
+
+static void parse(int argc, char **argv, opts *o) {
+  opts_default(o, argv[0]);
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (strcmp(a, "--quick") == 0) {
@@ -138,7 +150,7 @@ static void parse(int argc, char **argv, opts *o) {
   }
 }
 
-/* ---- the data set ---------------------------------------------------------- */
+/* ---- the data set -------------------------------------------------------- */
 
 /* Runs scripts/make_bench_images.py (at once when the cache is up to date)
  * into <cache>/data-N. */
@@ -153,31 +165,49 @@ static void make_data(opts *o) {
            o->python, script, o->dir, o->images, im2rec);
   int status = system(cmd);
   if (status != 0) {
-    fprintf(stderr, "bench data: '%s' failed (status %d): it needs Debian's "
-            "python3-numpy and python3-pil\n", cmd, status);
+    fprintf(stderr,
+            "bench data: '%s' failed (status %d): it needs Debian's "
+            "python3-numpy and python3-pil\n",
+            cmd, status);
     exit(1);
   }
 }
 
-/* ---- mxc's iterator ---------------------------------------------------------- */
+/* ---- mxc's iterator ------------------------------------------------------ */
 
 static mxc_data_iter open_iter(const opts *o) {
-  char rec[BENCH_PATH + 16], batch[16], threads[16], shape[32];
+  char rec[BENCH_PATH + 16], batch[16], threads[16], shape[32], seed[16];
   snprintf(rec, sizeof rec, "%s/bench.rec", o->dir);
   snprintf(batch, sizeof batch, "%d", o->batch);
   snprintf(threads, sizeof threads, "%d", o->threads);
   snprintf(shape, sizeof shape, "(3,%d,%d)", CROP, CROP);
-  /* ImageNet's mean and std (torchvision's, times 255). */
-  const char *keys[] = {"path_imgrec", "data_shape", "batch_size", "shuffle",
-                        "seed", "rand_crop", "rand_mirror", "mean_r", "mean_g",
-                        "mean_b", "std_r", "std_g", "std_b",
-                        "preprocess_threads", "prefetch_buffer"};
-  const char *vals[] = {rec,      shape,     batch,     "1",      "7",
-                        "1",      "1",       "123.675", "116.28", "103.53",
-                        "58.395", "57.12",   "57.375",  threads,  "4"};
+  snprintf(seed, sizeof seed, "%d", SEED);
+  const char *kv[][2] = {
+      {"path_imgrec", rec},
+      {"data_shape", shape},
+      {"batch_size", batch},
+      {"shuffle", "1"},
+      {"seed", seed},
+      {"rand_crop", "1"},
+      {"rand_mirror", "1"},
+      {"preprocess_threads", threads},
+      {"prefetch_buffer", "4"},
+      /* ImageNet's mean and std (torchvision's, times 255). */
+      {"mean_r", "123.675"},
+      {"mean_g", "116.28"},
+      {"mean_b", "103.53"},
+      {"std_r", "58.395"},
+      {"std_g", "57.12"},
+      {"std_b", "57.375"},
+  };
+  enum { N = sizeof kv / sizeof kv[0] };
+  const char *keys[N], *vals[N];
+  for (int i = 0; i < N; ++i) {
+    keys[i] = kv[i][0];
+    vals[i] = kv[i][1];
+  }
   mxc_data_iter it = NULL;
-  check(mxc_data_iter_image_record_create((int)(sizeof keys / sizeof keys[0]),
-                                          keys, vals, &it),
+  check(mxc_data_iter_image_record_create(N, keys, vals, &it),
         "mxc_data_iter_image_record_create");
   return it;
 }
@@ -241,12 +271,13 @@ static epochs run_iter(const opts *o) {
   mxc_data_iter_free(it);
   qsort(rate, (size_t)o->epochs, sizeof rate[0], cmp_double);
   r.best = rate[o->epochs - 1];
-  r.median = o->epochs % 2 ? rate[o->epochs / 2]
-                           : 0.5 * (rate[o->epochs / 2 - 1] + rate[o->epochs / 2]);
+  r.median = o->epochs % 2
+                 ? rate[o->epochs / 2]
+                 : 0.5 * (rate[o->epochs / 2 - 1] + rate[o->epochs / 2]);
   return r;
 }
 
-/* ---- PyTorch ---------------------------------------------------------------- */
+/* ---- PyTorch ------------------------------------------------------------- */
 
 /* Runs bench/data_torch.py; 0 when it ran (its figures are in kvs). */
 static int run_torch(const opts *o, bench_kvs *kvs) {
@@ -264,7 +295,8 @@ static int run_torch(const opts *o, bench_kvs *kvs) {
            o->warmup, SEED);
   int status = bench_run_peer(cmd, kvs);
   if (status != 0) {
-    fprintf(stderr, "bench data: the PyTorch peer failed (status %d; it "
+    fprintf(stderr,
+            "bench data: the PyTorch peer failed (status %d; it "
             "needs python3-torch and python3-torchvision); skipping it\n",
             status);
   }
@@ -276,7 +308,8 @@ static int same_data(const epochs *m, const bench_kvs *kvs) {
   double n = bench_kvs_get(kvs, "image_iter_torch_epoch_images");
   double sum = bench_kvs_get(kvs, "image_iter_torch_label_sum");
   if (n == (double)m->images && sum == m->label_sum) return 1;
-  fprintf(stderr, "bench data: FAIL: mxc read %lld images (label sum %.0f) "
+  fprintf(stderr,
+          "bench data: FAIL: mxc read %lld images (label sum %.0f) "
           "per epoch, PyTorch %.0f (label sum %.0f)\n",
           (long long)m->images, m->label_sum, n, sum);
   return 0;
@@ -302,7 +335,7 @@ static int iter_section(const opts *o) {
   return same_data(&m, &kvs) ? 0 : 1;
 }
 
-/* ---- the training step ---------------------------------------------------- */
+/* ---- the training step --------------------------------------------------- */
 
 /* One layer of the CNN: operator, node name, parameters (key, value). */
 typedef struct layer {
@@ -311,6 +344,7 @@ typedef struct layer {
   const char *kv[8];
 } layer;
 
+/* clang-format off */
 static const layer kLayers[] = {
     {"Convolution", "conv1", 4,
      {"kernel", "(5,5)", "stride", "(2,2)", "pad", "(2,2)", "num_filter", "16"}},
@@ -330,6 +364,7 @@ static const layer kLayers[] = {
     {"Flatten", "flatten", 0, {NULL}},
     {"FullyConnected", "fc", 1, {"num_hidden", "10"}},
 };
+/* clang-format on */
 
 /* *cur = op(*cur [, extra]); consumes *cur. */
 static void apply(const layer *l, mxc_symbol *cur, mxc_symbol extra) {
@@ -381,8 +416,8 @@ static void add_param(net *nt, const char *name) {
   int ndim = 0;
   const int64_t *shape = NULL;
   check(mxc_ndarray_shape(nt->w[k], &ndim, &shape), "mxc_ndarray_shape");
-  check(mxc_ndarray_create(shape, ndim, MXC_DTYPE_FLOAT32, MXC_DEVICE_CPU, 0,
-                           0, &nt->mom[k]),
+  check(mxc_ndarray_create(shape, ndim, MXC_DTYPE_FLOAT32, MXC_DEVICE_CPU, 0, 0,
+                           &nt->mom[k]),
         "mxc_ndarray_create");
   check(mxc_init_array(nt->mom[k], "zeros", NULL, NULL, 0), "zeros");
   int weight = ndim > 1;
@@ -544,9 +579,10 @@ int main(int argc, char **argv) {
   int threads = 0;
   check(mxc_get_num_threads(&threads), "mxc_get_num_threads");
   printf("cpu=%s\n", cpu);
-  printf("data_threads=%d mxc_threads=%d data_images=%d data_batch=%d "
-         "epochs=%d warmup=%d\n",
-         o.threads, threads, o.images, o.batch, o.epochs, o.warmup);
+  printf(
+      "data_threads=%d mxc_threads=%d data_images=%d data_batch=%d "
+      "epochs=%d warmup=%d\n",
+      o.threads, threads, o.images, o.batch, o.epochs, o.warmup);
   fflush(stdout);
   if (iter_section(&o) != 0) return 1;
   train_section(&o);
