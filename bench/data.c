@@ -24,7 +24,11 @@
  *   data_wait_ms_per_step           memory; the time next() blocked per
  *   train_step_ratio_iter_vs_memory step, and the ratio (goal: 1, no wait)
  * Both sides must see every image once per epoch with the same labels
- * (image counts and label sums are compared): exit status 1 otherwise.
+ * (image counts and label sums are compared) and make the same values of
+ * them up to where the random crops fall (the first epoch's mean per
+ * channel, image_iter_mean_r/g/b, and standard deviation, image_iter_std,
+ * against PyTorch's): exit status 1 otherwise. The first epoch copies its
+ * batches out for that, so it should be a warm-up one (--quick's is not).
  *
  * The training step: conv 5x5/2 (16) - relu - max pool 2 - conv 3x3 (32) -
  * relu - max pool 2 - conv 3x3 (64) - relu - global average pool - fully
@@ -54,6 +58,8 @@
 #define CROP 224
 #define MAX_EPOCHS 100
 #define SEED 7
+#define MEAN_TOL 0.1 /* see same_values */
+#define STD_TOL 0.05
 
 typedef struct opts {
   int images, threads, batch, epochs, warmup, steps, torch;
@@ -61,11 +67,18 @@ typedef struct opts {
   char dir[BENCH_PATH]; /* the data set's cache folder */
 } opts;
 
+/* Sums over the values of an epoch's images, per channel. */
+typedef struct moments {
+  double sum[3], sq[3];
+  int64_t n; /* values per channel */
+} moments;
+
 /* What one side measured over its timed epochs. */
 typedef struct epochs {
   double best, median; /* images per second */
   int64_t images;      /* per epoch */
   double label_sum;    /* of the last epoch */
+  moments m;           /* of the first epoch */
 } epochs;
 
 static void die(const char *what) {
@@ -230,13 +243,32 @@ static double batch_labels(mxc_data_iter it, int batch, int64_t *out_n) {
   return sum;
 }
 
+/* Adds the first n images of a batch of `batch` to *m. */
+static void batch_moments(mxc_ndarray data, int batch, int64_t n, moments *m) {
+  const int64_t plane = (int64_t)CROP * CROP;
+  size_t bytes = (size_t)((int64_t)batch * 3 * plane) * sizeof(float);
+  float *x = malloc(bytes);
+  if (x == NULL) die("out of memory for a batch");
+  check(mxc_ndarray_copy_to_host(data, x, bytes), "copying the batch");
+  for (int64_t i = 0; i < n * 3; ++i) {
+    for (int64_t k = 0; k < plane; ++k) {
+      double v = x[i * plane + k];
+      m->sum[i % 3] += v;
+      m->sq[i % 3] += v * v;
+    }
+  }
+  m->n += n * plane;
+  free(x);
+}
+
 /* One epoch from the current position: seconds, images (padding not
- * counted) and their label sum. The batch's data are complete when next
- * returns (the workers wrote them), so taking the handle is enough. */
-static double iter_epoch(mxc_data_iter it, int batch, int64_t *images,
-                         double *label_sum) {
-  *images = 0;
-  *label_sum = 0;
+ * counted) and their label sum; with m non-NULL also the moments of the
+ * images (untimed work, but inside the epoch's time). The batch's data
+ * are complete when next returns (the workers wrote them), so taking the
+ * handle is enough. */
+static double iter_epoch(mxc_data_iter it, int batch, epochs *r, moments *m) {
+  r->images = 0;
+  r->label_sum = 0;
   double t0 = now_s();
   int has = 0;
   for (;;) {
@@ -244,10 +276,11 @@ static double iter_epoch(mxc_data_iter it, int batch, int64_t *images,
     if (!has) break;
     mxc_ndarray data = NULL;
     check(mxc_data_iter_data(it, &data), "mxc_data_iter_data");
-    mxc_ndarray_free(data);
     int64_t n = 0;
-    *label_sum += batch_labels(it, batch, &n);
-    *images += n;
+    r->label_sum += batch_labels(it, batch, &n);
+    r->images += n;
+    if (m != NULL) batch_moments(data, batch, n, m);
+    mxc_ndarray_free(data);
   }
   return now_s() - t0;
 }
@@ -258,14 +291,16 @@ static int cmp_double(const void *a, const void *b) {
 }
 
 /* Warm-up epochs (the first starts when the iterator is created), then
- * the timed ones, each from reset to its last batch. */
+ * the timed ones, each from reset to its last batch. The first epoch
+ * also collects the moments. */
 static epochs run_iter(const opts *o) {
   mxc_data_iter it = open_iter(o);
-  epochs r = {0, 0, 0, 0};
+  epochs r;
+  memset(&r, 0, sizeof r);
   double rate[MAX_EPOCHS];
   for (int e = 0; e < o->warmup + o->epochs; ++e) {
     if (e > 0) check(mxc_data_iter_reset(it), "mxc_data_iter_reset");
-    double s = iter_epoch(it, o->batch, &r.images, &r.label_sum);
+    double s = iter_epoch(it, o->batch, &r, e == 0 ? &r.m : NULL);
     if (e >= o->warmup) rate[e - o->warmup] = (double)r.images / s;
   }
   mxc_data_iter_free(it);
@@ -303,11 +338,51 @@ static int run_torch(const opts *o, bench_kvs *kvs) {
   return status == 0 ? 0 : -1;
 }
 
-/* Both sides must have read the whole set with the same labels. */
+/* Prints (and records in kvs) the first epoch's mean per channel and
+ * standard deviation of all values: image_iter_mean_r= ...
+ * image_iter_std=. */
+static void print_moments(const moments *m, bench_kvs *kvs) {
+  static const char *const keys[] = {"image_iter_mean_r", "image_iter_mean_g",
+                                     "image_iter_mean_b"};
+  double sum = 0, sq = 0, n = (double)m->n;
+  for (int c = 0; c < 3; ++c) {
+    bench_kvs_set(kvs, keys[c], m->sum[c] / n);
+    printf("%s=%.4f\n", keys[c], m->sum[c] / n);
+    sum += m->sum[c];
+    sq += m->sq[c];
+  }
+  double std = sqrt(sq / (3 * n) - (sum / (3 * n)) * (sum / (3 * n)));
+  bench_kvs_set(kvs, "image_iter_std", std);
+  printf("image_iter_std=%.4f\n", std);
+}
+
+/* The same normalized values on both sides, up to where the random crops
+ * fall: per-channel means within MEAN_TOL, standard deviations within
+ * STD_TOL (relative). A different mean, std or channel order is off by
+ * far more. */
+static int same_values(const bench_kvs *kvs) {
+  static const char *const keys[] = {"mean_r", "mean_g", "mean_b", "std"};
+  int ok = 1;
+  for (int i = 0; i < 4; ++i) {
+    char mk[64], tk[64];
+    snprintf(mk, sizeof mk, "image_iter_%s", keys[i]);
+    snprintf(tk, sizeof tk, "image_iter_torch_%s", keys[i]);
+    double m = bench_kvs_get(kvs, mk), t = bench_kvs_get(kvs, tk);
+    double d = i < 3 ? fabs(m - t) : fabs(m / t - 1);
+    if (!(d <= (i < 3 ? MEAN_TOL : STD_TOL))) {
+      fprintf(stderr, "bench data: FAIL: %s=%g but %s=%g\n", mk, m, tk, t);
+      ok = 0;
+    }
+  }
+  return ok;
+}
+
+/* Both sides must have read the whole set with the same labels and made
+ * the same values of it. */
 static int same_data(const epochs *m, const bench_kvs *kvs) {
   double n = bench_kvs_get(kvs, "image_iter_torch_epoch_images");
   double sum = bench_kvs_get(kvs, "image_iter_torch_label_sum");
-  if (n == (double)m->images && sum == m->label_sum) return 1;
+  if (n == (double)m->images && sum == m->label_sum) return same_values(kvs);
   fprintf(stderr,
           "bench data: FAIL: mxc read %lld images (label sum %.0f) "
           "per epoch, PyTorch %.0f (label sum %.0f)\n",
@@ -322,6 +397,7 @@ static int iter_section(const opts *o) {
   printf("image_iter_images_per_s=%.1f\n", m.best);
   printf("image_iter_median_images_per_s=%.1f\n", m.median);
   printf("image_iter_epoch_images=%lld\n", (long long)m.images);
+  print_moments(&m.m, &kvs);
   if (m.images != o->images) {
     fprintf(stderr, "bench data: FAIL: %lld images per epoch, not %d\n",
             (long long)m.images, o->images);

@@ -15,7 +15,11 @@ the main process, and prints name=value lines:
     image_iter_torch_median_images_per_s=...  median epoch
     image_iter_torch_epoch_images=...         images in each epoch
     image_iter_torch_label_sum=...            sum of an epoch's labels
-(the last two let bench/data check that both sides read the same set).
+    image_iter_torch_mean_r=... _g, _b        first epoch's mean per channel
+    image_iter_torch_std=...                  and std of all its values
+(the last four let bench/data check that both sides read the same set and
+made the same values of it). The first epoch also adds up the values, so
+with --warmup 0 its time includes that.
 
 Usage: data_torch.py --root DIR [--threads 2] [--batch-size 64]
                      [--crop 224] [--epochs 3] [--warmup 1] [--seed 1]
@@ -49,8 +53,10 @@ def make_loader(a, torch, datasets, transforms):
         worker_init_fn=one_thread, persistent_workers=True, generator=gen)
 
 
-def epoch(loader, crop):
-    """(seconds, images, label sum) of one pass over loader."""
+def epoch(loader, crop, moments=None):
+    """(seconds, images, label sum) of one pass over loader; with moments
+    (a list [sum per channel, sum of squares per channel], float64) also
+    adds up the values (inside the epoch's time)."""
     images = label_sum = 0
     t0 = time.perf_counter()
     for x, y in loader:
@@ -58,7 +64,21 @@ def epoch(loader, crop):
             sys.exit("data_torch.py: batch of shape %s" % (tuple(x.shape),))
         images += x.shape[0]
         label_sum += int(y.sum())
+        if moments is not None:
+            x = x.double()
+            moments[0] += x.sum(dim=(0, 2, 3))
+            moments[1] += (x * x).sum(dim=(0, 2, 3))
     return time.perf_counter() - t0, images, label_sum
+
+
+def print_moments(moments, values):
+    """Mean per channel and standard deviation of all values, as bench/data
+    prints its own."""
+    for c, name in enumerate("rgb"):
+        print("image_iter_torch_mean_%s=%.4f" % (name, moments[0][c] / values))
+    mean = float(moments[0].sum()) / (3 * values)
+    sq = float(moments[1].sum()) / (3 * values)
+    print("image_iter_torch_std=%.4f" % (sq - mean * mean) ** 0.5)
 
 
 def main():
@@ -78,16 +98,18 @@ def main():
     torch.set_num_threads(1)
     torch.manual_seed(a.seed)
     loader = make_loader(a, torch, datasets, transforms)
-    for _ in range(a.warmup):
-        epoch(loader, a.crop)
+    moments = [torch.zeros(3, dtype=torch.float64) for _ in range(2)]
     rates = []
-    for _ in range(a.epochs):
-        seconds, images, label_sum = epoch(loader, a.crop)
-        rates.append(images / seconds)
+    for e in range(a.warmup + a.epochs):
+        seconds, images, label_sum = epoch(loader, a.crop,
+                                           moments if e == 0 else None)
+        if e >= a.warmup:
+            rates.append(images / seconds)
     print("image_iter_torch_images_per_s=%.1f" % max(rates))
     print("image_iter_torch_median_images_per_s=%.1f" % statistics.median(rates))
     print("image_iter_torch_epoch_images=%d" % images)
     print("image_iter_torch_label_sum=%d" % label_sum)
+    print_moments(moments, images * a.crop * a.crop)
 
 
 if __name__ == "__main__":
