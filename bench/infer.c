@@ -75,29 +75,13 @@ static void die(const char *what) {
 
 /* ---- the machine ------------------------------------------------------- */
 
-/* The first /proc/cpuinfo line starting with key, value only. */
-static void cpuinfo(const char *key, char *out, size_t n) {
-  snprintf(out, n, "unknown");
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  if (f == NULL) return;
-  char line[8192];
-  while (fgets(line, sizeof line, f) != NULL) {
-    const char *colon = strchr(line, ':');
-    if (strncmp(line, key, strlen(key)) != 0 || colon == NULL) continue;
-    snprintf(out, n, "%s", colon + (colon[1] == ' ' ? 2 : 1));
-    out[strcspn(out, "\n")] = '\0';
-    break;
-  }
-  fclose(f);
-}
-
 /* The ISA extensions that decide GEMM and convolution speed. */
 static void print_isa(void) {
   static const char *const wanted[] = {"avx2",        "fma",         "avx512f",
                                        "avx512_vnni", "avx512_bf16", "amx_tile",
                                        "amx_bf16"};
   char flags[8192];
-  cpuinfo("flags", flags, sizeof flags);
+  bench_cpuinfo("flags", flags, sizeof flags);
   printf("cpu_isa=");
   const char *sep = "";
   for (size_t i = 0; i < sizeof wanted / sizeof wanted[0]; ++i) {
@@ -130,9 +114,9 @@ static void print_features(void) {
 
 static void print_machine(const opts *o) {
   char model[512], family[64], number[64];
-  cpuinfo("model name", model, sizeof model);
-  cpuinfo("cpu family", family, sizeof family);
-  cpuinfo("model\t", number, sizeof number);
+  bench_cpuinfo("model name", model, sizeof model);
+  bench_cpuinfo("cpu family", family, sizeof family);
+  bench_cpuinfo("model\t", number, sizeof number);
   printf("cpu=%s\ncpu_family=%s cpu_model=%s\n", model, family, number);
   print_isa();
   print_features();

@@ -29,6 +29,21 @@ void bench_cache_dir(char *out) {
   }
 }
 
+void bench_cpuinfo(const char *key, char *out, size_t n) {
+  snprintf(out, n, "unknown");
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (f == NULL) return;
+  char line[8192];
+  while (fgets(line, sizeof line, f) != NULL) {
+    const char *colon = strchr(line, ':');
+    if (strncmp(line, key, strlen(key)) != 0 || colon == NULL) continue;
+    snprintf(out, n, "%s", colon + (colon[1] == ' ' ? 2 : 1));
+    out[strcspn(out, "\n")] = '\0';
+    break;
+  }
+  fclose(f);
+}
+
 const char *bench_python(void) {
   return access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
 }

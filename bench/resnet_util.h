@@ -32,6 +32,10 @@ const char *bench_find(const char *argv0, const char *rel, char *out);
  * $HOME/.cache/mxc/bench (out holds BENCH_PATH bytes). */
 void bench_cache_dir(char *out);
 
+/* The value of the first /proc/cpuinfo line starting with key ("model
+ * name"), into out (n bytes); "unknown" when there is none. */
+void bench_cpuinfo(const char *key, char *out, size_t n);
+
 /* The Python interpreter peers run with: Debian's /usr/bin/python3 (which
  * has python3-torch) when present, else python3 from PATH. */
 const char *bench_python(void);

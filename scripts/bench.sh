@@ -4,10 +4,13 @@
 # (vs imperative), element-wise fusion, ResNet inference (vs PyTorch and
 # ONNX Runtime, checking that all three give the same logits), training
 # (vs PyTorch CPU: Debian's python3-torch and python3-torchvision, in
-# scripts/setup.sh's list like the rest), and the bindings' per-call
-# overhead over C (Java, Go, R). Arguments go to bench/train.
-# Generated models and npm's onnxruntime-node live in the cache folder
-# ($MXC_BENCH_CACHE, default ~/.cache/mxc/bench), never in the tree.
+# scripts/setup.sh's list like the rest), the image data pipeline (vs
+# PyTorch's DataLoader on the same JPEGs, and a training step fed by it),
+# and the bindings' per-call overhead over C (Java, Go, R). Arguments go
+# to bench/train.
+# Generated models, the benchmark's JPEGs and npm's onnxruntime-node live
+# in the cache folder ($MXC_BENCH_CACHE, default ~/.cache/mxc/bench),
+# never in the tree.
 # Timings need a quiet machine; tests never depend on them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,5 +33,7 @@ echo "== bench/infer"
 bazel-bin/bench/infer
 echo "== bench/train"
 bazel-bin/bench/train "$@"
+echo "== bench/data"
+bazel-bin/bench/data
 echo "== bench/bindings"
 bench/bindings/run.sh

@@ -20,7 +20,7 @@ pkgs=(
   python3-numpy python3-torch  # bindings/python tests, tests/ops/nn golden data
                                # (they skip without)
   python3-torchvision          # the ResNets of bench/infer, bench/train
-                               # (scripts/make_resnet.py)
+                               # (scripts/make_resnet.py); bench/data's peer
   swig                         # bindings/java, go, r generate their wrappers
   openjdk-17-jdk-headless junit5  # bindings/java (jar, JNI library, JUnit 5)
   golang-go                    # bindings/go (go test -race, go vet)
