@@ -87,8 +87,8 @@ func (r *RecordIO) with(fn func(cmxc.RecordIOHandle) error) error {
 	return fn(cmxc.SwigcptrRecordIOHandle(r.h))
 }
 
-// current copies the record just read (size bytes; -1: none).
-func current(h cmxc.RecordIOHandle, size int64) ([]byte, error) {
+// currentRecord copies the record just read (size bytes; -1: none).
+func currentRecord(h cmxc.RecordIOHandle, size int64) ([]byte, error) {
 	if size < 0 {
 		if err := lastError(); err != nil {
 			return nil, err
@@ -104,7 +104,7 @@ func current(h cmxc.RecordIOHandle, size int64) ([]byte, error) {
 func (r *RecordIO) Read() ([]byte, error) {
 	var rec []byte
 	err := r.with(func(h cmxc.RecordIOHandle) (err error) {
-		rec, err = current(h, cmxc.Recordio_read(h))
+		rec, err = currentRecord(h, cmxc.Recordio_read(h))
 		return err
 	})
 	return rec, err
@@ -115,7 +115,7 @@ func (r *RecordIO) Read() ([]byte, error) {
 func (r *RecordIO) ReadKey(key int64) ([]byte, error) {
 	var rec []byte
 	err := r.with(func(h cmxc.RecordIOHandle) (err error) {
-		rec, err = current(h, cmxc.Recordio_read_key(h, key))
+		rec, err = currentRecord(h, cmxc.Recordio_read_key(h, key))
 		return err
 	})
 	return rec, err
