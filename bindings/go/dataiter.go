@@ -44,6 +44,31 @@ func NewIDXIter(images, labels string, batch int64, shuffle bool, seed int64) (*
 	return it, nil
 }
 
+// NewImageRecordIter is MXNet's ImageRecordIter over a RecordIO file of
+// image records, with its parameters by name (path_imgrec, data_shape
+// "(3,224,224)", batch_size, shuffle, seed, resize, rand_crop,
+// rand_mirror, mean_r, ...: the list is mxc_data_iter_image_record_create's
+// in mxc.h). Images are decoded and augmented on worker threads ahead of
+// Next. Data batches are float32 (batch, C, H, W), labels (batch) or
+// (batch, label_width). Unknown keys and bad values are ErrInvalidArgument
+// naming them; an image that cannot be decoded fails the Next that
+// reaches its batch with ErrIO. Close stops the threads.
+func NewImageRecordIter(params map[string]string) (*DataIter, error) {
+	kv, err := packParams(params)
+	if err != nil {
+		return nil, err
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h := cmxc.Data_iter_image_record(kv)
+	if h == nil || h.Swigcptr() == 0 {
+		return nil, lastError()
+	}
+	it := &DataIter{h: h.Swigcptr()}
+	runtime.SetFinalizer(it, (*DataIter).Close)
+	return it, nil
+}
+
 // Close frees the iterator. Idempotent; always returns nil.
 func (it *DataIter) Close() error {
 	if it == nil {
@@ -113,4 +138,25 @@ func (it *DataIter) Reset() error {
 		cmxc.Data_iter_reset(h)
 		return lastError()
 	})
+}
+
+// Pad is how many trailing examples of the current batch are padding
+// (repeated from the start of the epoch).
+func (it *DataIter) Pad() (int64, error) {
+	var pad int64
+	err := it.with(func(h cmxc.DataIterHandle) error {
+		pad = cmxc.Data_iter_pad(h)
+		return lastError()
+	})
+	return pad, err
+}
+
+// NumExamples is the number of examples an epoch visits.
+func (it *DataIter) NumExamples() (int64, error) {
+	var n int64
+	err := it.with(func(h cmxc.DataIterHandle) error {
+		n = cmxc.Data_iter_num_examples(h)
+		return lastError()
+	})
+	return n, err
 }

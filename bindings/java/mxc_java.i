@@ -171,6 +171,7 @@ MXCJ_HANDLE(mxc_ndarray)
 MXCJ_HANDLE(mxc_symbol)
 MXCJ_HANDLE(mxc_executor)
 MXCJ_HANDLE(mxc_data_iter)
+MXCJ_HANDLE(mxc_recordio)
 MXCJ_HANDLE(mxc_str_list)
 MXCJ_HANDLE(mxc_op)
 MXCJ_HANDLE(mxcb_outputs *)
@@ -256,6 +257,34 @@ MXCJ_STRING_ARRAY(NAMES, N_NAMES)
 %enddef
 MXCJ_BUFFER(const void *, BYTES, N_BYTES)
 MXCJ_BUFFER(void *, BYTES_OUT, N_BYTES_OUT)
+
+/* ---- DATA / FLOATS (_OUT): byte[] and float[] (null = empty) ----------- */
+/* Get<T>ArrayElements, not a critical region: the calls do file I/O and
+ * decode images. Inputs are released with JNI_ABORT (nothing to copy
+ * back), outputs with 0. An empty array passes NULL (mxc accepts it with
+ * a count of 0). */
+%define MXCJ_PRIM_ARRAY(CTYPE, PTR, COUNTTYPE, COUNT, JARRAY, JTYPE, JELEM, ELEM, MODE)
+%typemap(jni) (CTYPE PTR, COUNTTYPE COUNT) "JARRAY"
+%typemap(jtype) (CTYPE PTR, COUNTTYPE COUNT) "JTYPE"
+%typemap(jstype) (CTYPE PTR, COUNTTYPE COUNT) "JTYPE"
+%typemap(javain) (CTYPE PTR, COUNTTYPE COUNT) "$javainput"
+%typemap(in) (CTYPE PTR, COUNTTYPE COUNT) {
+  $2 = $input == NULL ? 0 : (COUNTTYPE)(*jenv)->GetArrayLength(jenv, $input);
+  $1 = NULL;
+  if ($2 > 0) {
+    $1 = ($1_ltype)(*jenv)->Get##ELEM##ArrayElements(jenv, $input, NULL);
+    if ($1 == NULL) return $null; /* OutOfMemoryError pending */
+  }
+}
+%typemap(freearg) (CTYPE PTR, COUNTTYPE COUNT) %{
+  if ($1 != NULL)
+    (*jenv)->Release##ELEM##ArrayElements(jenv, $input, (JELEM *)(uintptr_t)$1, MODE);
+%}
+%enddef
+MXCJ_PRIM_ARRAY(const void *, DATA, int64_t, N_DATA, jbyteArray, byte[], jbyte, Byte, JNI_ABORT)
+MXCJ_PRIM_ARRAY(void *, DATA_OUT, int64_t, N_DATA_OUT, jbyteArray, byte[], jbyte, Byte, 0)
+MXCJ_PRIM_ARRAY(const float *, FLOATS, int, N_FLOATS, jfloatArray, float[], jfloat, Float, JNI_ABORT)
+MXCJ_PRIM_ARRAY(float *, FLOATS_OUT, int, N_FLOATS_OUT, jfloatArray, float[], jfloat, Float, 0)
 
 /* JNIEnv for the Java-only functions below; not a Java parameter. */
 %typemap(in, numinputs = 0) JNIEnv *jenv_ "$1 = jenv;"

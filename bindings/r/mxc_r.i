@@ -87,6 +87,7 @@ MXCR__FINALIZER(mxcr__fin_ndarray, mxc_ndarray_free, mxc_ndarray)
 MXCR__FINALIZER(mxcr__fin_symbol, mxc_symbol_free, mxc_symbol)
 MXCR__FINALIZER(mxcr__fin_executor, mxc_executor_free, mxc_executor)
 MXCR__FINALIZER(mxcr__fin_data_iter, mxc_data_iter_free, mxc_data_iter)
+MXCR__FINALIZER(mxcr__fin_recordio, mxc_recordio_free, mxc_recordio)
 MXCR__FINALIZER(mxcr__fin_str_list, mxc_str_list_free, mxc_str_list)
 MXCR__FINALIZER(mxcr__fin_outputs, mxcb_outputs_free, mxcb_outputs *)
 MXCR__FINALIZER(mxcr__fin_checkpoint, mxcb_checkpoint_free, mxcb_checkpoint *)
@@ -228,6 +229,7 @@ MXCR_HANDLE(struct mxc_ndarray_s *, mxcr__fin_ndarray, "mx_ndarray", "expected a
 MXCR_HANDLE(struct mxc_symbol_s *, mxcr__fin_symbol, "mx_symbol", "expected an mx_symbol")
 MXCR_HANDLE(struct mxc_executor_s *, mxcr__fin_executor, "mx_executor", "expected an mx_executor")
 MXCR_HANDLE(struct mxc_data_iter_s *, mxcr__fin_data_iter, "mx_data_iter", "expected an mx_data_iter")
+MXCR_HANDLE(struct mxc_recordio_s *, mxcr__fin_recordio, "mx_recordio", "expected an mx_recordio")
 MXCR_HANDLE(struct mxc_str_list_s *, mxcr__fin_str_list, NULL, "expected a string list handle")
 MXCR_HANDLE(struct mxcb_outputs *, mxcr__fin_outputs, NULL, "expected an output list handle")
 MXCR_HANDLE(struct mxcb_checkpoint *, mxcr__fin_checkpoint, NULL, "expected a checkpoint handle")
@@ -266,6 +268,38 @@ MXCR_HANDLE(const struct mxc_op_s *, NULL, NULL, "expected an operator handle")
   }
 }
 %typemap(in) (const void *BYTES, int64_t N_BYTES) %{ $1 = mxcr__bytes($input, &$2); %}
+/* Records and encoded images: raw vectors only (a double vector's bytes
+ * are no image). */
+%typemap(in) (const void *DATA, int64_t N_DATA) %{
+  if (TYPEOF($input) != RAWSXP)
+    mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT, "expected a raw vector");
+  $2 = XLENGTH($input);
+  $1 = $2 > 0 ? RAW($input) : NULL;
+%}
+/* Labels: a numeric vector as float32 (R_alloc'ed). */
+%typemap(in) (const float *FLOATS, int N_FLOATS) {
+  int i_;
+  if (TYPEOF($input) != REALSXP && TYPEOF($input) != INTSXP)
+    mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT, "labels must be numeric");
+  if (XLENGTH($input) > 1 << 20)
+    mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT, "at most 2^20 labels");
+  $2 = Rf_length($input);
+  $1 = (float *)R_alloc((size_t)$2 + 1, sizeof(float));
+  for (i_ = 0; i_ < $2; i_++)
+    $1[i_] = (float)(TYPEOF($input) == REALSXP ? REAL($input)[i_]
+                                                : INTEGER($input)[i_]);
+}
+/* Outputs the R API takes from the helpers below instead (R values are
+ * immutable, and R has no float32): these wrappers are not used, and
+ * get no output space. */
+%typemap(in, numinputs = 0) (void *DATA_OUT, int64_t N_DATA_OUT) %{
+  $1 = NULL;
+  $2 = 0;
+%}
+%typemap(in, numinputs = 0) (float *FLOATS_OUT, int N_FLOATS_OUT) %{
+  $1 = NULL;
+  $2 = 0;
+%}
 /* Fills an R vector in place: internal use only (R values are otherwise
  * immutable); the R API uses ndarray_to_r below instead. */
 %typemap(in) (void *BYTES_OUT, int64_t N_BYTES_OUT) %{ $1 = mxcr__bytes($input, &$2); %}
@@ -288,7 +322,10 @@ MXCR_HANDLE(const struct mxc_op_s *, NULL, NULL, "expected an operator handle")
 %typemap(rtype) (const char *const *KV, int N_KV), (const char *const *NAMES, int N_NAMES) "character"
 %typemap(rtype) (const int64_t *DIMS, int NDIM) "numeric"
 %typemap(rtype) (const void *BYTES, int64_t N_BYTES), (void *BYTES_OUT, int64_t N_BYTES_OUT) "vector"
+%typemap(rtype) (const void *DATA, int64_t N_DATA) "raw"
+%typemap(rtype) (const float *FLOATS, int N_FLOATS) "numeric"
 %typemap(scoercein) (const int64_t *DIMS, int NDIM), (const void *BYTES, int64_t N_BYTES), (void *BYTES_OUT, int64_t N_BYTES_OUT) ""
+%typemap(scoercein) (const void *DATA, int64_t N_DATA), (const float *FLOATS, int N_FLOATS) ""
 
 /* ---- errors ------------------------------------------------------------ */
 
@@ -304,6 +341,7 @@ MXCR_HANDLE(const struct mxc_op_s *, NULL, NULL, "expected an operator handle")
 %noexception mxc_symbol_s::~mxc_symbol_s;
 %noexception mxc_executor_s::~mxc_executor_s;
 %noexception mxc_data_iter_s::~mxc_data_iter_s;
+%noexception mxc_recordio_s::~mxc_recordio_s;
 %noexception mxc_str_list_s::~mxc_str_list_s;
 %noexception mxcb_outputs::~mxcb_outputs;
 %noexception mxcb_checkpoint::~mxcb_checkpoint;
@@ -479,6 +517,64 @@ static SEXP mxcb_r_str_list_to_r(mxc_str_list l) {
     SET_STRING_ELT(out, i, Rf_mkCharCE(s, CE_UTF8));
   }
   UNPROTECT(1);
+  return out;
+}
+
+/* The current record of r as a new raw vector (empty when there is
+ * none: callers know from the read whether there is one). */
+static SEXP mxcb_r_recordio_current(mxc_recordio r) {
+  const void *d = NULL;
+  int64_t n = 0;
+  SEXP out;
+  mxcb__begin();
+  if (mxcb__check(mxc_recordio_data(r, &d, &n))) return R_NilValue;
+  out = Rf_allocVector(RAWSXP, (R_xlen_t)n);
+  if (n > 0) memcpy(RAW(out), d, (size_t)n);
+  return out;
+}
+
+/* An image record (im2rec's layout) as a new raw vector: labels (any
+ * count; one goes into the header), id, id2, then the image. */
+static SEXP mxcb_r_recordio_pack_image(const float *FLOATS, int N_FLOATS,
+                                       int64_t id, int64_t id2,
+                                       const void *DATA, int64_t N_DATA) {
+  int64_t need = mxcb_recordio_pack_image(FLOATS, N_FLOATS, id, id2, DATA,
+                                          N_DATA, NULL, 0);
+  SEXP out;
+  if (need < 0) return R_NilValue;
+  out = PROTECT(Rf_allocVector(RAWSXP, (R_xlen_t)need));
+  mxcb_recordio_pack_image(FLOATS, N_FLOATS, id, id2, DATA, N_DATA, RAW(out),
+                           need);
+  UNPROTECT(1);
+  return out;
+}
+
+/* An image record's header as list(label, id, id2, image): the labels as
+ * doubles, the ids as doubles (exact below 2^53), the image a raw copy. */
+static SEXP mxcb_r_recordio_unpack_image(const void *DATA, int64_t N_DATA) {
+  int64_t f[3];
+  int n = mxcb__unpack_image(DATA, N_DATA, NULL, 0, f), i;
+  float *labels;
+  SEXP out, names, lab, img;
+  if (n < 0) return R_NilValue;
+  labels = (float *)R_alloc((size_t)n, sizeof(float));
+  mxcb__unpack_image(DATA, N_DATA, labels, n, f);
+  lab = PROTECT(Rf_allocVector(REALSXP, n));
+  for (i = 0; i < n; i++) REAL(lab)[i] = labels[i];
+  img = PROTECT(Rf_allocVector(RAWSXP, (R_xlen_t)(N_DATA - f[2])));
+  if (N_DATA > f[2]) memcpy(RAW(img), (const char *)DATA + f[2], (size_t)(N_DATA - f[2]));
+  out = PROTECT(Rf_allocVector(VECSXP, 4));
+  SET_VECTOR_ELT(out, 0, lab);
+  SET_VECTOR_ELT(out, 1, Rf_ScalarReal((double)(uint64_t)f[0]));
+  SET_VECTOR_ELT(out, 2, Rf_ScalarReal((double)(uint64_t)f[1]));
+  SET_VECTOR_ELT(out, 3, img);
+  names = PROTECT(Rf_allocVector(STRSXP, 4));
+  SET_STRING_ELT(names, 0, Rf_mkChar("label"));
+  SET_STRING_ELT(names, 1, Rf_mkChar("id"));
+  SET_STRING_ELT(names, 2, Rf_mkChar("id2"));
+  SET_STRING_ELT(names, 3, Rf_mkChar("image"));
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(4);
   return out;
 }
 

@@ -39,6 +39,9 @@ fi
 # The predictor tests' model (//tests/predict:model) and, unless set, the
 # shared directory of real MXNet models beside or above the source tree.
 export MXC_PREDICTOR_MODEL=$PWD/tests/predict/model
+# The independent RecordIO / image / iterator scripts the RecordIO tests
+# run (test-recordio.R skips without them or without python3's numpy/PIL).
+export MXC_SCRIPTS=$PWD/scripts
 if [ -z "${MXC_MXNET_MODELS:-}" ]; then
   root=$(dirname "$(dirname "$(readlink -f scripts/make_predictor_model.py)")")
   for up in ../shared ../../shared shared; do

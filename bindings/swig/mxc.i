@@ -10,7 +10,8 @@
  * order:
  *   1. %module NAME (and any module options);
  *   2. typemaps for the multi-argument conventions listed in mxcb.h
- *      (HANDLES, SYMBOLS, KV, NAMES, DIMS, BYTES, BYTES_OUT);
+ *      (HANDLES, SYMBOLS, KV, NAMES, DIMS, BYTES, BYTES_OUT, DATA, DATA_OUT,
+ *      FLOATS, FLOATS_OUT);
  *   3. optionally #define MXCB_CUSTOM_EXCEPTION and its own %exception
  *      (e.g. a Java MxcException carrying the code) -- without it, a
  *      failure becomes SWIG_exception(SWIG_RuntimeError, message), i.e.
@@ -58,6 +59,7 @@
 %rename(SymbolHandle) mxc_symbol_s;
 %rename(ExecutorHandle) mxc_executor_s;
 %rename(DataIterHandle) mxc_data_iter_s;
+%rename(RecordIOHandle) mxc_recordio_s;
 %rename(StrListHandle) mxc_str_list_s;
 %rename(OpHandle) mxc_op_s;
 %rename(OutputsHandle) mxcb_outputs;
@@ -71,6 +73,7 @@ struct mxc_ndarray_s {};
 struct mxc_symbol_s {};
 struct mxc_executor_s {};
 struct mxc_data_iter_s {};
+struct mxc_recordio_s {};
 struct mxc_str_list_s {};
 struct mxc_op_s {};
 struct mxcb_outputs {};
@@ -81,6 +84,7 @@ struct mxcb_predictor_spec {};
 %extend mxc_symbol_s { ~mxc_symbol_s() { mxc_symbol_free($self); } }
 %extend mxc_executor_s { ~mxc_executor_s() { mxc_executor_free($self); } }
 %extend mxc_data_iter_s { ~mxc_data_iter_s() { mxc_data_iter_free($self); } }
+%extend mxc_recordio_s { ~mxc_recordio_s() { mxc_recordio_free($self); } }
 %extend mxc_str_list_s { ~mxc_str_list_s() { mxc_str_list_free($self); } }
 %extend mxcb_outputs { ~mxcb_outputs() { mxcb_outputs_free($self); } }
 %extend mxcb_checkpoint {
@@ -117,6 +121,9 @@ struct mxcb_predictor_spec {};
 %newobject mxcb_data_iter_idx;
 %newobject mxcb_data_iter_data;
 %newobject mxcb_data_iter_label;
+%newobject mxcb_data_iter_image_record;
+%newobject mxcb_recordio_open;
+%newobject mxcb_image_decode;
 %newobject mxcb_checkpoint_load;
 %newobject mxcb_checkpoint_take_symbol;
 %newobject mxcb_checkpoint_array;
@@ -153,6 +160,7 @@ struct mxcb_predictor_spec {};
 %noexception mxcb_symbol_free;
 %noexception mxcb_executor_free;
 %noexception mxcb_data_iter_free;
+%noexception mxcb_recordio_free;
 %noexception mxcb_str_list_free;
 %noexception mxcb_outputs_free;
 %noexception mxcb_outputs_size;
@@ -165,6 +173,7 @@ struct mxcb_predictor_spec {};
 %noexception mxc_symbol_s::~mxc_symbol_s;
 %noexception mxc_executor_s::~mxc_executor_s;
 %noexception mxc_data_iter_s::~mxc_data_iter_s;
+%noexception mxc_recordio_s::~mxc_recordio_s;
 %noexception mxc_str_list_s::~mxc_str_list_s;
 %noexception mxcb_outputs::~mxcb_outputs;
 %noexception mxc_predictor_s::~mxc_predictor_s;

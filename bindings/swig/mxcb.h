@@ -26,6 +26,12 @@
  *   (const int64_t *DIMS, int NDIM)              a shape
  *   (const void *BYTES, int64_t N_BYTES)         host memory to read
  *   (void *BYTES_OUT, int64_t N_BYTES_OUT)       host memory to fill
+ *   (const void *DATA, int64_t N_DATA)           a byte array to read
+ *   (void *DATA_OUT, int64_t N_DATA_OUT)         a byte array to fill
+ *   (const float *FLOATS, int N_FLOATS)          a float array to read
+ *   (float *FLOATS_OUT, int N_FLOATS_OUT)        a float array to fill
+ * BYTES are bulk memory (Java: a direct ByteBuffer, read in place); DATA
+ * and FLOATS the language's plain arrays (Java: byte[] and float[]).
  */
 #ifndef MXC_BINDINGS_MXCB_H_
 #define MXC_BINDINGS_MXCB_H_
@@ -622,6 +628,183 @@ static inline mxc_ndarray mxcb_data_iter_label(mxc_data_iter it) {
 static inline void mxcb_data_iter_reset(mxc_data_iter it) {
   mxcb__begin();
   mxcb__check(mxc_data_iter_reset(it));
+}
+
+/* *out of the current batch: how many trailing examples are padding; -1
+ * on failure (no current batch). */
+static inline int64_t mxcb_data_iter_pad(mxc_data_iter it) {
+  int64_t pad = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_data_iter_pad(it, &pad)) ? -1 : pad;
+}
+
+/* The number of examples, -1 on failure (text iterators before the end of
+ * their first epoch). */
+static inline int64_t mxcb_data_iter_num_examples(mxc_data_iter it) {
+  int64_t n = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_data_iter_num_examples(it, &n)) ? -1 : n;
+}
+
+/* MXNet's ImageRecordIter over a .rec of image records: KV holds its
+ * parameters by name (path_imgrec, data_shape, batch_size, ...; see
+ * mxc_data_iter_image_record_create), copied. */
+static inline mxc_data_iter mxcb_data_iter_image_record(const char *const *KV,
+                                                        int N_KV) {
+  const char *keys[MXCB__MAX_PARAMS], *vals[MXCB__MAX_PARAMS];
+  mxc_data_iter out = NULL;
+  mxcb__begin();
+  if (!mxcb__split_kv(KV, N_KV, keys, vals)) return NULL;
+  return mxcb__check(mxc_data_iter_image_record_create(N_KV / 2, keys, vals,
+                                                       &out))
+             ? NULL
+             : out;
+}
+
+/* ---- RecordIO (.rec + .idx) and images (mxc_recordio_*, mxc_image_*) ---- */
+
+/* One handle per thread at a time, as mxc_recordio. Byte and float
+ * arguments use the DATA / DATA_OUT / FLOATS / FLOATS_OUT conventions
+ * (plain language arrays, unlike BYTES' buffers: records are small and
+ * come one at a time). */
+static inline void mxcb_recordio_free(mxc_recordio r) { mxc_recordio_free(r); }
+
+/* mode "r" or "w"; idx_path NULL or "" for no index. */
+static inline mxc_recordio mxcb_recordio_open(const char *path,
+                                              const char *idx_path,
+                                              const char *mode) {
+  mxc_recordio out = NULL;
+  mxcb__begin();
+  if (idx_path != NULL && idx_path[0] == '\0') idx_path = NULL;
+  return mxcb__check(mxc_recordio_open(path, idx_path, mode, &out)) ? NULL
+                                                                   : out;
+}
+
+/* The next record's size (it becomes the current record); -1 at the end
+ * of the file and on failure (check the flag). */
+static inline int64_t mxcb_recordio_read(mxc_recordio r) {
+  int64_t n = -1;
+  mxcb__begin();
+  return mxcb__check(mxc_recordio_read(r, &n)) ? -1 : n;
+}
+
+/* The size of the record the index lists under key; -1 on failure
+ * (MXC_ERR_NOT_FOUND for an unknown key). */
+static inline int64_t mxcb_recordio_read_key(mxc_recordio r, int64_t key) {
+  int64_t n = -1;
+  mxcb__begin();
+  return mxcb__check(mxc_recordio_read_key(r, key, &n)) ? -1 : n;
+}
+
+/* Copies the current record into DATA_OUT (at least its size). */
+static inline void mxcb_recordio_copy(mxc_recordio r, void *DATA_OUT,
+                                      int64_t N_DATA_OUT) {
+  mxcb__begin();
+  mxcb__check(mxc_recordio_copy(r, DATA_OUT, N_DATA_OUT));
+}
+
+/* Appends DATA as one record; key >= 0 also writes its index line
+ * (writers opened with an index), key < 0 none. */
+static inline void mxcb_recordio_write(mxc_recordio r, int64_t key,
+                                       const void *DATA, int64_t N_DATA) {
+  mxcb__begin();
+  if (key < 0) {
+    mxcb__check(mxc_recordio_write(r, DATA, N_DATA));
+    return;
+  }
+  mxcb__check(mxc_recordio_write_key(r, key, DATA, N_DATA));
+}
+
+static inline void mxcb_recordio_flush(mxc_recordio r) {
+  mxcb__begin();
+  mxcb__check(mxc_recordio_flush(r));
+}
+
+/* The index's keys: how many (-1 on failure), and key i. */
+static inline int64_t mxcb_recordio_num_keys(mxc_recordio r) {
+  int64_t n = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_recordio_num_keys(r, &n)) ? -1 : n;
+}
+
+static inline int64_t mxcb_recordio_key(mxc_recordio r, int64_t i) {
+  int64_t k = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_recordio_key(r, i, &k)) ? -1 : k;
+}
+
+/* The byte offset of the next record (readers) or of the end (writers). */
+static inline int64_t mxcb_recordio_tell(mxc_recordio r) {
+  int64_t pos = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_recordio_tell(r, &pos)) ? -1 : pos;
+}
+
+static inline void mxcb_recordio_seek(mxc_recordio r, int64_t pos) {
+  mxcb__begin();
+  mxcb__check(mxc_recordio_seek(r, pos));
+}
+
+/* An image record (im2rec's layout) of the labels FLOATS, id, id2 (uint64
+ * bits) and the image DATA, written into DATA_OUT; returns its size, -1
+ * on failure. An empty DATA_OUT only asks for the size (no failure). */
+static inline int64_t mxcb_recordio_pack_image(const float *FLOATS,
+                                               int N_FLOATS, int64_t id,
+                                               int64_t id2, const void *DATA,
+                                               int64_t N_DATA, void *DATA_OUT,
+                                               int64_t N_DATA_OUT) {
+  int64_t need = -1;
+  int rc;
+  mxcb__begin();
+  rc = mxc_recordio_pack_image(FLOATS, N_FLOATS, id, id2, DATA, N_DATA,
+                               DATA_OUT, N_DATA_OUT, &need);
+  if (N_DATA_OUT == 0 && need > 0) return need; /* the size query */
+  return mxcb__check(rc) ? -1 : need;
+}
+
+/* The header of the image record DATA: returns its number of labels (-1
+ * on failure) and writes the first of them into FLOATS_OUT (as many as
+ * fit; empty: none); *out (int64_t[3]) = id, id2, the image's offset. */
+static inline int mxcb__unpack_image(const void *DATA, int64_t N_DATA,
+                                     float *labels, int max, int64_t *out) {
+  int n = -1;
+  mxcb__begin();
+  return mxcb__check(mxc_recordio_unpack_image(DATA, N_DATA, labels, max, &n,
+                                               &out[0], &out[1], &out[2]))
+             ? -1
+             : n;
+}
+
+static inline int mxcb_recordio_image_labels(const void *DATA, int64_t N_DATA,
+                                             float *FLOATS_OUT,
+                                             int N_FLOATS_OUT) {
+  int64_t f[3];
+  return mxcb__unpack_image(DATA, N_DATA, FLOATS_OUT, N_FLOATS_OUT, f);
+}
+
+/* field 0: id, 1: id2 (uint64 bits), 2: where the image starts; -1 on
+ * failure. */
+static inline int64_t mxcb_recordio_image_field(const void *DATA,
+                                                int64_t N_DATA, int field) {
+  int64_t f[3];
+  if (field < 0 || field > 2) {
+    mxcb__begin();
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT,
+                   "field must be 0 (id), 1 (id2) or 2 (image offset)");
+    return -1;
+  }
+  return mxcb__unpack_image(DATA, N_DATA, NULL, 0, f) < 0 ? -1 : f[field];
+}
+
+/* A JPEG or PNG image (DATA) as a new (channels, height, width) array of
+ * dtype MXC_DTYPE_UINT8 or MXC_DTYPE_FLOAT32; channels 1 or 3. */
+static inline mxc_ndarray mxcb_image_decode(const void *DATA, int64_t N_DATA,
+                                            int channels, int dtype) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_image_decode(DATA, N_DATA, channels, dtype, &out))
+             ? NULL
+             : out;
 }
 
 /* ---- checkpoints (MXNet's PREFIX-symbol.json + PREFIX-EEEE.params) ---- */

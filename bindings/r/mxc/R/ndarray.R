@@ -65,6 +65,11 @@ mx_free <- function(x) {
   else if (inherits(x, "mx_executor")) .Call(C_R_swig_delete_ExecutorHandle, x)
   else if (inherits(x, "mx_data_iter")) .Call(C_R_swig_delete_DataIterHandle, x)
   else if (inherits(x, "mx_predictor")) .Call(C_R_swig_delete_PredictorHandle, x)
+  else if (inherits(x, "mx_recordio")) {
+    # A writer's buffered records reach the file first; freed either way.
+    on.exit(.Call(C_R_swig_delete_RecordIOHandle, x))
+    if (!mx_is_freed(x)) .Call(C_R_swig_recordio_flush, x)
+  }
   else stop("x must be an mxc object (mx_ndarray, mx_symbol, ...)",
             call. = FALSE)
   invisible(NULL)

@@ -3,13 +3,17 @@ package org.mxc;
 import org.mxc.swig.MxcNative;
 
 /**
- * Batches of a data set (IDX files: MNIST, Fashion-MNIST): flat float32
- * images scaled to [0, 1] and float32 labels; the last batch is padded.
+ * Batches of a data set: IDX files (MNIST, Fashion-MNIST: flat float32
+ * images scaled to [0, 1] and float32 labels; the last batch is padded),
+ * or a RecordIO file of images decoded and augmented on worker threads
+ * (MXNet's ImageRecordIter).
  *
  * <pre>{@code
  * try (DataIter it = DataIter.idx(images, labels, 128, true, 42)) {
  *   while (it.next()) { NDArray x = it.data(), y = it.label(); ... }
  * }
+ * try (DataIter it = DataIter.imageRecord(Map.of("path_imgrec", "train.rec",
+ *     "data_shape", new int[] {3, 28, 28}, "batch_size", 64, "rand_crop", true))) { ... }
  * }</pre>
  *
  * <p>Not for concurrent use: mxc requires calls on one iterator to be
@@ -28,6 +32,21 @@ public final class DataIter extends NativeObject {
     return new DataIter(MxcNative.data_iter_idx(images, labels, batchSize, shuffle ? 1 : 0, seed));
   }
 
+  /**
+   * MXNet's ImageRecordIter over a {@code .rec} of image records, with its
+   * parameters by name (path_imgrec, data_shape, batch_size, shuffle,
+   * seed, resize, rand_crop, rand_mirror, mean_r, ..., as
+   * mxc_data_iter_image_record_create lists them): values are strings,
+   * numbers, booleans or int[]/long[] shapes. Data batches are float32
+   * (batch, C, H, W), labels (batch) or (batch, label_width). Unknown keys
+   * and bad values throw MxcException (INVALID_ARGUMENT) naming them; an
+   * image that cannot be decoded fails the {@link #next()} reaching it
+   * (IO). {@link #close()} stops the decoding threads.
+   */
+  public static DataIter imageRecord(java.util.Map<String, ?> params) {
+    return new DataIter(MxcNative.data_iter_image_record(Op.kv(params)));
+  }
+
   /** Advances to the next batch; false at the end of the epoch. */
   public synchronized boolean next() {
     return MxcNative.data_iter_next(handle()) == 1;
@@ -41,6 +60,16 @@ public final class DataIter extends NativeObject {
   /** The current batch's labels (a new handle). */
   public synchronized NDArray label() {
     return new NDArray(MxcNative.data_iter_label(handle()));
+  }
+
+  /** How many trailing examples of the current batch are padding (repeated from the epoch's start). */
+  public synchronized long pad() {
+    return MxcNative.data_iter_pad(handle());
+  }
+
+  /** The number of examples (of this iterator's part) per epoch. */
+  public synchronized long numExamples() {
+    return MxcNative.data_iter_num_examples(handle());
   }
 
   /** Back to the first batch (reshuffled when shuffling). */

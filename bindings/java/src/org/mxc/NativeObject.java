@@ -49,6 +49,11 @@ abstract class NativeObject implements AutoCloseable {
     return h;
   }
 
+  /** Whether the handle is still live (not closed). */
+  boolean isOpen() {
+    return handle != 0;
+  }
+
   /** Frees the native object now; idempotent. */
   @Override
   public void close() {
