@@ -9,10 +9,18 @@ out=$1
 shift
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+# Under --force_pic (.bazelrc) every object is PIC and the archives carry
+# no .pic in their names: then all archives qualify.
+pic='*.pic.lo | *.pic.a'
+case " $* " in
+  *.pic.lo\ * | *.pic.a\ *) ;;
+  *) pic=any ;;
+esac
 i=0
 for f in "$@"; do
   case "$f" in
     *.pic.lo | *.pic.a) ;;
+    *.lo | *.a) [ "$pic" = any ] || continue ;;
     *) continue ;;
   esac
   i=$((i + 1))
@@ -23,6 +31,6 @@ for f in "$@"; do
     [ -e "$o" ] && mv "$o" "$tmp/$i/a${i}_$(basename "$o")"
   done
 done
-[ "$i" -gt 0 ] || { echo "merge_archives: no PIC archives among inputs" >&2; exit 1; }
+[ "$i" -gt 0 ] || { echo "merge_archives: no archives among inputs" >&2; exit 1; }
 rm -f "$out"
 ar rcs "$out" "$tmp"/*/*.o
