@@ -53,9 +53,11 @@ typedef struct worker {
 
 struct img_iter {
   img_opts o;
-  uint64_t *offsets; /* of the part's records, file order */
-  int64_t n;         /* records in the part */
-  int64_t first;     /* the file index of the part's first record */
+  uint64_t *offsets_all; /* of every record of the file, file order */
+  int64_t n_all;         /* records in the file */
+  const uint64_t *offsets; /* of the part's records: offsets_all + first */
+  int64_t n;               /* records in the part */
+  int64_t first;           /* the file index of the part's first record */
   int64_t *order;
   uint64_t epoch;
   int64_t n_batches;
@@ -218,8 +220,7 @@ static int parse_opts(int n, const char *const *keys, const char *const *vals,
 
 /* ---- the part's records ---- */
 
-/* Offsets of every record (headers read, data seeked over), then the
- * part's range of them. */
+/* Offsets of every record (headers read, data seeked over). */
 static int scan_offsets(img_iter *it, mxc__recordio *r) {
   int64_t cap = 1024, n = 0;
   uint64_t *off = mxc__malloc((size_t)cap * sizeof *off);
@@ -237,12 +238,30 @@ static int scan_offsets(img_iter *it, mxc__recordio *r) {
     if (!has) break;
     off[n++] = start;
   }
-  int64_t lo = n * it->o.part_index / it->o.num_parts;
-  int64_t hi = n * (it->o.part_index + 1) / it->o.num_parts;
-  memmove(off, off + lo, (size_t)(hi - lo) * sizeof *off);
-  it->offsets = off;
+  it->offsets_all = off;
+  it->n_all = n;
+  return MXC_OK;
+}
+
+/* Selects part part_index of num_parts: records [lo, hi) of the file
+ * (iter.h's mxc__iter_part_range). An empty part is an error (a worker
+ * with nothing to read is a misconfigured job), and leaves the part as
+ * it was. Before the workers start, or under mu with them drained: no
+ * worker reads these fields while it runs. */
+static int select_part(img_iter *it, int64_t num_parts, int64_t part_index) {
+  int64_t lo, hi;
+  mxc__iter_part_range(it->n_all, num_parts, part_index, &lo, &hi);
+  MXC_RETURN_ERROR_IF(lo == hi, MXC_ERR_IO,
+                      "image record iter: '%s' part %" PRId64 " of %" PRId64
+                      " holds no records (the file has %" PRId64 ")",
+                      it->o.rec_path, part_index, num_parts, it->n_all);
+  it->o.num_parts = num_parts;
+  it->o.part_index = part_index;
+  it->offsets = it->offsets_all + lo;
   it->n = hi - lo;
   it->first = lo;
+  int64_t b = it->o.batch;
+  it->n_batches = it->o.round_batch ? (it->n + b - 1) / b : it->n / b;
   return MXC_OK;
 }
 
@@ -419,18 +438,40 @@ static void start_epoch(img_iter *it) {
   it->next_task = 0;
 }
 
+/* Stops the epoch's work (under mu): nothing left to claim, the tasks
+ * running finished, the batches in flight dropped. The workers then wait
+ * for start_epoch. */
+static void drain(img_iter *it) {
+  it->next_task = it->n_batches * it->o.batch;
+  while (it->active > 0) pthread_cond_wait(&it->cv_done, &it->mu);
+  for (int64_t i = 0; i < it->o.prefetch; ++i) slot_clear(&it->slots[i]);
+}
+
 static int img_reset(void *impl) {
   img_iter *it = impl;
   drop_current(it);
   pthread_mutex_lock(&it->mu);
-  it->next_task = it->n_batches * it->o.batch; /* nothing left to claim */
-  while (it->active > 0) pthread_cond_wait(&it->cv_done, &it->mu);
-  for (int64_t i = 0; i < it->o.prefetch; ++i) slot_clear(&it->slots[i]);
+  drain(it);
   it->epoch++;
   start_epoch(it);
   pthread_cond_broadcast(&it->cv_work);
   pthread_mutex_unlock(&it->mu);
   return MXC_OK;
+}
+
+/* At an epoch's start (iter.c checks) the workers may already be
+ * prefetching the old part's first batches: drop them, switch, and start
+ * the same epoch over on the new part. */
+static int img_set_parts(void *impl, int64_t num_parts, int64_t part_index) {
+  img_iter *it = impl;
+  drop_current(it);
+  pthread_mutex_lock(&it->mu);
+  drain(it);
+  int rc = select_part(it, num_parts, part_index);
+  start_epoch(it);
+  pthread_cond_broadcast(&it->cv_work);
+  pthread_mutex_unlock(&it->mu);
+  return rc;
 }
 
 static void img_current(const void *impl, const mxc__ndarray **data,
@@ -475,26 +516,25 @@ static void img_free(void *impl) {
   mxc__free(it->workers);
   mxc__free(it->slots);
   mxc__free(it->order);
-  mxc__free(it->offsets);
+  mxc__free(it->offsets_all);
   mxc__free(it->o.rec_path);
   mxc__free(it);
 }
 
 static const mxc__iter_ops kImageIterOps = {
     img_next, img_reset, img_current, img_num_examples, img_free,
-    "image_record_iter_next"};
+    "image_record_iter_next", img_set_parts};
 
 /* ---- creation ---- */
 
+/* order holds n_all entries: any part fits (img_set_parts). */
 static int alloc_state(img_iter *it) {
-  it->order = mxc__calloc((size_t)(it->n ? it->n : 1), sizeof *it->order);
+  it->order = mxc__calloc((size_t)it->n_all, sizeof *it->order);
   it->slots = mxc__calloc((size_t)it->o.prefetch, sizeof *it->slots);
   it->workers = mxc__calloc((size_t)it->o.threads, sizeof *it->workers);
   MXC_RETURN_ERROR_IF(!it->order || !it->slots || !it->workers, MXC_ERR_OOM,
                       "image record iter: out of memory");
   for (int64_t i = 0; i < it->o.prefetch; ++i) it->slots[i].batch = -1;
-  int64_t b = it->o.batch;
-  it->n_batches = it->o.round_batch ? (it->n + b - 1) / b : it->n / b;
   return MXC_OK;
 }
 
@@ -521,11 +561,7 @@ static int open_part(img_iter *it) {
   int rc = scan_offsets(it, r);
   mxc__recordio_free(r);
   MXC_FORWARD_IF_ERROR(rc);
-  MXC_RETURN_ERROR_IF(it->n == 0, MXC_ERR_IO,
-                      "image record iter: '%s' part %" PRId64 " of %" PRId64
-                      " holds no records",
-                      it->o.rec_path, it->o.part_index, it->o.num_parts);
-  return MXC_OK;
+  return select_part(it, it->o.num_parts, it->o.part_index);
 }
 
 static int image_iter_new(int n, const char *const *keys,
