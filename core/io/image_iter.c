@@ -20,6 +20,7 @@
 #include "core/base/error.h"
 #include "core/base/shape.h"
 #include "core/io/image_aug.h"
+#include "core/io/image_mean.h"
 #include "core/io/recordio.h"
 
 /* Bounds on the thread and prefetch options: far above any useful value,
@@ -29,6 +30,8 @@
 
 typedef struct img_opts {
   char *rec_path;
+  char *mean_img_path; /* NULL or "": none */
+  int mean_rgb_given;  /* a mean_r/g/b parameter was given */
   mxc__aug_param aug;
   int64_t batch, label_width, threads, prefetch, num_parts, part_index;
   int64_t shuffle, round_batch, seed;
@@ -53,6 +56,7 @@ typedef struct worker {
 
 struct img_iter {
   img_opts o;
+  float *mean_img; /* the mean image (o.aug.mean_img points here), or NULL */
   uint64_t *offsets_all; /* of every record of the file, file order */
   int64_t n_all;         /* records in the file */
   const uint64_t *offsets; /* of the part's records: offsets_all + first */
@@ -107,6 +111,7 @@ static const opt_def kOpts[] = {
     OPT("brightness", OPT_F32, aug.brightness, 0, 1),
     OPT("contrast", OPT_F32, aug.contrast, 0, 1),
     OPT("saturation", OPT_F32, aug.saturation, 0, 1),
+    OPT("mean_img", OPT_STR, mean_img_path, 0, 0),
     OPT("mean_r", OPT_F32, aug.mean[0], -1e6, 1e6),
     OPT("mean_g", OPT_F32, aug.mean[1], -1e6, 1e6),
     OPT("mean_b", OPT_F32, aug.mean[2], -1e6, 1e6),
@@ -176,6 +181,7 @@ static int set_opt(img_opts *o, const opt_def *d, const char *v) {
   }
   double x = 0;
   MXC_FORWARD_IF_ERROR(parse_number(d, v, &x));
+  if (!strncmp(d->name, "mean_", 5)) o->mean_rgb_given = 1;
   if (d->kind == OPT_F32) *(float *)field = (float)x;
   else if (!strncmp(d->name, "rand_", 5)) *(int *)field = (int)x;
   else *(int64_t *)field = (int64_t)x;
@@ -203,6 +209,12 @@ static int check_opts(const img_opts *o) {
                       "image record iter: part_index %" PRId64 " with "
                       "num_parts %" PRId64 "; expected part_index < num_parts",
                       o->part_index, o->num_parts);
+  MXC_RETURN_ERROR_IF(o->mean_img_path && *o->mean_img_path &&
+                          o->mean_rgb_given,
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "image record iter: mean_img and mean_r/g/b are both "
+                      "given; expected one way of subtracting a mean (a "
+                      "mean image, or one value per channel)");
   return MXC_OK;
 }
 
@@ -272,14 +284,11 @@ static int read_example(img_iter *it, mxc__recordio *r, int64_t rec,
   char what[300];
   snprintf(what, sizeof what, "'%.200s' record %" PRId64, it->o.rec_path,
            it->first + rec);
-  int has = 0;
-  MXC_FORWARD_IF_ERROR(mxc__recordio_seek(r, it->offsets[rec]));
-  MXC_FORWARD_IF_ERROR(mxc__recordio_next(r, &has));
-  MXC_RETURN_ERROR_IF(!has, MXC_ERR_IO, "%s: missing", what);
-  size_t size;
-  const unsigned char *d = mxc__recordio_data(r, &size);
   mxc__image_header h;
-  MXC_FORWARD_IF_ERROR(mxc__image_header_parse(d, size, &h));
+  const unsigned char *payload;
+  size_t size;
+  MXC_FORWARD_IF_ERROR(mxc__image_record_at(r, it->offsets[rec], what, &h,
+                                            &payload, &size));
   uint32_t n_labels = h.flag ? h.flag : 1;
   MXC_RETURN_ERROR_IF(n_labels < (uint64_t)it->o.label_width, MXC_ERR_IO,
                       "%s: %u labels; label_width is %" PRId64, what, n_labels,
@@ -288,9 +297,8 @@ static int read_example(img_iter *it, mxc__recordio *r, int64_t rec,
     label[k] = mxc__image_header_label(&h, (uint32_t)k);
   }
   mxc__image im;
-  MXC_FORWARD_IF_ERROR(mxc__image_decode(d + h.payload_offset,
-                                         size - h.payload_offset,
-                                         (int)it->o.aug.c, what, &im));
+  MXC_FORWARD_IF_ERROR(
+      mxc__image_decode(payload, size, (int)it->o.aug.c, what, &im));
   float u[7];
   mxc__aug_draws((uint64_t)it->o.seed, epoch, it->first + rec, u);
   int rc = mxc__image_augment(&im, &it->o.aug, u, data);
@@ -517,6 +525,8 @@ static void img_free(void *impl) {
   mxc__free(it->slots);
   mxc__free(it->order);
   mxc__free(it->offsets_all);
+  mxc__free(it->mean_img);
+  mxc__free(it->o.mean_img_path);
   mxc__free(it->o.rec_path);
   mxc__free(it);
 }
@@ -564,6 +574,17 @@ static int open_part(img_iter *it) {
   return select_part(it, it->o.num_parts, it->o.part_index);
 }
 
+/* The mean image, before the workers start (they read it). */
+static int load_mean(img_iter *it) {
+  if (!it->o.mean_img_path || !*it->o.mean_img_path) return MXC_OK;
+  const mxc__image_records recs = {it->o.rec_path, it->offsets_all,
+                                   it->n_all};
+  MXC_FORWARD_IF_ERROR(mxc__image_mean_get(it->o.mean_img_path, &recs,
+                                           &it->o.aug, &it->mean_img));
+  it->o.aug.mean_img = it->mean_img;
+  return MXC_OK;
+}
+
 static int image_iter_new(int n, const char *const *keys,
                           const char *const *vals, img_iter *it) {
   pthread_mutex_init(&it->mu, NULL);
@@ -571,6 +592,7 @@ static int image_iter_new(int n, const char *const *keys,
   pthread_cond_init(&it->cv_done, NULL);
   MXC_FORWARD_IF_ERROR(parse_opts(n, keys, vals, &it->o));
   MXC_FORWARD_IF_ERROR(open_part(it));
+  MXC_FORWARD_IF_ERROR(load_mean(it));
   MXC_FORWARD_IF_ERROR(alloc_state(it));
   return start_workers(it);
 }
