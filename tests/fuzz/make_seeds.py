@@ -272,6 +272,13 @@ def image_iter_seeds():
         for name, flags in (("plain", 0), ("color_aug", 0x1F)):
             head = bytes([flags, 7, 9, 2, 1])
             put("fuzz_image_iter", name, head + rec)
+        # flags 0x61: color, a part byte (part 1 of 3), a mean_img file of
+        # data_shape (3, 8, 10)
+        mx = load_script("make_mxnet_params")
+        mean = mx.list_bytes(2, [("array", mx.np.full((3, 8, 10), 100, mx.np.float32))],
+                             ["mean_img"])
+        head = bytes([0x61, 7, 9, 2, 1, 0x42])
+        put("fuzz_image_iter", "mean_parts", head + u16(len(mean)) + mean + rec)
 
 
 def dlpack_seeds():
