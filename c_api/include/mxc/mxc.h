@@ -822,7 +822,8 @@ MXC_API int mxc_data_iter_csv_create(const char *data_path,
  *                            (reported as pad), 0 drops it;
  *   num_parts (1), part_index (0): this worker reads records
  *                            [n*part_index/num_parts, n*(part_index+1)/
- *                            num_parts) of the file's n;
+ *                            num_parts) of the file's n (or later
+ *                            mxc_data_iter_set_parts);
  *   preprocess_threads (2), prefetch_buffer (4): decoding threads, and
  *                            how many batches they may run ahead;
  *   resize (-1): shorter side scaled to this first; pad (0): a border of
@@ -830,7 +831,20 @@ MXC_API int mxc_data_iter_csv_create(const char *data_path,
  *   rand_mirror (0), max_rotate_angle (0, degrees), fill_value (255),
  *   brightness, contrast, saturation (0: jitter strengths in [0, 1]),
  *   mean_r/g/b (0), std_r/g/b (1), scale (1): out = (v - mean) / std *
- *   scale per channel (gray uses the _r values).
+ *   scale per channel (gray uses the _r values);
+ *   mean_img (none):         a file (path copied) holding an array named
+ *                            "mean_img" of shape data_shape (float32,
+ *                            MXNet's NDArray format or mxc's), subtracted
+ *                            per pixel instead of mean_r/g/b (giving both
+ *                            is MXC_ERR_INVALID_ARGUMENT); when the file
+ *                            does not exist, the mean over every record
+ *                            of the file (deterministic steps only: no
+ *                            random augmentation, no normalization) is
+ *                            computed here and saved there atomically. A
+ *                            file without that array is MXC_ERR_IO,
+ *                            another dtype MXC_ERR_DTYPE, another shape
+ *                            MXC_ERR_SHAPE (the message names the file
+ *                            and both shapes).
  * Data batches are float32 (batch_size, C, H, W), labels float32
  * (batch_size) or (batch_size, label_width). The augmentation is defined
  * exactly in core/io/image_aug.h; an example's result depends only on
