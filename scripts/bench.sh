@@ -11,7 +11,7 @@
 # Timings need a quiet machine; tests never depend on them.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh
+scripts/setup.sh --bench
 bazel build -c opt //bench:all
 for b in engine ops exec fusion sparse; do
   echo "== bench/$b"

@@ -1,6 +1,7 @@
 #!/bin/bash
-# Installs the Debian packages mxc needs to build and test, if any is
-# missing. Safe to run repeatedly; needs root (or sudo) only when it has
+# Installs the Debian packages mxc needs to build and test (with --bench:
+# and to run the benchmarks), if any is missing. Safe to run repeatedly;
+# needs root (or sudo) only when it has
 # something to install.
 set -euo pipefail
 pkgs=(
@@ -33,12 +34,17 @@ pkgs=(
   clang libclang-rt-14-dev     # libFuzzer and the fuzz targets (tests/fuzz)
   gnuplot-nox graphviz         # examples: --curves PNG, --graph SVG (optional)
 )
-# node and npm run ONNX Runtime, bench/infer's peer (scripts/bench.sh
-# installs npm's onnxruntime-node into a cache folder). A machine may have
-# them from elsewhere (NodeSource's nodejs bundles npm and conflicts with
-# Debian's npm), so only a missing command asks for Debian's package.
-command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
-command -v npm >/dev/null 2>&1 || pkgs+=(npm)
+# --bench: also what the benchmarks alone need (scripts/bench.sh passes
+# it; the tests never do, which keeps CI's install short: Debian's npm
+# brings hundreds of packages). node and npm run ONNX Runtime, bench/infer's
+# peer (scripts/bench.sh installs npm's onnxruntime-node into a cache
+# folder). A machine may have them from elsewhere (NodeSource's nodejs
+# bundles npm and conflicts with Debian's npm), so only a missing command
+# asks for Debian's package.
+if [ "${1:-}" = --bench ]; then
+  command -v node >/dev/null 2>&1 || pkgs+=(nodejs)
+  command -v npm >/dev/null 2>&1 || pkgs+=(npm)
+fi
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

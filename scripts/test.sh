@@ -74,9 +74,12 @@ if [ "${MXC_TEST_QUICK:-0}" != 1 ]; then
   # .bazelrc: bazel-out/k8-optasan, k8-opttsan), so the three builds
   # coexist in one cache; their test logs are under
   # bazel-out/k8-optasan/testlogs and bazel-out/k8-opttsan/testlogs.
-  pass "ASan+UBSan" bazel test --config=asan //...
+  # --build_tests_only: the sanitizer builds compile what the tests run,
+  # not every benchmark and example again (the default build above
+  # compiles those once).
+  pass "ASan+UBSan" bazel test --config=asan --build_tests_only //...
   skipped bazel-out/k8-optasan/testlogs
-  pass "TSan" bazel test --config=tsan //...
+  pass "TSan" bazel test --config=tsan --build_tests_only //...
   skipped bazel-out/k8-opttsan/testlogs
   # Every libFuzzer target for a short run under ASan+UBSan (clang,
   # --config=fuzz; long runs: scripts/fuzz.sh TARGET MINUTES). The corpus

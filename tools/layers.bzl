@@ -56,6 +56,13 @@ LAYER_RULES = {
     "backends/onednn": ["mxc", "core/base", "core/profiler", "core/storage",
                         "core/engine", "core/ndarray", "core/resource",
                         "core/op", "ops/*"],
+    # The GPU backend's host side: the plug-in's kernels attached by name.
+    "backends/gpu": ["mxc", "core/base", "core/profiler", "core/storage",
+                     "core/engine", "core/ndarray", "core/resource",
+                     "core/op"],
+    # The CUDA plug-in (its own library, loaded with dlopen): the plug-in
+    # interface of core/base alone; it links nothing of libmxc.
+    "backends/cuda": ["mxc", "core/base"],
     # The ABI layer sees the library's core; it links the families (//ops)
     # but never includes them: operators are reached by name.
     "c_api/src": ["mxc", "core/*"],

@@ -24,11 +24,7 @@ typedef struct feature {
 
 static const feature k_features[] = {
     {"CPU", 1},
-#ifdef MXC_USE_CUDA
-    {"CUDA", 1},
-#else
-    {"CUDA", 0},
-#endif
+    {"CUDA", 0}, /* run time: the plug-in loaded and sees a GPU */
     {"OPENBLAS", 0}, /* added by the linalg family: see feature_value */
     /* The GEMM float32 products use in this process, one of the three
      * (chosen at run time: ops/linalg/gemm_choice.h). */
@@ -63,8 +59,10 @@ const char *mxc_feature_name(int index) {
   return k_features[index].name;
 }
 
-/* Features plug-ins provide are asked of the registry. */
+/* Features plug-ins provide are asked of the registry; CUDA of the GPU
+ * plug-in's loader (asking loads it). */
 static int feature_value(const feature *f) {
+  if (strcmp(f->name, "CUDA") == 0) return mxc__have_cuda();
   return f->enabled || mxc__op_feature(f->name);
 }
 
@@ -87,6 +85,10 @@ int mxc_feature_enabled(const char *name, int *out_enabled) {
 int mxc_device_count(int dev_type, int *out_count) {
   API_CHECK_OUT(out_count, "mxc_device_count", "out_count");
   return mxc__device_count(dev_type, out_count);
+}
+
+int mxc_device_check(int dev_type, int dev_id) {
+  return mxc__device_check(dev_type, dev_id, "mxc_device_check");
 }
 
 const char *mxc_last_error(void) { return mxc__error_msg(); }

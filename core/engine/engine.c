@@ -266,15 +266,13 @@ static int check_push(const mxc__engine *e, const mxc__push_args *a) {
                       "engine_push: too many variables (%d reads, %d writes)",
                       a->n_reads, a->n_writes);
   MXC_RETURN_ERROR_IF(
-      a->dev.type == MXC_DEVICE_GPU, MXC_ERR_UNSUPPORTED,
-      "engine_push: operator '%s' is for GPU %d, but the engine has worker "
-      "pools for the CPU only",
-      a->name ? a->name : "(unnamed)", a->dev.id);
-  MXC_RETURN_ERROR_IF(
-      a->dev.type != MXC_DEVICE_CPU || a->dev.id < 0, MXC_ERR_INVALID_ARGUMENT,
+      (a->dev.type != MXC_DEVICE_CPU && a->dev.type != MXC_DEVICE_GPU) ||
+          a->dev.id < 0,
+      MXC_ERR_INVALID_ARGUMENT,
       "engine_push: bad device (type %d, id %d) for operator '%s'; "
-      "expected MXC_DEVICE_CPU (%d) with id >= 0",
-      a->dev.type, a->dev.id, a->name ? a->name : "(unnamed)", MXC_DEVICE_CPU);
+      "expected MXC_DEVICE_CPU (%d) or MXC_DEVICE_GPU (%d) with id >= 0",
+      a->dev.type, a->dev.id, a->name ? a->name : "(unnamed)", MXC_DEVICE_CPU,
+      MXC_DEVICE_GPU);
   return MXC_OK;
 }
 

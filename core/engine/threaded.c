@@ -235,6 +235,10 @@ static mxc__op *finish(mxc__op *op, mxc__worker *w, int allow_inline) {
 /* The pool that runs work for dev. Only the CPU pool exists, and
  * mxc__engine_push has already turned other devices away; per-GPU pools
  * would be looked up here. */
+/* GPU work runs on the CPU workers for now: the plug-in's kernels return
+ * when their results are ready (core/base/gpu_plugin.h), so a CPU worker
+ * blocked on one is what orders it. Per-GPU workers with their own
+ * streams replace this. */
 static mxc__pool *pool_for(mxc__engine *e, mxc__device dev) {
   (void)dev;
   return e->cpu;

@@ -466,10 +466,13 @@ static int bind_arrays(mxc__executor *ex, mxc__ndarray *const *args,
 
 /* ---- inference passes ---- */
 
-/* The passes run for executors that compute no gradient, over dense
+/* The passes run for CPU executors that compute no gradient, over dense
  * arrays (the fused kernels read dense blobs), unless the flag says no. */
 static int passes_wanted(const mxc__executor *ex) {
   if (ex->flags & MXC_BIND_NO_INFER_PASSES) return 0;
+  /* BN folding writes on the host, and the fused operators have CPU
+   * kernels only. */
+  if (ex->dev.type != MXC_DEVICE_CPU) return 0;
   for (int i = 0; i < ex->n_args; ++i) {
     if (ex->grad_req[i] != MXC_REQ_NULL) return 0;
   }

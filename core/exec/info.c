@@ -5,6 +5,7 @@
 #include "core/base/alloc.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"
+#include "core/base/gpu.h"
 #include "core/exec/executor.h"
 #include "core/fuse/fuse.h"
 #include "core/graph/infer.h"
@@ -205,16 +206,26 @@ static mxc__ndarray *param_target(const mxc__executor *ex, const char *name) {
 typedef struct load_op {
   mxc__ndarray_list *list;
   int n;
+  int dst_gpu; /* the executor's GPU id, or MXC__GPU_HOST */
   void **dst;
   const void **src;
   size_t *nbytes;
 } load_op;
 
+/* Loaded arrays are on the host; the executor's may be device memory. */
 static int load_fn(void *arg, mxc__exec *ex) {
-  (void)ex;
   const load_op *op = arg;
   for (int i = 0; i < op->n; ++i) {
-    if (op->nbytes[i]) memcpy(op->dst[i], op->src[i], op->nbytes[i]);
+    if (op->dst_gpu == MXC__GPU_HOST) {
+      if (op->nbytes[i]) memcpy(op->dst[i], op->src[i], op->nbytes[i]);
+      continue;
+    }
+    int rc = mxc__gpu_copy(op->dst[i], op->dst_gpu, op->src[i],
+                           MXC__GPU_HOST, op->nbytes[i]);
+    if (rc != MXC_OK) {
+      mxc__exec_set_error(ex, mxc__error_msg());
+      return rc;
+    }
   }
   return MXC_OK;
 }
@@ -284,6 +295,8 @@ int mxc__executor_load_params(mxc__executor *ex, const char *path,
     op->dst = mxc__calloc(n, sizeof *op->dst);
     op->src = mxc__calloc(n, sizeof *op->src);
     op->nbytes = mxc__calloc(n, sizeof *op->nbytes);
+    op->dst_gpu =
+        ex->dev.type == MXC_DEVICE_GPU ? ex->dev.id : MXC__GPU_HOST;
   }
   int rc = (op && reads && writes && op->dst && op->src && op->nbytes)
                ? MXC_OK

@@ -5,6 +5,7 @@
 #include "core/base/alloc.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"
+#include "core/base/gpu.h"
 #include "core/ndarray/ndarray.h"
 #include "core/profiler/profiler.h"
 
@@ -12,26 +13,42 @@ typedef struct copy_args {
   void *dst;
   const void *src;
   size_t nbytes;
+  int dst_gpu, src_gpu; /* GPU ids, or MXC__GPU_HOST */
 } copy_args;
 
-/* memmove: src and dst may be overlapping views of one chunk. */
-/* The copy as a span of the thread that runs it, with its size. */
-static void copy_profiled(const copy_args *c, const mxc__exec *ex) {
-  int64_t t0 = mxc__prof_now();
+/* The GPU id of a's memory, or MXC__GPU_HOST. */
+static int gpu_of(const mxc__ndarray *a) {
+  return a->chunk->dev.type == MXC_DEVICE_GPU ? a->chunk->dev.id
+                                               : MXC__GPU_HOST;
+}
+
+/* memmove: src and dst may be overlapping views of one chunk. Device
+ * memory goes through the plug-in, which the host must never touch. */
+static int copy_bytes(const copy_args *c) {
+  if (c->dst_gpu != MXC__GPU_HOST || c->src_gpu != MXC__GPU_HOST) {
+    return mxc__gpu_copy(c->dst, c->dst_gpu, c->src, c->src_gpu, c->nbytes);
+  }
   if (c->nbytes) memmove(c->dst, c->src, c->nbytes);
+  return MXC_OK;
+}
+
+/* The copy as a span of the thread that runs it, with its size. */
+static int copy_profiled(const copy_args *c, const mxc__exec *ex) {
+  int64_t t0 = mxc__prof_now();
+  int rc = copy_bytes(c);
   char bytes[32];
   snprintf(bytes, sizeof bytes, "%zu", c->nbytes);
   mxc__prof_span(MXC__PROF_COPY, mxc__exec_name(ex), t0, "bytes", bytes);
+  return rc;
 }
 
 static int copy_fn(void *arg, mxc__exec *ex) {
   copy_args *c = arg;
-  if (mxc__prof_on(MXC__PROF_COPY)) {
-    copy_profiled(c, ex);
-  } else if (c->nbytes) {
-    memmove(c->dst, c->src, c->nbytes);
-  }
-  return MXC_OK;
+  int rc = mxc__prof_on(MXC__PROF_COPY) ? copy_profiled(c, ex) : copy_bytes(c);
+  /* The message lives in this worker's error slot: hand it to the engine,
+   * which reports it at the waiter's next wait. */
+  if (rc != MXC_OK) mxc__exec_set_error(ex, mxc__error_msg());
+  return rc;
 }
 
 static int check_nbytes(const mxc__ndarray *a, size_t nbytes,
@@ -55,6 +72,14 @@ static int check_nbytes(const mxc__ndarray *a, size_t nbytes,
   return MXC_OK;
 }
 
+/* The worker pool that runs a copy. A copy involving a GPU is host code
+ * calling the plug-in's synchronous copy, so it runs on the CPU workers
+ * until GPUs have engine workers and streams of their own. */
+static mxc__device copy_device(const mxc__ndarray *a) {
+  mxc__device cpu = {MXC_DEVICE_CPU, 0};
+  return a->chunk->dev.type == MXC_DEVICE_GPU ? cpu : a->chunk->dev;
+}
+
 static int push_impl(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
                      const mxc__ndarray *read, const mxc__ndarray *write,
                      int priority, const char *name, int run_here) {
@@ -72,7 +97,7 @@ static int push_impl(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
   p.n_writes = write ? 1 : 0;
   p.priority = priority;
   p.name = name;
-  p.dev = on->chunk->dev;
+  p.dev = fn == copy_fn ? copy_device(on) : on->chunk->dev;
   p.run_here = run_here;
   return mxc__engine_push(mxc__ndarray_engine(on), &p);
 }
@@ -80,6 +105,18 @@ static int push_impl(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
 int mxc__ndarray_push(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
                       const mxc__ndarray *read, const mxc__ndarray *write,
                       int priority, const char *name) {
+  /* Pushed host code (fills, initializers, sparse work) touches the
+   * arrays' memory: device memory is not its to read. Operators reach a
+   * GPU through their kernels (mxc__op_invoke). */
+  for (int i = 0; i < 2; ++i) {
+    const mxc__ndarray *a = i ? write : read;
+    MXC_RETURN_ERROR_IF(fn != copy_fn && a &&
+                            a->chunk->dev.type == MXC_DEVICE_GPU,
+                        MXC_ERR_UNSUPPORTED,
+                        "'%s' runs on the host and cannot take an array on "
+                        "gpu(%d) yet",
+                        name ? name : "work", a->chunk->dev.id);
+  }
   return push_impl(fn, arg, free_fn, read, write, priority, name, 0);
 }
 
@@ -101,7 +138,8 @@ int mxc__ndarray_copy_from_host(const mxc__ndarray *a, const void *src,
                                 size_t nbytes) {
   MXC_FORWARD_IF_ERROR(check_nbytes(a, nbytes, src, "copy_from_host"));
   MXC_FORWARD_IF_ERROR(mxc__ndarray_ensure_alloc(a));
-  copy_args args = {mxc__ndarray_ptr(a), src, nbytes};
+  copy_args args = {mxc__ndarray_ptr(a), src, nbytes, gpu_of(a),
+                    MXC__GPU_HOST};
   return push_and_wait(a, &args, 1, "copy_from_host");
 }
 
@@ -109,8 +147,29 @@ int mxc__ndarray_copy_to_host(const mxc__ndarray *a, void *dst,
                               size_t nbytes) {
   MXC_FORWARD_IF_ERROR(check_nbytes(a, nbytes, dst, "copy_to_host"));
   MXC_FORWARD_IF_ERROR(mxc__ndarray_ensure_alloc(a));
-  copy_args args = {dst, mxc__ndarray_ptr(a), nbytes};
+  copy_args args = {dst, mxc__ndarray_ptr(a), nbytes, MXC__GPU_HOST,
+                    gpu_of(a)};
   return push_and_wait(a, &args, 0, "copy_to_host");
+}
+
+int mxc__ndarray_host_bytes(const mxc__ndarray *a, const void **out,
+                            void **owned) {
+  *owned = NULL;
+  if (a->chunk->dev.type != MXC_DEVICE_GPU) {
+    *out = mxc__ndarray_ptr(a);
+    return MXC_OK;
+  }
+  size_t n = mxc__ndarray_nbytes(a);
+  void *buf = mxc__malloc(n ? n : 1);
+  MXC_RETURN_ERROR_IF(!buf, MXC_ERR_OOM,
+                      "out of memory for a host copy of %zu bytes", n);
+  int rc = mxc__ndarray_copy_to_host(a, buf, n);
+  if (rc != MXC_OK) {
+    mxc__free(buf);
+    return rc;
+  }
+  *out = *owned = buf;
+  return MXC_OK;
 }
 
 static void free_args(void *arg) { mxc__free(arg); }
@@ -127,10 +186,6 @@ int mxc__copy_check(const mxc__ndarray *src, const mxc__ndarray *dst) {
                       "copy: source dtype %s differs from destination dtype "
                       "%s; cast explicitly",
                       mxc__dtype_name(src->dtype), mxc__dtype_name(dst->dtype));
-  MXC_RETURN_ERROR_IF(src->chunk->dev.type != dst->chunk->dev.type,
-                      MXC_ERR_UNSUPPORTED,
-                      "copy: copies between device types are not supported "
-                      "in this build");
   return MXC_OK;
 }
 
@@ -146,6 +201,8 @@ int mxc__ndarray_copy(const mxc__ndarray *src, const mxc__ndarray *dst) {
   args->dst = mxc__ndarray_ptr(dst);
   args->src = mxc__ndarray_ptr(src);
   args->nbytes = mxc__ndarray_nbytes(src);
+  args->dst_gpu = gpu_of(dst);
+  args->src_gpu = gpu_of(src);
   int rc = mxc__ndarray_push(copy_fn, args, free_args, src, dst, 0, "copy");
   if (rc != MXC_OK) mxc__free(args);
   return rc;

@@ -61,7 +61,10 @@ int mxc__ndarray_to_dlpack(const mxc__ndarray *a, DLManagedTensor **out) {
   mxc__engine_var_set_external(a->chunk->var);
   DLTensor *t = &ctx->managed.dl_tensor;
   t->data = mxc__ndarray_ptr(a);
-  t->device.device_type = kDLCPU;
+  /* A GPU array's data pointer is device memory: the consumer sees that
+   * from the device type (kDLCUDA, as torch.utils.dlpack expects). */
+  t->device.device_type =
+      a->chunk->dev.type == MXC_DEVICE_GPU ? kDLCUDA : kDLCPU;
   t->device.device_id = a->chunk->dev.id;
   t->ndim = a->shape.ndim;
   t->dtype.code = m->code;

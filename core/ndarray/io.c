@@ -63,7 +63,12 @@ static int save_entry(mxc__file *f, const mxc__ndarray *a, const char *name) {
   put_u64(b, nbytes);
   MXC_FORWARD_IF_ERROR(put(f, &crc, b, 8));
   if (nbytes) {
-    MXC_FORWARD_IF_ERROR(put(f, &crc, mxc__ndarray_ptr(a), nbytes));
+    const void *data;
+    void *owned;
+    MXC_FORWARD_IF_ERROR(mxc__ndarray_host_bytes(a, &data, &owned));
+    int rc = put(f, &crc, data, nbytes);
+    mxc__free(owned);
+    MXC_FORWARD_IF_ERROR(rc);
   }
   put_u32(b, crc);
   return mxc__file_write(f, b, 4);

@@ -565,7 +565,13 @@ static int put_array_head(mxc__file *f, const mxc__ndarray *a, int version,
 static int put_dense(mxc__file *f, const mxc__ndarray *a, int version) {
   MXC_FORWARD_IF_ERROR(put_array_head(f, a, version, NULL));
   size_t n = mxc__ndarray_nbytes(a);
-  return put_bytes(f, n ? mxc__ndarray_ptr(a) : NULL, n);
+  if (n == 0) return put_bytes(f, NULL, 0);
+  const void *data;
+  void *owned;
+  MXC_FORWARD_IF_ERROR(mxc__ndarray_host_bytes(a, &data, &owned));
+  int rc = put_bytes(f, data, n);
+  mxc__free(owned);
+  return rc;
 }
 
 /* parts[0] = values, parts[1..] = index arrays: dense copies. */

@@ -118,9 +118,16 @@ int mxc__ndarray_copy_from_host(const mxc__ndarray *a, const void *src,
                                 size_t nbytes);
 int mxc__ndarray_copy_to_host(const mxc__ndarray *a, void *dst, size_t nbytes);
 
+/* a's bytes, readable by the host: its own memory for a CPU array, a copy
+ * for a GPU array (*owned then holds it: mxc__free it after use; NULL for
+ * a CPU array). Dense arrays whose pending writes were waited for. For
+ * writers of files (save), which read data on the calling thread. */
+int mxc__ndarray_host_bytes(const mxc__ndarray *a, const void **out,
+                            void **owned);
+
 /* Asynchronous copy src -> dst (same shape and dtype). */
 int mxc__ndarray_copy(const mxc__ndarray *src, const mxc__ndarray *dst);
-/* The checks every copy makes (shapes, dtypes, device types equal):
+/* The checks every copy makes (shapes and dtypes equal; any devices):
  * MXC_OK or the error naming both sides. */
 int mxc__copy_check(const mxc__ndarray *src, const mxc__ndarray *dst);
 

@@ -198,12 +198,24 @@ static int sparse_new(int stype, const mxc__shape *shape, int dtype,
   return MXC_OK;
 }
 
+/* Sparse storage is host code throughout (formats are checked and walked
+ * on the CPU), so its arrays live there until sparse GPU kernels exist. */
+static int sparse_device_check(mxc__device dev) {
+  MXC_FORWARD_IF_ERROR(mxc__device_check(dev.type, dev.id, "device"));
+  MXC_RETURN_ERROR_IF(dev.type == MXC_DEVICE_GPU, MXC_ERR_UNSUPPORTED,
+                      "device: sparse arrays (csr, row_sparse) live on the "
+                      "CPU in this release, not gpu(%d); create it on the "
+                      "CPU, or use a dense array on the GPU",
+                      dev.id);
+  return MXC_OK;
+}
+
 int mxc__ndarray_create_sparse(int stype, const mxc__shape *shape, int dtype,
                                int index_dtype, mxc__device dev,
                                mxc__ndarray **out) {
   MXC_FORWARD_IF_ERROR(
       check_layout(stype, shape, dtype, index_dtype, "create sparse array"));
-  MXC_FORWARD_IF_ERROR(mxc__device_check(dev.type, dev.id, "device"));
+  MXC_FORWARD_IF_ERROR(sparse_device_check(dev));
   blocks b;
   MXC_FORWARD_IF_ERROR(
       blocks_alloc(stype, shape, dtype, index_dtype, dev, 0, &b));
@@ -229,7 +241,7 @@ static int create_host(int stype, const mxc__shape *shape, int dtype,
                        const void *const *host, int64_t nnz, const char *what,
                        mxc__ndarray **out) {
   MXC_FORWARD_IF_ERROR(check_layout(stype, shape, dtype, index_dtype, what));
-  MXC_FORWARD_IF_ERROR(mxc__device_check(dev.type, dev.id, "device"));
+  MXC_FORWARD_IF_ERROR(sparse_device_check(dev));
   MXC_FORWARD_IF_ERROR(check_nnz(stype, shape, index_dtype, nnz,
                                  MXC_ERR_INVALID_ARGUMENT, what));
   blocks b;

@@ -97,6 +97,12 @@ static int collect(mxc__user_fn *op, mxc__ndarray *const *arrays, int n,
       rc = mxc__error_set(MXC_ERR_STYPE,
                           "the array is sparse; pushed functions take dense "
                           "arrays");
+    } else if (a->chunk->dev.type == MXC_DEVICE_GPU) {
+      /* The function runs on the host: device memory is not its to read. */
+      rc = mxc__error_set(MXC_ERR_UNSUPPORTED,
+                          "the array is on gpu(%d); pushed functions run on "
+                          "the host and take CPU arrays (copy it first)",
+                          a->chunk->dev.id);
     }
     if (rc == MXC_OK) rc = mxc__ndarray_ensure_alloc(a);
     if (rc != MXC_OK) {

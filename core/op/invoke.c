@@ -436,9 +436,40 @@ static int pick_kernel(const mxc__op *op, const void *param,
   /* The CUDA backend adds the copy to the CPU and back here; until then
    * a device without a kernel for the call is an error. */
   MXC_RETURN_ERROR_IF(!*out, MXC_ERR_UNSUPPORTED,
-                      "operator '%s': no kernel for device type %d and "
-                      "these input dtypes",
-                      op->name, dev.type);
+                      "operator '%s': no kernel for %s(%d) and these input "
+                      "dtypes",
+                      op->name, dev.type == MXC_DEVICE_GPU ? "gpu" : "cpu",
+                      dev.id);
+  return MXC_OK;
+}
+
+/* 1 when a and b name the same memory: one GPU, or the CPU (all of
+ * whose ids share its memory). */
+static int same_memory(mxc__device a, mxc__device b) {
+  return a.type == b.type && (a.type == MXC_DEVICE_CPU || a.id == b.id);
+}
+
+/* The call's device: its first array's. Every array must be there: a
+ * kernel reads all of them in one memory (copies between devices are
+ * explicit, as in MXNet). */
+static int call_device(const mxc__op *op, mxc__ndarray *const *in, int n_in,
+                       mxc__ndarray *const *out, int n_out,
+                       mxc__device *dev) {
+  mxc__device d = {MXC_DEVICE_CPU, 0};
+  if (n_in > 0) d = in[0]->chunk->dev;
+  else if (n_out > 0 && out[0]) d = out[0]->chunk->dev;
+  for (int i = 0; i < n_in + n_out; ++i) {
+    const mxc__ndarray *a = i < n_in ? in[i] : out[i - n_in];
+    if (!a || same_memory(a->chunk->dev, d)) continue;
+    return mxc__error_set(
+        MXC_ERR_INVALID_ARGUMENT,
+        "operator '%s': %s %d is on %s(%d) but the call runs on %s(%d); "
+        "copy it there first (mxc_ndarray_copy)",
+        op->name, i < n_in ? "input" : "output", i < n_in ? i : i - n_in,
+        a->chunk->dev.type == MXC_DEVICE_GPU ? "gpu" : "cpu",
+        a->chunk->dev.id, d.type == MXC_DEVICE_GPU ? "gpu" : "cpu", d.id);
+  }
+  *dev = d;
   return MXC_OK;
 }
 
@@ -448,12 +479,12 @@ static int invoke_with(const mxc__op *op, const void *param,
                        mxc__ndarray *const *in, int n_in, mxc__ndarray **out,
                        int n_out, const mxc__req *req, int n_total,
                        call_bufs *b) {
-  mxc__device dev = {MXC_DEVICE_CPU, 0};
+  mxc__device dev;
   for (int i = 0; i < n_in; ++i) {
     MXC_RETURN_ERROR_IF(!in[i], MXC_ERR_INVALID_ARGUMENT,
                         "operator '%s': input %d is NULL", op->name, i);
-    if (i == 0) dev = in[0]->chunk->dev;
   }
+  MXC_FORWARD_IF_ERROR(call_device(op, in, n_in, out, n_out, &dev));
   mxc__shape *oshape = b->oshape;
   int *otype = b->otype, *ostype = b->ostype, dispatch;
   mxc__ndarray **given = b->given;

@@ -3,7 +3,8 @@
  * Layout:
  *  - A backend (a small table of function pointers) per device type gets
  *    raw memory from the system. The CPU backend wraps mxc__aligned_alloc;
- *    a CUDA backend slots into k_backends[MXC_DEVICE_GPU] later.
+ *    the GPU one takes device memory from the CUDA plug-in
+ *    (core/base/gpu.h).
  *  - A pool per device (all CPU ids share one, since they name the same
  *    memory; one per GPU id) keeps freed blocks in per-size-class stacks
  *    and the statistics, all under one mutex that is never held across a
@@ -31,6 +32,7 @@
 #include "core/base/alloc.h"
 #include "core/base/assert.h"
 #include "core/base/error.h"
+#include "core/base/gpu.h"
 #include "core/profiler/profiler.h"
 
 #define ALIGNMENT 64
@@ -40,9 +42,7 @@
 #define MAX_REQUEST ((size_t)1 << (SIZE_BITS - 2))
 /* Class 0 is 64 bytes; then 4 per octave from (64,128] to (MAX/2, MAX]. */
 #define NUM_CLASSES (1 + 4 * (SIZE_BITS - 2 - MIN_CLASS_LOG2))
-/* GPU ids a CUDA build will accept; pools are static, so this is fixed. */
-#define MAX_GPUS 16
-#define NUM_POOLS (1 + MAX_GPUS) /* pool 0: CPU; pool 1 + i: gpu(i) */
+#define NUM_POOLS (1 + MXC__MAX_GPUS) /* pool 0: CPU; pool 1 + i: gpu(i) */
 #define STACK_INITIAL_CAP 8
 
 /* Raw memory of one device type. alloc returns ALIGNMENT-aligned memory
@@ -65,11 +65,20 @@ static void cpu_release(int dev_id, void *ptr) {
 
 static const storage_backend k_cpu_backend = {"cpu", cpu_alloc, cpu_release};
 
-/* Indexed by MXC_DEVICE_*. The GPU entry stays NULL until a CUDA build
- * provides a backend (cudaMalloc/cudaFree with the device set). */
+/* Device memory is 256-byte aligned (the plug-in's promise), which covers
+ * ALIGNMENT. Only ids mxc__device_check accepted get here. */
+static void *gpu_alloc(int dev_id, size_t nbytes) {
+  return mxc__gpu_alloc(dev_id, nbytes);
+}
+
+static void gpu_release(int dev_id, void *ptr) { mxc__gpu_free(dev_id, ptr); }
+
+static const storage_backend k_gpu_backend = {"gpu", gpu_alloc, gpu_release};
+
+/* Indexed by MXC_DEVICE_*. */
 static const storage_backend *const k_backends[] = {
     [MXC_DEVICE_CPU] = &k_cpu_backend,
-    [MXC_DEVICE_GPU] = NULL,
+    [MXC_DEVICE_GPU] = &k_gpu_backend,
 };
 
 /* Cached blocks of one size class: ptrs[0..count) are free blocks. */
@@ -172,16 +181,10 @@ static int pool_for(mxc__device dev, const char *what, pool **out_pool,
                     const storage_backend **out_backend) {
   MXC_FORWARD_IF_ERROR(mxc__device_check(dev.type, dev.id, what));
   const storage_backend *be = k_backends[dev.type];
-  MXC_RETURN_ERROR_IF(be == NULL, MXC_ERR_UNSUPPORTED,
-                      "%s: no allocator for device type %d in this build",
-                      what, dev.type);
-  int index = 0;
-  if (dev.type == MXC_DEVICE_GPU) {
-    MXC_RETURN_ERROR_IF(dev.id >= MAX_GPUS, MXC_ERR_INVALID_ARGUMENT,
-                        "%s: gpu(%d) is beyond the %d GPUs mxc supports",
-                        what, dev.id, MAX_GPUS);
-    index = 1 + dev.id;
-  }
+  /* The device check keeps GPU ids below the plug-in's count, which is at
+   * most MXC__MAX_GPUS. */
+  MXC__ASSERT(dev.type != MXC_DEVICE_GPU || dev.id < MXC__MAX_GPUS);
+  int index = dev.type == MXC_DEVICE_GPU ? 1 + dev.id : 0;
   ensure_init();
   *out_pool = &g_pools[index];
   *out_backend = be;

@@ -152,7 +152,7 @@ TEST(Create, RejectsBadArguments) {
   if (!cuda) {
     EXPECT_ERR(mxc_ndarray_create(shape, 2, MXC_DTYPE_FLOAT32, MXC_DEVICE_GPU,
                                   0, 0, &out),
-               MXC_ERR_UNSUPPORTED, "no CUDA");
+               MXC_ERR_UNSUPPORTED, "no GPU can be used");
   }
   EXPECT_EQ(out, (mxc_ndarray)0x7);  // untouched through every failure
 }

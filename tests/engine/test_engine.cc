@@ -1215,12 +1215,12 @@ TEST_P(Engine, FreeFnRunsExactlyOncePerPushedFunction) {
     if (i % 97 == 0) mxc__engine_wait_all(e_);
   }
   // A push that fails never calls free_fn.
-  mxc__device gpu = {MXC_DEVICE_GPU, 0};
+  mxc__device unknown = {99, 0};
   PushOpts bad = Named("bad", 0, &frees);
-  bad.dev = gpu;
+  bad.dev = unknown;
   EXPECT_EQ(Push(
                 e_, [](mxc__exec *) { return MXC_OK; }, {}, {vs[0]}, bad),
-            MXC_ERR_UNSUPPORTED);
+            MXC_ERR_INVALID_ARGUMENT);
   mxc__engine_wait_all(e_);
   EXPECT_EQ(frees.load(), n);
   EXPECT_LE(runs.load(), n);
@@ -1275,7 +1275,8 @@ TEST_P(Engine, BadArgumentsAreReportedNotCrashed) {
   ExpectPushError(e_, &b, MXC_ERR_INVALID_ARGUMENT, "writes[0] is NULL");
   b = a;
   b.dev.type = MXC_DEVICE_GPU;
-  ExpectPushError(e_, &b, MXC_ERR_UNSUPPORTED, "GPU");
+  b.dev.id = -1;
+  ExpectPushError(e_, &b, MXC_ERR_INVALID_ARGUMENT, "device");
   b = a;
   b.dev.type = 99;
   ExpectPushError(e_, &b, MXC_ERR_INVALID_ARGUMENT, "device");

@@ -74,7 +74,9 @@ MXC_API int mxc_feature_count(void);
 MXC_API const char *mxc_feature_name(int index);
 
 /* *out_enabled = 1 when the build has the named feature, 0 when the feature
- * is known but absent. Unknown names: MXC_ERR_NOT_FOUND. */
+ * is known but absent. "CUDA" is a run-time answer too: 1 when the CUDA
+ * plug-in loaded and sees at least one GPU (asking loads it; see
+ * mxc_device_check). Unknown names: MXC_ERR_NOT_FOUND. */
 MXC_API int mxc_feature_enabled(const char *name, int *out_enabled);
 
 /* ------------------------------------------------------------------------ */
@@ -185,10 +187,23 @@ MXC_API const char *mxc_dtype_name(int dtype);
 /* *out_count = how many devices of dev_type this process can use: 1 for
  * MXC_DEVICE_CPU (every CPU core is one device to mxc), and for
  * MXC_DEVICE_GPU the number of GPUs visible to the CUDA plug-in, 0 when the
- * plug-in, the driver or a GPU is missing (that is not an error: ask
- * mxc_feature_enabled("CUDA") for why). An unknown dev_type is
+ * plug-in, the driver or a GPU is missing (that is not an error:
+ * mxc_device_check says why). The first GPU query loads the plug-in
+ * (libmxc_cuda.so.1, or the file named by the environment variable
+ * MXC_CUDA_PLUGIN), once per process. An unknown dev_type is
  * MXC_ERR_INVALID_ARGUMENT. Thread-safe. Since 1.1. */
 MXC_API int mxc_device_count(int dev_type, int *out_count);
+
+/* MXC_OK when device (dev_type, dev_id) can be used by this process. For a
+ * GPU that cannot, MXC_ERR_UNSUPPORTED and mxc_last_error() says why: the
+ * CUDA plug-in is not installed or cannot be loaded (the dynamic loader's
+ * message names a missing dependency), it is of another version, the
+ * driver is missing or too old, no GPU is visible, dev_id is out of range,
+ * or the GPU's compute capability is older than the plug-in's code. An
+ * unknown dev_type or a negative id is MXC_ERR_INVALID_ARGUMENT. Every
+ * function taking a device makes the same check. Thread-safe; takes and
+ * keeps nothing. Since 1.1. */
+MXC_API int mxc_device_check(int dev_type, int dev_id);
 
 /* ------------------------------------------------------------------------ */
 /* Library-wide settings                                                     */

@@ -1,0 +1,131 @@
+/* The CUDA plug-in, libmxc_cuda.so.1: the table of core/base/gpu_plugin.h
+ * over the CUDA runtime.
+ *
+ * The runtime is linked statically (libcudart_static.a), so the plug-in's
+ * only run-time need is the driver, libcuda.so.1, which the runtime opens
+ * itself: a machine without the driver loads the plug-in fine and gets a
+ * clear reason from open() instead of a dynamic loader error.
+ *
+ * Devices: every call names its device and sets it as the calling
+ * thread's current device first (cudaSetDevice is a thread-local switch,
+ * cheap once the device's context exists), because the engine's workers
+ * serve every device. */
+#include <cuda_runtime_api.h>
+#include <stdio.h>
+
+#include "core/base/gpu_plugin.h"
+
+/* mxc's GPU code targets compute capability 8.0 and newer (Ampere,
+ * Hopper): older devices are refused by id. */
+#define MIN_CC 80
+
+static void say(char *why, size_t why_len, const char *what,
+                cudaError_t e) {
+  snprintf(why, why_len, "%s: %s (%s)", what, cudaGetErrorString(e),
+           cudaGetErrorName(e));
+}
+
+/* The driver must speak the runtime's major version (CUDA's minor version
+ * compatibility covers the rest). */
+static int check_driver(char *why, size_t why_len) {
+  int drv = 0, rt = 0;
+  if (cudaDriverGetVersion(&drv) != cudaSuccess || drv == 0) {
+    snprintf(why, why_len,
+             "the NVIDIA driver (libcuda.so.1) is not installed or cannot "
+             "be loaded");
+    return MXC_ERR_UNSUPPORTED;
+  }
+  (void)cudaRuntimeGetVersion(&rt);
+  if (drv / 1000 < rt / 1000) {
+    snprintf(why, why_len,
+             "the NVIDIA driver supports CUDA %d.%d; the plug-in was built "
+             "with CUDA %d.%d (update the driver)",
+             drv / 1000, drv % 1000 / 10, rt / 1000, rt % 1000 / 10);
+    return MXC_ERR_UNSUPPORTED;
+  }
+  return MXC_OK;
+}
+
+static int plugin_open(int *n_devices, char *why, size_t why_len) {
+  int rc = check_driver(why, why_len);
+  if (rc != MXC_OK) return rc;
+  int n = 0;
+  cudaError_t e = cudaGetDeviceCount(&n);
+  if (e == cudaErrorNoDevice) {
+    (void)cudaGetLastError(); /* not sticky, but leave nothing behind */
+    n = 0;
+  } else if (e != cudaSuccess) {
+    say(why, why_len, "cudaGetDeviceCount", e);
+    return MXC_ERR_UNSUPPORTED;
+  }
+  *n_devices = n;
+  return MXC_OK;
+}
+
+static int plugin_props(int dev, mxc__gpu_props *out, char *why,
+                        size_t why_len) {
+  struct cudaDeviceProp p;
+  cudaError_t e = cudaGetDeviceProperties(&p, dev);
+  if (e != cudaSuccess) {
+    say(why, why_len, "cudaGetDeviceProperties", e);
+    return MXC_ERR_UNSUPPORTED;
+  }
+  snprintf(out->name, sizeof out->name, "%s", p.name);
+  out->cc = p.major * 10 + p.minor;
+  out->total_bytes = p.totalGlobalMem;
+  return MXC_OK;
+}
+
+/* cudaMalloc's blocks are 256-byte aligned, as the interface promises. */
+static void *plugin_alloc(int dev, size_t nbytes) {
+  void *p = NULL;
+  if (cudaSetDevice(dev) != cudaSuccess || cudaMalloc(&p, nbytes) != cudaSuccess) {
+    /* Out of memory is not sticky: clear it so the next call is clean. */
+    (void)cudaGetLastError();
+    return NULL;
+  }
+  return p;
+}
+
+static void plugin_free(int dev, void *ptr) {
+  if (cudaSetDevice(dev) == cudaSuccess) (void)cudaFree(ptr);
+}
+
+/* Unified addressing (every 64-bit platform the plug-in runs on) lets
+ * cudaMemcpyDefault find each side's memory; copies between two devices
+ * take the peer path. The legacy default stream orders them after all
+ * earlier work of the device, and cudaMemcpy returns when the data is
+ * safe to use on the host. */
+static int plugin_copy(void *dst, int dst_dev, const void *src, int src_dev,
+                       size_t nbytes, char *why, size_t why_len) {
+  cudaError_t e;
+  if (dst_dev != MXC__GPU_HOST && src_dev != MXC__GPU_HOST &&
+      dst_dev != src_dev) {
+    e = cudaMemcpyPeer(dst, dst_dev, src, src_dev, nbytes);
+  } else {
+    e = cudaSetDevice(dst_dev != MXC__GPU_HOST ? dst_dev : src_dev);
+    if (e == cudaSuccess) e = cudaMemcpy(dst, src, nbytes, cudaMemcpyDefault);
+  }
+  if (e != cudaSuccess) {
+    say(why, why_len, "cudaMemcpy", e);
+    return MXC_ERR_INTERNAL;
+  }
+  return MXC_OK;
+}
+
+static const mxc__gpu_plugin k_plugin = {
+    .abi = MXC__GPU_PLUGIN_ABI,
+    .size = sizeof(mxc__gpu_plugin),
+    .name = "cuda",
+    .min_cc = MIN_CC,
+    .open = plugin_open,
+    .props = plugin_props,
+    .mem_alloc = plugin_alloc,
+    .mem_free = plugin_free,
+    .copy = plugin_copy,
+    .mxc_version = MXC__GPU_MXC_VERSION,
+    .kernels = NULL, /* the kernel families come next */
+    .n_kernels = 0,
+};
+
+const mxc__gpu_plugin *mxc_gpu_plugin_v1(void) { return &k_plugin; }

@@ -1,0 +1,174 @@
+/* Loading the GPU plug-in, once, and the checks every GPU id goes
+ * through. */
+#include "core/base/gpu.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/base/assert.h"
+#include "core/base/error.h"
+#include "core/base/log.h"
+
+#define STATUS_MAX 768
+
+/* Two stages, each written once under its pthread_once and read-only
+ * afterwards: the library and its table (read when the operator registry
+ * is built, to attach the kernels), then the runtime and the devices (at
+ * the first GPU query). status says why a stage failed. */
+static struct {
+  const mxc__gpu_plugin *table; /* NULL: not loaded */
+  const mxc__gpu_plugin *p;     /* NULL: no GPU can be used */
+  int n;                        /* visible devices, <= MXC__MAX_GPUS */
+  mxc__gpu_props props[MXC__MAX_GPUS];
+  char status[STATUS_MAX];
+} g;
+static pthread_once_t g_table_once = PTHREAD_ONCE_INIT;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+static const char *plugin_path(void) {
+  const char *env = getenv("MXC_CUDA_PLUGIN");
+  return env && *env ? env : MXC__GPU_PLUGIN_FILE;
+}
+
+/* The plug-in's table, or NULL with g.status saying why. */
+static const mxc__gpu_plugin *open_library(const char *path) {
+  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    snprintf(g.status, sizeof g.status,
+             "the CUDA plug-in could not be loaded (%s); install the "
+             "libmxc-cuda1 package, or set MXC_CUDA_PLUGIN to its path",
+             dlerror());
+    return NULL;
+  }
+  mxc__gpu_plugin_entry_fn entry;
+  /* dlsym returns an object pointer; POSIX guarantees the conversion. */
+  *(void **)&entry = dlsym(h, MXC__GPU_PLUGIN_ENTRY);
+  const mxc__gpu_plugin *p = entry ? entry() : NULL;
+  if (!p) {
+    snprintf(g.status, sizeof g.status,
+             "%s is not an mxc GPU plug-in (no %s, or it returned NULL)",
+             path, MXC__GPU_PLUGIN_ENTRY);
+  } else if (p->abi != MXC__GPU_PLUGIN_ABI || p->size < sizeof *p) {
+    snprintf(g.status, sizeof g.status,
+             "%s has plug-in ABI %u (table of %u bytes); this libmxc needs "
+             "ABI %d (%zu bytes): install libmxc1 and libmxc-cuda1 of the "
+             "same version",
+             path, p->abi, p->size, MXC__GPU_PLUGIN_ABI, sizeof *p);
+    p = NULL;
+  } else if (!p->mxc_version ||
+             strcmp(p->mxc_version, MXC__GPU_MXC_VERSION) != 0) {
+    snprintf(g.status, sizeof g.status,
+             "%s was built from mxc %s; this libmxc is %s: install libmxc1 "
+             "and libmxc-cuda1 of the same version",
+             path, p->mxc_version ? p->mxc_version : "(unknown)",
+             MXC__GPU_MXC_VERSION);
+    p = NULL;
+  }
+  /* A loaded plug-in stays for the process: device memory and kernels
+   * may outlive any reference count we could keep. */
+  if (!p) dlclose(h);
+  return p;
+}
+
+/* Opens the runtime, reads every device's properties; 0 on failure with
+ * g.status set. */
+static int open_devices(const mxc__gpu_plugin *p) {
+  char why[STATUS_MAX / 2] = "";
+  int n = 0;
+  if (p->open(&n, why, sizeof why) != MXC_OK) {
+    snprintf(g.status, sizeof g.status, "%s", why);
+    return 0;
+  }
+  if (n <= 0) {
+    snprintf(g.status, sizeof g.status,
+             "the CUDA driver reports no GPU (CUDA_VISIBLE_DEVICES=%s)",
+             getenv("CUDA_VISIBLE_DEVICES") ? getenv("CUDA_VISIBLE_DEVICES")
+                                            : "unset");
+    return 0;
+  }
+  if (n > MXC__MAX_GPUS) {
+    mxc__log(MXC_LOG_WARNING, "%d GPUs visible; mxc uses the first %d", n,
+             MXC__MAX_GPUS);
+    n = MXC__MAX_GPUS;
+  }
+  for (int i = 0; i < n; ++i) {
+    if (p->props(i, &g.props[i], why, sizeof why) != MXC_OK) {
+      snprintf(g.status, sizeof g.status, "gpu(%d): %s", i, why);
+      return 0;
+    }
+    g.props[i].name[MXC__GPU_NAME_MAX - 1] = '\0';
+  }
+  g.n = n;
+  return 1;
+}
+
+static void load_table(void) { g.table = open_library(plugin_path()); }
+
+const mxc__gpu_plugin *mxc__gpu_table(void) {
+  pthread_once(&g_table_once, load_table);
+  return g.table;
+}
+
+static void load(void) {
+  const mxc__gpu_plugin *p = mxc__gpu_table();
+  if (p && open_devices(p)) g.p = p;
+}
+
+static void ensure_loaded(void) { pthread_once(&g_once, load); }
+
+int mxc__gpu_count(void) {
+  ensure_loaded();
+  return g.p ? g.n : 0;
+}
+
+const char *mxc__gpu_status(void) {
+  ensure_loaded();
+  return g.p ? "" : g.status;
+}
+
+int mxc__gpu_check(int id, const char *what) {
+  ensure_loaded();
+  MXC_RETURN_ERROR_IF(!g.p, MXC_ERR_UNSUPPORTED,
+                      "%s: gpu(%d) requested, but no GPU can be used: %s",
+                      what, id, g.status);
+  MXC_RETURN_ERROR_IF(id >= g.n, MXC_ERR_UNSUPPORTED,
+                      "%s: gpu(%d) requested, but %d GPU(s) are visible "
+                      "(ids 0 to %d)",
+                      what, id, g.n, g.n - 1);
+  const mxc__gpu_props *d = &g.props[id];
+  MXC_RETURN_ERROR_IF(d->cc < g.p->min_cc, MXC_ERR_UNSUPPORTED,
+                      "%s: gpu(%d) (%s) has compute capability %d.%d; the "
+                      "CUDA plug-in's code needs %d.%d or newer",
+                      what, id, d->name, d->cc / 10, d->cc % 10,
+                      g.p->min_cc / 10, g.p->min_cc % 10);
+  return MXC_OK;
+}
+
+const mxc__gpu_props *mxc__gpu_props_of(int id) {
+  MXC__ASSERT(g.p && id >= 0 && id < g.n);
+  return &g.props[id];
+}
+
+void *mxc__gpu_alloc(int id, size_t nbytes) {
+  MXC__ASSERT(g.p && id >= 0 && id < g.n && nbytes > 0);
+  return g.p->mem_alloc(id, nbytes);
+}
+
+void mxc__gpu_free(int id, void *ptr) {
+  MXC__ASSERT(g.p && id >= 0 && id < g.n);
+  if (ptr) g.p->mem_free(id, ptr);
+}
+
+int mxc__gpu_copy(void *dst, int dst_dev, const void *src, int src_dev,
+                  size_t nbytes) {
+  MXC__ASSERT(g.p);
+  if (nbytes == 0) return MXC_OK;
+  char why[STATUS_MAX / 2] = "";
+  int rc = g.p->copy(dst, dst_dev, src, src_dev, nbytes, why, sizeof why);
+  MXC_RETURN_ERROR_IF(rc != MXC_OK, rc, "copy of %zu bytes (device %d to %d): %s",
+                      nbytes, src_dev, dst_dev, why);
+  return MXC_OK;
+}

@@ -1,0 +1,138 @@
+/* The GPU plug-in's binary interface: what libmxc.so.1 and
+ * libmxc_cuda.so.1 agree on.
+ *
+ * Why a plug-in: libmxc.so.1 must keep working, with no CUDA dependency,
+ * on machines without a driver or a GPU (most of its users). The CUDA code
+ * lives in its own library, loaded with dlopen on the first use of a GPU
+ * device (core/base/gpu.c). Everything the two share goes through the
+ * table below, so neither links against the other: the plug-in never
+ * calls an mxc__ function (those are not exported), and libmxc never names
+ * a CUDA symbol.
+ *
+ * The plug-in exports one function, MXC__GPU_PLUGIN_ENTRY (an mxc_* name,
+ * like every symbol a library of this project exports), returning a
+ * static table. The table starts with its ABI version and size: a plug-in
+ * of another ABI version is refused with a message (the two libraries
+ * come from one source package, so a mismatch means a broken install),
+ * and so is one built from other mxc sources (mxc_version): the kernels
+ * read the operator families' parameter structs.
+ *
+ * Errors: functions return MXC_OK or an MXC_ERR_* code and, on failure,
+ * write a NUL-terminated reason of at most why_len bytes into `why`, which
+ * the loader turns into the thread's error message.
+ *
+ * Thread-safety: open runs once, before any other function except that
+ * the kernel table may be read before open. The others may be called from
+ * any thread at the same time. */
+#ifndef MXC_CORE_BASE_GPU_PLUGIN_H_
+#define MXC_CORE_BASE_GPU_PLUGIN_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mxc/mxc.h"
+
+#define MXC__GPU_PLUGIN_ABI 1
+#define MXC__GPU_PLUGIN_ENTRY "mxc_gpu_plugin_v1"
+/* The library file looked up by the dynamic loader's rules (the Debian
+ * package libmxc-cuda1 installs it beside libmxc.so.1); the environment
+ * variable MXC_CUDA_PLUGIN, read once, names another file. */
+#define MXC__GPU_PLUGIN_FILE "libmxc_cuda.so.1"
+#define MXC__GPU_NAME_MAX 256 /* as cudaDeviceProp.name */
+
+#define MXC__GPU_STR2(x) #x
+#define MXC__GPU_STR(x) MXC__GPU_STR2(x)
+/* The mxc version a plug-in reports and the loader expects. */
+#define MXC__GPU_MXC_VERSION                                         \
+  MXC__GPU_STR(MXC_VERSION_MAJOR) "." MXC__GPU_STR(MXC_VERSION_MINOR) \
+      "." MXC__GPU_STR(MXC_VERSION_PATCH)
+
+/* Host pointers in a copy: the device id for host memory. */
+#define MXC__GPU_HOST (-1)
+
+/* One array of a kernel call: device memory of the call's device,
+ * compact row-major. */
+typedef struct mxc__gpu_array {
+  void *ptr;
+  int64_t size; /* elements */
+  int ndim;
+  int64_t dims[MXC_MAX_NDIM];
+  int dtype; /* MXC_DTYPE_* */
+} mxc__gpu_array;
+
+/* Write modes of an output, as the operator framework's (core/op/op.h). */
+#define MXC__GPU_REQ_NULL 0
+#define MXC__GPU_REQ_WRITE 1
+#define MXC__GPU_REQ_INPLACE 2 /* write; the output shares an input's memory */
+#define MXC__GPU_REQ_ADD 3
+
+/* Everything one kernel call gets. */
+typedef struct mxc__gpu_call {
+  int dev;
+  /* The operator's parsed parameters: its family's struct (ops/<family>),
+   * which the plug-in may read because both libraries come from one
+   * source version (the loader checks it); NULL for operators without. */
+  const void *param;
+  const mxc__gpu_array *in;
+  int n_in;
+  const mxc__gpu_array *out;
+  int n_out;
+  const int *req; /* per output: MXC__GPU_REQ_* */
+} mxc__gpu_call;
+
+/* A kernel of one operator. */
+typedef struct mxc__gpu_kernel {
+  const char *op; /* the operator's canonical name */
+  /* 1 when the kernel handles a call with these dtypes: n_in inputs, then
+   * n_out outputs (-1: not decided yet). NULL: float32 everywhere. */
+  int (*supports)(const int *dtypes, int n_in, int n_out);
+  /* Runs the call on gpu(c->dev); returns once the results are in device
+   * memory in the order of the device's other work (the first version
+   * synchronizes the device's stream before returning). */
+  int (*run)(const mxc__gpu_call *c, char *why, size_t why_len);
+} mxc__gpu_kernel;
+
+/* One device as the plug-in sees it. */
+typedef struct mxc__gpu_props {
+  char name[MXC__GPU_NAME_MAX]; /* "NVIDIA H100 80GB HBM3" */
+  int cc;                       /* compute capability, major*10 + minor */
+  uint64_t total_bytes;         /* device memory */
+} mxc__gpu_props;
+
+typedef struct mxc__gpu_plugin {
+  uint32_t abi;  /* MXC__GPU_PLUGIN_ABI */
+  uint32_t size; /* sizeof(mxc__gpu_plugin) where the plug-in was built */
+  const char *name;
+  /* The oldest compute capability (major*10 + minor) its machine code or
+   * PTX runs on: older devices are refused by id. */
+  int min_cc;
+  /* Opens the runtime and counts devices: MXC_OK and *n_devices >= 0, or
+   * MXC_ERR_UNSUPPORTED when the driver is missing or older than the
+   * runtime the plug-in was built with (the reason says which). */
+  int (*open)(int *n_devices, char *why, size_t why_len);
+  /* Properties of device dev (0 <= dev < n_devices). */
+  int (*props)(int dev, mxc__gpu_props *out, char *why, size_t why_len);
+  /* nbytes > 0 of device memory on dev, 256-byte aligned, or NULL when
+   * the device is out of memory. */
+  void *(*mem_alloc)(int dev, size_t nbytes);
+  /* Returns what mem_alloc gave (ptr non-NULL). */
+  void (*mem_free)(int dev, void *ptr);
+  /* Copies nbytes from src on src_dev to dst on dst_dev (MXC__GPU_HOST
+   * for host memory), returning when the copy is complete. */
+  int (*copy)(void *dst, int dst_dev, const void *src, int src_dev,
+              size_t nbytes, char *why, size_t why_len);
+  /* "MAJOR.MINOR.PATCH" of the mxc sources it was built from: kernels read
+   * internal parameter structs, so only the same version is accepted. */
+  const char *mxc_version;
+  /* Its kernels (static table), attached to the operators by name when
+   * the registry is built; reading them does not open the runtime. */
+  const mxc__gpu_kernel *kernels;
+  int n_kernels;
+} mxc__gpu_plugin;
+
+/* The entry point's type, and its declaration for the plug-in that
+ * defines it (libmxc never does: it finds it with dlsym). */
+typedef const mxc__gpu_plugin *(*mxc__gpu_plugin_entry_fn)(void);
+MXC_API const mxc__gpu_plugin *mxc_gpu_plugin_v1(void);
+
+#endif /* MXC_CORE_BASE_GPU_PLUGIN_H_ */

@@ -1,0 +1,142 @@
+// The real CUDA plug-in (backends/cuda, libmxc_cuda.so.1) through the
+// public API. Without a usable GPU (no driver, no device: every build
+// machine) the reason must be one of the plug-in's own and the device
+// cases skip; on a GPU machine (scripts/gpu_check.sh) they run: copies of
+// many sizes through device memory, views, device-to-device, the pool,
+// DLPack and out-of-memory.
+#include <dlpack/dlpack.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "mxc/mxc.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace {
+
+using mxct::LastError;
+using mxct::Make;
+using mxct::ToHost;
+
+int GpuCount() {
+  int n = -1;
+  EXPECT_EQ(mxc_device_count(MXC_DEVICE_GPU, &n), MXC_OK);
+  return n;
+}
+
+#define NEED_GPU()                                                     \
+  do {                                                                 \
+    if (GpuCount() == 0) {                                             \
+      mxc_device_check(MXC_DEVICE_GPU, 0);                             \
+      GTEST_SKIP() << "no usable GPU: " << LastError();                \
+    }                                                                  \
+  } while (0)
+
+// The plug-in loads here; without a GPU the reason is the driver's or
+// the device count's, never a loader error (the runtime is static).
+TEST(Cuda, LoadsAndSaysWhy) {
+  int on = -1;
+  ASSERT_EQ(mxc_feature_enabled("CUDA", &on), MXC_OK);
+  if (GpuCount() > 0) {
+    EXPECT_EQ(on, 1);
+    EXPECT_EQ(mxc_device_check(MXC_DEVICE_GPU, 0), MXC_OK) << LastError();
+    return;
+  }
+  EXPECT_EQ(on, 0);
+  ASSERT_EQ(mxc_device_check(MXC_DEVICE_GPU, 0), MXC_ERR_UNSUPPORTED);
+  std::string why = LastError();
+  EXPECT_TRUE(why.find("NVIDIA driver") != std::string::npos ||
+              why.find("reports no GPU") != std::string::npos)
+      << why;
+  EXPECT_EQ(why.find("could not be loaded"), std::string::npos) << why;
+  std::printf("no usable GPU here: %s\n", why.c_str());
+}
+
+TEST(Cuda, RoundTripsOfManySizes) {
+  NEED_GPU();
+  for (int64_t n : {0, 1, 63, 64, 65, 1000, 1 << 20, (1 << 22) + 3}) {
+    std::vector<float> src(n);
+    for (int64_t i = 0; i < n; ++i) src[i] = (float)((i * 7919) % 1001) - 500;
+    mxc_ndarray g = Make({n}, MXC_DEVICE_GPU, 0);
+    ASSERT_EQ(mxc_ndarray_copy_from_host(g, src.data(), n * 4), MXC_OK)
+        << LastError();
+    EXPECT_EQ(ToHost(g, n), src) << "n=" << n;
+    mxc_ndarray_free(g);
+  }
+}
+
+TEST(Cuda, ViewsAndDeviceToDevice) {
+  NEED_GPU();
+  int last = GpuCount() - 1;
+  std::vector<float> src(24);
+  for (int i = 0; i < 24; ++i) src[i] = (float)i;
+  mxc_ndarray a = Make({6, 4}, MXC_DEVICE_GPU, 0);
+  mxc_ndarray b = Make({6, 4}, MXC_DEVICE_GPU, last);
+  ASSERT_EQ(mxc_ndarray_copy_from_host(a, src.data(), 96), MXC_OK);
+  ASSERT_EQ(mxc_ndarray_copy(a, b), MXC_OK) << LastError();
+  mxc_ndarray rows = nullptr;
+  ASSERT_EQ(mxc_ndarray_slice(b, 2, 4, &rows), MXC_OK);
+  EXPECT_EQ(ToHost(rows, 8),
+            std::vector<float>(src.begin() + 8, src.begin() + 16));
+  mxc_ndarray c = Make({2, 4}, MXC_DEVICE_CPU, 0);
+  ASSERT_EQ(mxc_ndarray_copy(rows, c), MXC_OK);
+  EXPECT_EQ(ToHost(c, 8),
+            std::vector<float>(src.begin() + 8, src.begin() + 16));
+  for (mxc_ndarray x : {a, b, rows, c}) mxc_ndarray_free(x);
+}
+
+TEST(Cuda, PoolReusesAndReleases) {
+  NEED_GPU();
+  ASSERT_EQ(mxc_storage_release_cached(MXC_DEVICE_GPU, 0), MXC_OK);
+  int64_t hits0 = 0, hits1 = 0, cached = -1;
+  ASSERT_EQ(mxc_storage_stat(MXC_DEVICE_GPU, 0, MXC_STORAGE_POOL_HITS, &hits0),
+            MXC_OK);
+  for (int i = 0; i < 3; ++i) {
+    mxc_ndarray g = Make({1 << 16}, MXC_DEVICE_GPU, 0);
+    ASSERT_EQ(mxc_ndarray_wait_to_write(g), MXC_OK);
+    mxc_ndarray_free(g);
+    ASSERT_EQ(mxc_wait_all(), MXC_OK);
+  }
+  ASSERT_EQ(mxc_storage_stat(MXC_DEVICE_GPU, 0, MXC_STORAGE_POOL_HITS, &hits1),
+            MXC_OK);
+  int pool_on = std::getenv("MXC_STORAGE_POOL") == nullptr ||
+                std::string(std::getenv("MXC_STORAGE_POOL")) != "0";
+  if (pool_on) {
+    EXPECT_GE(hits1 - hits0, 2);
+  }
+  ASSERT_EQ(mxc_storage_release_cached(MXC_DEVICE_GPU, 0), MXC_OK);
+  ASSERT_EQ(mxc_storage_stat(MXC_DEVICE_GPU, 0, MXC_STORAGE_BYTES_CACHED,
+                             &cached),
+            MXC_OK);
+  EXPECT_EQ(cached, 0);
+}
+
+TEST(Cuda, DlpackNamesTheDevice) {
+  NEED_GPU();
+  mxc_ndarray g = Make({3}, MXC_DEVICE_GPU, 0);
+  DLManagedTensor *t = nullptr;
+  ASSERT_EQ(mxc_ndarray_to_dlpack(g, &t), MXC_OK) << LastError();
+  EXPECT_EQ(t->dl_tensor.device.device_type, kDLCUDA);
+  EXPECT_EQ(t->dl_tensor.device.device_id, 0);
+  t->deleter(t);
+  mxc_ndarray_free(g);
+}
+
+TEST(Cuda, OutOfDeviceMemoryIsOom) {
+  NEED_GPU();
+  int64_t shape[1] = {(int64_t)1 << 40};  // 4 TiB of float32
+  mxc_ndarray a = nullptr;
+  EXPECT_EQ(mxc_ndarray_create(shape, 1, MXC_DTYPE_FLOAT32, MXC_DEVICE_GPU, 0,
+                               0, &a),
+            MXC_ERR_OOM)
+      << LastError();
+  mxc_ndarray small = Make({16}, MXC_DEVICE_GPU, 0);  // the device still works
+  std::vector<float> v(16, 3.f);
+  ASSERT_EQ(mxc_ndarray_copy_from_host(small, v.data(), 64), MXC_OK)
+      << LastError();
+  EXPECT_EQ(ToHost(small, 16), v);
+  mxc_ndarray_free(small);
+}
+
+}  // namespace

@@ -1,0 +1,418 @@
+// The GPU plug-in interface on the host, through the public API, with the
+// fake plug-in (tests/gpu/fake_plugin.c): every reason a GPU is
+// unavailable gives its own MXC_ERR_UNSUPPORTED message, and with "GPUs"
+// present, arrays live in device memory the host cannot touch (a host
+// access faults), copies go through the plug-in, and every other use of a
+// GPU array is refused with a message instead of touching its memory.
+//
+// The plug-in loads once per process, so each mode is its own test target
+// (tests/gpu/BUILD sets MXC_FAKE_GPU and runs one suite of this file).
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <dlpack/dlpack.h>
+
+#include "mxc/mxc.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace {
+
+using mxct::LastError;
+using mxct::Make;
+using mxct::ToHost;
+
+// mxc_device_check(GPU, id) fails with MXC_ERR_UNSUPPORTED and a message
+// containing `reason`; so does creating an array there.
+void ExpectGpuRefused(int id, const std::string &reason) {
+  EXPECT_EQ(mxc_device_check(MXC_DEVICE_GPU, id), MXC_ERR_UNSUPPORTED);
+  EXPECT_NE(LastError().find(reason), std::string::npos) << LastError();
+  int64_t shape[1] = {4};
+  mxc_ndarray a = nullptr;
+  EXPECT_EQ(mxc_ndarray_create(shape, 1, MXC_DTYPE_FLOAT32, MXC_DEVICE_GPU,
+                               id, 0, &a),
+            MXC_ERR_UNSUPPORTED);
+  EXPECT_EQ(a, nullptr);
+  EXPECT_NE(LastError().find(reason), std::string::npos) << LastError();
+}
+
+void ExpectNoGpu(const std::string &reason) {
+  int n = -1, on = -1;
+  ASSERT_EQ(mxc_device_count(MXC_DEVICE_GPU, &n), MXC_OK);
+  EXPECT_EQ(n, 0);
+  ASSERT_EQ(mxc_feature_enabled("CUDA", &on), MXC_OK);
+  EXPECT_EQ(on, 0);
+  ExpectGpuRefused(0, reason);
+  // The CPU is unaffected.
+  EXPECT_EQ(mxc_device_check(MXC_DEVICE_CPU, 0), MXC_OK);
+}
+
+TEST(NoLibrary, ReasonNamesTheFileAndThePackage) {
+  ExpectNoGpu("could not be loaded");
+  ExpectGpuRefused(0, "libmxc-cuda1");
+  ExpectGpuRefused(0, "does-not-exist.so");
+}
+
+TEST(NotAPlugin, ReasonNamesTheEntryPoint) {
+  ExpectNoGpu("is not an mxc GPU plug-in (no mxc_gpu_plugin_v1");
+}
+
+TEST(NullTable, RefusedLikeAMissingEntry) {
+  ExpectNoGpu("is not an mxc GPU plug-in");
+}
+
+TEST(OldVersion, ReasonNamesBothVersions) {
+  ExpectNoGpu("was built from mxc 0.9.0; this libmxc is 1.");
+}
+
+TEST(BadAbi, ReasonNamesBothVersions) {
+  ExpectNoGpu("has plug-in ABI 99");
+  ExpectGpuRefused(0, "this libmxc needs ABI 1");
+}
+
+TEST(NoDriver, ReasonIsThePluginsOwn) {
+  ExpectNoGpu("the CUDA driver (libcuda.so.1) is not installed");
+}
+
+TEST(OldDriver, ReasonIsThePluginsOwn) {
+  ExpectNoGpu("the plug-in needs 13.0");
+}
+
+TEST(NoDevice, ReasonSaysNoGpu) { ExpectNoGpu("reports no GPU"); }
+
+TEST(OldCc, TheOldDeviceAloneIsRefused) {
+  int n = -1;
+  ASSERT_EQ(mxc_device_count(MXC_DEVICE_GPU, &n), MXC_OK);
+  EXPECT_EQ(n, 2);
+  EXPECT_EQ(mxc_device_check(MXC_DEVICE_GPU, 0), MXC_OK) << LastError();
+  ExpectGpuRefused(1, "has compute capability 5.2");
+  ExpectGpuRefused(1, "needs 8.0 or newer");
+}
+
+TEST(Many, CappedAtTheTableSize) {
+  int n = -1;
+  ASSERT_EQ(mxc_device_count(MXC_DEVICE_GPU, &n), MXC_OK);
+  EXPECT_EQ(n, 16);
+  EXPECT_EQ(mxc_device_check(MXC_DEVICE_GPU, 15), MXC_OK) << LastError();
+  ExpectGpuRefused(16, "16 GPU(s) are visible (ids 0 to 15)");
+}
+
+// ---- mode ok: two fake GPUs ----
+
+// Live blocks of the fake's device memory, read from the loaded plug-in
+// (dlopen of the same file returns the handle mxc holds).
+int LiveBlocks() {
+  void *h = dlopen(std::getenv("MXC_CUDA_PLUGIN"), RTLD_NOW | RTLD_NOLOAD);
+  if (!h) return -1;
+  auto fn = reinterpret_cast<int (*)()>(dlsym(h, "mxc_fake_gpu_live_blocks"));
+  int n = fn ? fn() : -1;
+  dlclose(h);
+  return n;
+}
+
+TEST(Ok, CountFeatureAndIds) {
+  int n = -1, on = -1;
+  ASSERT_EQ(mxc_device_count(MXC_DEVICE_GPU, &n), MXC_OK);
+  EXPECT_EQ(n, 2);
+  ASSERT_EQ(mxc_feature_enabled("CUDA", &on), MXC_OK);
+  EXPECT_EQ(on, 1);
+  EXPECT_EQ(mxc_device_check(MXC_DEVICE_GPU, 1), MXC_OK);
+  ExpectGpuRefused(2, "2 GPU(s) are visible");
+  EXPECT_EQ(mxc_device_check(MXC_DEVICE_GPU, -1), MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(mxc_device_check(7, 0), MXC_ERR_INVALID_ARGUMENT);
+}
+
+TEST(Ok, CopiesThroughBothDevicesAndBack) {
+  std::vector<float> src(12);
+  for (int i = 0; i < 12; ++i) src[i] = 0.5f * i - 2;
+  mxc_ndarray g0 = Make({3, 4}, MXC_DEVICE_GPU, 0);
+  mxc_ndarray g1 = Make({3, 4}, MXC_DEVICE_GPU, 1);
+  mxc_ndarray c = Make({3, 4}, MXC_DEVICE_CPU, 0);
+  int dt = -1, id = -1;
+  ASSERT_EQ(mxc_ndarray_device(g1, &dt, &id), MXC_OK);
+  EXPECT_EQ(dt, MXC_DEVICE_GPU);
+  EXPECT_EQ(id, 1);
+  ASSERT_EQ(mxc_ndarray_copy_from_host(g0, src.data(), 48), MXC_OK)
+      << LastError();
+  ASSERT_EQ(mxc_ndarray_copy(g0, g1), MXC_OK) << LastError();  // gpu -> gpu
+  ASSERT_EQ(mxc_ndarray_copy(g1, c), MXC_OK) << LastError();   // gpu -> cpu
+  EXPECT_EQ(ToHost(c, 12), src);
+  std::vector<float> twice(12);
+  for (int i = 0; i < 12; ++i) twice[i] = 2 * src[i];
+  mxc_ndarray c2 = Make({3, 4}, MXC_DEVICE_CPU, 0);
+  ASSERT_EQ(mxc_ndarray_copy_from_host(c2, twice.data(), 48), MXC_OK);
+  ASSERT_EQ(mxc_ndarray_copy(c2, g0), MXC_OK) << LastError();  // cpu -> gpu
+  EXPECT_EQ(ToHost(g0, 12), twice);
+  for (mxc_ndarray a : {g0, g1, c, c2}) mxc_ndarray_free(a);
+}
+
+TEST(Ok, ViewsKeepTheirOffset) {
+  std::vector<float> src(12);
+  for (int i = 0; i < 12; ++i) src[i] = (float)i;
+  mxc_ndarray g = Make({3, 4}, MXC_DEVICE_GPU, 0);
+  ASSERT_EQ(mxc_ndarray_copy_from_host(g, src.data(), 48), MXC_OK);
+  mxc_ndarray row = nullptr, rows = nullptr;
+  ASSERT_EQ(mxc_ndarray_at(g, 2, &row), MXC_OK) << LastError();
+  EXPECT_EQ(ToHost(row, 4), std::vector<float>({8, 9, 10, 11}));
+  ASSERT_EQ(mxc_ndarray_slice(g, 1, 3, &rows), MXC_OK) << LastError();
+  std::vector<float> ones(8, 1.f);
+  ASSERT_EQ(mxc_ndarray_copy_from_host(rows, ones.data(), 32), MXC_OK);
+  EXPECT_EQ(ToHost(g, 12),
+            std::vector<float>({0, 1, 2, 3, 1, 1, 1, 1, 1, 1, 1, 1}));
+  for (mxc_ndarray a : {g, row, rows}) mxc_ndarray_free(a);
+}
+
+TEST(Ok, StoragePoolPerDeviceAndNothingLeaks) {
+  ASSERT_EQ(mxc_storage_release_cached(MXC_DEVICE_GPU, 1), MXC_OK);
+  int base = LiveBlocks();
+  ASSERT_GE(base, 0);
+  mxc_ndarray g = Make({1000}, MXC_DEVICE_GPU, 1);
+  ASSERT_EQ(mxc_ndarray_wait_to_write(g), MXC_OK);
+  int64_t in_use = -1;
+  ASSERT_EQ(mxc_storage_stat(MXC_DEVICE_GPU, 1, MXC_STORAGE_BYTES_IN_USE,
+                             &in_use),
+            MXC_OK);
+  EXPECT_GE(in_use, 4000);
+  mxc_ndarray_free(g);
+  ASSERT_EQ(mxc_wait_all(), MXC_OK);
+  ASSERT_EQ(mxc_storage_stat(MXC_DEVICE_GPU, 1, MXC_STORAGE_BYTES_IN_USE,
+                             &in_use),
+            MXC_OK);
+  EXPECT_EQ(in_use, 0);
+  ASSERT_EQ(mxc_storage_release_cached(MXC_DEVICE_GPU, 1), MXC_OK);
+  EXPECT_EQ(LiveBlocks(), base);
+}
+
+// An operator with no GPU kernel is refused by name; nothing reads the
+// device memory (it would fault).
+TEST(Ok, OperatorsWithoutGpuKernelsAreRefused) {
+  mxc_op op = nullptr;
+  ASSERT_EQ(mxc_op_find("tanh", &op), MXC_OK);
+  mxc_ndarray a = Make({4}, MXC_DEVICE_GPU, 0);
+  mxc_ndarray out = nullptr;
+  EXPECT_EQ(mxc_op_invoke(op, nullptr, nullptr, 0, &a, 1, &out, 1, nullptr),
+            MXC_ERR_UNSUPPORTED);
+  EXPECT_NE(LastError().find("no kernel for gpu(0)"), std::string::npos)
+      << LastError();
+  mxc_ndarray_free(a);
+}
+
+// Random values with negatives, zeros and a NaN.
+std::vector<float> Values(size_t n, unsigned seed) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) {
+    v[i] = (float)(((i + 1) * 2654435761u * (seed + 1)) % 2001) / 100.f - 10;
+  }
+  if (n > 3) v[3] = 0.f;
+  if (n > 5) v[5] = std::nanf("");
+  return v;
+}
+
+// Runs op on arrays of one device; returns its first output's values.
+std::vector<float> RunOp(const char *name, const std::vector<float> &x,
+                       const std::vector<float> &y, int dev_type, int id) {
+  mxc_op op = nullptr;
+  EXPECT_EQ(mxc_op_find(name, &op), MXC_OK);
+  int64_t n = (int64_t)x.size();
+  mxc_ndarray in[2] = {Make({n}, dev_type, id), Make({n}, dev_type, id)};
+  EXPECT_EQ(mxc_ndarray_copy_from_host(in[0], x.data(), n * 4), MXC_OK);
+  if (!y.empty()) {
+    EXPECT_EQ(mxc_ndarray_copy_from_host(in[1], y.data(), n * 4), MXC_OK);
+  }
+  mxc_ndarray out = nullptr;
+  int n_in = y.empty() ? 1 : 2;
+  EXPECT_EQ(mxc_op_invoke(op, nullptr, nullptr, 0, in, n_in, &out, 1, nullptr),
+            MXC_OK)
+      << LastError();
+  int dt = -1, did = -1;
+  EXPECT_EQ(mxc_ndarray_device(out, &dt, &did), MXC_OK);
+  EXPECT_EQ(dt, dev_type);
+  EXPECT_EQ(did, id);
+  std::vector<float> v = ToHost(out, x.size());
+  for (mxc_ndarray a : {in[0], in[1], out}) mxc_ndarray_free(a);
+  return v;
+}
+
+// Bitwise: NaN equals NaN.
+void ExpectSameBits(const std::vector<float> &a, const std::vector<float> &b) {
+  ASSERT_EQ(a.size(), b.size());
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0);
+}
+
+// The plug-in's kernels run through imperative invoke, outputs created on
+// the inputs' GPU, and agree with the CPU's reference kernels.
+TEST(Ok, KernelsRunAndMatchTheCpu) {
+  std::vector<float> x = Values(1000, 1), y = Values(1000, 2);
+  ExpectSameBits(RunOp("relu", x, {}, MXC_DEVICE_GPU, 1),
+                 RunOp("relu", x, {}, MXC_DEVICE_CPU, 0));
+  ExpectSameBits(RunOp("elemwise_add", x, y, MXC_DEVICE_GPU, 0),
+                 RunOp("elemwise_add", x, y, MXC_DEVICE_CPU, 0));
+}
+
+TEST(Ok, MixedDevicesAreRefused) {
+  mxc_op op = nullptr;
+  ASSERT_EQ(mxc_op_find("elemwise_add", &op), MXC_OK);
+  mxc_ndarray in[2] = {Make({4}, MXC_DEVICE_GPU, 0), Make({4}, MXC_DEVICE_CPU, 0)};
+  mxc_ndarray out = nullptr;
+  EXPECT_EQ(mxc_op_invoke(op, nullptr, nullptr, 0, in, 2, &out, 1, nullptr),
+            MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("input 1 is on cpu(0) but the call runs on "
+                             "gpu(0)"),
+            std::string::npos)
+      << LastError();
+  in[1] = Make({4}, MXC_DEVICE_GPU, 1);
+  EXPECT_EQ(mxc_op_invoke(op, nullptr, nullptr, 0, in, 2, &out, 1, nullptr),
+            MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(LastError().find("gpu(1)"), std::string::npos) << LastError();
+  mxc_ndarray_free(in[0]);
+  mxc_ndarray_free(in[1]);
+}
+
+// A kernel's failure surfaces at the next wait, naming the operator and
+// carrying the runtime's reason.
+TEST(Ok, KernelFailuresSurfaceAtTheWait) {
+  mxc_op op = nullptr;
+  ASSERT_EQ(mxc_op_find("sigmoid", &op), MXC_OK);
+  mxc_ndarray a = Make({4}, MXC_DEVICE_GPU, 0);
+  mxc_ndarray out = nullptr;
+  int rc = mxc_op_invoke(op, nullptr, nullptr, 0, &a, 1, &out, 1, nullptr);
+  if (rc == MXC_OK) rc = mxc_ndarray_wait_to_read(out);
+  EXPECT_NE(rc, MXC_OK);
+  EXPECT_NE(LastError().find("sigmoid"), std::string::npos) << LastError();
+  EXPECT_NE(LastError().find("illegal memory access"), std::string::npos)
+      << LastError();
+  mxc_ndarray_free(out);
+  mxc_ndarray_free(a);
+  mxc_wait_all();  // clears the failure
+}
+
+// An executor bound on a GPU runs its nodes with the GPU kernels.
+TEST(Ok, ExecutorRunsOnTheGpu) {
+  const char *json = R"({"nodes": [
+      {"op": "null", "name": "x", "inputs": []},
+      {"op": "relu", "name": "r", "inputs": [[0, 0, 0]]}],
+      "arg_nodes": [0], "heads": [[1, 0, 0]]})";
+  mxc_symbol sym = nullptr;
+  ASSERT_EQ(mxc_symbol_from_json(json, &sym), MXC_OK) << LastError();
+  std::vector<float> x = Values(12, 3);
+  mxc_ndarray g = Make({3, 4}, MXC_DEVICE_GPU, 1);
+  ASSERT_EQ(mxc_ndarray_copy_from_host(g, x.data(), 48), MXC_OK);
+  mxc_executor ex = nullptr;
+  ASSERT_EQ(mxc_executor_bind(sym, MXC_DEVICE_GPU, 1, 1, &g, nullptr, nullptr,
+                              0, nullptr, 0, &ex),
+            MXC_OK)
+      << LastError();
+  ASSERT_EQ(mxc_executor_forward(ex, 0), MXC_OK) << LastError();
+  mxc_ndarray y = nullptr;
+  ASSERT_EQ(mxc_executor_output(ex, 0, &y), MXC_OK);
+  ExpectSameBits(ToHost(y, 12), RunOp("relu", x, {}, MXC_DEVICE_CPU, 0));
+  mxc_ndarray_free(y);
+  mxc_executor_free(ex);
+  mxc_symbol_free(sym);
+  mxc_ndarray_free(g);
+}
+
+// Both file formats stage a GPU array through host memory.
+TEST(Ok, SaveCopiesToTheHost) {
+  std::vector<float> src = {1, -2, 3.5f, 4, 5, 6};
+  mxc_ndarray g = Make({2, 3}, MXC_DEVICE_GPU, 1);
+  ASSERT_EQ(mxc_ndarray_copy_from_host(g, src.data(), 24), MXC_OK);
+  const char *names[1] = {"g"};
+  for (int format : {MXC_FILE_FORMAT_MXC, MXC_FILE_FORMAT_MXNET}) {
+    std::string path = std::string(std::getenv("TEST_TMPDIR")) + "/g" +
+                       std::to_string(format) + ".params";
+    ASSERT_EQ(mxc_ndarray_save_format(path.c_str(), &g, names, 1, format),
+              MXC_OK)
+        << LastError();
+    mxc_ndarray_list list = nullptr;
+    ASSERT_EQ(mxc_ndarray_load(path.c_str(), &list), MXC_OK) << LastError();
+    mxc_ndarray back = nullptr;
+    ASSERT_EQ(mxc_ndarray_list_get(list, 0, &back), MXC_OK);
+    EXPECT_EQ(ToHost(back, 6), src);
+    mxc_ndarray_free(back);
+    mxc_ndarray_list_free(list);
+  }
+  mxc_ndarray_free(g);
+}
+
+TEST(Ok, HostOnlyUsesAreRefused) {
+  mxc_ndarray g = Make({2, 3}, MXC_DEVICE_GPU, 0);
+  std::vector<float> zero(6, 0.f);
+  ASSERT_EQ(mxc_ndarray_copy_from_host(g, zero.data(), 24), MXC_OK);
+  EXPECT_EQ(mxc_init_array(g, "uniform", nullptr, nullptr, 0),
+            MXC_ERR_UNSUPPORTED)
+      << LastError();
+  int64_t shape[2] = {2, 3};
+  mxc_ndarray s = nullptr;
+  EXPECT_EQ(mxc_ndarray_create_row_sparse(shape, 2, MXC_DTYPE_FLOAT32,
+                                          MXC_DTYPE_INT64, nullptr, nullptr,
+                                          0, MXC_DEVICE_GPU, 0, &s),
+            MXC_ERR_UNSUPPORTED)
+      << LastError();
+  EXPECT_EQ(mxc_ndarray_cast_storage(g, MXC_STYPE_ROW_SPARSE, &s),
+            MXC_ERR_UNSUPPORTED)
+      << LastError();
+  mxc_ndarray_free(g);
+}
+
+// Metrics read their inputs through host copies.
+TEST(Ok, MetricsCopyToTheHost) {
+  std::vector<float> pred = {0.1f, 0.9f, 0.0f, 0.7f, 0.2f, 0.1f};
+  std::vector<float> label = {1, 2};
+  mxc_ndarray p = Make({2, 3}, MXC_DEVICE_GPU, 0);
+  mxc_ndarray l = Make({2}, MXC_DEVICE_GPU, 1);
+  ASSERT_EQ(mxc_ndarray_copy_from_host(p, pred.data(), 24), MXC_OK);
+  ASSERT_EQ(mxc_ndarray_copy_from_host(l, label.data(), 8), MXC_OK);
+  int64_t correct = -1, count = -1;
+  ASSERT_EQ(mxc_metric_accuracy(p, l, &correct, &count), MXC_OK)
+      << LastError();
+  EXPECT_EQ(correct, 1);
+  EXPECT_EQ(count, 2);
+  mxc_ndarray_free(p);
+  mxc_ndarray_free(l);
+}
+
+// The exported tensor names the GPU; the data pointer is device memory.
+TEST(Ok, DlpackExportNamesTheDevice) {
+  mxc_ndarray g = Make({2, 2}, MXC_DEVICE_GPU, 1);
+  DLManagedTensor *t = nullptr;
+  ASSERT_EQ(mxc_ndarray_to_dlpack(g, &t), MXC_OK) << LastError();
+  EXPECT_EQ(t->dl_tensor.device.device_type, kDLCUDA);
+  EXPECT_EQ(t->dl_tensor.device.device_id, 1);
+  t->deleter(t);
+  mxc_ndarray_free(g);
+}
+
+TEST(Oom, DeviceMemoryExhaustedIsOom) {
+  mxc_ndarray a = nullptr;
+  int64_t shape[1] = {1 << 20};
+  int rc = mxc_ndarray_create(shape, 1, MXC_DTYPE_FLOAT32, MXC_DEVICE_GPU, 0,
+                              0, &a);
+  EXPECT_EQ(rc, MXC_ERR_OOM) << LastError();
+  EXPECT_NE(LastError().find("gpu"), std::string::npos) << LastError();
+  mxc_ndarray small = Make({16}, MXC_DEVICE_GPU, 0);  // still works
+  EXPECT_NE(small, nullptr);
+  mxc_ndarray_free(small);
+}
+
+TEST(CopyFail, TheRuntimesReasonReachesTheCaller) {
+  mxc_ndarray g = Make({4}, MXC_DEVICE_GPU, 0);
+  std::vector<float> v(4, 1.f);
+  EXPECT_NE(mxc_ndarray_copy_from_host(g, v.data(), 16), MXC_OK);
+  EXPECT_NE(LastError().find("illegal memory access"), std::string::npos)
+      << LastError();
+  mxc_ndarray c = Make({4}, MXC_DEVICE_CPU, 0);
+  ASSERT_EQ(mxc_ndarray_copy(g, c), MXC_OK);  // async: fails at the wait
+  EXPECT_NE(mxc_ndarray_wait_to_read(c), MXC_OK);
+  EXPECT_NE(LastError().find("illegal memory access"), std::string::npos)
+      << LastError();
+  mxc_ndarray_free(g);
+  mxc_ndarray_free(c);
+}
+
+}  // namespace
