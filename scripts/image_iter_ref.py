@@ -12,7 +12,16 @@ crop, mirror, jitter and normalization, with PIL decoding the images.
   image_iter_ref.py batches REC OUTPREFIX key=value ...
       writes the epoch's batches as OUTPREFIX.data / .label (float32) and
       OUTPREFIX.pad (text: the pad of each batch), for the iterator
-      parameters given (MXNet names, as mxc takes them) plus epoch=N
+      parameters given (MXNet names, as mxc takes them) plus epoch=N;
+      mean_img=FILE subtracts the mean image of FILE (an MXNet NDArray
+      list, read by make_mxnet_params.py's own reader)
+  image_iter_ref.py mean REC OUTFILE key=value ...
+      writes the mean image mxc computes for mean_img (core/io/
+      image_mean.h): every record put through the deterministic steps
+      (resize, pad, scale-up, centre crop; no random step, no
+      normalization), averaged in float64, rounded to float32; saved as an
+      MXNet NDArray list with one array named "mean_img" (the independent
+      writer of make_mxnet_params.py)
 """
 import io
 import math
@@ -25,6 +34,7 @@ from PIL import Image
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import recordio_ref  # noqa: E402  (the independent RecordIO writer/reader)
+import make_mxnet_params  # noqa: E402  (the independent NDArray list format)
 
 M32 = 0xFFFFFFFF
 AUG_TAG = 0x41554721
@@ -147,6 +157,8 @@ def augment(px, p, u):
             crop = (crop - g) * (1 + np.float32(s) * (2 * u[6] - 1)) + g
         crop = np.clip(crop, 0, 255)
     mean = np.array(p["mean"][:C], np.float32)
+    if p["mean_img"] is not None:
+        mean = p["mean_img"].transpose(1, 2, 0)  # CHW -> HWC
     k = np.float32(p["scale"]) / np.array(p["std"][:C], np.float32)
     return ((crop - mean) * k).transpose(2, 0, 1).astype(np.float32)
 
@@ -165,17 +177,45 @@ def parse_args(kv):
          "resize": -1, "pad": 0, "rand_crop": 0, "rand_mirror": 0, "max_rotate_angle": 0.0,
          "fill_value": 255.0, "brightness": 0.0, "contrast": 0.0,
          "saturation": 0.0, "mean": [0.0] * 3, "std": [1.0] * 3, "scale": 1.0,
-         "epoch": 0}
+         "epoch": 0, "mean_img": None}
     for item in kv:
         k, v = item.split("=", 1)
         if k == "data_shape":
             p[k] = tuple(int(x) for x in v.strip("()").split(","))
+        elif k == "mean_img":
+            p[k] = read_mean(v)
         elif k in ("mean_r", "mean_g", "mean_b", "std_r", "std_g", "std_b"):
             p[k[:-2] if k.startswith("mean") else "std"]["rgb".index(k[-1])] = float(v)
         elif k in p:
             p[k] = type(p[k])(float(v)) if not isinstance(p[k], tuple) else v
         # other keys (threads, prefetch) do not change the batches
     return p
+
+
+def read_mean(path):
+    with open(path, "rb") as f:
+        arrays, names = make_mxnet_params.read_list(f.read())
+    kind, dtype, shape, data = arrays[names.index("mean_img")]
+    assert kind == "dense" and dtype == 0, (kind, dtype)
+    return np.asarray(data, np.float32).reshape(shape)
+
+
+def image_of(record, channels):
+    flag = struct.unpack_from("<I", record, 0)[0]
+    return decode(record[24 + 4 * flag:], channels)
+
+
+def mean(rec, out, kv):
+    p = parse_args(kv)
+    p.update(rand_crop=0, rand_mirror=0, max_rotate_angle=0.0, brightness=0.0,
+             contrast=0.0, saturation=0.0, mean=[0.0] * 3, std=[1.0] * 3,
+             scale=1.0, mean_img=None)
+    C = p["data_shape"][0]
+    crops = [augment(image_of(r, C), p, [0.0] * 7).astype(np.float64)
+             for _, r in recordio_ref.read_rec(rec)]
+    m = (np.sum(crops, axis=0) / len(crops)).astype(np.float32)
+    with open(out, "wb") as f:
+        f.write(make_mxnet_params.list_bytes(2, [("array", m)], ["mean_img"]))
 
 
 def batches(rec, prefix, kv):
@@ -231,6 +271,9 @@ def main(argv):
         return 0
     if len(argv) >= 4 and argv[1] == "batches":
         batches(argv[2], argv[3], argv[4:])
+        return 0
+    if len(argv) >= 4 and argv[1] == "mean":
+        mean(argv[2], argv[3], argv[4:])
         return 0
     print(__doc__, file=sys.stderr)
     return 2

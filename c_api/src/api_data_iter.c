@@ -151,6 +151,16 @@ int mxc_data_iter_reset(mxc_data_iter it) {
   return rc;
 }
 
+int mxc_data_iter_set_parts(mxc_data_iter it, int64_t num_parts,
+                            int64_t part_index) {
+  API_GUARD();
+  mxc__iter *w = NULL;
+  MXC_FORWARD_IF_ERROR(api_iter(it, "mxc_data_iter_set_parts: it", &w));
+  int rc = mxc__iter_set_parts(w, num_parts, part_index);
+  if (rc != MXC_OK) mxc__error_prefix("mxc_data_iter_set_parts");
+  return rc;
+}
+
 int mxc_data_iter_num_examples(mxc_data_iter it, int64_t *out) {
   API_GUARD();
   API_CHECK_OUT(out, "mxc_data_iter_num_examples", "out");

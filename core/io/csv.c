@@ -26,6 +26,9 @@ struct mxc__csv {
   int64_t label_width;
   float *batch_data, *batch_labels; /* batch_size rows each, once known */
   int64_t rows, first_line;
+  /* Sharding: row e (0-based over the epoch's data rows) is read when
+   * e % num_parts == part_index; e counts all of them. */
+  int64_t num_parts, part_index, example;
 };
 
 /* Length of the field at p (up to ',' or the end), capped for messages. */
@@ -67,33 +70,46 @@ static int parse_fields(csv_src *s, const char *p) {
   return MXC_OK;
 }
 
-/* Reads the next row of s into s->row: *have = 0 at end of file. The
- * first row fixes the width unless it was given. */
-static int next_row(csv_src *s, int *have) {
+/* The next line of s holding a row (not the header, not blank): *have =
+ * 0 at end of file. */
+static int next_line(csv_src *s, char **line, size_t *len, int *have) {
   for (;;) {
-    char *line = NULL;
-    size_t len = 0;
-    MXC_FORWARD_IF_ERROR(mxc__text_lines_next(&s->in, &line, &len, have));
+    MXC_FORWARD_IF_ERROR(mxc__text_lines_next(&s->in, line, len, have));
     if (!*have) return MXC_OK;
     if (s->header && s->in.line == 1) continue;
-    const char *p = line;
+    const char *p = *line;
     while (mxc__text_is_space(*p)) ++p;
-    if (!*p) continue; /* blank line */
-    int64_t n = count_fields(line, len);
-    if (s->width == 0) {
-      MXC_RETURN_ERROR_IF((uint64_t)n > SIZE_MAX / sizeof(float), MXC_ERR_OOM,
-                          "csv: out of memory reading '%s'", s->in.path);
-      s->row = mxc__malloc((size_t)n * sizeof(float));
-      MXC_RETURN_ERROR_IF(!s->row, MXC_ERR_OOM,
-                          "csv: out of memory reading '%s'", s->in.path);
-      s->width = n;
-    } else if (n != s->width) {
-      return mxc__text_bad_line(&s->in, "the row has %lld fields, expected %lld like every "
-                         "row of the file (ragged rows are not allowed)",
-                      (long long)n, (long long)s->width);
-    }
-    return parse_fields(s, line);
+    if (*p) return MXC_OK; /* else a blank line */
   }
+}
+
+/* Parses a row's line into s->row. The first row fixes the width unless
+ * it was given. */
+static int parse_row(csv_src *s, const char *line, size_t len) {
+  int64_t n = count_fields(line, len);
+  if (s->width == 0) {
+    MXC_RETURN_ERROR_IF((uint64_t)n > SIZE_MAX / sizeof(float), MXC_ERR_OOM,
+                        "csv: out of memory reading '%s'", s->in.path);
+    s->row = mxc__malloc((size_t)n * sizeof(float));
+    MXC_RETURN_ERROR_IF(!s->row, MXC_ERR_OOM,
+                        "csv: out of memory reading '%s'", s->in.path);
+    s->width = n;
+  } else if (n != s->width) {
+    return mxc__text_bad_line(&s->in,
+                              "the row has %lld fields, expected %lld like "
+                              "every row of the file (ragged rows are not "
+                              "allowed)",
+                              (long long)n, (long long)s->width);
+  }
+  return parse_fields(s, line);
+}
+
+/* Reads the next row of s into s->row: *have = 0 at end of file. */
+static int next_row(csv_src *s, int *have) {
+  char *line = NULL;
+  size_t len = 0;
+  MXC_FORWARD_IF_ERROR(next_line(s, &line, &len, have));
+  return *have ? parse_row(s, line, len) : MXC_OK;
 }
 
 /* Allocates batch_size rows of width floats into *out (once). */
@@ -147,23 +163,52 @@ static int take_data_row(mxc__csv *r) {
   return MXC_OK;
 }
 
+/* No label row for the data row just read. */
+static int labels_short(const mxc__csv *r) {
+  return mxc__error_set(MXC_ERR_IO,
+                        "csv: '%s' has fewer rows than '%s': no labels for "
+                        "the row at %s:%lld",
+                        r->label.in.path, r->data.in.path, r->data.in.path,
+                        (long long)r->data.in.line);
+}
+
 /* Reads the label-file row for the data row just read. */
 static int take_label_row(mxc__csv *r) {
   int have = 0;
   MXC_FORWARD_IF_ERROR(next_row(&r->label, &have));
-  if (!have) {
-    return mxc__error_set(MXC_ERR_IO,
-                          "csv: '%s' has fewer rows than '%s': no labels for "
-                          "the row at %s:%lld",
-                          r->label.in.path, r->data.in.path, r->data.in.path,
-                          (long long)r->data.in.line);
-  }
+  if (!have) return labels_short(r);
   r->label_width = r->label.width;
   MXC_FORWARD_IF_ERROR(
       batch_buffer(r, &r->label, r->label_width, &r->batch_labels));
   memcpy(r->batch_labels + r->rows * r->label_width, r->label.row,
          (size_t)r->label_width * sizeof(float));
   return MXC_OK;
+}
+
+/* Steps over the label-file row of a data row of another part, unparsed
+ * like that row. */
+static int skip_label_row(mxc__csv *r) {
+  char *line = NULL;
+  size_t len = 0;
+  int have = 0;
+  MXC_FORWARD_IF_ERROR(next_line(&r->label, &line, &len, &have));
+  return have ? MXC_OK : labels_short(r);
+}
+
+/* Reads the next data row of this part into r->data.row (*have = 0 at
+ * the end of the file), stepping over the other parts' rows (and their
+ * label rows) without parsing them. */
+static int next_own_row(mxc__csv *r, int *have) {
+  for (;;) {
+    char *line = NULL;
+    size_t len = 0;
+    MXC_FORWARD_IF_ERROR(next_line(&r->data, &line, &len, have));
+    if (!*have) return MXC_OK;
+    if (r->example++ % r->num_parts == r->part_index) {
+      return parse_row(&r->data, line, len);
+    }
+    if (r->cfg.label_path) MXC_FORWARD_IF_ERROR(skip_label_row(r));
+  }
 }
 
 /* At the end of the data file the label file must be at its end too. */
@@ -183,7 +228,7 @@ static int fill(mxc__csv *r) {
   r->first_line = 0;
   while (r->rows < r->cfg.batch_size) {
     int have = 0;
-    MXC_FORWARD_IF_ERROR(next_row(&r->data, &have));
+    MXC_FORWARD_IF_ERROR(next_own_row(r, &have));
     if (!have) {
       if (r->cfg.label_path) MXC_FORWARD_IF_ERROR(check_label_end(r));
       break;
@@ -220,13 +265,19 @@ int mxc__csv_next(mxc__csv *r, mxc__csv_batch *out) {
 int mxc__csv_reset(mxc__csv *r) {
   MXC_RETURN_ERROR_IF(!r, MXC_ERR_INVALID_ARGUMENT,
                       "mxc__csv_reset: reader must not be NULL");
-  r->rows = 0;
+  r->rows = r->example = 0;
   int rc = mxc__text_lines_rewind(&r->data.in);
   if (rc == MXC_OK && r->cfg.label_path) {
     rc = mxc__text_lines_rewind(&r->label.in);
   }
   r->failed = rc != MXC_OK;
   return rc;
+}
+
+void mxc__csv_set_parts(mxc__csv *r, int64_t num_parts, int64_t part_index) {
+  r->num_parts = num_parts;
+  r->part_index = part_index;
+  r->example = 0;
 }
 
 static int check_config(const char *path, const mxc__csv_config *cfg) {
@@ -266,6 +317,7 @@ int mxc__csv_open(const char *path, const mxc__csv_config *cfg,
   MXC_RETURN_ERROR_IF(!r, MXC_ERR_OOM, "csv: out of memory opening '%s'",
                       path);
   r->cfg = *cfg;
+  r->num_parts = 1;
   r->data.header = cfg->header;
   r->data.width = cfg->num_cols;
   r->label.header = cfg->label_header;

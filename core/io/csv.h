@@ -70,6 +70,17 @@ int mxc__csv_next(mxc__csv *r, mxc__csv_batch *out);
 /* Starts a new epoch at the first line (clears a previous error). */
 int mxc__csv_reset(mxc__csv *r);
 
+/* Reads only the data rows e (0-based, counting the data file's rows:
+ * not its header, not blank lines) with e % num_parts == part_index, and
+ * their label rows; the other rows of both files are stepped over
+ * unparsed (so a ragged or malformed row of another part is not seen).
+ * Round robin, so no pass over the file is needed to know its size, and
+ * the label file stays in step with the data file (see docs/data.md).
+ * Call before the first next or right after a reset (the count restarts
+ * here). 1 <= num_parts and 0 <= part_index < num_parts, checked by the
+ * caller. A reader starts with the whole file (1, 0). */
+void mxc__csv_set_parts(mxc__csv *r, int64_t num_parts, int64_t part_index);
+
 /* Bytes the reader holds in buffers now (chunks + batch buffers). */
 size_t mxc__csv_buffer_bytes(const mxc__csv *r);
 

@@ -50,7 +50,7 @@ static int load(mxc__data_iter *it, const char *images_path,
   MXC_FORWARD_IF_ERROR(mxc__idx_read(images_path, &it->images));
   MXC_FORWARD_IF_ERROR(mxc__idx_read(labels_path, &it->labels));
   MXC_FORWARD_IF_ERROR(check_files(it, images_path, labels_path));
-  it->n = it->images.dims[0];
+  it->n = it->n_all = it->images.dims[0];
   /* With zero images the reader's overflow check did not cover this. */
   MXC_RETURN_ERROR_IF(
       !mxc__mul_i64(it->images.dims[1], it->images.dims[2], &it->row_elems),
@@ -131,7 +131,7 @@ static void fill_batch(const mxc__data_iter *it, mxc__ndarray *data,
   float *l = mxc__ndarray_ptr(label);
   const float scale = it->scale ? 1.0f / 255.0f : 1.0f;
   for (int64_t k = 0; k < it->batch; ++k) {
-    int64_t ex = it->perm[(it->cursor + k) % it->n];
+    int64_t ex = it->first + it->perm[(it->cursor + k) % it->n];
     mxc__idx_to_f32(&it->images, ex * it->row_elems, it->row_elems, scale,
                     d + k * it->row_elems);
     mxc__idx_to_f32(&it->labels, ex, 1, 1.0f, l + k);
@@ -166,6 +166,17 @@ void mxc__data_iter_reset(mxc__data_iter *it) {
   make_perm(it);
 }
 
+void mxc__data_iter_set_parts(mxc__data_iter *it, int64_t num_parts,
+                              int64_t part_index) {
+  int64_t lo, hi;
+  mxc__iter_part_range(it->n_all, num_parts, part_index, &lo, &hi);
+  drop_batch(it);
+  it->first = lo;
+  it->n = hi - lo;
+  it->cursor = 0;
+  make_perm(it);
+}
+
 /* ---- behind the shared interface (iter.h) ---- */
 
 static int idx_next(void *impl, int *out_has) {
@@ -192,9 +203,15 @@ static int idx_num_examples(const void *impl, int64_t *out) {
 
 static void idx_free(void *impl) { mxc__data_iter_free(impl); }
 
-static const mxc__iter_ops k_idx_ops = {idx_next, idx_reset, idx_current,
-                                        idx_num_examples, idx_free,
-                                        "idx_iter_next"};
+static int idx_set_parts(void *impl, int64_t num_parts, int64_t part_index) {
+  mxc__data_iter_set_parts(impl, num_parts, part_index);
+  return MXC_OK;
+}
+
+static const mxc__iter_ops k_idx_ops = {idx_next,         idx_reset,
+                                        idx_current,      idx_num_examples,
+                                        idx_free,         "idx_iter_next",
+                                        idx_set_parts};
 
 int mxc__iter_idx_create(const char *images_path, const char *labels_path,
                          int64_t batch, int shuffle, uint64_t seed, int flat,

@@ -195,6 +195,18 @@ static void crop_into(const fimg *img, const mxc__aug_param *p,
   }
 }
 
+/* Step 7: HWC crop of n pixels into CHW dst. */
+static void normalize(const float *crop, int64_t n, int c,
+                      const mxc__aug_param *p, float *dst) {
+  for (int k = 0; k < c; ++k) {
+    const float *mi = p->mean_img ? p->mean_img + k * n : NULL;
+    float m = p->mean[k], s = p->scale / p->std[k];
+    for (int64_t i = 0; i < n; ++i) {
+      dst[k * n + i] = (crop[i * c + k] - (mi ? mi[i] : m)) * s;
+    }
+  }
+}
+
 int mxc__image_augment(const mxc__image *src, const mxc__aug_param *p,
                        const float u[7], float *dst) {
   fimg img = {0, 0, 0, NULL}, crop = {0, 0, 0, NULL};
@@ -210,10 +222,7 @@ int mxc__image_augment(const mxc__image *src, const mxc__aug_param *p,
   mxc__free(img.v);
   int64_t n = p->h * p->w;
   jitter(crop.v, n, src->c, p, u);
-  for (int c = 0; c < src->c; ++c) {
-    float m = p->mean[c], s = p->scale / p->std[c];
-    for (int64_t i = 0; i < n; ++i) dst[c * n + i] = (crop.v[i * src->c + c] - m) * s;
-  }
+  normalize(crop.v, n, src->c, p, dst);
   mxc__free(crop.v);
   return MXC_OK;
 }

@@ -20,7 +20,8 @@
  *     s (3 channels): each pixel moved away from its own luma by
  *     1 + s * (2u - 1); then clipped to [0, 255] (only if any of the three
  *     is set);
- *  7. (v - mean_c) / std_c * scale, into CHW float32.
+ *  7. (v - mean_c) / std_c * scale, into CHW float32; with a mean image,
+ *     (v - mean_img[c, y, x]) / std_c * scale.
  *
  * Bilinear sampling maps output pixel centres onto input ones: source
  * coordinate (i + 0.5) * in / out - 0.5, clamped to [0, in - 1].
@@ -51,6 +52,9 @@ typedef struct mxc__aug_param {
   float max_rotate_angle, fill_value;
   float brightness, contrast, saturation;
   float mean[3], std[3], scale;
+  /* NULL, or a mean image of c * h * w floats (CHW, image_mean.h) that
+   * step 7 subtracts per pixel instead of mean[c]; borrowed. */
+  const float *mean_img;
 } mxc__aug_param;
 
 /* The seven uniform draws of one example (see above). */

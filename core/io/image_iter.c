@@ -20,6 +20,7 @@
 #include "core/base/error.h"
 #include "core/base/shape.h"
 #include "core/io/image_aug.h"
+#include "core/io/image_mean.h"
 #include "core/io/recordio.h"
 
 /* Bounds on the thread and prefetch options: far above any useful value,
@@ -29,6 +30,8 @@
 
 typedef struct img_opts {
   char *rec_path;
+  char *mean_img_path; /* NULL or "": none */
+  int mean_rgb_given;  /* a mean_r/g/b parameter was given */
   mxc__aug_param aug;
   int64_t batch, label_width, threads, prefetch, num_parts, part_index;
   int64_t shuffle, round_batch, seed;
@@ -53,9 +56,12 @@ typedef struct worker {
 
 struct img_iter {
   img_opts o;
-  uint64_t *offsets; /* of the part's records, file order */
-  int64_t n;         /* records in the part */
-  int64_t first;     /* the file index of the part's first record */
+  float *mean_img; /* the mean image (o.aug.mean_img points here), or NULL */
+  uint64_t *offsets_all; /* of every record of the file, file order */
+  int64_t n_all;         /* records in the file */
+  const uint64_t *offsets; /* of the part's records: offsets_all + first */
+  int64_t n;               /* records in the part */
+  int64_t first;           /* the file index of the part's first record */
   int64_t *order;
   uint64_t epoch;
   int64_t n_batches;
@@ -105,6 +111,7 @@ static const opt_def kOpts[] = {
     OPT("brightness", OPT_F32, aug.brightness, 0, 1),
     OPT("contrast", OPT_F32, aug.contrast, 0, 1),
     OPT("saturation", OPT_F32, aug.saturation, 0, 1),
+    OPT("mean_img", OPT_STR, mean_img_path, 0, 0),
     OPT("mean_r", OPT_F32, aug.mean[0], -1e6, 1e6),
     OPT("mean_g", OPT_F32, aug.mean[1], -1e6, 1e6),
     OPT("mean_b", OPT_F32, aug.mean[2], -1e6, 1e6),
@@ -174,6 +181,7 @@ static int set_opt(img_opts *o, const opt_def *d, const char *v) {
   }
   double x = 0;
   MXC_FORWARD_IF_ERROR(parse_number(d, v, &x));
+  if (!strncmp(d->name, "mean_", 5)) o->mean_rgb_given = 1;
   if (d->kind == OPT_F32) *(float *)field = (float)x;
   else if (!strncmp(d->name, "rand_", 5)) *(int *)field = (int)x;
   else *(int64_t *)field = (int64_t)x;
@@ -201,6 +209,12 @@ static int check_opts(const img_opts *o) {
                       "image record iter: part_index %" PRId64 " with "
                       "num_parts %" PRId64 "; expected part_index < num_parts",
                       o->part_index, o->num_parts);
+  MXC_RETURN_ERROR_IF(o->mean_img_path && *o->mean_img_path &&
+                          o->mean_rgb_given,
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "image record iter: mean_img and mean_r/g/b are both "
+                      "given; expected one way of subtracting a mean (a "
+                      "mean image, or one value per channel)");
   return MXC_OK;
 }
 
@@ -218,8 +232,7 @@ static int parse_opts(int n, const char *const *keys, const char *const *vals,
 
 /* ---- the part's records ---- */
 
-/* Offsets of every record (headers read, data seeked over), then the
- * part's range of them. */
+/* Offsets of every record (headers read, data seeked over). */
 static int scan_offsets(img_iter *it, mxc__recordio *r) {
   int64_t cap = 1024, n = 0;
   uint64_t *off = mxc__malloc((size_t)cap * sizeof *off);
@@ -237,12 +250,30 @@ static int scan_offsets(img_iter *it, mxc__recordio *r) {
     if (!has) break;
     off[n++] = start;
   }
-  int64_t lo = n * it->o.part_index / it->o.num_parts;
-  int64_t hi = n * (it->o.part_index + 1) / it->o.num_parts;
-  memmove(off, off + lo, (size_t)(hi - lo) * sizeof *off);
-  it->offsets = off;
+  it->offsets_all = off;
+  it->n_all = n;
+  return MXC_OK;
+}
+
+/* Selects part part_index of num_parts: records [lo, hi) of the file
+ * (iter.h's mxc__iter_part_range). An empty part is an error (a worker
+ * with nothing to read is a misconfigured job), and leaves the part as
+ * it was. Before the workers start, or under mu with them drained: no
+ * worker reads these fields while it runs. */
+static int select_part(img_iter *it, int64_t num_parts, int64_t part_index) {
+  int64_t lo, hi;
+  mxc__iter_part_range(it->n_all, num_parts, part_index, &lo, &hi);
+  MXC_RETURN_ERROR_IF(lo == hi, MXC_ERR_IO,
+                      "image record iter: '%s' part %" PRId64 " of %" PRId64
+                      " holds no records (the file has %" PRId64 ")",
+                      it->o.rec_path, part_index, num_parts, it->n_all);
+  it->o.num_parts = num_parts;
+  it->o.part_index = part_index;
+  it->offsets = it->offsets_all + lo;
   it->n = hi - lo;
   it->first = lo;
+  int64_t b = it->o.batch;
+  it->n_batches = it->o.round_batch ? (it->n + b - 1) / b : it->n / b;
   return MXC_OK;
 }
 
@@ -253,14 +284,11 @@ static int read_example(img_iter *it, mxc__recordio *r, int64_t rec,
   char what[300];
   snprintf(what, sizeof what, "'%.200s' record %" PRId64, it->o.rec_path,
            it->first + rec);
-  int has = 0;
-  MXC_FORWARD_IF_ERROR(mxc__recordio_seek(r, it->offsets[rec]));
-  MXC_FORWARD_IF_ERROR(mxc__recordio_next(r, &has));
-  MXC_RETURN_ERROR_IF(!has, MXC_ERR_IO, "%s: missing", what);
-  size_t size;
-  const unsigned char *d = mxc__recordio_data(r, &size);
   mxc__image_header h;
-  MXC_FORWARD_IF_ERROR(mxc__image_header_parse(d, size, &h));
+  const unsigned char *payload;
+  size_t size;
+  MXC_FORWARD_IF_ERROR(mxc__image_record_at(r, it->offsets[rec], what, &h,
+                                            &payload, &size));
   uint32_t n_labels = h.flag ? h.flag : 1;
   MXC_RETURN_ERROR_IF(n_labels < (uint64_t)it->o.label_width, MXC_ERR_IO,
                       "%s: %u labels; label_width is %" PRId64, what, n_labels,
@@ -269,9 +297,8 @@ static int read_example(img_iter *it, mxc__recordio *r, int64_t rec,
     label[k] = mxc__image_header_label(&h, (uint32_t)k);
   }
   mxc__image im;
-  MXC_FORWARD_IF_ERROR(mxc__image_decode(d + h.payload_offset,
-                                         size - h.payload_offset,
-                                         (int)it->o.aug.c, what, &im));
+  MXC_FORWARD_IF_ERROR(
+      mxc__image_decode(payload, size, (int)it->o.aug.c, what, &im));
   float u[7];
   mxc__aug_draws((uint64_t)it->o.seed, epoch, it->first + rec, u);
   int rc = mxc__image_augment(&im, &it->o.aug, u, data);
@@ -419,18 +446,40 @@ static void start_epoch(img_iter *it) {
   it->next_task = 0;
 }
 
+/* Stops the epoch's work (under mu): nothing left to claim, the tasks
+ * running finished, the batches in flight dropped. The workers then wait
+ * for start_epoch. */
+static void drain(img_iter *it) {
+  it->next_task = it->n_batches * it->o.batch;
+  while (it->active > 0) pthread_cond_wait(&it->cv_done, &it->mu);
+  for (int64_t i = 0; i < it->o.prefetch; ++i) slot_clear(&it->slots[i]);
+}
+
 static int img_reset(void *impl) {
   img_iter *it = impl;
   drop_current(it);
   pthread_mutex_lock(&it->mu);
-  it->next_task = it->n_batches * it->o.batch; /* nothing left to claim */
-  while (it->active > 0) pthread_cond_wait(&it->cv_done, &it->mu);
-  for (int64_t i = 0; i < it->o.prefetch; ++i) slot_clear(&it->slots[i]);
+  drain(it);
   it->epoch++;
   start_epoch(it);
   pthread_cond_broadcast(&it->cv_work);
   pthread_mutex_unlock(&it->mu);
   return MXC_OK;
+}
+
+/* At an epoch's start (iter.c checks) the workers may already be
+ * prefetching the old part's first batches: drop them, switch, and start
+ * the same epoch over on the new part. */
+static int img_set_parts(void *impl, int64_t num_parts, int64_t part_index) {
+  img_iter *it = impl;
+  drop_current(it);
+  pthread_mutex_lock(&it->mu);
+  drain(it);
+  int rc = select_part(it, num_parts, part_index);
+  start_epoch(it);
+  pthread_cond_broadcast(&it->cv_work);
+  pthread_mutex_unlock(&it->mu);
+  return rc;
 }
 
 static void img_current(const void *impl, const mxc__ndarray **data,
@@ -475,26 +524,27 @@ static void img_free(void *impl) {
   mxc__free(it->workers);
   mxc__free(it->slots);
   mxc__free(it->order);
-  mxc__free(it->offsets);
+  mxc__free(it->offsets_all);
+  mxc__free(it->mean_img);
+  mxc__free(it->o.mean_img_path);
   mxc__free(it->o.rec_path);
   mxc__free(it);
 }
 
 static const mxc__iter_ops kImageIterOps = {
     img_next, img_reset, img_current, img_num_examples, img_free,
-    "image_record_iter_next"};
+    "image_record_iter_next", img_set_parts};
 
 /* ---- creation ---- */
 
+/* order holds n_all entries: any part fits (img_set_parts). */
 static int alloc_state(img_iter *it) {
-  it->order = mxc__calloc((size_t)(it->n ? it->n : 1), sizeof *it->order);
+  it->order = mxc__calloc((size_t)it->n_all, sizeof *it->order);
   it->slots = mxc__calloc((size_t)it->o.prefetch, sizeof *it->slots);
   it->workers = mxc__calloc((size_t)it->o.threads, sizeof *it->workers);
   MXC_RETURN_ERROR_IF(!it->order || !it->slots || !it->workers, MXC_ERR_OOM,
                       "image record iter: out of memory");
   for (int64_t i = 0; i < it->o.prefetch; ++i) it->slots[i].batch = -1;
-  int64_t b = it->o.batch;
-  it->n_batches = it->o.round_batch ? (it->n + b - 1) / b : it->n / b;
   return MXC_OK;
 }
 
@@ -521,10 +571,17 @@ static int open_part(img_iter *it) {
   int rc = scan_offsets(it, r);
   mxc__recordio_free(r);
   MXC_FORWARD_IF_ERROR(rc);
-  MXC_RETURN_ERROR_IF(it->n == 0, MXC_ERR_IO,
-                      "image record iter: '%s' part %" PRId64 " of %" PRId64
-                      " holds no records",
-                      it->o.rec_path, it->o.part_index, it->o.num_parts);
+  return select_part(it, it->o.num_parts, it->o.part_index);
+}
+
+/* The mean image, before the workers start (they read it). */
+static int load_mean(img_iter *it) {
+  if (!it->o.mean_img_path || !*it->o.mean_img_path) return MXC_OK;
+  const mxc__image_records recs = {it->o.rec_path, it->offsets_all,
+                                   it->n_all};
+  MXC_FORWARD_IF_ERROR(mxc__image_mean_get(it->o.mean_img_path, &recs,
+                                           &it->o.aug, &it->mean_img));
+  it->o.aug.mean_img = it->mean_img;
   return MXC_OK;
 }
 
@@ -535,6 +592,7 @@ static int image_iter_new(int n, const char *const *keys,
   pthread_cond_init(&it->cv_done, NULL);
   MXC_FORWARD_IF_ERROR(parse_opts(n, keys, vals, &it->o));
   MXC_FORWARD_IF_ERROR(open_part(it));
+  MXC_FORWARD_IF_ERROR(load_mean(it));
   MXC_FORWARD_IF_ERROR(alloc_state(it));
   return start_workers(it);
 }

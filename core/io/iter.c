@@ -10,6 +10,9 @@
 struct mxc__iter {
   const mxc__iter_ops *ops;
   void *impl;
+  /* A next was called since creation or the last successful reset: the
+   * epoch has begun, so its part can no longer change. */
+  int started;
 };
 
 int mxc__iter_new(const mxc__iter_ops *ops, void *impl, mxc__iter **out) {
@@ -20,6 +23,7 @@ int mxc__iter_new(const mxc__iter_ops *ops, void *impl, mxc__iter **out) {
   }
   it->ops = ops;
   it->impl = impl;
+  it->started = 0;
   *out = it;
   return MXC_OK;
 }
@@ -40,11 +44,16 @@ static int next_profiled(mxc__iter *it, int *out_has) {
 }
 
 int mxc__iter_next(mxc__iter *it, int *out_has) {
+  it->started = 1;
   if (mxc__prof_on(MXC__PROF_IO)) return next_profiled(it, out_has);
   return it->ops->next(it->impl, out_has);
 }
 
-int mxc__iter_reset(mxc__iter *it) { return it->ops->reset(it->impl); }
+int mxc__iter_reset(mxc__iter *it) {
+  MXC_FORWARD_IF_ERROR(it->ops->reset(it->impl));
+  it->started = 0;
+  return MXC_OK;
+}
 
 int mxc__iter_current(const mxc__iter *it, int want_label,
                       const mxc__ndarray **out) {
@@ -72,6 +81,38 @@ int mxc__iter_pad(const mxc__iter *it, int64_t *out) {
 
 int mxc__iter_num_examples(const mxc__iter *it, int64_t *out) {
   return it->ops->num_examples(it->impl, out);
+}
+
+int mxc__iter_set_parts(mxc__iter *it, int64_t num_parts,
+                        int64_t part_index) {
+  MXC_RETURN_ERROR_IF(num_parts < 1 || num_parts > MXC__ITER_MAX_PARTS,
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "num_parts is %lld; expected 1 <= num_parts <= %lld",
+                      (long long)num_parts, (long long)MXC__ITER_MAX_PARTS);
+  MXC_RETURN_ERROR_IF(part_index < 0 || part_index >= num_parts,
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "part_index is %lld; expected 0 <= part_index < "
+                      "num_parts (%lld)",
+                      (long long)part_index, (long long)num_parts);
+  MXC_RETURN_ERROR_IF(it->started, MXC_ERR_INVALID_ARGUMENT,
+                      "the epoch has started; set the part before the first "
+                      "mxc_data_iter_next or right after mxc_data_iter_reset");
+  MXC_RETURN_ERROR_IF(!it->ops->set_parts, MXC_ERR_UNSUPPORTED,
+                      "this kind of iterator (%s) cannot be sharded",
+                      it->ops->name);
+  return it->ops->set_parts(it->impl, num_parts, part_index);
+}
+
+/* n*k/p = (n/p)*k + (n%p)*k/p exactly, and (n%p)*k < p*p <= 2^60 with
+ * p <= MXC__ITER_MAX_PARTS, so nothing overflows. */
+static int64_t part_start(int64_t n, int64_t p, int64_t k) {
+  return n / p * k + n % p * k / p;
+}
+
+void mxc__iter_part_range(int64_t n, int64_t num_parts, int64_t part_index,
+                          int64_t *lo, int64_t *hi) {
+  *lo = part_start(n, num_parts, part_index);
+  *hi = part_start(n, num_parts, part_index + 1);
 }
 
 /* The 64-bit draw reduced mod (i + 1) has negligible bias for n < 2^32. */

@@ -34,6 +34,11 @@ typedef struct mxc__iter_ops {
   void (*free)(void *impl);
   /* Names the iterator's batches in a profile ("idx_iter_next"). */
   const char *name;
+  /* Restricts every later epoch to part part_index of num_parts (checked
+   * by mxc__iter_set_parts: 1 <= num_parts, 0 <= part_index < num_parts),
+   * called only at an epoch's start. On failure the part is unchanged.
+   * NULL: the kind cannot be sharded (MXC_ERR_UNSUPPORTED). */
+  int (*set_parts)(void *impl, int64_t num_parts, int64_t part_index);
 } mxc__iter_ops;
 
 typedef struct mxc__iter mxc__iter;
@@ -62,6 +67,25 @@ int mxc__iter_pad(const mxc__iter *it, int64_t *out);
 
 /* Examples per epoch; may fail when not yet known. */
 int mxc__iter_num_examples(const mxc__iter *it, int64_t *out);
+
+/* The largest num_parts (so part arithmetic stays within int64). */
+#define MXC__ITER_MAX_PARTS ((int64_t)1 << 30)
+
+/* Makes the iterator read part part_index of num_parts of its data set
+ * (each kind says which examples a part holds; the parts are disjoint and
+ * together hold every example once). Allowed only at the start of an
+ * epoch: before the first next, or right after a successful reset; later
+ * it is MXC_ERR_INVALID_ARGUMENT, as are num_parts < 1 and part_index
+ * outside [0, num_parts) and num_parts > MXC__ITER_MAX_PARTS. It takes
+ * effect at once, for the epoch about to start and every later one; on
+ * failure the part is unchanged. */
+int mxc__iter_set_parts(mxc__iter *it, int64_t num_parts, int64_t part_index);
+
+/* [*lo, *hi) = the contiguous part part_index of num_parts of n items,
+ * [n*k/p, n*(k+1)/p): sizes differ by at most one and the parts tile
+ * [0, n). Any n >= 0 with a part checked as mxc__iter_set_parts does. */
+void mxc__iter_part_range(int64_t n, int64_t num_parts, int64_t part_index,
+                          int64_t *lo, int64_t *hi);
 
 /* perm = the visiting order of one epoch over n examples: the identity
  * when shuffle is 0, else a Fisher-Yates permutation where step i draws

@@ -21,6 +21,9 @@ struct mxc__libsvm {
   float *values, *labels;
   size_t ent_cap, lab_cap;
   int64_t rows, nnz, nlab, first_line;
+  /* Sharding: example e (0-based over the epoch's non-blank lines) is
+   * read when e % num_parts == part_index; e counts all of them. */
+  int64_t num_parts, part_index, example;
 };
 
 /* Length of the token at p (up to a space or the end), capped for
@@ -189,6 +192,7 @@ static int fill(mxc__libsvm *r) {
     const char *p = line;
     while (mxc__text_is_space(*p)) ++p;
     if (!*p) continue; /* blank or comment-only */
+    if (r->example++ % r->num_parts != r->part_index) continue;
     if (r->rows == 0) r->first_line = r->in.line;
     MXC_FORWARD_IF_ERROR(parse_labels(r, &p));
     MXC_FORWARD_IF_ERROR(parse_features(r, p));
@@ -226,10 +230,17 @@ int mxc__libsvm_next(mxc__libsvm *r, mxc__libsvm_batch *out) {
 int mxc__libsvm_reset(mxc__libsvm *r) {
   MXC_RETURN_ERROR_IF(!r, MXC_ERR_INVALID_ARGUMENT,
                       "mxc__libsvm_reset: reader must not be NULL");
-  r->rows = r->nnz = r->nlab = 0;
+  r->rows = r->nnz = r->nlab = r->example = 0;
   int rc = mxc__text_lines_rewind(&r->in);
   r->failed = rc != MXC_OK;
   return rc;
+}
+
+void mxc__libsvm_set_parts(mxc__libsvm *r, int64_t num_parts,
+                           int64_t part_index) {
+  r->num_parts = num_parts;
+  r->part_index = part_index;
+  r->example = 0;
 }
 
 static int check_config(const char *path, const mxc__libsvm_config *cfg) {
@@ -259,6 +270,7 @@ int mxc__libsvm_open(const char *path, const mxc__libsvm_config *cfg,
                       path);
   r->cfg = *cfg;
   r->max_col = -1;
+  r->num_parts = 1;
   size_t n = (size_t)cfg->batch_size + 1;
   r->indptr = mxc__calloc(n, sizeof(int64_t));
   r->label_indptr = mxc__calloc(n, sizeof(int64_t));

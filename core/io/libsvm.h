@@ -79,6 +79,15 @@ int mxc__libsvm_next(mxc__libsvm *r, mxc__libsvm_batch *out);
 /* Starts a new epoch at the first line (clears a previous error). */
 int mxc__libsvm_reset(mxc__libsvm *r);
 
+/* Reads only the examples e (0-based, counting the non-blank lines of the
+ * file) with e % num_parts == part_index, skipping the others unparsed:
+ * round robin, so no pass over the file is needed to know its size (see
+ * docs/data.md). Call before the first next or right after a reset (the
+ * count restarts here). 1 <= num_parts and 0 <= part_index < num_parts,
+ * checked by the caller. A reader starts with the whole file (1, 0). */
+void mxc__libsvm_set_parts(mxc__libsvm *r, int64_t num_parts,
+                           int64_t part_index);
+
 /* Bytes the reader holds in buffers now (chunk + batch buffers): for
  * checking that memory does not grow with the file. */
 size_t mxc__libsvm_buffer_bytes(const mxc__libsvm *r);

@@ -11,6 +11,8 @@
  *    exactly as the IDX iterator's (cursor + k) % n does.
  *  - The number of examples is known only once an epoch has been read to
  *    its end.
+ *  - Sharding is the readers' (round robin over the rows, libsvm.h and
+ *    csv.h): the head and the padding come from the part's own rows.
  * Each batch is a pair of new arrays filled here before anyone else can
  * see them (so no engine ordering is needed to write them); arrays handed
  * out for earlier batches never change.
@@ -349,9 +351,20 @@ static void text_free(void *impl) {
   mxc__free(it);
 }
 
-static const mxc__iter_ops k_text_ops = {text_next, text_reset, text_current,
-                                        text_num_examples, text_free,
-                                        "text_iter_next"};
+/* Called at an epoch's start (iter.c checks), so the reader is at its
+ * first line: the new part applies to this epoch, whose size is unknown
+ * again until it has been read. */
+static int text_set_parts(void *impl, int64_t num_parts, int64_t part_index) {
+  text_iter *it = impl;
+  if (it->svm) mxc__libsvm_set_parts(it->svm, num_parts, part_index);
+  else mxc__csv_set_parts(it->csv, num_parts, part_index);
+  it->total = -1;
+  return MXC_OK;
+}
+
+static const mxc__iter_ops k_text_ops = {
+    text_next, text_reset,        text_current,  text_num_examples,
+    text_free, "text_iter_next", text_set_parts};
 
 /* ---- creation ---- */
 

@@ -87,6 +87,10 @@ static void read_batch(mxc_data_iter it) {
   mxc_ndarray_free(l);
 }
 
+void fz_iter_parts(mxc_data_iter it, uint8_t v) {
+  if (v) (void)mxc_data_iter_set_parts(it, (v >> 4) - 1, (v & 15) - 1);
+}
+
 void fz_iter_drain(mxc_data_iter it, int max_batches) {
   int more = 0;
   for (int b = 0; b < max_batches; ++b) {

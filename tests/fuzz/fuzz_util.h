@@ -44,6 +44,12 @@ const char *fz_file(int slot, const uint8_t *data, size_t size);
  * is that reading never crashes). Accepts NULL. */
 void fz_touch(mxc_ndarray arr);
 
+/* Shards it by an input byte v: 0 leaves it whole; else num_parts =
+ * (v >> 4) - 1 and part_index = (v & 15) - 1, both in [-1, 14], so
+ * invalid pairs (refused, the iterator stays whole) come up as well as
+ * valid ones. */
+void fz_iter_parts(mxc_data_iter it, uint8_t v);
+
 /* Reads up to max_batches batches of an iterator (data and label of each
  * touched and freed), then resets it and reads one more. */
 void fz_iter_drain(mxc_data_iter it, int max_batches);

@@ -210,18 +210,23 @@ def idx_seeds():
 def csv_seeds():
     data = b"a,b,c\n1,2,3\n4,5,6\n7,8,9\n"
     labels = b"l\n0\n1\n0\n"
-    # cols, batch, flags (1 header, 2 label file, 4.. last_batch), label_col+2
+    # cols, batch, flags (1 header, 2 label file, 4.. last_batch), label_col+2,
+    # parts (0 whole; (num_parts + 1) << 4 | (part_index + 1))
     put("fuzz_csv", "header_labelfile",
-        bytes([3, 1, 0x03, 1]) + u16(len(data)) + data + labels)
-    put("fuzz_csv", "label_col", bytes([0, 1, 0x01, 2]) + u16(len(data)) + data)
-    put("fuzz_csv", "pad", bytes([0, 3, 0x00, 1]) + u16(12) + b"1,2\n3,4\n5,6\n")
+        bytes([3, 1, 0x03, 1, 0]) + u16(len(data)) + data + labels)
+    put("fuzz_csv", "label_col", bytes([0, 1, 0x01, 2, 0]) + u16(len(data)) + data)
+    put("fuzz_csv", "pad", bytes([0, 3, 0x00, 1, 0]) + u16(12) + b"1,2\n3,4\n5,6\n")
+    put("fuzz_csv", "parts_labelfile",
+        bytes([3, 1, 0x03, 1, 0x32]) + u16(len(data)) + data + labels)
 
 
 def libsvm_seeds():
     text = b"1 0:0.5 3:1.5\n0 1:2 2:-1 # comment\n\n1 4:3e2\n"
-    put("fuzz_libsvm", "zero_based", struct.pack(">I", 10 << 1) + bytes([1, 0]) + text)
-    put("fuzz_libsvm", "one_based", struct.pack(">I", 10 << 1) + bytes([2, 1]) +
+    # features << 1, batch - 1, flags (1 one_based, 2.. last_batch), parts
+    put("fuzz_libsvm", "zero_based", struct.pack(">I", 10 << 1) + bytes([1, 0, 0]) + text)
+    put("fuzz_libsvm", "one_based", struct.pack(">I", 10 << 1) + bytes([2, 1, 0]) +
         b"1 1:1 5:2\n0 2:3\n")
+    put("fuzz_libsvm", "parts", struct.pack(">I", 10 << 1) + bytes([0, 0, 0x42]) + text)
 
 
 def op_invoke_seeds(n_ops):
@@ -267,6 +272,13 @@ def image_iter_seeds():
         for name, flags in (("plain", 0), ("color_aug", 0x1F)):
             head = bytes([flags, 7, 9, 2, 1])
             put("fuzz_image_iter", name, head + rec)
+        # flags 0x61: color, a part byte (part 1 of 3), a mean_img file of
+        # data_shape (3, 8, 10)
+        mx = load_script("make_mxnet_params")
+        mean = mx.list_bytes(2, [("array", mx.np.full((3, 8, 10), 100, mx.np.float32))],
+                             ["mean_img"])
+        head = bytes([0x61, 7, 9, 2, 1, 0x42])
+        put("fuzz_image_iter", "mean_parts", head + u16(len(mean)) + mean + rec)
 
 
 def dlpack_seeds():

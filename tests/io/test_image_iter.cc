@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -313,6 +314,156 @@ TEST(ImageIter, UndecodableRecordsFailTheirBatch) {
   EXPECT_EQ(mxc_data_iter_reset(it), MXC_OK);
   EXPECT_EQ(mxc_data_iter_next(it, &has), MXC_ERR_IO);
   mxc_data_iter_free(it);
+}
+
+// ---- mean_img ----
+
+// A file of one array (shape dims, dtype, every value v) named name, in
+// MXNet's format, written through mxc's C API.
+void save_mean_file(const std::string &path, std::vector<int64_t> dims,
+                    int dtype, double v, const char *name = "mean_img") {
+  mxc_ndarray a = nullptr;
+  ASSERT_EQ(mxc_ndarray_create(dims.data(), (int)dims.size(), dtype,
+                               MXC_DEVICE_CPU, 0, 0, &a),
+            MXC_OK);
+  int64_t n = 0;
+  ASSERT_EQ(mxc_ndarray_size(a, &n), MXC_OK);
+  std::vector<float> f((size_t)n, (float)v);
+  std::vector<double> d((size_t)n, v);
+  const void *src = dtype == MXC_DTYPE_FLOAT32 ? (const void *)f.data()
+                                               : (const void *)d.data();
+  ASSERT_EQ(mxc_ndarray_copy_from_host(
+                a, src, (size_t)n * (dtype == MXC_DTYPE_FLOAT32 ? 4 : 8)),
+            MXC_OK);
+  ASSERT_EQ(mxc_ndarray_save_format(path.c_str(), &a, &name, 1,
+                                    MXC_FILE_FORMAT_MXNET),
+            MXC_OK)
+      << err();
+  mxc_ndarray_free(a);
+}
+
+// The values of the array named "mean_img" of an NDArray file.
+std::vector<float> load_mean(const std::string &path) {
+  mxc_ndarray_list l = nullptr;
+  std::vector<float> out;
+  EXPECT_EQ(mxc_ndarray_load(path.c_str(), &l), MXC_OK) << err();
+  if (!l) return out;
+  const char *name = nullptr;
+  mxc_ndarray a = nullptr;
+  EXPECT_EQ(mxc_ndarray_list_name(l, 0, &name), MXC_OK);
+  EXPECT_STREQ(name, "mean_img");
+  EXPECT_EQ(mxc_ndarray_list_get(l, 0, &a), MXC_OK);
+  append(a, &out);
+  mxc_ndarray_list_free(l);
+  return out;
+}
+
+// Normalization by std and scale, random crops and mirrors, brightness:
+// the mean image is subtracted per pixel before std and scale.
+const Params kMeanBase = {
+    {"data_shape", "(3, 12, 14)"}, {"batch_size", "5"}, {"std_r", "60"},
+    {"std_g", "50"}, {"std_b", "40"}, {"scale", "2"}, {"shuffle", "1"},
+    {"seed", "11"}, {"resize", "18"}, {"rand_crop", "1"},
+    {"rand_mirror", "1"}, {"brightness", "0.3"}};
+
+std::string fresh_path(const std::string &name) {
+  std::string path = tmp_path(name);
+  std::remove(path.c_str());
+  return path;
+}
+
+TEST(ImageIterMean, ComputedOverTheFileSavedAndSubtracted) {
+  for (const char *shape : {"(3, 12, 14)", "(1, 10, 9)"}) {
+    SCOPED_TRACE(shape);
+    Params base = kMeanBase;
+    base[0].second = shape;
+    std::string path = fresh_path("computed.mean");
+    Params p = with(base, {{"mean_img", path}, {"num_parts", "2"},
+                           {"part_index", "1"}});
+    mxc_data_iter it = make_iter(p);
+    ASSERT_NE(it, nullptr);
+    // The file now holds the mean over all 23 records (not only this
+    // part's), equal to numpy's over PIL's decode.
+    std::string ref = fresh_path("ref.mean");
+    std::string cmd = "/usr/bin/python3 scripts/image_iter_ref.py mean " +
+                      rec_path() + " " + ref;
+    for (const auto &kv : base) cmd += " '" + kv.first + "=" + kv.second + "'";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    std::vector<float> got = load_mean(path), want = load_mean(ref);
+    ASSERT_EQ(got.size(), want.size());
+    ASSERT_FALSE(want.empty());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_NEAR(got[i], want[i], 1e-4f * (1 + std::fabs(want[i]))) << i;
+    }
+    // Batches against the reference subtracting the same file (read by
+    // the reference's own NDArray reader), over two epochs.
+    expect_close(read_epoch(it), reference(p, 0), 1e-4f, 0);
+    ASSERT_EQ(mxc_data_iter_reset(it), MXC_OK);
+    expect_close(read_epoch(it), reference(p, 1), 1e-4f, 0);
+    mxc_data_iter_free(it);
+  }
+}
+
+TEST(ImageIterMean, AnExistingFileIsLoadedNotRecomputed) {
+  std::string path = fresh_path("reused.mean");
+  Params p = with(kMeanBase, {{"mean_img", path}});
+  mxc_data_iter it = make_iter(p);  // computes and writes it
+  ASSERT_NE(it, nullptr);
+  mxc_data_iter_free(it);
+  // Replace it by a constant mean: a second iterator must use that.
+  save_mean_file(path, {3, 12, 14}, MXC_DTYPE_FLOAT32, 50);
+  it = make_iter(p);
+  ASSERT_NE(it, nullptr);
+  Params same = with(kMeanBase,
+                     {{"mean_r", "50"}, {"mean_g", "50"}, {"mean_b", "50"}});
+  expect_close(read_epoch(it), reference(same, 0), 1e-5f, 0);
+  mxc_data_iter_free(it);
+}
+
+TEST(ImageIterMean, BadFilesAndParametersAreErrorsNamingThem) {
+  struct Case {
+    std::vector<int64_t> dims;
+    int dtype;
+    const char *name;
+    int code;
+    std::vector<std::string> says;
+  };
+  const std::vector<Case> cases = {
+      {{3, 13, 14}, MXC_DTYPE_FLOAT32, "mean_img", MXC_ERR_SHAPE,
+       {"(3,13,14)", "data_shape (3,12,14)"}},
+      {{3, 12}, MXC_DTYPE_FLOAT32, "mean_img", MXC_ERR_SHAPE,
+       {"(3,12)", "(3,12,14)"}},
+      {{3, 12, 14}, MXC_DTYPE_FLOAT64, "mean_img", MXC_ERR_DTYPE,
+       {"float64", "expected dense float32"}},
+      {{3, 12, 14}, MXC_DTYPE_FLOAT32, "mean", MXC_ERR_IO,
+       {"no array named \"mean_img\""}},
+  };
+  for (const Case &c : cases) {
+    std::string path = fresh_path("bad.mean");
+    save_mean_file(path, c.dims, c.dtype, 1, c.name);
+    int rc = 0;
+    mxc_data_iter it = make_iter(with(kMeanBase, {{"mean_img", path}}), &rc);
+    EXPECT_EQ(it, nullptr);
+    EXPECT_EQ(rc, c.code) << err();
+    EXPECT_NE(err().find(path), std::string::npos) << err();
+    for (const auto &s : c.says) {
+      EXPECT_NE(err().find(s), std::string::npos) << err();
+    }
+  }
+  std::string junk = fresh_path("junk.mean");
+  std::ofstream(junk) << "not an array file";
+  int rc = 0;
+  EXPECT_EQ(make_iter(with(kMeanBase, {{"mean_img", junk}}), &rc), nullptr);
+  EXPECT_EQ(rc, MXC_ERR_IO);
+  EXPECT_NE(err().find(junk), std::string::npos) << err();
+  // mean_img with mean_r/g/b: one way of subtracting a mean, not two.
+  EXPECT_EQ(make_iter(with(kMeanBase, {{"mean_img", junk}, {"mean_g", "3"}}),
+                      &rc),
+            nullptr);
+  EXPECT_EQ(rc, MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(err().find("mean_img and mean_r/g/b are both given"),
+            std::string::npos)
+      << err();
 }
 
 }  // namespace

@@ -216,6 +216,7 @@ std::vector<Entry> table(World *w) {
       {"mxc_data_iter_pad", ITER, [](uintptr_t h) { return mxc_data_iter_pad(as<mxc_data_iter>(h), &i64); }},
       {"mxc_data_iter_reset", ITER, [](uintptr_t h) { return mxc_data_iter_reset(as<mxc_data_iter>(h)); }},
       {"mxc_data_iter_num_examples", ITER, [](uintptr_t h) { return mxc_data_iter_num_examples(as<mxc_data_iter>(h), &i64); }},
+      {"mxc_data_iter_set_parts", ITER, [](uintptr_t h) { return mxc_data_iter_set_parts(as<mxc_data_iter>(h), 1, 0); }},
       {"mxc_init_array", ND, [](uintptr_t h) { return mxc_init_array(as<mxc_ndarray>(h), "zeros", nullptr, nullptr, 0); }},
       {"mxc_metric_accuracy", ND, [w](uintptr_t h) { return mxc_metric_accuracy(as<mxc_ndarray>(h), w->label, &i64, &i64b); }},
       {"mxc_metric_cross_entropy", ND, [w](uintptr_t h) { return mxc_metric_cross_entropy(as<mxc_ndarray>(h), w->label, 1e-9, &dbl, &i64); }},

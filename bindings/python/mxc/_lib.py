@@ -162,6 +162,7 @@ _SIGNATURES = {
     "mxc_data_iter_pad": (c_int, [handle, _P(c_int64)]),
     "mxc_data_iter_reset": (c_int, [handle]),
     "mxc_data_iter_num_examples": (c_int, [handle, _P(c_int64)]),
+    "mxc_data_iter_set_parts": (c_int, [handle, c_int64, c_int64]),
     "mxc_symbol_free": (None, [handle]),
     "mxc_symbol_to_json": (c_int, [handle, _P(c_void_p)]),
     "mxc_symbol_from_json": (c_int, [c_char_p, _P(handle)]),

@@ -204,6 +204,17 @@ class ImageRecordIter(_Handle):
         check(lib.mxc_data_iter_num_examples(self.handle, byref(n)))
         return n.value
 
+    def set_parts(self, num_parts, part_index):
+        """From now on reads only part part_index of num_parts of the
+        file, records [n*k/p, n*(k+1)/p) (mxc_data_iter_set_parts; it
+        replaces the num_parts/part_index keywords). Call it before
+        iterating or after a whole epoch (iterating resets at the end);
+        MxcError otherwise and for p < 1 or k outside [0, p). Returns
+        self."""
+        check(lib.mxc_data_iter_set_parts(self.handle, int(num_parts),
+                                          int(part_index)))
+        return self
+
     def __iter__(self):
         has = c_int()
         while True:

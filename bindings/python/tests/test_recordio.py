@@ -117,6 +117,39 @@ class ImageTest(unittest.TestCase):
             np.testing.assert_array_equal(y1, y2)
         d.cleanup()
 
+    def test_image_record_iter_parts_cover_the_file_once(self):
+        d = tempfile.TemporaryDirectory()
+        path = os.path.join(d.name, "p.rec")
+        rng = np.random.RandomState(2)
+        images = [rng.randint(0, 256, (4, 5, 3)).astype(np.uint8) for _ in range(11)]
+        with mxc.RecordIO(path, "w") as w:
+            for k, px in enumerate(images):
+                w.write(mxc.pack_image(self.png(px), label=k))
+        it = mxc.ImageRecordIter(path_imgrec=path, data_shape=(3, 4, 5),
+                                 batch_size=2, shuffle=True, seed=3)
+        for p in (1, 2, 3, 5):
+            seen = []
+            for k in range(p):
+                it.set_parts(p, k)
+                lo, hi = 11 * k // p, 11 * (k + 1) // p
+                self.assertEqual(it.num_examples(), hi - lo)
+                part = []
+                for x, y, pad in it:
+                    for row in range(2 - pad):
+                        np.testing.assert_array_equal(
+                            x.asnumpy()[row].transpose(1, 2, 0),
+                            images[int(y.asnumpy()[row])])
+                        part.append(int(y.asnumpy()[row]))
+                self.assertEqual(sorted(part), list(range(lo, hi)))
+                seen += part
+            self.assertEqual(sorted(seen), list(range(11)))
+        for p, k in ((0, 0), (3, 3), (2, -1)):
+            with self.assertRaises(mxc.MxcError) as e:
+                it.set_parts(p, k)
+            self.assertEqual(e.exception.name, "MXC_ERR_INVALID_ARGUMENT")
+        it.close()
+        d.cleanup()
+
 
 if __name__ == "__main__":
     unittest.main()

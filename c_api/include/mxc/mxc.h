@@ -733,8 +733,40 @@ MXC_API int mxc_data_iter_pad(mxc_data_iter it, int64_t *out);
  * and, with shuffling, draws the epoch's permutation. */
 MXC_API int mxc_data_iter_reset(mxc_data_iter it);
 
-/* *out = number of examples in the data set. */
+/* *out = number of examples in the data set (in the iterator's part,
+ * once mxc_data_iter_set_parts has chosen one). */
 MXC_API int mxc_data_iter_num_examples(mxc_data_iter it, int64_t *out);
+
+/* Shards the data set, as MXNet's num_parts / part_index: from now on
+ * the iterator reads only part part_index of num_parts. For every kind of
+ * iterator the num_parts parts are disjoint and together hold every
+ * example of the data set exactly once:
+ *  - IDX and image record iterators: the contiguous range of examples
+ *    [n*part_index/num_parts, n*(part_index+1)/num_parts) of the file's
+ *    n, in file order; shuffling permutes within the part (still a
+ *    function of seed and epoch only); mxc_data_iter_num_examples gives
+ *    the part's size. The image record iterator refuses a part without
+ *    records (MXC_ERR_IO; the part stays as it was); an empty IDX part
+ *    gives epochs without batches.
+ *  - LibSVM and CSV iterators (streamed): round robin, the file's data
+ *    rows e = 0, 1, ... (blank lines, comments and headers not counted)
+ *    with e % num_parts == part_index, the others stepped over unparsed
+ *    (so their errors are not seen by this part); a CSV label file stays
+ *    in step. No pass over the file is needed to know its size.
+ * Batches, padding (from the start of the part's epoch) and
+ * MXC_LAST_BATCH_DISCARD / round_batch apply to the part as if it were
+ * the whole data set. Call it before the first mxc_data_iter_next or
+ * right after a successful mxc_data_iter_reset (at an epoch's start); it
+ * applies to that epoch and every later one. A new iterator reads part 0
+ * of 1 (the image record iterator: its num_parts / part_index
+ * parameters, which this call replaces).
+ * it: borrowed, not kept; calls on one iterator must not overlap, as for
+ * every iterator call. Errors: MXC_ERR_INVALID_ARGUMENT for num_parts
+ * outside [1, 2^30], part_index outside [0, num_parts), or a call after
+ * the epoch's first mxc_data_iter_next (a message says which); the part
+ * is then unchanged. Since 1.1. */
+MXC_API int mxc_data_iter_set_parts(mxc_data_iter it, int64_t num_parts,
+                                    int64_t part_index);
 
 /* Iterators over text files: LibSVM (sparse features) and CSV (dense).
  * Both stream the file: each mxc_data_iter_next reads the next batch_size
@@ -805,7 +837,8 @@ MXC_API int mxc_data_iter_csv_create(const char *data_path,
  *                            (reported as pad), 0 drops it;
  *   num_parts (1), part_index (0): this worker reads records
  *                            [n*part_index/num_parts, n*(part_index+1)/
- *                            num_parts) of the file's n;
+ *                            num_parts) of the file's n (or later
+ *                            mxc_data_iter_set_parts);
  *   preprocess_threads (2), prefetch_buffer (4): decoding threads, and
  *                            how many batches they may run ahead;
  *   resize (-1): shorter side scaled to this first; pad (0): a border of
@@ -813,7 +846,20 @@ MXC_API int mxc_data_iter_csv_create(const char *data_path,
  *   rand_mirror (0), max_rotate_angle (0, degrees), fill_value (255),
  *   brightness, contrast, saturation (0: jitter strengths in [0, 1]),
  *   mean_r/g/b (0), std_r/g/b (1), scale (1): out = (v - mean) / std *
- *   scale per channel (gray uses the _r values).
+ *   scale per channel (gray uses the _r values);
+ *   mean_img (none):         a file (path copied) holding an array named
+ *                            "mean_img" of shape data_shape (float32,
+ *                            MXNet's NDArray format or mxc's), subtracted
+ *                            per pixel instead of mean_r/g/b (giving both
+ *                            is MXC_ERR_INVALID_ARGUMENT); when the file
+ *                            does not exist, the mean over every record
+ *                            of the file (deterministic steps only: no
+ *                            random augmentation, no normalization) is
+ *                            computed here and saved there atomically. A
+ *                            file without that array is MXC_ERR_IO,
+ *                            another dtype MXC_ERR_DTYPE, another shape
+ *                            MXC_ERR_SHAPE (the message names the file
+ *                            and both shapes).
  * Data batches are float32 (batch_size, C, H, W), labels float32
  * (batch_size) or (batch_size, label_width). The augmentation is defined
  * exactly in core/io/image_aug.h; an example's result depends only on
