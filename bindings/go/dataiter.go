@@ -160,3 +160,20 @@ func (it *DataIter) NumExamples() (int64, error) {
 	})
 	return n, err
 }
+
+// SetParts makes the iterator read only part partIndex of numParts from
+// now on (MXNet's num_parts / part_index, mxc_data_iter_set_parts): the
+// parts are disjoint and together hold every example once; an IDX or
+// image record part is the contiguous range [n*k/p, n*(k+1)/p) of the
+// file's n, shuffled within itself, and NumExamples is its size. Padding
+// and the last batch apply to the part. Call it before the first Next or
+// right after Reset; it applies to every later epoch. ErrInvalidArgument
+// for numParts outside [1, 2^30], partIndex outside [0, numParts) or a
+// call in the middle of an epoch, ErrIO for an image record part without
+// records; the part then stays as it was.
+func (it *DataIter) SetParts(numParts, partIndex int64) error {
+	return it.with(func(h cmxc.DataIterHandle) error {
+		cmxc.Data_iter_set_parts(h, numParts, partIndex)
+		return lastError()
+	})
+}

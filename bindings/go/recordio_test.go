@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -416,6 +417,93 @@ func TestImageRecordIterMatchesTheNumpyReference(t *testing.T) {
 	params["no_such_parameter"] = "1"
 	_, err = NewImageRecordIter(params)
 	wantErr(t, "unknown parameter", err, ErrInvalidArgument, "no_such_parameter")
+}
+
+// epochLabels reads one epoch's labels, leaving out the padding rows Pad
+// reports.
+func epochLabels(t *testing.T, it *DataIter) []float64 {
+	t.Helper()
+	var got []float64
+	for {
+		has, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !has {
+			return got
+		}
+		l, err := it.Label()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lab, err := l.Float32s()
+		l.Close()
+		pad, err2 := it.Pad()
+		if err != nil || err2 != nil {
+			t.Fatal(err, err2)
+		}
+		for _, v := range lab[:int64(len(lab))-pad] {
+			got = append(got, float64(v))
+		}
+	}
+}
+
+// SetParts: the 3 parts of image_iter_ref.py's 23 records (record i has
+// label i) hold, together, the unsharded epoch's labels exactly once.
+// round_batch stays on (off would drop each part's short last batch): the
+// padding rows are left out through Pad.
+func TestImageRecordIterPartsHoldTheEpochOnce(t *testing.T) {
+	dir := t.TempDir()
+	python(t, "image_iter_ref.py", "make", dir)
+	it, err := NewImageRecordIter(map[string]string{
+		"path_imgrec": filepath.Join(dir, "images.rec"), "data_shape": "(3,10,12)",
+		"batch_size": "4", "shuffle": "1", "seed": "7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer it.Close()
+	whole := epochLabels(t, it)
+	var parts []float64
+	for k := int64(0); k < 3; k++ {
+		if err := it.Reset(); err != nil {
+			t.Fatal(err)
+		}
+		if err := it.SetParts(3, k); err != nil {
+			t.Fatal(err)
+		}
+		lo, hi := 23*k/3, 23*(k+1)/3
+		if n, err := it.NumExamples(); n != hi-lo || err != nil {
+			t.Fatalf("part %d: NumExamples = %d, %v; want %d", k, n, err, hi-lo)
+		}
+		part := epochLabels(t, it)
+		sort.Float64s(part)
+		for i, v := range part {
+			if v != float64(lo+int64(i)) {
+				t.Fatalf("part %d: labels %v, want %d..%d", k, part, lo, hi-1)
+			}
+		}
+		parts = append(parts, part...)
+	}
+	sort.Float64s(whole)
+	sort.Float64s(parts)
+	if len(whole) != 23 || fmt.Sprint(parts) != fmt.Sprint(whole) {
+		t.Fatalf("parts %v, want the unsharded epoch's %v", parts, whole)
+	}
+	if err := it.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	if has, err := it.Next(); !has || err != nil {
+		t.Fatalf("Next = %v, %v", has, err)
+	}
+	wantErr(t, "SetParts after Next", it.SetParts(3, 0), ErrInvalidArgument,
+		"mxc_data_iter_set_parts")
+	if n, err := it.NumExamples(); n != 23-23*2/3 || err != nil {
+		t.Fatalf("after the failed SetParts: NumExamples = %d, %v; the part should stay", n, err)
+	}
+	if err := it.Reset(); err != nil {
+		t.Fatal(err)
+	}
+	wantErr(t, "SetParts(3, 3)", it.SetParts(3, 3), ErrInvalidArgument)
 }
 
 func TestRecordIODamagedFiles(t *testing.T) {

@@ -646,6 +646,16 @@ static inline int64_t mxcb_data_iter_num_examples(mxc_data_iter it) {
   return mxcb__check(mxc_data_iter_num_examples(it, &n)) ? -1 : n;
 }
 
+/* From now on reads only part part_index of num_parts (mxc_data_iter_set_parts:
+ * which examples a part holds depends on the kind of iterator). Void, as
+ * reset: a failure (bad part, or a call after the epoch's first next) is
+ * left in the flag and the part stays as it was. */
+static inline void mxcb_data_iter_set_parts(mxc_data_iter it, int64_t num_parts,
+                                            int64_t part_index) {
+  mxcb__begin();
+  mxcb__check(mxc_data_iter_set_parts(it, num_parts, part_index));
+}
+
 /* MXNet's ImageRecordIter over a .rec of image records: KV holds its
  * parameters by name (path_imgrec, data_shape, batch_size, ...; see
  * mxc_data_iter_image_record_create), copied. */

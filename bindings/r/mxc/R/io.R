@@ -31,6 +31,14 @@ mx_iter_num_examples <- function(iter) {
   .Call(C_R_swig_data_iter_num_examples, iter, FALSE)
 }
 
+# Part part_index of num_parts from now on (mxc_data_iter_set_parts); at
+# an epoch's start only (before the first mx_iter_next or right after
+# mx_iter_reset), else an mxc_error.
+mx_iter_set_parts <- function(iter, num_parts, part_index) {
+  .Call(C_R_swig_data_iter_set_parts, iter, num_parts, part_index)
+  invisible(iter)
+}
+
 # MXNet's ImageRecordIter: parameters by name, as mxc takes them (values
 # TRUE/FALSE, numbers, shapes as numeric vectors, or strings).
 mx_image_record_iter <- function(...) {

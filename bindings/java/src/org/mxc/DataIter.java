@@ -72,6 +72,23 @@ public final class DataIter extends NativeObject {
     return MxcNative.data_iter_num_examples(handle());
   }
 
+  /**
+   * From now on reads only part {@code partIndex} of {@code numParts}
+   * (MXNet's num_parts / part_index, mxc_data_iter_set_parts): the parts
+   * are disjoint and together hold every example once; an IDX or image
+   * record part is the contiguous range [n*k/p, n*(k+1)/p) of the file's
+   * n, shuffled within itself, and {@link #numExamples()} is its size.
+   * Padding and the last batch apply to the part. Call it before the
+   * first {@link #next()} or right after {@link #reset()}; it applies to
+   * every later epoch. Throws MxcException (INVALID_ARGUMENT) for
+   * numParts outside [1, 2^30], partIndex outside [0, numParts) or a call
+   * in the middle of an epoch, and (IO) for an image record part without
+   * records; the part then stays as it was.
+   */
+  public synchronized void setParts(long numParts, long partIndex) {
+    MxcNative.data_iter_set_parts(handle(), numParts, partIndex);
+  }
+
   /** Back to the first batch (reshuffled when shuffling). */
   public synchronized void reset() {
     MxcNative.data_iter_reset(handle());

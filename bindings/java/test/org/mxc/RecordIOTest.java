@@ -292,6 +292,63 @@ class RecordIOTest {
     assertTrue(e.getMessage().contains("no_such_parameter"), e.getMessage());
   }
 
+  /** The labels of one epoch, without the padding rows pad() reports. */
+  static List<Float> epochLabels(DataIter it) {
+    List<Float> got = new ArrayList<>();
+    while (it.next()) {
+      try (NDArray l = it.label()) {
+        float[] lab = l.toFloatArray();
+        for (int i = 0; i < lab.length - it.pad(); i++) got.add(lab[i]);
+      }
+    }
+    return got;
+  }
+
+  /**
+   * setParts: the 3 parts of image_iter_ref.py's 23 records (record i has
+   * label i) hold, together, the unsharded epoch's labels exactly once.
+   * round_batch stays on (off would drop each part's short last batch):
+   * the padding rows are left out through pad().
+   */
+  @Test
+  void partsTogetherHoldTheEpochOnce(@TempDir Path tmp) throws Exception {
+    python("image_iter_ref.py", "make", tmp.toString());
+    Map<String, Object> p = new LinkedHashMap<>();
+    p.put("path_imgrec", tmp.resolve("images.rec").toString());
+    p.put("data_shape", new int[] {3, 10, 12});
+    p.put("batch_size", 4);
+    p.put("shuffle", true);
+    p.put("seed", 7);
+    try (DataIter it = DataIter.imageRecord(p)) {
+      List<Float> whole = epochLabels(it), parts = new ArrayList<>();
+      for (int k = 0; k < 3; k++) {
+        it.reset();
+        it.setParts(3, k);
+        long lo = 23 * k / 3, hi = 23 * (k + 1) / 3;
+        assertEquals(hi - lo, it.numExamples(), "part " + k);
+        List<Float> part = epochLabels(it);
+        part.sort(null);
+        for (int i = 0; i < part.size(); i++) {
+          assertEquals((float) (lo + i), part.get(i).floatValue(), "part " + k);
+        }
+        parts.addAll(part);
+      }
+      whole.sort(null);
+      parts.sort(null);
+      assertEquals(23, whole.size());
+      assertEquals(whole, parts);
+      it.reset();
+      assertTrue(it.next());
+      MxcException e = assertThrows(MxcException.class, () -> it.setParts(3, 0));
+      assertEquals(MxcException.INVALID_ARGUMENT, e.code());
+      assertTrue(e.getMessage().contains("mxc_data_iter_set_parts"), e.getMessage());
+      assertEquals(23 - 23 * 2 / 3, it.numExamples(), "the part stays as it was");
+      it.reset();
+      e = assertThrows(MxcException.class, () -> it.setParts(3, 3));
+      assertEquals(MxcException.INVALID_ARGUMENT, e.code());
+    }
+  }
+
   static String[] concat(List<String> a, List<String> b) {
     List<String> all = new ArrayList<>(a);
     all.addAll(b);

@@ -206,6 +206,53 @@ test_that("the image record iterator matches the numpy reference", {
   expect_match(conditionMessage(e), "no_such_parameter")
 })
 
+# One epoch's labels, leaving out the padding rows mx_iter_pad reports.
+epoch_labels <- function(it) {
+  got <- numeric(0)
+  while (mx_iter_next(it)) {
+    l <- as.vector(mx_iter_label(it))
+    got <- c(got, l[seq_len(length(l) - mx_iter_pad(it))])
+  }
+  got
+}
+
+# The 3 parts of image_iter_ref.py's 23 records (record i has label i)
+# hold, together, the unsharded epoch's labels exactly once. round_batch
+# stays on (off would drop each part's short last batch): the padding rows
+# are left out through mx_iter_pad.
+test_that("mx_iter_set_parts: the parts hold the epoch once", {
+  d <- tempfile("parts")
+  dir.create(d)
+  python("image_iter_ref.py", "make", d)
+  it <- mx_image_record_iter(path_imgrec = file.path(d, "images.rec"),
+                             data_shape = c(3, 10, 12), batch_size = 4,
+                             shuffle = TRUE, seed = 7)
+  whole <- epoch_labels(it)
+  parts <- numeric(0)
+  for (k in 0:2) {
+    mx_iter_reset(it)
+    mx_iter_set_parts(it, 3, k)
+    lo <- (23 * k) %/% 3 # %/% binds tighter than *
+    hi <- (23 * (k + 1)) %/% 3
+    expect_equal(mx_iter_num_examples(it), hi - lo)
+    part <- epoch_labels(it)
+    expect_equal(sort(part), lo:(hi - 1))
+    parts <- c(parts, part)
+  }
+  expect_length(whole, 23)
+  expect_identical(sort(parts), sort(whole))
+  mx_iter_reset(it)
+  expect_true(mx_iter_next(it))
+  e <- catch(mx_iter_set_parts(it, 3, 0))
+  expect_identical(e$name, "MXC_ERR_INVALID_ARGUMENT")
+  expect_match(conditionMessage(e), "mxc_data_iter_set_parts", fixed = TRUE)
+  expect_equal(mx_iter_num_examples(it), 23 - (23 * 2) %/% 3) # part unchanged
+  mx_iter_reset(it)
+  expect_identical(catch(mx_iter_set_parts(it, 3, 3))$name,
+                   "MXC_ERR_INVALID_ARGUMENT")
+  mx_free(it)
+})
+
 test_that("damaged files name the file and the byte offset", {
   f <- tempfile(fileext = ".rec")
   w <- mx_recordio_create(f)
