@@ -12,6 +12,14 @@ tests/io/test_recordio.cc:
                                 reader: exit 0 when its records and index
                                 are exactly the manifest's, and its bytes are
                                 exactly what this writer makes of them.
+  recordio_ref.py pack LST ROOT PREFIX
+                                packs the images an MXNet .lst lists
+                                ("index<TAB>label...<TAB>relative path" per
+                                line, paths under ROOT) into PREFIX.rec and
+                                PREFIX.idx, the encoded files unchanged as
+                                payloads, key and id = index: an independent
+                                im2rec for the main job's image path
+                                (scripts/train_images.sh, MXC_IMAGE_PACKER=ref).
 
 Manifest lines: "key hexbytes" per record ("-" for an empty record), in
 file order. images.txt has "key flag id id2 labels... | payload_hex" too,
@@ -167,12 +175,31 @@ def check(rec, idx, manifest):
     return 0
 
 
+def pack(lst, root, prefix):
+    records = []
+    with open(lst) as f:
+        for line in f:
+            cols = line.rstrip("\n").split("\t")
+            if len(cols) < 3:
+                continue
+            index, labels = int(cols[0]), [float(v) for v in cols[1:-1]]
+            with open(root + "/" + cols[-1], "rb") as img:
+                payload = img.read()
+            flag = 0 if len(labels) == 1 else len(labels)
+            records.append((index, image_bytes(flag, index, 0, labels, payload)))
+    write_rec(prefix + ".rec", prefix + ".idx", records)
+    print("packed %d records into %s.rec" % (len(records), prefix))
+
+
 def main(argv):
     if len(argv) == 3 and argv[1] == "write":
         write(argv[2])
         return 0
     if len(argv) == 5 and argv[1] == "check":
         return check(argv[2], argv[3], argv[4])
+    if len(argv) == 5 and argv[1] == "pack":
+        pack(argv[2], argv[3], argv[4])
+        return 0
     print(__doc__, file=sys.stderr)
     return 2
 

@@ -74,6 +74,12 @@ def main(tool):
             check(recs[idx] == (label, raw), "pass-through record %d" % idx)
         idx_lines = [l.split() for l in open(prefix + ".idx")]
         check(len(idx_lines) == len(files), "index lines")
+        # The independent packer (scripts/train_images.sh with
+        # MXC_IMAGE_PACKER=ref) writes the same bytes from the same list.
+        recordio_ref.pack(prefix + ".lst", root, prefix + "-ref")
+        for ext in (".rec", ".idx"):
+            same = open(prefix + ext, "rb").read() == open(prefix + "-ref" + ext, "rb").read()
+            check(same, "independent packer's %s equals mxc-im2rec's" % ext)
         r = run("--resize", "20", "--quality", "80", prefix, root)
         check(r.returncode == 0, "resize: " + r.stderr)
         for idx, (label, payload) in records(prefix).items():
