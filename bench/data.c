@@ -52,6 +52,7 @@
 #include <unistd.h>
 
 #define BENCH_NAME "bench data"
+#include "bench/bench_params.h"
 #include "bench/bench_util.h"
 #include "bench/resnet_util.h"
 
@@ -476,46 +477,8 @@ static mxc_symbol build_cnn(void) {
 typedef struct net {
   mxc_executor ex;
   mxc_ndarray data, label, out;
-  mxc_op sgd;
-  int n; /* parameters */
-  mxc_ndarray w[16], g[16], mom[16];
-  char names[16][32];
+  bench_params p; /* Xavier weights and zero biases (seeded), zero momenta */
 } net;
-
-/* Xavier weights and zero biases (mxc's generators seeded), zero momenta. */
-static void add_param(net *nt, const char *name) {
-  if (nt->n == 16) die("the CNN has more than 16 parameters");
-  int k = nt->n++;
-  snprintf(nt->names[k], sizeof nt->names[k], "%s", name);
-  check(mxc_executor_arg(nt->ex, name, &nt->w[k]), "mxc_executor_arg");
-  check(mxc_executor_grad(nt->ex, name, &nt->g[k]), "mxc_executor_grad");
-  int ndim = 0;
-  const int64_t *shape = NULL;
-  check(mxc_ndarray_shape(nt->w[k], &ndim, &shape), "mxc_ndarray_shape");
-  check(mxc_ndarray_create(shape, ndim, MXC_DTYPE_FLOAT32, MXC_DEVICE_CPU, 0, 0,
-                           &nt->mom[k]),
-        "mxc_ndarray_create");
-  check(mxc_init_array(nt->mom[k], "zeros", NULL, NULL, 0), "zeros");
-  int weight = ndim > 1;
-  check(mxc_init_array(nt->w[k], weight ? "xavier" : "zeros", NULL, NULL, 0),
-        name);
-}
-
-/* Every argument but the data and the label is trained. */
-static void collect_params(net *nt, mxc_symbol sym) {
-  mxc_str_list args = NULL;
-  int n = 0;
-  check(mxc_symbol_list_arguments(sym, &args), "list_arguments");
-  check(mxc_str_list_size(args, &n), "mxc_str_list_size");
-  for (int i = 0; i < n; ++i) {
-    const char *name = NULL;
-    check(mxc_str_list_get(args, i, &name), "mxc_str_list_get");
-    if (strcmp(name, "data") != 0 && strcmp(name, "softmax_label") != 0) {
-      add_param(nt, name);
-    }
-  }
-  mxc_str_list_free(args);
-}
 
 static void net_create(int batch, net *nt) {
   memset(nt, 0, sizeof *nt);
@@ -529,20 +492,15 @@ static void net_create(int batch, net *nt) {
                                  MXC_BIND_DEFAULT, &nt->ex),
         "mxc_executor_simple_bind");
   check(mxc_random_seed(SEED), "mxc_random_seed");
-  collect_params(nt, sym);
+  bench_params_collect(&nt->p, nt->ex, sym, 1);
   mxc_symbol_free(sym);
-  check(mxc_op_find("sgd_mom_update", &nt->sgd), "mxc_op_find");
   check(mxc_executor_arg(nt->ex, "data", &nt->data), "mxc_executor_arg");
   check(mxc_executor_arg(nt->ex, "softmax_label", &nt->label), "label");
   check(mxc_executor_output(nt->ex, 0, &nt->out), "mxc_executor_output");
 }
 
 static void net_free(net *nt) {
-  for (int i = 0; i < nt->n; ++i) {
-    mxc_ndarray_free(nt->w[i]);
-    mxc_ndarray_free(nt->g[i]);
-    mxc_ndarray_free(nt->mom[i]);
-  }
+  bench_params_free(&nt->p);
   mxc_ndarray_free(nt->data);
   mxc_ndarray_free(nt->label);
   mxc_ndarray_free(nt->out);
@@ -556,15 +514,7 @@ static double train_step(net *nt, int batch, mxc_ndarray x, mxc_ndarray y) {
   check(mxc_ndarray_copy(y, nt->label), "copying the labels");
   check(mxc_executor_forward(nt->ex, 1), "mxc_executor_forward");
   check(mxc_executor_backward(nt->ex, 0, NULL), "mxc_executor_backward");
-  char rescale[32];
-  snprintf(rescale, sizeof rescale, "%.17g", 1.0 / batch);
-  const char *keys[4] = {"lr", "momentum", "wd", "rescale_grad"};
-  const char *vals[4] = {"0.01", "0.9", "0", rescale};
-  for (int i = 0; i < nt->n; ++i) {
-    mxc_ndarray in[3] = {nt->w[i], nt->g[i], nt->mom[i]}, out[1] = {nt->w[i]};
-    check(mxc_op_invoke(nt->sgd, keys, vals, 4, in, 3, out, 1, NULL),
-          nt->names[i]);
-  }
+  bench_params_sgd(&nt->p, 0.01, 0.9, 1.0 / batch);
   double sum = 0;
   int64_t count = 0;
   check(mxc_metric_cross_entropy(nt->out, nt->label, 1e-12, &sum, &count),

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #define BENCH_NAME "bench train"
+#include "bench/bench_params.h"
 #include "bench/bench_util.h"
 #include "bench/resnet_util.h"
 
@@ -20,10 +21,7 @@
 typedef struct net {
   mxc_executor ex;
   mxc_ndarray out, label;
-  mxc_op sgd;
-  int n; /* parameters */
-  mxc_ndarray *w, *g, *mom;
-  char **names;
+  bench_params p; /* the loaded weights, zero momenta */
 } net;
 
 typedef struct paths {
@@ -94,42 +92,6 @@ static mxc_executor bind_train(const resnet_opts *o, const paths *p,
   return ex;
 }
 
-static void add_param(net *nt, const char *name) {
-  int k = nt->n++;
-  nt->names[k] = strdup(name);
-  if (nt->names[k] == NULL) die("out of memory for a name");
-  check(mxc_executor_arg(nt->ex, name, &nt->w[k]), "mxc_executor_arg");
-  check(mxc_executor_grad(nt->ex, name, &nt->g[k]), "mxc_executor_grad");
-  int ndim = 0;
-  const int64_t *shape = NULL;
-  check(mxc_ndarray_shape(nt->w[k], &ndim, &shape), "mxc_ndarray_shape");
-  check(mxc_ndarray_create(shape, ndim, MXC_DTYPE_FLOAT32, MXC_DEVICE_CPU, 0, 0,
-                           &nt->mom[k]),
-        "mxc_ndarray_create");
-  check(mxc_init_array(nt->mom[k], "zeros", NULL, NULL, 0), "zeros");
-}
-
-/* Every argument but the data and the label is trained. */
-static void collect_params(net *nt, mxc_symbol sym) {
-  mxc_str_list args = NULL;
-  int n = 0;
-  check(mxc_symbol_list_arguments(sym, &args), "list_arguments");
-  check(mxc_str_list_size(args, &n), "mxc_str_list_size");
-  nt->names = calloc((size_t)n, sizeof *nt->names);
-  nt->w = calloc((size_t)n, sizeof *nt->w);
-  nt->g = calloc((size_t)n, sizeof *nt->g);
-  nt->mom = calloc((size_t)n, sizeof *nt->mom);
-  if (!nt->names || !nt->w || !nt->g || !nt->mom) die("out of memory");
-  for (int i = 0; i < n; ++i) {
-    const char *name = NULL;
-    check(mxc_str_list_get(args, i, &name), "mxc_str_list_get");
-    if (strcmp(name, "data") != 0 && strcmp(name, "softmax_label") != 0) {
-      add_param(nt, name);
-    }
-  }
-  mxc_str_list_free(args);
-}
-
 static void net_create(const resnet_opts *o, const paths *p, const float *x,
                        const float *y, net *nt) {
   memset(nt, 0, sizeof *nt);
@@ -138,9 +100,8 @@ static void net_create(const resnet_opts *o, const paths *p, const float *x,
   mxc_symbol sym = NULL;
   check(mxc_symbol_load(path, &sym), path);
   nt->ex = bind_train(o, p, sym);
-  collect_params(nt, sym);
+  bench_params_collect(&nt->p, nt->ex, sym, 0);
   mxc_symbol_free(sym);
-  check(mxc_op_find("sgd_mom_update", &nt->sgd), "mxc_op_find");
   mxc_ndarray data = NULL;
   check(mxc_executor_arg(nt->ex, "data", &data), "mxc_executor_arg data");
   check(
@@ -154,16 +115,7 @@ static void net_create(const resnet_opts *o, const paths *p, const float *x,
 }
 
 static void net_free(net *nt) {
-  for (int i = 0; i < nt->n; ++i) {
-    free(nt->names[i]);
-    mxc_ndarray_free(nt->w[i]);
-    mxc_ndarray_free(nt->g[i]);
-    mxc_ndarray_free(nt->mom[i]);
-  }
-  free(nt->names);
-  free(nt->w);
-  free(nt->g);
-  free(nt->mom);
+  bench_params_free(&nt->p);
   mxc_ndarray_free(nt->out);
   mxc_ndarray_free(nt->label);
   mxc_executor_free(nt->ex);
@@ -172,17 +124,7 @@ static void net_free(net *nt) {
 /* w += mom = 0.9 mom - lr grad / batch for every parameter: PyTorch's
  * SGD(momentum=0.9) on the mean loss, in MXNet's form. */
 static void update(const resnet_opts *o, net *nt) {
-  char lr[32], rescale[32];
-  snprintf(lr, sizeof lr, "%.17g", o->lr);
-  snprintf(rescale, sizeof rescale, "%.17g", 1.0 / o->batch);
-  const char *keys[4] = {"lr", "momentum", "wd", "rescale_grad"};
-  const char *vals[4] = {lr, "0.9", "0", rescale};
-  for (int i = 0; i < nt->n; ++i) {
-    mxc_ndarray in[3] = {nt->w[i], nt->g[i], nt->mom[i]};
-    mxc_ndarray out[1] = {nt->w[i]};
-    check(mxc_op_invoke(nt->sgd, keys, vals, 4, in, 3, out, 1, NULL),
-          nt->names[i]);
-  }
+  bench_params_sgd(&nt->p, o->lr, 0.9, 1.0 / o->batch);
 }
 
 /* One step; returns the mean loss of its forward (which waits for the
