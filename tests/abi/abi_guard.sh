@@ -73,6 +73,12 @@ dump)
   ;;
 check)
   base=$2 lib=$3 header=$4
+  # The sanitizer configurations compile with line tables only (-g1,
+  # .bazelrc), which hold no types for abidiff; the default pass checks.
+  if [ "${MXC_DEBUG_TYPES:-1}" = 0 ]; then
+    echo "SKIPPED: this configuration's library has line tables only (-g1): no types to compare; the default test pass checks the ABI"
+    exit 0
+  fi
   fail=0
   err() { echo "ABI FAIL: $*" >&2; fail=1; }
   so=$(soname_of "$lib")

@@ -7,6 +7,10 @@
 #
 #   guard_selftest.sh ABI_GUARD_SH
 set -euo pipefail
+# This test builds its own libraries with full debug info: the guard must
+# check them whatever the configuration says of libmxc's (.bazelrc's
+# MXC_DEBUG_TYPES for the -g1 sanitizer builds).
+unset MXC_DEBUG_TYPES
 guard=$(readlink -f "$1")
 tmp=$(mktemp -d "${TEST_TMPDIR:-/tmp}/guard_selftest.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
