@@ -282,8 +282,7 @@ static int select_part(img_iter *it, int64_t num_parts, int64_t part_index) {
 static int read_example(img_iter *it, mxc__recordio *r, int64_t rec,
                         uint64_t epoch, float *data, float *label) {
   char what[300];
-  snprintf(what, sizeof what, "'%.200s' record %" PRId64, it->o.rec_path,
-           it->first + rec);
+  mxc__record_what(what, sizeof what, "", it->o.rec_path, it->first + rec);
   mxc__image_header h;
   const unsigned char *payload;
   size_t size;

@@ -111,8 +111,7 @@ static int add_record(mxc__recordio *r, const mxc__image_records *recs,
                       int64_t i, const mxc__aug_param *p, float *tmp,
                       double *sum) {
   char what[300];
-  snprintf(what, sizeof what, "mean_img: '%.200s' record %" PRId64,
-           recs->rec_path, i);
+  mxc__record_what(what, sizeof what, "mean_img: ", recs->rec_path, i);
   mxc__image_header h;
   const unsigned char *payload;
   size_t size;

@@ -517,3 +517,13 @@ void mxc__image_record_pack(const float *labels, int n_labels, uint64_t id,
   }
   if (payload_size) memcpy(p, payload, payload_size);
 }
+
+void mxc__record_what(char *buf, size_t n, const char *prefix,
+                      const char *path, int64_t rec) {
+  /* Room for the path: what the prefix, quotes and record number leave. */
+  size_t room = n > 64 + strlen(prefix) ? n - 64 - strlen(prefix) : 16;
+  size_t len = strlen(path);
+  const char *cut = len > room ? "..." : "";
+  const char *tail = len > room ? path + (len - room + 3) : path;
+  snprintf(buf, n, "%s'%s%s' record %" PRId64, prefix, cut, tail, rec);
+}

@@ -105,6 +105,12 @@ typedef struct mxc__image_header {
 } mxc__image_header;
 
 /* Parses the header of an image record of size bytes. */
+/* Names record `rec` of the file at path for messages, into buf (n bytes):
+ * "PREFIX'PATH' record REC". A path too long for buf keeps its end, where
+ * the file's name is ("'...long/tail/images.rec'"). */
+void mxc__record_what(char *buf, size_t n, const char *prefix,
+                      const char *path, int64_t rec);
+
 int mxc__image_header_parse(const void *rec, size_t size,
                             mxc__image_header *out);
 

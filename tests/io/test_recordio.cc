@@ -14,6 +14,9 @@
 #include <string>
 #include <vector>
 
+extern "C" {
+#include "core/io/recordio.h"
+}
 #include "mxc/mxc.h"
 
 extern "C" {
@@ -442,3 +445,17 @@ TEST(RecordIO, FailedWritesAreReportedAndStopTheWriter) {
 }
 
 }  // namespace
+
+// Messages name a record by its file; a path too long for the message
+// keeps its end, where the file's name is.
+TEST(RecordIO, RecordNamesKeepTheFileName) {
+  char buf[300];
+  mxc__record_what(buf, sizeof buf, "p: ", "/a/b.rec", 7);
+  EXPECT_STREQ(buf, "p: '/a/b.rec' record 7");
+  std::string deep = "/" + std::string(400, 'x') + "/images.rec";
+  mxc__record_what(buf, sizeof buf, "", deep.c_str(), 14);
+  std::string s = buf;
+  EXPECT_NE(s.find("'...x"), std::string::npos) << s;
+  EXPECT_NE(s.find("/images.rec' record 14"), std::string::npos) << s;
+  EXPECT_LT(s.size(), sizeof buf);
+}
