@@ -18,6 +18,7 @@ dir=${2:-build/gpu_check}
 # Programs run by `run`, in order: NAME=BAZEL_TARGET.
 programs=(
   "test_cuda_plugin=//tests/gpu:test_cuda_plugin"
+  "test_gpu_conformance=//tests/gpu:test_gpu_conformance"
 )
 
 # The C library's own files: every Linux machine has them, in a version at

@@ -12,7 +12,8 @@
  * Modes (MXC_FAKE_GPU): ok (2 devices, compute capability 9.0), old_cc
  * (device 1 has 5.2), many (20 devices), no_device, no_driver, old_driver,
  * bad_abi, old_version, null_table, oom (device memory runs out after 64
- * KiB in use), copy_fail (every copy fails as after a faulting kernel).
+ * KiB in use), copy_fail (every copy fails as after a faulting kernel),
+ * conform (2 devices, only the kernels that compute: relu, add, _copy).
  * Kernels (below) are host loops, for every mode. */
 #include <pthread.h>
 #include <stdio.h>
@@ -236,8 +237,16 @@ static const mxc__gpu_plugin k_other_version = {
     fake_props, fake_alloc, fake_free, fake_copy, "0.9.0", k_kernels, 0,
 };
 
+/* Mode conform: the kernels that compute (the conformance harness). */
+static const mxc__gpu_plugin k_conform = {
+    MXC__GPU_PLUGIN_ABI, sizeof(mxc__gpu_plugin), "fake", 80, fake_open,
+    fake_props, fake_alloc, fake_free, fake_copy, MXC__GPU_MXC_VERSION,
+    k_kernels, 3,
+};
+
 const mxc__gpu_plugin *mxc_gpu_plugin_v1(void) {
   if (mode_is("null_table")) return NULL;
+  if (mode_is("conform")) return &k_conform;
   if (mode_is("old_version")) return &k_other_version;
   return mode_is("bad_abi") ? &k_other_abi : &k_plugin;
 }
