@@ -43,6 +43,12 @@ ver=$(dpkg-parsechangelog -l "$root/packaging/debian/changelog" -S Version)
 arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 pkgs=(libmxc1 libmxc-dev mxc-tools mxc-doc libmxc-jni libmxc-java r-other-mxc golang-mxc-dev)
+# The CUDA plug-in, where the toolkit let package.sh build it.
+cuda=0
+if [ -e "$out/libmxc-cuda1_${ver}_${arch}.deb" ]; then
+  pkgs+=(libmxc-cuda1)
+  cuda=1
+fi
 debs=()
 for p in "${pkgs[@]}"; do
   case "$p" in
@@ -59,6 +65,7 @@ done
 remove() {
   if [ ${#preinstalled[@]} = 0 ]; then
     # Dependents first (dpkg -r refuses to break a dependency).
+    [ "$cuda" = 0 ] || dpkg -r libmxc-cuda1 > /dev/null
     dpkg -r golang-mxc-dev libmxc-java libmxc-jni r-other-mxc mxc-doc mxc-tools libmxc-dev libmxc1 \
       > /dev/null && echo "install_test: packages removed"
   else
@@ -80,6 +87,21 @@ grep -q "mxc_ndarray_create" /usr/share/doc/mxc-doc/html/group__group__ndarray.h
   err "the API reference is not installed in /usr/share/doc/mxc-doc/html"
 
 /usr/bin/mxc-im2rec --help | grep -q 'PREFIX.lst' || err "mxc-im2rec is not installed or does not run"
+if [ "$cuda" = 1 ]; then
+  # The installed plug-in is found by libmxc's default lookup: the reason a
+  # GPU is unusable here is the driver's or the device count's, never a
+  # missing plug-in.
+  printf '%s\n' '#include <mxc/mxc.h>' '#include <stdio.h>' \
+    'int main(void) { int rc = mxc_device_check(MXC_DEVICE_GPU, 0);' \
+    '  printf("%d %s\n", rc, rc ? mxc_last_error() : "gpu(0) usable"); return 0; }' \
+    > "$work/gpu_probe.c"
+  cc "$work/gpu_probe.c" -o "$work/gpu_probe" -lmxc || err "gpu_probe does not build"
+  probe=$("$work/gpu_probe" 2>&1) || true
+  echo "install_test: GPU probe: $probe"
+  case "$probe" in
+    *"could not be loaded"* | "") err "the installed CUDA plug-in is not found: $probe" ;;
+  esac
+fi
 [ -e /usr/share/man/man1/mxc-im2rec.1.gz ] || err "mxc-im2rec's manual page is not installed"
 
 # A clean environment: the build tree must not leak in.

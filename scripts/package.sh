@@ -37,7 +37,11 @@ start=$(date +%s)
 # -b: binary packages only (the source package would be the whole tree).
 # -uc -us: nothing is signed. Build-dependencies are checked. The log goes
 # straight to OUTDIR, which outlives the scratch directory.
-(cd "$src" && MXC_SRCDIR="$root" dpkg-buildpackage -b -uc -us) > "$out/build.log" 2>&1 || {
+# libmxc-cuda1 needs the CUDA toolkit (tools/cuda.bzl finds it the same
+# way); without one the nocuda build profile leaves that package out.
+profiles=()
+[ -x "${MXC_CUDA_HOME:-/usr/local/cuda}/bin/nvcc" ] || profiles=(-Pnocuda)
+(cd "$src" && MXC_SRCDIR="$root" dpkg-buildpackage -b -uc -us "${profiles[@]}") > "$out/build.log" 2>&1 || {
   tail -50 "$out/build.log" >&2
   echo "package: dpkg-buildpackage failed (last lines above; all in $out/build.log)" >&2
   exit 1
