@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 
+#include "backends/cuda/elementwise.h"
 #include "core/base/gpu_plugin.h"
 
 /* mxc's GPU code targets compute capability 8.0 and newer (Ampere,
@@ -113,6 +114,21 @@ static int plugin_copy(void *dst, int dst_dev, const void *src, int src_dev,
   return MXC_OK;
 }
 
+/* ---- kernels: one table row per operator ---- */
+
+#define RUN_FN(kind, name, n_in)                                        \
+  static int run_##kind(const mxc__gpu_call *c, char *why, size_t n) { \
+    return mxc__cuda_elementwise(MXC__CUDA_##kind, c, why, n);          \
+  }
+MXC__CUDA_ELEMENTWISE(RUN_FN)
+#undef RUN_FN
+
+static const mxc__gpu_kernel k_kernels[] = {
+#define ROW(kind, name, n_in) {name, NULL, run_##kind},
+    MXC__CUDA_ELEMENTWISE(ROW)
+#undef ROW
+};
+
 static const mxc__gpu_plugin k_plugin = {
     .abi = MXC__GPU_PLUGIN_ABI,
     .size = sizeof(mxc__gpu_plugin),
@@ -124,8 +140,8 @@ static const mxc__gpu_plugin k_plugin = {
     .mem_free = plugin_free,
     .copy = plugin_copy,
     .mxc_version = MXC__GPU_MXC_VERSION,
-    .kernels = NULL, /* the kernel families come next */
-    .n_kernels = 0,
+    .kernels = k_kernels,
+    .n_kernels = (int)(sizeof k_kernels / sizeof k_kernels[0]),
 };
 
 const mxc__gpu_plugin *mxc_gpu_plugin_v1(void) { return &k_plugin; }

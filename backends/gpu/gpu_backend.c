@@ -14,6 +14,7 @@
 #include "core/base/alloc.h"
 #include "core/base/error.h"
 #include "core/base/gpu.h"
+#include "core/base/log.h"
 #include "core/op/backend.h"
 
 /* The plug-in's kernels sorted by operator name (bsearch per call): set
@@ -127,7 +128,14 @@ static int attach(mxc__registry *r) {
   g_n = p->n_kernels;
   mxc__kernel k = {&mxc__backend_cuda, supports, compute, NULL, NULL};
   for (int i = 0; i < g_n; ++i) {
-    MXC_FORWARD_IF_ERROR(mxc__registry_attach_kernel(r, g_sorted[i]->op, &k));
+    /* A kernel that cannot attach (an operator this build lacks) costs
+     * that kernel, not the registry: failing here would take every
+     * operator down, CPU ones included. */
+    if (mxc__registry_attach_kernel(r, g_sorted[i]->op, &k) != MXC_OK) {
+      mxc__log(MXC_LOG_WARNING, "GPU kernel of '%s' not attached: %s",
+               g_sorted[i]->op, mxc__error_msg());
+      mxc__error_clear();
+    }
   }
   return MXC_OK;
 }

@@ -10,6 +10,10 @@
 #include <string>
 #include <vector>
 
+extern "C" {
+#include "core/base/gpu.h"
+#include "core/op/backend.h"
+}
 #include "mxc/mxc.h"
 #include "tests/gpu/gpu_test_util.h"
 
@@ -51,6 +55,23 @@ TEST(Cuda, LoadsAndSaysWhy) {
       << why;
   EXPECT_EQ(why.find("could not be loaded"), std::string::npos) << why;
   std::printf("no usable GPU here: %s\n", why.c_str());
+}
+
+// Every kernel of the plug-in's table names an operator of this build and
+// is attached to it (no GPU needed: the table is read without the driver).
+TEST(Cuda, EveryKernelAttaches) {
+  const mxc__gpu_plugin *p = mxc__gpu_table();
+  ASSERT_NE(p, nullptr) << mxc__gpu_status();
+  ASSERT_GT(p->n_kernels, 0);
+  for (int i = 0; i < p->n_kernels; ++i) {
+    const mxc__op *op = mxc__op_find(p->kernels[i].op);
+    ASSERT_NE(op, nullptr) << p->kernels[i].op;
+    bool attached = false;
+    for (int k = 0; const mxc__kernel *kern = mxc__op_kernel_at(op, k); ++k) {
+      attached |= kern->backend->dev_type == MXC_DEVICE_GPU;
+    }
+    EXPECT_TRUE(attached) << p->kernels[i].op;
+  }
 }
 
 TEST(Cuda, RoundTripsOfManySizes) {
