@@ -21,14 +21,15 @@ from .dlpack import from_dlpack
 from .io import (Symbol, load, load_checkpoint, save,  # noqa: E402
                  save_checkpoint)
 from .predictor import Predictor  # noqa: E402
-from .recordio import (ImageRecordIter, RecordIO, image_decode,  # noqa: E402
-                       pack_image, unpack_image)
+from .recordio import (DataIter, ImageRecordIter, RecordIO,  # noqa: E402
+                       image_decode, pack_image, unpack_image)
+from .data import CSVIter, IDXIter, LibSVMIter  # noqa: E402
 
 __all__ = ["MxcError", "NDArray", "array", "empty", "zeros", "op",
            "autograd", "profiler", "custom", "from_dlpack", "Symbol", "save",
            "load", "load_checkpoint", "save_checkpoint", "Predictor",
            "RecordIO", "pack_image", "unpack_image", "image_decode",
-           "ImageRecordIter",
+           "ImageRecordIter", "DataIter", "IDXIter", "CSVIter", "LibSVMIter",
            "wait_all", "version", "seed",
            "feature_enabled", "storage_stat", "library"]
 

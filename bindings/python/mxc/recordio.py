@@ -182,22 +182,12 @@ def _param(v):
     return str(v)
 
 
-class ImageRecordIter(_Handle):
-    """MXNet's ImageRecordIter over a .rec of image records; keyword
-    arguments are its parameters (see mxc_data_iter_image_record_create).
-    Iterating gives (data, label, pad) for one epoch, then resets."""
+class DataIter(_Handle):
+    """A data iterator of any kind (mxc_data_iter): iterating gives
+    (data, label, pad) for one epoch, then resets. Subclasses create it."""
 
     __slots__ = ()
     _free = lib.mxc_data_iter_free
-
-    def __init__(self, **params):
-        self._handle = None
-        keys = list(params)
-        vals = [_param(params[k]) for k in keys]
-        h = handle()
-        check(lib.mxc_data_iter_image_record_create(
-            len(keys), strings(keys), strings(vals), byref(h)))
-        self._handle = h.value
 
     def num_examples(self):
         n = c_int64()
@@ -205,12 +195,12 @@ class ImageRecordIter(_Handle):
         return n.value
 
     def set_parts(self, num_parts, part_index):
-        """From now on reads only part part_index of num_parts of the
-        file, records [n*k/p, n*(k+1)/p) (mxc_data_iter_set_parts; it
-        replaces the num_parts/part_index keywords). Call it before
-        iterating or after a whole epoch (iterating resets at the end);
-        MxcError otherwise and for p < 1 or k outside [0, p). Returns
-        self."""
+        """From now on reads only part part_index of num_parts of the data
+        (mxc_data_iter_set_parts: IDX and image records take contiguous
+        ranges, CSV and LibSVM every num_parts-th row); the parts together
+        hold the data set once. Call it before iterating or after a whole
+        epoch (iterating resets at the end); MxcError otherwise and for
+        p < 1 or k outside [0, p). Returns self."""
         check(lib.mxc_data_iter_set_parts(self.handle, int(num_parts),
                                           int(part_index)))
         return self
@@ -228,3 +218,20 @@ class ImageRecordIter(_Handle):
             check(lib.mxc_data_iter_pad(self.handle, byref(pad)))
             yield data, NDArray(l.value), pad.value
         check(lib.mxc_data_iter_reset(self.handle))
+
+
+class ImageRecordIter(DataIter):
+    """MXNet's ImageRecordIter over a .rec of image records; keyword
+    arguments are its parameters (see mxc_data_iter_image_record_create).
+    num_parts/part_index keywords or set_parts() shard it."""
+
+    __slots__ = ()
+
+    def __init__(self, **params):
+        self._handle = None
+        keys = list(params)
+        vals = [_param(params[k]) for k in keys]
+        h = handle()
+        check(lib.mxc_data_iter_image_record_create(
+            len(keys), strings(keys), strings(vals), byref(h)))
+        self._handle = h.value
