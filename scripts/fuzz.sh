@@ -61,6 +61,9 @@ run() {
   # and write fuzz-N.log each.
   [ "$jobs" -gt 1 ] && opts+=(-jobs="$jobs" -workers="$jobs")
   local rc=0
+  # Findings are the files this run writes: the work folder outlives runs
+  # and may hold an older input, already fixed and in the corpus.
+  touch "$work/.started"
   (cd "$work" && "$bin_dir/$t" "${opts[@]}" \
     corpus "$root/tests/fuzz/corpus/$t") > "$log" 2>&1 || rc=$?
   cat "$work"/fuzz-*.log >> "$log" 2>/dev/null || true
@@ -68,7 +71,9 @@ run() {
   execs=$(awk '/stat::number_of_executed_units/ {s += $2} END {print s + 0}' "$log")
   cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | awk '{print $2}')
   corpus=$(ls "$work/corpus" | wc -l)
-  crashes=$(ls "$work" | grep -cE '^(crash|oom|timeout|leak)-' || true)
+  crashes=$(find "$work" -maxdepth 1 -newer "$work/.started" \
+    \( -name 'crash-*' -o -name 'oom-*' -o -name 'timeout-*' -o -name 'leak-*' \) |
+    wc -l)
   echo "fuzz: target=$t seconds=$secs executions=$execs coverage_edges=${cov:-0} corpus=$corpus findings=$crashes rc=$rc"
   if [ "$rc" -ne 0 ] || [ "$crashes" -ne 0 ]; then
     echo "fuzz: $t FAILED; the report:" >&2
