@@ -15,6 +15,7 @@
 #include "core/base/error.h"
 #include "core/base/gpu.h"
 #include "core/base/log.h"
+#include "core/base/shape.h"
 #include "core/op/backend.h"
 
 /* The plug-in's kernels sorted by operator name (bsearch per call): set
@@ -68,11 +69,8 @@ static int supports(const mxc__op *op, const void *param,
 static void to_array(const mxc__blob *b, mxc__gpu_array *a) {
   a->ptr = b->ptr;
   a->ndim = b->shape.ndim;
-  a->size = 1;
-  for (int d = 0; d < b->shape.ndim; ++d) {
-    a->dims[d] = b->shape.dims[d];
-    a->size *= b->shape.dims[d];
-  }
+  a->size = mxc__shape_size(&b->shape);
+  for (int d = 0; d < b->shape.ndim; ++d) a->dims[d] = b->shape.dims[d];
   a->dtype = b->dtype;
 }
 
