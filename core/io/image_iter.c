@@ -352,12 +352,13 @@ static int claimable(const img_iter *it) {
   return b < it->n_batches && b < it->consumer + it->o.prefetch;
 }
 
-/* Runs task t of slot s outside the lock; records a failure in s. */
+/* Runs task t of slot s outside the lock; records a failure in s. `rc` is
+ * s->code as read under the lock: another worker of the same batch may set
+ * s->code while this one runs, so it is never read here without mu. */
 static void run_task(img_iter *it, mxc__recordio *r, slot *s, int64_t t,
-                     uint64_t epoch, int64_t rec) {
+                     uint64_t epoch, int64_t rec, int rc) {
   int64_t row = t % it->o.batch;
   const mxc__aug_param *a = &it->o.aug;
-  int rc = s->code;
   if (rc == MXC_OK) {
     float *d = (float *)mxc__ndarray_ptr(s->data) + row * a->c * a->h * a->w;
     float *l = (float *)mxc__ndarray_ptr(s->label) + row * it->o.label_width;
@@ -385,8 +386,9 @@ static void *worker_main(void *arg) {
     int64_t rec = it->order[t % it->n];
     it->active++;
     uint64_t epoch = it->epoch;
+    int code = s->code;
     pthread_mutex_unlock(&it->mu);
-    run_task(it, w->rec, s, t, epoch, rec); /* returns with mu held */
+    run_task(it, w->rec, s, t, epoch, rec, code); /* returns with mu held */
   }
   pthread_mutex_unlock(&it->mu);
   return NULL;

@@ -316,6 +316,43 @@ TEST(ImageIter, UndecodableRecordsFailTheirBatch) {
   mxc_data_iter_free(it);
 }
 
+// Many workers failing rows of the same batches at once: each batch still
+// fails with one message, and (under TSan) the failure is recorded without
+// a race against the workers starting rows of that batch.
+TEST(ImageIter, ConcurrentFailuresInOneBatch) {
+  std::string bad = tmp_path("bad_many.rec");
+  {
+    mxc_recordio w = nullptr;
+    ASSERT_EQ(mxc_recordio_open(bad.c_str(), nullptr, "w", &w), MXC_OK);
+    float label = 1;
+    int64_t need = 0;
+    const char junk[] = "\x89PNG\r\n\x1a\nnot really";
+    std::vector<char> rec(64);
+    ASSERT_EQ(mxc_recordio_pack_image(&label, 1, 0, 0, junk, sizeof junk,
+                                      rec.data(), (int64_t)rec.size(), &need),
+              MXC_OK);
+    for (int i = 0; i < 64; ++i) {
+      ASSERT_EQ(mxc_recordio_write(w, rec.data(), need), MXC_OK);
+    }
+    mxc_recordio_free(w);
+  }
+  const char *k[] = {"path_imgrec", "data_shape", "batch_size",
+                     "preprocess_threads", "prefetch_buffer"};
+  const char *v[] = {bad.c_str(), "3,8,8", "16", "4", "4"};
+  mxc_data_iter it = nullptr;
+  ASSERT_EQ(mxc_data_iter_image_record_create(5, k, v, &it), MXC_OK) << err();
+  for (int epoch = 0; epoch < 3; ++epoch) {
+    int has = 1;
+    for (int b = 0; b < 4; ++b) {
+      EXPECT_EQ(mxc_data_iter_next(it, &has), MXC_ERR_IO) << b;
+      EXPECT_NE(err().find("bad_many.rec' record "), std::string::npos)
+          << err();
+    }
+    EXPECT_EQ(mxc_data_iter_reset(it), MXC_OK);
+  }
+  mxc_data_iter_free(it);
+}
+
 // ---- mean_img ----
 
 // A file of one array (shape dims, dtype, every value v) named name, in
