@@ -7,8 +7,11 @@
  * parameters oneDNN does not compute exactly like the reference, and
  * every call while the backend is off (MXC_ONEDNN=0 in the environment,
  * read once when the registry is built). Kernels see plain row-major
- * blobs; inside a call, primitives may pick blocked layouts (format tag
- * any) and the kernel reorders at its edges.
+ * blobs, except where an executor keeps values channels-last between
+ * oneDNN nodes (core/exec/format.c; the kernels' fmt_ok say which
+ * arguments); inside a call, primitives may pick blocked layouts (format
+ * tag any) and the kernel reorders at its edges. A call oneDNN turns
+ * down runs the reference through mxc__fmt_compute (plain copies).
  *
  * Pieces shared by the kernel files:
  *  - one dnnl engine for the process and one stream per calling thread
@@ -194,6 +197,15 @@ int mxc__dnnl_md_plain(const mxc__op *op, const mxc__shape *s,
                        dnnl_memory_desc_t *md);
 int mxc__dnnl_md_dims(const mxc__op *op, int ndims, const int64_t *dims,
                       dnnl_memory_desc_t *md);
+/* Float32 description of an array of shape s in format fmt (MXC__FMT_*,
+ * core/op/op.h). */
+int mxc__dnnl_md_fmt(const mxc__op *op, const mxc__shape *s, int fmt,
+                     dnnl_memory_desc_t *md);
+
+/* fmt_ok of the kernels whose data input 0 and output 0 may be
+ * channels-last (mxc__kernel.fmt_ok): convolution and pooling forward. */
+int mxc__dnnl_fmt_data(const mxc__op *op, const void *param, int is_out,
+                       int i);
 
 /* Executes the primitive on args: inputs whose layout differs from the
  * one the primitive chose are reordered into temporaries first, outputs

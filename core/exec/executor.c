@@ -596,6 +596,7 @@ static int bind_impl(const mxc__symbol *sym, mxc__device dev,
   if (rc == MXC_OK) rc = check_grads(ex, fn);
   if (rc == MXC_OK) rc = check_io_limits(ex->g, fn);
   if (rc == MXC_OK) rc = bind_arrays(ex, args, aux, fwd, fn);
+  if (rc == MXC_OK && passes_wanted(ex)) rc = mxc__exec_formats_choose(ex);
   mxc__graph_free(gf);
   mxc__free(fwd);
   if (rc != MXC_OK) {

@@ -58,6 +58,9 @@ static void describe_entry(const mxc__executor *ex, mxc__sbuf *b, int e) {
   if (ex->stypes[e] != MXC_STYPE_DEFAULT) {
     mxc__sbuf_add(b, ex->stypes[e] == MXC_STYPE_CSR ? " csr" : " row_sparse");
   }
+  if (ex->vals[e] && ex->vals[e]->fmt == MXC__FMT_CHANNELS_LAST) {
+    mxc__sbuf_add(b, " channels-last");
+  }
   int buf = ex->plan->buf[e];
   if (buf >= 0) {
     mxc__sbuf_printf(b, " -> buffer %d%s\n", buf,
@@ -120,6 +123,11 @@ int mxc__executor_debug_str(const mxc__executor *ex, char **out) {
                      ex->passes.n_removed, ex->passes.n_folded,
                      ex->passes.n_fused);
   }
+  int n_cl = 0;
+  for (int e = 0; e < ex->g->n_entries; ++e) {
+    n_cl += ex->vals[e] && ex->vals[e]->fmt == MXC__FMT_CHANNELS_LAST;
+  }
+  if (n_cl) mxc__sbuf_printf(&b, "channels-last values: %d\n", n_cl);
   for (int i = 0; i < ex->n_fwd + ex->n_bwd; ++i) describe_node(ex, &b, i);
   for (int i = 0; i < ex->n_args; ++i) {
     if (ex->grad_req[i] == MXC_REQ_NULL) continue;
