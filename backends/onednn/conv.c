@@ -25,6 +25,7 @@ typedef struct conv_call {
   dnnl_dims_t strides, dil, pad_l, pad_r;
   int has_bias;
   int src_cl, dst_cl; /* channels-last src / dst: given to the primitive */
+  int bf16;           /* either is bfloat16: the primitive computes in it */
   const mxc__dnnl_post *post;
   uint64_t w_version;
 } conv_call;
@@ -58,8 +59,10 @@ static int plan(const mxc__op *op, const mxc__conv_param *p,
   wd[wn++] = w->dims[0] / g;
   for (int i = 1; i < w->ndim; ++i) wd[wn++] = w->dims[i];
   c->has_bias = !p->no_bias;
-  c->src_cl = xfmt == MXC__FMT_CHANNELS_LAST;
-  c->dst_cl = yfmt == MXC__FMT_CHANNELS_LAST;
+  c->src_cl = xfmt != MXC__FMT_PLAIN;
+  c->dst_cl = yfmt != MXC__FMT_PLAIN;
+  c->bf16 = xfmt == MXC__FMT_CHANNELS_LAST_BF16 ||
+            yfmt == MXC__FMT_CHANNELS_LAST_BF16;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_md_fmt(op, x, xfmt, &c->src));
   MXC_FORWARD_IF_ERROR(mxc__dnnl_md_dims(op, wn, wd, &c->wei));
   MXC_FORWARD_IF_ERROR(mxc__dnnl_md_fmt(op, y, yfmt, &c->dst));
@@ -68,22 +71,30 @@ static int plan(const mxc__op *op, const mxc__conv_param *p,
   return MXC_OK;
 }
 
-static int any_of(const mxc__op *op, const dnnl_memory_desc_t *plain,
-                  dnnl_memory_desc_t *out) {
+static int any_dt(const mxc__op *op, const dnnl_memory_desc_t *plain,
+                  dnnl_data_type_t dt, dnnl_memory_desc_t *out) {
   return mxc__dnnl_check(
-      dnnl_memory_desc_init_by_tag(out, plain->ndims, plain->dims, dnnl_f32,
+      dnnl_memory_desc_init_by_tag(out, plain->ndims, plain->dims, dt,
                                    dnnl_format_tag_any),
       op, "dnnl_memory_desc_init_by_tag");
 }
 
+static int any_of(const mxc__op *op, const dnnl_memory_desc_t *plain,
+                  dnnl_memory_desc_t *out) {
+  return any_dt(op, plain, dnnl_f32, out);
+}
+
 /* The forward description with layouts left to oneDNN, except
  * channels-last data and output, which the primitive is made for: they
- * are what the executor keeps between convolutions, so no reorder. */
+ * are what the executor keeps between convolutions, so no reorder. A
+ * bfloat16 call takes its data and weights in bfloat16 (reordered from
+ * float32 where the arrays are) and writes the output's type. */
 static int fwd_desc(const conv_call *c, dnnl_prop_kind_t prop,
                     dnnl_convolution_desc_t *cd) {
+  dnnl_data_type_t in_dt = c->bf16 ? dnnl_bf16 : dnnl_f32;
   dnnl_memory_desc_t s = c->src, w, d = c->dst;
-  if (!c->src_cl) MXC_FORWARD_IF_ERROR(any_of(c->op, &c->src, &s));
-  MXC_FORWARD_IF_ERROR(any_of(c->op, &c->wei, &w));
+  if (!c->src_cl) MXC_FORWARD_IF_ERROR(any_dt(c->op, &c->src, in_dt, &s));
+  MXC_FORWARD_IF_ERROR(any_dt(c->op, &c->wei, in_dt, &w));
   if (!c->dst_cl) MXC_FORWARD_IF_ERROR(any_of(c->op, &c->dst, &d));
   return mxc__dnnl_check(
       dnnl_dilated_convolution_forward_desc_init(

@@ -36,11 +36,11 @@ static int reference(const mxc__op *op, const mxc__opctx *ctx,
 
 /* Channels-last arguments of _FusedConvolution: data, output, and the
  * sum (its last input, after the weight and the bias if any). */
-static int fconv_fmt_ok(const mxc__op *op, const void *param, int is_out,
-                        int i) {
+static unsigned fconv_fmt_ok(const mxc__op *op, const void *param,
+                             int is_out, int i) {
   const mxc__fused_conv_param *p = param;
-  if (i == 0) return 1;
-  return !is_out && p->with_sum && i == (p->conv.no_bias ? 2 : 3);
+  int sum = !is_out && p->with_sum && i == (p->conv.no_bias ? 2 : 3);
+  return i == 0 || sum ? MXC__DNNL_FMTS : 0;
 }
 
 static int fconv_kernel(const mxc__op *op, const mxc__opctx *ctx,

@@ -202,10 +202,14 @@ int mxc__dnnl_md_dims(const mxc__op *op, int ndims, const int64_t *dims,
 int mxc__dnnl_md_fmt(const mxc__op *op, const mxc__shape *s, int fmt,
                      dnnl_memory_desc_t *md);
 
-/* fmt_ok of the kernels whose data input 0 and output 0 may be
- * channels-last (mxc__kernel.fmt_ok): convolution and pooling forward. */
-int mxc__dnnl_fmt_data(const mxc__op *op, const void *param, int is_out,
-                       int i);
+/* The formats the forward kernels take for their data and output
+ * (mxc__kernel.fmt_ok masks), and the fmt_ok of those whose input 0 and
+ * output 0 may have them: convolution and pooling forward. */
+#define MXC__DNNL_FMTS                  \
+  ((1u << MXC__FMT_CHANNELS_LAST) |     \
+   (1u << MXC__FMT_CHANNELS_LAST_BF16))
+unsigned mxc__dnnl_fmt_data(const mxc__op *op, const void *param, int is_out,
+                            int i);
 
 /* Executes the primitive on args: inputs whose layout differs from the
  * one the primitive chose are reordered into temporaries first, outputs

@@ -58,7 +58,8 @@ static int axis(pool_call *c, const mxc__tuple *k, const mxc__tuple *s,
 static int out_fmt(const mxc__blob *x, const mxc__blob *y) {
   mxc__blob cl = *y;
   cl.fmt = MXC__FMT_CHANNELS_LAST;
-  return mxc__fmt_differs(&cl) ? y->fmt : x->fmt;
+  int same = y->fmt == MXC__FMT_PLAIN && x->fmt == MXC__FMT_CHANNELS_LAST;
+  return same && !mxc__fmt_differs(&cl) ? x->fmt : y->fmt;
 }
 
 static int plan(const mxc__op *op, const void *param, const mxc__blob *in,

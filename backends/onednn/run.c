@@ -34,9 +34,9 @@ int mxc__dnnl_md_plain(const mxc__op *op, const mxc__shape *s,
 }
 
 /* Channels-last (N, C, spatial...): C varies fastest, then the spatial
- * axes from the last, then N. */
+ * axes from the last, then N; elements of type dt. */
 static int md_channels_last(const mxc__op *op, const mxc__shape *s,
-                            dnnl_memory_desc_t *md) {
+                            dnnl_data_type_t dt, dnnl_memory_desc_t *md) {
   MXC_RETURN_ERROR_IF(s->ndim < 3 || s->ndim > 5, MXC_ERR_INTERNAL,
                       "operator '%s' (oneDNN backend): a channels-last array "
                       "of %d axes",
@@ -51,22 +51,28 @@ static int md_channels_last(const mxc__op *op, const mxc__shape *s,
   strides[0] = acc;
   for (int i = 0; i < s->ndim; ++i) d[i] = s->dims[i];
   return mxc__dnnl_check(
-      dnnl_memory_desc_init_by_strides(md, s->ndim, d, dnnl_f32, strides), op,
+      dnnl_memory_desc_init_by_strides(md, s->ndim, d, dt, strides), op,
       "dnnl_memory_desc_init_by_strides");
 }
 
 int mxc__dnnl_md_fmt(const mxc__op *op, const mxc__shape *s, int fmt,
                      dnnl_memory_desc_t *md) {
-  return fmt == MXC__FMT_CHANNELS_LAST ? md_channels_last(op, s, md)
-                                       : mxc__dnnl_md_plain(op, s, md);
+  switch (fmt) {
+    case MXC__FMT_CHANNELS_LAST:
+      return md_channels_last(op, s, dnnl_f32, md);
+    case MXC__FMT_CHANNELS_LAST_BF16:
+      return md_channels_last(op, s, dnnl_bf16, md);
+    default:
+      return mxc__dnnl_md_plain(op, s, md);
+  }
 }
 
-int mxc__dnnl_fmt_data(const mxc__op *op, const void *param, int is_out,
-                       int i) {
+unsigned mxc__dnnl_fmt_data(const mxc__op *op, const void *param, int is_out,
+                            int i) {
   (void)op;
   (void)param;
   (void)is_out;
-  return i == 0;
+  return i == 0 ? MXC__DNNL_FMTS : 0;
 }
 
 /* ---- reorders (cached like every primitive) ---- */

@@ -13,11 +13,17 @@
  * array, an output or a gradient (planned entries that are not heads);
  * the monitor is shown plain copies (run.c). Values whose layouts coincide
  * (one channel, or one spatial position) stay plain. MXC_CHANNELS_LAST=0
- * in the environment keeps every value plain (for comparisons). */
+ * in the environment keeps every value plain (for comparisons).
+ *
+ * With MXC_BIND_BF16, on CPUs that compute bfloat16 natively (AVX512_BF16
+ * or AMX), values whose kernels all take it are kept channels-last in
+ * bfloat16: half the bytes, and oneDNN's bfloat16 convolutions, at the
+ * price of bfloat16 rounding (8 significant bits) of those values. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/cpu.h"
 #include "core/base/error.h"
 #include "core/exec/executor.h"
 #include "core/op/backend.h"
@@ -57,35 +63,53 @@ static int candidate(const mxc__executor *ex, const uint8_t *head, int e) {
   return mxc__fmt_differs(&b);
 }
 
-static int fmt_ok(const mxc__kernel *k, const mxc__node *n, int is_out,
-                  int i) {
-  return k && k->fmt_ok && k->fmt_ok(n->op, n->param, is_out, i);
+/* The formats besides PLAIN node n's kernel k takes for an argument. */
+static unsigned fmt_ok(const mxc__kernel *k, const mxc__node *n, int is_out,
+                       int i) {
+  return k && k->fmt_ok ? k->fmt_ok(n->op, n->param, is_out, i) : 0;
 }
 
-/* ok[e] = 1 for candidates whose producer takes them channels-last. */
+/* ok[e] = the formats candidate e's producer can write. */
 static void mark_producers(const mxc__executor *ex, const uint8_t *head,
-                           const mxc__kernel **ks, uint8_t *ok) {
+                           const mxc__kernel **ks, unsigned *ok) {
   const mxc__graph *g = ex->g;
   for (int nid = 0; nid < g->n_nodes; ++nid) {
     if (!g->nodes[nid]->op) continue;
     for (int e = g->entry_ptr[nid]; e < g->entry_ptr[nid + 1]; ++e) {
-      ok[e] = candidate(ex, head, e) &&
-              fmt_ok(ks[nid], g->nodes[nid], 1, e - g->entry_ptr[nid]);
+      ok[e] = candidate(ex, head, e)
+                  ? fmt_ok(ks[nid], g->nodes[nid], 1, e - g->entry_ptr[nid])
+                  : 0;
     }
   }
 }
 
-/* Clears ok[e] where some reader does not take e channels-last. */
+/* Keeps in ok[e] the formats every reader of e takes. */
 static void check_readers(const mxc__executor *ex, const mxc__kernel **ks,
-                          uint8_t *ok) {
+                          unsigned *ok) {
   const mxc__graph *g = ex->g;
   for (int nid = 0; nid < g->n_nodes; ++nid) {
     if (!g->nodes[nid]->op) continue;
     for (int k = 0; k < g->nodes[nid]->n_inputs; ++k) {
       int e = g->in_entries[g->in_ptr[nid] + k];
-      if (ok[e] && !fmt_ok(ks[nid], g->nodes[nid], 0, k)) ok[e] = 0;
+      ok[e] &= fmt_ok(ks[nid], g->nodes[nid], 0, k);
     }
   }
+}
+
+/* bfloat16 values only where the CPU computes in bfloat16 natively:
+ * elsewhere oneDNN would emulate it, slower than float32. */
+static int bf16_wanted(const mxc__executor *ex) {
+  const mxc__cpu_info *cpu = mxc__cpu_host();
+  return (ex->flags & MXC_BIND_BF16) &&
+         (cpu->features & (MXC__CPU_AVX512_BF16 | MXC__CPU_AMX_BF16));
+}
+
+static int pick(unsigned ok, int bf16) {
+  if (bf16 && (ok & (1u << MXC__FMT_CHANNELS_LAST_BF16))) {
+    return MXC__FMT_CHANNELS_LAST_BF16;
+  }
+  return ok & (1u << MXC__FMT_CHANNELS_LAST) ? MXC__FMT_CHANNELS_LAST
+                                             : MXC__FMT_PLAIN;
 }
 
 /* The kernels of every operator node (NULL for variables). */
@@ -112,7 +136,7 @@ int mxc__exec_formats_choose(mxc__executor *ex) {
     return MXC_OK;
   }
   const mxc__kernel **ks = mxc__calloc((size_t)g->n_nodes, sizeof *ks);
-  uint8_t *ok = mxc__calloc((size_t)g->n_entries, 1);
+  unsigned *ok = mxc__calloc((size_t)g->n_entries, sizeof *ok);
   uint8_t *head = mxc__calloc((size_t)g->n_entries, 1);
   int rc = ks && ok && head ? MXC_OK : MXC_ERR_OOM;
   if (rc != MXC_OK) mxc__error_set(rc, "binding: out of memory");
@@ -121,8 +145,9 @@ int mxc__exec_formats_choose(mxc__executor *ex) {
   if (rc == MXC_OK) {
     mark_producers(ex, head, ks, ok);
     check_readers(ex, ks, ok);
+    int bf16 = bf16_wanted(ex);
     for (int e = 0; e < g->n_entries; ++e) {
-      if (ok[e]) ex->vals[e]->fmt = MXC__FMT_CHANNELS_LAST;
+      if (ok[e]) ex->vals[e]->fmt = pick(ok[e], bf16);
     }
   }
   mxc__free(ks);

@@ -67,12 +67,13 @@ typedef struct mxc__kernel {
   const mxc__backend *backend;
   mxc__supports_fn supports; /* NULL: every dense call */
   mxc__compute_fn compute;   /* on blobs of the backend's device */
-  /* 1 when argument i (an input, or an output when is_out) may be
-   * MXC__FMT_CHANNELS_LAST (op.h) in calls this kernel supports; NULL:
-   * every argument PLAIN. A kernel that says yes takes such blobs in
-   * every call, including those it hands to a fallback (mxc__fmt_compute
-   * runs any kernel on plain copies). */
-  int (*fmt_ok)(const mxc__op *op, const void *param, int is_out, int i);
+  /* The formats besides PLAIN (op.h, MXC__FMT_*) argument i (an input,
+   * or an output when is_out) may have in calls this kernel supports, as
+   * a mask of 1u << fmt; NULL or 0: PLAIN only. A kernel that accepts a
+   * format takes it in every call, including those it hands to a fallback
+   * (mxc__fmt_compute runs any kernel on plain copies). */
+  unsigned (*fmt_ok)(const mxc__op *op, const void *param, int is_out,
+                     int i);
   /* Storage functions (core/op/op.h, "Storage types and dispatch"): set
    * on the reference CPU kernel from the descriptor or by
    * mxc__registry_attach_stype; NULL elsewhere today. */

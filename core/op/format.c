@@ -22,16 +22,58 @@ static ncs ncs_of(const mxc__blob *b) {
 }
 
 int mxc__fmt_differs(const mxc__blob *b) {
-  if (b->fmt != MXC__FMT_CHANNELS_LAST) return 0;
+  if (b->fmt == MXC__FMT_PLAIN) return 0;
   MXC__ASSERT(b->shape.ndim >= 3 && b->shape.ndim <= 5);
+  MXC__ASSERT(b->fmt != MXC__FMT_CHANNELS_LAST_BF16 ||
+              b->dtype == MXC_DTYPE_FLOAT32);
+  if (b->fmt == MXC__FMT_CHANNELS_LAST_BF16) return 1; /* other elements */
   ncs g = ncs_of(b);
   return g.c > 1 && g.s > 1;
 }
 
+/* bfloat16 is float32's upper half; rounding to nearest even (NaN kept a
+ * quiet NaN). */
+static float bf16_to_f32(uint16_t h) {
+  uint32_t u = (uint32_t)h << 16;
+  float f;
+  memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+static uint16_t f32_to_bf16(float f) {
+  uint32_t u;
+  memcpy(&u, &f, sizeof u);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (uint16_t)(u >> 16);
+}
+
+/* Between plain float32 (n, c, s) and channels-last bfloat16 (n, s, c). */
+static void bf16_to_plain(const ncs *g, const uint16_t *src, float *dst) {
+  for (int64_t i = 0; i < g->n; ++i) {
+    for (int64_t c = 0; c < g->c; ++c) {
+      for (int64_t s = 0; s < g->s; ++s) {
+        dst[(i * g->c + c) * g->s + s] =
+            bf16_to_f32(src[(i * g->s + s) * g->c + c]);
+      }
+    }
+  }
+}
+
+static void bf16_from_plain(const ncs *g, const float *src, uint16_t *dst) {
+  for (int64_t i = 0; i < g->n; ++i) {
+    for (int64_t c = 0; c < g->c; ++c) {
+      for (int64_t s = 0; s < g->s; ++s) {
+        dst[(i * g->s + s) * g->c + c] =
+            f32_to_bf16(src[(i * g->c + c) * g->s + s]);
+      }
+    }
+  }
+}
+
 /* Moves elements between plain (n, c, s) and channels-last (n, s, c);
  * to_plain says which way. */
-static void transpose(const ncs *g, const char *src, char *dst,
-                      int to_plain) {
+static void transpose(const ncs *g, const char *src, char *dst, int to_plain) {
   for (int64_t i = 0; i < g->n; ++i) {
     size_t base = (size_t)(i * g->c * g->s) * g->esz;
     for (int64_t c = 0; c < g->c; ++c) {
@@ -54,7 +96,11 @@ void mxc__fmt_to_plain(const mxc__blob *b, void *dst) {
     return;
   }
   ncs g = ncs_of(b);
-  transpose(&g, b->ptr, dst, 1);
+  if (b->fmt == MXC__FMT_CHANNELS_LAST_BF16) {
+    bf16_to_plain(&g, b->ptr, dst);
+  } else {
+    transpose(&g, b->ptr, dst, 1);
+  }
 }
 
 void mxc__fmt_from_plain(const void *src, const mxc__blob *b) {
@@ -63,7 +109,11 @@ void mxc__fmt_from_plain(const void *src, const mxc__blob *b) {
     return;
   }
   ncs g = ncs_of(b);
-  transpose(&g, src, b->ptr, 0);
+  if (b->fmt == MXC__FMT_CHANNELS_LAST_BF16) {
+    bf16_from_plain(&g, src, b->ptr);
+  } else {
+    transpose(&g, src, b->ptr, 0);
+  }
 }
 
 /* ---- the plain fallback ---- */

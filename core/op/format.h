@@ -14,14 +14,16 @@
 
 #include "core/op/op.h"
 
-/* 1 when b is channels-last and that differs from plain in memory (an
- * array of 3 to 5 axes with more than one channel and more than one
- * spatial position). */
+/* 1 when b's memory differs from plain: bfloat16 channels-last always,
+ * channels-last when the array (3 to 5 axes) has more than one channel
+ * and more than one spatial position. */
 int mxc__fmt_differs(const mxc__blob *b);
 
-/* Copies b's elements into dst (b's byte size) in the plain layout. */
+/* Copies b's elements into dst (b's byte size) in the plain layout, as
+ * float32 for bfloat16 formats. */
 void mxc__fmt_to_plain(const mxc__blob *b, void *dst);
-/* Copies the plain elements at src into b, laid out as b->fmt says. */
+/* Copies the plain elements at src into b, laid out as b->fmt says
+ * (rounded to nearest even for bfloat16 formats). */
 void mxc__fmt_from_plain(const void *src, const mxc__blob *b);
 
 /* Runs compute, a kernel of plain blobs, on in/out whatever their

@@ -144,3 +144,9 @@ TEST(ValueFormat, ConversionsMatchIndexArithmetic) {
 TEST(ValueFormat, PlainKernelsRunOnPlainCopies) {
   EXPECT_EQ(tb_fmt_compute_mismatches(), 0);
 }
+
+// bfloat16 channels-last (MXC_BIND_BF16's values): placement, and rounding
+// to nearest even.
+TEST(ValueFormat, Bfloat16ConversionsPlaceAndRound) {
+  EXPECT_EQ(tb_fmt_bf16_mismatches(), 0);
+}

@@ -272,3 +272,38 @@ int tb_fmt_compute_mismatches(void) {
   for (int i = 0; i < T; ++i) bad += yp[i] != 2 * (float)i + 1000;
   return bad;
 }
+
+int tb_fmt_bf16_mismatches(void) {
+  enum { N = 2, C = 3, S = 4, T = N * C * S };
+  float plain[T], back[T];
+  uint16_t cl[2 * T]; /* a float32 array's bytes */
+  for (int i = 0; i < T; ++i) plain[i] = (float)(i - 7);
+  mxc__blob b = {cl, {3, {N, C, S}}, MXC_DTYPE_FLOAT32, {MXC_DEVICE_CPU, 0},
+                 MXC__FMT_CHANNELS_LAST_BF16};
+  mxc__fmt_from_plain(plain, &b);
+  int bad = 0;
+  for (int n = 0; n < N; ++n)
+    for (int c = 0; c < C; ++c)
+      for (int s = 0; s < S; ++s) {
+        float want = plain[(n * C + c) * S + s];
+        uint32_t u = (uint32_t)cl[cl_index(n, c, s, C, S)] << 16;
+        float got;
+        memcpy(&got, &u, sizeof got);
+        bad += got != want;
+      }
+  mxc__fmt_to_plain(&b, back);
+  for (int i = 0; i < T; ++i) bad += back[i] != plain[i];
+  /* 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties go to even (1);
+   * 1 + 3 * 2^-9 rounds up; 1 + 2^-9 down. */
+  const float in[3] = {1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-9f, 1.0f + 0x1p-9f};
+  const float want[3] = {1.0f, 1.0f + 0x1p-7f, 1.0f};
+  for (int k = 0; k < 3; ++k) {
+    float p3[3] = {in[k], in[k], in[k]}, r3[3];
+    mxc__blob t = {cl, {3, {1, 1, 3}}, MXC_DTYPE_FLOAT32,
+                   {MXC_DEVICE_CPU, 0}, MXC__FMT_CHANNELS_LAST_BF16};
+    mxc__fmt_from_plain(p3, &t);
+    mxc__fmt_to_plain(&t, r3);
+    bad += r3[0] != want[k];
+  }
+  return bad;
+}

@@ -24,6 +24,9 @@ int tb_fmt_mismatches(int ndim, const int64_t *dims);
 /* mxc__fmt_compute around a plain kernel computing out = 2 * in + out
  * (req add) on channels-last (N, C, H, W) blobs: misplaced elements. */
 int tb_fmt_compute_mismatches(void);
+/* bfloat16 channels-last: integers (exact in bfloat16) placed and read
+ * back, and three roundings (ties to even, up, down) checked: failures. */
+int tb_fmt_bf16_mismatches(void);
 
 #ifdef __cplusplus
 }

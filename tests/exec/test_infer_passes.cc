@@ -13,6 +13,7 @@
 // Float64 runs of the fused operators agree to 1e-12.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -699,6 +700,67 @@ TEST(ValueFormats, ACallOneDNNTurnsDownRunsTheReferenceOnPlainCopies) {
   EXPECT_EQ(channels_last_values(p.opt), onednn_on() ? 2 : 0)
       << debug_str(p.opt);
   p.expect_equal(0, "ragged convolution between channels-last values");
+}
+
+// Whether this CPU computes bfloat16 natively, read from /proc/cpuinfo
+// (not from mxc's own detection, which is what is tested).
+bool cpu_has_bf16() {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return false;
+  char line[4096];
+  bool yes = false;
+  while (!yes && fgets(line, sizeof line, f)) {
+    std::string l = line;
+    if (l.rfind("flags", 0) != 0) continue;
+    yes = l.find(" avx512_bf16") != std::string::npos ||
+          l.find(" amx_bf16") != std::string::npos;
+  }
+  fclose(f);
+  return yes;
+}
+
+int bf16_values(mxc_executor ex) {
+  std::string d = debug_str(ex);
+  size_t p = d.find("channels-last values: ");
+  size_t q = p == std::string::npos ? p : d.find('(', p);
+  return q == std::string::npos ? 0 : std::atoi(d.c_str() + q + 1);
+}
+
+// bfloat16 values differ from float32 by their rounding (8 significant
+// bits) accumulated over a few layers: outputs agree to 5e-2.
+TEST(ValueFormats, Bf16KeepsValuesInBfloat16WhereTheCpuComputesIt) {
+  Pair p;
+  p.bind(kResNet, {2, 4, 6, 6}, 25, MXC_BIND_BF16);
+  bool on = onednn_on() && cpu_has_bf16();
+  EXPECT_EQ(bf16_values(p.opt), on ? 4 : 0) << debug_str(p.opt);
+  ASSERT_EQ(mxc_executor_forward(p.ref, 0), MXC_OK) << err();
+  ASSERT_EQ(mxc_executor_forward(p.opt, 0), MXC_OK) << err();
+  expect_close(output(p.opt, 0), output(p.ref, 0), on ? 5e-2 : 1e-4,
+               "bf16 resnet blocks");
+  // The monitor sees float32 values, close to a plain executor's.
+  mxc_executor plain = bind_plain(p);
+  ASSERT_NE(plain, nullptr);
+  Seen a, b;
+  ASSERT_EQ(mxc_executor_set_monitor(p.opt, remember, &a), MXC_OK);
+  ASSERT_EQ(mxc_executor_set_monitor(plain, remember, &b), MXC_OK);
+  ASSERT_EQ(mxc_executor_forward(p.opt, 0), MXC_OK) << err();
+  ASSERT_EQ(mxc_executor_forward(plain, 0), MXC_OK) << err();
+  ASSERT_EQ(a.names, b.names);
+  for (size_t i = 0; i < a.names.size(); ++i) {
+    expect_close(a.values[i], b.values[i], on ? 5e-2 : 1e-5, a.names[i]);
+  }
+  mxc_executor_free(plain);
+}
+
+TEST(ValueFormats, Bf16FallbackConvertsToFloat32) {
+  Pair p;
+  p.bind(kRagged, {2, 3, 8, 8}, 26, MXC_BIND_BF16);
+  bool on = onednn_on() && cpu_has_bf16();
+  EXPECT_EQ(bf16_values(p.opt), on ? 2 : 0) << debug_str(p.opt);
+  ASSERT_EQ(mxc_executor_forward(p.ref, 0), MXC_OK) << err();
+  ASSERT_EQ(mxc_executor_forward(p.opt, 0), MXC_OK) << err();
+  expect_close(output(p.opt, 0), output(p.ref, 0), on ? 5e-2 : 1e-4,
+               "bf16 ragged convolution");
 }
 
 TEST(ValueFormats, NoOneDNNBindFlagKeepsEveryValuePlain) {
