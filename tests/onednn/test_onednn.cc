@@ -265,6 +265,30 @@ TEST(OneDnn, BatchNormInference) {
   compare(d);
 }
 
+// ---- LayerNorm along the last axis, mean and std compared too: 1e-5
+// (float32 statistics summed in another order) ----
+
+TEST(OneDnn, LayerNormLastAxis) {
+  for (std::vector<Shape> in : std::vector<std::vector<Shape>>{
+           {{3, 4, 7}, {7}, {7}}, {{5, 33}, {33}, {33}},
+           {{2, 3, 2, 2, 9}, {9}, {9}}}) {
+    Case c{"LayerNorm", {{"eps", "1e-5"}}, in, 1e-5};
+    c.n_out = 3;
+    compare(c);
+  }
+  Case d{"LayerNorm", {{"axis", "2"}, {"eps", "0.01"}},
+         {{2, 3, 6}, {6}, {6}}, 1e-5};
+  d.n_out = 3;
+  compare(d);
+}
+
+TEST(OneDnn, LayerNormOtherAxesRunTheReference) {
+  Case c{"LayerNorm", {{"axis", "1"}}, {{2, 5, 3}, {5}, {5}}, 0};
+  c.n_out = 3;
+  c.onednn = 0;
+  compare(c);
+}
+
 // ---- gradients: the backward operators on random output gradients,
 // every gradient output compared; 1e-4 relative (float32 sums of many
 // products in another order) ----
@@ -343,6 +367,17 @@ TEST(OneDnnBackward, BatchNormTrainingForwardAndBackward) {
       compare(b);
     }
   }
+}
+
+// (ograd, data, gamma, beta, output, mean, std): std positive, from the
+// value range; both kernels use the statistics given.
+TEST(OneDnnBackward, LayerNorm) {
+  Case b{"_backward_LayerNorm", {{"eps", "1e-5"}},
+         {{3, 4, 7}, {3, 4, 7}, {7}, {7}, {3, 4, 7}, {3, 4, 1}, {3, 4, 1}},
+         1e-4};
+  b.lo = 0.2;
+  b.hi = 1.5;
+  compare(b);
 }
 
 // ---- post-ops of the fused operators' builders: the reference
