@@ -16,6 +16,7 @@
 #include "backends/onednn/onednn.h"
 #include "core/base/alloc.h"
 #include "core/base/error.h"
+#include "core/op/format.h"
 
 typedef struct bn_call {
   const mxc__op *op;
@@ -125,11 +126,14 @@ static void finish_fixed(const mxc__blob *in, const mxc__blob *out,
 static int run_fwd(const bn_call *c, const mxc__blob *in, const mxc__blob *out,
                    mxc__req req, float *stats, int64_t C) {
   int global = (c->flags & dnnl_use_global_stats) != 0;
+  dnnl_memory_desc_t dst; /* the output in its own format */
+  MXC_FORWARD_IF_ERROR(
+      mxc__dnnl_md_fmt(c->op, &out[0].shape, out[0].fmt, &dst));
   mxc__dnnl_prim *p;
   MXC_FORWARD_IF_ERROR(get_prim(c, &p));
   mxc__dnnl_arg a[6] = {
       {DNNL_ARG_SRC, c->data, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
-      {DNNL_ARG_DST, c->data, out[0].ptr, 1, req, NULL, 0},
+      {DNNL_ARG_DST, dst, out[0].ptr, 1, req, NULL, 0},
       {DNNL_ARG_SHIFT, c->chan, in[2].ptr, 0, MXC__REQ_WRITE, NULL, 0},
       {DNNL_ARG_MEAN, c->chan, global ? in[3].ptr : stats, !global,
        MXC__REQ_WRITE, NULL, 0},
@@ -142,8 +146,9 @@ static int run_fwd(const bn_call *c, const mxc__blob *in, const mxc__blob *out,
   return rc;
 }
 
-static int plan(const mxc__op *op, const mxc__shape *x, const bn_opts *o,
-                int global, int backward, bn_call *c) {
+/* The call for data x of format fmt (the primitive's data layout). */
+static int plan(const mxc__op *op, const mxc__shape *x, int fmt,
+                const bn_opts *o, int global, int backward, bn_call *c) {
   if (x->ndim < 2 || x->ndim > 5 || mxc__shape_size(x) == 0) {
     return MXC_ERR_UNSUPPORTED;
   }
@@ -153,7 +158,7 @@ static int plan(const mxc__op *op, const mxc__shape *x, const bn_opts *o,
   c->backward = backward;
   c->flags = dnnl_use_shift | (o->fix_gamma ? 0u : (unsigned)dnnl_use_scale) |
              (global ? (unsigned)dnnl_use_global_stats : 0u);
-  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_plain(op, x, &c->data));
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_fmt(op, x, fmt, &c->data));
   return mxc__dnnl_md_dims(op, 1, &x->dims[1], &c->chan);
 }
 
@@ -163,7 +168,7 @@ static int bn_forward(const mxc__op *op, const mxc__opctx *ctx,
   int global = o->global || !ctx->is_train;
   int64_t C = in[0].shape.dims[1];
   bn_call c;
-  MXC_FORWARD_IF_ERROR(plan(op, &in[0].shape, o, global, 0, &c));
+  MXC_FORWARD_IF_ERROR(plan(op, &in[0].shape, in[0].fmt, o, global, 0, &c));
   float *stats = NULL;
   if (!global) {
     stats = mxc__malloc(sizeof(float) * 2 * (size_t)C);
@@ -190,7 +195,8 @@ static int bn_kernel(const mxc__op *op, const mxc__opctx *ctx,
   int rc = bn_forward(op, ctx, &o, in, out, n_out, req);
   if (rc == MXC_ERR_UNSUPPORTED) {
     mxc__error_clear();
-    return op->compute(op, ctx, param, in, n_in, out, n_out, req);
+    return mxc__fmt_compute(op->compute, op, ctx, param, in, n_in, out, n_out,
+                            req);
   }
   return rc;
 }
@@ -200,6 +206,11 @@ static int bn_kernel(const mxc__op *op, const mxc__opctx *ctx,
 
 static int run_bwd(const bn_call *c, const mxc__blob *in, const mxc__blob *out,
                    const mxc__req *req, const float *var, float *dscale) {
+  dnnl_memory_desc_t ddst, dsrc; /* ograd and ddata in their formats */
+  MXC_FORWARD_IF_ERROR(
+      mxc__dnnl_md_fmt(c->op, &in[0].shape, in[0].fmt, &ddst));
+  MXC_FORWARD_IF_ERROR(
+      mxc__dnnl_md_fmt(c->op, &out[0].shape, out[0].fmt, &dsrc));
   mxc__dnnl_prim *p;
   MXC_FORWARD_IF_ERROR(get_prim(c, &p));
   int scale = (c->flags & dnnl_use_scale) != 0;
@@ -208,10 +219,10 @@ static int run_bwd(const bn_call *c, const mxc__blob *in, const mxc__blob *out,
   mxc__dnnl_arg a[9] = {
       {DNNL_ARG_SHIFT, c->chan, in[3].ptr, 0, MXC__REQ_WRITE, NULL, 0},
       {DNNL_ARG_SRC, c->data, in[1].ptr, 0, MXC__REQ_WRITE, NULL, 0},
-      {DNNL_ARG_DIFF_DST, c->data, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
+      {DNNL_ARG_DIFF_DST, ddst, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
       {DNNL_ARG_MEAN, c->chan, in[7].ptr, 0, MXC__REQ_WRITE, NULL, 0},
       {DNNL_ARG_VARIANCE, c->chan, (void *)var, 0, MXC__REQ_WRITE, NULL, 0},
-      {DNNL_ARG_DIFF_SRC, c->data, out[0].ptr, 1, req[0], NULL, 0},
+      {DNNL_ARG_DIFF_SRC, dsrc, out[0].ptr, 1, req[0], NULL, 0},
       {DNNL_ARG_DIFF_SHIFT, c->chan, out[2].ptr, 1, req[2], NULL, 0},
       {DNNL_ARG_SCALE, c->chan, in[2].ptr, 0, MXC__REQ_WRITE, NULL, 0},
       {DNNL_ARG_DIFF_SCALE, c->chan, scale ? out[1].ptr : dscale, 1,
@@ -228,7 +239,7 @@ static int bn_backward(const mxc__op *op, const mxc__opctx *ctx,
   int global = o->global || !ctx->is_train;
   int64_t C = in[1].shape.dims[1];
   bn_call c;
-  MXC_FORWARD_IF_ERROR(plan(op, &in[1].shape, o, global, 1, &c));
+  MXC_FORWARD_IF_ERROR(plan(op, &in[1].shape, in[1].fmt, o, global, 1, &c));
   float *var = mxc__malloc(sizeof(float) * (size_t)C);
   MXC_RETURN_ERROR_IF(!var, MXC_ERR_OOM,
                       "operator '%s': out of memory for %lld variances",
@@ -258,7 +269,8 @@ static int bn_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
                       : MXC_ERR_UNSUPPORTED;
   if (rc == MXC_ERR_UNSUPPORTED) {
     mxc__error_clear();
-    return op->compute(op, ctx, param, in, n_in, out, n_out, req);
+    return mxc__fmt_compute(op->compute, op, ctx, param, in, n_in, out, n_out,
+                            req);
   }
   return rc;
 }
@@ -275,11 +287,32 @@ static int bn_supports(const mxc__op *op, const void *param,
          isfinite((float)eps);
 }
 
+/* BatchNorm's data and output; _backward_BatchNorm's ograd, data and
+ * output (inputs 0, 1, 6) and ddata. Statistics and parameters are
+ * vectors, always plain. */
+static unsigned bn_fmt_ok(const mxc__op *op, const void *param, int is_out,
+                          int i) {
+  (void)op;
+  (void)param;
+  (void)is_out;
+  return i == 0 ? 1u << MXC__FMT_CHANNELS_LAST : 0;
+}
+
+static unsigned bn_bwd_fmt_ok(const mxc__op *op, const void *param,
+                              int is_out, int i) {
+  (void)op;
+  (void)param;
+  int yes = is_out ? i == 0 : i == 0 || i == 1 || i == 6;
+  return yes ? 1u << MXC__FMT_CHANNELS_LAST : 0;
+}
+
 int mxc__dnnl_attach_bn(mxc__registry *r) {
   mxc__kernel k = {.backend = &mxc__backend_onednn,
                    .supports = bn_supports,
-                   .compute = bn_kernel};
+                   .compute = bn_kernel,
+                   .fmt_ok = bn_fmt_ok};
   MXC_FORWARD_IF_ERROR(mxc__registry_attach_kernel(r, "BatchNorm", &k));
   k.compute = bn_bwd_kernel;
+  k.fmt_ok = bn_bwd_fmt_ok;
   return mxc__registry_attach_kernel(r, "_backward_BatchNorm", &k);
 }

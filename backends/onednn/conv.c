@@ -221,10 +221,19 @@ typedef struct any3 {
   dnnl_memory_desc_t s, w, d;
 } any3;
 
+/* Backward layouts: oneDNN's choice, except when data and gradients are
+ * all channels-last: the primitives are then made for them (as in
+ * fwd_desc), since left to oneDNN they come out blocked (nChw16c) and
+ * cost a reorder each way. A mix (the first layer's plain 3-channel data,
+ * channels-last gradients) stays oneDNN's choice throughout: fixing one
+ * side there makes oneDNN 2.6 fall back to its reference kernels. */
 static int any_all(const conv_call *c, any3 *a) {
-  MXC_FORWARD_IF_ERROR(any_of(c->op, &c->src, &a->s));
+  int cl = c->src_cl && c->dst_cl;
+  a->s = c->src;
+  a->d = c->dst;
+  if (!cl) MXC_FORWARD_IF_ERROR(any_of(c->op, &c->src, &a->s));
   MXC_FORWARD_IF_ERROR(any_of(c->op, &c->wei, &a->w));
-  return any_of(c->op, &c->dst, &a->d);
+  return cl ? MXC_OK : any_of(c->op, &c->dst, &a->d);
 }
 
 /* The backward primitive for description bd, with the training forward
@@ -269,9 +278,12 @@ static int build_bwd_weights(void *arg, dnnl_primitive_t *out) {
   return with_hint(c, &bd, "convolution backward weights", out);
 }
 
-/* in: (ograd, data, weight); out: ddata. */
+/* in: (ograd, data, weight); out: ddata (in its own format). */
 static int bwd_data(const conv_call *c, const mxc__opctx *ctx,
                     const mxc__blob *in, const mxc__blob *out, mxc__req req) {
+  dnnl_memory_desc_t dsrc;
+  MXC_FORWARD_IF_ERROR(
+      mxc__dnnl_md_fmt(c->op, &out[0].shape, out[0].fmt, &dsrc));
   mxc__dnnl_key k;
   make_key(c, "conv_bwd_data", &k);
   mxc__dnnl_prim *p;
@@ -281,7 +293,7 @@ static int bwd_data(const conv_call *c, const mxc__opctx *ctx,
       {DNNL_ARG_DIFF_DST, c->dst, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
       {DNNL_ARG_WEIGHTS, c->wei, in[2].ptr, 0, MXC__REQ_WRITE, NULL,
        mxc__dnnl_version(ctx, 2)},
-      {DNNL_ARG_DIFF_SRC, c->src, out[0].ptr, 1, req, NULL, 0},
+      {DNNL_ARG_DIFF_SRC, dsrc, out[0].ptr, 1, req, NULL, 0},
   };
   int rc = mxc__dnnl_run(c->op, p, a, 3);
   mxc__dnnl_cache_put(p);
@@ -316,7 +328,7 @@ static int conv_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
   memset(&c, 0, sizeof c);
   mxc__req r[3] = {req[0], req[1], n_out > 2 ? req[2] : MXC__REQ_NULL};
   int rc = plan(op, param, &in[1].shape, &in[2].shape, &in[0].shape,
-                MXC__FMT_PLAIN, MXC__FMT_PLAIN, &c);
+                in[1].fmt, in[0].fmt, &c);
   int need_w = r[1] != MXC__REQ_NULL || r[2] != MXC__REQ_NULL;
   if (rc == MXC_OK && (r[0] != MXC__REQ_NULL || need_w)) {
     int nthr = mxc__dnnl_threads_begin();
@@ -328,9 +340,18 @@ static int conv_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
   }
   if (rc == MXC_ERR_UNSUPPORTED) {
     mxc__error_clear();
-    return op->compute(op, ctx, param, in, n_in, out, n_out, r);
+    return mxc__fmt_compute(op->compute, op, ctx, param, in, n_in, out, n_out,
+                            r);
   }
   return rc;
+}
+
+/* _backward_Convolution's ograd, data and ddata. */
+static unsigned conv_bwd_fmt_ok(const mxc__op *op, const void *param,
+                                int is_out, int i) {
+  (void)op;
+  (void)param;
+  return (is_out ? i == 0 : i <= 1) ? 1u << MXC__FMT_CHANNELS_LAST : 0;
 }
 
 int mxc__dnnl_conv_supports(const mxc__op *op, const void *param,
@@ -350,6 +371,6 @@ int mxc__dnnl_attach_conv(mxc__registry *r) {
                    .fmt_ok = mxc__dnnl_fmt_data};
   MXC_FORWARD_IF_ERROR(mxc__registry_attach_kernel(r, "Convolution", &k));
   k.compute = conv_bwd_kernel;
-  k.fmt_ok = NULL;
+  k.fmt_ok = conv_bwd_fmt_ok;
   return mxc__registry_attach_kernel(r, "_backward_Convolution", &k);
 }

@@ -236,10 +236,14 @@ static int run_bwd(const pool_call *c, const mxc__blob *in,
   pool_key(c, "pool_bwd", &k);
   mxc__dnnl_prim *p = NULL;
   if (rc == MXC_OK) rc = mxc__dnnl_cache_get(&k, build_bwd, (void *)c, &p);
+  dnnl_memory_desc_t dsrc; /* ddata in its own format */
+  if (rc == MXC_OK) {
+    rc = mxc__dnnl_md_fmt(c->op, &out[0].shape, out[0].fmt, &dsrc);
+  }
   if (rc == MXC_OK) {
     mxc__dnnl_arg a[3] = {
         {DNNL_ARG_DIFF_DST, c->dst, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
-        {DNNL_ARG_DIFF_SRC, c->src, out[0].ptr, 1, req, NULL, 0},
+        {DNNL_ARG_DIFF_SRC, dsrc, out[0].ptr, 1, req, NULL, 0},
         {DNNL_ARG_WORKSPACE, max ? ws_md : c->src, ws, 0, MXC__REQ_WRITE,
          NULL, 0},
     };
@@ -266,9 +270,18 @@ static int pool_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
   }
   if (rc == MXC_ERR_UNSUPPORTED) {
     mxc__error_clear();
-    return op->compute(op, ctx, param, in, n_in, out, n_out, req);
+    return mxc__fmt_compute(op->compute, op, ctx, param, in, n_in, out, n_out,
+                            req);
   }
   return rc;
+}
+
+/* _backward_Pooling's ograd, data, output (when given) and ddata. */
+static unsigned pool_bwd_fmt_ok(const mxc__op *op, const void *param,
+                                int is_out, int i) {
+  (void)op;
+  (void)param;
+  return (is_out ? i == 0 : i <= 2) ? 1u << MXC__FMT_CHANNELS_LAST : 0;
 }
 
 static int pool_supports(const mxc__op *op, const void *param,
@@ -289,6 +302,6 @@ int mxc__dnnl_attach_pool(mxc__registry *r) {
                    .fmt_ok = mxc__dnnl_fmt_data};
   MXC_FORWARD_IF_ERROR(mxc__registry_attach_kernel(r, "Pooling", &k));
   k.compute = pool_bwd_kernel;
-  k.fmt_ok = NULL;
+  k.fmt_ok = pool_bwd_fmt_ok;
   return mxc__registry_attach_kernel(r, "_backward_Pooling", &k);
 }

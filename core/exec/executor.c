@@ -466,6 +466,13 @@ static int bind_arrays(mxc__executor *ex, mxc__ndarray *const *args,
 
 /* ---- inference passes ---- */
 
+static int inference_only(const mxc__executor *ex) {
+  for (int i = 0; i < ex->n_args; ++i) {
+    if (ex->grad_req[i] != MXC_REQ_NULL) return 0;
+  }
+  return 1;
+}
+
 /* The passes run for CPU executors that compute no gradient, over dense
  * arrays (the fused kernels read dense blobs), unless the flag says no. */
 static int passes_wanted(const mxc__executor *ex) {
@@ -473,9 +480,7 @@ static int passes_wanted(const mxc__executor *ex) {
   /* BN folding writes on the host, and the fused operators have CPU
    * kernels only. */
   if (ex->dev.type != MXC_DEVICE_CPU) return 0;
-  for (int i = 0; i < ex->n_args; ++i) {
-    if (ex->grad_req[i] != MXC_REQ_NULL) return 0;
-  }
+  if (!inference_only(ex)) return 0;
   for (int i = 0; i < ex->n_args + ex->n_aux; ++i) {
     if (ex->bound[i]->stype != MXC_STYPE_DEFAULT) return 0;
   }
@@ -596,7 +601,8 @@ static int bind_impl(const mxc__symbol *sym, mxc__device dev,
   if (rc == MXC_OK) rc = check_grads(ex, fn);
   if (rc == MXC_OK) rc = check_io_limits(ex->g, fn);
   if (rc == MXC_OK) rc = bind_arrays(ex, args, aux, fwd, fn);
-  if (rc == MXC_OK && passes_wanted(ex)) rc = mxc__exec_formats_choose(ex);
+  /* bfloat16 values only where the inference passes run. */
+  if (rc == MXC_OK) rc = mxc__exec_formats_choose(ex, passes_wanted(ex));
   mxc__graph_free(gf);
   mxc__free(fwd);
   if (rc != MXC_OK) {

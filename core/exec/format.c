@@ -1,5 +1,4 @@
-/* Channels-last values inside inference executors (core/op/op.h,
- * MXC__FMT_*).
+/* Channels-last values inside executors (core/op/op.h, MXC__FMT_*).
  *
  * oneDNN's fastest CPU convolutions read and write channels-last data; a
  * plain (N, C, H, W) value costs a reorder on the way in and out of every
@@ -9,8 +8,11 @@
  * Kernels are those push time will pick: the choice of mxc__op_kernel is a
  * function of the operator, parameters and types, all fixed at bind.
  *
+ * Element-wise kernels take any format for all their arguments at once
+ * (MXC__FMT_TIED): a tied group gets the formats every member allows.
+ *
  * Only values nobody outside the executor reads qualify: never a bound
- * array, an output or a gradient (planned entries that are not heads);
+ * array, an output or a gradient the executor hands out;
  * the monitor is shown plain copies (run.c). Values whose layouts coincide
  * (one channel, or one spatial position) stay plain. MXC_CHANNELS_LAST=0
  * in the environment keeps every value plain (for comparisons).
@@ -50,11 +52,13 @@ static const mxc__kernel *node_kernel(const mxc__executor *ex, int nid,
   return mxc__op_kernel(n->op, MXC_DEVICE_CPU, n->param, &t);
 }
 
-/* Whether entry e could be channels-last at all: planned, not a head,
- * read by someone, float32 with 3 to 5 axes whose layouts differ. */
-static int candidate(const mxc__executor *ex, const uint8_t *head, int e) {
+/* Whether entry e could be channels-last at all: planned, not one the
+ * executor hands out (a head, a gradient it copies into an argument's
+ * array, a head gradient it fills), read by someone, float32 with 3 to 5
+ * axes whose layouts differ. */
+static int candidate(const mxc__executor *ex, const uint8_t *keep, int e) {
   const mxc__shape *s = &ex->shapes[e];
-  if (!ex->plan || ex->plan->buf[e] < 0 || head[e] ||
+  if (!ex->plan || ex->plan->buf[e] < 0 || keep[e] ||
       ex->g->n_consumers[e] == 0 || ex->dtypes[e] != MXC_DTYPE_FLOAT32 ||
       s->ndim < 3 || s->ndim > 5) {
     return 0;
@@ -70,15 +74,14 @@ static unsigned fmt_ok(const mxc__kernel *k, const mxc__node *n, int is_out,
 }
 
 /* ok[e] = the formats candidate e's producer can write. */
-static void mark_producers(const mxc__executor *ex, const uint8_t *head,
+static void mark_producers(const mxc__executor *ex, const uint8_t *keep,
                            const mxc__kernel **ks, unsigned *ok) {
   const mxc__graph *g = ex->g;
   for (int nid = 0; nid < g->n_nodes; ++nid) {
     if (!g->nodes[nid]->op) continue;
     for (int e = g->entry_ptr[nid]; e < g->entry_ptr[nid + 1]; ++e) {
-      ok[e] = candidate(ex, head, e)
-                  ? fmt_ok(ks[nid], g->nodes[nid], 1, e - g->entry_ptr[nid])
-                  : 0;
+      unsigned m = fmt_ok(ks[nid], g->nodes[nid], 1, e - g->entry_ptr[nid]);
+      ok[e] = candidate(ex, keep, e) ? m & ~MXC__FMT_TIED : 0;
     }
   }
 }
@@ -96,11 +99,61 @@ static void check_readers(const mxc__executor *ex, const mxc__kernel **ks,
   }
 }
 
-/* bfloat16 values only where the CPU computes in bfloat16 natively:
- * elsewhere oneDNN would emulate it, slower than float32. */
-static int bf16_wanted(const mxc__executor *ex) {
+/* Entry of node nid's argument a: inputs first, then outputs. */
+static int arg_entry(const mxc__graph *g, int nid, int a) {
+  int n_in = g->nodes[nid]->n_inputs;
+  return a < n_in ? g->in_entries[g->in_ptr[nid] + a]
+                  : g->entry_ptr[nid] + a - n_in;
+}
+
+/* Tied arguments of node nid (MXC__FMT_TIED) get the formats all of them
+ * allow, none when their shapes differ. 1 when a mask changed. */
+static int tie_node(const mxc__executor *ex, const mxc__kernel *k, int nid,
+                    unsigned *ok) {
+  const mxc__graph *g = ex->g;
+  const mxc__node *n = g->nodes[nid];
+  int n_in = n->n_inputs, n_args = n_in + g->entry_ptr[nid + 1] -
+                                   g->entry_ptr[nid];
+  unsigned common = ~0u;
+  int first = -1;
+  for (int a = 0; a < n_args; ++a) {
+    if (!(fmt_ok(k, n, a >= n_in, a < n_in ? a : a - n_in) & MXC__FMT_TIED)) {
+      continue;
+    }
+    int e = arg_entry(g, nid, a);
+    if (first < 0) first = e;
+    common &= ok[e];
+    if (!mxc__shape_equal(&ex->shapes[e], &ex->shapes[first])) common = 0;
+  }
+  int changed = 0;
+  for (int a = 0; first >= 0 && a < n_args; ++a) {
+    if (!(fmt_ok(k, n, a >= n_in, a < n_in ? a : a - n_in) & MXC__FMT_TIED)) {
+      continue;
+    }
+    int e = arg_entry(g, nid, a);
+    changed |= ok[e] != common;
+    ok[e] = common;
+  }
+  return changed;
+}
+
+/* Masks only shrink, so this ends; at the end every tied group agrees. */
+static void resolve_ties(const mxc__executor *ex, const mxc__kernel **ks,
+                         unsigned *ok) {
+  for (int changed = 1; changed;) {
+    changed = 0;
+    for (int nid = 0; nid < ex->g->n_nodes; ++nid) {
+      if (ks[nid] && ks[nid]->fmt_ok) changed |= tie_node(ex, ks[nid], nid, ok);
+    }
+  }
+}
+
+/* bfloat16 values only in inference executors and where the CPU
+ * computes in bfloat16 natively: elsewhere oneDNN would emulate it,
+ * slower than float32. */
+static int bf16_wanted(const mxc__executor *ex, int bf16_ok) {
   const mxc__cpu_info *cpu = mxc__cpu_host();
-  return (ex->flags & MXC_BIND_BF16) &&
+  return bf16_ok && (ex->flags & MXC_BIND_BF16) &&
          (cpu->features & (MXC__CPU_AVX512_BF16 | MXC__CPU_AMX_BF16));
 }
 
@@ -129,7 +182,22 @@ static int all_kernels(const mxc__executor *ex, const mxc__kernel **ks) {
   return MXC_OK;
 }
 
-int mxc__exec_formats_choose(mxc__executor *ex) {
+/* Entries the executor hands out: heads, gradients copied into the
+ * arguments' arrays, head gradients. */
+static void mark_kept(const mxc__executor *ex, uint8_t *keep) {
+  const mxc__graph *g = ex->g;
+  for (int j = 0; j < g->n_heads; ++j) keep[g->heads[j]] = 1;
+  for (int i = 0; i < ex->n_args; ++i) {
+    if (ex->grad_entry && ex->grad_entry[i] >= 0) keep[ex->grad_entry[i]] = 1;
+  }
+  for (int j = 0; j < ex->n_outputs; ++j) {
+    if (ex->hgrad_entry && ex->hgrad_entry[j] >= 0) {
+      keep[ex->hgrad_entry[j]] = 1;
+    }
+  }
+}
+
+int mxc__exec_formats_choose(mxc__executor *ex, int bf16_ok) {
   const mxc__graph *g = ex->g;
   if (!wanted() || ex->dev.type != MXC_DEVICE_CPU || ex->any_sparse ||
       (ex->flags & MXC_BIND_NO_ONEDNN) || !mxc__op_have_backend_kernels()) {
@@ -137,21 +205,22 @@ int mxc__exec_formats_choose(mxc__executor *ex) {
   }
   const mxc__kernel **ks = mxc__calloc((size_t)g->n_nodes, sizeof *ks);
   unsigned *ok = mxc__calloc((size_t)g->n_entries, sizeof *ok);
-  uint8_t *head = mxc__calloc((size_t)g->n_entries, 1);
-  int rc = ks && ok && head ? MXC_OK : MXC_ERR_OOM;
+  uint8_t *keep = mxc__calloc((size_t)g->n_entries, 1);
+  int rc = ks && ok && keep ? MXC_OK : MXC_ERR_OOM;
   if (rc != MXC_OK) mxc__error_set(rc, "binding: out of memory");
-  for (int j = 0; rc == MXC_OK && j < g->n_heads; ++j) head[g->heads[j]] = 1;
   if (rc == MXC_OK) rc = all_kernels(ex, ks);
   if (rc == MXC_OK) {
-    mark_producers(ex, head, ks, ok);
+    mark_kept(ex, keep);
+    mark_producers(ex, keep, ks, ok);
     check_readers(ex, ks, ok);
-    int bf16 = bf16_wanted(ex);
+    resolve_ties(ex, ks, ok);
+    int bf16 = bf16_wanted(ex, bf16_ok);
     for (int e = 0; e < g->n_entries; ++e) {
       if (ok[e]) ex->vals[e]->fmt = pick(ok[e], bf16);
     }
   }
   mxc__free(ks);
   mxc__free(ok);
-  mxc__free(head);
+  mxc__free(keep);
   return rc;
 }

@@ -71,7 +71,10 @@ typedef struct mxc__kernel {
    * or an output when is_out) may have in calls this kernel supports, as
    * a mask of 1u << fmt; NULL or 0: PLAIN only. A kernel that accepts a
    * format takes it in every call, including those it hands to a fallback
-   * (mxc__fmt_compute runs any kernel on plain copies). */
+   * (mxc__fmt_compute runs any kernel on plain copies). With
+   * MXC__FMT_TIED in the mask, the argument may have those formats only
+   * when every tied argument of the call has the same format and shape:
+   * what element-wise kernels need, which never look at positions. */
   unsigned (*fmt_ok)(const mxc__op *op, const void *param, int is_out,
                      int i);
   /* Storage functions (core/op/op.h, "Storage types and dispatch"): set
@@ -80,6 +83,8 @@ typedef struct mxc__kernel {
   mxc__infer_stype_fn infer_stype;
   mxc__compute_sparse_fn compute_sparse;
 } mxc__kernel;
+
+#define MXC__FMT_TIED (1u << 31)
 
 struct mxc__backend {
   const char *name; /* unique: "cpu", "onednn", "cuda" */

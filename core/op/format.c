@@ -7,6 +7,7 @@
 #include "core/base/assert.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"
+#include "core/op/backend.h"
 
 /* An array (N, C, spatial...) as n outer items of c channels by s
  * spatial positions. */
@@ -178,4 +179,13 @@ int mxc__fmt_compute(mxc__compute_fn compute, const mxc__op *op,
   mxc__free(t);
   mxc__free(r);
   return rc;
+}
+
+unsigned mxc__fmt_elementwise_ok(const mxc__op *op, const void *param,
+                                 int is_out, int i) {
+  (void)op;
+  (void)param;
+  (void)is_out;
+  (void)i;
+  return MXC__FMT_TIED | (1u << MXC__FMT_CHANNELS_LAST);
 }

@@ -36,4 +36,9 @@ int mxc__fmt_compute(mxc__compute_fn compute, const mxc__op *op,
                      const mxc__blob *in, int n_in, const mxc__blob *out,
                      int n_out, const mxc__req *req);
 
+/* fmt_ok of element-wise kernels (mxc__op.elementwise): every argument
+ * channels-last float32, tied to the others (core/op/backend.h). */
+unsigned mxc__fmt_elementwise_ok(const mxc__op *op, const void *param,
+                                 int is_out, int i);
+
 #endif /* MXC_CORE_OP_FORMAT_H_ */

@@ -259,6 +259,13 @@ struct mxc__op {
 
   int resources;  /* MXC__RES_* */
   int hidden;     /* 1 for internal operators (_backward_*), not listed */
+  /* 1 for element-wise maps: every input and output has one shape and
+   * output element i depends only on the inputs' elements i, the same
+   * computation whatever the element order. Such kernels run unchanged
+   * on channels-last values whose arguments all share that format (the
+   * reference kernel's fmt_ok, registry.c), and _fused_elemwise may fuse
+   * the one-output ones (ops/fused/program.c). */
+  int elementwise;
 };
 
 /* Helpers for descriptors. */

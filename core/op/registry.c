@@ -12,6 +12,7 @@
 #include "core/base/error.h"
 #include "core/op/arity.h"
 #include "core/op/common.h"
+#include "core/op/format.h"
 #include "core/op/fusion.h"
 #include "core/op/registry.h"
 #include "core/op/registry_internal.h"
@@ -115,7 +116,8 @@ static int add_reference(mxc__registry *r, const mxc__op *op) {
   mxc__kernel k = {.backend = &mxc__backend_cpu_ref,
                    .compute = op->compute,
                    .infer_stype = op->infer_stype,
-                   .compute_sparse = op->compute_sparse};
+                   .compute_sparse = op->compute_sparse,
+                   .fmt_ok = op->elementwise ? mxc__fmt_elementwise_ok : NULL};
   return list_insert(r, mxc__registry_slot(r, op), &k, op->name);
 }
 

@@ -66,6 +66,7 @@ MXC__BINARY_OPS(ALIASES)
       .infer_shape = mxc__infer_shape_same,                                 \
       .infer_type = ew_type,                                                \
       .compute = ew_forward,                                                \
+      .elementwise = 1,                                                     \
       .gradient = ((flags)&MXC__BIN_GRAD) ? mxc__grad_use_in : mxc__grad_none, \
       MXC__INPLACE(k_inplace),                                              \
       .backward_uses_inputs = ((flags)&MXC__BIN_GRAD) ? 3 : 0,              \
@@ -79,6 +80,7 @@ MXC__BINARY_OPS(ALIASES)
       .infer_shape = mxc__infer_shape_same,             \
       .infer_type = ew_type,                            \
       .compute = ew_backward,                           \
+      .elementwise = 1,                                 \
   },
 
 static const mxc__op k_fwd[MXC__BIN_COUNT] = {MXC__BINARY_OPS(FWD_DESC)};

@@ -90,7 +90,7 @@ static const int k_inplace[][2] = {{0, 0}};
 #define COMMON                                          \
   MXC__PARAMS_OF(mxc__bin_scalar_param, k_params),      \
   .n_outputs = 1, .infer_shape = mxc__infer_shape_same, \
-  .infer_type = sc_type, MXC__INPLACE(k_inplace)
+  .infer_type = sc_type, MXC__INPLACE(k_inplace), .elementwise = 1
 
 #define FWD(nm, opname, doc_, flags)                                        \
   [MXC__BIN_##nm] = {                                                       \

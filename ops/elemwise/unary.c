@@ -360,6 +360,7 @@ static const int k_inplace[][2] = {{0, 0}};
       .infer_shape = mxc__infer_shape_same,                              \
       .infer_type = unary_type,                                          \
       .compute = unary_forward,                                          \
+      .elementwise = 1,                                                  \
       .gradient = mxc__grad_use_in_out,                                  \
       MXC__INPLACE(k_inplace),                                           \
       .backward_uses_inputs = 1,                                         \
@@ -374,6 +375,7 @@ static const int k_inplace[][2] = {{0, 0}};
       .infer_shape = mxc__infer_shape_same,                              \
       .infer_type = unary_type,                                          \
       .compute = unary_backward,                                         \
+      .elementwise = 1,                                                  \
       MXC__INPLACE(k_inplace),                                           \
   },
 

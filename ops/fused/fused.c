@@ -262,6 +262,7 @@ static const mxc__op k_fused = {
     .infer_shape = mxc__infer_shape_same,
     .infer_type = fused_type,
     .compute = fused_forward,
+    .elementwise = 1,
     /* Gradients come from the unfused graph (fusion runs after the
      * gradient pass), so none here. */
     MXC__INPLACE(k_inplace),

@@ -10,50 +10,24 @@
 
 /* ---- fusible operators ---- */
 
-/* Families declare all their element-wise operators through one compute
- * function per form, so "shares its compute function with one of these"
- * identifies the unary, binary, scalar, Activation, clip and copy forms
- * without listing every name; the structural checks of is_fusible then
- * keep out anything that is not a plain one-output element-wise map. A
- * family that is not linked in simply contributes nothing. */
-static const char *const k_representatives[] = {
-    "exp",                    /* unary forward (ops/elemwise/unary.c) */
-    "_backward_exp",          /* unary backward: (ograd, data, output) */
-    "elemwise_add",           /* same-shape binary forward */
-    "_plus_scalar",           /* scalar and reversed-scalar forward */
-    "_backward__plus_scalar", /* their backward: (ograd, data) */
-    "Activation",
-    "_backward_Activation",
-    "clip",
-    "_backward_clip",
-    "_copy", /* _copy and BlockGrad */
-};
-#define N_REPS (sizeof k_representatives / sizeof k_representatives[0])
-
+/* The operators fused programs call by name for their own purposes. */
 static struct {
   pthread_once_t once;
-  mxc__compute_fn computes[N_REPS];
   const mxc__op *exp_op, *sigmoid_op, *activation_op;
-} g_fusible = {PTHREAD_ONCE_INIT, {0}, NULL, NULL, NULL};
+} g_fusible = {PTHREAD_ONCE_INIT, NULL, NULL, NULL};
 
 static void fusible_init(void) {
-  for (size_t i = 0; i < N_REPS; ++i) {
-    const mxc__op *op = mxc__op_find(k_representatives[i]);
-    g_fusible.computes[i] = op ? op->compute : NULL;
-  }
   g_fusible.exp_op = mxc__op_find("exp");
   g_fusible.sigmoid_op = mxc__op_find("sigmoid");
   g_fusible.activation_op = mxc__op_find("Activation");
 }
 
+/* Element-wise operators (the families mark them, mxc__op.elementwise)
+ * that are plain one-output maps of one to three fixed inputs without
+ * state, randomness or sparse forms. */
 int mxc__fused_is_fusible(const mxc__op *op) {
   if (!op || !op->compute) return 0;
-  pthread_once(&g_fusible.once, fusible_init);
-  int family = 0;
-  for (size_t i = 0; i < N_REPS && !family; ++i) {
-    family = g_fusible.computes[i] == op->compute;
-  }
-  return family && op->n_outputs == 1 && !op->num_outputs &&
+  return op->elementwise && op->n_outputs == 1 && !op->num_outputs &&
          !op->num_inputs && op->n_inputs >= 1 && op->n_inputs <= 3 &&
          op->n_aux == 0 && op->mutate_inputs == 0 && op->resources == 0 &&
          !op->compute_sparse && op->param_size <= MXC__FUSED_PARAM_BYTES &&

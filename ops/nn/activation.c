@@ -402,6 +402,7 @@ static const mxc__op k_ops[] = {
         .infer_shape = mxc__infer_shape_same,
         .infer_type = mxc__infer_type_float_or_half,
         .compute = act_forward_any,
+        .elementwise = 1,
         /* No in-place pair: the gradient reads data as well as output. */
         .gradient = mxc__grad_use_in_out,
         .backward_uses_inputs = 1,
@@ -417,6 +418,7 @@ static const mxc__op k_ops[] = {
         .infer_shape = mxc__infer_shape_same,
         .infer_type = mxc__infer_type_float_or_half,
         .compute = act_backward_any,
+        .elementwise = 1,
         .hidden = 1,
     },
     {
