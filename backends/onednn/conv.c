@@ -1,7 +1,8 @@
-/* Convolution forward on oneDNN (onednn.h): 1-D to 3-D, groups,
- * dilation, with or without bias, channel-first plain arrays in and out.
- * The primitive picks its own layouts (format tag any) for data, weights
- * and output; run.c reorders at the edges. Post-ops (sum, then an
+/* Convolution and Deconvolution on oneDNN (onednn.h): 1-D to 3-D, groups,
+ * dilation, with or without bias, forward and backward, channel-first
+ * arrays in and out. The primitive picks its own layouts (format tag any)
+ * for weights, and for data and output unless they are channels-last
+ * (core/exec/format.c); run.c reorders at the edges. Post-ops (sum, then an
  * activation) are the fused operators' (_FusedConvolution).
  *
  * MXNet pads both sides by `pad` and drops what does not fit a whole
@@ -26,6 +27,7 @@ typedef struct conv_call {
   int has_bias;
   int src_cl, dst_cl; /* channels-last src / dst: given to the primitive */
   int bf16;           /* either is bfloat16: the primitive computes in it */
+  int deconv;         /* Deconvolution: oneDNN's deconvolution descriptors */
   const mxc__dnnl_post *post;
   uint64_t w_version;
 } conv_call;
@@ -96,11 +98,18 @@ static int fwd_desc(const conv_call *c, dnnl_prop_kind_t prop,
   if (!c->src_cl) MXC_FORWARD_IF_ERROR(any_dt(c->op, &c->src, in_dt, &s));
   MXC_FORWARD_IF_ERROR(any_dt(c->op, &c->wei, in_dt, &w));
   if (!c->dst_cl) MXC_FORWARD_IF_ERROR(any_of(c->op, &c->dst, &d));
+  const dnnl_memory_desc_t *b = c->has_bias ? &c->bias : NULL;
+  if (c->deconv) {
+    return mxc__dnnl_check(
+        dnnl_dilated_deconvolution_forward_desc_init(
+            cd, prop, dnnl_deconvolution_direct, &s, &w, b, &d, c->strides,
+            c->dil, c->pad_l, c->pad_r),
+        c->op, "dnnl_dilated_deconvolution_forward_desc_init");
+  }
   return mxc__dnnl_check(
       dnnl_dilated_convolution_forward_desc_init(
-          cd, prop, dnnl_convolution_direct, &s, &w,
-          c->has_bias ? &c->bias : NULL, &d, c->strides, c->dil, c->pad_l,
-          c->pad_r),
+          cd, prop, dnnl_convolution_direct, &s, &w, b, &d, c->strides,
+          c->dil, c->pad_l, c->pad_r),
       c->op, "dnnl_dilated_convolution_forward_desc_init");
 }
 
@@ -122,6 +131,7 @@ static void make_key(const conv_call *c, const char *what,
   mxc__dnnl_key_md(k, &c->wei);
   mxc__dnnl_key_md(k, &c->dst);
   mxc__dnnl_key_i64(k, c->has_bias);
+  mxc__dnnl_key_i64(k, c->deconv);
   mxc__dnnl_key_bytes(k, c->strides, sizeof(int64_t) * (size_t)c->nsp);
   mxc__dnnl_key_bytes(k, c->dil, sizeof(int64_t) * (size_t)c->nsp);
   mxc__dnnl_key_bytes(k, c->pad_l, sizeof(int64_t) * (size_t)c->nsp);
@@ -243,9 +253,8 @@ static int with_hint(const conv_call *c, const void *bd, const char *what,
   dnnl_convolution_desc_t fd;
   MXC_FORWARD_IF_ERROR(fwd_desc(c, dnnl_forward_training, &fd));
   dnnl_primitive_desc_t hint;
-  MXC_FORWARD_IF_ERROR(mxc__dnnl_pd_create(c->op, &fd, NULL, NULL,
-                                           "convolution forward hint",
-                                           &hint));
+  MXC_FORWARD_IF_ERROR(
+      mxc__dnnl_pd_create(c->op, &fd, NULL, NULL, "forward hint", &hint));
   int rc = mxc__dnnl_prim_create(c->op, bd, NULL, hint, what, out);
   dnnl_primitive_desc_destroy(hint);
   return rc;
@@ -256,12 +265,17 @@ static int build_bwd_data(void *arg, dnnl_primitive_t *out) {
   any3 a;
   MXC_FORWARD_IF_ERROR(any_all(c, &a));
   dnnl_convolution_desc_t bd;
-  MXC_FORWARD_IF_ERROR(mxc__dnnl_check(
-      dnnl_dilated_convolution_backward_data_desc_init(
-          &bd, dnnl_convolution_direct, &a.s, &a.w, &a.d, c->strides, c->dil,
-          c->pad_l, c->pad_r),
-      c->op, "dnnl_dilated_convolution_backward_data_desc_init"));
-  return with_hint(c, &bd, "convolution backward data", out);
+  dnnl_status_t st =
+      c->deconv
+          ? dnnl_dilated_deconvolution_backward_data_desc_init(
+                &bd, dnnl_deconvolution_direct, &a.s, &a.w, &a.d, c->strides,
+                c->dil, c->pad_l, c->pad_r)
+          : dnnl_dilated_convolution_backward_data_desc_init(
+                &bd, dnnl_convolution_direct, &a.s, &a.w, &a.d, c->strides,
+                c->dil, c->pad_l, c->pad_r);
+  MXC_FORWARD_IF_ERROR(
+      mxc__dnnl_check(st, c->op, "backward data descriptor init"));
+  return with_hint(c, &bd, "backward data", out);
 }
 
 static int build_bwd_weights(void *arg, dnnl_primitive_t *out) {
@@ -269,13 +283,18 @@ static int build_bwd_weights(void *arg, dnnl_primitive_t *out) {
   any3 a;
   MXC_FORWARD_IF_ERROR(any_all(c, &a));
   dnnl_convolution_desc_t bd;
-  MXC_FORWARD_IF_ERROR(mxc__dnnl_check(
-      dnnl_dilated_convolution_backward_weights_desc_init(
-          &bd, dnnl_convolution_direct, &a.s, &a.w,
-          c->has_bias ? &c->bias : NULL, &a.d, c->strides, c->dil, c->pad_l,
-          c->pad_r),
-      c->op, "dnnl_dilated_convolution_backward_weights_desc_init"));
-  return with_hint(c, &bd, "convolution backward weights", out);
+  const dnnl_memory_desc_t *b = c->has_bias ? &c->bias : NULL;
+  dnnl_status_t st =
+      c->deconv
+          ? dnnl_dilated_deconvolution_backward_weights_desc_init(
+                &bd, dnnl_deconvolution_direct, &a.s, &a.w, b, &a.d,
+                c->strides, c->dil, c->pad_l, c->pad_r)
+          : dnnl_dilated_convolution_backward_weights_desc_init(
+                &bd, dnnl_convolution_direct, &a.s, &a.w, b, &a.d, c->strides,
+                c->dil, c->pad_l, c->pad_r);
+  MXC_FORWARD_IF_ERROR(
+      mxc__dnnl_check(st, c->op, "backward weights descriptor init"));
+  return with_hint(c, &bd, "backward weights", out);
 }
 
 /* in: (ograd, data, weight); out: ddata (in its own format). */
@@ -320,22 +339,21 @@ static int bwd_weights(const conv_call *c, const mxc__blob *in,
   return rc;
 }
 
-static int conv_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
-                           const void *param, const mxc__blob *in, int n_in,
-                           const mxc__blob *out, int n_out,
-                           const mxc__req *req) {
-  conv_call c;
-  memset(&c, 0, sizeof c);
+/* The backward of call c (rc: how planning it went): (ograd, data,
+ * weight[, bias]) -> (ddata, dweight[, dbias]), the same for both
+ * operators. What oneDNN turns down runs the reference on what is left. */
+static int backward(const conv_call *c, int rc, const mxc__op *op,
+                    const mxc__opctx *ctx, const void *param,
+                    const mxc__blob *in, int n_in, const mxc__blob *out,
+                    int n_out, const mxc__req *req) {
   mxc__req r[3] = {req[0], req[1], n_out > 2 ? req[2] : MXC__REQ_NULL};
-  int rc = plan(op, param, &in[1].shape, &in[2].shape, &in[0].shape,
-                in[1].fmt, in[0].fmt, &c);
   int need_w = r[1] != MXC__REQ_NULL || r[2] != MXC__REQ_NULL;
   if (rc == MXC_OK && (r[0] != MXC__REQ_NULL || need_w)) {
     int nthr = mxc__dnnl_threads_begin();
-    if (r[0] != MXC__REQ_NULL) rc = bwd_data(&c, ctx, in, out, r[0]);
+    if (r[0] != MXC__REQ_NULL) rc = bwd_data(c, ctx, in, out, r[0]);
     /* ddata done: a fallback below must not write it again */
     if (rc == MXC_OK) r[0] = MXC__REQ_NULL;
-    if (rc == MXC_OK && need_w) rc = bwd_weights(&c, in, out, r);
+    if (rc == MXC_OK && need_w) rc = bwd_weights(c, in, out, r);
     mxc__dnnl_threads_end(nthr);
   }
   if (rc == MXC_ERR_UNSUPPORTED) {
@@ -346,12 +364,129 @@ static int conv_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
   return rc;
 }
 
+static int conv_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
+                           const void *param, const mxc__blob *in, int n_in,
+                           const mxc__blob *out, int n_out,
+                           const mxc__req *req) {
+  conv_call c;
+  memset(&c, 0, sizeof c);
+  int rc = plan(op, param, &in[1].shape, &in[2].shape, &in[0].shape,
+                in[1].fmt, in[0].fmt, &c);
+  return backward(&c, rc, op, ctx, param, in, n_in, out, n_out, req);
+}
+
 /* _backward_Convolution's ograd, data and ddata. */
 static unsigned conv_bwd_fmt_ok(const mxc__op *op, const void *param,
                                 int is_out, int i) {
   (void)op;
   (void)param;
   return (is_out ? i == 0 : i <= 1) ? 1u << MXC__FMT_CHANNELS_LAST : 0;
+}
+
+/* ---- Deconvolution ----
+ *
+ * The same machinery with oneDNN's deconvolution descriptors. Along each
+ * axis the largest output is full = stride * (in - 1) + dilate *
+ * (kernel - 1) + 1; the left padding is pad, or with target_shape half
+ * the trimmed total (rounded up, as ops/linalg/deconv.c derives it); the
+ * right padding is what remains, full - out - pad_l. adj larger than pad
+ * makes that negative, which oneDNN cannot express: the reference runs.
+ * MXNet's weight (G * IC_g, OC_g, kernel...) is oneDNN's (G, OC_g, IC_g,
+ * kernel...) with the channel axes swapped: described by strides over the
+ * same memory, reordered once by the weights cache. */
+
+static int deconv_pads(const mxc__conv_param *p, int i, int64_t in,
+                       int64_t out, conv_call *c) {
+  int64_t span = p->dilate.d[i] * (p->kernel.d[i] - 1) + 1;
+  int64_t full = p->stride.d[i] * (in - 1) + span;
+  c->strides[i] = p->stride.d[i];
+  c->dil[i] = p->dilate.d[i] - 1;
+  c->pad_l[i] =
+      p->target_shape.ndim > 0 ? (full - out + 1) / 2 : p->pad.d[i];
+  c->pad_r[i] = full - out - c->pad_l[i];
+  return c->pad_r[i] >= 0 && c->pad_l[i] >= 0;
+}
+
+static int deconv_weight_md(const mxc__op *op, const mxc__shape *w,
+                            int64_t g, dnnl_memory_desc_t *md) {
+  int64_t icg = w->dims[0] / g, ocg = w->dims[1], k = 1;
+  dnnl_dims_t d, s;
+  int n = 0, nsp = w->ndim - 2;
+  for (int i = 0; i < nsp; ++i) k *= w->dims[2 + i];
+  if (g > 1) {
+    d[n] = g;
+    s[n++] = icg * ocg * k;
+  }
+  d[n] = ocg;
+  s[n++] = k;
+  d[n] = icg;
+  s[n++] = ocg * k;
+  for (int i = 0; i < nsp; ++i) {
+    k /= w->dims[2 + i];
+    d[n] = w->dims[2 + i];
+    s[n++] = k;
+  }
+  return mxc__dnnl_check(dnnl_memory_desc_init_by_strides(md, n, d, dnnl_f32,
+                                                          s),
+                         op, "dnnl_memory_desc_init_by_strides");
+}
+
+/* Data x (N, C_in, in...), weight w, output y (N, num_filter, out...). */
+static int deconv_plan(const mxc__op *op, const mxc__conv_param *p,
+                       const mxc__shape *x, const mxc__shape *w,
+                       const mxc__shape *y, conv_call *c) {
+  int nsp = p->kernel.ndim;
+  if (nsp < 1 || nsp > 3 || x->ndim != nsp + 2 || y->ndim != nsp + 2 ||
+      w->ndim != nsp + 2 || mxc__shape_size(x) == 0 ||
+      mxc__shape_size(y) == 0 || w->dims[0] % p->num_group != 0) {
+    return MXC_ERR_UNSUPPORTED;
+  }
+  c->op = op;
+  c->nsp = nsp;
+  c->deconv = 1;
+  for (int i = 0; i < nsp; ++i) {
+    if (!deconv_pads(p, i, x->dims[2 + i], y->dims[2 + i], c)) {
+      return MXC_ERR_UNSUPPORTED;
+    }
+  }
+  c->has_bias = !p->no_bias;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_plain(op, x, &c->src));
+  MXC_FORWARD_IF_ERROR(deconv_weight_md(op, w, p->num_group, &c->wei));
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_plain(op, y, &c->dst));
+  int64_t f = y->dims[1];
+  return c->has_bias ? mxc__dnnl_md_dims(op, 1, &f, &c->bias) : MXC_OK;
+}
+
+static int deconv_kernel(const mxc__op *op, const mxc__opctx *ctx,
+                         const void *param, const mxc__blob *in, int n_in,
+                         const mxc__blob *out, int n_out,
+                         const mxc__req *req) {
+  if (req[0] == MXC__REQ_NULL) return MXC_OK;
+  conv_call c;
+  memset(&c, 0, sizeof c);
+  int rc = deconv_plan(op, param, &in[0].shape, &in[1].shape, &out[0].shape,
+                       &c);
+  if (rc == MXC_OK) {
+    c.w_version = mxc__dnnl_version(ctx, 1);
+    int nthr = mxc__dnnl_threads_begin();
+    rc = run(&c, in, out, req[0]);
+    mxc__dnnl_threads_end(nthr);
+  }
+  if (rc == MXC_ERR_UNSUPPORTED) {
+    return reference(op, ctx, param, in, n_in, out, n_out, req);
+  }
+  return rc;
+}
+
+static int deconv_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
+                             const void *param, const mxc__blob *in, int n_in,
+                             const mxc__blob *out, int n_out,
+                             const mxc__req *req) {
+  conv_call c;
+  memset(&c, 0, sizeof c);
+  int rc = deconv_plan(op, param, &in[1].shape, &in[2].shape, &in[0].shape,
+                       &c);
+  return backward(&c, rc, op, ctx, param, in, n_in, out, n_out, req);
 }
 
 int mxc__dnnl_conv_supports(const mxc__op *op, const void *param,
@@ -372,5 +507,11 @@ int mxc__dnnl_attach_conv(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__registry_attach_kernel(r, "Convolution", &k));
   k.compute = conv_bwd_kernel;
   k.fmt_ok = conv_bwd_fmt_ok;
-  return mxc__registry_attach_kernel(r, "_backward_Convolution", &k);
+  MXC_FORWARD_IF_ERROR(
+      mxc__registry_attach_kernel(r, "_backward_Convolution", &k));
+  k.fmt_ok = NULL;
+  k.compute = deconv_kernel;
+  MXC_FORWARD_IF_ERROR(mxc__registry_attach_kernel(r, "Deconvolution", &k));
+  k.compute = deconv_bwd_kernel;
+  return mxc__registry_attach_kernel(r, "_backward_Deconvolution", &k);
 }

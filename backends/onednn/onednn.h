@@ -278,7 +278,6 @@ int mxc__dnnl_attach_pool(mxc__registry *r);
 int mxc__dnnl_attach_softmax(mxc__registry *r);
 int mxc__dnnl_attach_bn(mxc__registry *r);
 int mxc__dnnl_attach_ln(mxc__registry *r);
-int mxc__dnnl_attach_deconv(mxc__registry *r);
 int mxc__dnnl_attach_fused(mxc__registry *r);
 
 /* Whether the Convolution / FullyConnected kernels take a call: also the
