@@ -286,23 +286,26 @@ TEST(ImageIter, BadParametersAreRefusedNamingThem) {
 
 // A record whose image is damaged fails the batch that holds it, naming
 // the record; the next epoch starts cleanly after a reset.
+// n records whose image is a PNG signature and nothing else.
+void write_undecodable(const std::string &path, int n) {
+  mxc_recordio w = nullptr;
+  ASSERT_EQ(mxc_recordio_open(path.c_str(), nullptr, "w", &w), MXC_OK);
+  float label = 1;
+  int64_t need = 0;
+  const char junk[] = "\x89PNG\r\n\x1a\nnot really";
+  std::vector<char> rec(64);
+  ASSERT_EQ(mxc_recordio_pack_image(&label, 1, 0, 0, junk, sizeof junk,
+                                    rec.data(), (int64_t)rec.size(), &need),
+            MXC_OK);
+  for (int i = 0; i < n; ++i) {
+    ASSERT_EQ(mxc_recordio_write(w, rec.data(), need), MXC_OK);
+  }
+  mxc_recordio_free(w);
+}
+
 TEST(ImageIter, UndecodableRecordsFailTheirBatch) {
   std::string bad = tmp_path("bad.rec");
-  {
-    mxc_recordio w = nullptr;
-    ASSERT_EQ(mxc_recordio_open(bad.c_str(), nullptr, "w", &w), MXC_OK);
-    float label = 1;
-    int64_t need = 0;
-    const char junk[] = "\x89PNG\r\n\x1a\nnot really";
-    std::vector<char> rec(64);
-    ASSERT_EQ(mxc_recordio_pack_image(&label, 1, 0, 0, junk, sizeof junk,
-                                      rec.data(), (int64_t)rec.size(), &need),
-              MXC_OK);
-    for (int i = 0; i < 3; ++i) {
-      ASSERT_EQ(mxc_recordio_write(w, rec.data(), need), MXC_OK);
-    }
-    mxc_recordio_free(w);
-  }
+  write_undecodable(bad, 3);
   const char *k[] = {"path_imgrec", "data_shape", "batch_size"};
   const char *v[] = {bad.c_str(), "3,8,8", "2"};
   mxc_data_iter it = nullptr;
@@ -321,21 +324,7 @@ TEST(ImageIter, UndecodableRecordsFailTheirBatch) {
 // a race against the workers starting rows of that batch.
 TEST(ImageIter, ConcurrentFailuresInOneBatch) {
   std::string bad = tmp_path("bad_many.rec");
-  {
-    mxc_recordio w = nullptr;
-    ASSERT_EQ(mxc_recordio_open(bad.c_str(), nullptr, "w", &w), MXC_OK);
-    float label = 1;
-    int64_t need = 0;
-    const char junk[] = "\x89PNG\r\n\x1a\nnot really";
-    std::vector<char> rec(64);
-    ASSERT_EQ(mxc_recordio_pack_image(&label, 1, 0, 0, junk, sizeof junk,
-                                      rec.data(), (int64_t)rec.size(), &need),
-              MXC_OK);
-    for (int i = 0; i < 64; ++i) {
-      ASSERT_EQ(mxc_recordio_write(w, rec.data(), need), MXC_OK);
-    }
-    mxc_recordio_free(w);
-  }
+  write_undecodable(bad, 64);
   const char *k[] = {"path_imgrec", "data_shape", "batch_size",
                      "preprocess_threads", "prefetch_buffer"};
   const char *v[] = {bad.c_str(), "3,8,8", "16", "4", "4"};
