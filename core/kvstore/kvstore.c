@@ -304,6 +304,8 @@ static int run_updater(mxc__kv_updater_fn fn, void *ud,
                        mxc__kv_entry *const *entries, int n) {
   for (int i = 0; i < n; ++i) {
     mxc__kv_entry *e = entries[i];
+    /* Cleared, so that a message is the callback's own. */
+    mxc__error_clear();
     int rc = fn(ud, &e->key, e->merge, e->stored);
     if (rc != MXC_OK) {
       char what[160];
