@@ -67,6 +67,10 @@ LAYER_RULES = {
     # The CUDA plug-in (its own library, loaded with dlopen): the plug-in
     # interface of core/base alone; it links nothing of libmxc.
     "backends/cuda": ["mxc", "core/base"],
+    # The MPI plug-in (its own library, loaded with dlopen): the plug-in
+    # interface of core/kvstore (mpi_plugin.h) alone; it links nothing of
+    # libmxc.
+    "backends/mpi": ["mxc", "core/kvstore"],
     # The ABI layer sees the library's core; it links the families (//ops)
     # but never includes them: operators are reached by name.
     "c_api/src": ["mxc", "core/*"],

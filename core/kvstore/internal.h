@@ -19,6 +19,8 @@ typedef struct mxc__kv_entry {
 
 struct mxc__kvstore {
   const char *type; /* static */
+  int dist;         /* 1: "dist_sync", sums across the MPI job */
+  int rank, size;
   pthread_mutex_t lock;
   mxc__kv_entry **entries; /* in init order */
   int n_entries, cap_entries;
@@ -30,6 +32,29 @@ struct mxc__kvstore {
   void *updater_ud;
   void (*updater_ud_free)(void *);
 };
+
+/* One key's share of a push: its values (in order) and where the sum
+ * goes. */
+typedef struct mxc__kv_group {
+  mxc__kv_entry *e;
+  mxc__ndarray *const *vals;
+  int n;
+  const mxc__ndarray *dst;
+} mxc__kv_group;
+
+/* ---- dist_sync (dist.c) ---- */
+
+/* Loads the MPI plug-in and starts the communication thread, once per
+ * process: *rank, *size of the job, or MXC_ERR_UNSUPPORTED saying why
+ * not (the same reason on every later call). */
+int mxc__kv_dist_open(int *rank, int *size);
+/* Pushes the groups' collectives (sums over the job, into each dst),
+ * fused in buckets, with the next sequence numbers. */
+int mxc__kv_dist_push(const mxc__kv_group *gs, int n, int priority);
+/* dst = rank 0's gr->vals[0] (an init). */
+int mxc__kv_dist_broadcast(const mxc__kv_group *gr);
+/* Waits for every rank (in sequence with the collectives). */
+int mxc__kv_dist_barrier(void);
 
 /* The entry of key k, or NULL. Called with the lock held. */
 mxc__kv_entry *mxc__kv_find(const mxc__kvstore *kv, const mxc__kv_key *k);
@@ -54,6 +79,11 @@ int mxc__kv_push_sum(mxc__ndarray *const *vals, int n,
 /* Pushes a copy src -> dst (same shape and dtype). */
 int mxc__kv_push_copy(const mxc__ndarray *src, const mxc__ndarray *dst,
                       int priority, const char *what);
+
+/* dst = srcs[0] + ... + srcs[n-1] (n >= 1; count elements of dtype), in
+ * that order; dst may not overlap a source other than srcs[0]. */
+void mxc__kv_sum_raw(void *dst, const void *const *srcs, int n,
+                     int64_t count, int dtype);
 
 /* Pushes a write of zeros over dst. */
 int mxc__kv_push_zero(const mxc__ndarray *dst);

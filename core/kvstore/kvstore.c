@@ -31,16 +31,19 @@ mxc__kv_entry *mxc__kv_find(const mxc__kvstore *kv, const mxc__kv_key *k) {
 int mxc__kvstore_create(const char *type, mxc__kvstore **out) {
   MXC_RETURN_ERROR_IF(!type, MXC_ERR_INVALID_ARGUMENT,
                       "type is NULL; expected \"local\" or \"dist_sync\"");
-  MXC_RETURN_ERROR_IF(strcmp(type, "dist_sync") == 0, MXC_ERR_UNSUPPORTED,
-                      "type \"dist_sync\": synchronous training across "
-                      "processes needs the MPI plug-in, which this build "
-                      "does not have yet; use \"local\"");
-  MXC_RETURN_ERROR_IF(strcmp(type, "local") != 0, MXC_ERR_INVALID_ARGUMENT,
+  int dist = strcmp(type, "dist_sync") == 0;
+  MXC_RETURN_ERROR_IF(!dist && strcmp(type, "local") != 0,
+                      MXC_ERR_INVALID_ARGUMENT,
                       "type \"%s\"; expected \"local\" or \"dist_sync\"",
                       type);
+  int rank = 0, size = 1;
+  if (dist) MXC_FORWARD_IF_ERROR(mxc__kv_dist_open(&rank, &size));
   mxc__kvstore *kv = mxc__calloc(1, sizeof *kv);
   MXC_RETURN_ERROR_IF(!kv, MXC_ERR_OOM, "out of memory for a kvstore");
-  kv->type = "local";
+  kv->type = dist ? "dist_sync" : "local";
+  kv->dist = dist;
+  kv->rank = rank;
+  kv->size = size;
   pthread_mutex_init(&kv->lock, NULL);
   *out = kv;
   return MXC_OK;
@@ -65,9 +68,12 @@ void mxc__kvstore_free(mxc__kvstore *kv) {
 }
 
 const char *mxc__kvstore_type(const mxc__kvstore *kv) { return kv->type; }
-int mxc__kvstore_rank(const mxc__kvstore *kv) { return (void)kv, 0; }
-int mxc__kvstore_num_workers(const mxc__kvstore *kv) { return (void)kv, 1; }
-int mxc__kvstore_barrier(mxc__kvstore *kv) { return (void)kv, MXC_OK; }
+int mxc__kvstore_rank(const mxc__kvstore *kv) { return kv->rank; }
+int mxc__kvstore_num_workers(const mxc__kvstore *kv) { return kv->size; }
+
+int mxc__kvstore_barrier(mxc__kvstore *kv) {
+  return kv->dist ? mxc__kv_dist_barrier() : MXC_OK;
+}
 
 /* ---- init ---- */
 
@@ -86,9 +92,19 @@ static int check_value(const mxc__ndarray *v, const char *what) {
   return mxc__kv_check_dtype(v->dtype, what);
 }
 
+/* Pushes the stored array's first value: v, or rank 0's v in a job. */
+static int first_value(const mxc__kvstore *kv, mxc__kv_entry *e,
+                       const mxc__ndarray *v, const char *what) {
+  if (!kv->dist) return mxc__kv_push_copy(v, e->stored, 0, what);
+  mxc__ndarray *const vals[1] = {(mxc__ndarray *)v};
+  mxc__kv_group gr = {.e = e, .vals = vals, .n = 1, .dst = e->stored};
+  return mxc__kv_dist_broadcast(&gr);
+}
+
 /* A new entry holding a copy of v (pushed). */
-static int entry_new(const mxc__kv_key *k, const mxc__ndarray *v,
-                     const char *what, mxc__kv_entry **out) {
+static int entry_new(const mxc__kvstore *kv, const mxc__kv_key *k,
+                     const mxc__ndarray *v, const char *what,
+                     mxc__kv_entry **out) {
   mxc__kv_entry *e = mxc__calloc(1, sizeof *e);
   MXC_RETURN_ERROR_IF(!e, MXC_ERR_OOM, "%s: out of memory", what);
   e->key.num = k->num;
@@ -103,7 +119,7 @@ static int entry_new(const mxc__kv_key *k, const mxc__ndarray *v,
   if (rc == MXC_OK) {
     rc = mxc__ndarray_create(&v->shape, v->dtype, v->chunk->dev, 1, &e->merge);
   }
-  if (rc == MXC_OK) rc = mxc__kv_push_copy(v, e->stored, 0, what);
+  if (rc == MXC_OK) rc = first_value(kv, e, v, what);
   if (rc != MXC_OK) {
     entry_free(e);
     return rc;
@@ -166,7 +182,7 @@ static int add_entry(mxc__kvstore *kv, mxc__kv_keys keys,
   mxc__kv_key k = key_at(keys, i);
   mxc__kv_key_str(&k, what, sizeof what);
   mxc__kv_entry *e = NULL;
-  MXC_FORWARD_IF_ERROR(entry_new(&k, vals[i], what, &e));
+  MXC_FORWARD_IF_ERROR(entry_new(kv, &k, vals[i], what, &e));
   int rc = kv->opt ? mxc__kv_make_states(kv, e) : MXC_OK;
   if (rc != MXC_OK) {
     entry_free(e);
@@ -242,68 +258,96 @@ static int gather(mxc__kv_entry **entries, mxc__ndarray *const *vals, int n,
   return g;
 }
 
-/* One key's push: the sum into merge (then the optimizer) when the store
- * has an updater, else straight into the stored array. */
-static int push_group(mxc__kvstore *kv, mxc__kv_entry *e,
-                      mxc__ndarray *const *group, int g, int priority) {
-  char what[160];
-  mxc__kv_key_str(&e->key, what, sizeof what);
-  int updates = kv->opt || kv->updater;
-  MXC_FORWARD_IF_ERROR(mxc__kv_push_sum(group, g, updates ? e->merge
-                                                          : e->stored,
-                                        priority, what));
-  if (!kv->opt) return MXC_OK;
-  int rc = mxc__kv_apply_optimizer(kv, e);
-  if (rc != MXC_OK) mxc__error_prefix(what);
-  return rc;
-}
-
-/* Pushes every key's sum; *n_updates = how many entries (listed in
- * `updates`) the callback must see afterwards. */
-static int push_all(mxc__kvstore *kv, int n, mxc__kv_entry **entries,
-                    mxc__ndarray *const *vals, int priority,
-                    mxc__ndarray **group, char *done, int *n_updates) {
-  int rc = MXC_OK;
-  for (int i = 0; i < n && rc == MXC_OK; ++i) {
-    if (done[i]) continue;
-    int g = gather(entries, vals, n, i, done, group);
-    rc = push_group(kv, entries[i], group, g, priority);
-    if (rc == MXC_OK && kv->updater) entries[(*n_updates)++] = entries[i];
-  }
-  return rc;
-}
-
-/* Scratch of one push: entries, a group of values, done flags. */
+/* Scratch of one push: entries, values grouped by key, done flags. */
 typedef struct push_scratch {
   mxc__kv_entry **entries;
-  mxc__ndarray **group;
+  mxc__ndarray **grouped;
+  mxc__kv_group *groups;
   char *done;
 } push_scratch;
 
 static int scratch_new(int n, push_scratch *s) {
   size_t m = n ? (size_t)n : 1;
   s->entries = mxc__calloc(m, sizeof *s->entries);
-  s->group = mxc__calloc(m, sizeof *s->group);
+  s->grouped = mxc__calloc(m, sizeof *s->grouped);
+  s->groups = mxc__calloc(m, sizeof *s->groups);
   s->done = mxc__calloc(m, 1);
-  if (s->entries && s->group && s->done) return MXC_OK;
+  if (s->entries && s->grouped && s->groups && s->done) return MXC_OK;
   mxc__free(s->entries);
-  mxc__free(s->group);
+  mxc__free(s->grouped);
+  mxc__free(s->groups);
   mxc__free(s->done);
   return mxc__error_set(MXC_ERR_OOM, "push: out of memory for %d keys", n);
 }
 
 static void scratch_free(push_scratch *s) {
   mxc__free(s->entries);
-  mxc__free(s->group);
+  mxc__free(s->grouped);
+  mxc__free(s->groups);
   mxc__free(s->done);
+}
+
+/* s->groups = the keys of the call in first-appearance order, each with
+ * its values in list order and its destination: the stored array, or
+ * the merge buffer when an updater takes the sum. Returns the count. */
+static int make_groups(const mxc__kvstore *kv, int n,
+                       mxc__ndarray *const *vals, push_scratch *s) {
+  int ng = 0, used = 0, updates = kv->opt || kv->updater;
+  for (int i = 0; i < n; ++i) {
+    if (s->done[i]) continue;
+    mxc__kv_entry *e = s->entries[i];
+    int g = gather(s->entries, vals, n, i, s->done, s->grouped + used);
+    s->groups[ng++] = (mxc__kv_group){.e = e, .vals = s->grouped + used,
+                                      .n = g,
+                                      .dst = updates ? e->merge : e->stored};
+    used += g;
+  }
+  return ng;
+}
+
+static int push_sums(const mxc__kvstore *kv, const mxc__kv_group *gs, int ng,
+                     int priority) {
+  if (kv->dist) return mxc__kv_dist_push(gs, ng, priority);
+  for (int i = 0; i < ng; ++i) {
+    char what[160];
+    mxc__kv_key_str(&gs[i].e->key, what, sizeof what);
+    MXC_FORWARD_IF_ERROR(
+        mxc__kv_push_sum(gs[i].vals, gs[i].n, gs[i].dst, priority, what));
+  }
+  return MXC_OK;
+}
+
+static int run_optimizer(const mxc__kvstore *kv, const mxc__kv_group *gs,
+                         int ng) {
+  for (int i = 0; i < ng; ++i) {
+    int rc = mxc__kv_apply_optimizer(kv, gs[i].e);
+    if (rc != MXC_OK) {
+      char what[160];
+      mxc__kv_key_str(&gs[i].e->key, what, sizeof what);
+      mxc__error_prefix(what);
+      return rc;
+    }
+  }
+  return MXC_OK;
+}
+
+/* Pushes every key's sum, then the optimizer's updates; *n_groups = the
+ * keys the callback (if any) must see afterwards. */
+static int push_all(mxc__kvstore *kv, int n, mxc__ndarray *const *vals,
+                    int priority, push_scratch *s, int *n_groups) {
+  int ng = make_groups(kv, n, vals, s);
+  MXC_FORWARD_IF_ERROR(push_sums(kv, s->groups, ng, priority));
+  if (kv->opt) MXC_FORWARD_IF_ERROR(run_optimizer(kv, s->groups, ng));
+  *n_groups = kv->updater ? ng : 0;
+  return MXC_OK;
 }
 
 /* The callback, outside the lock (it may call the store): entries live
  * as long as the store. */
 static int run_updater(mxc__kv_updater_fn fn, void *ud,
-                       mxc__kv_entry *const *entries, int n) {
+                       const mxc__kv_group *gs, int n) {
   for (int i = 0; i < n; ++i) {
-    mxc__kv_entry *e = entries[i];
+    mxc__kv_entry *e = gs[i].e;
     /* Cleared, so that a message is the callback's own. */
     mxc__error_clear();
     int rc = fn(ud, &e->key, e->merge, e->stored);
@@ -330,12 +374,9 @@ int mxc__kvstore_push(mxc__kvstore *kv, int n, mxc__kv_keys keys,
   mxc__kv_updater_fn fn = kv->updater;
   void *ud = kv->updater_ud;
   int rc = resolve(kv, n, keys, vals, "push", s.entries);
-  if (rc == MXC_OK) {
-    rc = push_all(kv, n, s.entries, vals, priority, s.group, s.done,
-                  &n_updates);
-  }
+  if (rc == MXC_OK) rc = push_all(kv, n, vals, priority, &s, &n_updates);
   pthread_mutex_unlock(&kv->lock);
-  if (rc == MXC_OK && n_updates) rc = run_updater(fn, ud, s.entries, n_updates);
+  if (rc == MXC_OK && n_updates) rc = run_updater(fn, ud, s.groups, n_updates);
   scratch_free(&s);
   return rc;
 }

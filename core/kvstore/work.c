@@ -35,29 +35,42 @@ int mxc__kv_check_dtype(int dtype, const char *what) {
  * that the sum's order (and rounding) is the list's, whatever dst held.
  * Integers wrap around (two's complement, as the operators' integer
  * arithmetic does) instead of overflowing. */
-#define SUM_LOOP(T, ADD)                                        \
-  do {                                                          \
-    T *d = mxc__ndarray_ptr(w->views[w->n]);                    \
-    const T *s0 = mxc__ndarray_ptr(w->views[0]);                \
-    for (int64_t i = 0; i < w->count; ++i) d[i] = s0[i];        \
-    for (int k = 1; k < w->n; ++k) {                            \
-      const T *s = mxc__ndarray_ptr(w->views[k]);               \
-      for (int64_t i = 0; i < w->count; ++i) d[i] = ADD(d[i], s[i]); \
-    }                                                           \
+#define SUM_LOOP(T, ADD)                                             \
+  do {                                                               \
+    T *d = dst;                                                      \
+    const T *s0 = srcs[0];                                           \
+    for (int64_t i = 0; i < count; ++i) d[i] = s0[i];                \
+    for (int k = 1; k < n; ++k) {                                    \
+      const T *s = srcs[k];                                          \
+      for (int64_t i = 0; i < count; ++i) d[i] = ADD(d[i], s[i]);    \
+    }                                                                \
   } while (0)
 
 #define ADD_FLOAT(a, b) ((a) + (b))
 #define ADD_I32(a, b) ((int32_t)((uint32_t)(a) + (uint32_t)(b)))
 
-static int sum_fn(void *arg, mxc__exec *ex) {
-  (void)ex;
-  sum_work *w = arg;
-  switch (w->dtype) {
+void mxc__kv_sum_raw(void *dst, const void *const *srcs, int n,
+                     int64_t count, int dtype) {
+  switch (dtype) {
     case MXC_DTYPE_FLOAT32: SUM_LOOP(float, ADD_FLOAT); break;
     case MXC_DTYPE_FLOAT64: SUM_LOOP(double, ADD_FLOAT); break;
     case MXC_DTYPE_INT32: SUM_LOOP(int32_t, ADD_I32); break;
     default: SUM_LOOP(int64_t, mxc__wrap_add); break; /* checked at init */
   }
+}
+
+static int sum_fn(void *arg, mxc__exec *ex) {
+  sum_work *w = arg;
+  const void *srcs[64];
+  const void **s = w->n <= 64 ? srcs : mxc__calloc((size_t)w->n, sizeof *s);
+  if (!s) {
+    mxc__exec_set_error(ex, "out of memory for the list of values");
+    return MXC_ERR_OOM;
+  }
+  for (int i = 0; i < w->n; ++i) s[i] = mxc__ndarray_ptr(w->views[i]);
+  mxc__kv_sum_raw(mxc__ndarray_ptr(w->views[w->n]), s, w->n, w->count,
+                  w->dtype);
+  if (s != srcs) mxc__free(s);
   return MXC_OK;
 }
 
