@@ -17,7 +17,7 @@ cc_library(
     name = "mpi",
     hdrs = glob(["include/*.h"]),
     includes = ["include"],
-    linkopts = ["-L%s/lib", "-Wl,-rpath,%s/lib", "-lmpi"],
+    linkopts = ["-L%s/lib", "-lmpi"],
 )
 """
 
@@ -29,7 +29,7 @@ def _local_mpi_impl(ctx):
     if have:
         for d in ["include", "lib"]:
             ctx.symlink(home + "/" + d, d)
-        ctx.file("BUILD", _BUILD % (home, home))
+        ctx.file("BUILD", _BUILD % home)
     else:
         ctx.file("BUILD", "# No Open MPI at %s (or no mpirun).\n" % home)
     ctx.file("defs.bzl", "HAVE_MPI = %s\nMPI_HOME = %r\nMPIRUN = %r\n" %
