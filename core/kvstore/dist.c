@@ -249,6 +249,20 @@ static int start_thread(void) {
   return 1;
 }
 
+/* MXC_KVSTORE_FUSION_BYTES: keys of one push, in order and of one dtype,
+ * are packed into one collective while their bytes fit (default 16 MiB;
+ * 0 turns fusion off). Read once, when the plug-in is loaded. */
+static int64_t g_fusion_bytes;
+
+static int64_t fusion_bytes_from_env(void) {
+  const char *s = getenv("MXC_KVSTORE_FUSION_BYTES");
+  char *end = NULL;
+  long long v = s ? strtoll(s, &end, 10) : -1;
+  return s && end != s && *end == '\0' && v >= 0 ? (int64_t)v
+                                                 : (int64_t)16 << 20;
+}
+
+
 static void load(void) {
   const char *env = launcher_env();
   if (!env) {
@@ -262,6 +276,7 @@ static void load(void) {
   if (!p) return;
   g.p = p;
   g.timeout_s = timeout_from_env();
+  g_fusion_bytes = fusion_bytes_from_env();
   if (!start_thread()) {
     g.p = NULL;
     return;
@@ -397,30 +412,13 @@ static void bucket_ready(void *arg, mxc__exec *ex) {
 
 /* ---- making buckets (in the pushing thread) ---- */
 
-static int64_t g_fusion_bytes = -1;
-
-/* MXC_KVSTORE_FUSION_BYTES: keys of one push, in order and of one dtype,
- * are packed into one collective while their bytes fit (default 16 MiB;
- * 0 turns fusion off). Read once. */
-static int64_t fusion_bytes(void) {
-  if (g_fusion_bytes < 0) {
-    const char *s = getenv("MXC_KVSTORE_FUSION_BYTES");
-    char *end = NULL;
-    long long v = s ? strtoll(s, &end, 10) : -1;
-    g_fusion_bytes = s && end != s && *end == '\0' && v >= 0
-                         ? (int64_t)v
-                         : (int64_t)16 << 20;
-  }
-  return g_fusion_bytes;
-}
-
 static int64_t group_bytes(const mxc__kv_group *gr) {
   return (int64_t)mxc__ndarray_nbytes(gr->dst);
 }
 
 /* How many groups from gs[0] go into one bucket (>= 1). */
 static int bucket_span(const mxc__kv_group *gs, int n) {
-  int64_t limit = fusion_bytes(), bytes = group_bytes(&gs[0]);
+  int64_t limit = g_fusion_bytes, bytes = group_bytes(&gs[0]);
   int k = 1;
   while (k < n && gs[k].dst->dtype == gs[0].dst->dtype &&
          bytes + group_bytes(&gs[k]) <= limit) {

@@ -21,8 +21,11 @@ export TMPDIR="${TEST_TMPDIR:-/tmp}"
 # hwloc and components it dlopens), which LeakSanitizer would report;
 # mxc's own leaks are checked by test_kvstore, in one process.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+# Under --config=tsan: Open MPI's own locking is left out (tsan_mpi.supp).
+supp="$(cd "$(dirname "$0")" && pwd)/tsan_mpi.supp"
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$supp"
 exec timeout 240 "$mpirun" --allow-run-as-root --oversubscribe -np "$np" \
   --mca btl self,vader --bind-to none \
   -x MXC_MPI_PLUGIN -x MXC_TEST_NP -x MXC_KVSTORE_FUSION_BYTES \
-  -x MXC_KVSTORE_TIMEOUT -x TEST_TMPDIR -x ASAN_OPTIONS -x MXC_NUM_THREADS \
+  -x MXC_KVSTORE_TIMEOUT -x TEST_TMPDIR -x ASAN_OPTIONS -x TSAN_OPTIONS -x MXC_NUM_THREADS \
   "$bin"

@@ -20,10 +20,13 @@ export TMPDIR="${TEST_TMPDIR:-/tmp}"
 # hwloc and components it dlopens), which LeakSanitizer would report;
 # mxc's own leaks are checked by test_kvstore, in one process.
 export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+# Under --config=tsan: Open MPI's own locking is left out (tsan_mpi.supp).
+supp="$(cd "$(dirname "$0")" && pwd)/tsan_mpi.supp"
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$supp"
 start=$(date +%s)
 out=$(timeout 120 "$mpirun" --allow-run-as-root --oversubscribe -np 2 \
   --mca btl self,vader --bind-to none -x MXC_MPI_PLUGIN -x MXC_TEST_FAULT \
-  -x MXC_KVSTORE_TIMEOUT -x ASAN_OPTIONS "$bin" 2>&1)
+  -x MXC_KVSTORE_TIMEOUT -x ASAN_OPTIONS -x TSAN_OPTIONS "$bin" 2>&1)
 status=$?
 took=$(( $(date +%s) - start ))
 echo "$out"
