@@ -58,7 +58,9 @@ static struct {
   pthread_cond_t cv;
   dist_req *queue; /* sorted by seq */
   uint64_t next;   /* the seq the thread runs next */
-  int stop;
+  int stop;        /* at exit: stop now */
+  int stores;      /* live dist_sync stores */
+  int ended;       /* the thread was stopped and MPI finalized */
   pthread_mutex_t seq_lock; /* issued, and pushes that take a number */
   uint64_t issued;
   /* Watchdog: when the running collective started (0: none). */
@@ -183,9 +185,11 @@ static void *watchdog(void *arg) {
   }
 }
 
+/* Runs requests until the stop request (run NULL, queued when the last
+ * store is freed) or the exit flag, then finalizes MPI. */
 static void *comm_main(void *arg) {
   (void)arg;
-  for (dist_req *r; (r = next_request()) != NULL;) {
+  for (dist_req *r; (r = next_request()) != NULL && r->run;) {
     r->run(r);
     finished_request();
   }
@@ -215,7 +219,19 @@ static void *comm_start(void *arg) {
   return rc == MXC_OK ? comm_main(NULL) : NULL;
 }
 
+/* 1 for the one caller that ends the thread (marks it ended). */
+static int take_end(void) {
+  pthread_mutex_lock(&g.lock);
+  int mine = !g.ended;
+  g.ended = 1;
+  pthread_mutex_unlock(&g.lock);
+  return mine;
+}
+
+/* At exit, with stores still alive: stop at once (pending collectives
+ * are abandoned; a program waits for its work before exiting). */
 static void shutdown_at_exit(void) {
+  if (!take_end()) return;
   pthread_mutex_lock(&g.lock);
   g.stop = 1;
   pthread_cond_broadcast(&g.cv);
@@ -290,9 +306,35 @@ int mxc__kv_dist_open(int *rank, int *size) {
   pthread_once(&g_once, load);
   MXC_RETURN_ERROR_IF(!g.p, MXC_ERR_UNSUPPORTED,
                       "type \"dist_sync\" cannot be used: %s", g.status);
+  pthread_mutex_lock(&g.lock);
+  int ended = g.ended;
+  if (!ended) g.stores++;
+  pthread_mutex_unlock(&g.lock);
+  MXC_RETURN_ERROR_IF(ended, MXC_ERR_UNSUPPORTED,
+                      "type \"dist_sync\" cannot be used: MPI was finalized "
+                      "when the process's last dist_sync store was freed, "
+                      "and MPI starts once per process (keep one store)");
   *rank = g.rank;
   *size = g.size;
   return MXC_OK;
+}
+
+static void enqueue(dist_req *r);
+
+/* The last store: the thread runs what was pushed, then finalizes MPI;
+ * waits for it (every worker frees its last store, as MPI_Finalize
+ * expects of every rank). */
+void mxc__kv_dist_close(void) {
+  static dist_req stop_req; /* run NULL: the stop */
+  pthread_mutex_lock(&g.lock);
+  int last = --g.stores == 0 && !g.ended;
+  pthread_mutex_unlock(&g.lock);
+  if (!last || !take_end()) return;
+  pthread_mutex_lock(&g.seq_lock);
+  stop_req.seq = g.issued++;
+  enqueue(&stop_req);
+  pthread_mutex_unlock(&g.seq_lock);
+  pthread_join(g.thread, NULL);
 }
 
 /* Queues r (seq set) in seq order. */

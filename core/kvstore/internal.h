@@ -48,6 +48,10 @@ typedef struct mxc__kv_group {
  * process: *rank, *size of the job, or MXC_ERR_UNSUPPORTED saying why
  * not (the same reason on every later call). */
 int mxc__kv_dist_open(int *rank, int *size);
+/* A dist_sync store was freed: the last one ends the communication
+ * thread after the collectives pushed so far and finalizes MPI (later
+ * dist_sync stores are refused). Waits for it. */
+void mxc__kv_dist_close(void);
 /* Pushes the groups' collectives (sums over the job, into each dst),
  * fused in buckets, with the next sequence numbers. */
 int mxc__kv_dist_push(const mxc__kv_group *gs, int n, int priority);

@@ -39,6 +39,7 @@ int mxc__kvstore_create(const char *type, mxc__kvstore **out) {
   int rank = 0, size = 1;
   if (dist) MXC_FORWARD_IF_ERROR(mxc__kv_dist_open(&rank, &size));
   mxc__kvstore *kv = mxc__calloc(1, sizeof *kv);
+  if (!kv && dist) mxc__kv_dist_close();
   MXC_RETURN_ERROR_IF(!kv, MXC_ERR_OOM, "out of memory for a kvstore");
   kv->type = dist ? "dist_sync" : "local";
   kv->dist = dist;
@@ -64,6 +65,7 @@ void mxc__kvstore_free(mxc__kvstore *kv) {
   for (int i = 0; i < kv->n_entries; ++i) entry_free(kv->entries[i]);
   mxc__free(kv->entries);
   pthread_mutex_destroy(&kv->lock);
+  if (kv->dist) mxc__kv_dist_close();
   mxc__free(kv);
 }
 

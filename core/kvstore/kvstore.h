@@ -65,7 +65,8 @@ typedef int (*mxc__kv_updater_fn)(void *ud, const mxc__kv_key *key,
 /* A new store of `type` ("local" or "dist_sync"). */
 int mxc__kvstore_create(const char *type, mxc__kvstore **out);
 /* Frees the store and its arrays (the engine releases their storage
- * once pending work finished). Accepts NULL. */
+ * once pending work finished). Accepts NULL. The process's last
+ * dist_sync store also ends MPI (mxc__kv_dist_close: waits). */
 void mxc__kvstore_free(mxc__kvstore *kv);
 
 const char *mxc__kvstore_type(const mxc__kvstore *kv);

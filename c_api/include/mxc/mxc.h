@@ -1870,7 +1870,11 @@ typedef int (*mxc_kvstore_updater_fn)(const char *str_key, int64_t int_key,
 MXC_API int mxc_kvstore_create(const char *type, mxc_kvstore *out);
 
 /* Frees the store and its arrays (their storage is released once pushed
- * work on them finished; never waits). Accepts NULL. Since 1.1. */
+ * work on them finished). Accepts NULL. A "local" store never waits.
+ * Freeing the process's last "dist_sync" store waits until the
+ * collectives pushed so far ran, then finalizes MPI (every worker frees
+ * it, as MPI_Finalize expects of every rank); a later "dist_sync" store
+ * is MXC_ERR_UNSUPPORTED (MPI starts once per process). Since 1.1. */
 MXC_API void mxc_kvstore_free(mxc_kvstore kv);
 
 /* *out = the store's type ("local", "dist_sync"): a static string, never
