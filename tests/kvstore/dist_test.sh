@@ -27,5 +27,5 @@ export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$supp"
 exec timeout 240 "$mpirun" --allow-run-as-root --oversubscribe -np "$np" \
   --mca btl self,vader --bind-to none \
   -x MXC_MPI_PLUGIN -x MXC_TEST_NP -x MXC_KVSTORE_FUSION_BYTES \
-  -x MXC_KVSTORE_TIMEOUT -x TEST_TMPDIR -x ASAN_OPTIONS -x TSAN_OPTIONS -x MXC_NUM_THREADS \
+  -x MXC_KVSTORE_TIMEOUT -x TEST_TMPDIR -x ASAN_OPTIONS -x TSAN_OPTIONS -x MXC_NUM_THREADS -x MXC_ENGINE \
   "$bin"
