@@ -9,7 +9,9 @@
 //  - every rank holds the same bits after 40 Adam steps, which equal the
 //    bits of adam_update called here on the exact summed gradients;
 //  - the results of the ranks, written to files, compare equal bit for
-//    bit (rank 0 reads the others' after a barrier).
+//    bit (rank 0 reads the others' after a barrier);
+//  - data-parallel SGD equals one process's SGD on the global batch
+//    within floating-point reordering.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -272,6 +274,61 @@ TEST(Dist, ParametersStayBitIdenticalOverManyOptimizerSteps) {
   expect_same_on_every_rank(got, "adam");
   ASSERT_EQ(mxc_kvstore_set_updater(j.kv, nullptr, nullptr), MXC_OK);
   for (mxc_ndarray a : {w, ref, mean, var}) mxc_ndarray_free(a);
+}
+
+// Data-parallel SGD through the store equals SGD on the whole batch in
+// one process, within floating-point reordering: a linear least-squares
+// model, the global batch of 12 rows split over the ranks (rows r, r+n,
+// ...), each rank's gradient X_r^T (X_r w - y_r) pushed and summed by
+// the store (sgd_update, rescale_grad 1/12); the reference computes the
+// gradient of all 12 rows here and calls sgd_update itself.
+std::vector<float> lsq_grad(const std::vector<float> &w, int first, int step,
+                            int stride) {
+  const int rows = 12, dim = 5;
+  std::vector<float> g(dim, 0.0f);
+  for (int r = first; r < rows; r += stride) {
+    float x[dim], pred = 0.0f, y = (float)(r % 3) - 1.0f;
+    for (int d = 0; d < dim; ++d) {
+      x[d] = (float)(((r * 7 + d * 3 + step) % 11) - 5) / 5.0f;
+      pred += x[d] * w[d];
+    }
+    for (int d = 0; d < dim; ++d) g[d] += (pred - y) * x[d];
+  }
+  return g;
+}
+
+TEST(Dist, DataParallelSgdMatchesOneProcessWithTheGlobalBatch) {
+  Job &j = job();
+  const char *pk[] = {"lr", "rescale_grad"}, *pv[] = {"0.5", "0.0833333333"};
+  ASSERT_EQ(mxc_kvstore_set_optimizer(j.kv, "sgd_update", pk, pv, 2), MXC_OK)
+      << err();
+  const int64_t key = 40;
+  mxc_ndarray w = make_with<float>(MXC_DTYPE_FLOAT32, std::vector<float>(5));
+  mxc_ndarray ref = make_with<float>(MXC_DTYPE_FLOAT32, std::vector<float>(5));
+  ASSERT_EQ(mxc_kvstore_init(j.kv, 1, &key, nullptr, &w), MXC_OK) << err();
+  mxc_op sgd = nullptr;
+  ASSERT_EQ(mxc_op_find("sgd_update", &sgd), MXC_OK);
+  for (int step = 0; step < 30; ++step) {
+    mxc_ndarray g = make_with<float>(
+        MXC_DTYPE_FLOAT32, lsq_grad(read<float>(w, 5), j.rank, step, j.size));
+    ASSERT_EQ(mxc_kvstore_pushpull(j.kv, 1, &key, nullptr, &g, &w, 0), MXC_OK)
+        << err();
+    mxc_ndarray gall = make_with<float>(
+        MXC_DTYPE_FLOAT32, lsq_grad(read<float>(ref, 5), 0, step, 1));
+    mxc_ndarray in[2] = {ref, gall};
+    ASSERT_EQ(mxc_op_invoke(sgd, pk, pv, 2, in, 2, &ref, 1, nullptr), MXC_OK)
+        << err();
+    mxc_ndarray_free(g);
+    mxc_ndarray_free(gall);
+  }
+  std::vector<float> got = read<float>(w, 5), want = read<float>(ref, 5);
+  for (int d = 0; d < 5; ++d) {
+    EXPECT_NEAR(got[d], want[d], 1e-5f * (1.0f + std::fabs(want[d]))) << d;
+  }
+  EXPECT_GT(std::fabs(want[0]) + std::fabs(want[1]), 0.01f) << "no training";
+  ASSERT_EQ(mxc_kvstore_set_updater(j.kv, nullptr, nullptr), MXC_OK);
+  mxc_ndarray_free(w);
+  mxc_ndarray_free(ref);
 }
 
 TEST(Dist, InvalidUseIsAnErrorOnTheCallingRank) {
