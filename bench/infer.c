@@ -23,7 +23,11 @@
  *              [--bind-flags N (MXC_BIND_* bits)] [--no-onednn]
  *              [--no-infer-passes] [--tolerance T (1e-3)]
  *              [--no-torch] [--no-ort] [--cache DIR] [--model-dir DIR]
- *              [--python PATH] [--node PATH]
+ *              [--python PATH] [--node PATH] [--bf16]
+ * --bf16 also times each model and batch bound with MXC_BIND_BF16
+ * (M_bB_bf16_ms; M_bB_bf16_values says how many values it applied to, 0
+ * on a CPU without native bfloat16) and prints the top-1 agreement of
+ * bfloat16 with float32 over 16 fixed images (M_bf16_top1_agreement).
  * The cache (see bench_cache_dir) holds models/ (written on first use by
  * scripts/make_resnet.py; --model-dir: elsewhere) and ort/node_modules
  * (scripts/bench.sh runs `npm install --ignore-scripts onnxruntime-node`
@@ -45,6 +49,8 @@
 #ifndef MXC_BIND_NO_INFER_PASSES
 #define MXC_BIND_NO_INFER_PASSES 8
 #endif
+/* Images of the bfloat16 top-1 agreement check (one batch). */
+#define AGREE_IMAGES 16
 
 #define MAX_MODELS 4
 #define MAX_BATCHES 8
@@ -55,7 +61,7 @@ typedef struct opts {
   char models[MAX_MODELS][16];
   int64_t batches[MAX_BATCHES];
   int n_models, n_batches, iters, warmup, image, threads, flags;
-  int torch, ort;
+  int torch, ort, bf16;
   double tolerance;
   const char *python, *node;
   char cache[BENCH_PATH], model_dir[BENCH_PATH + 16], work[BENCH_PATH];
@@ -139,7 +145,7 @@ static int64_t input_size(const opts *o, int64_t batch) {
 }
 
 static mxc_executor bind_model(const opts *o, const char *model,
-                               int64_t batch) {
+                               int64_t batch, int flags) {
   char path[2 * BENCH_PATH];
   snprintf(path, sizeof path, "%s/%s-symbol.json", o->model_dir, model);
   mxc_symbol sym = NULL;
@@ -149,7 +155,7 @@ static mxc_executor bind_model(const opts *o, const char *model,
   int64_t dims[4] = {batch, 3, o->image, o->image};
   mxc_executor ex = NULL;
   check(mxc_executor_simple_bind(sym, MXC_DEVICE_CPU, 0, 1, names, ndims, dims,
-                                 NULL, MXC_REQ_NULL, 0, NULL, NULL, o->flags,
+                                 NULL, MXC_REQ_NULL, 0, NULL, NULL, flags,
                                  &ex),
         "mxc_executor_simple_bind");
   mxc_symbol_free(sym);
@@ -202,18 +208,42 @@ static void time_forward(const opts *o, mxc_executor ex, mxc_ndarray out,
   free(t);
 }
 
-static result run_mxc(const opts *o, const char *model, int64_t batch,
-                      const float *x, bench_kvs *kvs) {
-  char tag[64];
-  snprintf(tag, sizeof tag, "%s_b%lld", model, (long long)batch);
-  mxc_executor ex = bind_model(o, model, batch);
+/* The values MXC_BIND_BF16 applied to in ex (0: not this CPU). */
+static int bf16_values(mxc_executor ex) {
+  char *s = NULL;
+  check(mxc_executor_debug_str(ex, &s), "mxc_executor_debug_str");
+  const char *p = strstr(s, "channels-last values: ");
+  const char *q = p ? strchr(p, '(') : NULL;
+  int n = q ? atoi(q + 1) : 0;
+  mxc_string_free(s);
+  return n;
+}
+
+/* Binds model at batch with flags and input x; the output in *out. */
+static mxc_executor bind_with_input(const opts *o, const char *model,
+                                    int64_t batch, int flags, const float *x,
+                                    mxc_ndarray *out) {
+  mxc_executor ex = bind_model(o, model, batch, flags);
   set_input(o, ex, x, batch);
-  mxc_ndarray out = NULL;
-  check(mxc_executor_output(ex, 0, &out), "mxc_executor_output");
+  check(mxc_executor_output(ex, 0, out), "mxc_executor_output");
   int64_t n = 0;
-  check(mxc_ndarray_size(out, &n), "mxc_ndarray_size");
+  check(mxc_ndarray_size(*out, &n), "mxc_ndarray_size");
   if (n != batch * CLASSES) die("the model does not output 1000 logits");
+  return ex;
+}
+
+/* Runs model at batch with flags (tag suffix `suffix`): timings, and the
+ * logits of the last forward. */
+static result run_mxc(const opts *o, const char *model, int64_t batch,
+                      const float *x, int flags, const char *suffix,
+                      bench_kvs *kvs) {
+  char tag[64];
+  snprintf(tag, sizeof tag, "%s_b%lld%s", model, (long long)batch, suffix);
+  mxc_ndarray out = NULL;
+  mxc_executor ex = bind_with_input(o, model, batch, flags, x, &out);
+  if (flags & MXC_BIND_BF16) printf("%s_values=%d\n", tag, bf16_values(ex));
   time_forward(o, ex, out, tag, kvs);
+  int64_t n = batch * CLASSES;
   result r = {malloc((size_t)n * sizeof(float)), n};
   if (r.logits == NULL) die("out of memory for the logits");
   check(mxc_ndarray_copy_to_host(out, r.logits, (size_t)n * sizeof(float)),
@@ -224,6 +254,58 @@ static result run_mxc(const opts *o, const char *model, int64_t batch,
   mxc_ndarray_free(out);
   mxc_executor_free(ex);
   return r;
+}
+
+/* The class of each of the batch's images. */
+static void top1(const float *logits, int64_t batch, int *cls) {
+  for (int64_t i = 0; i < batch; ++i) {
+    const float *l = logits + i * CLASSES;
+    int best = 0;
+    for (int c = 1; c < CLASSES; ++c) best = l[c] > l[best] ? c : best;
+    cls[i] = best;
+  }
+}
+
+/* Logits of AGREE_IMAGES fixed images (seed INPUT_SEED + 1) in one batch,
+ * bound with flags; the caller frees them. */
+static float *agreement_logits(const opts *o, const char *model, int flags,
+                               const float *x) {
+  mxc_ndarray out = NULL;
+  mxc_executor ex = bind_with_input(o, model, AGREE_IMAGES, flags, x, &out);
+  check(mxc_executor_forward(ex, 0), "mxc_executor_forward");
+  float *l = malloc((size_t)AGREE_IMAGES * CLASSES * sizeof *l);
+  if (l == NULL) die("out of memory for the logits");
+  check(mxc_ndarray_copy_to_host(out, l,
+                                 (size_t)AGREE_IMAGES * CLASSES * sizeof *l),
+        "mxc_ndarray_copy_to_host");
+  mxc_ndarray_free(out);
+  mxc_executor_free(ex);
+  return l;
+}
+
+/* bfloat16 against float32 on the fixed images: the share of images with
+ * the same top-1 class, and the largest logit difference. */
+static void bf16_agreement(const opts *o, const char *model) {
+  int64_t n = input_size(o, AGREE_IMAGES);
+  float *x = malloc((size_t)n * sizeof *x);
+  if (x == NULL) die("out of memory for the agreement images");
+  bench_fill(x, n, INPUT_SEED + 1);
+  float *f = agreement_logits(o, model, o->flags & ~MXC_BIND_BF16, x);
+  float *h = agreement_logits(o, model, o->flags | MXC_BIND_BF16, x);
+  int cf[AGREE_IMAGES], ch[AGREE_IMAGES], same = 0;
+  top1(f, AGREE_IMAGES, cf);
+  top1(h, AGREE_IMAGES, ch);
+  double d = 0;
+  for (int i = 0; i < AGREE_IMAGES; ++i) same += cf[i] == ch[i];
+  for (int64_t i = 0; i < (int64_t)AGREE_IMAGES * CLASSES; ++i) {
+    d = fmax(d, fabs((double)f[i] - h[i]));
+  }
+  printf("%s_bf16_top1_agreement=%.3f (%d images)\n", model,
+         (double)same / AGREE_IMAGES, AGREE_IMAGES);
+  printf("%s_bf16_maxdiff_f32=%.3g\n", model, d);
+  free(x);
+  free(f);
+  free(h);
 }
 
 /* ---- peers --------------------------------------------------------------- */
@@ -414,6 +496,8 @@ static int parse_flag(opts *o, const char *a) {
     o->ort = 0;
   } else if (strcmp(a, "--no-onednn") == 0) {
     o->flags |= MXC_BIND_NO_ONEDNN;
+  } else if (strcmp(a, "--bf16") == 0) {
+    o->bf16 = 1;
   } else if (strcmp(a, "--no-infer-passes") == 0) {
     o->flags |= MXC_BIND_NO_INFER_PASSES;
   } else if (strcmp(a, "--quick") == 0) {
@@ -556,8 +640,14 @@ int main(int argc, char **argv) {
   for (int m = 0; m < o.n_models; ++m) {
     for (int b = 0; b < o.n_batches; ++b) {
       r[m * o.n_batches + b] =
-          run_mxc(&o, o.models[m], o.batches[b], x[b], &kvs);
+          run_mxc(&o, o.models[m], o.batches[b], x[b], o.flags, "", &kvs);
+      if (o.bf16) {
+        result h = run_mxc(&o, o.models[m], o.batches[b], x[b],
+                           o.flags | MXC_BIND_BF16, "_bf16", &kvs);
+        free(h.logits);
+      }
     }
+    if (o.bf16) bf16_agreement(&o, o.models[m]);
   }
   int torch = run_torch(&o, &kvs);
   int ort = run_ort(&o, &kvs);

@@ -124,7 +124,8 @@ static int attach(mxc__registry *r) {
   for (int i = 0; i < p->n_kernels; ++i) g_sorted[i] = &p->kernels[i];
   qsort(g_sorted, (size_t)p->n_kernels, sizeof *g_sorted, by_name);
   g_n = p->n_kernels;
-  mxc__kernel k = {&mxc__backend_cuda, supports, compute, NULL, NULL};
+  mxc__kernel k = {
+      .backend = &mxc__backend_cuda, .supports = supports, .compute = compute};
   for (int i = 0; i < g_n; ++i) {
     /* A kernel that cannot attach (an operator this build lacks) costs
      * that kernel, not the registry: failing here would take every

@@ -206,6 +206,8 @@ static int attach(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__dnnl_attach_pool(r));
   MXC_FORWARD_IF_ERROR(mxc__dnnl_attach_softmax(r));
   MXC_FORWARD_IF_ERROR(mxc__dnnl_attach_fused(r));
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_attach_ln(r));
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_attach_deconv(r));
   return mxc__dnnl_attach_bn(r);
 }
 

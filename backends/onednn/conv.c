@@ -13,7 +13,9 @@
 #include <string.h>
 
 #include "backends/onednn/onednn.h"
+#include "core/base/alloc.h"
 #include "core/base/error.h"
+#include "core/op/format.h"
 #include "ops/linalg/linalg.h"
 
 typedef struct conv_call {
@@ -22,6 +24,8 @@ typedef struct conv_call {
   dnnl_memory_desc_t src, wei, bias, dst; /* plain */
   dnnl_dims_t strides, dil, pad_l, pad_r;
   int has_bias;
+  int src_cl, dst_cl; /* channels-last src / dst: given to the primitive */
+  int bf16;           /* either is bfloat16: the primitive computes in it */
   const mxc__dnnl_post *post;
   uint64_t w_version;
 } conv_call;
@@ -31,7 +35,7 @@ typedef struct conv_call {
  * oneDNN cannot express it. */
 static int plan(const mxc__op *op, const mxc__conv_param *p,
                 const mxc__shape *x, const mxc__shape *w,
-                const mxc__shape *y, conv_call *c) {
+                const mxc__shape *y, int xfmt, int yfmt, conv_call *c) {
   int nsp = p->kernel.ndim;
   if (nsp < 1 || nsp > 3 || x->ndim != nsp + 2 || y->ndim != nsp + 2 ||
       w->ndim != nsp + 2 || mxc__shape_size(x) == 0 ||
@@ -55,29 +59,43 @@ static int plan(const mxc__op *op, const mxc__conv_param *p,
   wd[wn++] = w->dims[0] / g;
   for (int i = 1; i < w->ndim; ++i) wd[wn++] = w->dims[i];
   c->has_bias = !p->no_bias;
-  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_plain(op, x, &c->src));
+  c->src_cl = xfmt != MXC__FMT_PLAIN;
+  c->dst_cl = yfmt != MXC__FMT_PLAIN;
+  c->bf16 = xfmt == MXC__FMT_CHANNELS_LAST_BF16 ||
+            yfmt == MXC__FMT_CHANNELS_LAST_BF16;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_fmt(op, x, xfmt, &c->src));
   MXC_FORWARD_IF_ERROR(mxc__dnnl_md_dims(op, wn, wd, &c->wei));
-  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_plain(op, y, &c->dst));
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_fmt(op, y, yfmt, &c->dst));
   int64_t f = w->dims[0];
   if (c->has_bias) MXC_FORWARD_IF_ERROR(mxc__dnnl_md_dims(op, 1, &f, &c->bias));
   return MXC_OK;
 }
 
-static int any_of(const mxc__op *op, const dnnl_memory_desc_t *plain,
-                  dnnl_memory_desc_t *out) {
+static int any_dt(const mxc__op *op, const dnnl_memory_desc_t *plain,
+                  dnnl_data_type_t dt, dnnl_memory_desc_t *out) {
   return mxc__dnnl_check(
-      dnnl_memory_desc_init_by_tag(out, plain->ndims, plain->dims, dnnl_f32,
+      dnnl_memory_desc_init_by_tag(out, plain->ndims, plain->dims, dt,
                                    dnnl_format_tag_any),
       op, "dnnl_memory_desc_init_by_tag");
 }
 
-/* The forward description with layouts left to oneDNN. */
+static int any_of(const mxc__op *op, const dnnl_memory_desc_t *plain,
+                  dnnl_memory_desc_t *out) {
+  return any_dt(op, plain, dnnl_f32, out);
+}
+
+/* The forward description with layouts left to oneDNN, except
+ * channels-last data and output, which the primitive is made for: they
+ * are what the executor keeps between convolutions, so no reorder. A
+ * bfloat16 call takes its data and weights in bfloat16 (reordered from
+ * float32 where the arrays are) and writes the output's type. */
 static int fwd_desc(const conv_call *c, dnnl_prop_kind_t prop,
                     dnnl_convolution_desc_t *cd) {
-  dnnl_memory_desc_t s, w, d;
-  MXC_FORWARD_IF_ERROR(any_of(c->op, &c->src, &s));
-  MXC_FORWARD_IF_ERROR(any_of(c->op, &c->wei, &w));
-  MXC_FORWARD_IF_ERROR(any_of(c->op, &c->dst, &d));
+  dnnl_data_type_t in_dt = c->bf16 ? dnnl_bf16 : dnnl_f32;
+  dnnl_memory_desc_t s = c->src, w, d = c->dst;
+  if (!c->src_cl) MXC_FORWARD_IF_ERROR(any_dt(c->op, &c->src, in_dt, &s));
+  MXC_FORWARD_IF_ERROR(any_dt(c->op, &c->wei, in_dt, &w));
+  if (!c->dst_cl) MXC_FORWARD_IF_ERROR(any_of(c->op, &c->dst, &d));
   return mxc__dnnl_check(
       dnnl_dilated_convolution_forward_desc_init(
           cd, prop, dnnl_convolution_direct, &s, &w,
@@ -113,22 +131,45 @@ static void make_key(const conv_call *c, const char *what,
   mxc__dnnl_key_i64(k, mxc__dnnl_threads_current());
 }
 
+/* The sum post-op's array in the output's format: itself, or a copy
+ * reordered into *tmp (the caller frees it) when the formats differ. */
+static int sum_init(const conv_call *c, const mxc__blob *out,
+                    const void **init, void **tmp) {
+  const mxc__blob *sum = c->post ? c->post->sum : NULL;
+  *init = sum ? sum->ptr : NULL;
+  *tmp = NULL;
+  if (!sum || sum->fmt == out->fmt) return MXC_OK;
+  dnnl_memory_desc_t smd;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_fmt(c->op, &sum->shape, sum->fmt, &smd));
+  size_t n = dnnl_memory_desc_get_size(&c->dst);
+  *tmp = mxc__aligned_alloc(64, n ? n : 64);
+  MXC_RETURN_ERROR_IF(!*tmp, MXC_ERR_OOM,
+                      "operator '%s' (oneDNN backend): out of memory for a "
+                      "%zu-byte reordered sum",
+                      c->op->name, n);
+  *init = *tmp;
+  return mxc__dnnl_reorder(c->op, &smd, sum->ptr, &c->dst, *tmp, 0);
+}
+
 static int run(const conv_call *c, const mxc__blob *in, const mxc__blob *out,
                mxc__req req) {
   mxc__dnnl_key k;
   make_key(c, "conv_fwd", &k);
   mxc__dnnl_prim *p;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_cache_get(&k, build, (void *)c, &p));
+  const void *init;
+  void *tmp;
+  int rc = sum_init(c, out, &init, &tmp);
   mxc__dnnl_arg a[4] = {
       {DNNL_ARG_SRC, c->src, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
       {DNNL_ARG_WEIGHTS, c->wei, in[1].ptr, 0, MXC__REQ_WRITE, NULL,
        c->w_version},
-      {DNNL_ARG_DST, c->dst, out->ptr, 1, req,
-       c->post && c->post->sum ? c->post->sum->ptr : NULL, 0},
+      {DNNL_ARG_DST, c->dst, out->ptr, 1, req, init, 0},
       {DNNL_ARG_BIAS, c->bias, c->has_bias ? in[2].ptr : NULL, 0,
        MXC__REQ_WRITE, NULL, 0},
   };
-  int rc = mxc__dnnl_run(c->op, p, a, c->has_bias ? 4 : 3);
+  if (rc == MXC_OK) rc = mxc__dnnl_run(c->op, p, a, c->has_bias ? 4 : 3);
+  mxc__free(tmp);
   mxc__dnnl_cache_put(p);
   return rc;
 }
@@ -139,7 +180,8 @@ int mxc__dnnl_conv_forward(const mxc__op *op, const mxc__opctx *ctx,
                            const mxc__dnnl_post *post) {
   conv_call c;
   memset(&c, 0, sizeof c);
-  int rc = plan(op, p, &in[0].shape, &in[1].shape, &out->shape, &c);
+  int rc = plan(op, p, &in[0].shape, &in[1].shape, &out->shape, in[0].fmt,
+                out->fmt, &c);
   if (rc != MXC_OK) return rc;
   c.post = post;
   c.w_version = mxc__dnnl_version(ctx, 1);
@@ -152,12 +194,14 @@ int mxc__dnnl_conv_forward(const mxc__op *op, const mxc__opctx *ctx,
 /* ---- the Convolution kernel ---- */
 
 /* Runs the descriptor's own kernel: for what the plan or the library
- * turned down at run time (shapes are not known to supports). */
+ * turned down at run time (shapes are not known to supports), on plain
+ * copies of channels-last arguments. */
 static int reference(const mxc__op *op, const mxc__opctx *ctx,
                      const void *param, const mxc__blob *in, int n_in,
                      const mxc__blob *out, int n_out, const mxc__req *req) {
   mxc__error_clear();
-  return op->compute(op, ctx, param, in, n_in, out, n_out, req);
+  return mxc__fmt_compute(op->compute, op, ctx, param, in, n_in, out, n_out,
+                          req);
 }
 
 static int conv_kernel(const mxc__op *op, const mxc__opctx *ctx,
@@ -271,7 +315,8 @@ static int conv_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
   conv_call c;
   memset(&c, 0, sizeof c);
   mxc__req r[3] = {req[0], req[1], n_out > 2 ? req[2] : MXC__REQ_NULL};
-  int rc = plan(op, param, &in[1].shape, &in[2].shape, &in[0].shape, &c);
+  int rc = plan(op, param, &in[1].shape, &in[2].shape, &in[0].shape,
+                MXC__FMT_PLAIN, MXC__FMT_PLAIN, &c);
   int need_w = r[1] != MXC__REQ_NULL || r[2] != MXC__REQ_NULL;
   if (rc == MXC_OK && (r[0] != MXC__REQ_NULL || need_w)) {
     int nthr = mxc__dnnl_threads_begin();
@@ -301,8 +346,10 @@ int mxc__dnnl_conv_supports(const mxc__op *op, const void *param,
 int mxc__dnnl_attach_conv(mxc__registry *r) {
   mxc__kernel k = {.backend = &mxc__backend_onednn,
                    .supports = mxc__dnnl_conv_supports,
-                   .compute = conv_kernel};
+                   .compute = conv_kernel,
+                   .fmt_ok = mxc__dnnl_fmt_data};
   MXC_FORWARD_IF_ERROR(mxc__registry_attach_kernel(r, "Convolution", &k));
   k.compute = conv_bwd_kernel;
+  k.fmt_ok = NULL;
   return mxc__registry_attach_kernel(r, "_backward_Convolution", &k);
 }

@@ -8,6 +8,7 @@
 #include "backends/onednn/onednn.h"
 #include "core/base/error.h"
 #include "core/base/shape.h"
+#include "core/op/format.h"
 #include "ops/linalg/linalg.h"
 
 /* The post-ops of a fused call; 0 when its activation has no oneDNN
@@ -23,12 +24,23 @@ static int post_of(const mxc__op *op, const void *param, const mxc__blob *in,
   return post->act >= 0;
 }
 
-/* The descriptor's own kernel, for what oneDNN turned down. */
+/* The descriptor's own kernel, for what oneDNN turned down (on plain
+ * copies of channels-last arguments). */
 static int reference(const mxc__op *op, const mxc__opctx *ctx,
                      const void *param, const mxc__blob *in, int n_in,
                      const mxc__blob *out, int n_out, const mxc__req *req) {
   mxc__error_clear();
-  return op->compute(op, ctx, param, in, n_in, out, n_out, req);
+  return mxc__fmt_compute(op->compute, op, ctx, param, in, n_in, out, n_out,
+                          req);
+}
+
+/* Channels-last arguments of _FusedConvolution: data, output, and the
+ * sum (its last input, after the weight and the bias if any). */
+static unsigned fconv_fmt_ok(const mxc__op *op, const void *param,
+                             int is_out, int i) {
+  const mxc__fused_conv_param *p = param;
+  int sum = !is_out && p->with_sum && i == (p->conv.no_bias ? 2 : 3);
+  return i == 0 || sum ? MXC__DNNL_FMTS : 0;
 }
 
 static int fconv_kernel(const mxc__op *op, const mxc__opctx *ctx,
@@ -70,8 +82,10 @@ static int ffc_kernel(const mxc__op *op, const mxc__opctx *ctx,
 int mxc__dnnl_attach_fused(mxc__registry *r) {
   mxc__kernel k = {.backend = &mxc__backend_onednn,
                    .supports = mxc__dnnl_conv_supports,
-                   .compute = fconv_kernel};
+                   .compute = fconv_kernel,
+                   .fmt_ok = fconv_fmt_ok};
   MXC_FORWARD_IF_ERROR(mxc__registry_attach_kernel(r, "_FusedConvolution", &k));
+  k.fmt_ok = NULL;
   k.supports = mxc__dnnl_fc_supports;
   k.compute = ffc_kernel;
   return mxc__registry_attach_kernel(r, "_FusedFullyConnected", &k);

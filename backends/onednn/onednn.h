@@ -7,8 +7,11 @@
  * parameters oneDNN does not compute exactly like the reference, and
  * every call while the backend is off (MXC_ONEDNN=0 in the environment,
  * read once when the registry is built). Kernels see plain row-major
- * blobs; inside a call, primitives may pick blocked layouts (format tag
- * any) and the kernel reorders at its edges.
+ * blobs, except where an executor keeps values channels-last between
+ * oneDNN nodes (core/exec/format.c; the kernels' fmt_ok say which
+ * arguments); inside a call, primitives may pick blocked layouts (format
+ * tag any) and the kernel reorders at its edges. A call oneDNN turns
+ * down runs the reference through mxc__fmt_compute (plain copies).
  *
  * Pieces shared by the kernel files:
  *  - one dnnl engine for the process and one stream per calling thread
@@ -194,6 +197,19 @@ int mxc__dnnl_md_plain(const mxc__op *op, const mxc__shape *s,
                        dnnl_memory_desc_t *md);
 int mxc__dnnl_md_dims(const mxc__op *op, int ndims, const int64_t *dims,
                       dnnl_memory_desc_t *md);
+/* Float32 description of an array of shape s in format fmt (MXC__FMT_*,
+ * core/op/op.h). */
+int mxc__dnnl_md_fmt(const mxc__op *op, const mxc__shape *s, int fmt,
+                     dnnl_memory_desc_t *md);
+
+/* The formats the forward kernels take for their data and output
+ * (mxc__kernel.fmt_ok masks), and the fmt_ok of those whose input 0 and
+ * output 0 may have them: convolution and pooling forward. */
+#define MXC__DNNL_FMTS                  \
+  ((1u << MXC__FMT_CHANNELS_LAST) |     \
+   (1u << MXC__FMT_CHANNELS_LAST_BF16))
+unsigned mxc__dnnl_fmt_data(const mxc__op *op, const void *param, int is_out,
+                            int i);
 
 /* Executes the primitive on args: inputs whose layout differs from the
  * one the primitive chose are reordered into temporaries first, outputs
@@ -261,6 +277,8 @@ int mxc__dnnl_attach_fc(mxc__registry *r);
 int mxc__dnnl_attach_pool(mxc__registry *r);
 int mxc__dnnl_attach_softmax(mxc__registry *r);
 int mxc__dnnl_attach_bn(mxc__registry *r);
+int mxc__dnnl_attach_ln(mxc__registry *r);
+int mxc__dnnl_attach_deconv(mxc__registry *r);
 int mxc__dnnl_attach_fused(mxc__registry *r);
 
 /* Whether the Convolution / FullyConnected kernels take a call: also the

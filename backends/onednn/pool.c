@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "backends/onednn/onednn.h"
+#include "core/op/format.h"
 #include "core/base/alloc.h"
 #include "core/base/error.h"
 
@@ -51,6 +52,16 @@ static int axis(pool_call *c, const mxc__tuple *k, const mxc__tuple *s,
          c->pad_r[i] < c->kernel[i];
 }
 
+/* The output's format as the primitive is told it: an output whose two
+ * layouts coincide (global pooling's one position) is described in the
+ * data's, so that the primitive sees one format throughout. */
+static int out_fmt(const mxc__blob *x, const mxc__blob *y) {
+  mxc__blob cl = *y;
+  cl.fmt = MXC__FMT_CHANNELS_LAST;
+  int same = y->fmt == MXC__FMT_PLAIN && x->fmt == MXC__FMT_CHANNELS_LAST;
+  return same && !mxc__fmt_differs(&cl) ? x->fmt : y->fmt;
+}
+
 static int plan(const mxc__op *op, const void *param, const mxc__blob *in,
                 const mxc__blob *out, pool_call *c) {
   const mxc__tuple *k = mxc__dnnl_param(op, param, "kernel", MXC__P_TUPLE);
@@ -70,8 +81,8 @@ static int plan(const mxc__op *op, const void *param, const mxc__blob *in,
   for (int i = 0; i < c->nsp; ++i) {
     if (!axis(c, k, s, pad, global, x, y, i)) return MXC_ERR_UNSUPPORTED;
   }
-  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_plain(op, x, &c->src));
-  return mxc__dnnl_md_plain(op, y, &c->dst);
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_md_fmt(op, x, in[0].fmt, &c->src));
+  return mxc__dnnl_md_fmt(op, y, out_fmt(&in[0], &out[0]), &c->dst);
 }
 
 static void pool_key(const pool_call *c, const char *what, mxc__dnnl_key *k);
@@ -127,7 +138,8 @@ static int pool_kernel(const mxc__op *op, const mxc__opctx *ctx,
   }
   if (rc == MXC_ERR_UNSUPPORTED) {
     mxc__error_clear();
-    return op->compute(op, ctx, param, in, n_in, out, n_out, req);
+    return mxc__fmt_compute(op->compute, op, ctx, param, in, n_in, out, n_out,
+                            req);
   }
   return rc;
 }
@@ -273,8 +285,10 @@ static int pool_supports(const mxc__op *op, const void *param,
 int mxc__dnnl_attach_pool(mxc__registry *r) {
   mxc__kernel k = {.backend = &mxc__backend_onednn,
                    .supports = pool_supports,
-                   .compute = pool_kernel};
+                   .compute = pool_kernel,
+                   .fmt_ok = mxc__dnnl_fmt_data};
   MXC_FORWARD_IF_ERROR(mxc__registry_attach_kernel(r, "Pooling", &k));
   k.compute = pool_bwd_kernel;
+  k.fmt_ok = NULL;
   return mxc__registry_attach_kernel(r, "_backward_Pooling", &k);
 }

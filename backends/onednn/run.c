@@ -33,6 +33,48 @@ int mxc__dnnl_md_plain(const mxc__op *op, const mxc__shape *s,
   return mxc__dnnl_md_dims(op, s->ndim, s->dims, md);
 }
 
+/* Channels-last (N, C, spatial...): C varies fastest, then the spatial
+ * axes from the last, then N; elements of type dt. */
+static int md_channels_last(const mxc__op *op, const mxc__shape *s,
+                            dnnl_data_type_t dt, dnnl_memory_desc_t *md) {
+  MXC_RETURN_ERROR_IF(s->ndim < 3 || s->ndim > 5, MXC_ERR_INTERNAL,
+                      "operator '%s' (oneDNN backend): a channels-last array "
+                      "of %d axes",
+                      op->name, s->ndim);
+  dnnl_dims_t d, strides;
+  int64_t acc = s->dims[1] > 0 ? s->dims[1] : 1;
+  strides[1] = 1;
+  for (int i = s->ndim - 1; i >= 2; --i) {
+    strides[i] = acc;
+    acc *= s->dims[i] > 0 ? s->dims[i] : 1; /* bounded by the shape */
+  }
+  strides[0] = acc;
+  for (int i = 0; i < s->ndim; ++i) d[i] = s->dims[i];
+  return mxc__dnnl_check(
+      dnnl_memory_desc_init_by_strides(md, s->ndim, d, dt, strides), op,
+      "dnnl_memory_desc_init_by_strides");
+}
+
+int mxc__dnnl_md_fmt(const mxc__op *op, const mxc__shape *s, int fmt,
+                     dnnl_memory_desc_t *md) {
+  switch (fmt) {
+    case MXC__FMT_CHANNELS_LAST:
+      return md_channels_last(op, s, dnnl_f32, md);
+    case MXC__FMT_CHANNELS_LAST_BF16:
+      return md_channels_last(op, s, dnnl_bf16, md);
+    default:
+      return mxc__dnnl_md_plain(op, s, md);
+  }
+}
+
+unsigned mxc__dnnl_fmt_data(const mxc__op *op, const void *param, int is_out,
+                            int i) {
+  (void)op;
+  (void)param;
+  (void)is_out;
+  return i == 0 ? MXC__DNNL_FMTS : 0;
+}
+
 /* ---- reorders (cached like every primitive) ---- */
 
 typedef struct reorder_req {

@@ -564,7 +564,7 @@ static int bind_impl(const mxc__symbol *sym, mxc__device dev,
   MXC_FORWARD_IF_ERROR(mxc__device_check(dev.type, dev.id, fn));
   MXC_RETURN_ERROR_IF(flags & ~(MXC_BIND_NO_MEMORY_PLAN | MXC_BIND_NO_FUSION |
                                 MXC_BIND_NO_ONEDNN |
-                                MXC_BIND_NO_INFER_PASSES),
+                                MXC_BIND_NO_INFER_PASSES | MXC_BIND_BF16),
                       MXC_ERR_INVALID_ARGUMENT,
                       "%s: flags 0x%x has unknown bits; expected a "
                       "combination of MXC_BIND_*",
@@ -596,6 +596,7 @@ static int bind_impl(const mxc__symbol *sym, mxc__device dev,
   if (rc == MXC_OK) rc = check_grads(ex, fn);
   if (rc == MXC_OK) rc = check_io_limits(ex->g, fn);
   if (rc == MXC_OK) rc = bind_arrays(ex, args, aux, fwd, fn);
+  if (rc == MXC_OK && passes_wanted(ex)) rc = mxc__exec_formats_choose(ex);
   mxc__graph_free(gf);
   mxc__free(fwd);
   if (rc != MXC_OK) {

@@ -225,6 +225,14 @@ int mxc__exec_index(mxc__executor *ex, const mxc__graph *gf,
                     const mxc__exec_dag *d, int fuse, uint8_t **fwd,
                     const char *fn);
 
+/* ---- value formats (core/exec/format.c) ----
+ *
+ * Marks channels-last (core/op/op.h) the internal values of an inference
+ * executor whose producing and reading kernels all take them so; after
+ * bind_arrays. Does nothing for other executors or with MXC_BIND_NO_ONEDNN
+ * or MXC_CHANNELS_LAST=0 in the environment. */
+int mxc__exec_formats_choose(mxc__executor *ex);
+
 /* ---- inference passes at run time (core/exec/infer_run.c) ---- */
 
 /* Gives each fold its bound source arrays and new folded arrays. */

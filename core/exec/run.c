@@ -16,6 +16,7 @@
 #include "core/exec/executor.h"
 #include "core/op/arity.h"
 #include "core/op/common.h"
+#include "core/op/format.h"
 #include "core/op/backend.h"
 #include "core/op/invoke.h"
 #include "core/profiler/profiler.h"
@@ -84,6 +85,7 @@ int mxc__exec_fill(const mxc__ndarray *a, double value, const char *name) {
   f->blob.shape = a->shape;
   f->blob.dtype = a->dtype;
   f->blob.dev = a->chunk->dev;
+  f->blob.fmt = a->fmt;
   f->value = value;
   int rc = mxc__ndarray_push(fill_fn, f, mxc__free, NULL, a, 0, name);
   if (rc != MXC_OK) mxc__free(f);
@@ -94,6 +96,19 @@ int mxc__exec_fill(const mxc__ndarray *a, double value, const char *name) {
 
 static void free_view(void *view) { mxc__ndarray_free(view); }
 
+/* What the monitor is shown of value a (computed, waited for): a view of
+ * it, or a plain copy when it is channels-last (core/exec/format.c). */
+static int monitor_view(const mxc__ndarray *a, mxc__ndarray **out) {
+  if (a->fmt == MXC__FMT_PLAIN) return mxc__ndarray_clone_view(a, out);
+  MXC_FORWARD_IF_ERROR(
+      mxc__ndarray_create(&a->shape, a->dtype, a->chunk->dev, 0, out));
+  mxc__blob b = {mxc__ndarray_ptr(a), a->shape, a->dtype, a->chunk->dev,
+                 a->fmt};
+  /* Nobody else holds the new array yet: writing it here is safe. */
+  mxc__fmt_to_plain(&b, mxc__ndarray_ptr(*out));
+  return MXC_OK;
+}
+
 /* Calls the monitor for each output of node nid once it is computed. */
 static int monitor_node(const mxc__executor *ex, int nid) {
   const mxc__graph *g = ex->g;
@@ -101,7 +116,7 @@ static int monitor_node(const mxc__executor *ex, int nid) {
     if (ex->reqs[e] == MXC__REQ_NULL) continue; /* not computed */
     MXC_FORWARD_IF_ERROR(mxc__ndarray_wait(ex->vals[e], 0));
     mxc__ndarray *view = NULL;
-    MXC_FORWARD_IF_ERROR(mxc__ndarray_clone_view(ex->vals[e], &view));
+    MXC_FORWARD_IF_ERROR(monitor_view(ex->vals[e], &view));
     uintptr_t h;
     int rc = mxc__handle_new(MXC__HANDLE_NDARRAY, view, &h);
     if (rc != MXC_OK) {

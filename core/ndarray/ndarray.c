@@ -93,6 +93,7 @@ static int view_new(mxc__chunk *c, const mxc__shape *shape, int dtype,
   a->stype = c->stype;
   a->offset = offset;
   a->ag = NULL;
+  a->fmt = 0; /* MXC__FMT_PLAIN */
   *out = a;
   return MXC_OK;
 }
@@ -177,7 +178,9 @@ static int view_of(const mxc__ndarray *a, const mxc__shape *shape,
 }
 
 int mxc__ndarray_clone_view(const mxc__ndarray *a, mxc__ndarray **out) {
-  return view_of(a, &a->shape, a->offset, out);
+  MXC_FORWARD_IF_ERROR(view_of(a, &a->shape, a->offset, out));
+  (*out)->fmt = a->fmt; /* the same bytes, laid out the same way */
+  return MXC_OK;
 }
 
 /* Bytes of one row along axis 0. */

@@ -71,6 +71,10 @@ typedef struct mxc__ndarray {
    * this view alone: every new view (clone, slice, at, reshape) starts
    * with NULL, i.e. without history. */
   void *ag;
+  /* MXC__FMT_* (core/op/op.h): PLAIN except an executor's internal values
+   * that format.c chose CHANNELS_LAST; kept by clone_view only (a slice
+   * or reshape of such a value would be meaningless, and none is made). */
+  int fmt;
 } mxc__ndarray;
 
 /* A new dense array with its own chunk. delay_alloc: allocate storage on

@@ -28,9 +28,10 @@
  *    fills mxc__opctx.stream for the call's device before the kernel
  *    runs (on the engine's worker for that device);
  *  - a oneDNN kernel may keep its own memory layout between consecutive
- *    nodes: that is a graph-level decision (the executor asks `supports`
- *    per node at bind time and may insert reorders), not the operator's;
- *    kernels here see plain row-major blobs.
+ *    nodes: that is a graph-level decision (the executor asks each
+ *    node's kernel at bind time which arguments may be channels-last,
+ *    fmt_ok below, and core/exec/format.c chooses), not the operator's;
+ *    every other kernel sees plain row-major blobs.
  *
  * Registration: mxc__backend_register, from a constructor of the
  * backend's library (like the family table, ops/families.c), before the
@@ -66,6 +67,13 @@ typedef struct mxc__kernel {
   const mxc__backend *backend;
   mxc__supports_fn supports; /* NULL: every dense call */
   mxc__compute_fn compute;   /* on blobs of the backend's device */
+  /* The formats besides PLAIN (op.h, MXC__FMT_*) argument i (an input,
+   * or an output when is_out) may have in calls this kernel supports, as
+   * a mask of 1u << fmt; NULL or 0: PLAIN only. A kernel that accepts a
+   * format takes it in every call, including those it hands to a fallback
+   * (mxc__fmt_compute runs any kernel on plain copies). */
+  unsigned (*fmt_ok)(const mxc__op *op, const void *param, int is_out,
+                     int i);
   /* Storage functions (core/op/op.h, "Storage types and dispatch"): set
    * on the reference CPU kernel from the descriptor or by
    * mxc__registry_attach_stype; NULL elsewhere today. */

@@ -287,6 +287,7 @@ static void blob_of(const mxc__ndarray *a, mxc__blob *b) {
   b->shape = a->shape;
   b->dtype = a->dtype;
   b->dev = a->chunk->dev;
+  b->fmt = a->fmt;
 }
 
 /* Storage types of the outputs and the kernel to run (see op.h). given[i]

@@ -32,12 +32,32 @@ typedef enum mxc__req {
   MXC__REQ_ADD = 3      /* accumulate: out += result (gradients) */
 } mxc__req;
 
+/* How a dense array's elements lie in memory (mxc__blob.fmt).
+ *
+ * PLAIN is row-major over the shape: what every kernel reads and every
+ * user sees. CHANNELS_LAST applies to arrays of 3 to 5 axes (N, C,
+ * spatial...): the same elements and bytes, stored as (N, spatial..., C),
+ * the layout oneDNN's fastest CPU convolutions read and write.
+ * CHANNELS_LAST_BF16 is that order with each element stored as bfloat16
+ * (the array's dtype stays float32; the values fill the first half of its
+ * bytes): what MXC_BIND_BF16 keeps between oneDNN nodes. Only an
+ * executor's internal values are ever other than PLAIN, chosen at bind
+ * (core/exec/format.c) for values whose producer and every reader run a
+ * kernel that says it takes that argument so (mxc__kernel.fmt_ok); users,
+ * monitors and every other kernel see PLAIN. */
+enum {
+  MXC__FMT_PLAIN = 0,
+  MXC__FMT_CHANNELS_LAST = 1,
+  MXC__FMT_CHANNELS_LAST_BF16 = 2
+};
+
 /* What a kernel sees of an array. */
 typedef struct mxc__blob {
   void *ptr;
   mxc__shape shape;
   int dtype;
   mxc__device dev;
+  int fmt; /* MXC__FMT_*; PLAIN unless the kernel's fmt_ok allowed more */
 } mxc__blob;
 
 /* Resources an operator asks for (bit flags). */

@@ -112,8 +112,10 @@ static int list_insert(mxc__registry *r, int s, const mxc__kernel *k,
 }
 
 static int add_reference(mxc__registry *r, const mxc__op *op) {
-  mxc__kernel k = {&mxc__backend_cpu_ref, NULL, op->compute,
-                   op->infer_stype, op->compute_sparse};
+  mxc__kernel k = {.backend = &mxc__backend_cpu_ref,
+                   .compute = op->compute,
+                   .infer_stype = op->infer_stype,
+                   .compute_sparse = op->compute_sparse};
   return list_insert(r, mxc__registry_slot(r, op), &k, op->name);
 }
 

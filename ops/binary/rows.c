@@ -93,7 +93,8 @@ void mxc__bin_scalar_set(int dtype, double v, mxc__bin_scalar *out) {
       break;
     }
     default: { /* saturated to the dtype's own range (core/base/dtype.h) */
-      mxc__blob b = {out->bytes, {0, {0}}, dtype, {MXC_DEVICE_CPU, 0}};
+      mxc__blob b = {out->bytes, {0, {0}}, dtype, {MXC_DEVICE_CPU, 0},
+                     MXC__FMT_PLAIN};
       mxc__blob_set(&b, 0, v);
       break;
     }

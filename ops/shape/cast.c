@@ -176,8 +176,8 @@ static int cast_forward(const mxc__op *op, const mxc__opctx *ctx,
       write_from_float(w, dt, fbuf, n);
     }
     if (req[0] == MXC__REQ_ADD) {
-      mxc__blob a = {dst, {1, {n}}, dt, out[0].dev};
-      mxc__blob b = {tmp, {1, {n}}, dt, out[0].dev};
+      mxc__blob a = {dst, {1, {n}}, dt, out[0].dev, MXC__FMT_PLAIN};
+      mxc__blob b = {tmp, {1, {n}}, dt, out[0].dev, MXC__FMT_PLAIN};
       mxc__shp_copy_flat(&a, &b, MXC__REQ_ADD);
     }
   }

@@ -59,7 +59,7 @@ static void fill_box(const mxc__shp_iter *box, const mxc__blob *out, double v,
     int64_t i;
     unsigned char b[16];
   } one = {0};
-  mxc__blob src = {&one, {1, {1}}, out->dtype, out->dev};
+  mxc__blob src = {&one, {1, {1}}, out->dtype, out->dev, MXC__FMT_PLAIN};
   mxc__blob_set(&src, 0, v);
   mxc__shp_iter it = *box;
   for (int k = 0; k < it.nd; ++k) it.src_stride[k] = 0;

@@ -72,8 +72,9 @@ static void add_values(char *dst, const char *src, int64_t n, int dtype) {
     for (int64_t i = 0; i < n; ++i) d[i] += x[i];
     return;
   }
-  mxc__blob bd = {dst, {1, {n}}, dtype, {MXC_DEVICE_CPU, 0}};
-  mxc__blob bs = {(void *)src, {1, {n}}, dtype, {MXC_DEVICE_CPU, 0}};
+  mxc__blob bd = {dst, {1, {n}}, dtype, {MXC_DEVICE_CPU, 0}, MXC__FMT_PLAIN};
+  mxc__blob bs = {(void *)src, {1, {n}}, dtype, {MXC_DEVICE_CPU, 0},
+                  MXC__FMT_PLAIN};
   for (int64_t i = 0; i < n; ++i) {
     mxc__blob_set(&bd, i, mxc__blob_get(&bd, i) + mxc__blob_get(&bs, i));
   }
@@ -283,9 +284,9 @@ static int cast_sparse(const mxc__op *op, const mxc__opctx *ctx,
   if (to == MXC_STYPE_DEFAULT && from == MXC_STYPE_DEFAULT) {
     /* _backward_cast_storage with a sparse data input but dense ograd. */
     const mxc__blob b_in = {mxc__ndarray_ptr(src), src->shape, src->dtype,
-                            src->chunk->dev};
+                            src->chunk->dev, MXC__FMT_PLAIN};
     const mxc__blob b_out = {mxc__ndarray_ptr(dst), dst->shape, dst->dtype,
-                             dst->chunk->dev};
+                             dst->chunk->dev, MXC__FMT_PLAIN};
     return cast_dense(op, ctx, param, &b_in, 1, &b_out, 1, req);
   }
   if (to == MXC_STYPE_DEFAULT) return to_dense(src, dst, add, what);

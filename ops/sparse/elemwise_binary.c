@@ -127,9 +127,9 @@ static void vec_any(int k, int dtype, const void *a, const void *b, void *o,
     default: {
       mxc__shape s = {1, {n}};
       mxc__device dev = {MXC_DEVICE_CPU, 0};
-      mxc__blob ba = {(void *)a, s, dtype, dev};
-      mxc__blob bb = {(void *)b, s, dtype, dev};
-      mxc__blob bo = {o, s, dtype, dev};
+      mxc__blob ba = {(void *)a, s, dtype, dev, MXC__FMT_PLAIN};
+      mxc__blob bb = {(void *)b, s, dtype, dev, MXC__FMT_PLAIN};
+      mxc__blob bo = {o, s, dtype, dev, MXC__FMT_PLAIN};
       for (int64_t i = 0; i < n; ++i) {
         double x = a ? mxc__blob_get(&ba, i) : 0;
         double y = b ? mxc__blob_get(&bb, i) : 0;

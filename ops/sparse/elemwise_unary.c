@@ -84,8 +84,9 @@ int mxc__sparse_map_values(const mxc__op *op, const mxc__opctx *ctx,
     mxc__sparse_idx_copy(&d, &s, s.shape.dims[0]);
   }
   mxc__dense_view sv = mxc__sparse_data(in), dv = mxc__sparse_data(out);
-  mxc__blob bi = {sv.ptr, sv.shape, in->dtype, in->chunk->dev};
-  mxc__blob bo = {dv.ptr, dv.shape, out->dtype, out->chunk->dev};
+  mxc__blob bi = {sv.ptr, sv.shape, in->dtype, in->chunk->dev, MXC__FMT_PLAIN};
+  mxc__blob bo = {dv.ptr, dv.shape, out->dtype, out->chunk->dev,
+                  MXC__FMT_PLAIN};
   mxc__req w = MXC__REQ_WRITE;
   int rc = nnz ? op->compute(op, ctx, param, &bi, 1, &bo, 1, &w) : MXC_OK;
   /* On failure the output keeps its new, unfilled blocks unmarked: every

@@ -51,7 +51,8 @@ static int dims_of(const mxc__op *op, const void *param, int64_t *rows,
 }
 
 static mxc__blob blob_of(const mxc__ndarray *a) {
-  mxc__blob b = {mxc__ndarray_ptr(a), a->shape, a->dtype, a->chunk->dev};
+  mxc__blob b = {mxc__ndarray_ptr(a), a->shape, a->dtype, a->chunk->dev,
+                 MXC__FMT_PLAIN};
   return b;
 }
 

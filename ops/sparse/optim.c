@@ -224,11 +224,13 @@ static void job_init(lazy_job *j, const mxc__op *op, const mxc__opctx *ctx,
     j->in[k].shape = in[k].shape;
     j->in[k].dtype = in[k].dtype;
     j->in[k].dev = in[k].chunk->dev;
+    j->in[k].fmt = MXC__FMT_PLAIN;
   }
   j->out.ptr = mxc__ndarray_ptr(out);
   j->out.shape = out->shape;
   j->out.dtype = out->dtype;
   j->out.dev = out->chunk->dev;
+  j->out.fmt = MXC__FMT_PLAIN;
   j->row_bytes =
       (size_t)mxc__sparse_row_elems(&in[0]) * mxc__dtype_size(in[0].dtype);
   mxc__dense_view gv = mxc__sparse_data(&in[1]);

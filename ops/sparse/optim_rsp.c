@@ -53,6 +53,7 @@ static int update_row(const mxc__op *op, const mxc__opctx *ctx,
   in[0].shape.dims[0] = 1;
   in[0].dtype = weight->dtype;
   in[0].dev = weight->chunk->dev;
+  in[0].fmt = MXC__FMT_PLAIN;
   in[1] = out = in[0];
   in[0].ptr = (void *)w_row;
   in[1].ptr = (void *)g_row;

@@ -76,9 +76,9 @@ static int quad_range(void *arg, int64_t lo, int64_t hi) {
   } else { /* half types through double */
     mxc__shape s = {1, {hi}};
     mxc__device dev = {MXC_DEVICE_CPU, 0};
-    mxc__blob bx = {(void *)j->x, s, j->dtype, dev};
-    mxc__blob bg = {(void *)j->og, s, j->dtype, dev};
-    mxc__blob bo = {j->out, s, j->dtype, dev};
+    mxc__blob bx = {(void *)j->x, s, j->dtype, dev, MXC__FMT_PLAIN};
+    mxc__blob bg = {(void *)j->og, s, j->dtype, dev, MXC__FMT_PLAIN};
+    mxc__blob bo = {j->out, s, j->dtype, dev, MXC__FMT_PLAIN};
     for (int64_t i = lo; i < hi; ++i) {
       double x = mxc__blob_get(&bx, i);
       double v = j->og ? mxc__blob_get(&bg, i) * (2 * j->a * x + j->b)

@@ -116,6 +116,7 @@ static void idx_blob(const mxc__ndarray *a, mxc__blob *b) {
   b->shape = a->shape;
   b->dtype = a->dtype;
   b->dev = a->chunk->dev;
+  b->fmt = MXC__FMT_PLAIN;
 }
 
 /* Position of row r among the n sorted stored row ids, or -1. */

@@ -126,3 +126,27 @@ TEST(Backend, LateRegistrationIsRefused) {
             std::string::npos)
       << mxc_last_error();
 }
+
+// Channels-last values (core/op/format.h): both directions of the
+// conversion for 3 to 5 axes, including extents of 1, against index
+// arithmetic written in the test.
+TEST(ValueFormat, ConversionsMatchIndexArithmetic) {
+  const std::vector<std::vector<int64_t>> shapes = {
+      {2, 3, 5}, {1, 4, 2, 3}, {3, 16, 7, 7}, {2, 2, 3, 1, 4}, {1, 1, 5, 5}};
+  for (const auto &d : shapes) {
+    EXPECT_EQ(tb_fmt_mismatches((int)d.size(), d.data()), 0)
+        << d.size() << " axes, C=" << d[1];
+  }
+}
+
+// A plain-only kernel run through mxc__fmt_compute sees plain copies, and
+// its result (accumulated into the output, req add) lands channels-last.
+TEST(ValueFormat, PlainKernelsRunOnPlainCopies) {
+  EXPECT_EQ(tb_fmt_compute_mismatches(), 0);
+}
+
+// bfloat16 channels-last (MXC_BIND_BF16's values): placement, and rounding
+// to nearest even.
+TEST(ValueFormat, Bfloat16ConversionsPlaceAndRound) {
+  EXPECT_EQ(tb_fmt_bf16_mismatches(), 0);
+}

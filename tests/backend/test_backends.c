@@ -12,6 +12,7 @@
 #include "core/base/alloc.h"
 #include "core/base/error.h"
 #include "core/op/backend.h"
+#include "core/op/format.h"
 
 static atomic_int g_add_calls, g_relu_calls;
 static int g_stream_token;
@@ -139,10 +140,10 @@ static double run_pair(const mxc__op *op, const mxc__kernel *k,
   }
   mxc__shape sh = {2, {3, 7}};
   mxc__device cpu = {MXC_DEVICE_CPU, 0};
-  mxc__blob in[2] = {{x[0], sh, MXC_DTYPE_FLOAT32, cpu},
-                     {x[1], sh, MXC_DTYPE_FLOAT32, cpu}};
-  mxc__blob oref = {y_ref, sh, MXC_DTYPE_FLOAT32, cpu};
-  mxc__blob ok = {y_k, sh, MXC_DTYPE_FLOAT32, cpu};
+  mxc__blob in[2] = {{x[0], sh, MXC_DTYPE_FLOAT32, cpu, MXC__FMT_PLAIN},
+                     {x[1], sh, MXC_DTYPE_FLOAT32, cpu, MXC__FMT_PLAIN}};
+  mxc__blob oref = {y_ref, sh, MXC_DTYPE_FLOAT32, cpu, MXC__FMT_PLAIN};
+  mxc__blob ok = {y_k, sh, MXC_DTYPE_FLOAT32, cpu, MXC__FMT_PLAIN};
   mxc__req req = MXC__REQ_WRITE;
   mxc__opctx ctx = {0};
   ctx.dev = cpu;
@@ -190,4 +191,119 @@ int tb_compare_all(double *worst) {
     }
   }
   return *worst > 0 ? -1 : compared;
+}
+
+/* ---- channels-last values ---- */
+
+/* Where plain element (n, c, s) lives in channels-last order. */
+static int64_t cl_index(int64_t n, int64_t c, int64_t s, int64_t C,
+                        int64_t S) {
+  return (n * S + s) * C + c;
+}
+
+static void ncs_dims(int ndim, const int64_t *dims, int64_t *N, int64_t *C,
+                     int64_t *S) {
+  *N = dims[0];
+  *C = dims[1];
+  *S = 1;
+  for (int i = 2; i < ndim; ++i) *S *= dims[i];
+}
+
+int tb_fmt_mismatches(int ndim, const int64_t *dims) {
+  int64_t N, C, S;
+  ncs_dims(ndim, dims, &N, &C, &S);
+  int64_t total = N * C * S;
+  float *cl = mxc__calloc((size_t)total, sizeof *cl);
+  float *plain = mxc__calloc((size_t)total, sizeof *plain);
+  mxc__blob b = {cl, {ndim, {0}}, MXC_DTYPE_FLOAT32, {MXC_DEVICE_CPU, 0},
+                 MXC__FMT_CHANNELS_LAST};
+  for (int i = 0; i < ndim; ++i) b.shape.dims[i] = dims[i];
+  for (int64_t i = 0; i < total; ++i) plain[i] = (float)i;
+  mxc__fmt_from_plain(plain, &b);
+  int bad = 0;
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t c = 0; c < C; ++c)
+      for (int64_t s = 0; s < S; ++s)
+        bad += cl[cl_index(n, c, s, C, S)] != (float)((n * C + c) * S + s);
+  memset(plain, 0, (size_t)total * sizeof *plain);
+  mxc__fmt_to_plain(&b, plain);
+  for (int64_t i = 0; i < total; ++i) bad += plain[i] != (float)i;
+  mxc__free(cl);
+  mxc__free(plain);
+  return bad;
+}
+
+/* A plain-only kernel: out = 2 * in (+ out with req add), and it checks
+ * that it got plain blobs. */
+static int twice(const mxc__op *op, const mxc__opctx *ctx, const void *param,
+                 const mxc__blob *in, int n_in, const mxc__blob *out,
+                 int n_out, const mxc__req *req) {
+  if (in[0].fmt != MXC__FMT_PLAIN || out[0].fmt != MXC__FMT_PLAIN) {
+    return mxc__error_set(MXC_ERR_INTERNAL, "twice: not plain");
+  }
+  int64_t n = mxc__shape_size(&in[0].shape);
+  const float *x = in[0].ptr;
+  float *y = out[0].ptr;
+  for (int64_t i = 0; i < n; ++i) {
+    y[i] = 2 * x[i] + (req[0] == MXC__REQ_ADD ? y[i] : 0);
+  }
+  return MXC_OK;
+}
+
+int tb_fmt_compute_mismatches(void) {
+  enum { N = 2, C = 3, H = 4, W = 5, T = N * C * H * W };
+  float x[T], y[T], xp[T];
+  for (int i = 0; i < T; ++i) xp[i] = (float)i;
+  mxc__blob in = {x, {4, {N, C, H, W}}, MXC_DTYPE_FLOAT32,
+                  {MXC_DEVICE_CPU, 0}, MXC__FMT_CHANNELS_LAST};
+  mxc__blob out = in;
+  out.ptr = y;
+  mxc__fmt_from_plain(xp, &in);
+  for (int i = 0; i < T; ++i) y[i] = 1000; /* every element, any layout */
+  mxc__req req = MXC__REQ_ADD;
+  const mxc__op *op = mxc__op_find("relu");
+  if (!op || mxc__fmt_compute(twice, op, NULL, NULL, &in, 1, &out, 1,
+                              &req) != MXC_OK) {
+    return -1;
+  }
+  float yp[T];
+  mxc__fmt_to_plain(&out, yp);
+  int bad = 0;
+  for (int i = 0; i < T; ++i) bad += yp[i] != 2 * (float)i + 1000;
+  return bad;
+}
+
+int tb_fmt_bf16_mismatches(void) {
+  enum { N = 2, C = 3, S = 4, T = N * C * S };
+  float plain[T], back[T];
+  uint16_t cl[2 * T]; /* a float32 array's bytes */
+  for (int i = 0; i < T; ++i) plain[i] = (float)(i - 7);
+  mxc__blob b = {cl, {3, {N, C, S}}, MXC_DTYPE_FLOAT32, {MXC_DEVICE_CPU, 0},
+                 MXC__FMT_CHANNELS_LAST_BF16};
+  mxc__fmt_from_plain(plain, &b);
+  int bad = 0;
+  for (int n = 0; n < N; ++n)
+    for (int c = 0; c < C; ++c)
+      for (int s = 0; s < S; ++s) {
+        float want = plain[(n * C + c) * S + s];
+        uint32_t u = (uint32_t)cl[cl_index(n, c, s, C, S)] << 16;
+        float got;
+        memcpy(&got, &u, sizeof got);
+        bad += got != want;
+      }
+  mxc__fmt_to_plain(&b, back);
+  for (int i = 0; i < T; ++i) bad += back[i] != plain[i];
+  /* 1 + 2^-8 is halfway between 1 and 1 + 2^-7: ties go to even (1);
+   * 1 + 3 * 2^-9 rounds up; 1 + 2^-9 down. */
+  const float in[3] = {1.0f + 0x1p-8f, 1.0f + 3 * 0x1p-9f, 1.0f + 0x1p-9f};
+  const float want[3] = {1.0f, 1.0f + 0x1p-7f, 1.0f};
+  for (int k = 0; k < 3; ++k) {
+    float p3[3] = {in[k], in[k], in[k]}, r3[3];
+    mxc__blob t = {cl, {3, {1, 1, 3}}, MXC_DTYPE_FLOAT32,
+                   {MXC_DEVICE_CPU, 0}, MXC__FMT_CHANNELS_LAST_BF16};
+    mxc__fmt_from_plain(p3, &t);
+    mxc__fmt_to_plain(&t, r3);
+    bad += r3[0] != want[k];
+  }
+  return bad;
 }

@@ -13,7 +13,9 @@
 // Float64 runs of the fused operators agree to 1e-12.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "tests/exec/exec_test_util.h"
@@ -278,6 +280,20 @@ struct Pair {
   }
 
   Vec arg(const std::string &name) { return get_named(ref, name, 0); }
+
+  // Another executor of sym over ref's arrays (the caller frees it).
+  mxc_executor bind_again(int flags) {
+    std::vector<mxc_ndarray> a = arrays(0), x = arrays(1);
+    mxc_executor e = nullptr;
+    EXPECT_EQ(mxc_executor_bind(sym, MXC_DEVICE_CPU, 0, (int)a.size(),
+                                a.data(), nullptr, nullptr, (int)x.size(),
+                                x.data(), flags, &e),
+              MXC_OK)
+        << err();
+    for (auto h : a) mxc_ndarray_free(h);
+    for (auto h : x) mxc_ndarray_free(h);
+    return e;
+  }
 };
 
 TEST(InferPasses, ResNetBlocksFoldAndFuse) {
@@ -560,6 +576,198 @@ TEST(InferPasses, FusedOperatorsAreHidden) {
     ASSERT_EQ(mxc_op_name(op, &name), MXC_OK);
     EXPECT_NE(std::string(name).rfind("_Fused", 0), 0u) << name;
   }
+}
+
+// ---- channels-last values (core/exec/format.c) ----
+//
+// With the oneDNN backend, an inference executor keeps the values between
+// oneDNN convolutions and poolings channels-last. Outputs must not change
+// beyond the summation order of another convolution algorithm (1e-5
+// against the same graph with plain values, 1e-4 against the reference
+// kernels), and nothing a user sees (outputs, the monitor) is ever
+// channels-last.
+
+bool onednn_on() {
+  int on = 0;
+  EXPECT_EQ(mxc_feature_enabled("ONEDNN", &on), MXC_OK);
+  const char *e = getenv("MXC_ONEDNN");
+  return on && !(e && std::string(e) == "0");
+}
+
+int channels_last_values(mxc_executor ex) {
+  std::string d = debug_str(ex);
+  size_t p = d.find("channels-last values: ");
+  return p == std::string::npos ? 0 : std::atoi(d.c_str() + p + 22);
+}
+
+// An executor bound with MXC_CHANNELS_LAST=0 in the environment.
+mxc_executor bind_plain(Pair &p) {
+  setenv("MXC_CHANNELS_LAST", "0", 1);
+  mxc_executor e = p.bind_again(0);
+  unsetenv("MXC_CHANNELS_LAST");
+  return e;
+}
+
+void expect_outputs_close(mxc_executor a, mxc_executor b, double tol,
+                          const std::string &what) {
+  ASSERT_EQ(mxc_executor_forward(a, 0), MXC_OK) << err();
+  ASSERT_EQ(mxc_executor_forward(b, 0), MXC_OK) << err();
+  int n = 0;
+  ASSERT_EQ(mxc_executor_num_outputs(a, &n), MXC_OK);
+  for (int i = 0; i < n; ++i) {
+    expect_close(output(a, i), output(b, i), tol,
+                 what + " output " + std::to_string(i));
+  }
+}
+
+TEST(ValueFormats, ResNetKeepsValuesChannelsLastBetweenConvolutions) {
+  Pair p;
+  p.bind(kResNet, {2, 4, 6, 6}, 21);
+  p.expect_equal(0, "resnet blocks, channels-last");
+  mxc_executor plain = bind_plain(p);
+  ASSERT_NE(plain, nullptr);
+  EXPECT_EQ(channels_last_values(plain), 0) << debug_str(plain);
+  EXPECT_EQ(channels_last_values(p.ref), 0);
+  if (onednn_on()) {
+    // Every value between the five (fused) convolutions: the four
+    // results they pass on, conv2's read by conv3 and by the projection
+    // shortcut; the data is the user's and the output a head.
+    EXPECT_EQ(channels_last_values(p.opt), 4) << debug_str(p.opt);
+  } else {
+    EXPECT_EQ(channels_last_values(p.opt), 0) << debug_str(p.opt);
+  }
+  expect_outputs_close(p.opt, plain, 1e-5, "channels-last vs plain");
+  mxc_executor_free(plain);
+}
+
+struct Seen {
+  std::vector<std::string> names;
+  std::vector<Vec> values;
+};
+
+void remember(void *data, const char *name, mxc_ndarray a) {
+  Seen *s = static_cast<Seen *>(data);
+  s->names.push_back(name);
+  s->values.push_back(get(a));
+}
+
+TEST(ValueFormats, TheMonitorSeesPlainValues) {
+  Pair p;
+  p.bind(kResNet, {1, 4, 6, 6}, 22);
+  mxc_executor plain = bind_plain(p);
+  ASSERT_NE(plain, nullptr);
+  Seen a, b;
+  ASSERT_EQ(mxc_executor_set_monitor(p.opt, remember, &a), MXC_OK);
+  ASSERT_EQ(mxc_executor_set_monitor(plain, remember, &b), MXC_OK);
+  ASSERT_EQ(mxc_executor_forward(p.opt, 0), MXC_OK) << err();
+  ASSERT_EQ(mxc_executor_forward(plain, 0), MXC_OK) << err();
+  ASSERT_EQ(a.names, b.names);
+  EXPECT_GE(a.names.size(), 5u);
+  for (size_t i = 0; i < a.names.size(); ++i) {
+    expect_close(a.values[i], b.values[i], 1e-5, a.names[i]);
+  }
+  mxc_executor_free(plain);
+}
+
+// conv2 (kernel 3, stride 3, no padding, over 8x8: a ragged end oneDNN
+// cannot express) sits between two convolutions, so it receives and must
+// write channels-last values: its reference kernel runs on plain copies.
+const char *kRagged = R"JSON({
+  "nodes": [
+    {"op": "null", "name": "data", "inputs": []},
+    {"op": "null", "name": "c1_weight", "inputs": []},
+    {"op": "Convolution", "name": "conv1", "attrs": {"kernel": "(3, 3)",
+     "pad": "(1, 1)", "num_filter": "4", "no_bias": "True"},
+     "inputs": [[0, 0, 0], [1, 0, 0]]},
+    {"op": "null", "name": "c2_weight", "inputs": []},
+    {"op": "null", "name": "c2_bias", "inputs": []},
+    {"op": "Convolution", "name": "conv2", "attrs": {"kernel": "(3, 3)",
+     "stride": "(3, 3)", "num_filter": "5"},
+     "inputs": [[2, 0, 0], [3, 0, 0], [4, 0, 0]]},
+    {"op": "null", "name": "c3_weight", "inputs": []},
+    {"op": "Convolution", "name": "conv3", "attrs": {"kernel": "(1, 1)",
+     "num_filter": "3", "no_bias": "True"},
+     "inputs": [[5, 0, 0], [6, 0, 0]]}
+  ],
+  "arg_nodes": [0, 1, 3, 4, 6],
+  "heads": [[7, 0, 0]],
+  "attrs": {"mxnet_version": ["int", 10900]}
+})JSON";
+
+TEST(ValueFormats, ACallOneDNNTurnsDownRunsTheReferenceOnPlainCopies) {
+  Pair p;
+  p.bind(kRagged, {2, 3, 8, 8}, 23);
+  EXPECT_EQ(channels_last_values(p.opt), onednn_on() ? 2 : 0)
+      << debug_str(p.opt);
+  p.expect_equal(0, "ragged convolution between channels-last values");
+}
+
+// Whether this CPU computes bfloat16 natively, read from /proc/cpuinfo
+// (not from mxc's own detection, which is what is tested).
+bool cpu_has_bf16() {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return false;
+  char line[4096];
+  bool yes = false;
+  while (!yes && fgets(line, sizeof line, f)) {
+    std::string l = line;
+    if (l.rfind("flags", 0) != 0) continue;
+    yes = l.find(" avx512_bf16") != std::string::npos ||
+          l.find(" amx_bf16") != std::string::npos;
+  }
+  fclose(f);
+  return yes;
+}
+
+int bf16_values(mxc_executor ex) {
+  std::string d = debug_str(ex);
+  size_t p = d.find("channels-last values: ");
+  size_t q = p == std::string::npos ? p : d.find('(', p);
+  return q == std::string::npos ? 0 : std::atoi(d.c_str() + q + 1);
+}
+
+// bfloat16 values differ from float32 by their rounding (8 significant
+// bits) accumulated over a few layers: outputs agree to 5e-2.
+TEST(ValueFormats, Bf16KeepsValuesInBfloat16WhereTheCpuComputesIt) {
+  Pair p;
+  p.bind(kResNet, {2, 4, 6, 6}, 25, MXC_BIND_BF16);
+  bool on = onednn_on() && cpu_has_bf16();
+  EXPECT_EQ(bf16_values(p.opt), on ? 4 : 0) << debug_str(p.opt);
+  ASSERT_EQ(mxc_executor_forward(p.ref, 0), MXC_OK) << err();
+  ASSERT_EQ(mxc_executor_forward(p.opt, 0), MXC_OK) << err();
+  expect_close(output(p.opt, 0), output(p.ref, 0), on ? 5e-2 : 1e-4,
+               "bf16 resnet blocks");
+  // The monitor sees float32 values, close to a plain executor's.
+  mxc_executor plain = bind_plain(p);
+  ASSERT_NE(plain, nullptr);
+  Seen a, b;
+  ASSERT_EQ(mxc_executor_set_monitor(p.opt, remember, &a), MXC_OK);
+  ASSERT_EQ(mxc_executor_set_monitor(plain, remember, &b), MXC_OK);
+  ASSERT_EQ(mxc_executor_forward(p.opt, 0), MXC_OK) << err();
+  ASSERT_EQ(mxc_executor_forward(plain, 0), MXC_OK) << err();
+  ASSERT_EQ(a.names, b.names);
+  for (size_t i = 0; i < a.names.size(); ++i) {
+    expect_close(a.values[i], b.values[i], on ? 5e-2 : 1e-5, a.names[i]);
+  }
+  mxc_executor_free(plain);
+}
+
+TEST(ValueFormats, Bf16FallbackConvertsToFloat32) {
+  Pair p;
+  p.bind(kRagged, {2, 3, 8, 8}, 26, MXC_BIND_BF16);
+  bool on = onednn_on() && cpu_has_bf16();
+  EXPECT_EQ(bf16_values(p.opt), on ? 2 : 0) << debug_str(p.opt);
+  ASSERT_EQ(mxc_executor_forward(p.ref, 0), MXC_OK) << err();
+  ASSERT_EQ(mxc_executor_forward(p.opt, 0), MXC_OK) << err();
+  expect_close(output(p.opt, 0), output(p.ref, 0), on ? 5e-2 : 1e-4,
+               "bf16 ragged convolution");
+}
+
+TEST(ValueFormats, NoOneDNNBindFlagKeepsEveryValuePlain) {
+  Pair p;
+  p.bind(kResNet, {1, 4, 6, 6}, 24, MXC_BIND_NO_ONEDNN);
+  EXPECT_EQ(channels_last_values(p.opt), 0) << debug_str(p.opt);
+  p.expect_equal(0, "resnet blocks, reference kernels");
 }
 
 }  // namespace

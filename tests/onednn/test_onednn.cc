@@ -170,6 +170,53 @@ TEST(OneDnn, ConvolutionOneByOne) {
            1e-4});
 }
 
+// ---- Deconvolution: 1e-4 (sums in another order). Weights are MXNet's
+// (C_in, num_filter / groups, kernel...) ----
+
+TEST(OneDnn, Deconvolution2DWithAdjAndBias) {
+  compare({"Deconvolution",
+           {{"kernel", "(3,3)"}, {"num_filter", "4"}, {"stride", "(2,2)"},
+            {"pad", "(1,1)"}, {"adj", "(1,0)"}, {"no_bias", "false"}},
+           {{2, 3, 5, 4}, {3, 4, 3, 3}, {4}},
+           1e-4});
+}
+
+TEST(OneDnn, DeconvolutionGroupsDilated) {
+  compare({"Deconvolution",
+           {{"kernel", "(3,3)"}, {"num_filter", "4"}, {"num_group", "2"},
+            {"dilate", "(2,2)"}, {"pad", "(1,2)"}},
+           {{1, 6, 4, 5}, {6, 2, 3, 3}},
+           1e-4});
+}
+
+TEST(OneDnn, Deconvolution1DAnd3DAndTargetShape) {
+  compare({"Deconvolution",
+           {{"kernel", "(4,)"}, {"num_filter", "2"}, {"stride", "(2,)"},
+            {"pad", "(1,)"}},
+           {{2, 3, 7}, {3, 2, 4}},
+           1e-4});
+  compare({"Deconvolution",
+           {{"kernel", "(2,2,2)"}, {"num_filter", "3"}, {"stride", "(1,2,1)"}},
+           {{1, 2, 3, 4, 3}, {2, 3, 2, 2, 2}},
+           1e-4});
+  compare({"Deconvolution",
+           {{"kernel", "(4,4)"}, {"num_filter", "3"}, {"stride", "(2,2)"},
+            {"target_shape", "(10,9)"}},
+           {{1, 2, 5, 5}, {2, 3, 4, 4}},
+           1e-4});
+}
+
+TEST(OneDnn, DeconvolutionAdjBeyondPadRunsTheReference) {
+  // adj 1 with pad 0: oneDNN would need a negative right padding.
+  Case c{"Deconvolution",
+         {{"kernel", "(3,3)"}, {"num_filter", "2"}, {"stride", "(2,2)"},
+          {"adj", "(1,1)"}},
+         {{1, 2, 4, 4}, {2, 2, 3, 3}},
+         1e-4};
+  c.onednn = 0;
+  compare(c);
+}
+
 // ---- FullyConnected: 1e-4 (sums in another order) ----
 
 TEST(OneDnn, FullyConnected) {
@@ -265,6 +312,30 @@ TEST(OneDnn, BatchNormInference) {
   compare(d);
 }
 
+// ---- LayerNorm along the last axis, mean and std compared too: 1e-5
+// (float32 statistics summed in another order) ----
+
+TEST(OneDnn, LayerNormLastAxis) {
+  for (std::vector<Shape> in : std::vector<std::vector<Shape>>{
+           {{3, 4, 7}, {7}, {7}}, {{5, 33}, {33}, {33}},
+           {{2, 3, 2, 2, 9}, {9}, {9}}}) {
+    Case c{"LayerNorm", {{"eps", "1e-5"}}, in, 1e-5};
+    c.n_out = 3;
+    compare(c);
+  }
+  Case d{"LayerNorm", {{"axis", "2"}, {"eps", "0.01"}},
+         {{2, 3, 6}, {6}, {6}}, 1e-5};
+  d.n_out = 3;
+  compare(d);
+}
+
+TEST(OneDnn, LayerNormOtherAxesRunTheReference) {
+  Case c{"LayerNorm", {{"axis", "1"}}, {{2, 5, 3}, {5}, {5}}, 0};
+  c.n_out = 3;
+  c.onednn = 0;
+  compare(c);
+}
+
 // ---- gradients: the backward operators on random output gradients,
 // every gradient output compared; 1e-4 relative (float32 sums of many
 // products in another order) ----
@@ -343,6 +414,36 @@ TEST(OneDnnBackward, BatchNormTrainingForwardAndBackward) {
       compare(b);
     }
   }
+}
+
+// (ograd, data, weight[, bias]) -> (ddata, dweight[, dbias]).
+TEST(OneDnnBackward, Deconvolution) {
+  compare({"_backward_Deconvolution",
+           {{"kernel", "(3,3)"}, {"num_filter", "4"}, {"stride", "(2,2)"},
+            {"pad", "(1,1)"}, {"adj", "(1,0)"}, {"no_bias", "false"}},
+           {{2, 4, 10, 7}, {2, 3, 5, 4}, {3, 4, 3, 3}, {4}},
+           1e-4});
+  compare({"_backward_Deconvolution",
+           {{"kernel", "(3,3)"}, {"num_filter", "4"}, {"num_group", "2"},
+            {"dilate", "(2,2)"}, {"pad", "(1,2)"}},
+           {{1, 4, 6, 5}, {1, 6, 4, 5}, {6, 2, 3, 3}},
+           1e-4});
+  compare({"_backward_Deconvolution",
+           {{"kernel", "(4,)"}, {"num_filter", "2"}, {"stride", "(2,)"},
+            {"pad", "(1,)"}},
+           {{2, 2, 14}, {2, 3, 7}, {3, 2, 4}},
+           1e-4});
+}
+
+// (ograd, data, gamma, beta, output, mean, std): std positive, from the
+// value range; both kernels use the statistics given.
+TEST(OneDnnBackward, LayerNorm) {
+  Case b{"_backward_LayerNorm", {{"eps", "1e-5"}},
+         {{3, 4, 7}, {3, 4, 7}, {7}, {7}, {3, 4, 7}, {3, 4, 1}, {3, 4, 1}},
+         1e-4};
+  b.lo = 0.2;
+  b.hi = 1.5;
+  compare(b);
 }
 
 // ---- post-ops of the fused operators' builders: the reference

@@ -1266,6 +1266,17 @@ typedef struct mxc_executor_s *mxc_executor;
  * graph as written. Since 1.1. */
 #define MXC_BIND_NO_INFER_PASSES 8
 
+/* Inference executors (those the passes above run for) on a CPU that
+ * computes bfloat16 natively (AVX512_BF16 or AMX-BF16): keep the values
+ * passed between oneDNN convolutions and poolings as bfloat16, and run
+ * those layers in bfloat16 (weights rounded once, at the first forward).
+ * Arguments and outputs stay float32; results differ from float32 by
+ * bfloat16 rounding (about 3 significant digits). Ignored on other CPUs,
+ * with MXC_BIND_NO_ONEDNN and with MXC_BIND_NO_INFER_PASSES;
+ * mxc_executor_debug_str marks the values it applied to ("bf16").
+ * Since 1.1. */
+#define MXC_BIND_BF16 16
+
 /* Binds sym to arrays on device (dev_type, dev_id). args: one array per
  * argument in list_arguments order (n_args must match); arg_grads: NULL,
  * or one slot per argument, NULL where no gradient is wanted; grad_reqs:
