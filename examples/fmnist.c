@@ -67,6 +67,11 @@ struct fm_net {
   mxc_ndarray *weights;   /* the executor's argument arrays */
   mxc_ndarray *grads;     /* their gradients */
   mxc_ndarray *moms;      /* momentum buffers, owned here */
+  /* Data parallelism (fm_net_set_kvstore): gradients are summed over the
+   * store's workers before each update, which scales them by 1 /
+   * global_batch. kv NULL: alone, global_batch = batch. */
+  mxc_kvstore kv;
+  int64_t global_batch;
 };
 
 int fm_model_parse(const char *name, fm_model *out) {
@@ -288,6 +293,7 @@ int fm_net_create(fm_model model, int64_t batch_size, fm_net **out) {
   if (net == NULL) return fail(MXC_ERR_OOM, "out of memory for the network");
   net->model = model;
   net->batch = batch_size;
+  net->global_batch = batch_size;
   net->data_dims[0] = batch_size;
   if (model == FM_MLP) {
     net->data_ndim = 2;
@@ -372,7 +378,7 @@ static int update(fm_net *net, const fm_opt *opt) {
   snprintf(v[0], sizeof v[0], "%.17g", opt->lr);
   snprintf(v[1], sizeof v[1], "%.17g", opt->momentum);
   snprintf(v[2], sizeof v[2], "%.17g", opt->wd);
-  snprintf(v[3], sizeof v[3], "%.17g", 1.0 / (double)net->batch);
+  snprintf(v[3], sizeof v[3], "%.17g", 1.0 / (double)net->global_batch);
   snprintf(v[4], sizeof v[4], "%.17g", opt->clip_gradient);
   const char *keys[5] = {"lr", "momentum", "wd", "rescale_grad",
                          "clip_gradient"};
@@ -391,13 +397,43 @@ static int update(fm_net *net, const fm_opt *opt) {
   return MXC_OK;
 }
 
+int fm_net_set_kvstore(fm_net *net, mxc_kvstore kv, int64_t global_batch) {
+  if (global_batch < net->batch) {
+    return fail(MXC_ERR_INVALID_ARGUMENT,
+                "global batch %lld is smaller than the batch %lld",
+                (long long)global_batch, (long long)net->batch);
+  }
+  const char *const *keys = (const char *const *)net->names;
+  /* Every worker starts from the first worker's parameters (init of a
+   * dist_sync store broadcasts them) and momenta of zero. */
+  MX_RET(mxc_kvstore_init(kv, net->n_params, NULL, keys, net->weights));
+  MX_RET(mxc_kvstore_pull(kv, net->n_params, NULL, keys, net->weights, 0));
+  for (int i = 0; i < net->n_params; ++i) {
+    MX_RET(mxc_init_array(net->moms[i], "zeros", NULL, NULL, 0));
+  }
+  net->kv = kv;
+  net->global_batch = global_batch;
+  return MXC_OK;
+}
+
+/* The gradients summed over the workers, in place: one pushpull of every
+ * parameter (the store fuses the small ones into few collectives). */
+static int sum_gradients(fm_net *net) {
+  if (net->kv == NULL) return MXC_OK;
+  const char *const *keys = (const char *const *)net->names;
+  MX_RET(mxc_kvstore_pushpull(net->kv, net->n_params, NULL, keys, net->grads,
+                              net->grads, 0));
+  return MXC_OK;
+}
+
 int fm_net_step(fm_net *net, mxc_ndarray data, mxc_ndarray label,
                 const fm_opt *opt, fm_stats *stats) {
   int rc = feed(net, data, label);
   if (rc != MXC_OK) return rc;
   MX_RET(mxc_executor_forward(net->ex, 1));
   MX_RET(mxc_executor_backward(net->ex, 0, NULL));
-  rc = update(net, opt);
+  rc = sum_gradients(net);
+  if (rc == MXC_OK) rc = update(net, opt);
   if (rc != MXC_OK || stats == NULL) return rc;
   /* Everything is pushed; measuring now waits for the forward output only,
    * while the backward pass and the updates run on the engine. */

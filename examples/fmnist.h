@@ -60,6 +60,14 @@ void fm_net_data_shape(const fm_net *net, int *out_ndim, int64_t dims[4]);
  * fan_out))); biases and momenta become zeros. */
 int fm_net_init(fm_net *net, uint64_t seed);
 
+/* Data-parallel training through kv (borrowed; it must outlive net's
+ * use): the parameters become keys of kv (named as the arguments) and
+ * take the first worker's values; every step sums the gradients over the
+ * workers (mxc_kvstore_pushpull) before the update, which scales them by
+ * 1 / global_batch (the batches of all workers together). Call after
+ * fm_net_init or fm_net_load, before training. */
+int fm_net_set_kvstore(fm_net *net, mxc_kvstore kv, int64_t global_batch);
+
 /* One training step on a batch: data shaped as fm_net_data_shape gives (or
  * any shape with as many elements), label (batch). Forward, backward,
  * sgd_mom_update of every parameter. With stats non-NULL, also measures

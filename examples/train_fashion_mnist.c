@@ -8,6 +8,16 @@
  *       [--train-rec FILE --test-rec FILE]
  *       [--save PATH] [--resume PATH] [--threads N] [--require-goal]
  *       [--profile FILE.json] [--curves FILE.png] [--graph FILE.dot]
+ *       [--kvstore local|dist_sync]
+ *
+ * --kvstore dist_sync trains data-parallel across the processes of an MPI
+ * job (mpirun -np N train_fashion_mnist --kvstore dist_sync ...; README):
+ * --batch-size is the global batch, each of the N workers takes batches
+ * of B / N from its own part of the training set (num_parts = N,
+ * part_index = its rank) and the gradients are summed over the workers
+ * before every update, so N workers follow the same schedule as one with
+ * batch B. Every worker prints its progress with a "[rank r/N]" prefix;
+ * the final accuracy and goal are printed by rank 0.
  *
  * SGD with momentum; the learning rate is multiplied by --lr-factor (0.1)
  * after each epoch count of --lr-step-epochs (default: after 8 epochs for
@@ -53,7 +63,15 @@ typedef struct config {
   int threads; /* 0: the library's default */
   int require_goal;
   const char *profile_path, *curves_path, *graph_path; /* NULL: not asked */
+  const char *kvstore;  /* NULL: none */
+  int rank, workers;    /* of the kvstore's job (0 and 1 without one) */
+  int64_t global_batch; /* batch_size * workers */
+  int64_t epoch_batches; /* with workers > 1: batches per epoch, the same
+                            on every worker; 0: the iterator's */
 } config;
+
+/* "[rank r/N] " before every line of a worker of a job of N > 1. */
+static char g_prefix[48];
 
 /* Counters stored in checkpoints: epochs done and batches done in the
  * next epoch (always 0 for the checkpoints written here, but honoured). */
@@ -99,7 +117,10 @@ static void usage(FILE *f) {
           "  --curves FILE.png     loss and accuracies per epoch: FILE.csv,\n"
           "                        and FILE.png when gnuplot is installed\n"
           "  --graph FILE.dot      the network as DOT, and FILE.svg when\n"
-          "                        Graphviz is installed\n");
+          "                        Graphviz is installed\n"
+          "  --kvstore TYPE        local or dist_sync: data-parallel across\n"
+          "                        an MPI job (mpirun -np N ...); the batch\n"
+          "                        size is then the global one\n");
 }
 
 /* Parses a number option; 0 on success. */
@@ -157,6 +178,7 @@ static int parse_args(int argc, char **argv, config *c) {
   c->opt.clip_gradient = -1;
   c->lr_factor = 0.1;
   c->seed = 1;
+  c->workers = 1;
   c->data_dir = "/usr/share/datasets/fashion-mnist";
   for (int i = 1; i < argc; ++i) {
     const char *a = argv[i], *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -211,6 +233,8 @@ static int parse_args(int argc, char **argv, config *c) {
       c->curves_path = val;
     } else if (strcmp(a, "--graph") == 0) {
       c->graph_path = val;
+    } else if (strcmp(a, "--kvstore") == 0) {
+      c->kvstore = val;
     } else if (strcmp(a, "--threads") == 0) {
       bad = num(a, val, 1, 1024, &v);
       c->threads = (int)v;
@@ -326,8 +350,8 @@ static void progress(int epoch, int64_t done, int64_t total,
   if (!tty && (final || done % 100 != 0)) return;
   last = t;
   double n = st->count > 0 ? (double)st->count : 1;
-  fprintf(stderr, "%sepoch %d [%4lld/%lld] loss %.3f acc %.3f %.0f img/s%s",
-          tty ? "\r\033[K" : "", epoch, (long long)done, (long long)total,
+  fprintf(stderr, "%s%sepoch %d [%4lld/%lld] loss %.3f acc %.3f %.0f img/s%s",
+          tty ? "\r\033[K" : "", g_prefix, epoch, (long long)done, (long long)total,
           st->loss_sum / n, (double)st->correct / n,
           (double)st->count / (t - t0 > 0 ? t - t0 : 1e-9), tty ? "" : "\n");
   if (tty && final) fputs("\r\033[K", stderr);
@@ -373,7 +397,7 @@ static int train_epoch(const config *c, fm_net *net, mxc_data_iter it,
   int64_t total = 0, done = 0;
   int has = 0;
   CHECK_MX(mxc_data_iter_num_examples(it, &total));
-  total /= c->batch_size;
+  total = c->epoch_batches > 0 ? c->epoch_batches : total / c->batch_size;
   if (c->limit_batches > 0 && c->limit_batches < total) {
     total = c->limit_batches;
   }
@@ -451,10 +475,12 @@ static int start(const config *c, fm_net *net, mxc_data_iter train,
 }
 
 static int run(const config *c, fm_net *net, mxc_data_iter train,
-               mxc_data_iter test, insp_curves *curves, double *final_acc) {
+               mxc_data_iter test, mxc_kvstore kv, insp_curves *curves,
+               double *final_acc) {
   int64_t prog[N_PROGRESS];
   int rc = start(c, net, train, prog);
   if (rc != MXC_OK) return rc;
+  if (kv != NULL) CHECK_FM(fm_net_set_kvstore(net, kv, c->global_batch));
   *final_acc = -1;
   for (int epoch = (int)prog[PROGRESS_EPOCHS]; epoch < c->epochs; ++epoch) {
     fm_stats st = {0, 0, 0};
@@ -471,9 +497,9 @@ static int run(const config *c, fm_net *net, mxc_data_iter train,
     rc = evaluate(c, net, test, &acc, &n_test);
     if (rc != MXC_OK) return rc;
     double n = st.count > 0 ? (double)st.count : 1;
-    printf("epoch %d/%d: %.1f s (%.0f img/s), lr %g, train loss %.4f, train "
-           "acc %.4f, test acc %.4f (%lld images)\n",
-           epoch + 1, c->epochs, dt, (double)st.count / dt, ce.opt.lr,
+    printf("%sepoch %d/%d: %.1f s (%.0f img/s), lr %g, train loss %.4f, "
+           "train acc %.4f, test acc %.4f (%lld images)\n",
+           g_prefix, epoch + 1, c->epochs, dt, (double)st.count / dt, ce.opt.lr,
            st.loss_sum / n,
            (double)st.correct / n, acc, (long long)n_test);
     *final_acc = acc;
@@ -540,6 +566,41 @@ static int report(const config *c, double acc) {
   return met;
 }
 
+/* ---- data parallelism ------------------------------------------------------ */
+
+/* The store of --kvstore, this worker's rank and the per-worker batch
+ * (--batch-size is the global one). */
+static int open_kvstore(config *c, mxc_kvstore *out) {
+  c->global_batch = c->batch_size;
+  if (c->kvstore == NULL) return MXC_OK;
+  CHECK_MX(mxc_kvstore_create(c->kvstore, out));
+  CHECK_MX(mxc_kvstore_rank(*out, &c->rank));
+  CHECK_MX(mxc_kvstore_num_workers(*out, &c->workers));
+  if (c->batch_size % c->workers != 0) {
+    snprintf(g_what, sizeof g_what, "--batch-size %lld is the global batch: "
+             "it must be a multiple of the %d workers",
+             (long long)c->batch_size, c->workers);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  c->batch_size /= c->workers;
+  if (c->workers > 1) {
+    snprintf(g_prefix, sizeof g_prefix, "[rank %d/%d] ", c->rank, c->workers);
+  }
+  return MXC_OK;
+}
+
+/* Each worker reads its own part of the training set; every worker runs
+ * as many batches per epoch as the smallest part holds (the collectives
+ * of a step need every worker). */
+static int shard(config *c, mxc_data_iter train) {
+  if (c->workers <= 1) return MXC_OK;
+  int64_t n = 0;
+  CHECK_MX(mxc_data_iter_num_examples(train, &n));
+  CHECK_MX(mxc_data_iter_set_parts(train, c->workers, c->rank));
+  c->epoch_batches = n / c->workers / c->batch_size;
+  return MXC_OK;
+}
+
 int main(int argc, char **argv) {
   /* Line-buffered stdout: when stdout and stderr go to one pipe or log
    * (scripts/train.sh 2>&1 | tee), a fully buffered stdout would hold the
@@ -550,13 +611,18 @@ int main(int argc, char **argv) {
   int prc = parse_args(argc, argv, &c);
   if (prc != 0) return prc < 0 ? 0 : prc;
   mxc_data_iter train = NULL, test = NULL;
+  mxc_kvstore kv = NULL;
   fm_net *net = NULL;
   double acc = -1;
   int threads = 0, rc = MXC_OK;
   if (c.threads > 0) rc = mxc_set_num_threads(c.threads);
   if (rc == MXC_OK) rc = mxc_get_num_threads(&threads);
-  if (rc == MXC_OK) rc = open_data(&c, &train, &test);
-  if (rc != MXC_OK) {
+  int krc = rc == MXC_OK ? open_kvstore(&c, &kv) : MXC_OK;
+  if (rc == MXC_OK && krc == MXC_OK) rc = open_data(&c, &train, &test);
+  if (rc == MXC_OK && krc == MXC_OK) krc = shard(&c, train);
+  if (krc != MXC_OK) {
+    rc = krc; /* g_what says why */
+  } else if (rc != MXC_OK) {
     snprintf(g_what, sizeof g_what, "%s: %s", mxc_error_name(rc),
              mxc_last_error());
   } else {
@@ -570,11 +636,17 @@ int main(int argc, char **argv) {
     if (c.n_lr_steps > 0 && len < sizeof sched) {
       snprintf(sched + len, sizeof sched - len, ")");
     }
-    printf("mxc %s, %d thread(s): %s, %d epoch(s), batch %lld, lr %g%s, "
+    printf("%smxc %s, %d thread(s): %s, %d epoch(s), batch %lld, lr %g%s, "
            "momentum %g, wd %g, seed %llu\n",
-           mxc_version_string(), threads, fm_model_name(c.model), c.epochs,
-           (long long)c.batch_size, c.opt.lr, sched, c.opt.momentum, c.opt.wd,
-           (unsigned long long)c.seed);
+           g_prefix, mxc_version_string(), threads, fm_model_name(c.model),
+           c.epochs, (long long)c.global_batch, c.opt.lr, sched,
+           c.opt.momentum, c.opt.wd, (unsigned long long)c.seed);
+    if (c.workers > 1) {
+      printf("%sdata parallel (%s): %d workers, %lld examples per worker "
+             "and batch, part %d of the training set\n",
+             g_prefix, c.kvstore, c.workers, (long long)c.batch_size,
+             c.rank);
+    }
     rc = fm_net_create(c.model, c.batch_size, &net);
     int64_t planned = 0, unshared = 0;
     if (rc == MXC_OK) {
@@ -582,9 +654,9 @@ int main(int argc, char **argv) {
       if (rc != MXC_OK) {
         snprintf(g_what, sizeof g_what, "%s", mxc_last_error());
       } else {
-        printf("memory plan: %.2f MB of intermediate values (%.2f MB "
+        printf("%smemory plan: %.2f MB of intermediate values (%.2f MB "
                "without buffer sharing)\n",
-               planned / 1e6, unshared / 1e6);
+               g_prefix, planned / 1e6, unshared / 1e6);
       }
     } else {
       snprintf(g_what, sizeof g_what, "%s", fm_last_error());
@@ -592,7 +664,7 @@ int main(int argc, char **argv) {
     insp_curves *curves = NULL;
     if (rc == MXC_OK && c.train_rec) rc = time_pipeline(&c, train);
     if (rc == MXC_OK) rc = inspect_begin(&c, net, &curves);
-    if (rc == MXC_OK) rc = run(&c, net, train, test, curves, &acc);
+    if (rc == MXC_OK) rc = run(&c, net, train, test, kv, curves, &acc);
     int irc = inspect_end(&c, curves);
     if (rc == MXC_OK) rc = irc;
   }
@@ -606,10 +678,13 @@ int main(int argc, char **argv) {
   fm_net_free(net);
   mxc_data_iter_free(train);
   mxc_data_iter_free(test);
+  mxc_kvstore_free(kv);
   if (rc != MXC_OK) {
-    fprintf(stderr, "train_fashion_mnist: error: %s\n", g_what);
+    fprintf(stderr, "%strain_fashion_mnist: error: %s\n", g_prefix, g_what);
     return 1;
   }
+  /* Every worker holds the same parameters: rank 0 speaks for the job. */
+  if (c.rank != 0) return 0;
   int met = report(&c, acc);
   return c.require_goal && !met ? 3 : 0;
 }

@@ -42,7 +42,7 @@ t1=$(date +%s)
 ver=$(dpkg-parsechangelog -l "$root/packaging/debian/changelog" -S Version)
 arch=$(dpkg --print-architecture)
 multiarch=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-pkgs=(libmxc1 libmxc-dev mxc-tools mxc-doc libmxc-jni libmxc-java r-other-mxc golang-mxc-dev)
+pkgs=(libmxc1 libmxc-mpi1 libmxc-dev mxc-tools mxc-doc libmxc-jni libmxc-java r-other-mxc golang-mxc-dev)
 # The CUDA plug-in, where the toolkit let package.sh build it.
 cuda=0
 if [ -e "$out/libmxc-cuda1_${ver}_${arch}.deb" ]; then
@@ -66,7 +66,7 @@ remove() {
   if [ ${#preinstalled[@]} = 0 ]; then
     # Dependents first (dpkg -r refuses to break a dependency).
     [ "$cuda" = 0 ] || dpkg -r libmxc-cuda1 > /dev/null
-    dpkg -r golang-mxc-dev libmxc-java libmxc-jni r-other-mxc mxc-doc mxc-tools libmxc-dev libmxc1 \
+    dpkg -r golang-mxc-dev libmxc-java libmxc-jni r-other-mxc mxc-doc mxc-tools libmxc-dev libmxc-mpi1 libmxc1 \
       > /dev/null && echo "install_test: packages removed"
   else
     echo "install_test: ${preinstalled[*]} were installed before: left installed (now $ver)"

@@ -17,6 +17,8 @@ pkgs=(
   python3-pil                   # tests: the independent RecordIO/image writer
   dataset-fashion-mnist  # the training data (tests use it when present)
   pkg-config
+  libopenmpi-dev openmpi-bin   # the KVStore's MPI plug-in (backends/mpi) and
+                               # its tests under mpirun (tests/kvstore)
   python3-numpy python3-torch  # bindings/python tests, tests/ops/nn golden data
                                # (they skip without)
   python3-torchvision          # the ResNets of bench/infer, bench/train

@@ -12,7 +12,7 @@ Keep the table a plain literal: check_layers.py parses it as Python."""
 # The core, lowest first: each builds on all before it.
 #   core/base < core/profiler < core/storage < core/engine < core/ndarray < core/resource
 #   < core/op < {core/graph < core/fuse, core/autograd, core/exec,
-#   core/io, core/train} < ops/* < backends/* < c_api/src
+#   core/io, core/train, core/kvstore} < ops/* < backends/* < c_api/src
 # The passes over graphs sit side by side and never use each other, except
 # that exec runs fused graphs. Operator families are plug-ins over core/op:
 # never another family, never a graph pass.
@@ -43,6 +43,10 @@ LAYER_RULES = {
                 "core/engine", "core/ndarray", "core/resource", "core/op"],
     "core/train": ["mxc", "core/base", "core/profiler", "core/storage",
                    "core/engine", "core/ndarray", "core/resource", "core/op"],
+    # The KVStore runs update operators of the registry by name.
+    "core/kvstore": ["mxc", "core/base", "core/profiler", "core/storage",
+                     "core/engine", "core/ndarray", "core/resource",
+                     "core/op"],
     # The family table: ops/families.c and the generated ops/families.h.
     "ops": ["mxc", "core/base", "core/profiler", "core/storage", "core/engine",
             "core/ndarray", "core/resource", "core/op"],
@@ -63,6 +67,10 @@ LAYER_RULES = {
     # The CUDA plug-in (its own library, loaded with dlopen): the plug-in
     # interface of core/base alone; it links nothing of libmxc.
     "backends/cuda": ["mxc", "core/base"],
+    # The MPI plug-in (its own library, loaded with dlopen): the plug-in
+    # interface of core/kvstore (mpi_plugin.h) alone; it links nothing of
+    # libmxc.
+    "backends/mpi": ["mxc", "core/kvstore"],
     # The ABI layer sees the library's core; it links the families (//ops)
     # but never includes them: operators are reached by name.
     "c_api/src": ["mxc", "core/*"],

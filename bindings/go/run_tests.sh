@@ -45,6 +45,9 @@ for tool in go swig pkg-config gcc; do
   fi
 done
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
+# The KVStore's MPI job (below): BUILD names mpirun and the plug-in where
+# Open MPI is installed.
+mpi_plugin=${MXC_TEST_MPI_PLUGIN:+$PWD/$MXC_TEST_MPI_PLUGIN}
 src=$tmp/src
 rm -rf "$src"
 mkdir -p "$src/bindings" "$src/examples" "$src/bench/bindings"
@@ -89,6 +92,16 @@ go vet .
 go test -count=1 -v ./...
 GODEBUG=cgocheck=2 go test -count=1 -short ./...
 go test -count=1 -race -short ./...
+# TestKVStoreDist across 2 ranks of an MPI job on this machine.
+if [ -n "${MXC_TEST_MPIRUN:-}" ] && [ -n "$mpi_plugin" ]; then
+  go test -c -o "$tmp/mxc_kv.test" .
+  MXC_TEST_NP=2 MXC_MPI_PLUGIN=$mpi_plugin MXC_KVSTORE_TIMEOUT=60 \
+    TEST_PREMATURE_EXIT_FILE= timeout 240 "$MXC_TEST_MPIRUN" \
+    --allow-run-as-root --oversubscribe -np 2 --mca btl self,vader \
+    --bind-to none -x MXC_TEST_NP -x MXC_MPI_PLUGIN -x MXC_KVSTORE_TIMEOUT \
+    -x TEST_TMPDIR -x LD_LIBRARY_PATH \
+    "$tmp/mxc_kv.test" -test.run '^TestKVStoreDist$' -test.count=1 -test.v
+fi
 
 cd "$src/examples/go"
 go vet ./...

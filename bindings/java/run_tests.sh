@@ -24,3 +24,18 @@ mxc_sanitized jvm java -Xms256m -Xmx256m -XX:+AlwaysPreTouch \
   -Duser.home="$tmp" -Djava.io.tmpdir="$tmp" \
   -jar "$junit" --class-path "$mxc_jar:$tests_jar" --select-package org.mxc \
   --disable-banner --details=tree --fail-if-no-tests
+# KVStoreTest.distSync across 2 ranks of an MPI job on this machine, where
+# BUILD names mpirun and the MPI plug-in (Open MPI installed); the
+# sanitizer passes leave it to the default one.
+if [ -n "${MXC_TEST_MPIRUN:-}" ] && [ -n "${MXC_TEST_MPI_PLUGIN:-}" ] &&
+   [ -z "$MXC_SANITIZER" ]; then
+  MXC_TEST_NP=2 MXC_MPI_PLUGIN="$PWD/$MXC_TEST_MPI_PLUGIN" \
+    MXC_KVSTORE_TIMEOUT=60 timeout 300 "$MXC_TEST_MPIRUN" \
+    --allow-run-as-root --oversubscribe -np 2 --mca btl self,vader \
+    --bind-to none -x MXC_TEST_NP -x MXC_MPI_PLUGIN -x MXC_KVSTORE_TIMEOUT \
+    -x TEST_TMPDIR -x LD_LIBRARY_PATH \
+    java -Xmx256m -Duser.home="$tmp" -Djava.io.tmpdir="$tmp" \
+    -jar "$junit" --class-path "$mxc_jar:$tests_jar" \
+    --select-method org.mxc.KVStoreTest#distSync --disable-banner \
+    --details=tree --fail-if-no-tests
+fi

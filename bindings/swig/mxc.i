@@ -49,6 +49,8 @@
 /* Custom operators (C callbacks) are not wrapped yet: their structs and
  * callback types stay out of the Java, Go and R modules. */
 %rename("$ignore", regexmatch$name="^mxc_custom_") "";
+/* Nor the KVStore's updater callback (C and Python only). */
+%rename("$ignore", regexmatch$name="^mxc_kvstore_updater") "";
 %rename("%(strip:[mxcb_])s", regexmatch$name="^mxcb_[a-z]") "";
 
 /* Handles as classes with destructors. The structs are opaque in C: the
@@ -66,6 +68,7 @@
 %rename(CheckpointHandle) mxcb_checkpoint;
 %rename(PredictorHandle) mxc_predictor_s;
 %rename(PredictorSpecHandle) mxcb_predictor_spec;
+%rename(KVStoreHandle) mxc_kvstore_s;
 /* Operator handles are static: no destructor (declared before the struct,
  * or SWIG makes one that would free() a static record). */
 %nodefaultdtor mxc_op_s;
@@ -80,6 +83,7 @@ struct mxcb_outputs {};
 struct mxcb_checkpoint {};
 struct mxc_predictor_s {};
 struct mxcb_predictor_spec {};
+struct mxc_kvstore_s {};
 %extend mxc_ndarray_s { ~mxc_ndarray_s() { mxc_ndarray_free($self); } }
 %extend mxc_symbol_s { ~mxc_symbol_s() { mxc_symbol_free($self); } }
 %extend mxc_executor_s { ~mxc_executor_s() { mxc_executor_free($self); } }
@@ -94,6 +98,7 @@ struct mxcb_predictor_spec {};
 %extend mxcb_predictor_spec {
   ~mxcb_predictor_spec() { mxcb_predictor_spec_free($self); }
 }
+%extend mxc_kvstore_s { ~mxc_kvstore_s() { mxc_kvstore_free($self); } }
 %clearnodefaultctor;
 
 /* New objects: the caller owns the result. */
@@ -135,6 +140,7 @@ struct mxcb_predictor_spec {};
 %newobject mxcb_predictor_output;
 %newobject mxcb_profiler_dumps;
 %newobject mxcb_profiler_stats;
+%newobject mxcb_kvstore_create;
 /* Strings made by mxc are freed by mxc. */
 %typemap(newfree) char * "mxc_string_free($1);";
 
@@ -167,6 +173,7 @@ struct mxcb_predictor_spec {};
 %noexception mxcb_predictor_free;
 %noexception mxcb_checkpoint_free;
 %noexception mxcb_predictor_spec_free;
+%noexception mxcb_kvstore_free;
 /* Destructors neither fail nor reset the flag: without these, freeing an
  * object right after a failed call would raise that failure again. */
 %noexception mxc_ndarray_s::~mxc_ndarray_s;
@@ -178,6 +185,7 @@ struct mxcb_predictor_spec {};
 %noexception mxcb_outputs::~mxcb_outputs;
 %noexception mxc_predictor_s::~mxc_predictor_s;
 %noexception mxcb_predictor_spec::~mxcb_predictor_spec;
+%noexception mxc_kvstore_s::~mxc_kvstore_s;
 
 #define MXC_API
 %include "mxc/mxc.h"

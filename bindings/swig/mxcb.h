@@ -1155,4 +1155,98 @@ static inline void mxcb_profiler_counter(const char *name, int64_t value) {
   mxcb__check(mxc_profiler_counter(name, value));
 }
 
+/* ---- KVStore (mxc_kvstore_*) ----------------------------------------- */
+
+/* String keys (NAMES), one per array (HANDLES); the C API's int keys and
+ * the updater callback are left to C and Python. A store is used from
+ * any thread, as mxc_kvstore. */
+static inline void mxcb_kvstore_free(mxc_kvstore kv) { mxc_kvstore_free(kv); }
+
+/* "local" or "dist_sync"; NULL on failure. */
+static inline mxc_kvstore mxcb_kvstore_create(const char *type) {
+  mxc_kvstore out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_kvstore_create(type, &out)) ? NULL : out;
+}
+
+/* A static string, "" on failure. */
+static inline const char *mxcb_kvstore_type(mxc_kvstore kv) {
+  const char *out = "";
+  mxcb__begin();
+  return mxcb__check(mxc_kvstore_type(kv, &out)) ? "" : out;
+}
+
+/* -1 on failure. */
+static inline int mxcb_kvstore_rank(mxc_kvstore kv) {
+  int out = -1;
+  mxcb__begin();
+  return mxcb__check(mxc_kvstore_rank(kv, &out)) ? -1 : out;
+}
+
+static inline int mxcb_kvstore_num_workers(mxc_kvstore kv) {
+  int out = -1;
+  mxcb__begin();
+  return mxcb__check(mxc_kvstore_num_workers(kv, &out)) ? -1 : out;
+}
+
+static inline void mxcb_kvstore_barrier(mxc_kvstore kv) {
+  mxcb__begin();
+  mxcb__check(mxc_kvstore_barrier(kv));
+}
+
+/* Fails unless there is one key per array. */
+static inline int mxcb__kv_counts(int n_names, int n_handles) {
+  if (n_names != n_handles || n_names < 0) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT,
+                   "kvstore: the number of keys and of arrays differ");
+    return 0;
+  }
+  return 1;
+}
+
+static inline void mxcb_kvstore_init(mxc_kvstore kv, const char *const *NAMES,
+                                     int N_NAMES, const mxc_ndarray *HANDLES,
+                                     int N_HANDLES) {
+  mxcb__begin();
+  if (!mxcb__kv_counts(N_NAMES, N_HANDLES)) return;
+  mxcb__check(mxc_kvstore_init(kv, N_NAMES, NULL, NAMES, HANDLES));
+}
+
+static inline void mxcb_kvstore_push(mxc_kvstore kv, const char *const *NAMES,
+                                     int N_NAMES, const mxc_ndarray *HANDLES,
+                                     int N_HANDLES, int priority) {
+  mxcb__begin();
+  if (!mxcb__kv_counts(N_NAMES, N_HANDLES)) return;
+  mxcb__check(mxc_kvstore_push(kv, N_NAMES, NULL, NAMES, HANDLES, priority));
+}
+
+static inline void mxcb_kvstore_pull(mxc_kvstore kv, const char *const *NAMES,
+                                     int N_NAMES, const mxc_ndarray *HANDLES,
+                                     int N_HANDLES, int priority) {
+  mxcb__begin();
+  if (!mxcb__kv_counts(N_NAMES, N_HANDLES)) return;
+  mxcb__check(mxc_kvstore_pull(kv, N_NAMES, NULL, NAMES, HANDLES, priority));
+}
+
+/* In place: each array is pushed and then receives the result. */
+static inline void mxcb_kvstore_pushpull(mxc_kvstore kv,
+                                         const char *const *NAMES, int N_NAMES,
+                                         const mxc_ndarray *HANDLES,
+                                         int N_HANDLES, int priority) {
+  mxcb__begin();
+  if (!mxcb__kv_counts(N_NAMES, N_HANDLES)) return;
+  mxcb__check(mxc_kvstore_pushpull(kv, N_NAMES, NULL, NAMES, HANDLES,
+                                   HANDLES, priority));
+}
+
+/* KV: the operator's parameters (k0, v0, k1, v1, ...). */
+static inline void mxcb_kvstore_set_optimizer(mxc_kvstore kv, const char *name,
+                                              const char *const *KV,
+                                              int N_KV) {
+  const char *keys[MXCB__MAX_PARAMS], *vals[MXCB__MAX_PARAMS];
+  mxcb__begin();
+  if (!mxcb__split_kv(KV, N_KV, keys, vals)) return;
+  mxcb__check(mxc_kvstore_set_optimizer(kv, name, keys, vals, N_KV / 2));
+}
+
 #endif /* MXC_BINDINGS_MXCB_H_ */

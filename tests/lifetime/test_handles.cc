@@ -26,7 +26,7 @@ extern "C" {
 
 namespace {
 
-enum Kind { ND, LIST, ITER, SYM, EXEC, STRS, INFER, CTX, PRED, REC, N_KINDS };
+enum Kind { ND, LIST, ITER, SYM, EXEC, STRS, INFER, CTX, PRED, REC, KV, N_KINDS };
 
 struct Entry {
   const char *name;
@@ -46,6 +46,7 @@ struct World {
   mxc_infer inf = nullptr;
   mxc_predictor pred = nullptr;
   mxc_recordio rec = nullptr;
+  mxc_kvstore kv = nullptr;
   mxc_op relu = nullptr;
   uintptr_t freed[N_KINDS] = {};
   std::string params = tmp_path("params.mxc"), csv = tmp_path("d.csv");
@@ -109,6 +110,9 @@ void make_world(World *w) {
   mxc_recordio_free(w->rec);
   ASSERT_EQ(mxc_recordio_open(w->rec_path.c_str(), nullptr, "r", &w->rec),
             MXC_OK);
+  ASSERT_EQ(mxc_kvstore_create("local", &w->kv), MXC_OK);
+  const int64_t key = 0;
+  ASSERT_EQ(mxc_kvstore_init(w->kv, 1, &key, nullptr, &w->arr), MXC_OK);
 }
 
 // One handle of every kind, made and freed.
@@ -159,6 +163,14 @@ void make_freed(World *w) {
             MXC_OK);
   w->freed[REC] = reinterpret_cast<uintptr_t>(rec);
   mxc_recordio_free(rec);
+  mxc_kvstore kv = nullptr;
+  ASSERT_EQ(mxc_kvstore_create("local", &kv), MXC_OK);
+  w->freed[KV] = reinterpret_cast<uintptr_t>(kv);
+  mxc_kvstore_free(kv);
+}
+
+int kv_updater(const char *, int64_t, mxc_ndarray, mxc_ndarray, void *) {
+  return MXC_OK;
 }
 
 template <class T>
@@ -296,6 +308,17 @@ std::vector<Entry> table(World *w) {
       {"mxc_recordio_tell", REC, [](uintptr_t h) { return mxc_recordio_tell(as<mxc_recordio>(h), &i64); }},
       {"mxc_recordio_seek", REC, [](uintptr_t h) { return mxc_recordio_seek(as<mxc_recordio>(h), 0); }},
       {"mxc_predictor_output", PRED, [o](uintptr_t h) { mxc_ndarray r = o(); return mxc_predictor_output(as<mxc_predictor>(h), 0, &r); }},
+      {"mxc_kvstore_free", KV, [](uintptr_t h) { mxc_kvstore_free(as<mxc_kvstore>(h)); return -1; }},
+      {"mxc_kvstore_type", KV, [](uintptr_t h) { return mxc_kvstore_type(as<mxc_kvstore>(h), &cs); }},
+      {"mxc_kvstore_rank", KV, [](uintptr_t h) { return mxc_kvstore_rank(as<mxc_kvstore>(h), &i32); }},
+      {"mxc_kvstore_num_workers", KV, [](uintptr_t h) { return mxc_kvstore_num_workers(as<mxc_kvstore>(h), &i32); }},
+      {"mxc_kvstore_barrier", KV, [](uintptr_t h) { return mxc_kvstore_barrier(as<mxc_kvstore>(h)); }},
+      {"mxc_kvstore_init", KV, [w](uintptr_t h) { const int64_t k = 1; return mxc_kvstore_init(as<mxc_kvstore>(h), 1, &k, nullptr, &w->arr); }},
+      {"mxc_kvstore_push", KV, [w](uintptr_t h) { const int64_t k = 0; return mxc_kvstore_push(as<mxc_kvstore>(h), 1, &k, nullptr, &w->arr, 0); }},
+      {"mxc_kvstore_pull", KV, [w](uintptr_t h) { const int64_t k = 0; return mxc_kvstore_pull(as<mxc_kvstore>(h), 1, &k, nullptr, &w->arr2, 0); }},
+      {"mxc_kvstore_pushpull", KV, [w](uintptr_t h) { const int64_t k = 0; return mxc_kvstore_pushpull(as<mxc_kvstore>(h), 1, &k, nullptr, &w->arr, &w->arr2, 0); }},
+      {"mxc_kvstore_set_optimizer", KV, [](uintptr_t h) { const char *k[] = {"lr"}, *v[] = {"0.1"}; return mxc_kvstore_set_optimizer(as<mxc_kvstore>(h), "sgd_update", k, v, 1); }},
+      {"mxc_kvstore_set_updater", KV, [](uintptr_t h) { return mxc_kvstore_set_updater(as<mxc_kvstore>(h), kv_updater, nullptr); }},
       {"mxc_ndarray_detach", ND, [o](uintptr_t h) { mxc_ndarray r = o(); return mxc_ndarray_detach(as<mxc_ndarray>(h), &r); }},
   };
 }
@@ -333,7 +356,8 @@ bool reads_handle(const std::string &param) {
                                 "mxc_symbol",       "mxc_executor",
                                 "mxc_data_iter",    "mxc_str_list",
                                 "mxc_infer",        "mxc_opctx",
-                                "mxc_predictor",    "mxc_recordio"};
+                                "mxc_predictor",    "mxc_recordio",
+                                "mxc_kvstore"};
   std::string p = trim(param);
   for (const char *k : kinds) {
     std::string by_value = std::string(k) + " ";
@@ -393,6 +417,7 @@ class Handles : public ::testing::Test {
     mxc_infer_free(w_.inf);
     mxc_predictor_free(w_.pred);
     mxc_recordio_free(w_.rec);
+    mxc_kvstore_free(w_.kv);
   }
   World w_;
 };

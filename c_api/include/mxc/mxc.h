@@ -1821,6 +1821,140 @@ MXC_API int mxc_profiler_mark(const char *name);
  * the trace. Since 1.1. */
 MXC_API int mxc_profiler_counter(const char *name, int64_t value);
 
+/* ---- KVStore: parameter synchronisation (docs/kvstore.md) ----------
+ *
+ * A store maps keys to arrays it owns, with Apache MXNet's model: init
+ * stores a copy of a value per key; push sums the values given for a key
+ * (one per device, say) and either stores the sum or hands it to the
+ * store's updater, which updates the stored array (an update operator of
+ * the registry chosen by name with mxc_kvstore_set_optimizer, or a
+ * callback set with mxc_kvstore_set_updater); pull copies the stored
+ * array into the caller's arrays. Types: "local" sums within the process;
+ * "dist_sync" also sums across the processes of an MPI job (every worker
+ * applies the same update to the same sum).
+ *
+ * Keys: each call takes either int_keys (int64) or str_keys (UTF-8,
+ * copied): exactly one of the two is non-NULL. Int and string keys are
+ * separate name spaces (3 and "3" are two keys).
+ *
+ * Values: dense CPU arrays of float32, float64, int32 or int64, of the
+ * shape and dtype the key was initialised with. A push's values of one
+ * key are summed element by element in the order they are listed (a
+ * fixed order: the same inputs always give bit-identical sums).
+ *
+ * Asynchrony: push, pull and the updates are engine work over the arrays
+ * (a push reads its values, a pull writes its outputs, in the order of
+ * all other work on them), so the calls return at once; wait on an output
+ * (mxc_ndarray_wait_to_read) or mxc_wait_all to see results. A failure
+ * inside that work is reported by the next wait on an array it writes,
+ * naming the work ("kvstore push key 'w'") and the failure. priority:
+ * higher runs earlier among work that is ready (e.g. the gradients of the
+ * last layers, which backward produces first).
+ *
+ * Errors a call can see (unknown key, push or pull before init, a shape or
+ * dtype other than the key's, an unknown optimizer or a bad parameter)
+ * are returned with a message before anything is pushed.
+ *
+ * Thread-safety: every function may be called from any thread; calls on
+ * one store are serialised. Freeing a store while another thread uses it
+ * is safe (that call fails with MXC_ERR_INVALID_HANDLE or completes).
+ * Since 1.1. */
+typedef struct mxc_kvstore_s *mxc_kvstore;
+
+/* Updater callback: updates `local` (the stored array of the key) from
+ * `recv` (the sum of this push), typically by invoking operators (say
+ * mxc_op_invoke of sgd_update with out = local), which the engine orders
+ * after the sum. str_key is the key (NULL for an int key, then int_key is
+ * it). The handles and str_key are borrowed for the call: the callback
+ * must not free them or keep them afterwards. It runs in the thread that
+ * called push, after the sums were pushed; it may call the store. Returns
+ * MXC_OK, or an error code that push returns (with the callback's
+ * mxc_last_error message when it set one). Since 1.1. */
+typedef int (*mxc_kvstore_updater_fn)(const char *str_key, int64_t int_key,
+                                      mxc_ndarray recv, mxc_ndarray local,
+                                      void *user_data);
+
+/* A new store of type "local" or "dist_sync" (copied). "dist_sync" is
+ * MXC_ERR_UNSUPPORTED with the reason when this process cannot join an
+ * MPI job (no MPI plug-in, or not launched by mpirun). *out is owned by
+ * the caller: free it with mxc_kvstore_free. Since 1.1. */
+MXC_API int mxc_kvstore_create(const char *type, mxc_kvstore *out);
+
+/* Frees the store and its arrays (their storage is released once pushed
+ * work on them finished). Accepts NULL. A "local" store never waits.
+ * Freeing the process's last "dist_sync" store waits until the
+ * collectives pushed so far ran, then finalizes MPI (every worker frees
+ * it, as MPI_Finalize expects of every rank); a later "dist_sync" store
+ * is MXC_ERR_UNSUPPORTED (MPI starts once per process). Since 1.1. */
+MXC_API void mxc_kvstore_free(mxc_kvstore kv);
+
+/* *out = the store's type ("local", "dist_sync"): a static string, never
+ * freed. Since 1.1. */
+MXC_API int mxc_kvstore_type(mxc_kvstore kv, const char **out);
+
+/* *out = this worker's rank (0 .. num_workers - 1; 0 for "local").
+ * Since 1.1. */
+MXC_API int mxc_kvstore_rank(mxc_kvstore kv, int *out);
+
+/* *out = the number of workers (1 for "local"). Since 1.1. */
+MXC_API int mxc_kvstore_num_workers(mxc_kvstore kv, int *out);
+
+/* Returns once every worker called it (at once for "local"). Since 1.1. */
+MXC_API int mxc_kvstore_barrier(mxc_kvstore kv);
+
+/* Stores a copy of vals[i] under key i, for i < n: keys distinct and not
+ * initialised before. vals are borrowed for the call (the copy is engine
+ * work reading them). With an optimizer set, the key's states are made
+ * (zeros). Since 1.1. */
+MXC_API int mxc_kvstore_init(mxc_kvstore kv, int n, const int64_t *int_keys,
+                             const char *const *str_keys,
+                             const mxc_ndarray *vals);
+
+/* Pushes vals[i] for key i, for i < n; a key may appear several times
+ * (its values are summed in list order). Without an updater the sum
+ * becomes the stored array; with one, the updater updates the stored
+ * array from it. Every key must be initialised. vals are borrowed for
+ * the call. Since 1.1. */
+MXC_API int mxc_kvstore_push(mxc_kvstore kv, int n, const int64_t *int_keys,
+                             const char *const *str_keys,
+                             const mxc_ndarray *vals, int priority);
+
+/* Copies the stored array of key i into outs[i], for i < n (a key may
+ * appear several times, one output each). Since 1.1. */
+MXC_API int mxc_kvstore_pull(mxc_kvstore kv, int n, const int64_t *int_keys,
+                             const char *const *str_keys,
+                             const mxc_ndarray *outs, int priority);
+
+/* mxc_kvstore_push(vals) then mxc_kvstore_pull(outs) of the same keys;
+ * outs[i] may be vals[i] (in place). Both halves are checked before
+ * either is pushed. Since 1.1. */
+MXC_API int mxc_kvstore_pushpull(mxc_kvstore kv, int n,
+                                 const int64_t *int_keys,
+                                 const char *const *str_keys,
+                                 const mxc_ndarray *vals,
+                                 const mxc_ndarray *outs, int priority);
+
+/* Makes the update operator `name` (an operator of the registry with
+ * inputs weight, grad and states updated in place, one output: sgd_update,
+ * sgd_mom_update, nag_mom_update, adam_update, rmsprop_update,
+ * rmspropalex_update, adagrad_update, ftrl_update, signsgd_update,
+ * signum_update) the store's updater, with n_params parameters as
+ * key/value strings (copied; parsed now: "lr", "wd", "rescale_grad",
+ * "momentum", ...). Each key gets the operator's states, zeros, now and
+ * at its init; a push then runs name(weight = stored, grad = sum, states)
+ * into the stored array. Replaces any updater or optimizer (and its
+ * states). Since 1.1. */
+MXC_API int mxc_kvstore_set_optimizer(mxc_kvstore kv, const char *name,
+                                      const char *const *keys,
+                                      const char *const *vals, int n_params);
+
+/* Makes fn(..., user_data) the updater (see mxc_kvstore_updater_fn); fn
+ * NULL removes it (pushes then store the sum). user_data is the caller's,
+ * passed to every call until the updater is replaced or the store freed.
+ * Replaces any optimizer (and its states). Since 1.1. */
+MXC_API int mxc_kvstore_set_updater(mxc_kvstore kv, mxc_kvstore_updater_fn fn,
+                                    void *user_data);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

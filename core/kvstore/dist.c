@@ -1,0 +1,618 @@
+/* "dist_sync": the MPI plug-in, loaded once, and the communication
+ * thread (docs/kvstore.md).
+ *
+ * One thread per process calls MPI (MPI_THREAD_FUNNELED): it initialises
+ * MPI, runs every collective and finalises MPI at exit. Stores push their
+ * collectives as asynchronous engine work: when the work's arrays are
+ * ready, an engine worker sums the process's values into the collective's
+ * buffer and queues it; the thread runs it and completes the work.
+ *
+ * Order: MPI needs every rank to start the same collectives in the same
+ * order, while the engine makes work ready in an order that varies
+ * between ranks. So each collective gets a sequence number when the
+ * caller pushes it (under one lock, in the caller's program order, which
+ * is the same on every rank), and the thread runs them strictly in that
+ * order, holding back those that became ready early. Fusion is decided at
+ * push time too (the keys of one push call, in their order), never by
+ * what happens to be ready.
+ *
+ * Watchdog: a collective that has not finished after MXC_KVSTORE_TIMEOUT
+ * seconds (default 300) means a worker died or stopped calling the store;
+ * the process then logs which collective waited and aborts the job
+ * (MPI_Abort), so that no job hangs forever. A worker that exits or
+ * crashes makes mpirun end the others at once. */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <dlfcn.h>
+
+#include "core/base/alloc.h"
+#include "core/base/dtype.h"
+#include "core/base/error.h"
+#include "core/base/log.h"
+#include "core/kvstore/internal.h"
+#include "core/kvstore/mpi_plugin.h"
+
+#define STATUS_MAX 768
+#define WHY_MAX 512
+
+/* A collective, queued for the thread. */
+typedef struct dist_req dist_req;
+struct dist_req {
+  uint64_t seq;
+  void (*run)(dist_req *r); /* on the thread */
+  dist_req *next;
+};
+
+static struct {
+  const mxc__mpi_plugin *p; /* NULL: dist_sync cannot be used */
+  int rank, size;
+  char status[STATUS_MAX]; /* why not */
+  pthread_t thread;
+  pthread_mutex_t lock; /* queue, next, stop */
+  pthread_cond_t cv;
+  dist_req *queue; /* sorted by seq */
+  uint64_t next;   /* the seq the thread runs next */
+  int stop;        /* at exit: stop now */
+  int stores;      /* live dist_sync stores */
+  int ended;       /* the thread was stopped and MPI finalized */
+  pthread_mutex_t seq_lock; /* issued, and pushes that take a number */
+  uint64_t issued;
+  /* Watchdog: when the running collective started (0: none). */
+  struct timespec started;
+  uint64_t running;
+  double timeout_s;
+} g = {.lock = PTHREAD_MUTEX_INITIALIZER,
+       .cv = PTHREAD_COND_INITIALIZER,
+       .seq_lock = PTHREAD_MUTEX_INITIALIZER};
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+/* ---- loading ---- */
+
+static const char *launcher_env(void) {
+  static const char *const names[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK",
+                                      "PMI_RANK", "PMI_SIZE"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; ++i) {
+    if (getenv(names[i])) return names[i];
+  }
+  return NULL;
+}
+
+static const mxc__mpi_plugin *check_table(const mxc__mpi_plugin *p,
+                                          const char *path) {
+  if (!p) {
+    snprintf(g.status, sizeof g.status,
+             "%s is not an mxc MPI plug-in (no %s, or it returned NULL)",
+             path, MXC__MPI_PLUGIN_ENTRY);
+  } else if (p->abi != MXC__MPI_PLUGIN_ABI || p->size < sizeof *p) {
+    snprintf(g.status, sizeof g.status,
+             "%s has plug-in ABI %u (table of %u bytes); this libmxc needs "
+             "ABI %d (%zu bytes): install libmxc1 and libmxc-mpi1 of the "
+             "same version",
+             path, p->abi, p->size, MXC__MPI_PLUGIN_ABI, sizeof *p);
+    p = NULL;
+  } else if (!p->mxc_version ||
+             strcmp(p->mxc_version, MXC__MPI_MXC_VERSION) != 0) {
+    snprintf(g.status, sizeof g.status,
+             "%s was built from mxc %s; this libmxc is %s: install libmxc1 "
+             "and libmxc-mpi1 of the same version",
+             path, p->mxc_version ? p->mxc_version : "(unknown)",
+             MXC__MPI_MXC_VERSION);
+    p = NULL;
+  }
+  return p;
+}
+
+/* The plug-in's table, or NULL with g.status saying why. */
+static const mxc__mpi_plugin *open_library(void) {
+  const char *env = getenv("MXC_MPI_PLUGIN");
+  const char *path = env && *env ? env : MXC__MPI_PLUGIN_FILE;
+  void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
+  if (!h) {
+    snprintf(g.status, sizeof g.status,
+             "the MPI plug-in could not be loaded (%s); install the "
+             "libmxc-mpi1 package, or set MXC_MPI_PLUGIN to its path",
+             dlerror());
+    return NULL;
+  }
+  mxc__mpi_plugin_entry_fn entry;
+  *(void **)&entry = dlsym(h, MXC__MPI_PLUGIN_ENTRY);
+  const mxc__mpi_plugin *p = check_table(entry ? entry() : NULL, path);
+  /* A loaded plug-in stays: MPI cannot be initialised twice. */
+  if (!p) dlclose(h);
+  return p;
+}
+
+/* ---- the thread ---- */
+
+/* The next request in seq order, or NULL when stopping. */
+static dist_req *next_request(void) {
+  pthread_mutex_lock(&g.lock);
+  while (!g.stop && !(g.queue && g.queue->seq == g.next)) {
+    pthread_cond_wait(&g.cv, &g.lock);
+  }
+  dist_req *r = NULL;
+  if (g.queue && g.queue->seq == g.next) {
+    r = g.queue;
+    g.queue = r->next;
+    g.running = r->seq + 1;
+    clock_gettime(CLOCK_MONOTONIC, &g.started);
+  }
+  pthread_mutex_unlock(&g.lock);
+  return r;
+}
+
+static void finished_request(void) {
+  pthread_mutex_lock(&g.lock);
+  g.running = 0;
+  g.next++;
+  pthread_mutex_unlock(&g.lock);
+}
+
+static double seconds_since(const struct timespec *t) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)(now.tv_sec - t->tv_sec) +
+         (double)(now.tv_nsec - t->tv_nsec) * 1e-9;
+}
+
+/* Aborts the job when one collective runs past the timeout. */
+static void *watchdog(void *arg) {
+  (void)arg;
+  for (;;) {
+    sleep(1);
+    pthread_mutex_lock(&g.lock);
+    uint64_t running = g.running;
+    double waited = running ? seconds_since(&g.started) : 0;
+    int stop = g.stop;
+    pthread_mutex_unlock(&g.lock);
+    if (stop) return NULL;
+    if (running && waited > g.timeout_s) {
+      fprintf(stderr,
+              "mxc kvstore: rank %d of %d: collective #%" PRIu64
+              " has waited %.0f s (MXC_KVSTORE_TIMEOUT=%.0f): another "
+              "worker died, failed or stopped calling the kvstore; "
+              "aborting the job\n",
+              g.rank, g.size, running - 1, waited, g.timeout_s);
+      g.p->abort(3);
+      _exit(3);
+    }
+  }
+}
+
+/* Runs requests until the stop request (run NULL, queued when the last
+ * store is freed) or the exit flag, then finalizes MPI. */
+static void *comm_main(void *arg) {
+  (void)arg;
+  for (dist_req *r; (r = next_request()) != NULL && r->run;) {
+    r->run(r);
+    finished_request();
+  }
+  g.p->finalize();
+  return NULL;
+}
+
+/* Started once: MPI is initialised on the thread itself (FUNNELED). */
+typedef struct start_args {
+  pthread_mutex_t lock;
+  pthread_cond_t cv;
+  int done, rc;
+  char why[WHY_MAX];
+} start_args;
+
+static void *comm_start(void *arg) {
+  start_args *a = arg;
+  int rank = 0, size = 0;
+  int rc = g.p->init(&rank, &size, a->why, sizeof a->why);
+  g.rank = rank;
+  g.size = size;
+  pthread_mutex_lock(&a->lock);
+  a->rc = rc;
+  a->done = 1;
+  pthread_cond_signal(&a->cv);
+  pthread_mutex_unlock(&a->lock);
+  return rc == MXC_OK ? comm_main(NULL) : NULL;
+}
+
+/* 1 for the one caller that ends the thread (marks it ended). */
+static int take_end(void) {
+  pthread_mutex_lock(&g.lock);
+  int mine = !g.ended;
+  g.ended = 1;
+  pthread_mutex_unlock(&g.lock);
+  return mine;
+}
+
+/* At exit, with stores still alive: stop at once (pending collectives
+ * are abandoned; a program waits for its work before exiting). */
+static void shutdown_at_exit(void) {
+  if (!take_end()) return;
+  pthread_mutex_lock(&g.lock);
+  g.stop = 1;
+  pthread_cond_broadcast(&g.cv);
+  pthread_mutex_unlock(&g.lock);
+  pthread_join(g.thread, NULL);
+}
+
+static double timeout_from_env(void) {
+  const char *s = getenv("MXC_KVSTORE_TIMEOUT");
+  char *end = NULL;
+  double t = s ? strtod(s, &end) : 0;
+  return s && end != s && t > 0 ? t : 300.0;
+}
+
+static int start_thread(void) {
+  start_args a = {.lock = PTHREAD_MUTEX_INITIALIZER,
+                  .cv = PTHREAD_COND_INITIALIZER};
+  if (pthread_create(&g.thread, NULL, comm_start, &a) != 0) {
+    snprintf(g.status, sizeof g.status, "the communication thread could "
+             "not be started");
+    return 0;
+  }
+  pthread_mutex_lock(&a.lock);
+  while (!a.done) pthread_cond_wait(&a.cv, &a.lock);
+  pthread_mutex_unlock(&a.lock);
+  if (a.rc != MXC_OK) {
+    pthread_join(g.thread, NULL);
+    snprintf(g.status, sizeof g.status, "MPI could not start: %s", a.why);
+    return 0;
+  }
+  return 1;
+}
+
+/* MXC_KVSTORE_FUSION_BYTES: keys of one push, in order and of one dtype,
+ * are packed into one collective while their bytes fit (default 16 MiB;
+ * 0 turns fusion off). Read once, when the plug-in is loaded. */
+static int64_t g_fusion_bytes;
+
+static int64_t fusion_bytes_from_env(void) {
+  const char *s = getenv("MXC_KVSTORE_FUSION_BYTES");
+  char *end = NULL;
+  long long v = s ? strtoll(s, &end, 10) : -1;
+  return s && end != s && *end == '\0' && v >= 0 ? (int64_t)v
+                                                 : (int64_t)16 << 20;
+}
+
+
+static void load(void) {
+  const char *env = launcher_env();
+  if (!env) {
+    snprintf(g.status, sizeof g.status,
+             "this process was not started by an MPI launcher (none of "
+             "OMPI_COMM_WORLD_SIZE, PMIX_RANK, PMI_RANK is set): run it "
+             "with mpirun -np N (or srun --mpi=pmix)");
+    return;
+  }
+  const mxc__mpi_plugin *p = open_library();
+  if (!p) return;
+  g.p = p;
+  g.timeout_s = timeout_from_env();
+  g_fusion_bytes = fusion_bytes_from_env();
+  if (!start_thread()) {
+    g.p = NULL;
+    return;
+  }
+  pthread_t dog;
+  if (pthread_create(&dog, NULL, watchdog, NULL) == 0) pthread_detach(dog);
+  atexit(shutdown_at_exit);
+}
+
+int mxc__kv_dist_open(int *rank, int *size) {
+  pthread_once(&g_once, load);
+  MXC_RETURN_ERROR_IF(!g.p, MXC_ERR_UNSUPPORTED,
+                      "type \"dist_sync\" cannot be used: %s", g.status);
+  pthread_mutex_lock(&g.lock);
+  int ended = g.ended;
+  if (!ended) g.stores++;
+  pthread_mutex_unlock(&g.lock);
+  MXC_RETURN_ERROR_IF(ended, MXC_ERR_UNSUPPORTED,
+                      "type \"dist_sync\" cannot be used: MPI was finalized "
+                      "when the process's last dist_sync store was freed, "
+                      "and MPI starts once per process (keep one store)");
+  *rank = g.rank;
+  *size = g.size;
+  return MXC_OK;
+}
+
+static void enqueue(dist_req *r);
+
+/* The last store: the thread runs what was pushed, then finalizes MPI;
+ * waits for it (every worker frees its last store, as MPI_Finalize
+ * expects of every rank). */
+void mxc__kv_dist_close(void) {
+  static dist_req stop_req; /* run NULL: the stop */
+  pthread_mutex_lock(&g.lock);
+  int last = --g.stores == 0 && !g.ended;
+  pthread_mutex_unlock(&g.lock);
+  if (!last || !take_end()) return;
+  pthread_mutex_lock(&g.seq_lock);
+  stop_req.seq = g.issued++;
+  enqueue(&stop_req);
+  pthread_mutex_unlock(&g.seq_lock);
+  pthread_join(g.thread, NULL);
+}
+
+/* Queues r (seq set) in seq order. */
+static void enqueue(dist_req *r) {
+  pthread_mutex_lock(&g.lock);
+  dist_req **p = &g.queue;
+  while (*p && (*p)->seq < r->seq) p = &(*p)->next;
+  r->next = *p;
+  *p = r;
+  if (g.queue->seq == g.next) pthread_cond_signal(&g.cv);
+  pthread_mutex_unlock(&g.lock);
+}
+
+/* ---- collectives over arrays: a bucket ---- */
+
+enum { BUCKET_ALLREDUCE, BUCKET_BROADCAST };
+
+/* One collective over the arrays of one or more keys. Per key k: its
+ * values views[first[k] .. first[k] + n_vals[k]) then its destination
+ * views[first[k] + n_vals[k]]. A bucket of one key works in the
+ * destination's memory; a fused one in a buffer of its own. */
+typedef struct bucket {
+  dist_req req; /* first: the thread hands back &req */
+  int kind, dtype, n_keys, n_views;
+  int64_t total; /* elements */
+  mxc__ndarray **views;
+  int *first, *n_vals;
+  char *buf;
+  mxc__exec *ex;
+  char name[200];
+} bucket;
+
+static mxc__ndarray *dst_of(const bucket *b, int k) {
+  return b->views[b->first[k] + b->n_vals[k]];
+}
+
+static int fused(const bucket *b) { return b->n_keys > 1; }
+
+static void bucket_free(void *arg) {
+  bucket *b = arg;
+  for (int i = 0; i < b->n_views; ++i) mxc__ndarray_free(b->views[i]);
+  mxc__free(b->views);
+  mxc__free(b->first);
+  mxc__free(b->n_vals);
+  mxc__free(b);
+}
+
+/* Unpacks a fused buffer into the destinations. */
+static void unpack(bucket *b) {
+  size_t off = 0;
+  for (int k = 0; k < b->n_keys; ++k) {
+    mxc__ndarray *d = dst_of(b, k);
+    memcpy(mxc__ndarray_ptr(d), b->buf + off, mxc__ndarray_nbytes(d));
+    off += mxc__ndarray_nbytes(d);
+  }
+}
+
+static void run_bucket(dist_req *r) {
+  bucket *b = (bucket *)r;
+  char why[WHY_MAX] = "";
+  int rc = b->kind == BUCKET_BROADCAST
+               ? g.p->broadcast(b->buf,
+                                b->total * (int64_t)mxc__dtype_size(b->dtype),
+                                0, why, sizeof why)
+               : g.p->allreduce(b->buf, b->total, b->dtype, why, sizeof why);
+  if (rc == MXC_OK && fused(b)) unpack(b);
+  if (fused(b)) mxc__free(b->buf);
+  b->buf = NULL;
+  mxc__exec_complete(b->ex, rc, rc == MXC_OK ? NULL : why);
+}
+
+/* Sums n values into region, in order, 64 at a time (the running sum
+ * is the first source of the next batch: the same order as one pass). */
+static void sum_values(bucket *b, int k, char *region, int64_t count) {
+  mxc__ndarray *const *vals = b->views + b->first[k];
+  int n = b->n_vals[k];
+  const void *srcs[64];
+  for (int done = 0, first = 1; done < n; first = 0) {
+    int m = 0;
+    if (!first) srcs[m++] = region;
+    while (m < 64 && done < n) srcs[m++] = mxc__ndarray_ptr(vals[done++]);
+    mxc__kv_sum_raw(region, srcs, m, count, b->dtype);
+  }
+}
+
+/* The process's share: each key's values summed into its region. */
+static void sum_locally(bucket *b) {
+  size_t off = 0;
+  for (int k = 0; k < b->n_keys; ++k) {
+    mxc__ndarray *d = dst_of(b, k);
+    char *region = fused(b) ? b->buf + off : mxc__ndarray_ptr(d);
+    sum_values(b, k, region, mxc__ndarray_size(d));
+    off += mxc__ndarray_nbytes(d);
+  }
+}
+
+/* The engine function: runs on a worker once the arrays are ready. */
+static void bucket_ready(void *arg, mxc__exec *ex) {
+  bucket *b = arg;
+  b->ex = ex;
+  if (fused(b)) {
+    b->buf = mxc__malloc((size_t)b->total * mxc__dtype_size(b->dtype));
+    if (!b->buf) {
+      /* The collective must still happen, or the other ranks wait: a
+       * process out of memory ends the job. */
+      fprintf(stderr, "mxc kvstore: rank %d: out of memory for a fusion "
+              "buffer of %" PRId64 " elements; aborting the job\n",
+              g.rank, b->total);
+      g.p->abort(4);
+    }
+  } else {
+    b->buf = mxc__ndarray_ptr(dst_of(b, 0));
+  }
+  sum_locally(b);
+  enqueue(&b->req);
+}
+
+/* ---- making buckets (in the pushing thread) ---- */
+
+static int64_t group_bytes(const mxc__kv_group *gr) {
+  return (int64_t)mxc__ndarray_nbytes(gr->dst);
+}
+
+/* How many groups from gs[0] go into one bucket (>= 1). */
+static int bucket_span(const mxc__kv_group *gs, int n) {
+  int64_t limit = g_fusion_bytes, bytes = group_bytes(&gs[0]);
+  int k = 1;
+  while (k < n && gs[k].dst->dtype == gs[0].dst->dtype &&
+         bytes + group_bytes(&gs[k]) <= limit) {
+    bytes += group_bytes(&gs[k++]);
+  }
+  return bytes > limit ? 1 : k;
+}
+
+static int bucket_alloc(const mxc__kv_group *gs, int n, bucket **out) {
+  int views = n;
+  for (int k = 0; k < n; ++k) views += gs[k].n;
+  bucket *b = mxc__calloc(1, sizeof *b);
+  if (b) {
+    b->views = mxc__calloc((size_t)views, sizeof *b->views);
+    b->first = mxc__calloc((size_t)n, sizeof *b->first);
+    b->n_vals = mxc__calloc((size_t)n, sizeof *b->n_vals);
+  }
+  if (!b || !b->views || !b->first || !b->n_vals) {
+    if (b) bucket_free(b);
+    return mxc__error_set(MXC_ERR_OOM, "out of memory for a collective");
+  }
+  b->n_keys = n;
+  *out = b;
+  return MXC_OK;
+}
+
+static int take_view(bucket *b, const mxc__ndarray *a) {
+  MXC_FORWARD_IF_ERROR(mxc__ndarray_ensure_alloc(a));
+  MXC_FORWARD_IF_ERROR(mxc__ndarray_clone_view(a, &b->views[b->n_views]));
+  b->n_views++;
+  return MXC_OK;
+}
+
+static void bucket_name(bucket *b, const mxc__kv_group *gs, int n) {
+  char key[128];
+  mxc__kv_key_str(&gs[0].e->key, key, sizeof key);
+  const char *verb = b->kind == BUCKET_BROADCAST ? "broadcast" : "allreduce";
+  if (n == 1) {
+    snprintf(b->name, sizeof b->name, "kvstore %s %s", verb, key);
+  } else {
+    snprintf(b->name, sizeof b->name, "kvstore %s of %d keys from %s", verb,
+             n, key);
+  }
+}
+
+static int bucket_new(const mxc__kv_group *gs, int n, int kind,
+                      bucket **out) {
+  bucket *b = NULL;
+  MXC_FORWARD_IF_ERROR(bucket_alloc(gs, n, &b));
+  b->kind = kind;
+  b->dtype = gs[0].dst->dtype;
+  b->req.run = run_bucket;
+  bucket_name(b, gs, n);
+  int rc = MXC_OK;
+  for (int k = 0; k < n && rc == MXC_OK; ++k) {
+    b->first[k] = b->n_views;
+    b->n_vals[k] = gs[k].n;
+    b->total += mxc__ndarray_size(gs[k].dst);
+    for (int i = 0; i < gs[k].n && rc == MXC_OK; ++i) {
+      rc = take_view(b, gs[k].vals[i]);
+    }
+    if (rc == MXC_OK) rc = take_view(b, gs[k].dst);
+  }
+  if (rc != MXC_OK) {
+    bucket_free(b);
+    return rc;
+  }
+  *out = b;
+  return MXC_OK;
+}
+
+/* Pushes b with the next sequence number: reads the values, writes the
+ * destinations. */
+static int bucket_push(bucket *b, int priority) {
+  mxc__var **vars = mxc__calloc((size_t)b->n_views, sizeof *vars);
+  MXC_RETURN_ERROR_IF(!vars, MXC_ERR_OOM, "%s: out of memory", b->name);
+  int nr = 0, nw = b->n_views;
+  for (int k = 0; k < b->n_keys; ++k) {
+    for (int i = 0; i < b->n_vals[k]; ++i) {
+      vars[nr++] = mxc__ndarray_var(b->views[b->first[k] + i]);
+    }
+    vars[--nw] = mxc__ndarray_var(dst_of(b, k));
+  }
+  const mxc__ndarray *d0 = dst_of(b, 0);
+  mxc__push_args p = {.async_fn = bucket_ready, .arg = b,
+                      .free_fn = bucket_free, .reads = vars, .n_reads = nr,
+                      .writes = vars + nr, .n_writes = b->n_views - nr,
+                      .priority = priority, .name = b->name,
+                      .dev = d0->chunk->dev};
+  pthread_mutex_lock(&g.seq_lock);
+  b->req.seq = g.issued;
+  int rc = mxc__engine_push(mxc__ndarray_engine(d0), &p);
+  if (rc == MXC_OK) g.issued++;
+  pthread_mutex_unlock(&g.seq_lock);
+  mxc__free(vars);
+  return rc;
+}
+
+static int push_span(const mxc__kv_group *gs, int n, int kind,
+                     int priority) {
+  bucket *b = NULL;
+  MXC_FORWARD_IF_ERROR(bucket_new(gs, n, kind, &b));
+  int rc = bucket_push(b, priority);
+  if (rc != MXC_OK) bucket_free(b);
+  return rc;
+}
+
+int mxc__kv_dist_push(const mxc__kv_group *gs, int n, int priority) {
+  for (int i = 0; i < n;) {
+    int k = bucket_span(gs + i, n - i);
+    MXC_FORWARD_IF_ERROR(push_span(gs + i, k, BUCKET_ALLREDUCE, priority));
+    i += k;
+  }
+  return MXC_OK;
+}
+
+int mxc__kv_dist_broadcast(const mxc__kv_group *gr) {
+  return push_span(gr, 1, BUCKET_BROADCAST, 0);
+}
+
+/* ---- barrier ---- */
+
+typedef struct barrier_req {
+  dist_req req;
+  pthread_mutex_t lock;
+  pthread_cond_t cv;
+  int done, rc;
+  char why[WHY_MAX];
+} barrier_req;
+
+static void run_barrier(dist_req *r) {
+  barrier_req *b = (barrier_req *)r;
+  int rc = g.p->barrier(b->why, sizeof b->why);
+  pthread_mutex_lock(&b->lock);
+  b->rc = rc;
+  b->done = 1;
+  pthread_cond_signal(&b->cv);
+  pthread_mutex_unlock(&b->lock);
+}
+
+int mxc__kv_dist_barrier(void) {
+  MXC_FORWARD_IF_ERROR(mxc__engine_check_may_wait("barrier"));
+  barrier_req b = {.req.run = run_barrier,
+                   .lock = PTHREAD_MUTEX_INITIALIZER,
+                   .cv = PTHREAD_COND_INITIALIZER};
+  pthread_mutex_lock(&g.seq_lock);
+  b.req.seq = g.issued++;
+  enqueue(&b.req);
+  pthread_mutex_unlock(&g.seq_lock);
+  pthread_mutex_lock(&b.lock);
+  while (!b.done) pthread_cond_wait(&b.cv, &b.lock);
+  pthread_mutex_unlock(&b.lock);
+  MXC_RETURN_ERROR_IF(b.rc != MXC_OK, b.rc, "%s", b.why);
+  return MXC_OK;
+}

@@ -1,0 +1,99 @@
+/* What the files of core/kvstore share: the store's layout and the engine
+ * work it pushes. */
+#ifndef MXC_CORE_KVSTORE_INTERNAL_H_
+#define MXC_CORE_KVSTORE_INTERNAL_H_
+
+#include <pthread.h>
+
+#include "core/kvstore/kvstore.h"
+#include "core/op/op.h"
+
+/* One key's arrays, all of the stored array's shape and dtype. */
+typedef struct mxc__kv_entry {
+  mxc__kv_key key;       /* str owned by the entry */
+  mxc__ndarray *stored;  /* the value pull returns */
+  mxc__ndarray *merge;   /* a push's sum before the update (delay-allocated) */
+  mxc__ndarray **states; /* the optimizer's states, zeros at first */
+  int n_states;
+} mxc__kv_entry;
+
+struct mxc__kvstore {
+  const char *type; /* static */
+  int dist;         /* 1: "dist_sync", sums across the MPI job */
+  int rank, size;
+  pthread_mutex_t lock;
+  mxc__kv_entry **entries; /* in init order */
+  int n_entries, cap_entries;
+  /* At most one updater: an update operator with parsed parameters, or a
+   * callback. */
+  const mxc__op *opt;
+  void *opt_param;
+  mxc__kv_updater_fn updater;
+  void *updater_ud;
+  void (*updater_ud_free)(void *);
+};
+
+/* One key's share of a push: its values (in order) and where the sum
+ * goes. */
+typedef struct mxc__kv_group {
+  mxc__kv_entry *e;
+  mxc__ndarray *const *vals;
+  int n;
+  const mxc__ndarray *dst;
+} mxc__kv_group;
+
+/* ---- dist_sync (dist.c) ---- */
+
+/* Loads the MPI plug-in and starts the communication thread, once per
+ * process: *rank, *size of the job, or MXC_ERR_UNSUPPORTED saying why
+ * not (the same reason on every later call). */
+int mxc__kv_dist_open(int *rank, int *size);
+/* A dist_sync store was freed: the last one ends the communication
+ * thread after the collectives pushed so far and finalizes MPI (later
+ * dist_sync stores are refused). Waits for it. */
+void mxc__kv_dist_close(void);
+/* Pushes the groups' collectives (sums over the job, into each dst),
+ * fused in buckets, with the next sequence numbers. */
+int mxc__kv_dist_push(const mxc__kv_group *gs, int n, int priority);
+/* dst = rank 0's gr->vals[0] (an init). */
+int mxc__kv_dist_broadcast(const mxc__kv_group *gr);
+/* Waits for every rank (in sequence with the collectives). */
+int mxc__kv_dist_barrier(void);
+
+/* The entry of key k, or NULL. Called with the lock held. */
+mxc__kv_entry *mxc__kv_find(const mxc__kvstore *kv, const mxc__kv_key *k);
+
+/* (Re)creates the optimizer's states of e (kv->opt set), zero-filled.
+ * On failure e keeps its old states. */
+int mxc__kv_make_states(const mxc__kvstore *kv, mxc__kv_entry *e);
+void mxc__kv_free_states(mxc__kv_entry *e);
+/* Drops the optimizer (and every key's states) or the callback (calling
+ * its ud_free). Called with the lock held, or by free. */
+void mxc__kv_clear_updater(mxc__kvstore *kv);
+
+/* Runs kv's optimizer on e: stored updated from merge and the states
+ * (pushed as an operator call). */
+int mxc__kv_apply_optimizer(const mxc__kvstore *kv, mxc__kv_entry *e);
+
+/* Pushes dst = vals[0] + vals[1] + ... (in that order) as one engine
+ * function reading the values and writing dst; `what` names the key in
+ * the function's name. */
+int mxc__kv_push_sum(mxc__ndarray *const *vals, int n,
+                     const mxc__ndarray *dst, int priority, const char *what);
+/* Pushes a copy src -> dst (same shape and dtype). */
+int mxc__kv_push_copy(const mxc__ndarray *src, const mxc__ndarray *dst,
+                      int priority, const char *what);
+
+/* dst = srcs[0] + ... + srcs[n-1] (n >= 1; count elements of dtype), in
+ * that order; dst may not overlap a source other than srcs[0]. */
+void mxc__kv_sum_raw(void *dst, const void *const *srcs, int n,
+                     int64_t count, int dtype);
+
+/* Pushes a write of zeros over dst. */
+int mxc__kv_push_zero(const mxc__ndarray *dst);
+
+/* MXC_OK when the store can hold arrays of this dtype (the sums are
+ * written for a few types), else MXC_ERR_UNSUPPORTED naming `what`. */
+int mxc__kv_check_dtype(int dtype, const char *what);
+
+#endif /* MXC_CORE_KVSTORE_INTERNAL_H_ */

@@ -1,0 +1,46 @@
+#!/bin/bash
+# A 2-rank job in which rank 1 dies or hangs must end with a failure that
+# names what happened, in bounded time. $1: mpirun, $2: the fault ("die"
+# or "hang"), $3: the binary, $4: libmxc_mpi.so.1.
+set -uo pipefail
+mpirun="$1" fault="$2" bin="$3" plugin="$4"
+case "$fault" in
+  # mpirun ends the job at once, naming the process that exited first:
+  # [[job,1],1] is rank 1 of the application.
+  die) want='Process name: \[\[[0-9]+,[0-9]+\],1\]' ;;
+  # Rank 0's watchdog, after MXC_KVSTORE_TIMEOUT seconds.
+  hang) want='rank 0 of 2: collective #[0-9]+ has waited [0-9]+ s' ;;
+  *) echo "unknown fault $fault"; exit 2 ;;
+esac
+export MXC_MPI_PLUGIN="$PWD/$plugin" MXC_TEST_FAULT="$fault"
+export MXC_KVSTORE_TIMEOUT=3
+unset TEST_PREMATURE_EXIT_FILE XML_OUTPUT_FILE GTEST_OUTPUT
+export TMPDIR="${TEST_TMPDIR:-/tmp}"
+# Under --config=asan: Open MPI keeps allocations until exit (in libmpi,
+# hwloc and components it dlopens), which LeakSanitizer would report;
+# mxc's own leaks are checked by test_kvstore, in one process.
+export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0"
+# Under --config=tsan: Open MPI's own locking is left out (tsan_mpi.supp).
+supp="$(cd "$(dirname "$0")" && pwd)/tsan_mpi.supp"
+export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}suppressions=$supp"
+start=$(date +%s)
+out=$(timeout 120 "$mpirun" --allow-run-as-root --oversubscribe -np 2 \
+  --mca btl self,vader --bind-to none -x MXC_MPI_PLUGIN -x MXC_TEST_FAULT \
+  -x MXC_KVSTORE_TIMEOUT -x ASAN_OPTIONS -x TSAN_OPTIONS "$bin" 2>&1)
+status=$?
+took=$(( $(date +%s) - start ))
+echo "$out"
+echo "mpirun exited with status $status after ${took}s"
+if [[ $status -eq 0 || $status -eq 124 ]]; then
+  echo "FAIL: the job should have failed, and within the timeout"
+  exit 1
+fi
+if grep -q "finished all steps" <<<"$out"; then
+  echo "FAIL: a rank went on as if nothing happened"
+  exit 1
+fi
+if ! grep -Eq "$want" <<<"$out"; then
+  echo "FAIL: the output does not match: $want"
+  exit 1
+fi
+echo "PASS: $fault"
