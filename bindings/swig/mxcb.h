@@ -1155,4 +1155,66 @@ static inline void mxcb_profiler_counter(const char *name, int64_t value) {
   mxcb__check(mxc_profiler_counter(name, value));
 }
 
+/* ---- memory scopes (mxc_scope_*, mxc_handle_*) --------------------------- */
+
+/* A scope of the calling thread (end it on the same thread). Java and Go
+ * pass handles as their raw value (int64); R passes its array objects. */
+static inline mxc_scope mxcb_scope_begin(void) {
+  mxc_scope out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_scope_begin(&out)) ? NULL : out;
+}
+
+static inline void mxcb_scope_end(mxc_scope s) {
+  mxcb__begin();
+  mxcb__check(mxc_scope_end(s));
+}
+
+/* Moves handle (its raw value) to the enclosing scope, or (detach) out
+ * of every scope. */
+static inline void mxcb_scope_keep(int64_t handle, int detach) {
+  const void *h = (const void *)(intptr_t)handle;
+  mxcb__begin();
+  mxcb__check(detach ? mxc_scope_detach(h) : mxc_scope_keep(h));
+}
+
+static inline void mxcb_scope_keep_array(mxc_ndarray a, int detach) {
+  mxcb_scope_keep((int64_t)(intptr_t)a, detach);
+}
+
+/* Live handles / bytes of scope s (NULL: the whole process). */
+static inline int64_t mxcb_scope_handles(mxc_scope s) {
+  int64_t n = -1;
+  mxcb__begin();
+  return mxcb__check(mxc_scope_stats(s, &n, NULL)) ? -1 : n;
+}
+
+static inline int64_t mxcb_scope_bytes(mxc_scope s) {
+  int64_t b = -1;
+  mxcb__begin();
+  return mxcb__check(mxc_scope_stats(s, NULL, &b)) ? -1 : b;
+}
+
+static inline char *mxcb_handle_dump(mxc_scope s) {
+  char *out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_handle_dump(s, &out)) ? NULL : out;
+}
+
+static inline void mxcb_handle_debug_set(int enabled) {
+  mxcb__begin();
+  mxcb__check(mxc_handle_debug_set(enabled));
+}
+
+static inline int mxcb_handle_debug_enabled(void) {
+  int out = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_handle_debug_enabled(&out)) ? 0 : out;
+}
+
+static inline void mxcb_handle_tag_set(const char *tag) {
+  mxcb__begin();
+  mxcb__check(mxc_handle_tag_set(tag));
+}
+
 #endif /* MXC_BINDINGS_MXCB_H_ */

@@ -15,6 +15,7 @@ from ctypes import byref, c_int, c_int64, c_size_t
 
 import numpy as np
 
+from . import memory as _scope
 from ._lib import check, handle, lib, strings
 from .ndarray import _TO_NUMPY, NDArray, dtype_code
 
@@ -51,7 +52,7 @@ class Predictor:
     optional list of output names ("fc1_output" or "fc1", inner nodes
     included). Errors raise mxc.MxcError."""
 
-    __slots__ = ("_handle", "_inputs", "_dtypes")
+    __slots__ = ("_handle", "_scope", "_inputs", "_dtypes")
 
     def __init__(self, symbol_json, params, input_shapes, dtypes=None,
                  outputs=None):
@@ -61,6 +62,7 @@ class Predictor:
             symbol_json.encode("utf-8"), raw, len(raw), _CPU, 0,
             *_create_args(input_shapes, dtypes, outputs), byref(h)))
         self._handle = h.value
+        self._scope = _scope.owner()
         self._inputs = dict(input_shapes)
         self._dtypes = dict(dtypes or {})
 
@@ -78,6 +80,7 @@ class Predictor:
     def _wrap(cls, h, input_shapes, dtypes):
         p = cls.__new__(cls)
         p._handle = h
+        p._scope = _scope.owner()
         p._inputs = dict(input_shapes)
         p._dtypes = dict(dtypes or {})
         return p
@@ -158,7 +161,7 @@ class Predictor:
 
     def close(self):
         h, self._handle = self._handle, None
-        if h is not None:
+        if h is not None and not _scope.released(self):
             lib.mxc_predictor_free(h)
 
     def __enter__(self):
@@ -167,8 +170,9 @@ class Predictor:
     def __exit__(self, *exc):
         self.close()
 
-    def __del__(self, _free=lib.mxc_predictor_free):
+    def __del__(self, _free=lib.mxc_predictor_free,
+                _released=_scope.released):
         h = getattr(self, "_handle", None)
-        if h is not None:
+        if h is not None and not _released(self):
             self._handle = None
             _free(h)
