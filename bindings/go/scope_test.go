@@ -46,7 +46,7 @@ func TestScopeFreesEverythingMadeInside(t *testing.T) {
 	var a, b *NDArray
 	err := WithScope(func() error {
 		var err error
-		if a, err = FromFloat32([]float32{-1, 2, -3}); err != nil {
+		if a, err = FromFloat32([]float32{-1, 2, -3}, 3); err != nil {
 			return err
 		}
 		if b, err = relu.Call(a); err != nil {
@@ -80,7 +80,7 @@ func TestScopeKeepNestingAndStats(t *testing.T) {
 			return err
 		}
 		defer outer.End()
-		x, _ := FromFloat32([]float32{-1, 2, -3, 4})
+		x, _ := FromFloat32([]float32{-1, 2, -3, 4}, 4)
 		err = WithScope(func() error {
 			r, err := relu.Call(x)
 			if err != nil {
@@ -140,7 +140,7 @@ func TestScopesPerGoroutine(t *testing.T) {
 					defer s.End()
 					var last *NDArray
 					for i := 0; i < 40; i++ {
-						a, err := FromFloat32([]float32{v, v, v})
+						a, err := FromFloat32([]float32{v, v, v}, 3)
 						if err != nil {
 							return err
 						}

@@ -24,6 +24,8 @@ public class MxcException extends RuntimeException {
   public static final int NOT_FOUND = 7;
   /** {@code MXC_ERR_IO}: a missing, truncated or corrupted file or buffer. */
   public static final int IO = 8;
+  /** {@code MXC_ERR_INTERNAL}: also a wait the binding gave up (interrupted). */
+  public static final int INTERNAL = 10;
 
   private final int code;
 
