@@ -1182,6 +1182,16 @@ static inline void mxcb_scope_keep_array(mxc_ndarray a, int detach) {
   mxcb_scope_keep((int64_t)(intptr_t)a, detach);
 }
 
+/* Moves a to the enclosing scope only if it is registered in s (a value
+ * made inside s, not one made before it): what R's with_scope does with
+ * its value. */
+static inline void mxcb_scope_keep_if_in(mxc_ndarray a, mxc_scope s) {
+  mxc_scope in = NULL;
+  mxcb__begin();
+  if (mxcb__check(mxc_handle_scope(a, &in)) || in != s) return;
+  mxcb__check(mxc_scope_keep(a));
+}
+
 /* Live handles / bytes of scope s (NULL: the whole process). */
 static inline int64_t mxcb_scope_handles(mxc_scope s) {
   int64_t n = -1;

@@ -27,6 +27,16 @@ int mxc_scope_detach(const void *handle) {
   return mxc__scope_keep((uintptr_t)handle, 1, "mxc_scope_detach: handle");
 }
 
+int mxc_handle_scope(const void *handle, mxc_scope *out) {
+  API_GUARD();
+  API_CHECK_OUT(out, "mxc_handle_scope", "out");
+  uintptr_t s;
+  MXC_FORWARD_IF_ERROR(
+      mxc__scope_of((uintptr_t)handle, "mxc_handle_scope: handle", &s));
+  *out = (mxc_scope)s;
+  return MXC_OK;
+}
+
 int mxc_scope_stats(mxc_scope scope, int64_t *out_handles,
                     int64_t *out_bytes) {
   API_GUARD();

@@ -200,6 +200,22 @@ int mxc__scope_keep(uintptr_t h, int detach, const char *what) {
   return rc;
 }
 
+int mxc__scope_of(uintptr_t h, const char *what, uintptr_t *out) {
+  MXC_RETURN_ERROR_IF(h == 0, MXC_ERR_INVALID_ARGUMENT,
+                      "%s: handle is NULL; expected a live handle", what);
+  int kind;
+  mxc__handle_lock();
+  mxc__handle_owner *o = mxc__handle_owner_of(h, &kind);
+  uintptr_t s = o != NULL && o->scope != NULL ? o->scope->self : 0;
+  mxc__handle_unlock();
+  MXC_RETURN_ERROR_IF(o == NULL, MXC_ERR_INVALID_HANDLE,
+                      "%s: handle was already freed (or is invalid); "
+                      "expected a live handle returned by mxc",
+                      what);
+  *out = s;
+  return MXC_OK;
+}
+
 /* ---- statistics and the dump ---- */
 
 int mxc__scope_stats(uintptr_t h, const char *what, int64_t *out_handles,

@@ -31,6 +31,10 @@ int mxc__scope_end(uintptr_t h, const char *what);
  * thread's. */
 int mxc__scope_keep(uintptr_t h, int detach, const char *what);
 
+/* *out = the handle of the scope live owned handle h is registered in,
+ * or 0 for none. */
+int mxc__scope_of(uintptr_t h, const char *what, uintptr_t *out);
+
 /* Live handles and their bytes: in scope h, or (h 0) in the process. */
 int mxc__scope_stats(uintptr_t h, const char *what, int64_t *out_handles,
                      int64_t *out_bytes);

@@ -121,6 +121,13 @@ TEST(Scopes, NestedScopesAndMovingOut) {
   ASSERT_EQ(mxc_scope_detach(a4), MXC_OK);  // owned by the caller now
   scope_counts(outer, 2, 4 * 4);
   scope_counts(inner, 1, 4 * 2);
+  mxc_scope in = nullptr;
+  ASSERT_EQ(mxc_handle_scope(a3, &in), MXC_OK);
+  EXPECT_EQ(in, outer);
+  ASSERT_EQ(mxc_handle_scope(a2, &in), MXC_OK);
+  EXPECT_EQ(in, inner);
+  ASSERT_EQ(mxc_handle_scope(a4, &in), MXC_OK);
+  EXPECT_EQ(in, nullptr);
   // The outer scope cannot end before the inner one; nothing is freed.
   EXPECT_EQ(mxc_scope_end(outer), MXC_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(mxc_last_error()).find("innermost"),
@@ -167,6 +174,9 @@ TEST(Scopes, MisuseIsAnError) {
   EXPECT_EQ(mxc_scope_stats(s, &n, nullptr), MXC_ERR_INVALID_HANDLE);
   EXPECT_EQ(mxc_scope_keep(a), MXC_ERR_INVALID_HANDLE);
   EXPECT_EQ(mxc_scope_keep(nullptr), MXC_ERR_INVALID_ARGUMENT);
+  mxc_scope in = nullptr;
+  EXPECT_EQ(mxc_handle_scope(a, &in), MXC_ERR_INVALID_HANDLE);
+  EXPECT_EQ(mxc_handle_scope(nullptr, &in), MXC_ERR_INVALID_ARGUMENT);
   // A scope handle is not an array and an array is not a scope.
   mxc_ndarray b = make_array(1.0f);
   EXPECT_EQ(mxc_scope_end(reinterpret_cast<mxc_scope>(b)),

@@ -1872,6 +1872,14 @@ MXC_API int mxc_scope_keep(const void *handle);
  * by hand (or a binding's finalizer does). Since 1.1. */
 MXC_API int mxc_scope_detach(const void *handle);
 
+/* *out = the scope handle (any kind of handle a function returned) is
+ * registered in, or NULL when it is in none; the scope handle is borrowed
+ * (valid until that scope ends). For a wrapper deciding whether a value
+ * was made inside a scope it is ending. A freed or invalid handle is
+ * MXC_ERR_INVALID_HANDLE, NULL MXC_ERR_INVALID_ARGUMENT. Thread-safe.
+ * Since 1.1. */
+MXC_API int mxc_handle_scope(const void *handle, mxc_scope *out);
+
 /* Live handles and the bytes of their data: of scope (its own registered
  * handles, not those of scopes inside it), or, for scope NULL, of the
  * whole process (every live handle of any kind, scopes included; bytes of

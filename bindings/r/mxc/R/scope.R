@@ -13,18 +13,19 @@ with_scope <- function(expr) {
   # Ends the scope also when expr fails.
   on.exit(if (open) .Call(C_R_swig_scope_end, s))
   value <- expr  # the promise is evaluated here, in the caller's frame
-  .scope_keep_value(value)
+  .scope_keep_value(value, s)
   open <- FALSE
   .Call(C_R_swig_scope_end, s)
   value
 }
 
-# Moves the arrays of a with_scope value out of the ending scope.
-.scope_keep_value <- function(value) {
+# Moves the arrays of a with_scope value made inside scope s (not those
+# made before it, nor those already kept) out of s.
+.scope_keep_value <- function(value, s) {
   if (inherits(value, "mx_ndarray")) {
-    mx_scope_keep(value)
+    .Call(C_R_swig_scope_keep_if_in, value, s)
   } else if (is.list(value) && !is.object(value)) {
-    for (v in value) .scope_keep_value(v)
+    for (v in value) .scope_keep_value(v, s)
   }
 }
 

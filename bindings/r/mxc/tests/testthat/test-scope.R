@@ -16,12 +16,12 @@ test_that("with_scope frees everything made inside and keeps its value", {
     inner <- mx_invoke("relu", x)
     mx_invoke("sum", inner)
   })
-  expect_equal(as.array(y), 6)
+  expect_equal(as.vector(as.array(y)), 6)
   expect_error(as.array(inner), class = "mxc_error")
   expect_equal(live(), before + 2) # x and y
   # A list value keeps each array; an error still ends the scope.
   v <- with_scope(list(mx_zeros(2), mx_ones(3)))
-  expect_equal(as.array(v[[2]]), c(1, 1, 1))
+  expect_equal(as.vector(as.array(v[[2]])), c(1, 1, 1))
   expect_error(with_scope({
     mx_zeros(5)
     stop("boom")
@@ -35,10 +35,11 @@ test_that("nested scopes and mx_scope_keep", {
   before <- live()
   out <- with_scope({
     a <- mx_array(1:3)
-    b <- with_scope(mx_scope_keep(mx_array(4:6)))  # kept into the outer
-    as.array(b)
+    b <- with_scope(mx_scope_keep(mx_array(4:6)))  # kept once, not twice
+    c <- with_scope(a)  # made before the inner scope: left where it is
+    as.vector(as.array(b) + as.array(c))
   })
-  expect_equal(out, c(4, 5, 6))
+  expect_equal(out, c(5, 7, 9))
   expect_equal(live(), before)
 })
 
