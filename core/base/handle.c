@@ -398,7 +398,9 @@ void mxc__handle_guard_leave(void) {
 static uint64_t min_pin(void) {
   if (atomic_load_explicit(&g_anon, memory_order_seq_cst) != 0) return 0;
   uint64_t m = UINT64_MAX;
-  guard_rec *self = tls_depth <= 1 ? tls_rec : NULL;
+  /* depth 0: no pin of ours to skip (and at thread exit the record may
+   * already be another thread's: scopes ended then free objects). */
+  guard_rec *self = tls_depth == 1 ? tls_rec : NULL;
   for (guard_rec *r = atomic_load_explicit(&g_recs, memory_order_acquire);
        r != NULL; r = r->next) {
     if (r == self) continue;
