@@ -72,6 +72,10 @@ class Scope:
         """Ends the scope (what leaving the ``with`` block does)."""
         if self._handle is None or self._ended:
             return
+        if owner() is not self:
+            raise ValueError("mxc.scope: not this thread's innermost open "
+                             "scope (end scopes on the thread that began "
+                             "them, innermost first)")
         # Marked first: wrappers freed by the end must not be freed again
         # by a collector running meanwhile.
         self._ended = True

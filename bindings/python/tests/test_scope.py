@@ -83,6 +83,11 @@ class ScopeTest(unittest.TestCase):
         t.join()
         self.assertEqual([mxc.library.mxc_error_name(c) for c in err],
                          [b"MXC_ERR_INVALID_ARGUMENT"])
+        # Python refuses too, before touching anything.
+        inner = mxc.scope().__enter__()
+        with self.assertRaises(ValueError):
+            s.close()
+        inner.close()
         s.close()
 
     def test_scopes_are_per_thread(self):
