@@ -13,7 +13,7 @@ import org.mxc.swig.MxcNative;
  * <pre>{@code
  * try (Scope s = Scope.open()) {
  *   NDArray t = x.mul(w).add(b);      // temporaries: freed at the end
- *   result = t.relu().keep();         // survives this scope
+ *   result = Op.invoke("relu", t).keep(); // survives this scope
  * }
  * }</pre>
  *
