@@ -112,15 +112,15 @@ static void watch_thread_exit(void) {
 int mxc__scope_begin(uintptr_t *out) {
   mxc__scope *s = mxc__calloc(1, sizeof *s);
   MXC_RETURN_ERROR_IF(s == NULL, MXC_ERR_OOM, "out of memory opening a scope");
+  s->parent = tls_top; /* all set before the handle publishes s */
+  s->thread = &tls_top;
+  s->depth = tls_top ? tls_top->depth + 1 : 1;
   int rc = mxc__handle_new(MXC__HANDLE_SCOPE, s, &s->self);
   if (rc != MXC_OK) {
     mxc__free(s);
     return rc;
   }
   watch_thread_exit();
-  s->parent = tls_top;
-  s->thread = &tls_top;
-  s->depth = tls_top ? tls_top->depth + 1 : 1;
   tls_top = s;
   *out = s->self;
   return MXC_OK;
