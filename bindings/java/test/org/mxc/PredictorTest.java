@@ -131,7 +131,7 @@ class PredictorTest {
     int[] m = meta();
     float[] x = floats("input.f32");
     int image = m[1] * m[2] * m[3];
-    long before = Scope.processHandles();
+    long before = ScopeTest.settledHandles();
     List<float[]> ref = new ArrayList<>();
     PredictorPool pool;
     try (Predictor base = Predictor.fromCheckpoint(PREFIX, 0, Map.of("data", shape(1, m)));
@@ -163,7 +163,7 @@ class PredictorTest {
     assertEquals(3, pool.size());
     pool.close();
     assertThrows(MxcException.class, () -> pool.predict(x));
-    assertEquals(before, Scope.processHandles());
+    assertEquals(before, ScopeTest.settledHandles());
     assertThrows(MxcException.class, () -> new PredictorPool(null, 0));
   }
 
