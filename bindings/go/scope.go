@@ -1,7 +1,9 @@
 package mxc
 
 import (
+	"fmt"
 	"runtime"
+	"strings"
 	"sync/atomic"
 
 	"mxc.dev/mxc/internal/cmxc"
@@ -138,14 +140,41 @@ func dumpHandles(h uintptr) (string, error) {
 	return text, lastError()
 }
 
-// SetHandleDebug turns handle debugging on or off: while on, handles
-// record the tag set with SetHandleTag (e.g. "server.go:42").
+// handleDebug caches whether handle debugging is on (MXC_DEBUG_HANDLES=1
+// at start, then SetHandleDebug), so that new arrays pay one load.
+var handleDebug atomic.Bool
+
+func init() { handleDebug.Store(cmxc.Handle_debug_enabled() != 0) }
+
+// SetHandleDebug turns handle debugging on or off: while on, every new
+// NDArray or Predictor records the file:line of the code that made it
+// (the first caller outside this package), which dumps show.
 func SetHandleDebug(on bool) error {
 	v := 0
 	if on {
 		v = 1
 	}
+	handleDebug.Store(on)
 	return call(func() { cmxc.Handle_debug_set(v) })
+}
+
+// tagNew tags new handle h with its maker's location while debugging.
+func tagNew(h uintptr) {
+	if !handleDebug.Load() {
+		return
+	}
+	pcs := make([]uintptr, 32)
+	frames := runtime.CallersFrames(pcs[:runtime.Callers(2, pcs)])
+	for {
+		f, more := frames.Next()
+		inside := strings.HasPrefix(f.Function, "mxc.dev/mxc.") &&
+			!strings.HasSuffix(f.File, "_test.go")
+		if !inside || !more {
+			// Best effort: a failure only leaves the handle untagged.
+			cmxc.Handle_tag(int64(h), fmt.Sprintf("%s:%d", f.File, f.Line))
+			return
+		}
+	}
 }
 
 // SetHandleTag sets the calling goroutine's caller tag ("" clears it),

@@ -1227,4 +1227,10 @@ static inline void mxcb_handle_tag_set(const char *tag) {
   mxcb__check(mxc_handle_tag_set(tag));
 }
 
+/* Tags one handle (its raw value) with the caller's location. */
+static inline void mxcb_handle_tag(int64_t handle, const char *tag) {
+  mxcb__begin();
+  mxcb__check(mxc_handle_tag((const void *)(intptr_t)handle, tag));
+}
+
 #endif /* MXC_BINDINGS_MXCB_H_ */

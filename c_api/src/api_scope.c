@@ -66,3 +66,8 @@ int mxc_handle_debug_enabled(int *out) {
 }
 
 int mxc_handle_tag_set(const char *tag) { return mxc__handle_tag_set(tag); }
+
+int mxc_handle_tag(const void *handle, const char *tag) {
+  API_GUARD();
+  return mxc__handle_tag((uintptr_t)handle, tag, "mxc_handle_tag: handle");
+}

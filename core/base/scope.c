@@ -322,9 +322,10 @@ static const char *intern_locked(const char *tag, size_t n) {
   return copy;
 }
 
-int mxc__handle_tag_set(const char *tag) {
+/* *out = the stored copy of tag (NULL for NULL); fn names the caller. */
+static int intern(const char *tag, const char *fn, const char **out) {
   if (tag == NULL) {
-    tls_tag = NULL;
+    *out = NULL;
     return MXC_OK;
   }
   size_t n = strnlen(tag, TAG_MAX_LEN);
@@ -332,9 +333,30 @@ int mxc__handle_tag_set(const char *tag) {
   const char *t = intern_locked(tag, n);
   pthread_mutex_unlock(&g_tag_lock);
   MXC_RETURN_ERROR_IF(t == NULL, MXC_ERR_OOM,
-                      "mxc_handle_tag_set: %d distinct tags are kept at most; "
-                      "tags should name code locations, not values",
-                      TAG_SLOTS / 2);
-  tls_tag = t;
+                      "%s: %d distinct tags are kept at most; tags should "
+                      "name code locations, not values",
+                      fn, TAG_SLOTS / 2);
+  *out = t;
+  return MXC_OK;
+}
+
+int mxc__handle_tag_set(const char *tag) {
+  return intern(tag, "mxc_handle_tag_set", &tls_tag);
+}
+
+int mxc__handle_tag(uintptr_t h, const char *tag, const char *what) {
+  MXC_RETURN_ERROR_IF(h == 0, MXC_ERR_INVALID_ARGUMENT,
+                      "%s: handle is NULL; expected a live handle", what);
+  const char *t;
+  MXC_FORWARD_IF_ERROR(intern(tag, what, &t));
+  int kind;
+  mxc__handle_lock();
+  mxc__handle_owner *o = mxc__handle_owner_of(h, &kind);
+  if (o != NULL) o->tag = t;
+  mxc__handle_unlock();
+  MXC_RETURN_ERROR_IF(o == NULL, MXC_ERR_INVALID_HANDLE,
+                      "%s: handle was already freed (or is invalid); "
+                      "expected a live handle returned by mxc",
+                      what);
   return MXC_OK;
 }

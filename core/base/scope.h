@@ -53,4 +53,9 @@ int mxc__handle_debug_enabled(void);
  * the handles it makes while debugging is on. */
 int mxc__handle_tag_set(const char *tag);
 
+/* Sets the tag recorded for live owned handle h (copied; NULL clears
+ * it), whether or not debugging is on: a binding tags each handle it
+ * wraps with its caller's location. */
+int mxc__handle_tag(uintptr_t h, const char *tag, const char *what);
+
 #endif /* MXC_CORE_BASE_SCOPE_H_ */

@@ -1,4 +1,5 @@
-/* Caller tags (mxc_handle_tag_set) and the handle dump that prints them:
+/* Caller tags (mxc_handle_tag_set for the thread, mxc_handle_tag for one
+ * handle) and the handle dump that prints them:
  * arbitrary bytes as tags (any length, embedded NULs cut them, invalid
  * UTF-8), interleaved with scopes, keeps and frees driven by the input.
  * Checked beyond survival:
@@ -20,14 +21,19 @@ static int64_t live_handles(void) {
   return n;
 }
 
-/* Makes an array under tag and checks that the dump names it. */
-static void tagged_array(mxc_scope s, const char *tag) {
-  if (mxc_handle_tag_set(tag) != MXC_OK) return; /* table full: refused */
+/* Makes an array under tag (the thread's, or its own set after it was
+ * made: late) and checks that the dump names it. */
+static void tagged_array(mxc_scope s, const char *tag, int late) {
+  if (mxc_handle_tag_set(late ? NULL : tag) != MXC_OK) return; /* full */
   int64_t shape[1] = {2};
   mxc_ndarray a = NULL;
   if (mxc_ndarray_create(shape, 1, MXC_DTYPE_FLOAT32, MXC_DEVICE_CPU, 0, 0,
                          &a) != MXC_OK) {
     abort();
+  }
+  if (late && mxc_handle_tag(a, tag) != MXC_OK) {
+    mxc_ndarray_free(a); /* the tag table is full */
+    return;
   }
   char *dump = NULL;
   if (mxc_handle_dump(s, &dump) != MXC_OK) abort();
@@ -51,11 +57,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         size_t n = t.n < MAX_TAG ? t.n : MAX_TAG;
         memcpy(tag, t.p, n);
         tag[n] = '\0';
-        tagged_array(inner ? inner : outer, tag);
+        tagged_array(inner ? inner : outer, tag, fz_u8(&b) & 1);
         break;
       }
       case 1:
-        tagged_array(inner ? inner : outer, fz_str(&b, tag, 255));
+        tagged_array(inner ? inner : outer, fz_str(&b, tag, 255), 0);
         break;
       case 2: /* open or end the inner scope */
         if (inner == NULL) {

@@ -176,6 +176,7 @@ TEST(Scopes, MisuseIsAnError) {
   EXPECT_EQ(mxc_scope_keep(nullptr), MXC_ERR_INVALID_ARGUMENT);
   mxc_scope in = nullptr;
   EXPECT_EQ(mxc_handle_scope(a, &in), MXC_ERR_INVALID_HANDLE);
+  EXPECT_EQ(mxc_handle_tag(a, "late"), MXC_ERR_INVALID_HANDLE);
   EXPECT_EQ(mxc_handle_scope(nullptr, &in), MXC_ERR_INVALID_ARGUMENT);
   // A scope handle is not an array and an array is not a scope.
   mxc_ndarray b = make_array(1.0f);
@@ -272,6 +273,14 @@ TEST(Scopes, DumpNamesWhereHandlesWereMade) {
             std::string::npos)
       << d;
   EXPECT_EQ(std::count(d.begin(), d.end(), '\n'), 2) << d;
+  // A handle tagged after it was made (what a binding's wrapper does).
+  ASSERT_EQ(mxc_handle_tag(v, "Model.java:7"), MXC_OK);
+  EXPECT_NE(dump(s).find("made by mxc_ndarray_reshape at Model.java:7"),
+            std::string::npos);
+  ASSERT_EQ(mxc_handle_tag(v, nullptr), MXC_OK);
+  EXPECT_NE(dump(s).find("made by mxc_ndarray_reshape, in a scope"),
+            std::string::npos);
+  EXPECT_EQ(mxc_handle_tag(nullptr, "x"), MXC_ERR_INVALID_ARGUMENT);
   // The whole process's dump lists them too, and a handle in no scope.
   mxc_ndarray loose = nullptr;
   std::thread([&] { loose = make_array(0.0f, 1); }).join();

@@ -218,6 +218,7 @@ _SIGNATURES = {
     "mxc_handle_debug_set": (c_int, [c_int]),
     "mxc_handle_debug_enabled": (c_int, [_P(c_int)]),
     "mxc_handle_tag_set": (c_int, [c_char_p]),
+    "mxc_handle_tag": (c_int, [handle, c_char_p]),
 }
 
 for _name, (_res, _args) in _SIGNATURES.items():

@@ -24,6 +24,7 @@ class Symbol:
     def __init__(self, h):
         self._handle = h  # takes ownership
         self._scope = _scope.owner()
+        _scope.tag_new(h)
 
     @classmethod
     def from_json(cls, text):

@@ -18,7 +18,7 @@ Scopes are per thread (each thread has its own stack of them) and must
 end on the thread that began them, innermost first, which ``with``
 guarantees. memory_stats() and dump_handles() tell what is live; with
 MXC_DEBUG_HANDLES=1 (or set_handle_debug(True)) the dump names, for each
-handle, the line of the ``with mxc.scope()`` it was made under.
+handle, the line of Python code that made it.
 """
 
 import sys
@@ -28,12 +28,28 @@ from ctypes import byref, c_int, c_int64, c_void_p
 from ._lib import check, handle, lib, take_string
 
 _local = threading.local()
+_debug = [False]  # handle debugging on? (cached; set at the end)
+_PKG = __file__.rsplit("/", 1)[0] + "/"
 
 
 def owner():
     """The calling thread's innermost open scope (None: no scope): what a
     new wrapper object records as its owner."""
     return getattr(_local, "top", None)
+
+
+def tag_new(h):
+    """With handle debugging on, tags the new handle h with the caller's
+    line (the first frame outside this package): dumps then say where
+    each leaked object was made. One branch when debugging is off."""
+    if not _debug[0]:
+        return
+    f = sys._getframe(1)
+    while f is not None and f.f_code.co_filename.startswith(_PKG):
+        f = f.f_back
+    if f is not None:
+        lib.mxc_handle_tag(h, ("%s:%d" % (f.f_code.co_filename,
+                                           f.f_lineno)).encode("utf-8"))
 
 
 def released(obj):
@@ -146,13 +162,17 @@ def dump_handles(scope_=None):
 
 
 def set_handle_debug(on):
+    """Turns handle debugging on or off: while on, every object records
+    the line that made it (dump_handles shows it)."""
     check(lib.mxc_handle_debug_set(1 if on else 0))
+    _debug[0] = bool(on)
 
 
 def handle_debug():
     out = c_int()
     check(lib.mxc_handle_debug_enabled(byref(out)))
-    return bool(out.value)
+    _debug[0] = bool(out.value)
+    return _debug[0]
 
 
 def _caller_tag(depth):
@@ -162,3 +182,6 @@ def _caller_tag(depth):
         return None
     f = sys._getframe(depth)
     return ("%s:%d" % (f.f_code.co_filename, f.f_lineno)).encode("utf-8")
+
+
+_debug[0] = handle_debug()  # MXC_DEBUG_HANDLES=1 turns it on at start

@@ -54,6 +54,7 @@ class NDArray:
         # Takes ownership of a handle the caller got from the library.
         self._handle = handle
         self._scope = _scope.owner()  # whose end frees the handle
+        _scope.tag_new(handle)
 
     # ---- ownership -------------------------------------------------------
 

@@ -65,6 +65,7 @@ class Predictor:
             *_create_args(input_shapes, dtypes, outputs), byref(h)))
         self._handle = h.value
         self._scope = _scope.owner()
+        _scope.tag_new(h.value)
         self._inputs = dict(input_shapes)
         self._dtypes = dict(dtypes or {})
 
@@ -83,6 +84,7 @@ class Predictor:
         p = cls.__new__(cls)
         p._handle = h
         p._scope = _scope.owner()
+        _scope.tag_new(h)
         p._inputs = dict(input_shapes)
         p._dtypes = dict(dtypes or {})
         return p

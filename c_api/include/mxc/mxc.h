@@ -1920,6 +1920,16 @@ MXC_API int mxc_handle_debug_enabled(int *out);
  * MXC_ERR_OOM, the previous tag stays). Since 1.1. */
 MXC_API int mxc_handle_tag_set(const char *tag);
 
+/* Sets the caller tag recorded for one live handle (any kind a function
+ * returned), replacing the one it was made with; NULL clears it. For a
+ * binding whose wrapper learns its caller's location only after the
+ * handle exists: it tags each handle it wraps (while handle debugging is
+ * on, to pay for the stack walk only then; the tag is recorded either
+ * way). tag is copied as for mxc_handle_tag_set (same limits). A freed or
+ * invalid handle is MXC_ERR_INVALID_HANDLE, NULL MXC_ERR_INVALID_ARGUMENT.
+ * Thread-safe. Since 1.1. */
+MXC_API int mxc_handle_tag(const void *handle, const char *tag);
+
 #ifdef __cplusplus
 } /* extern "C" */
 #endif

@@ -129,6 +129,7 @@ public final class NDArray implements AutoCloseable {
     this.free = new Free(handle);
     this.cleanable = Mxc.CLEANER.register(this, free);
     Pressure.created();
+    Scope.tagNew(handle);
   }
 
   /**

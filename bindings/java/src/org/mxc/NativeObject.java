@@ -44,6 +44,7 @@ abstract class NativeObject implements AutoCloseable {
     this.kind = kind;
     this.free = new Free(handle, free);
     this.cleanable = Mxc.CLEANER.register(this, this.free);
+    Scope.tagNew(handle);
   }
 
   /**

@@ -29,15 +29,27 @@ import org.mxc.swig.MxcNative;
  * the process, and {@link #dump()} / {@link #dumpAll()} listing live
  * handles with the C function that made them and, with handle debugging
  * on ({@code MXC_DEBUG_HANDLES=1} or {@link #setDebug}), the source line
- * that opened the scope.
+ * that made each (the first frame outside org.mxc's classes).
  */
 public final class Scope implements AutoCloseable {
   private static final ThreadLocal<Scope> TOP = new ThreadLocal<>();
+  /** Handle debugging on? Cached: asked once, then set by setDebug. */
+  private static volatile boolean debug = MxcNative.handle_debug_enabled() != 0;
 
   private final long handle;
   private final Scope parent;
   private final String tag; // the opening line, with debugging on
   private volatile boolean ended;
+
+  /** The classes whose frames a caller line skips. */
+  private static final java.util.Set<String> BINDING =
+      java.util.Set.of(
+          Scope.class.getName(), NDArray.class.getName(), NativeObject.class.getName(),
+          Op.class.getName(), Symbol.class.getName(), Executor.class.getName(),
+          DataIter.class.getName(), Predictor.class.getName(), RecordIO.class.getName(),
+          Autograd.class.getName(), Checkpoint.class.getName(), PredictorPool.class.getName(),
+          Image.class.getName(), ImageRecord.class.getName(), Metric.class.getName(),
+          Mxc.class.getName(), Profiler.class.getName());
 
   private Scope(long handle, Scope parent, String tag) {
     this.handle = handle;
@@ -47,7 +59,7 @@ public final class Scope implements AutoCloseable {
 
   /** Opens a scope on the calling thread. */
   public static Scope open() {
-    String tag = MxcNative.handle_debug_enabled() != 0 ? callerLine() : null;
+    String tag = debug ? callerLine() : null;
     if (tag != null) MxcNative.handle_tag_set(tag);
     Scope s = new Scope(MxcNative.scope_begin(), TOP.get(), tag);
     TOP.set(s);
@@ -119,18 +131,27 @@ public final class Scope implements AutoCloseable {
     return MxcNative.handle_dump(0);
   }
 
-  /** Turns handle debugging (caller lines in dumps) on or off. */
+  /**
+   * Turns handle debugging on or off: while on, every object records the
+   * source line that made it, which {@link #dump()} shows.
+   */
   public static void setDebug(boolean on) {
     MxcNative.handle_debug_set(on ? 1 : 0);
+    debug = on;
   }
 
-  /** The frame that called {@link #open}, as "File.java:line". */
+  /** With debugging on, tags a new handle with the line that made it. */
+  static void tagNew(long handle) {
+    if (debug) MxcNative.handle_tag(handle, callerLine());
+  }
+
+  /** The first frame outside the binding's classes, as "File.java:line". */
   private static String callerLine() {
     return StackWalker.getInstance()
         .walk(
             frames ->
                 frames
-                    .filter(f -> !f.getClassName().equals(Scope.class.getName()))
+                    .filter(f -> !BINDING.contains(f.getClassName()))
                     .findFirst()
                     .map(f -> f.getFileName() + ":" + f.getLineNumber())
                     .orElse("(unknown)"));
