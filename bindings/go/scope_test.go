@@ -99,6 +99,7 @@ func TestScopeKeepNestingAndStats(t *testing.T) {
 		if n, bytes, _ := outer.Stats(); n != 2 || bytes != 4*(4+1) {
 			t.Errorf("outer scope: %d handles, %d bytes; want 2, 20", n, bytes)
 		}
+		runtime.KeepAlive(x) // not finalized (freed by hand) before the count
 		if z, err = Zeros(Float32, 3); err == nil {
 			_, err = z.DetachFromScope()
 		}
@@ -139,20 +140,24 @@ func TestScopesPerGoroutine(t *testing.T) {
 				err := WithScope(func() error {
 					s, _ := BeginScope()
 					defer s.End()
-					var last *NDArray
+					// Held: a dropped array may be finalized (freed by hand)
+					// before the count below.
+					held := make([]*NDArray, 0, 40)
 					for i := 0; i < 40; i++ {
 						a, err := FromFloat32([]float32{v, v, v}, 3)
 						if err != nil {
 							return err
 						}
-						last = a
+						held = append(held, a)
 					}
+					last := held[len(held)-1]
 					if n, b, _ := s.Stats(); n != 40 || b != 40*12 {
 						return newError(ErrInternal, "scope has %d handles, %d bytes", n, b)
 					}
 					if got, _ := last.Float32s(); got[1] != v {
 						return newError(ErrInternal, "contents %v", got)
 					}
+					runtime.KeepAlive(held)
 					return nil
 				})
 				if err != nil {

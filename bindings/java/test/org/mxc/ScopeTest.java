@@ -81,6 +81,7 @@ class ScopeTest {
       assertEquals(2, outer.liveHandles()); // x and the kept sum
       z = NDArray.zeros(DType.FLOAT32, 3).detachFromScope();
       assertEquals(2, outer.liveHandles());
+      java.lang.ref.Reference.reachabilityFence(x); // not cleaned before the counts
     }
     assertFreed(y);
     assertEquals(0f, z.toFloatArray()[2]);
@@ -118,8 +119,10 @@ class ScopeTest {
           try {
             for (int r = 0; r < 25; r++) {
               try (Scope s = Scope.open()) {
-                NDArray last = null;
-                for (int i = 0; i < 40; i++) last = NDArray.of(new float[] {v, v, v});
+                // Held: a dropped array may be cleaned (freed by hand) first.
+                List<NDArray> held = new ArrayList<>();
+                for (int i = 0; i < 40; i++) held.add(NDArray.of(new float[] {v, v, v}));
+                NDArray last = held.get(39);
                 if (s.liveHandles() != 40 || s.liveBytes() != 40 * 12) {
                   errors.add(s.liveHandles() + " " + s.liveBytes());
                 }
