@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <fstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -80,6 +81,73 @@ TEST(Scopes, EndFreesEveryKindMadeInside) {
   EXPECT_EQ(mxc_ndarray_list_size(list, &n), MXC_ERR_INVALID_HANDLE);
   ASSERT_EQ(mxc_wait_all(), MXC_OK);
   EXPECT_EQ(mxc__handle_deferred(), 0);
+}
+
+// The kinds the first test does not make: executors, iterators,
+// inference results, predictors, RecordIO files (and a data batch).
+TEST(Scopes, EndFreesExecutorsIteratorsPredictorsAndFiles) {
+  std::string csv = tmp_path("scope.csv"), rec = tmp_path("scope.rec");
+  std::string ckpt = tmp_path("scope_relu");
+  std::ofstream(csv) << "1,2\n3,4\n";
+  mxc_op relu = nullptr;
+  ASSERT_EQ(mxc_op_find("relu", &relu), MXC_OK);
+  mxc_symbol x = nullptr, r = nullptr;
+  ASSERT_EQ(mxc_symbol_variable("x", &x), MXC_OK);
+  ASSERT_EQ(mxc_symbol_create(relu, nullptr, nullptr, 0, "r", nullptr, &x, 1,
+                              &r),
+            MXC_OK);
+  ASSERT_EQ(mxc_checkpoint_save(ckpt.c_str(), 0, r, 0, nullptr, nullptr, 0,
+                                nullptr, nullptr),
+            MXC_OK);
+  int64_t live0 = live_total();
+  mxc_scope s = nullptr;
+  ASSERT_EQ(mxc_scope_begin(&s), MXC_OK);
+  const char *names[] = {"x"};
+  int ndims[] = {1};
+  int64_t dims[] = {4};
+  mxc_executor ex = nullptr;
+  ASSERT_EQ(mxc_executor_simple_bind(r, MXC_DEVICE_CPU, 0, 1, names, ndims,
+                                     dims, nullptr, MXC_REQ_WRITE, 0, nullptr,
+                                     nullptr, 0, &ex),
+            MXC_OK);
+  mxc_infer inf = nullptr;
+  ASSERT_EQ(mxc_symbol_infer_shape(r, 1, names, ndims, dims, 0, &inf),
+            MXC_OK);
+  mxc_data_iter it = nullptr;
+  ASSERT_EQ(mxc_data_iter_csv_create(csv.c_str(), nullptr, 0, 1, 0, -1,
+                                     MXC_LAST_BATCH_PAD, &it),
+            MXC_OK);
+  int more = 0;
+  ASSERT_EQ(mxc_data_iter_next(it, &more), MXC_OK);
+  mxc_ndarray batch = nullptr;
+  ASSERT_EQ(mxc_data_iter_data(it, &batch), MXC_OK);
+  mxc_predictor pred = nullptr;
+  ASSERT_EQ(mxc_predictor_create_from_checkpoint(
+                ckpt.c_str(), 0, MXC_DEVICE_CPU, 0, 1, names, ndims, dims,
+                nullptr, 0, nullptr, &pred),
+            MXC_OK);
+  mxc_recordio file = nullptr;
+  ASSERT_EQ(mxc_recordio_open(rec.c_str(), nullptr, "w", &file), MXC_OK);
+  ASSERT_EQ(mxc_recordio_write(file, "abcd", 4), MXC_OK);
+  int64_t n = 0;
+  ASSERT_EQ(mxc_scope_stats(s, &n, nullptr), MXC_OK);
+  EXPECT_EQ(n, 6);
+  ASSERT_EQ(mxc_scope_end(s), MXC_OK);
+  EXPECT_EQ(live_total(), live0);
+  EXPECT_EQ(mxc_executor_forward(ex, 0), MXC_ERR_INVALID_HANDLE);
+  EXPECT_EQ(mxc_data_iter_reset(it), MXC_ERR_INVALID_HANDLE);
+  EXPECT_EQ(mxc_predictor_forward(pred), MXC_ERR_INVALID_HANDLE);
+  EXPECT_EQ(mxc_recordio_flush(file), MXC_ERR_INVALID_HANDLE);
+  EXPECT_TRUE(is_freed(batch));
+  // The writer was closed by its free: the record reached the file.
+  mxc_recordio back = nullptr;
+  ASSERT_EQ(mxc_recordio_open(rec.c_str(), nullptr, "r", &back), MXC_OK);
+  int64_t size = 0;
+  ASSERT_EQ(mxc_recordio_read(back, &size), MXC_OK);
+  EXPECT_EQ(size, 4);
+  mxc_recordio_free(back);
+  mxc_symbol_free(r);
+  mxc_symbol_free(x);
 }
 
 TEST(Scopes, HandsFreedByHandAreNotFreedTwice) {
