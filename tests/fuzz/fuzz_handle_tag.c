@@ -37,7 +37,7 @@ static void tagged_array(mxc_scope s, const char *tag, int late) {
   }
   char *dump = NULL;
   if (mxc_handle_dump(s, &dump) != MXC_OK) abort();
-  char want[520];
+  char want[600];
   snprintf(want, sizeof want, "made by mxc_ndarray_create at %.511s", tag);
   if (strstr(dump, want) == NULL) abort();
   mxc_string_free(dump);
