@@ -25,8 +25,8 @@ struct mxc__scope {
   uintptr_t self;      /* the scope's own handle */
 };
 
-static _Thread_local mxc__scope *tls_top;   /* innermost open scope */
-static _Thread_local const char *tls_tag;   /* interned caller tag */
+static _Thread_local mxc__scope *tls_top; /* innermost open scope */
+static _Thread_local const char *tls_tag; /* interned caller tag */
 
 mxc__scope *mxc__scope_current(void) { return tls_top; }
 
@@ -244,7 +244,7 @@ static void dump_one(uintptr_t h, int kind, const mxc__handle_owner *o,
                      void *ud) {
   dump_ctx *c = ud;
   if (c->only != NULL && o->scope != c->only) return;
-  mxc__sbuf_printf(c->b, "%s 0x%llx: %lld bytes, made by %s", 
+  mxc__sbuf_printf(c->b, "%s 0x%llx: %lld bytes, made by %s",
                    mxc__handle_kind_name(kind), (unsigned long long)h,
                    (long long)o->bytes, o->site);
   if (o->tag != NULL) mxc__sbuf_printf(c->b, " at %s", o->tag);
