@@ -174,6 +174,7 @@ func newNDArray(h uintptr) *NDArray {
 	if live.Add(1) > collectAt.Load() {
 		collect()
 	}
+	tagNew(h)
 	c := cells.Get().(*cell)
 	atomic.StoreUintptr(&c.h, h)
 	a := new(NDArray)

@@ -39,6 +39,7 @@ func newPredictor(h cmxc.PredictorHandle, inputs []Input) (*Predictor, error) {
 		return nil, lastError()
 	}
 	p := &Predictor{owned{h.Swigcptr()}, copyInputs(inputs)}
+	tagNew(h.Swigcptr())
 	runtime.SetFinalizer(p, (*Predictor).Close)
 	return p, nil
 }

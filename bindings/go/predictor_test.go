@@ -330,3 +330,67 @@ func TestPredictorFashionMnist(t *testing.T) {
 		t.Errorf("%d images, accuracy %.4f; want 10000 at 0.868", total, acc)
 	}
 }
+
+// 32 goroutines share a pool of 3 predictors (one copy of the weights):
+// every answer equals the single-goroutine one, and closing the pool and
+// the model leaves no handle behind.
+func TestPredictorPoolServesManyGoroutines(t *testing.T) {
+	m := loadScriptModel(t)
+	before := liveHandles(t)
+	base, err := LoadPredictor(m.prefix, 0, m.input(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := make([][]float32, m.batch)
+	for i := range ref {
+		if ref[i], err = base.Predict(m.image(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var pool *PredictorPool
+	err = WithScope(func() error { // the pool's predictors are not the scope's
+		pool, err = NewPredictorPool(base, 3)
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	base.Close()
+	var wg sync.WaitGroup
+	bad := make(chan string, 64)
+	for g := 0; g < 32; g++ {
+		wg.Add(1)
+		go func(g int) {
+			defer wg.Done()
+			for r := 0; r < 30; r++ {
+				i := (g*7 + r) % m.batch
+				y, err := pool.Predict(m.image(i))
+				if err != nil {
+					bad <- err.Error()
+					return
+				}
+				for k := range y {
+					if y[k] != ref[i][k] {
+						bad <- "mismatch"
+						return
+					}
+				}
+			}
+		}(g)
+	}
+	wg.Wait()
+	close(bad)
+	for b := range bad {
+		t.Error(b)
+	}
+	pool.Close()
+	if _, err := pool.Predict(m.image(0)); err == nil {
+		t.Error("Predict after Close succeeded")
+	}
+	if after := liveHandles(t); after != before {
+		t.Errorf("live handles %d after, %d before", after, before)
+	}
+	if _, err := NewPredictorPool(nil, 0); err == nil {
+		t.Error("a pool of size 0 was made")
+	}
+}

@@ -179,6 +179,7 @@ MXCJ_HANDLE(mxcb_checkpoint *)
 MXCJ_HANDLE(mxc_predictor)
 MXCJ_HANDLE(mxcb_predictor_spec *)
 MXCJ_HANDLE(mxc_kvstore)
+MXCJ_HANDLE(mxc_scope)
 
 /* ---- HANDLES / SYMBOLS: long[] (null = none) --------------------------- */
 %define MXCJ_HANDLE_ARRAY(TYPE, PTR, COUNT)

@@ -112,6 +112,35 @@ static SEXP mxcr__wrap(void *h, swig_type_info *ty, R_CFinalizer_t fin,
   return p;
 }
 
+/* Native memory pressure, which R's collector cannot see: an mx_ndarray
+ * costs R's heap some 100 bytes whatever the size of its data, so a loop
+ * that drops large arrays can fill native memory long before R collects
+ * (R torch's problem and remedy). So each new array compares the bytes
+ * of live arrays (mxc_scope_stats) with a threshold and, past it, runs
+ * R's collector (R_gc also runs the finalizers, freeing what was
+ * dropped); the next threshold is twice what is then still live, at
+ * least MXC_R_GC_BYTES (default 256 MiB), and halves again once most of
+ * it is gone, so programs that keep many arrays are not slowed. */
+static int64_t mxcr__gc_floor, mxcr__gc_at;
+
+static void mxcr__pace(void) {
+  int64_t bytes = 0;
+  if (mxcr__gc_floor == 0) {
+    const char *env = getenv("MXC_R_GC_BYTES");
+    double v = env != NULL ? atof(env) : 0;
+    mxcr__gc_floor = v >= 1 << 20 ? (int64_t)v : (int64_t)256 << 20;
+    mxcr__gc_at = mxcr__gc_floor;
+  }
+  if (mxc_scope_stats(NULL, NULL, &bytes) != MXC_OK) return;
+  if (bytes < mxcr__gc_at / 4 && mxcr__gc_at / 2 >= mxcr__gc_floor) {
+    mxcr__gc_at /= 2;
+  }
+  if (bytes <= mxcr__gc_at) return;
+  R_gc();
+  if (mxc_scope_stats(NULL, NULL, &bytes) != MXC_OK) return;
+  mxcr__gc_at = 2 * bytes > mxcr__gc_floor ? 2 * bytes : mxcr__gc_floor;
+}
+
 /* The handle in x, which must be NULL or an external pointer tagged ty;
  * anything else raises an mxc_error (MXC_ERR_INVALID_HANDLE) instead of
  * being dereferenced. A freed (cleared) pointer raises too, unless
@@ -235,8 +264,17 @@ MXCR_HANDLE(struct mxcb_outputs *, mxcr__fin_outputs, NULL, "expected an output 
 MXCR_HANDLE(struct mxcb_checkpoint *, mxcr__fin_checkpoint, NULL, "expected a checkpoint handle")
 MXCR_HANDLE(struct mxc_predictor_s *, mxcr__fin_predictor, "mx_predictor", "expected an mx_predictor")
 MXCR_HANDLE(struct mxcb_predictor_spec *, mxcr__fin_predictor_spec, NULL, "expected a predictor spec handle")
-/* Operator handles are static: never freed. */
+/* Operator handles are static: never freed. Scopes are ended by
+ * with_scope itself, on exit from its expression, never by a finalizer. */
 MXCR_HANDLE(const struct mxc_op_s *, NULL, NULL, "expected an operator handle")
+MXCR_HANDLE(struct mxc_scope_s *, NULL, "mx_scope", "expected an mx_scope")
+/* New arrays also pace R's collector (mxcr__pace, below). */
+%typemap(out) struct mxc_ndarray_s * %{
+  $result = PROTECT(mxcr__wrap((void *)$1, $descriptor, mxcr__fin_ndarray,
+                               "mx_ndarray"));
+  mxcr__pace();
+  UNPROTECT(1);
+%}
 
 /* ---- the multi-argument conventions of mxcb.h ---------------------------- */
 
@@ -357,6 +395,19 @@ MXCR_HANDLE(const struct mxc_op_s *, NULL, NULL, "expected an operator handle")
 %noexception mxcb_r_is_null;
 
 %inline %{
+/* c(live handles, bytes of their array data) of scope s (NULL: the
+ * process), as doubles. Errors as usual. */
+static SEXP mxcb_r_scope_stats(mxc_scope s) {
+  int64_t n = 0, b = 0;
+  SEXP out;
+  mxcb__begin();
+  if (mxcb__check(mxc_scope_stats(s, &n, &b))) return R_NilValue;
+  out = Rf_allocVector(REALSXP, 2);
+  REAL(out)[0] = (double)n;
+  REAL(out)[1] = (double)b;
+  return out;
+}
+
 /* The array's elements in row-major order as a new R vector: double for
  * float16/32/64 and int64 (R has no 64-bit integer), integer for the
  * 8/32-bit integer types, logical for bool. Waits for pending writes. */

@@ -69,6 +69,10 @@
 %rename(PredictorHandle) mxc_predictor_s;
 %rename(PredictorSpecHandle) mxcb_predictor_spec;
 %rename(KVStoreHandle) mxc_kvstore_s;
+%rename(ScopeHandle) mxc_scope_s;
+/* A scope is ended explicitly (scope_end), never by a destructor: it must
+ * end on its own thread, innermost first. */
+%nodefaultdtor mxc_scope_s;
 /* Operator handles are static: no destructor (declared before the struct,
  * or SWIG makes one that would free() a static record). */
 %nodefaultdtor mxc_op_s;
@@ -84,6 +88,7 @@ struct mxcb_checkpoint {};
 struct mxc_predictor_s {};
 struct mxcb_predictor_spec {};
 struct mxc_kvstore_s {};
+struct mxc_scope_s {};
 %extend mxc_ndarray_s { ~mxc_ndarray_s() { mxc_ndarray_free($self); } }
 %extend mxc_symbol_s { ~mxc_symbol_s() { mxc_symbol_free($self); } }
 %extend mxc_executor_s { ~mxc_executor_s() { mxc_executor_free($self); } }
@@ -141,6 +146,7 @@ struct mxc_kvstore_s {};
 %newobject mxcb_profiler_dumps;
 %newobject mxcb_profiler_stats;
 %newobject mxcb_kvstore_create;
+%newobject mxcb_handle_dump;
 /* Strings made by mxc are freed by mxc. */
 %typemap(newfree) char * "mxc_string_free($1);";
 

@@ -1247,6 +1247,82 @@ static inline void mxcb_kvstore_set_optimizer(mxc_kvstore kv, const char *name,
   mxcb__begin();
   if (!mxcb__split_kv(KV, N_KV, keys, vals)) return;
   mxcb__check(mxc_kvstore_set_optimizer(kv, name, keys, vals, N_KV / 2));
+/* ---- memory scopes (mxc_scope_*, mxc_handle_*) --------------------------- */
+
+/* A scope of the calling thread (end it on the same thread). Java and Go
+ * pass handles as their raw value (int64); R passes its array objects. */
+static inline mxc_scope mxcb_scope_begin(void) {
+  mxc_scope out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_scope_begin(&out)) ? NULL : out;
+}
+
+static inline void mxcb_scope_end(mxc_scope s) {
+  mxcb__begin();
+  mxcb__check(mxc_scope_end(s));
+}
+
+/* Moves handle (its raw value) to the enclosing scope, or (detach) out
+ * of every scope. */
+static inline void mxcb_scope_keep(int64_t handle, int detach) {
+  const void *h = (const void *)(intptr_t)handle;
+  mxcb__begin();
+  mxcb__check(detach ? mxc_scope_detach(h) : mxc_scope_keep(h));
+}
+
+static inline void mxcb_scope_keep_array(mxc_ndarray a, int detach) {
+  mxcb_scope_keep((int64_t)(intptr_t)a, detach);
+}
+
+/* Moves a to the enclosing scope only if it is registered in s (a value
+ * made inside s, not one made before it): what R's with_scope does with
+ * its value. */
+static inline void mxcb_scope_keep_if_in(mxc_ndarray a, mxc_scope s) {
+  mxc_scope in = NULL;
+  mxcb__begin();
+  if (mxcb__check(mxc_handle_scope(a, &in)) || in != s) return;
+  mxcb__check(mxc_scope_keep(a));
+}
+
+/* Live handles / bytes of scope s (NULL: the whole process). */
+static inline int64_t mxcb_scope_handles(mxc_scope s) {
+  int64_t n = -1;
+  mxcb__begin();
+  return mxcb__check(mxc_scope_stats(s, &n, NULL)) ? -1 : n;
+}
+
+static inline int64_t mxcb_scope_bytes(mxc_scope s) {
+  int64_t b = -1;
+  mxcb__begin();
+  return mxcb__check(mxc_scope_stats(s, NULL, &b)) ? -1 : b;
+}
+
+static inline char *mxcb_handle_dump(mxc_scope s) {
+  char *out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_handle_dump(s, &out)) ? NULL : out;
+}
+
+static inline void mxcb_handle_debug_set(int enabled) {
+  mxcb__begin();
+  mxcb__check(mxc_handle_debug_set(enabled));
+}
+
+static inline int mxcb_handle_debug_enabled(void) {
+  int out = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_handle_debug_enabled(&out)) ? 0 : out;
+}
+
+static inline void mxcb_handle_tag_set(const char *tag) {
+  mxcb__begin();
+  mxcb__check(mxc_handle_tag_set(tag));
+}
+
+/* Tags one handle (its raw value) with the caller's location. */
+static inline void mxcb_handle_tag(int64_t handle, const char *tag) {
+  mxcb__begin();
+  mxcb__check(mxc_handle_tag((const void *)(intptr_t)handle, tag));
 }
 
 #endif /* MXC_BINDINGS_MXCB_H_ */

@@ -14,10 +14,13 @@ static int api_iter(mxc_data_iter h, const char *what, mxc__iter **out) {
   return MXC_OK;
 }
 
+/* For the handle table: destroys the object once no call uses it. */
+static void dtor_iter(void *p) { mxc__iter_free(p); }
+
 /* Gives a new iterator a public handle; frees it on failure. */
 static int wrap_iter(mxc__iter *it, mxc_data_iter *out) {
   uintptr_t h;
-  int rc = mxc__handle_new(MXC__HANDLE_DATA_ITER, it, &h);
+  int rc = mxc__handle_new_owned(MXC__HANDLE_DATA_ITER, it, dtor_iter, 0, &h);
   if (rc != MXC_OK) {
     mxc__iter_free(it);
     return rc;
@@ -84,9 +87,6 @@ int mxc_data_iter_image_record_create(int n_params, const char *const *keys,
 }
 
 /* ---- shared entry points ---- */
-
-/* For mxc__handle_free: destroys the object once no call uses it. */
-static void dtor_iter(void *p) { mxc__iter_free(p); }
 
 void mxc_data_iter_free(mxc_data_iter it) {
   API_GUARD();

@@ -18,7 +18,7 @@ int mxc_ndarray_from_dlpack(struct DLManagedTensor *tensor, mxc_ndarray *out) {
   mxc__ndarray *a = NULL;
   MXC_FORWARD_IF_ERROR(mxc__ndarray_from_dlpack(tensor, &a));
   uintptr_t h;
-  int rc = mxc__handle_new(MXC__HANDLE_NDARRAY, a, &h);
+  int rc = mxc__handle_new_owned(MXC__HANDLE_NDARRAY, a, api_dtor_array, (int64_t)mxc__ndarray_nbytes(a), &h);
   if (rc != MXC_OK) {
     /* The caller keeps the tensor on failure. */
     mxc__ndarray_dlpack_abandon(a);

@@ -15,9 +15,12 @@ static int api_executor(mxc_executor h, const char *what, mxc__executor **out) {
   return MXC_OK;
 }
 
+/* For the handle table: destroys the object once no call uses it. */
+static void dtor_executor(void *p) { mxc__executor_free(p); }
+
 static int wrap_executor(mxc__executor *ex, mxc_executor *out) {
   uintptr_t h;
-  int rc = mxc__handle_new(MXC__HANDLE_EXECUTOR, ex, &h);
+  int rc = mxc__handle_new_owned(MXC__HANDLE_EXECUTOR, ex, dtor_executor, 0, &h);
   if (rc != MXC_OK) {
     mxc__executor_free(ex);
     return rc;
@@ -121,9 +124,6 @@ int mxc_executor_simple_bind(mxc_symbol sym, int dev_type, int dev_id,
   MXC_FORWARD_IF_ERROR(rc);
   return wrap_executor(ex, out);
 }
-
-/* For mxc__handle_free: destroys the object once no call uses it. */
-static void dtor_executor(void *p) { mxc__executor_free(p); }
 
 void mxc_executor_free(mxc_executor ex) {
   API_GUARD();

@@ -7,10 +7,13 @@
 #include "core/base/dtype.h"
 #include "core/graph/infer.h"
 
+/* For the handle table: destroys the object once no call uses it. */
+static void dtor_infer(void *p) { mxc__infer_result_free(p); }
+
 /* Gives a new result a public handle; frees it on failure. */
 static int wrap_result(mxc__infer_result *r, mxc_infer *out) {
   uintptr_t h;
-  int rc = mxc__handle_new(MXC__HANDLE_INFER, r, &h);
+  int rc = mxc__handle_new_owned(MXC__HANDLE_INFER, r, dtor_infer, 0, &h);
   if (rc != MXC_OK) {
     mxc__infer_result_free(r);
     return rc;
@@ -88,9 +91,6 @@ int mxc_symbol_infer_storage_type(mxc_symbol sym, int n,
   MXC_FORWARD_IF_ERROR(mxc__symbol_infer_stype(s, n, names, stypes, &r));
   return wrap_result(r, out);
 }
-
-/* For mxc__handle_free: destroys the object once no call uses it. */
-static void dtor_infer(void *p) { mxc__infer_result_free(p); }
 
 void mxc_infer_free(mxc_infer inf) {
   API_GUARD();

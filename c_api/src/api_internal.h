@@ -20,14 +20,15 @@
 /* Opens the handle guard for the rest of the enclosing function (closed
  * on every return): every public function taking a handle starts with it,
  * so that a handle freed by another thread meanwhile has its object
- * destroyed only after the call (see core/base/handle.h). */
-static inline void api_guard_close_(int *unused) {
-  (void)unused;
-  mxc__handle_guard_leave();
+ * destroyed only after the call (see core/base/handle.h). Every function
+ * returning a new handle starts with it too: the handle records the
+ * function's name as where it was made (mxc_handle_dump). */
+static inline void api_guard_close_(const char **outer_site) {
+  mxc__handle_guard_leave_to(*outer_site);
 }
-#define API_GUARD()                                                  \
-  __attribute__((cleanup(api_guard_close_), unused)) int api_guard_ = \
-      (mxc__handle_guard_enter(), 0)
+#define API_GUARD()                                            \
+  __attribute__((cleanup(api_guard_close_), unused)) const char \
+      *api_guard_ = mxc__handle_guard_enter_at(__func__)
 
 /* A device the caller named, checked (fn names the API call). */
 static inline int api_device(int dev_type, int dev_id, const char *fn,
@@ -49,10 +50,15 @@ static inline int api_array(mxc_ndarray h, const char *what,
   return MXC_OK;
 }
 
-/* Gives a new internal array a public handle; frees it on failure. */
+/* For the handle table: destroys an array once no call uses it. */
+static inline void api_dtor_array(void *p) { mxc__ndarray_free(p); }
+
+/* Gives a new internal array a public handle the caller owns (in the
+ * thread's scope); frees the array on failure. */
 static inline int api_wrap_array(mxc__ndarray *a, mxc_ndarray *out) {
   uintptr_t h;
-  int rc = mxc__handle_new(MXC__HANDLE_NDARRAY, a, &h);
+  int rc = mxc__handle_new_owned(MXC__HANDLE_NDARRAY, a, api_dtor_array,
+                                 (int64_t)mxc__ndarray_nbytes(a), &h);
   if (rc != MXC_OK) {
     mxc__ndarray_free(a);
     return rc;
@@ -71,10 +77,15 @@ static inline int api_symbol(mxc_symbol h, const char *what,
   return MXC_OK;
 }
 
-/* Gives a new symbol a public handle; frees it on failure. */
+/* For the handle table: destroys a symbol once no call uses it. */
+static inline void api_dtor_symbol(void *p) { mxc__symbol_free(p); }
+
+/* Gives a new symbol a public handle the caller owns; frees it on
+ * failure. */
 static inline int api_wrap_symbol(mxc__symbol *s, mxc_symbol *out) {
   uintptr_t h;
-  int rc = mxc__handle_new(MXC__HANDLE_SYMBOL, s, &h);
+  int rc = mxc__handle_new_owned(MXC__HANDLE_SYMBOL, s, api_dtor_symbol, 0,
+                                 &h);
   if (rc != MXC_OK) {
     mxc__symbol_free(s);
     return rc;

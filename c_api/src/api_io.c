@@ -41,10 +41,13 @@ int mxc_ndarray_save_format(const char *path, const mxc_ndarray *arrays,
   return rc;
 }
 
+/* For the handle table: destroys the object once no call uses it. */
+static void dtor_list(void *p) { mxc__ndarray_list_free(p); }
+
 /* Gives a new list a public handle; frees it on failure. */
 static int wrap_list(mxc__ndarray_list *list, mxc_ndarray_list *out) {
   uintptr_t h;
-  int rc = mxc__handle_new(MXC__HANDLE_NDARRAY_LIST, list, &h);
+  int rc = mxc__handle_new_owned(MXC__HANDLE_NDARRAY_LIST, list, dtor_list, 0, &h);
   if (rc != MXC_OK) {
     mxc__ndarray_list_free(list);
     return rc;
@@ -69,9 +72,6 @@ static int api_list(mxc_ndarray_list h, const char *what,
   *out = p;
   return MXC_OK;
 }
-
-/* For mxc__handle_free: destroys the object once no call uses it. */
-static void dtor_list(void *p) { mxc__ndarray_list_free(p); }
 
 void mxc_ndarray_list_free(mxc_ndarray_list list) {
   API_GUARD();

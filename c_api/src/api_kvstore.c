@@ -20,6 +20,7 @@ static int api_kv(mxc_kvstore h, const char *what, mxc__kvstore **out) {
 static void dtor_kv(void *p) { mxc__kvstore_free(p); }
 
 int mxc_kvstore_create(const char *type, mxc_kvstore *out) {
+  API_GUARD();
   const char *fn = "mxc_kvstore_create";
   API_CHECK_OUT(out, fn, "out");
   mxc__kvstore *kv;
@@ -29,7 +30,8 @@ int mxc_kvstore_create(const char *type, mxc_kvstore *out) {
     return rc;
   }
   uintptr_t h;
-  rc = mxc__handle_new(MXC__HANDLE_KVSTORE, kv, &h);
+  /* Owned: a scope open on this thread frees the store at its end. */
+  rc = mxc__handle_new_owned(MXC__HANDLE_KVSTORE, kv, dtor_kv, 0, &h);
   if (rc != MXC_OK) {
     mxc__kvstore_free(kv);
     return rc;

@@ -21,14 +21,11 @@ int mxc_ndarray_create(const int64_t *shape, int ndim, int dtype,
   return api_wrap_array(a, out);
 }
 
-/* For mxc__handle_free: destroys the object once no call uses it. */
-static void dtor_array(void *p) { mxc__ndarray_free(p); }
-
 void mxc_ndarray_free(mxc_ndarray arr) {
   API_GUARD();
   if (!arr) return;
   (void)mxc__handle_free((uintptr_t)arr, MXC__HANDLE_NDARRAY,
-                         "mxc_ndarray_free: arr", dtor_array);
+                         "mxc_ndarray_free: arr", api_dtor_array);
 }
 
 int mxc_ndarray_shape(mxc_ndarray arr, int *out_ndim,

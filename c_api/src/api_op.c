@@ -233,7 +233,9 @@ static int hand_out(mxc_ndarray *outputs, int n_outputs, invoke_arrays *a) {
   for (int i = 0; i < n_outputs; ++i) {
     if (outputs[i]) continue;
     uintptr_t hh;
-    int rc = mxc__handle_new(MXC__HANDLE_NDARRAY, a->out[i], &hh);
+    int rc = mxc__handle_new_owned(
+        MXC__HANDLE_NDARRAY, a->out[i], api_dtor_array,
+        (int64_t)mxc__ndarray_nbytes(a->out[i]), &hh);
     if (rc != MXC_OK) {
       for (int j = i; j < n_outputs; ++j) {
         if (!outputs[j]) mxc__ndarray_free(a->out[j]);

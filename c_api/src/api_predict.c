@@ -14,9 +14,12 @@ static int api_predictor(mxc_predictor h, const char *what,
   return MXC_OK;
 }
 
+/* For the handle table: destroys the object once no call uses it. */
+static void dtor_predictor(void *p) { mxc__predictor_free(p); }
+
 static int wrap_predictor(mxc__predictor *p, mxc_predictor *out) {
   uintptr_t h;
-  int rc = mxc__handle_new(MXC__HANDLE_PREDICTOR, p, &h);
+  int rc = mxc__handle_new_owned(MXC__HANDLE_PREDICTOR, p, dtor_predictor, 0, &h);
   if (rc != MXC_OK) {
     mxc__predictor_free(p);
     return rc;
@@ -57,6 +60,7 @@ int mxc_predictor_create(const char *symbol_json, const void *params,
                          const int *input_ndims, const int64_t *input_dims,
                          const int *input_dtypes, int n_outputs,
                          const char *const *output_names, mxc_predictor *out) {
+  API_GUARD();
   const char *fn = "mxc_predictor_create";
   API_CHECK_OUT(out, fn, "out");
   MXC_RETURN_ERROR_IF(!symbol_json, MXC_ERR_INVALID_ARGUMENT,
@@ -85,6 +89,7 @@ int mxc_predictor_create_from_checkpoint(
     const char *const *input_names, const int *input_ndims,
     const int64_t *input_dims, const int *input_dtypes, int n_outputs,
     const char *const *output_names, mxc_predictor *out) {
+  API_GUARD();
   const char *fn = "mxc_predictor_create_from_checkpoint";
   API_CHECK_OUT(out, fn, "out");
   mxc__device dev;
@@ -133,9 +138,6 @@ int mxc_predictor_reshape(mxc_predictor pred, int n, const char *const *names,
   MXC_FORWARD_IF_ERROR(rc);
   return wrap_predictor(r, out);
 }
-
-/* For mxc__handle_free: destroys the object once no call uses it. */
-static void dtor_predictor(void *p) { mxc__predictor_free(p); }
 
 void mxc_predictor_free(mxc_predictor pred) {
   API_GUARD();

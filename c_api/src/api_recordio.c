@@ -30,6 +30,7 @@ static void dtor_rec(void *p) { mxc__recordio_free(p); }
 
 int mxc_recordio_open(const char *path, const char *idx_path,
                       const char *mode, mxc_recordio *out) {
+  API_GUARD();
   const char *fn = "mxc_recordio_open";
   API_CHECK_OUT(out, fn, "out");
   MXC_RETURN_ERROR_IF(!path || !mode, MXC_ERR_INVALID_ARGUMENT,
@@ -41,7 +42,7 @@ int mxc_recordio_open(const char *path, const char *idx_path,
   mxc__recordio *r;
   MXC_FORWARD_IF_ERROR(mxc__recordio_open(path, idx_path, writing, &r));
   uintptr_t h;
-  int rc = mxc__handle_new(MXC__HANDLE_RECORDIO, r, &h);
+  int rc = mxc__handle_new_owned(MXC__HANDLE_RECORDIO, r, dtor_rec, 0, &h);
   if (rc != MXC_OK) {
     mxc__recordio_free(r);
     return rc;
@@ -260,6 +261,7 @@ int mxc_recordio_unpack_image(const void *rec, int64_t size, float *labels,
 
 int mxc_image_decode(const void *buf, int64_t size, int channels, int dtype,
                      mxc_ndarray *out) {
+  API_GUARD();
   const char *fn = "mxc_image_decode";
   API_CHECK_OUT(out, fn, "out");
   MXC_FORWARD_IF_ERROR(check_bytes(buf, size, fn));

@@ -22,10 +22,13 @@ static int api_str_list(mxc_str_list h, const char *what,
   return MXC_OK;
 }
 
+/* For the handle table: destroys the object once no call uses it. */
+static void dtor_str_list(void *p) { mxc__str_list_free(p); }
+
 /* Gives a new list a public handle; frees it on failure. */
 static int wrap_list(mxc__str_list *l, mxc_str_list *out) {
   uintptr_t h;
-  int rc = mxc__handle_new(MXC__HANDLE_STR_LIST, l, &h);
+  int rc = mxc__handle_new_owned(MXC__HANDLE_STR_LIST, l, dtor_str_list, 0, &h);
   if (rc != MXC_OK) {
     mxc__str_list_free(l);
     return rc;
@@ -33,9 +36,6 @@ static int wrap_list(mxc__str_list *l, mxc_str_list *out) {
   *out = (mxc_str_list)h;
   return MXC_OK;
 }
-
-/* For mxc__handle_free: destroys the object once no call uses it. */
-static void dtor_str_list(void *p) { mxc__str_list_free(p); }
 
 void mxc_str_list_free(mxc_str_list list) {
   API_GUARD();
@@ -144,14 +144,11 @@ int mxc_symbol_compose(mxc_symbol sym, const char *const *names,
   return api_wrap_symbol(r, out);
 }
 
-/* For mxc__handle_free: destroys the object once no call uses it. */
-static void dtor_symbol(void *p) { mxc__symbol_free(p); }
-
 void mxc_symbol_free(mxc_symbol sym) {
   API_GUARD();
   if (!sym) return;
   (void)mxc__handle_free((uintptr_t)sym, MXC__HANDLE_SYMBOL,
-                         "mxc_symbol_free: sym", dtor_symbol);
+                         "mxc_symbol_free: sym", api_dtor_symbol);
 }
 
 /* The shape shared by functions taking one symbol and returning another. */

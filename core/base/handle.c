@@ -6,6 +6,7 @@
 #include "core/base/alloc.h"
 #include "core/base/assert.h"
 #include "core/base/error.h"
+#include "core/base/handle_owner.h"
 
 #define SEG_BITS 12
 #define SEG_SLOTS (1u << SEG_BITS)
@@ -22,6 +23,7 @@ typedef struct slot {
    * the slot stays off the free list until its destructor ran, so that
    * deferring needs no allocation. */
   mxc__retire_node rn;
+  mxc__handle_owner own; /* owned handles (zero otherwise); under g_lock */
 } slot;
 
 static _Atomic(slot *) g_segs[MAX_SEGS];
@@ -29,6 +31,8 @@ static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint32_t g_free_head;  /* 1-based; 0 = empty; under g_lock */
 static uint32_t g_used_slots; /* slots ever handed out; under g_lock */
 static atomic_llong g_live;
+static atomic_llong g_live_bytes; /* the owned handles' bytes */
+static _Thread_local const char *tls_site; /* the open public call */
 
 static const char *const k_kind_names[MXC__HANDLE_KIND_COUNT] = {
     [MXC__HANDLE_NONE] = "(none)",
@@ -43,6 +47,7 @@ static const char *const k_kind_names[MXC__HANDLE_KIND_COUNT] = {
     [MXC__HANDLE_PREDICTOR] = "mxc_predictor",
     [MXC__HANDLE_RECORDIO] = "mxc_recordio",
     [MXC__HANDLE_KVSTORE] = "mxc_kvstore",
+    [MXC__HANDLE_SCOPE] = "mxc_scope",
 };
 
 _Static_assert(sizeof k_kind_names / sizeof k_kind_names[0] ==
@@ -64,11 +69,12 @@ static slot *slot_at(uint32_t index1) {
   return s ? &s[i & (SEG_SLOTS - 1)] : NULL;
 }
 
-int mxc__handle_new(int kind, void *obj, uintptr_t *out) {
+/* Under g_lock: a free slot holding obj as a live handle of kind;
+ * *out = the handle. */
+static int take_slot(int kind, void *obj, uintptr_t *out, slot **out_slot) {
   /* Kinds come from mxc's own code, never from the caller; kind 0 would
    * make the slot look free. */
   MXC__ASSERT(kind > MXC__HANDLE_NONE && kind < MXC__HANDLE_KIND_COUNT);
-  pthread_mutex_lock(&g_lock);
   uint32_t idx = g_free_head;
   slot *s;
   if (idx != 0) {
@@ -80,17 +86,11 @@ int mxc__handle_new(int kind, void *obj, uintptr_t *out) {
     g_free_head = s->next_free;
   } else {
     uint32_t seg = g_used_slots >> SEG_BITS;
-    if (seg >= MAX_SEGS) {
-      pthread_mutex_unlock(&g_lock);
-      return mxc__error_set(MXC_ERR_OOM, "too many live handles");
-    }
+    MXC_RETURN_ERROR_IF(seg >= MAX_SEGS, MXC_ERR_OOM, "too many live handles");
     if (atomic_load(&g_segs[seg]) == NULL) {
       slot *fresh = mxc__calloc_permanent(SEG_SLOTS, sizeof(slot));
-      if (!fresh) {
-        pthread_mutex_unlock(&g_lock);
-        return mxc__error_set(MXC_ERR_OOM,
-                              "out of memory growing the handle table");
-      }
+      MXC_RETURN_ERROR_IF(!fresh, MXC_ERR_OOM,
+                          "out of memory growing the handle table");
       atomic_store_explicit(&g_segs[seg], fresh, memory_order_release);
     }
     idx = ++g_used_slots;
@@ -102,10 +102,70 @@ int mxc__handle_new(int kind, void *obj, uintptr_t *out) {
   atomic_store_explicit(&s->obj, obj, memory_order_relaxed);
   atomic_store_explicit(&s->tag, gen << 8 | (uint64_t)kind,
                         memory_order_release);
-  pthread_mutex_unlock(&g_lock);
   atomic_fetch_add_explicit(&g_live, 1, memory_order_relaxed);
   *out = (uintptr_t)((gen & 0xffffffffu) << 32 | idx);
+  *out_slot = s;
   return MXC_OK;
+}
+
+int mxc__handle_new(int kind, void *obj, uintptr_t *out) {
+  slot *s;
+  pthread_mutex_lock(&g_lock);
+  int rc = take_slot(kind, obj, out, &s);
+  pthread_mutex_unlock(&g_lock);
+  return rc;
+}
+
+int mxc__handle_new_owned(int kind, void *obj, void (*dtor)(void *),
+                          int64_t bytes, uintptr_t *out) {
+  MXC__ASSERT(dtor != NULL);
+  mxc__scope *sc = mxc__scope_current();
+  mxc__handle_owner own = {dtor, bytes, tls_site ? tls_site : "(unknown)",
+                           mxc__scope_tag(), NULL, 0};
+  slot *s;
+  pthread_mutex_lock(&g_lock);
+  /* Room in the scope first: once the handle exists nothing may fail. */
+  int rc = mxc__scope_reserve(sc);
+  if (rc == MXC_OK) rc = take_slot(kind, obj, out, &s);
+  if (rc == MXC_OK) {
+    s->own = own;
+    mxc__scope_add(sc, *out, &s->own);
+    atomic_fetch_add_explicit(&g_live_bytes, bytes, memory_order_relaxed);
+  }
+  pthread_mutex_unlock(&g_lock);
+  return rc;
+}
+
+/* The live slot of handle h, or NULL; sets no error. */
+static slot *find_live(uintptr_t h) {
+  uint64_t v = (uint64_t)h;
+  slot *s = h ? slot_at((uint32_t)(v & 0xffffffffu)) : NULL;
+  if (s == NULL) return NULL;
+  uint64_t tag = atomic_load_explicit(&s->tag, memory_order_seq_cst);
+  if ((uint32_t)(tag >> 8) != (uint32_t)(v >> 32) || (tag & 0xff) == 0) {
+    return NULL;
+  }
+  return s;
+}
+
+void mxc__handle_lock(void) { pthread_mutex_lock(&g_lock); }
+void mxc__handle_unlock(void) { pthread_mutex_unlock(&g_lock); }
+
+mxc__handle_owner *mxc__handle_owner_of(uintptr_t h, int *out_kind) {
+  slot *s = find_live(h);
+  if (s == NULL || s->own.dtor == NULL) return NULL;
+  *out_kind = (int)(atomic_load(&s->tag) & 0xff);
+  return &s->own;
+}
+
+void mxc__handle_visit(mxc__handle_visit_fn fn, void *ud) {
+  for (uint32_t idx = 1; idx <= g_used_slots; ++idx) {
+    slot *s = slot_at(idx);
+    uint64_t tag = atomic_load(&s->tag);
+    if ((tag & 0xff) == 0 || s->own.dtor == NULL) continue;
+    fn((uintptr_t)((tag >> 8 & 0xffffffffu) << 32 | idx), (int)(tag & 0xff),
+       &s->own, ud);
+  }
 }
 
 static int lookup(uintptr_t h, int kind, const char *what, slot **out) {
@@ -147,16 +207,27 @@ int mxc__handle_get(uintptr_t h, int kind, const char *what, void **out) {
   return MXC_OK;
 }
 
-/* Under g_lock: invalidates live handle h; *out = its slot. */
-static int invalidate(uintptr_t h, int kind, const char *what, slot **out) {
-  slot *s;
-  MXC_FORWARD_IF_ERROR(lookup(h, kind, what, &s));
+/* Under g_lock: invalidates live slot s, which leaves its scope. */
+static void invalidate_slot(slot *s) {
   uint64_t gen = atomic_load(&s->tag) >> 8;
   /* seq_cst: pairs with the guards' pins (see mxc__handle_retire). */
   atomic_store_explicit(&s->tag, gen << 8, memory_order_seq_cst);
   long long was = atomic_fetch_sub_explicit(&g_live, 1, memory_order_relaxed);
   MXC__ASSERT_MSG(was > 0, "more handles released than made");
   (void)was;
+  if (s->own.dtor != NULL) {
+    mxc__scope_remove(&s->own);
+    atomic_fetch_sub_explicit(&g_live_bytes, s->own.bytes,
+                              memory_order_relaxed);
+    s->own = (mxc__handle_owner){0};
+  }
+}
+
+/* Under g_lock: invalidates live handle h; *out = its slot. */
+static int invalidate(uintptr_t h, int kind, const char *what, slot **out) {
+  slot *s;
+  MXC_FORWARD_IF_ERROR(lookup(h, kind, what, &s));
+  invalidate_slot(s);
   *out = s;
   return MXC_OK;
 }
@@ -185,6 +256,8 @@ int mxc__handle_release(uintptr_t h, int kind, const char *what,
 
 int64_t mxc__handle_live(void) { return atomic_load(&g_live); }
 
+int64_t mxc__handle_live_bytes(void) { return atomic_load(&g_live_bytes); }
+
 static void retire(mxc__retire_node *n, void *obj, void (*dtor)(void *),
                    uint32_t slot_index1);
 
@@ -198,6 +271,18 @@ int mxc__handle_free(uintptr_t h, int kind, const char *what,
   retire(&s->rn, atomic_load_explicit(&s->obj, memory_order_relaxed), dtor,
          (uint32_t)((uint64_t)h & 0xffffffffu));
   return MXC_OK;
+}
+
+int mxc__handle_drop(uintptr_t h) {
+  pthread_mutex_lock(&g_lock);
+  slot *s = find_live(h);
+  void (*dtor)(void *) = s ? s->own.dtor : NULL;
+  if (dtor != NULL) invalidate_slot(s);
+  pthread_mutex_unlock(&g_lock);
+  if (dtor == NULL) return 0;
+  retire(&s->rn, atomic_load_explicit(&s->obj, memory_order_relaxed), dtor,
+         (uint32_t)((uint64_t)h & 0xffffffffu));
+  return 1;
 }
 
 int64_t mxc__handle_unguarded_gets(void) {
@@ -281,6 +366,18 @@ void mxc__handle_guard_enter(void) {
   atomic_store_explicit(&r->pin, e, memory_order_seq_cst);
 }
 
+const char *mxc__handle_guard_enter_at(const char *site) {
+  const char *outer = tls_site;
+  tls_site = site;
+  mxc__handle_guard_enter();
+  return outer;
+}
+
+void mxc__handle_guard_leave_to(const char *outer_site) {
+  tls_site = outer_site;
+  mxc__handle_guard_leave();
+}
+
 void mxc__handle_guard_leave(void) {
   MXC__ASSERT_MSG(tls_depth > 0, "handle guard left more often than entered");
   if (--tls_depth > 0) return;
@@ -302,7 +399,9 @@ void mxc__handle_guard_leave(void) {
 static uint64_t min_pin(void) {
   if (atomic_load_explicit(&g_anon, memory_order_seq_cst) != 0) return 0;
   uint64_t m = UINT64_MAX;
-  guard_rec *self = tls_depth <= 1 ? tls_rec : NULL;
+  /* depth 0: no pin of ours to skip (and at thread exit the record may
+   * already be another thread's: scopes ended then free objects). */
+  guard_rec *self = tls_depth == 1 ? tls_rec : NULL;
   for (guard_rec *r = atomic_load_explicit(&g_recs, memory_order_acquire);
        r != NULL; r = r->next) {
     if (r == self) continue;

@@ -44,11 +44,27 @@ typedef enum mxc__handle_kind {
   MXC__HANDLE_PREDICTOR = 9,
   MXC__HANDLE_RECORDIO = 10,
   MXC__HANDLE_KVSTORE = 11,
+  MXC__HANDLE_SCOPE = 12, /* a memory scope (core/base/scope.h) */
   MXC__HANDLE_KIND_COUNT
 } mxc__handle_kind;
 
 /* Registers obj; *out = a new handle (never 0). MXC_ERR_OOM possible. */
 int mxc__handle_new(int kind, void *obj, uintptr_t *out);
+
+/* A handle the caller of a public function owns (its result): as
+ * mxc__handle_new, and registered in the calling thread's innermost open
+ * scope (core/base/scope.h), whose end destroys obj with dtor unless the
+ * handle was freed or moved out first. bytes: the memory obj holds, for
+ * the statistics. The handle remembers the public call open on this
+ * thread (mxc__handle_guard_enter_at) as its creation site, and the
+ * thread's caller tag when handle debugging is on. MXC_ERR_OOM possible;
+ * obj is then not registered (the caller still owns it). */
+int mxc__handle_new_owned(int kind, void *obj, void (*dtor)(void *),
+                          int64_t bytes, uintptr_t *out);
+
+/* Frees h with the destructor it was made with, if it is a live owned
+ * handle; else nothing (no error is set). 1 if it freed h. */
+int mxc__handle_drop(uintptr_t h);
 
 /* *out = the object of a live handle of `kind`. Otherwise an
  * MXC_ERR_INVALID_HANDLE (or MXC_ERR_INVALID_ARGUMENT for 0) whose message
@@ -91,6 +107,12 @@ void mxc__handle_reclaim(void);
 void mxc__handle_guard_enter(void);
 void mxc__handle_guard_leave(void);
 
+/* As enter / leave, for a public function named site (a static string):
+ * handles it makes name it as their creation site. enter_at returns the
+ * site of the enclosing call (NULL if none), which leave_to restores. */
+const char *mxc__handle_guard_enter_at(const char *site);
+void mxc__handle_guard_leave_to(const char *outer_site);
+
 /* Lookups made outside any guard since the process started (a C API
  * function missing its guard; for tests). */
 int64_t mxc__handle_unguarded_gets(void);
@@ -100,6 +122,9 @@ int64_t mxc__handle_deferred(void);
 
 /* Number of live handles (for leak checks in tests). */
 int64_t mxc__handle_live(void);
+
+/* Bytes held by live owned handles (their `bytes` at creation). */
+int64_t mxc__handle_live_bytes(void);
 
 const char *mxc__handle_kind_name(int kind);
 

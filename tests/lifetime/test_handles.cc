@@ -26,7 +26,9 @@ extern "C" {
 
 namespace {
 
-enum Kind { ND, LIST, ITER, SYM, EXEC, STRS, INFER, CTX, PRED, REC, KV, N_KINDS };
+enum Kind {
+  ND, LIST, ITER, SYM, EXEC, STRS, INFER, CTX, PRED, REC, KV, SCOPE, N_KINDS
+};
 
 struct Entry {
   const char *name;
@@ -47,6 +49,7 @@ struct World {
   mxc_predictor pred = nullptr;
   mxc_recordio rec = nullptr;
   mxc_kvstore kv = nullptr;
+  mxc_scope scope = nullptr;
   mxc_op relu = nullptr;
   uintptr_t freed[N_KINDS] = {};
   std::string params = tmp_path("params.mxc"), csv = tmp_path("d.csv");
@@ -167,6 +170,10 @@ void make_freed(World *w) {
   ASSERT_EQ(mxc_kvstore_create("local", &kv), MXC_OK);
   w->freed[KV] = reinterpret_cast<uintptr_t>(kv);
   mxc_kvstore_free(kv);
+  mxc_scope sc = nullptr;
+  ASSERT_EQ(mxc_scope_begin(&sc), MXC_OK);
+  w->freed[SCOPE] = reinterpret_cast<uintptr_t>(sc);
+  ASSERT_EQ(mxc_scope_end(sc), MXC_OK);
 }
 
 int kv_updater(const char *, int64_t, mxc_ndarray, mxc_ndarray, void *) {
@@ -295,6 +302,11 @@ std::vector<Entry> table(World *w) {
       {"mxc_predictor_num_outputs", PRED, [](uintptr_t h) { return mxc_predictor_num_outputs(as<mxc_predictor>(h), &i32); }},
       {"mxc_predictor_output_shape", PRED, [](uintptr_t h) { return mxc_predictor_output_shape(as<mxc_predictor>(h), 0, &i32, dims, nullptr); }},
       {"mxc_predictor_get_output", PRED, [](uintptr_t h) { return mxc_predictor_get_output(as<mxc_predictor>(h), 0, buf, sizeof buf); }},
+      // NULL is a valid scope for these two (the whole process): the
+      // NULL case reports "accepted" (-1) like the free functions.
+      {"mxc_scope_stats", SCOPE, [](uintptr_t h) { return h ? mxc_scope_stats(as<mxc_scope>(h), &i64, &i64b) : -1; }},
+      {"mxc_handle_dump", SCOPE, [](uintptr_t h) { if (!h) return -1; int rc = mxc_handle_dump(as<mxc_scope>(h), &str); if (rc == MXC_OK) mxc_string_free(str); return rc; }},
+      {"mxc_scope_end", SCOPE, [](uintptr_t h) { return mxc_scope_end(as<mxc_scope>(h)); }},
       {"mxc_recordio_free", REC, [](uintptr_t h) { mxc_recordio_free(as<mxc_recordio>(h)); return -1; }},
       {"mxc_recordio_read", REC, [](uintptr_t h) { return mxc_recordio_read(as<mxc_recordio>(h), &i64); }},
       {"mxc_recordio_read_key", REC, [](uintptr_t h) { return mxc_recordio_read_key(as<mxc_recordio>(h), 0, &i64); }},
@@ -357,7 +369,7 @@ bool reads_handle(const std::string &param) {
                                 "mxc_data_iter",    "mxc_str_list",
                                 "mxc_infer",        "mxc_opctx",
                                 "mxc_predictor",    "mxc_recordio",
-                                "mxc_kvstore"};
+                                "mxc_kvstore",      "mxc_scope"};
   std::string p = trim(param);
   for (const char *k : kinds) {
     std::string by_value = std::string(k) + " ";
@@ -403,6 +415,7 @@ class Handles : public ::testing::Test {
   void SetUp() override {
     make_world(&w_);
     make_freed(&w_);
+    ASSERT_EQ(mxc_scope_begin(&w_.scope), MXC_OK);
   }
   void TearDown() override {
     mxc_wait_all();
@@ -418,6 +431,7 @@ class Handles : public ::testing::Test {
     mxc_predictor_free(w_.pred);
     mxc_recordio_free(w_.rec);
     mxc_kvstore_free(w_.kv);
+    EXPECT_EQ(mxc_scope_end(w_.scope), MXC_OK) << mxc_last_error();
   }
   World w_;
 };

@@ -20,19 +20,23 @@ from . import custom  # noqa: E402
 from .dlpack import from_dlpack
 from .io import (Symbol, load, load_checkpoint, save,  # noqa: E402
                  save_checkpoint)
-from .predictor import Predictor  # noqa: E402
+from .predictor import Predictor, PredictorPool  # noqa: E402
 from .recordio import (DataIter, ImageRecordIter, RecordIO,  # noqa: E402
                        image_decode, pack_image, unpack_image)
 from .data import CSVIter, IDXIter, LibSVMIter  # noqa: E402
 from .kvstore import KVStore  # noqa: E402
+from .memory import (Scope, detach_from_scope, dump_handles,  # noqa: E402
+                     keep, memory_stats, scope, set_handle_debug)
 
 __all__ = ["MxcError", "NDArray", "array", "empty", "zeros", "op",
            "autograd", "profiler", "custom", "from_dlpack", "Symbol", "save",
            "load", "load_checkpoint", "save_checkpoint", "Predictor",
+           "PredictorPool",
            "RecordIO", "pack_image", "unpack_image", "image_decode",
            "ImageRecordIter", "DataIter", "IDXIter", "CSVIter", "LibSVMIter",
            "KVStore",
-           "wait_all", "version", "seed",
+           "Scope", "scope", "keep", "detach_from_scope", "memory_stats",
+           "dump_handles", "set_handle_debug", "wait_all", "version", "seed",
            "feature_enabled", "storage_stat", "library"]
 
 library = _lib.lib

@@ -209,6 +209,16 @@ _SIGNATURES = {
     "mxc_profiler_range_end": (c_int, []),
     "mxc_profiler_mark": (c_int, [c_char_p]),
     "mxc_profiler_counter": (c_int, [c_char_p, c_int64]),
+    "mxc_scope_begin": (c_int, [_P(handle)]),
+    "mxc_scope_end": (c_int, [handle]),
+    "mxc_scope_keep": (c_int, [handle]),
+    "mxc_scope_detach": (c_int, [handle]),
+    "mxc_scope_stats": (c_int, [handle, _P(c_int64), _P(c_int64)]),
+    "mxc_handle_dump": (c_int, [handle, _P(c_void_p)]),
+    "mxc_handle_debug_set": (c_int, [c_int]),
+    "mxc_handle_debug_enabled": (c_int, [_P(c_int)]),
+    "mxc_handle_tag_set": (c_int, [c_char_p]),
+    "mxc_handle_tag": (c_int, [handle, c_char_p]),
 }
 
 for _name, (_res, _args) in _SIGNATURES.items():

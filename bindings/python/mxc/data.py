@@ -4,6 +4,7 @@ iterator shares mxc.DataIter's iteration, num_examples and set_parts."""
 
 from ctypes import byref
 
+from . import memory as _scope
 from ._lib import check, handle, lib
 from .recordio import DataIter
 
@@ -36,6 +37,7 @@ class IDXIter(DataIter):
             int(seed), int(bool(flat)), int(bool(scale)), _last(last_batch),
             byref(h)))
         self._handle = h.value
+        self._scope = _scope.owner()
 
 
 class CSVIter(DataIter):
@@ -53,6 +55,7 @@ class CSVIter(DataIter):
             _path(data), _path(labels), int(num_cols), int(batch_size),
             int(bool(header)), int(label_col), _last(last_batch), byref(h)))
         self._handle = h.value
+        self._scope = _scope.owner()
 
 
 class LibSVMIter(DataIter):
@@ -70,3 +73,4 @@ class LibSVMIter(DataIter):
             _path(path), int(num_features), int(batch_size),
             int(bool(one_based)), _last(last_batch), byref(h)))
         self._handle = h.value
+        self._scope = _scope.owner()

@@ -7,6 +7,7 @@ PREFIX-EEEE.params, so models move between mxc and MXNet-era tools.
 
 from ctypes import byref, c_char_p, c_int, c_void_p, string_at
 
+from . import memory as _scope
 from ._lib import check, handle, lib, strings
 from .ndarray import NDArray
 
@@ -18,10 +19,12 @@ class Symbol:
     """A computation graph (an mxc_symbol). Make one with Symbol.from_json
     or load_checkpoint; close() frees it (or let it be collected)."""
 
-    __slots__ = ("_handle",)
+    __slots__ = ("_handle", "_scope")
 
     def __init__(self, h):
         self._handle = h  # takes ownership
+        self._scope = _scope.owner()
+        _scope.tag_new(h)
 
     @classmethod
     def from_json(cls, text):
@@ -46,12 +49,13 @@ class Symbol:
 
     def close(self):
         h, self._handle = self._handle, None
-        if h is not None:
+        if h is not None and not _scope.released(self):
             lib.mxc_symbol_free(h)
 
-    def __del__(self, _free=lib.mxc_symbol_free):
+    def __del__(self, _free=lib.mxc_symbol_free,
+                _released=_scope.released):
         h = getattr(self, "_handle", None)
-        if h is not None:
+        if h is not None and not _released(self):
             self._handle = None
             _free(h)
 

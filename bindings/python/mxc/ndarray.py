@@ -14,6 +14,7 @@ from ctypes import byref, c_int, c_int64, c_void_p
 import numpy as np
 
 from . import _lib
+from . import memory as _scope
 from ._lib import check, lib
 
 CPU = 1
@@ -47,11 +48,13 @@ class NDArray:
     """A dense or sparse mxc array. Create with mxc.array / mxc.empty /
     mxc.zeros / mxc.from_dlpack or get one from an operator."""
 
-    __slots__ = ("_handle", "__weakref__")
+    __slots__ = ("_handle", "_scope", "__weakref__")
 
     def __init__(self, handle):
         # Takes ownership of a handle the caller got from the library.
         self._handle = handle
+        self._scope = _scope.owner()  # whose end frees the handle
+        _scope.tag_new(handle)
 
     # ---- ownership -------------------------------------------------------
 
@@ -70,7 +73,7 @@ class NDArray:
     def close(self):
         """Frees the handle now. Idempotent; the array is unusable after."""
         h, self._handle = self._handle, None
-        if h is not None:
+        if h is not None and not _scope.released(self):
             lib.mxc_ndarray_free(h)
 
     def __enter__(self):
@@ -79,12 +82,13 @@ class NDArray:
     def __exit__(self, *exc):
         self.close()
 
-    def __del__(self, _free=lib.mxc_ndarray_free):
+    def __del__(self, _free=lib.mxc_ndarray_free,
+                _released=_scope.released):
         # The safety net for arrays never closed. _free is bound at class
         # creation so it still works while the interpreter shuts down and
         # module globals are already cleared.
         h = getattr(self, "_handle", None)
-        if h is not None:
+        if h is not None and not _released(self):
             self._handle = None
             _free(h)
 

@@ -11,10 +11,13 @@ a time; ctypes releases the GIL during each call, so predictors on
 different threads run in parallel.
 """
 
+import contextlib
+import queue
 from ctypes import byref, c_int, c_int64, c_size_t
 
 import numpy as np
 
+from . import memory as _scope
 from ._lib import check, handle, lib, strings
 from .ndarray import _TO_NUMPY, NDArray, dtype_code
 
@@ -51,7 +54,7 @@ class Predictor:
     optional list of output names ("fc1_output" or "fc1", inner nodes
     included). Errors raise mxc.MxcError."""
 
-    __slots__ = ("_handle", "_inputs", "_dtypes")
+    __slots__ = ("_handle", "_scope", "_inputs", "_dtypes")
 
     def __init__(self, symbol_json, params, input_shapes, dtypes=None,
                  outputs=None):
@@ -61,6 +64,8 @@ class Predictor:
             symbol_json.encode("utf-8"), raw, len(raw), _CPU, 0,
             *_create_args(input_shapes, dtypes, outputs), byref(h)))
         self._handle = h.value
+        self._scope = _scope.owner()
+        _scope.tag_new(h.value)
         self._inputs = dict(input_shapes)
         self._dtypes = dict(dtypes or {})
 
@@ -78,6 +83,8 @@ class Predictor:
     def _wrap(cls, h, input_shapes, dtypes):
         p = cls.__new__(cls)
         p._handle = h
+        p._scope = _scope.owner()
+        _scope.tag_new(h)
         p._inputs = dict(input_shapes)
         p._dtypes = dict(dtypes or {})
         return p
@@ -158,7 +165,7 @@ class Predictor:
 
     def close(self):
         h, self._handle = self._handle, None
-        if h is not None:
+        if h is not None and not _scope.released(self):
             lib.mxc_predictor_free(h)
 
     def __enter__(self):
@@ -167,8 +174,78 @@ class Predictor:
     def __exit__(self, *exc):
         self.close()
 
-    def __del__(self, _free=lib.mxc_predictor_free):
+    def __del__(self, _free=lib.mxc_predictor_free,
+                _released=_scope.released):
         h = getattr(self, "_handle", None)
-        if h is not None:
+        if h is not None and not _released(self):
             self._handle = None
             _free(h)
+
+
+class PredictorPool:
+    """Serving one model from many threads: a bounded pool of predictors
+    sharing one copy of the weights (clones of `model`, which stays the
+    caller's). A predictor runs one request at a time, so a thread takes
+    one (blocking while all `size` are busy), runs it and gives it back:
+
+        pool = mxc.PredictorPool(model, size=4)
+        probs = pool.predict(image)          # from any thread
+        with pool.acquire() as p:            # several inputs or outputs
+            p.forward(data=x, mask=m)
+            a, b = p.output(0), p.output(1)
+
+    Memory: the weights once, plus inputs, outputs and intermediate
+    arrays per predictor; size bounds both the memory and the requests
+    running at once. The pool's predictors are outside any memory scope
+    (the pool frees them in close()). Thread-safe; close() must not
+    overlap requests. Requests waiting longer than `timeout` seconds
+    (None: forever) raise queue.Empty."""
+
+    def __init__(self, model, size, timeout=None):
+        if int(size) < 1:
+            raise ValueError("mxc.PredictorPool: size must be >= 1, got %r"
+                             % (size,))
+        self._idle = queue.LifoQueue()  # the last used is the warmest
+        self._all = []
+        self._timeout = timeout
+        try:
+            for _ in range(int(size)):
+                p = _scope.detach_from_scope(model.clone())
+                self._all.append(p)
+                self._idle.put(p)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def size(self):
+        return len(self._all)
+
+    @contextlib.contextmanager
+    def acquire(self):
+        """A predictor of the pool for the duration of the with block."""
+        if self._all is None:
+            raise ValueError("mxc.PredictorPool: the pool is closed")
+        p = self._idle.get(timeout=self._timeout)
+        try:
+            yield p
+        finally:
+            self._idle.put(p)
+
+    def predict(self, value, name=None):
+        """Predictor.predict on a pooled predictor: output 0 for value as
+        the (first) input, as a new numpy array."""
+        with self.acquire() as p:
+            return p.predict(value, name)
+
+    def close(self):
+        """Frees the pool's predictors (not the model); idempotent."""
+        preds, self._all = self._all, None
+        for p in preds or ():
+            p.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()

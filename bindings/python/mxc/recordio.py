@@ -22,6 +22,7 @@ frees it. One object is used by one thread at a time.
 from ctypes import (byref, c_float, c_int, c_int64, c_void_p,
                     create_string_buffer, string_at)
 
+from . import memory as _scope
 from ._lib import check, handle, lib, strings
 from .ndarray import NDArray
 
@@ -29,12 +30,12 @@ _DTYPES = {"uint8": 3, "float32": 0}  # MXC_DTYPE_UINT8, MXC_DTYPE_FLOAT32
 
 
 class _Handle:
-    __slots__ = ("_handle",)
+    __slots__ = ("_handle", "_scope")
     _free = None
 
     def close(self):
         h, self._handle = self._handle, None
-        if h is not None:
+        if h is not None and not _scope.released(self):
             type(self)._free(h)
 
     def __enter__(self):
@@ -69,6 +70,7 @@ class RecordIO(_Handle):
             idx_path.encode("utf-8") if idx_path else None,
             mode.encode("ascii"), byref(h)))
         self._handle = h.value
+        self._scope = _scope.owner()
 
     def _current(self, size):
         if size < 0:
@@ -235,3 +237,4 @@ class ImageRecordIter(DataIter):
         check(lib.mxc_data_iter_image_record_create(
             len(keys), strings(keys), strings(vals), byref(h)))
         self._handle = h.value
+        self._scope = _scope.owner()

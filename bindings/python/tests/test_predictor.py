@@ -121,6 +121,62 @@ class ScriptModel(unittest.TestCase):
             th.join()
         self.assertEqual(bad, [])
 
+    def test_pool_serves_many_threads(self):
+        """16 threads share a pool of 3 predictors (one copy of the
+        weights): every answer equals the single-thread one, nothing
+        fails, and closing the pool leaves no handle behind."""
+        before = mxc.memory_stats()[0]
+        base = mxc.Predictor(self.json, self.params, self.shapes(1))
+        ref = [base.predict(self.x[i:i + 1]) for i in range(4)]
+        bad = []
+        with mxc.scope():  # the pool's predictors are not the scope's
+            pool = mxc.PredictorPool(base, 3)
+        base.close()
+
+        def work(t):
+            try:
+                for r in range(40):
+                    i = (t * 7 + r) % 4
+                    if not np.array_equal(pool.predict(self.x[i:i + 1]),
+                                          ref[i]):
+                        bad.append((t, r))
+            except Exception as e:  # reported in the main thread
+                bad.append(repr(e))
+
+        threads = [threading.Thread(target=work, args=(t,))
+                   for t in range(16)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join()
+        self.assertEqual(bad, [])
+        pool.close()
+        self.assertEqual(mxc.memory_stats()[0], before)
+
+    def test_pool_blocks_when_all_are_busy(self):
+        with mxc.Predictor(self.json, self.params, self.shapes(1)) as base:
+            pool = mxc.PredictorPool(base, 1, timeout=0.05)
+        with pool:
+            with pool.acquire():
+                got = []
+                t = threading.Thread(target=lambda: got.append(
+                    self._try_acquire(pool)))
+                t.start()
+                t.join()
+            self.assertEqual(got, ["busy"])
+            self.assertEqual(self._try_acquire(pool), "ok")
+        with self.assertRaises(ValueError):
+            mxc.PredictorPool(base, 0)
+
+    @staticmethod
+    def _try_acquire(pool):
+        import queue
+        try:
+            with pool.acquire():
+                return "ok"
+        except queue.Empty:
+            return "busy"
+
     def test_bad_input(self):
         with self.assertRaises(mxc.MxcError) as e:
             mxc.Predictor(self.json, self.params, {"image": (1, 3, 6, 6)})

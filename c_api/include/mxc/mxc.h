@@ -1954,6 +1954,126 @@ MXC_API int mxc_kvstore_set_optimizer(mxc_kvstore kv, const char *name,
  * Replaces any optimizer (and its states). Since 1.1. */
 MXC_API int mxc_kvstore_set_updater(mxc_kvstore kv, mxc_kvstore_updater_fn fn,
                                     void *user_data);
+/* ------------------------------------------------------------------------ */
+/* Memory scopes and handle introspection                                     */
+/* ------------------------------------------------------------------------ */
+
+/* A memory scope frees, when it ends, every handle its thread was given
+ * while it was that thread's innermost open scope, so that code which
+ * makes many temporary arrays need not free each one.
+ *
+ * Which handles: every new handle a function returns to its caller
+ * (arrays, array lists, data iterators, symbols, executors, string lists,
+ * inference results, predictors, RecordIO files, KVStores) is registered,
+ * when it is
+ * made, in the calling thread's innermost open scope, or in none when the
+ * thread has no scope open. Handles lent for the duration of a callback
+ * (an mxc_opctx, a monitor's array) are never registered, and neither are
+ * strings (mxc_string_free) and scopes themselves.
+ *
+ * Ending a scope frees its registered handles, newest first, exactly as
+ * the matching free function would. A handle freed by hand earlier simply
+ * left its scope (no double free); one moved out with mxc_scope_keep
+ * belongs to the enclosing scope, one moved out with mxc_scope_detach to
+ * no scope (the caller frees it). A handle used after its scope ended is
+ * the usual freed-handle error (MXC_ERR_INVALID_HANDLE). Storage shared
+ * with other views, or used by pending work, lives on as after any free.
+ *
+ * Threads: scopes are per thread. Each thread has its own stack of open
+ * scopes; begin, end, keep and detach act on the calling thread's scopes
+ * and fail with MXC_ERR_INVALID_ARGUMENT for another thread's. A handle
+ * made by one thread may be used and freed by others as usual; ending its
+ * scope frees it for everyone (a racing call fails cleanly, see
+ * Handles in docs/c-api.md). A thread that exits with scopes open has them
+ * ended as it exits. Languages whose tasks move between OS threads (Go's
+ * goroutines) must pin the task to its thread while a scope is open.
+ *
+ * All functions in this section are thread-safe in that sense. */
+typedef struct mxc_scope_s *mxc_scope;
+
+/* Opens a scope on the calling thread; it is the thread's innermost one
+ * until it ends or a scope is begun inside it. *out is a new handle owned
+ * by the caller, valid until mxc_scope_end (which frees it). Since 1.1. */
+MXC_API int mxc_scope_begin(mxc_scope *out);
+
+/* Ends scope: frees every handle still registered in it, then the scope
+ * handle itself. scope must be the calling thread's innermost open scope:
+ * a scope of another thread, or one with scopes still open inside it, is
+ * MXC_ERR_INVALID_ARGUMENT (nothing is freed); an ended scope is
+ * MXC_ERR_INVALID_HANDLE. Since 1.1. */
+MXC_API int mxc_scope_end(mxc_scope scope);
+
+/* Moves handle (any handle a function returned: an mxc_ndarray,
+ * mxc_symbol, ... cast to const void *) out of its scope into the
+ * enclosing one, for a result that must outlive the scope; out of an
+ * outermost scope it belongs to no scope. A handle in no scope stays so
+ * (MXC_OK). The handle is not otherwise touched. Its scope must be the
+ * calling thread's (else MXC_ERR_INVALID_ARGUMENT); a freed or invalid
+ * handle is MXC_ERR_INVALID_HANDLE, NULL MXC_ERR_INVALID_ARGUMENT.
+ * Since 1.1. */
+MXC_API int mxc_scope_keep(const void *handle);
+
+/* As mxc_scope_keep, but out of every scope: the caller frees the handle
+ * by hand (or a binding's finalizer does). Since 1.1. */
+MXC_API int mxc_scope_detach(const void *handle);
+
+/* *out = the scope handle (any kind of handle a function returned) is
+ * registered in, or NULL when it is in none; the scope handle is borrowed
+ * (valid until that scope ends). For a wrapper deciding whether a value
+ * was made inside a scope it is ending. A freed or invalid handle is
+ * MXC_ERR_INVALID_HANDLE, NULL MXC_ERR_INVALID_ARGUMENT. Thread-safe.
+ * Since 1.1. */
+MXC_API int mxc_handle_scope(const void *handle, mxc_scope *out);
+
+/* Live handles and the bytes of their data: of scope (its own registered
+ * handles, not those of scopes inside it), or, for scope NULL, of the
+ * whole process (every live handle of any kind, scopes included; bytes of
+ * every live array handle). Bytes are each array handle's data size when
+ * it was made (views count their own extent, also when they share
+ * storage); other kinds count 0. scope may be any thread's open scope.
+ * Either out-parameter may be NULL. A snapshot: other threads may change
+ * it at once. Since 1.1. */
+MXC_API int mxc_scope_stats(mxc_scope scope, int64_t *out_handles,
+                            int64_t *out_bytes);
+
+/* *out = a new NUL-terminated text (free with mxc_string_free) listing the
+ * live handles registered in scope (scope NULL: every live handle a
+ * function returned, in a scope or not), one line each: kind, handle,
+ * bytes, the public function that made it, the caller's tag when handle
+ * debugging was on (mxc_handle_debug_set), and the depth of its scope,
+ * e.g. "mxc_ndarray 0x100000003: 16 bytes, made by mxc_ndarray_create at
+ * Train.java:42, in a scope of depth 1". For finding leaks: handles still
+ * listed after the code that made them is done. scope may be any
+ * thread's. Since 1.1. */
+MXC_API int mxc_handle_dump(mxc_scope scope, char **out);
+
+/* Turns handle debugging on (nonzero) or off for the process: while on,
+ * every new handle records its thread's caller tag (mxc_handle_tag_set).
+ * The initial state is on when the environment variable MXC_DEBUG_HANDLES
+ * is "1". Thread-safe. Since 1.1. */
+MXC_API int mxc_handle_debug_set(int enabled);
+
+/* *out = 1 when handle debugging is on, else 0: bindings compute their
+ * caller tags (a stack line) only then. Thread-safe. Since 1.1. */
+MXC_API int mxc_handle_debug_enabled(int *out);
+
+/* Sets the calling thread's caller tag (a short UTF-8 text naming the
+ * caller's code location, e.g. "Train.java:42"), recorded by the handles
+ * the thread makes while handle debugging is on; NULL clears it. tag is
+ * copied (its first 511 bytes); equal tags are stored once for the life
+ * of the process, and at most 4096 distinct tags are kept (beyond:
+ * MXC_ERR_OOM, the previous tag stays). Since 1.1. */
+MXC_API int mxc_handle_tag_set(const char *tag);
+
+/* Sets the caller tag recorded for one live handle (any kind a function
+ * returned), replacing the one it was made with; NULL clears it. For a
+ * binding whose wrapper learns its caller's location only after the
+ * handle exists: it tags each handle it wraps (while handle debugging is
+ * on, to pay for the stack walk only then; the tag is recorded either
+ * way). tag is copied as for mxc_handle_tag_set (same limits). A freed or
+ * invalid handle is MXC_ERR_INVALID_HANDLE, NULL MXC_ERR_INVALID_ARGUMENT.
+ * Thread-safe. Since 1.1. */
+MXC_API int mxc_handle_tag(const void *handle, const char *tag);
 
 #ifdef __cplusplus
 } /* extern "C" */

@@ -26,6 +26,8 @@ public class MxcException extends RuntimeException {
   public static final int IO = 8;
   /** {@code MXC_ERR_UNSUPPORTED}: valid but not available here (a GPU, MPI). */
   public static final int UNSUPPORTED = 9;
+  /** {@code MXC_ERR_INTERNAL}: also a wait the binding gave up (interrupted). */
+  public static final int INTERNAL = 10;
 
   private final int code;
 

@@ -31,9 +31,13 @@ public final class NDArray implements AutoCloseable {
   private static final Op DIV = Op.get("elemwise_div");
   private static final Op DOT = Op.get("dot");
 
-  /** The cleaning action: holds only the native handle. */
+  /**
+   * The cleaning action: holds only the native handle and the scope that
+   * owns it (whose end frees the handle instead; see {@link Scope}).
+   */
   private static final class Free implements Runnable {
     private final long handle;
+    volatile Scope scope = Scope.current();
 
     Free(long handle) {
       this.handle = handle;
@@ -41,7 +45,7 @@ public final class NDArray implements AutoCloseable {
 
     @Override
     public void run() {
-      MxcNative.ndarray_free(handle);
+      if (!Scope.released(scope)) MxcNative.ndarray_free(handle);
       Pressure.LIVE.decrement();
     }
   }
@@ -116,13 +120,45 @@ public final class NDArray implements AutoCloseable {
   }
 
   private long handle;
+  private final Free free;
   private final Cleaner.Cleanable cleanable;
 
   /** Takes ownership of a new handle (non-zero) returned by mxc. */
   NDArray(long handle) {
     this.handle = handle;
-    this.cleanable = Mxc.CLEANER.register(this, new Free(handle));
+    this.free = new Free(handle);
+    this.cleanable = Mxc.CLEANER.register(this, free);
     Pressure.created();
+    Scope.tagNew(handle);
+  }
+
+  /**
+   * Moves this array out of its {@link Scope} into the enclosing one (out
+   * of an outermost scope: into none), so that it outlives the scope; a
+   * no-op outside scopes. Returns this, for {@code return y.keep();}.
+   */
+  public NDArray keep() {
+    return moveOut(false);
+  }
+
+  /**
+   * Moves this array out of every {@link Scope}: only {@link #close()} or
+   * the Cleaner frees it. Returns this. (Not {@link #detach()}, which makes
+   * an array without gradient history.)
+   */
+  public NDArray detachFromScope() {
+    return moveOut(true);
+  }
+
+  private NDArray moveOut(boolean all) {
+    try {
+      MxcNative.scope_keep(handle(), all ? 1 : 0);
+      Scope s = free.scope;
+      free.scope = all || s == null ? null : s.parent();
+      return this;
+    } finally {
+      Reference.reachabilityFence(this);
+    }
   }
 
   /** The handle, or MxcException when closed. Callers keep this reachable. */

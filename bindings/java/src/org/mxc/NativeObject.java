@@ -2,6 +2,7 @@ package org.mxc;
 
 import java.lang.ref.Cleaner;
 import java.util.function.LongConsumer;
+import org.mxc.swig.MxcNative;
 
 /**
  * Ownership of one native handle, shared by Symbol, Executor and DataIter
@@ -19,6 +20,7 @@ abstract class NativeObject implements AutoCloseable {
   private static final class Free implements Runnable {
     private final long handle;
     private final LongConsumer free;
+    volatile Scope scope = Scope.current(); // whose end frees it instead
 
     Free(long handle, LongConsumer free) {
       this.handle = handle;
@@ -27,11 +29,12 @@ abstract class NativeObject implements AutoCloseable {
 
     @Override
     public void run() {
-      free.accept(handle);
+      if (!Scope.released(scope)) free.accept(handle);
     }
   }
 
   private long handle;
+  private final Free free;
   private final Cleaner.Cleanable cleanable;
   private final String kind;
 
@@ -39,7 +42,30 @@ abstract class NativeObject implements AutoCloseable {
   NativeObject(long handle, LongConsumer free, String kind) {
     this.handle = handle;
     this.kind = kind;
-    this.cleanable = Mxc.CLEANER.register(this, new Free(handle, free));
+    this.free = new Free(handle, free);
+    this.cleanable = Mxc.CLEANER.register(this, this.free);
+    Scope.tagNew(handle);
+  }
+
+  /**
+   * Moves this object out of its {@link Scope}: into the enclosing one
+   * ({@code all} false; from an outermost scope into none), or out of
+   * every scope ({@code all} true).
+   */
+  void moveOut(boolean all) {
+    MxcNative.scope_keep(handle(), all ? 1 : 0);
+    Scope s = free.scope;
+    free.scope = all || s == null ? null : s.parent();
+  }
+
+  /** Moves this object to the enclosing {@link Scope} (see NDArray#keep). */
+  public void keep() {
+    moveOut(false);
+  }
+
+  /** Moves this object out of every {@link Scope}: close() frees it. */
+  public void detachFromScope() {
+    moveOut(true);
   }
 
   /** The live handle; throws when closed. */

@@ -121,6 +121,52 @@ class PredictorTest {
     }
   }
 
+  /**
+   * 16 threads share a pool of 3 predictors (one copy of the weights):
+   * every answer equals the single-thread one, and closing the pool (and
+   * the model) leaves no handle behind.
+   */
+  @Test
+  void poolServesManyThreads() throws Exception {
+    int[] m = meta();
+    float[] x = floats("input.f32");
+    int image = m[1] * m[2] * m[3];
+    long before = ScopeTest.settledHandles();
+    List<float[]> ref = new ArrayList<>();
+    PredictorPool pool;
+    try (Predictor base = Predictor.fromCheckpoint(PREFIX, 0, Map.of("data", shape(1, m)));
+        Scope s = Scope.open()) { // the pool's predictors are not the scope's
+      for (int i = 0; i < m[0]; i++) {
+        ref.add(base.predict(Arrays.copyOfRange(x, i * image, (i + 1) * image)));
+      }
+      pool = new PredictorPool(base, 3);
+    }
+    List<String> bad = java.util.Collections.synchronizedList(new ArrayList<>());
+    List<Thread> threads = new ArrayList<>();
+    for (int t = 0; t < 16; t++) {
+      int tt = t;
+      threads.add(new Thread(() -> {
+        try {
+          for (int r = 0; r < 40; r++) {
+            int i = (tt * 7 + r) % m[0];
+            float[] y = pool.predict(Arrays.copyOfRange(x, i * image, (i + 1) * image));
+            if (!Arrays.equals(y, ref.get(i))) bad.add(tt + "/" + r);
+          }
+        } catch (Throwable e) {
+          bad.add(e.toString());
+        }
+      }));
+    }
+    threads.forEach(Thread::start);
+    for (Thread th : threads) th.join();
+    assertTrue(bad.isEmpty(), "failures " + bad);
+    assertEquals(3, pool.size());
+    pool.close();
+    assertThrows(MxcException.class, () -> pool.predict(x));
+    assertEquals(before, ScopeTest.settledHandles());
+    assertThrows(MxcException.class, () -> new PredictorPool(null, 0));
+  }
+
   @Test
   void badInputThrows() throws IOException {
     int[] m = meta();

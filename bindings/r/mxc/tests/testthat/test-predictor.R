@@ -123,3 +123,32 @@ test_that("the real Fashion-MNIST model reaches its known accuracy", {
   expect_equal(total, 10000)
   expect_equal(correct / total, 0.868, tolerance = 0.005 / 0.868)
 })
+
+# R serves from many processes, not threads: callr workers each load the
+# model (inside with_scope, so each request's arrays are freed at once)
+# and answer requests; every answer must equal the in-process one.
+test_that("callr workers serve the model concurrently", {
+  skip_if_not_installed("callr")
+  skip_if(nzchar(Sys.getenv("MXC_SANITIZER")), "sanitizer build: no subprocesses")
+  m <- model()
+  p <- mx_predictor(m$prefix, 0, list(data = c(1, m$shape)))
+  ref <- lapply(seq_len(m$batch), function(i) mx_predict(p, image(m, i)))
+  mx_free(p)
+  serve <- function(prefix, shape, images) {
+    library(mxc)
+    p <- mx_predictor(prefix, 0, list(data = c(1, shape)))
+    lapply(images, function(x) with_scope(mx_predict(p, x)))
+  }
+  images <- lapply(seq_len(m$batch), function(i) image(m, i))
+  workers <- lapply(1:3, function(w) callr::r_bg(
+    serve, args = list(m$prefix, m$shape, rep(images, 5)),
+    libpath = .libPaths()))
+  for (w in workers) {
+    w$wait(60000)
+    got <- w$get_result()
+    expect_length(got, 5 * m$batch)
+    for (k in seq_along(got)) {
+      expect_identical(got[[k]], ref[[(k - 1) %% m$batch + 1]])
+    }
+  }
+})
