@@ -1247,6 +1247,8 @@ static inline void mxcb_kvstore_set_optimizer(mxc_kvstore kv, const char *name,
   mxcb__begin();
   if (!mxcb__split_kv(KV, N_KV, keys, vals)) return;
   mxcb__check(mxc_kvstore_set_optimizer(kv, name, keys, vals, N_KV / 2));
+}
+
 /* ---- memory scopes (mxc_scope_*, mxc_handle_*) --------------------------- */
 
 /* A scope of the calling thread (end it on the same thread). Java and Go
