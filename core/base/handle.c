@@ -42,6 +42,8 @@ static const char *const k_kind_names[MXC__HANDLE_KIND_COUNT] = {
     [MXC__HANDLE_OPCTX] = "mxc_opctx",
     [MXC__HANDLE_PREDICTOR] = "mxc_predictor",
     [MXC__HANDLE_RECORDIO] = "mxc_recordio",
+    [MXC__HANDLE_BLOCK] = "mxc_block",
+    [MXC__HANDLE_OPTIMIZER] = "mxc_optimizer",
 };
 
 _Static_assert(sizeof k_kind_names / sizeof k_kind_names[0] ==

@@ -43,6 +43,8 @@ typedef enum mxc__handle_kind {
   MXC__HANDLE_OPCTX = 8, /* a pushed function's context while it runs */
   MXC__HANDLE_PREDICTOR = 9,
   MXC__HANDLE_RECORDIO = 10,
+  MXC__HANDLE_BLOCK = 11,
+  MXC__HANDLE_OPTIMIZER = 12,
   MXC__HANDLE_KIND_COUNT
 } mxc__handle_kind;
 

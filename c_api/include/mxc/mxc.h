@@ -1716,6 +1716,182 @@ MXC_API int mxc_autograd_get_grad(mxc_ndarray arr, mxc_ndarray *out);
 MXC_API int mxc_ndarray_detach(mxc_ndarray arr, mxc_ndarray *out);
 
 /* ------------------------------------------------------------------------ */
+/* Layers: blocks, losses and optimizers                                     */
+/* ------------------------------------------------------------------------ */
+
+/* A block (Gluon's model) is a layer, a loss, a container of blocks or a
+ * block whose forward pass the caller writes, with named parameters. Its
+ * forward pass calls operators like mxc_op_invoke: recorded when autograd
+ * records in the calling thread (mxc_autograd_set_recording), in training
+ * behaviour (Dropout, BatchNorm's batch statistics) when mxc_set_training
+ * says so. Parameters are made at the first forward pass, when the input
+ * fixes their shapes (deferred initialization): each is created on the
+ * input's device (float64 for float64 input, else float32), filled by its
+ * initializer and marked as an autograd variable with a gradient buffer
+ * (written by each backward pass), so a recorded forward pass, a loss,
+ * mxc_autograd_backward and mxc_optimizer_step train the block.
+ *
+ * A block handle holds one reference to the block; a container holds its
+ * own references to its children, so a child's handle may be freed
+ * after mxc_block_add. A block and the blocks in it are used by one thread
+ * at a time; handles may be freed from any thread.
+ *
+ * Kinds and keys of mxc_block_create (values are strings; tuples as "3"
+ * or "(3,3)"; booleans "1"/"0"/"true"/"false"; initializers name an
+ * mxc_init_array method without parameters; parameter names are
+ * "<name>_<what>"):
+ *  - "dense": units (required), activation (relu, sigmoid, tanh, softrelu,
+ *    softsign; default none), use_bias (1), flatten (1: all axes after the
+ *    first are features; 0: the last axis), in_units (0: from the input),
+ *    weight_initializer, bias_initializer ("zeros"). Parameters weight
+ *    (units, in_units), bias (units). FullyConnected.
+ *  - "conv1d", "conv2d": channels, kernel_size (required), strides (1),
+ *    padding (0), dilation (1), groups (1), activation, use_bias (1),
+ *    in_channels (0: from the input), weight_initializer,
+ *    bias_initializer. Input (batch, channels, [height,] width). Weight
+ *    (channels, in_channels / groups, kernel...), bias (channels).
+ *  - "maxpool1d", "maxpool2d", "avgpool1d", "avgpool2d": pool_size (2),
+ *    strides (pool_size), padding (0), ceil_mode (0), count_include_pad
+ *    (1). "global_maxpool1d", "global_maxpool2d", "global_avgpool1d",
+ *    "global_avgpool2d": no keys.
+ *  - "batchnorm": axis (1), momentum (0.9), epsilon (1e-5), scale (1),
+ *    center (1; 0 is not supported yet), use_global_stats (0),
+ *    in_channels, gamma_initializer ("ones"), beta_initializer ("zeros"),
+ *    running_mean_initializer ("zeros"), running_variance_initializer
+ *    ("ones"). Parameters gamma, beta, running_mean, running_var (the last
+ *    two are updated by training forward passes and have no gradient).
+ *  - "layernorm": axis (-1), epsilon (1e-5), scale, center, in_channels,
+ *    gamma_initializer, beta_initializer.
+ *  - "dropout": rate (0.5), axes (()). "activation": activation
+ *    (required). "flatten": no keys.
+ *  - "embedding": input_dim, output_dim (required), weight_initializer.
+ *  - "sequential": no keys; mxc_block_add appends children; the first
+ *    child takes the inputs, each next one the previous output.
+ *  - Losses take (prediction, label) and give one value per example, the
+ *    mean over all axes but the first, times "weight" (1) if given:
+ *    "softmax_cross_entropy_loss" (axis -1, sparse_label 1, from_logits 0),
+ *    "l2_loss" (0.5 (p - y)^2), "l1_loss" (|p - y|),
+ *    "sigmoid_binary_cross_entropy_loss" (from logits; from_sigmoid 0).
+ *    Labels are reshaped to the prediction's shape where they have as many
+ *    elements (sparse labels: one class index per example). */
+typedef struct mxc_block_s *mxc_block;
+
+/* A new block of `kind` (see above) with n configuration strings
+ * keys[i] = vals[i] (copied). name (copied; may be NULL or ""): the
+ * prefix of its parameter names; NULL or "" gives the kind's name and a
+ * process-wide count ("dense0", "dense1", ...). An unknown kind or key, a
+ * missing required key or a value the kind or its operator refuses is
+ * MXC_ERR_INVALID_ARGUMENT naming it. *out: owned by the caller; free
+ * with mxc_block_free. Thread-safe. Since 1.1. */
+MXC_API int mxc_block_create(const char *kind, const char *name,
+                             const char *const *keys,
+                             const char *const *vals, int n, mxc_block *out);
+
+/* A block's forward pass written by the caller: reads in[0..n_in) and
+ * stores in *out a new array it made (from mxc_block_forward of child
+ * blocks, mxc_op_invoke, ...), whose ownership passes to mxc. self and
+ * in[] are borrowed for the call: never free them. Returns MXC_OK, or an
+ * error code (mxc_block_forward then fails with it). Runs on the thread
+ * that called mxc_block_forward. */
+typedef int (*mxc_block_forward_fn)(void *user_data, mxc_block self,
+                                    int n_in, const mxc_ndarray *in,
+                                    mxc_ndarray *out);
+
+/* A new block whose forward pass is fn(user_data, ...), with children
+ * added by mxc_block_add (its parameters are theirs; mxc_block_child
+ * reaches them from fn). free_fn (may be NULL) runs once with user_data
+ * when the block is destroyed, also when this call fails. name as for
+ * mxc_block_create. *out: owned by the caller. Since 1.1. */
+MXC_API int mxc_block_create_user(const char *name, mxc_block_forward_fn fn,
+                                  void *user_data, mxc_free_fn free_fn,
+                                  mxc_block *out);
+
+/* Drops this handle's reference (NULL accepted); the block lives on while
+ * a container or optimizer holds it. Since 1.1. */
+MXC_API void mxc_block_free(mxc_block block);
+
+/* Appends child to block (a "sequential" or user block; one more
+ * reference to child). A child containing block is refused (a cycle).
+ * Since 1.1. */
+MXC_API int mxc_block_add(mxc_block block, mxc_block child);
+
+/* *out = the number of children / a new handle on child `index` (owned
+ * by the caller; free it with mxc_block_free). Since 1.1. */
+MXC_API int mxc_block_num_children(mxc_block block, int *out);
+MXC_API int mxc_block_child(mxc_block block, int index, mxc_block *out);
+
+/* *out = the block's name, borrowed: valid while the block lives.
+ * Since 1.1. */
+MXC_API int mxc_block_name(mxc_block block, const char **out);
+
+/* Sets the initializer of every parameter of block and its descendants
+ * that has none of its own: method and n parameter strings as for
+ * mxc_init_array (copied; checked when parameters are made, at the next
+ * forward pass). force != 0 also drops parameters already made, so that
+ * the next forward pass makes and fills them again. A forward pass of a
+ * block whose parameters have no initializer is MXC_ERR_INVALID_ARGUMENT.
+ * Since 1.1. */
+MXC_API int mxc_block_initialize(mxc_block block, const char *method,
+                                 const char *const *keys,
+                                 const char *const *vals, int n, int force);
+
+/* The forward pass on in[0..n_in) (1 for layers, 2 for losses, any
+ * number >= 1 for sequential and user blocks): *out = a new array owned
+ * by the caller, with autograd history when recorded. Inputs are
+ * borrowed. Since 1.1. */
+MXC_API int mxc_block_forward(mxc_block block, int n_in,
+                              const mxc_ndarray *in, mxc_ndarray *out);
+
+/* Parameters of block and its descendants, depth first (a block's own
+ * before its children's), the order of saving and of optimizer states.
+ * *out_name: borrowed, valid while the block lives. mxc_block_param and
+ * mxc_block_param_grad: *out = a new handle on the values / gradient
+ * buffer (owned by the caller; writing into it changes the parameter),
+ * MXC_ERR_INVALID_ARGUMENT before the first forward pass made it, and
+ * MXC_ERR_NOT_FOUND for the gradient of an auxiliary state
+ * (BatchNorm's running statistics). Since 1.1. */
+MXC_API int mxc_block_num_params(mxc_block block, int *out);
+MXC_API int mxc_block_param_name(mxc_block block, int index,
+                                 const char **out_name);
+MXC_API int mxc_block_param(mxc_block block, int index, mxc_ndarray *out);
+MXC_API int mxc_block_param_grad(mxc_block block, int index,
+                                 mxc_ndarray *out);
+
+/* Saves every parameter by name (mxc_ndarray_save's format, atomically)
+ * / loads them back. Load checks that the file has every parameter, with
+ * a fitting shape and dtype, before it changes anything; parameters not
+ * made yet are made from the file. Since 1.1. */
+MXC_API int mxc_block_save_params(mxc_block block, const char *path);
+MXC_API int mxc_block_load_params(mxc_block block, const char *path);
+
+/* An optimizer: the registry's update operator update_op ("sgd_update",
+ * "sgd_mom_update", "nag_mom_update", "adam_update", "rmsprop_update",
+ * "adagrad_update", "ftrl_update", "signum_update", ...) applied to every
+ * parameter of block that has a gradient. n parameter strings (copied) are
+ * the operator's (lr, wd, momentum, beta1, clip_gradient, ...); lr
+ * defaults to 0.01 and may change (mxc_optimizer_set_lr); rescale_grad
+ * (default 1) is divided by the batch size at each step. The operator's
+ * other inputs are states per parameter, made as zeros at the first step.
+ * Holds a reference to block. *out: owned by the caller; free with
+ * mxc_optimizer_free. Since 1.1. */
+typedef struct mxc_optimizer_s *mxc_optimizer;
+MXC_API int mxc_optimizer_create(mxc_block block, const char *update_op,
+                                 const char *const *keys,
+                                 const char *const *vals, int n,
+                                 mxc_optimizer *out);
+MXC_API void mxc_optimizer_free(mxc_optimizer opt);
+
+/* One update of every parameter from its gradient buffer (asynchronous,
+ * like operators), with rescale_grad / batch_size (batch_size >= 1).
+ * Parameters must have been made by a forward pass. The optimizer and its
+ * block are used by one thread at a time. Since 1.1. */
+MXC_API int mxc_optimizer_step(mxc_optimizer opt, int64_t batch_size);
+
+/* The learning rate of the next steps (finite, >= 0). Since 1.1. */
+MXC_API int mxc_optimizer_set_lr(mxc_optimizer opt, double lr);
+MXC_API int mxc_optimizer_get_lr(mxc_optimizer opt, double *out);
+
+/* ------------------------------------------------------------------------ */
 /* Profiler                                                                  */
 /* ------------------------------------------------------------------------ */
 
