@@ -26,7 +26,9 @@ extern "C" {
 
 namespace {
 
-enum Kind { ND, LIST, ITER, SYM, EXEC, STRS, INFER, CTX, PRED, REC, N_KINDS };
+enum Kind {
+  ND, LIST, ITER, SYM, EXEC, STRS, INFER, CTX, PRED, REC, BLOCK, OPT, N_KINDS
+};
 
 struct Entry {
   const char *name;
@@ -46,6 +48,8 @@ struct World {
   mxc_infer inf = nullptr;
   mxc_predictor pred = nullptr;
   mxc_recordio rec = nullptr;
+  mxc_block block = nullptr;
+  mxc_optimizer opt = nullptr;
   mxc_op relu = nullptr;
   uintptr_t freed[N_KINDS] = {};
   std::string params = tmp_path("params.mxc"), csv = tmp_path("d.csv");
@@ -109,6 +113,13 @@ void make_world(World *w) {
   mxc_recordio_free(w->rec);
   ASSERT_EQ(mxc_recordio_open(w->rec_path.c_str(), nullptr, "r", &w->rec),
             MXC_OK);
+  const char *k[] = {"units"}, *v[] = {"2"};
+  ASSERT_EQ(mxc_block_create("dense", "hb", k, v, 1, &w->block), MXC_OK);
+  ASSERT_EQ(mxc_block_initialize(w->block, "ones", nullptr, nullptr, 0, 0),
+            MXC_OK);
+  ASSERT_EQ(mxc_optimizer_create(w->block, "sgd_update", nullptr, nullptr, 0,
+                                 &w->opt),
+            MXC_OK);
 }
 
 // One handle of every kind, made and freed.
@@ -159,6 +170,17 @@ void make_freed(World *w) {
             MXC_OK);
   w->freed[REC] = reinterpret_cast<uintptr_t>(rec);
   mxc_recordio_free(rec);
+  mxc_block b = nullptr;
+  ASSERT_EQ(mxc_block_create("flatten", nullptr, nullptr, nullptr, 0, &b),
+            MXC_OK);
+  w->freed[BLOCK] = reinterpret_cast<uintptr_t>(b);
+  mxc_block_free(b);
+  mxc_optimizer o = nullptr;
+  ASSERT_EQ(mxc_optimizer_create(w->block, "sgd_update", nullptr, nullptr, 0,
+                                 &o),
+            MXC_OK);
+  w->freed[OPT] = reinterpret_cast<uintptr_t>(o);
+  mxc_optimizer_free(o);
 }
 
 template <class T>
@@ -297,6 +319,24 @@ std::vector<Entry> table(World *w) {
       {"mxc_recordio_seek", REC, [](uintptr_t h) { return mxc_recordio_seek(as<mxc_recordio>(h), 0); }},
       {"mxc_predictor_output", PRED, [o](uintptr_t h) { mxc_ndarray r = o(); return mxc_predictor_output(as<mxc_predictor>(h), 0, &r); }},
       {"mxc_ndarray_detach", ND, [o](uintptr_t h) { mxc_ndarray r = o(); return mxc_ndarray_detach(as<mxc_ndarray>(h), &r); }},
+      {"mxc_block_free", BLOCK, [](uintptr_t h) { mxc_block_free(as<mxc_block>(h)); return -1; }},
+      {"mxc_block_add", BLOCK, [w](uintptr_t h) { return mxc_block_add(as<mxc_block>(h), w->block); }},
+      {"mxc_block_num_children", BLOCK, [](uintptr_t h) { return mxc_block_num_children(as<mxc_block>(h), &i32); }},
+      {"mxc_block_child", BLOCK, [](uintptr_t h) { mxc_block r = nullptr; return mxc_block_child(as<mxc_block>(h), 0, &r); }},
+      {"mxc_block_name", BLOCK, [](uintptr_t h) { return mxc_block_name(as<mxc_block>(h), &cs); }},
+      {"mxc_block_initialize", BLOCK, [](uintptr_t h) { return mxc_block_initialize(as<mxc_block>(h), "zeros", nullptr, nullptr, 0, 0); }},
+      {"mxc_block_forward", BLOCK, [w, o](uintptr_t h) { mxc_ndarray r = o(); return mxc_block_forward(as<mxc_block>(h), 1, &w->arr, &r); }},
+      {"mxc_block_num_params", BLOCK, [](uintptr_t h) { return mxc_block_num_params(as<mxc_block>(h), &i32); }},
+      {"mxc_block_param_name", BLOCK, [](uintptr_t h) { return mxc_block_param_name(as<mxc_block>(h), 0, &cs); }},
+      {"mxc_block_param", BLOCK, [o](uintptr_t h) { mxc_ndarray r = o(); return mxc_block_param(as<mxc_block>(h), 0, &r); }},
+      {"mxc_block_param_grad", BLOCK, [o](uintptr_t h) { mxc_ndarray r = o(); return mxc_block_param_grad(as<mxc_block>(h), 0, &r); }},
+      {"mxc_block_save_params", BLOCK, [tmp](uintptr_t h) { return mxc_block_save_params(as<mxc_block>(h), tmp.c_str()); }},
+      {"mxc_block_load_params", BLOCK, [params](uintptr_t h) { return mxc_block_load_params(as<mxc_block>(h), params.c_str()); }},
+      {"mxc_optimizer_create", BLOCK, [](uintptr_t h) { mxc_optimizer r = nullptr; return mxc_optimizer_create(as<mxc_block>(h), "sgd_update", nullptr, nullptr, 0, &r); }},
+      {"mxc_optimizer_free", OPT, [](uintptr_t h) { mxc_optimizer_free(as<mxc_optimizer>(h)); return -1; }},
+      {"mxc_optimizer_step", OPT, [](uintptr_t h) { return mxc_optimizer_step(as<mxc_optimizer>(h), 1); }},
+      {"mxc_optimizer_set_lr", OPT, [](uintptr_t h) { return mxc_optimizer_set_lr(as<mxc_optimizer>(h), 0.1); }},
+      {"mxc_optimizer_get_lr", OPT, [](uintptr_t h) { return mxc_optimizer_get_lr(as<mxc_optimizer>(h), &dbl); }},
   };
 }
 
@@ -333,7 +373,8 @@ bool reads_handle(const std::string &param) {
                                 "mxc_symbol",       "mxc_executor",
                                 "mxc_data_iter",    "mxc_str_list",
                                 "mxc_infer",        "mxc_opctx",
-                                "mxc_predictor",    "mxc_recordio"};
+                                "mxc_predictor",    "mxc_recordio",
+                                "mxc_block",        "mxc_optimizer"};
   std::string p = trim(param);
   for (const char *k : kinds) {
     std::string by_value = std::string(k) + " ";
@@ -393,6 +434,8 @@ class Handles : public ::testing::Test {
     mxc_infer_free(w_.inf);
     mxc_predictor_free(w_.pred);
     mxc_recordio_free(w_.rec);
+    mxc_optimizer_free(w_.opt);
+    mxc_block_free(w_.block);
   }
   World w_;
 };
