@@ -315,6 +315,18 @@ int mxc_block_load_params(mxc_block block, const char *path) {
   return named(mxc__block_load(b, path), "mxc_block_load_params");
 }
 
+int mxc_block_export(mxc_block block, const char *prefix, int epoch) {
+  API_GUARD();
+  mxc__block *b = NULL;
+  MXC_FORWARD_IF_ERROR(api_block(block, "mxc_block_export: block", &b));
+  MXC_RETURN_ERROR_IF(!prefix || !*prefix || epoch < 0,
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "mxc_block_export: prefix is %s and epoch %d; expected "
+                      "a non-empty prefix and epoch >= 0",
+                      prefix ? (*prefix ? "given" : "empty") : "NULL", epoch);
+  return named(mxc__block_export(b, prefix, epoch), "mxc_block_export");
+}
+
 /* ---- optimizers ---- */
 
 int mxc_optimizer_create(mxc_block block, const char *update_op,

@@ -138,6 +138,18 @@ int mxc__nn_param_ready(mxc__block *b, int i, const mxc__shape *shape,
 int mxc__block_save(mxc__block *b, const char *path);
 int mxc__block_load(mxc__block *b, const char *path);
 
+/* ---- export (core/nn/export.c) ---- */
+
+/* The symbol of b on one input "data" (built-in layers and sequential
+ * blocks whose parameters are made; MXC_ERR_UNSUPPORTED naming a user
+ * block or loss). *out new. */
+struct mxc__symbol;
+int mxc__block_symbol(mxc__block *b, struct mxc__symbol **out);
+
+/* Writes PREFIX-symbol.json and PREFIX-EEEE.params (epoch >= 0; MXNet's
+ * format, "arg:" / "aux:" names) that MXNet and mxc's predictor load. */
+int mxc__block_export(mxc__block *b, const char *prefix, int epoch);
+
 /* ---- operator calls (core/nn/call.c) ---- */
 
 /* Calls the operator `op` (by name) on in[0..n_in) with n parameter

@@ -552,6 +552,92 @@ TEST(Params, SaveLoadRoundTripAndChecks) {
   for (mxc_block b : {d, e, f, g}) mxc_block_free(b);
 }
 
+// A LeNet-like network exported and loaded by the predictor gives the
+// imperative inference output; the checkpoint's names follow MXNet's.
+TEST(Export, PredictorReproducesTheImperativeOutput) {
+  mxc_block net = block("sequential", {});
+  std::vector<mxc_block> layers = {
+      block("conv2d", {"channels", "4", "kernel_size", "3", "activation", "tanh"}, "c1"),
+      block("batchnorm", {}, "bn"),
+      block("maxpool2d", {"pool_size", "2"}, "p1"),
+      block("dropout", {"rate", "0.3"}, "dr"),
+      block("flatten", {}, "fl"),
+      block("dense", {"units", "5"}, "fc")};
+  for (mxc_block l : layers) {
+    OK(mxc_block_add(net, l));
+    mxc_block_free(l);
+  }
+  OK(mxc_random_seed(3));
+  init(net, "xavier");
+  std::vector<double> xv = ramp(2 * 1 * 8 * 8, 1.0, 0.2);
+  mxc_ndarray x = make({2, 1, 8, 8}, xv);
+  int prev = 0;
+  OK(mxc_set_training(1, &prev));  // moves BatchNorm's running statistics
+  mxc_ndarray t = forward(net, {x});
+  OK(mxc_set_training(0, nullptr));
+  mxc_ndarray y = forward(net, {x});
+  OK(mxc_set_training(prev, nullptr));
+  std::string prefix = tmp_path("lenetish");
+  OK(mxc_block_export(net, prefix.c_str(), 3));
+
+  mxc_symbol sym = nullptr;
+  mxc_ndarray_list args = nullptr, aux = nullptr;
+  OK(mxc_checkpoint_load(prefix.c_str(), 3, &sym, &args, &aux));
+  int n_args = 0, n_aux = 0;
+  OK(mxc_ndarray_list_size(args, &n_args));
+  OK(mxc_ndarray_list_size(aux, &n_aux));
+  EXPECT_EQ(n_args, 6);  // c1 weight/bias, bn gamma/beta, fc weight/bias
+  EXPECT_EQ(n_aux, 2);
+  std::vector<std::string> aux_names;
+  for (int i = 0; i < n_aux; ++i) {
+    const char *nm = nullptr;
+    OK(mxc_ndarray_list_name(aux, i, &nm));
+    aux_names.push_back(nm);
+  }
+  EXPECT_EQ(aux_names, (std::vector<std::string>{"bn_running_var", "bn_running_mean"}));
+  char *json = nullptr;
+  OK(mxc_symbol_to_json(sym, &json));
+  std::string js(json);
+  mxc_string_free(json);
+  for (const char *want : {"\"c1_fwd\"", "\"c1_tanh_fwd\"", "\"fc_weight\"",
+                           "\"bn_fwd\"", "\"data\""}) {
+    EXPECT_NE(js.find(want), std::string::npos) << want;
+  }
+  mxc_str_list auxs = nullptr;
+  OK(mxc_symbol_list_auxiliary_states(sym, &auxs));
+  int n_sym_aux = 0;
+  OK(mxc_str_list_size(auxs, &n_sym_aux));
+  EXPECT_EQ(n_sym_aux, 2);
+
+  const char *names[] = {"data"};
+  int ndims[] = {4};
+  int64_t dims[] = {2, 1, 8, 8};
+  mxc_predictor pred = nullptr;
+  OK(mxc_predictor_create_from_checkpoint(prefix.c_str(), 3, MXC_DEVICE_CPU, 0,
+                                          1, names, ndims, dims, nullptr, 0,
+                                          nullptr, &pred));
+  std::vector<float> xf(xv.begin(), xv.end());
+  OK(mxc_predictor_set_input(pred, "data", xf.data(), xf.size() * 4));
+  OK(mxc_predictor_forward(pred));
+  std::vector<float> pf(10);
+  OK(mxc_predictor_get_output(pred, 0, pf.data(), pf.size() * 4));
+  expect_near(std::vector<double>(pf.begin(), pf.end()), host(y), 1e-5);
+
+  // User blocks and losses are refused; parameters must exist.
+  mxc_block u = nullptr, fresh = block("dense", {"units", "2"});
+  OK(mxc_block_create_user(nullptr, tanh_forward, nullptr, nullptr, &u));
+  EXPECT_EQ(mxc_block_export(u, prefix.c_str(), 0), MXC_ERR_UNSUPPORTED);
+  EXPECT_EQ(mxc_block_export(fresh, prefix.c_str(), 0), MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_EQ(mxc_block_export(net, prefix.c_str(), -1), MXC_ERR_INVALID_ARGUMENT);
+  mxc_predictor_free(pred);
+  mxc_str_list_free(auxs);
+  mxc_symbol_free(sym);
+  mxc_ndarray_list_free(args);
+  mxc_ndarray_list_free(aux);
+  for (mxc_ndarray a : {x, t, y}) mxc_ndarray_free(a);
+  for (mxc_block b : {net, u, fresh}) mxc_block_free(b);
+}
+
 TEST(BadInput, IsRefusedWithAMessage) {
   mxc_block b = nullptr;
   const char *k[] = {"units"}, *v[] = {"0"};

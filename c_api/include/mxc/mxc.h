@@ -1864,6 +1864,18 @@ MXC_API int mxc_block_param_grad(mxc_block block, int index,
 MXC_API int mxc_block_save_params(mxc_block block, const char *path);
 MXC_API int mxc_block_load_params(mxc_block block, const char *path);
 
+/* Exports block as an MXNet checkpoint (see "Checkpoints"):
+ * PREFIX-symbol.json, a graph with one input "data" whose nodes are
+ * named as Gluon's export names them ("<block>_fwd", parameters by their
+ * names with __shape__ and __dtype__), and PREFIX-EEEE.params holding the
+ * parameters as "arg:NAME" and auxiliary states (BatchNorm's running
+ * statistics) as "aux:NAME", which mxc_predictor_create_from_checkpoint
+ * and MXNet's SymbolBlock.imports / Module load. Built-in layers and
+ * sequential blocks of them, after a forward pass made their parameters;
+ * user blocks and losses are MXC_ERR_UNSUPPORTED. epoch >= 0; prefix
+ * borrowed for the call. Since 1.1. */
+MXC_API int mxc_block_export(mxc_block block, const char *prefix, int epoch);
+
 /* An optimizer: the registry's update operator update_op ("sgd_update",
  * "sgd_mom_update", "nag_mom_update", "adam_update", "rmsprop_update",
  * "adagrad_update", "ftrl_update", "signum_update", ...) applied to every
