@@ -245,6 +245,10 @@ static int conv_bwd_infer_shape(const mxc__op *op, const void *param,
  * batch of one) the GEMMs may still split themselves over the pool. */
 
 #define AT(ptr, elems) ((char *)(ptr) + (size_t)(elems)*es)
+/* AT for the per-part buffers, which are NULL when they would hold no
+ * elements (zero input channels): stays NULL, as arithmetic on a null
+ * pointer is undefined even with offset 0; GEMM reads nothing then. */
+#define AT0(ptr, elems) ((ptr) ? AT(ptr, elems) : NULL)
 
 /* Bytes of column buffer (plus gathered output) per chunk: half of a
  * 1 MiB L2, leaving room for the weights and the GEMM's own packing. */
@@ -346,7 +350,7 @@ static void fwd_part(const conv_work *w, int64_t part) {
         void *yi = AT(y, i * F * P);
         for (int64_t gr = 0; gr < g->groups; ++gr) {
           mxc__gemm(dt, 0, 0, Fg, P, CgK, AT(w->in[1].ptr, gr * Fg * CgK),
-                    CgK, AT(col, gr * CgK * ncol + i * P), ncol, acc,
+                    CgK, AT0(col, gr * CgK * ncol + i * P), ncol, acc,
                     AT(yi, gr * Fg * P), P);
         }
       }
@@ -355,8 +359,8 @@ static void fwd_part(const conv_work *w, int64_t part) {
     }
     for (int64_t gr = 0; gr < g->groups; ++gr) {
       mxc__gemm(dt, 0, 0, Fg, ncol, CgK, AT(w->in[1].ptr, gr * Fg * CgK),
-                CgK, AT(col, gr * CgK * ncol), ncol, 0,
-                AT(yt, gr * Fg * ncol), ncol);
+                CgK, AT0(col, gr * CgK * ncol), ncol, 0,
+                AT0(yt, gr * Fg * ncol), ncol);
     }
     mxc__unpack_chunk(dt, yt, cur, F, P, bias, w->req[0], y);
   }
