@@ -315,6 +315,13 @@ int mxc_block_load_params(mxc_block block, const char *path) {
   return named(mxc__block_load(b, path), "mxc_block_load_params");
 }
 
+int mxc_block_hybridize(mxc_block block, int active) {
+  API_GUARD();
+  mxc__block *b = NULL;
+  MXC_FORWARD_IF_ERROR(api_block(block, "mxc_block_hybridize: block", &b));
+  return named(mxc__block_hybridize(b, active), "mxc_block_hybridize");
+}
+
 int mxc_block_export(mxc_block block, const char *prefix, int epoch) {
   API_GUARD();
   mxc__block *b = NULL;

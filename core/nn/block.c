@@ -72,6 +72,7 @@ static void block_destroy(mxc__block *b) {
   free_strs(b->op_keys, b->n_op);
   free_strs(b->op_vals, b->n_op);
   init_clear(&b->init);
+  mxc__nn_hybrid_free(b->hybrid);
   if (b->user_free) b->user_free(b->user);
   mxc__free(b->name);
   mxc__free(b);
@@ -242,8 +243,9 @@ int mxc__block_forward(mxc__block *b, int n_in, mxc__ndarray *const *in,
                         "forward '%s': input %d is NULL", b->name, i);
   }
   mxc__ndarray *y = NULL;
-  int rc = b->fn ? b->fn(b->user, b, n_in, in, &y)
-                 : b->kind->forward(b, n_in, in, &y);
+  int rc = mxc__nn_hybrid_wanted(b, n_in) ? mxc__nn_hybrid_forward(b, in[0], &y)
+           : b->fn ? b->fn(b->user, b, n_in, in, &y)
+                   : b->kind->forward(b, n_in, in, &y);
   if (rc == MXC_OK && !y) {
     rc = mxc__error_set(MXC_ERR_INVALID_ARGUMENT,
                         "forward '%s': the forward function returned no "

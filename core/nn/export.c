@@ -92,6 +92,21 @@ static int block_sym(const mxc__block *b, mxc__symbol *in, mxc__symbol **out) {
   return rc;
 }
 
+int mxc__block_check_symbolic(const mxc__block *b) {
+  if (!b->fn && !strcmp(b->kind->name, "sequential")) {
+    for (int i = 0; i < b->n_children; ++i) {
+      MXC_FORWARD_IF_ERROR(mxc__block_check_symbolic(b->children[i]));
+    }
+    return MXC_OK;
+  }
+  MXC_RETURN_ERROR_IF(b->fn || b->kind->n_in != 1 || !b->op,
+                      MXC_ERR_UNSUPPORTED,
+                      "block '%s' is a %s, which has no symbol yet (built-in "
+                      "layers and sequential blocks have)",
+                      b->name, b->fn ? "user block" : b->kind->name);
+  return MXC_OK;
+}
+
 int mxc__block_symbol(mxc__block *b, mxc__symbol **out) {
   mxc__symbol *data = NULL;
   MXC_FORWARD_IF_ERROR(mxc__symbol_variable("data", NULL, NULL, 0, &data));

@@ -74,6 +74,9 @@ struct mxc__block {
   int n_children, cap_children;
   mxc__block **children;
   mxc__nn_init init; /* method NULL until mxc__block_initialize */
+  /* Hybridized: forward passes not recorded run through an executor. */
+  int hybridize;
+  struct mxc__nn_hybrid *hybrid; /* the binding, NULL until used */
   /* User blocks only. */
   mxc__block_fn fn;
   void *user;
@@ -146,9 +149,28 @@ int mxc__block_load(mxc__block *b, const char *path);
 struct mxc__symbol;
 int mxc__block_symbol(mxc__block *b, struct mxc__symbol **out);
 
+/* MXC_OK when b has a symbol (built-in layers and sequential blocks of
+ * them), else MXC_ERR_UNSUPPORTED naming the first block that has none. */
+int mxc__block_check_symbolic(const mxc__block *b);
+
 /* Writes PREFIX-symbol.json and PREFIX-EEEE.params (epoch >= 0; MXNet's
  * format, "arg:" / "aux:" names) that MXNet and mxc's predictor load. */
 int mxc__block_export(mxc__block *b, const char *prefix, int epoch);
+
+/* ---- hybridize (core/nn/hybrid.c) ---- */
+
+typedef struct mxc__nn_hybrid mxc__nn_hybrid;
+
+/* Turns hybridization of b on (MXC_ERR_UNSUPPORTED for blocks without a
+ * symbol) or off; either way drops the current binding. */
+int mxc__block_hybridize(mxc__block *b, int active);
+/* 1 when b's next forward on n_in inputs goes through its executor:
+ * hybridized, one input, not recording, parameters made. */
+int mxc__nn_hybrid_wanted(mxc__block *b, int n_in);
+/* The forward pass through the executor, bound (again) if needed. */
+int mxc__nn_hybrid_forward(mxc__block *b, const mxc__ndarray *x,
+                           mxc__ndarray **out);
+void mxc__nn_hybrid_free(mxc__nn_hybrid *h); /* accepts NULL */
 
 /* ---- operator calls (core/nn/call.c) ---- */
 

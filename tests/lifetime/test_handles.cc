@@ -332,6 +332,7 @@ std::vector<Entry> table(World *w) {
       {"mxc_block_param_grad", BLOCK, [o](uintptr_t h) { mxc_ndarray r = o(); return mxc_block_param_grad(as<mxc_block>(h), 0, &r); }},
       {"mxc_block_save_params", BLOCK, [tmp](uintptr_t h) { return mxc_block_save_params(as<mxc_block>(h), tmp.c_str()); }},
       {"mxc_block_load_params", BLOCK, [params](uintptr_t h) { return mxc_block_load_params(as<mxc_block>(h), params.c_str()); }},
+      {"mxc_block_hybridize", BLOCK, [](uintptr_t h) { return mxc_block_hybridize(as<mxc_block>(h), 1); }},
       {"mxc_block_export", BLOCK, [tmp](uintptr_t h) { return mxc_block_export(as<mxc_block>(h), tmp.c_str(), 0); }},
       {"mxc_optimizer_create", BLOCK, [](uintptr_t h) { mxc_optimizer r = nullptr; return mxc_optimizer_create(as<mxc_block>(h), "sgd_update", nullptr, nullptr, 0, &r); }},
       {"mxc_optimizer_free", OPT, [](uintptr_t h) { mxc_optimizer_free(as<mxc_optimizer>(h)); return -1; }},

@@ -638,6 +638,62 @@ TEST(Export, PredictorReproducesTheImperativeOutput) {
   for (mxc_block b : {net, u, fresh}) mxc_block_free(b);
 }
 
+// Hybridized and imperative outputs agree: in inference mode (where the
+// executor folds BatchNorm into the convolution), after a recorded
+// training step and optimizer update (shared parameters), and for a new
+// batch size (a new binding).
+TEST(Hybridize, OutputsEqualTheImperativeOnes) {
+  mxc_block net = block("sequential", {});
+  for (mxc_block l : {block("conv2d", {"channels", "3", "kernel_size", "3"}),
+                      block("batchnorm", {}),
+                      block("activation", {"activation", "relu"}),
+                      block("global_avgpool2d", {}),
+                      block("dense", {"units", "4", "activation", "tanh"})}) {
+    OK(mxc_block_add(net, l));
+    mxc_block_free(l);
+  }
+  init(net, "xavier");
+  mxc_ndarray x = make({2, 2, 6, 6}, ramp(144, 1.0, 0.4));
+  mxc_ndarray x3 = make({3, 2, 6, 6}, ramp(216, 1.0, 0.9));
+  mxc_ndarray y0 = forward(net, {x});  // makes the parameters
+  OK(mxc_block_hybridize(net, 1));
+  mxc_ndarray h0 = forward(net, {x}), h1 = forward(net, {x});
+  expect_near(host(h0), host(y0), 1e-5);
+  expect_near(host(h1), host(y0), 1e-5);  // a second run of one binding
+  // A training step: recorded (imperative), BatchNorm's statistics move.
+  mxc_block loss = block("l2_loss", {});
+  mxc_ndarray t = make({2, 4}, ramp(8, 0.5));
+  int prev = 0;
+  OK(mxc_set_training(1, &prev));
+  OK(mxc_autograd_set_recording(1, nullptr));
+  mxc_ndarray o = forward(net, {x});
+  mxc_ndarray l = forward(loss, {o, t});
+  OK(mxc_autograd_set_recording(0, nullptr));
+  OK(mxc_set_training(prev, nullptr));
+  OK(mxc_autograd_backward(1, &l, nullptr, 0));
+  mxc_optimizer opt = nullptr;
+  const char *k[] = {"lr"}, *v[] = {"0.5"};
+  OK(mxc_optimizer_create(net, "sgd_update", k, v, 1, &opt));
+  OK(mxc_optimizer_step(opt, 2));
+  mxc_ndarray h2 = forward(net, {x}), h3 = forward(net, {x3});
+  OK(mxc_block_hybridize(net, 0));
+  mxc_ndarray y2 = forward(net, {x}), y3 = forward(net, {x3});
+  std::vector<double> a = host(h2), b = host(y2);
+  expect_near(a, b, 1e-5);
+  EXPECT_GT(std::fabs(a[0] - host(y0)[0]), 1e-4);  // the update was seen
+  expect_near(host(h3), host(y3), 1e-5);
+  // Blocks without a graph are refused.
+  mxc_block u = nullptr;
+  OK(mxc_block_create_user(nullptr, tanh_forward, nullptr, nullptr, &u));
+  EXPECT_EQ(mxc_block_hybridize(u, 1), MXC_ERR_UNSUPPORTED);
+  mxc_block s = block("sequential", {});
+  OK(mxc_block_add(s, u));
+  EXPECT_EQ(mxc_block_hybridize(s, 1), MXC_ERR_UNSUPPORTED);
+  mxc_optimizer_free(opt);
+  for (mxc_ndarray e : {x, x3, y0, h0, h1, t, o, l, h2, h3, y2, y3}) mxc_ndarray_free(e);
+  for (mxc_block e : {net, loss, u, s}) mxc_block_free(e);
+}
+
 TEST(BadInput, IsRefusedWithAMessage) {
   mxc_block b = nullptr;
   const char *k[] = {"units"}, *v[] = {"0"};

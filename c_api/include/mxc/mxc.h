@@ -1864,6 +1864,21 @@ MXC_API int mxc_block_param_grad(mxc_block block, int index,
 MXC_API int mxc_block_save_params(mxc_block block, const char *path);
 MXC_API int mxc_block_load_params(mxc_block block, const char *path);
 
+/* Hybridizes block (active != 0) or turns it back (0). A hybridized
+ * block's forward passes that are not recorded (autograd off in the
+ * calling thread) and take one input run through an executor: the
+ * block's graph (as mxc_block_export writes it) bound once per input
+ * shape, dtype and device over the block's own parameter arrays (so
+ * optimizer steps and loaded parameters are seen), with fusion, the
+ * memory plan and, in inference mode, the inference passes (results
+ * equal the imperative ones up to float rounding). Recorded forward
+ * passes run imperatively, so training is unchanged. The binding is made
+ * again after the input's shape changes or parameters were remade
+ * (mxc_block_initialize with force). Built-in layers and sequential
+ * blocks of them; others are MXC_ERR_UNSUPPORTED. The first forward pass,
+ * which makes the parameters, runs imperatively. Since 1.1. */
+MXC_API int mxc_block_hybridize(mxc_block block, int active);
+
 /* Exports block as an MXNet checkpoint (see "Checkpoints"):
  * PREFIX-symbol.json, a graph with one input "data" whose nodes are
  * named as Gluon's export names them ("<block>_fwd", parameters by their
