@@ -5,6 +5,7 @@
 
 #include "api_internal.h"
 #include "core/base/alloc.h"
+#include "core/nn/fit.h"
 #include "core/nn/nn.h"
 
 static int api_block(mxc_block h, const char *what, mxc__block **out) {
@@ -385,4 +386,138 @@ int mxc_optimizer_get_lr(mxc_optimizer opt, double *out) {
   MXC_FORWARD_IF_ERROR(api_optimizer(opt, "mxc_optimizer_get_lr: opt", &o));
   *out = mxc__optimizer_lr(o);
   return MXC_OK;
+}
+
+/* ---- fit ---- */
+
+static int api_fit(mxc_fit h, const char *what, mxc__fit **out) {
+  void *p;
+  MXC_FORWARD_IF_ERROR(mxc__handle_get((uintptr_t)h, MXC__HANDLE_FIT, what, &p));
+  *out = p;
+  return MXC_OK;
+}
+
+static void fit_dtor(void *f) { mxc__fit_free(f); }
+
+int mxc_fit_create(mxc_block net, mxc_block loss, mxc_optimizer opt,
+                   const char *const *keys, const char *const *vals, int n,
+                   mxc_fit *out) {
+  API_GUARD();
+  static const char fn[] = "mxc_fit_create";
+  API_CHECK_OUT(out, fn, "out");
+  mxc__block *b = NULL, *l = NULL;
+  mxc__optimizer *o = NULL;
+  MXC_FORWARD_IF_ERROR(api_block(net, "mxc_fit_create: net", &b));
+  MXC_FORWARD_IF_ERROR(api_block(loss, "mxc_fit_create: loss", &l));
+  MXC_FORWARD_IF_ERROR(api_optimizer(opt, "mxc_fit_create: opt", &o));
+  mxc__fit *f = NULL;
+  MXC_FORWARD_IF_ERROR(named(mxc__fit_create(b, l, o, n, keys, vals, &f), fn));
+  uintptr_t h;
+  int rc = mxc__handle_new(MXC__HANDLE_FIT, f, &h);
+  if (rc != MXC_OK) {
+    mxc__fit_free(f);
+    return rc;
+  }
+  *out = (mxc_fit)h;
+  return MXC_OK;
+}
+
+void mxc_fit_free(mxc_fit fit) {
+  API_GUARD();
+  if (!fit) return;
+  (void)mxc__handle_free((uintptr_t)fit, MXC__HANDLE_FIT, "mxc_fit_free: fit",
+                         fit_dtor);
+}
+
+typedef struct fit_listener {
+  mxc_fit_listener_fn fn;
+  void *user_data;
+  mxc_free_fn free_fn;
+} fit_listener;
+
+static void fit_listener_free(void *p) {
+  fit_listener *l = p;
+  if (l->free_fn) l->free_fn(l->user_data);
+  mxc__free(l);
+}
+
+/* Lends the fit to the listener as a handle for the call. */
+static int fit_listener_call(void *p, int event, mxc__fit *f) {
+  fit_listener *l = p;
+  uintptr_t h;
+  MXC_FORWARD_IF_ERROR(mxc__handle_new(MXC__HANDLE_FIT, f, &h));
+  int rc = l->fn(l->user_data, event, (mxc_fit)h);
+  void *obj;
+  (void)mxc__handle_release(h, MXC__HANDLE_FIT, "listener", &obj);
+  return rc;
+}
+
+int mxc_fit_add_listener(mxc_fit fit, mxc_fit_listener_fn fn, void *user_data,
+                         mxc_free_fn free_fn) {
+  API_GUARD();
+  static const char name[] = "mxc_fit_add_listener";
+  mxc__fit *f = NULL;
+  int rc = api_fit(fit, "mxc_fit_add_listener: fit", &f);
+  if (rc == MXC_OK && !fn) {
+    rc = mxc__error_set(MXC_ERR_INVALID_ARGUMENT, "%s: fn is NULL", name);
+  }
+  fit_listener *l = rc == MXC_OK ? mxc__calloc(1, sizeof *l) : NULL;
+  if (rc == MXC_OK && !l) rc = mxc__error_set(MXC_ERR_OOM, "%s: out of memory", name);
+  if (rc != MXC_OK) {
+    if (free_fn) free_fn(user_data); /* as documented */
+    return rc;
+  }
+  *l = (fit_listener){fn, user_data, free_fn};
+  return named(mxc__fit_add_listener(f, fit_listener_call, l, fit_listener_free),
+               name);
+}
+
+int mxc_fit_run(mxc_fit fit, mxc_data_iter train, mxc_data_iter val) {
+  API_GUARD();
+  mxc__fit *f = NULL;
+  void *t = NULL, *v = NULL;
+  MXC_FORWARD_IF_ERROR(api_fit(fit, "mxc_fit_run: fit", &f));
+  MXC_FORWARD_IF_ERROR(mxc__handle_get((uintptr_t)train, MXC__HANDLE_DATA_ITER,
+                                       "mxc_fit_run: train", &t));
+  if (val) {
+    MXC_FORWARD_IF_ERROR(mxc__handle_get((uintptr_t)val, MXC__HANDLE_DATA_ITER,
+                                         "mxc_fit_run: val", &v));
+  }
+  return named(mxc__fit_run(f, t, v), "mxc_fit_run");
+}
+
+int mxc_fit_value(mxc_fit fit, const char *name, double *out) {
+  API_GUARD();
+  API_CHECK_OUT(out, "mxc_fit_value", "out");
+  mxc__fit *f = NULL;
+  MXC_FORWARD_IF_ERROR(api_fit(fit, "mxc_fit_value: fit", &f));
+  MXC_RETURN_ERROR_IF(!name, MXC_ERR_INVALID_ARGUMENT,
+                      "mxc_fit_value: name is NULL");
+  return named(mxc__fit_value(f, name, out), "mxc_fit_value");
+}
+
+int mxc_fit_stop(mxc_fit fit) {
+  API_GUARD();
+  mxc__fit *f = NULL;
+  MXC_FORWARD_IF_ERROR(api_fit(fit, "mxc_fit_stop: fit", &f));
+  mxc__fit_stop(f);
+  return MXC_OK;
+}
+
+int mxc_fit_save_checkpoint(mxc_fit fit, const char *path) {
+  API_GUARD();
+  mxc__fit *f = NULL;
+  MXC_FORWARD_IF_ERROR(api_fit(fit, "mxc_fit_save_checkpoint: fit", &f));
+  MXC_RETURN_ERROR_IF(!path || !*path, MXC_ERR_INVALID_ARGUMENT,
+                      "mxc_fit_save_checkpoint: path is NULL or empty");
+  return named(mxc__fit_save(f, path), "mxc_fit_save_checkpoint");
+}
+
+int mxc_fit_load_checkpoint(mxc_fit fit, const char *path) {
+  API_GUARD();
+  mxc__fit *f = NULL;
+  MXC_FORWARD_IF_ERROR(api_fit(fit, "mxc_fit_load_checkpoint: fit", &f));
+  MXC_RETURN_ERROR_IF(!path || !*path, MXC_ERR_INVALID_ARGUMENT,
+                      "mxc_fit_load_checkpoint: path is NULL or empty");
+  return named(mxc__fit_load(f, path), "mxc_fit_load_checkpoint");
 }

@@ -45,6 +45,7 @@ typedef enum mxc__handle_kind {
   MXC__HANDLE_RECORDIO = 10,
   MXC__HANDLE_BLOCK = 11,
   MXC__HANDLE_OPTIMIZER = 12,
+  MXC__HANDLE_FIT = 13,
   MXC__HANDLE_KIND_COUNT
 } mxc__handle_kind;
 

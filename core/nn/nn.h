@@ -135,6 +135,10 @@ int mxc__nn_param_declare(mxc__block *b, const char *what, int ndim,
 int mxc__nn_param_ready(mxc__block *b, int i, const mxc__shape *shape,
                         const mxc__ndarray *like);
 
+/* Copies src into p's array, making it (shape and dtype of src, marked
+ * for gradients unless auxiliary) when p has none yet. */
+int mxc__nn_param_assign(mxc__nn_param *p, const mxc__ndarray *src);
+
 /* Saves / loads every parameter of b by name (mxc__ndarray_save format).
  * Load checks names and shapes of all before copying anything; a
  * parameter not yet made is created from the file's shape. */
@@ -198,6 +202,9 @@ typedef struct mxc__optimizer mxc__optimizer;
 int mxc__optimizer_create(mxc__block *b, const char *update_op, int n,
                           const char *const *keys, const char *const *vals,
                           mxc__optimizer **out);
+/* Optimizers are reference counted (a fit holds one): free drops one
+ * reference. */
+void mxc__optimizer_retain(mxc__optimizer *o);
 void mxc__optimizer_free(mxc__optimizer *o); /* accepts NULL */
 
 /* One update of every parameter with a gradient. */
@@ -205,5 +212,14 @@ int mxc__optimizer_step(mxc__optimizer *o, int64_t batch_size);
 
 int mxc__optimizer_set_lr(mxc__optimizer *o, double lr);
 double mxc__optimizer_lr(const mxc__optimizer *o);
+
+/* Makes the states now (parameters must be made): checkpoints load into
+ * them. */
+int mxc__optimizer_prepare(mxc__optimizer *o);
+int mxc__optimizer_n_states(const mxc__optimizer *o);
+/* State k of trainable parameter i (in mxc__block_collect order, aux
+ * states left out), borrowed; NULL before the first step / prepare. */
+mxc__ndarray *mxc__optimizer_state(const mxc__optimizer *o, int i, int k);
+mxc__block *mxc__optimizer_block(const mxc__optimizer *o); /* borrowed */
 
 #endif /* MXC_CORE_NN_NN_H_ */

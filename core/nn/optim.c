@@ -12,6 +12,7 @@
 #include "core/train/init.h"
 
 struct mxc__optimizer {
+  atomic_int refs;
   mxc__block *block;
   const mxc__op *op;
   int n_states; /* operator inputs after weight and grad */
@@ -36,8 +37,10 @@ static void free_kv(mxc__optimizer *o) {
 
 static void drop_states(mxc__optimizer *o);
 
+void mxc__optimizer_retain(mxc__optimizer *o) { atomic_fetch_add(&o->refs, 1); }
+
 void mxc__optimizer_free(mxc__optimizer *o) {
-  if (!o) return;
+  if (!o || atomic_fetch_sub(&o->refs, 1) != 1) return;
   drop_states(o);
   free_kv(o);
   mxc__block_release(o->block);
@@ -124,6 +127,7 @@ int mxc__optimizer_create(mxc__block *b, const char *update_op, int n,
   MXC_FORWARD_IF_ERROR(find_update_op(update_op, &op));
   mxc__optimizer *o = mxc__calloc(1, sizeof *o);
   MXC_RETURN_ERROR_IF(!o, MXC_ERR_OOM, "optimizer: out of memory");
+  atomic_init(&o->refs, 1);
   o->op = op;
   o->lr = 0.01;
   o->rescale = 1;
@@ -239,3 +243,22 @@ int mxc__optimizer_set_lr(mxc__optimizer *o, double lr) {
 }
 
 double mxc__optimizer_lr(const mxc__optimizer *o) { return o->lr; }
+
+int mxc__optimizer_prepare(mxc__optimizer *o) {
+  if (o->states) return MXC_OK;
+  mxc__nn_param **ps = NULL;
+  int n = 0;
+  MXC_FORWARD_IF_ERROR(trainable(o, &ps, &n));
+  int rc = fill_states(o, ps, n);
+  if (rc != MXC_OK) drop_states(o);
+  mxc__free(ps);
+  return rc;
+}
+
+int mxc__optimizer_n_states(const mxc__optimizer *o) { return o->n_states; }
+
+mxc__ndarray *mxc__optimizer_state(const mxc__optimizer *o, int i, int k) {
+  return o->states ? o->states[i * o->n_states + k] : NULL;
+}
+
+mxc__block *mxc__optimizer_block(const mxc__optimizer *o) { return o->block; }

@@ -180,7 +180,7 @@ static int check_file(const char *path, mxc__nn_param **ps, int n,
   return MXC_OK;
 }
 
-static int copy_in(mxc__nn_param *p, const mxc__ndarray *src) {
+int mxc__nn_param_assign(mxc__nn_param *p, const mxc__ndarray *src) {
   if (!p->data) {
     MXC_FORWARD_IF_ERROR(
         param_make(p, &src->shape, src->dtype, src->chunk->dev));
@@ -197,7 +197,7 @@ int mxc__block_load(mxc__block *b, const char *path) {
   if (rc == MXC_OK && !idx) rc = mxc__error_set(MXC_ERR_OOM, "load: out of memory");
   if (rc == MXC_OK) rc = check_file(path, ps, n, l, idx);
   for (int i = 0; i < n && rc == MXC_OK; ++i) {
-    rc = copy_in(ps[i], l->arrays[idx[i]]);
+    rc = mxc__nn_param_assign(ps[i], l->arrays[idx[i]]);
   }
   mxc__free(idx);
   mxc__free(ps);

@@ -27,7 +27,7 @@ extern "C" {
 namespace {
 
 enum Kind {
-  ND, LIST, ITER, SYM, EXEC, STRS, INFER, CTX, PRED, REC, BLOCK, OPT, N_KINDS
+  ND, LIST, ITER, SYM, EXEC, STRS, INFER, CTX, PRED, REC, BLOCK, OPT, FIT, N_KINDS
 };
 
 struct Entry {
@@ -50,6 +50,8 @@ struct World {
   mxc_recordio rec = nullptr;
   mxc_block block = nullptr;
   mxc_optimizer opt = nullptr;
+  mxc_block loss = nullptr;
+  mxc_fit fit = nullptr;
   mxc_op relu = nullptr;
   uintptr_t freed[N_KINDS] = {};
   std::string params = tmp_path("params.mxc"), csv = tmp_path("d.csv");
@@ -120,6 +122,11 @@ void make_world(World *w) {
   ASSERT_EQ(mxc_optimizer_create(w->block, "sgd_update", nullptr, nullptr, 0,
                                  &w->opt),
             MXC_OK);
+  ASSERT_EQ(mxc_block_create("l2_loss", nullptr, nullptr, nullptr, 0, &w->loss),
+            MXC_OK);
+  ASSERT_EQ(mxc_fit_create(w->block, w->loss, w->opt, nullptr, nullptr, 0,
+                           &w->fit),
+            MXC_OK);
 }
 
 // One handle of every kind, made and freed.
@@ -181,6 +188,11 @@ void make_freed(World *w) {
             MXC_OK);
   w->freed[OPT] = reinterpret_cast<uintptr_t>(o);
   mxc_optimizer_free(o);
+  mxc_fit f = nullptr;
+  ASSERT_EQ(mxc_fit_create(w->block, w->loss, w->opt, nullptr, nullptr, 0, &f),
+            MXC_OK);
+  w->freed[FIT] = reinterpret_cast<uintptr_t>(f);
+  mxc_fit_free(f);
 }
 
 template <class T>
@@ -338,6 +350,14 @@ std::vector<Entry> table(World *w) {
       {"mxc_optimizer_free", OPT, [](uintptr_t h) { mxc_optimizer_free(as<mxc_optimizer>(h)); return -1; }},
       {"mxc_optimizer_step", OPT, [](uintptr_t h) { return mxc_optimizer_step(as<mxc_optimizer>(h), 1); }},
       {"mxc_optimizer_set_lr", OPT, [](uintptr_t h) { return mxc_optimizer_set_lr(as<mxc_optimizer>(h), 0.1); }},
+      {"mxc_fit_create", BLOCK, [w](uintptr_t h) { mxc_fit r = nullptr; return mxc_fit_create(as<mxc_block>(h), w->loss, w->opt, nullptr, nullptr, 0, &r); }},
+      {"mxc_fit_free", FIT, [](uintptr_t h) { mxc_fit_free(as<mxc_fit>(h)); return -1; }},
+      {"mxc_fit_add_listener", FIT, [](uintptr_t h) { return mxc_fit_add_listener(as<mxc_fit>(h), [](void *, int, mxc_fit) { return MXC_OK; }, nullptr, nullptr); }},
+      {"mxc_fit_run", FIT, [w](uintptr_t h) { return mxc_fit_run(as<mxc_fit>(h), w->it, nullptr); }},
+      {"mxc_fit_value", FIT, [](uintptr_t h) { return mxc_fit_value(as<mxc_fit>(h), "lr", &dbl); }},
+      {"mxc_fit_stop", FIT, [](uintptr_t h) { return mxc_fit_stop(as<mxc_fit>(h)); }},
+      {"mxc_fit_save_checkpoint", FIT, [tmp](uintptr_t h) { return mxc_fit_save_checkpoint(as<mxc_fit>(h), tmp.c_str()); }},
+      {"mxc_fit_load_checkpoint", FIT, [params](uintptr_t h) { return mxc_fit_load_checkpoint(as<mxc_fit>(h), params.c_str()); }},
       {"mxc_optimizer_get_lr", OPT, [](uintptr_t h) { return mxc_optimizer_get_lr(as<mxc_optimizer>(h), &dbl); }},
   };
 }
@@ -376,7 +396,8 @@ bool reads_handle(const std::string &param) {
                                 "mxc_data_iter",    "mxc_str_list",
                                 "mxc_infer",        "mxc_opctx",
                                 "mxc_predictor",    "mxc_recordio",
-                                "mxc_block",        "mxc_optimizer"};
+                                "mxc_block",        "mxc_optimizer",
+                                "mxc_fit"};
   std::string p = trim(param);
   for (const char *k : kinds) {
     std::string by_value = std::string(k) + " ";
@@ -436,6 +457,8 @@ class Handles : public ::testing::Test {
     mxc_infer_free(w_.inf);
     mxc_predictor_free(w_.pred);
     mxc_recordio_free(w_.rec);
+    mxc_fit_free(w_.fit);
+    mxc_block_free(w_.loss);
     mxc_optimizer_free(w_.opt);
     mxc_block_free(w_.block);
   }

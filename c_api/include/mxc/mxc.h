@@ -1919,6 +1919,99 @@ MXC_API int mxc_optimizer_set_lr(mxc_optimizer opt, double lr);
 MXC_API int mxc_optimizer_get_lr(mxc_optimizer opt, double *out);
 
 /* ------------------------------------------------------------------------ */
+/* Training loops: fit()                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* A fit trains a block (net) with a loss block and an optimizer of net
+ * over data iterators: each batch is a recorded forward pass of net and
+ * loss in training mode, a backward pass and an optimizer step with the
+ * batch's rows as batch size (the learning rate set by the schedule
+ * first); after each epoch the validation iterator (if any) is evaluated
+ * in inference mode, early stopping is checked, a CSV row and a
+ * checkpoint are written when configured, and listeners are told.
+ * Metrics: the mean loss over examples (pad rows of the last batch left
+ * out) and, when net's output is (batch, classes) and labels (batch), the
+ * accuracy.
+ *
+ * Keys of mxc_fit_create (values are strings):
+ *  - epochs (1): epochs to reach, counting those of a resumed checkpoint.
+ *  - progress ("auto"): "1" writes a progress line to stdout (epoch,
+ *    batch, live loss and accuracy, samples/s; validation results at the
+ *    end of an epoch), "0" nothing, "auto" only when stdout is a terminal.
+ *    The only output mxc ever writes.
+ *  - lr_scheduler ("none"): the rate of update k (0-based) from the
+ *    optimizer's rate at the start, base: "factor" base * factor^floor(k /
+ *    step); "multifactor" base * factor^(steps passed: k >= s for s in
+ *    steps, e.g. "(100,200)"); "cosine" final_lr + (base - final_lr) (1 +
+ *    cos(pi k / max_update)) / 2, final_lr from max_update on. Keys
+ *    factor (1), step, steps, max_update, final_lr (0).
+ *  - early_stopping_patience (0: off), early_stopping_min_delta (0),
+ *    monitor ("val_loss"; val_accuracy, train_loss, train_accuracy):
+ *    training stops after `patience` epochs without an improvement
+ *    greater than min_delta.
+ *  - csv: a file getting a header and one row per epoch (epoch,
+ *    train_loss, train_accuracy, val_loss, val_accuracy, lr,
+ *    samples_per_sec, seconds); appended to when resuming.
+ *  - checkpoint_prefix, checkpoint_period (1): after every period-th
+ *    epoch E, PREFIX-EEEE.fit (as mxc_fit_save_checkpoint).
+ *  - resume: a checkpoint file loaded when mxc_fit_run starts.
+ * A fit is used by one thread at a time. */
+typedef struct mxc_fit_s *mxc_fit;
+
+#define MXC_FIT_BATCH_END 1 /* after each training batch */
+#define MXC_FIT_EPOCH_END 2 /* after each epoch (evaluation, checkpoint) */
+#define MXC_FIT_TRAIN_END 3 /* when mxc_fit_run ends without error */
+
+/* A listener: called on the thread running mxc_fit_run after each event;
+ * fit is borrowed for the call (read values, stop the run). Returning
+ * anything but MXC_OK ends the run, which returns that code. */
+typedef int (*mxc_fit_listener_fn)(void *user_data, int event, mxc_fit fit);
+
+/* A new fit of net, with loss (a block of two inputs: net's output and
+ * the label) and opt (an optimizer created on net), configured by n key
+ * strings (copied; see above). Holds references to net, loss and opt (the
+ * caller may free its handles). Unknown keys, bad values and an optimizer
+ * of another block are MXC_ERR_INVALID_ARGUMENT. *out: owned by the
+ * caller; free with mxc_fit_free. Since 1.1. */
+MXC_API int mxc_fit_create(mxc_block net, mxc_block loss, mxc_optimizer opt,
+                           const char *const *keys, const char *const *vals,
+                           int n, mxc_fit *out);
+MXC_API void mxc_fit_free(mxc_fit fit);
+
+/* Adds a listener; free_fn(user_data) (may be NULL) runs when the fit is
+ * freed, also when this call fails. Since 1.1. */
+MXC_API int mxc_fit_add_listener(mxc_fit fit, mxc_fit_listener_fn fn,
+                                 void *user_data, mxc_free_fn free_fn);
+
+/* Trains on train (an iterator with labels; reset at each epoch) and
+ * evaluates on val (may be NULL) until the epochs are reached, early
+ * stopping or mxc_fit_stop. Iterators are borrowed for the call. A second
+ * run continues from where the first stopped (raise "epochs" by
+ * creating another fit, or resume). Since 1.1. */
+MXC_API int mxc_fit_run(mxc_fit fit, mxc_data_iter train, mxc_data_iter val);
+
+/* *out = a value of the run: "epoch" (epochs done), "batch" (in the
+ * current epoch), "num_update", "lr", "train_loss", "train_accuracy"
+ * (of the current epoch so far), "val_loss", "val_accuracy" (of the last
+ * evaluation; NaN without one), "samples_per_sec", "best" (early
+ * stopping), "epochs". MXC_ERR_NOT_FOUND for other names. Since 1.1. */
+MXC_API int mxc_fit_value(mxc_fit fit, const char *name, double *out);
+
+/* Ends the run after the current batch (for listeners). Since 1.1. */
+MXC_API int mxc_fit_stop(mxc_fit fit);
+
+/* Writes / reads a training checkpoint: one file (mxc_ndarray_save's
+ * format) with every parameter ("param:NAME"), every optimizer state
+ * ("state:NAME:K"), the progress (epochs and updates done, early-stopping
+ * state, the schedule's base rate) and the position of mxc's random
+ * stream, so that a run resumed from it makes the same updates as an
+ * uninterrupted one, bit for bit. Loading checks every entry against the
+ * network and optimizer before it changes anything; parameters not made
+ * yet are made from the file. Since 1.1. */
+MXC_API int mxc_fit_save_checkpoint(mxc_fit fit, const char *path);
+MXC_API int mxc_fit_load_checkpoint(mxc_fit fit, const char *path);
+
+/* ------------------------------------------------------------------------ */
 /* Profiler                                                                  */
 /* ------------------------------------------------------------------------ */
 
