@@ -1,10 +1,11 @@
-/* Layers as a hostile caller would use them: a block kind chosen by index
+/* Layers and training loops as a hostile caller would use them: a block kind chosen by index
  * (or a fuzzed name) with fuzzed configuration keys and values (mostly the
  * kinds' own keys, values from a table of edge cases), a fuzzed
  * initializer, a forward pass on one or two inputs of small shapes (zero
  * extents included) filled with input bytes, optionally recorded and
- * differentiated and followed by an optimizer step, and a parameter file
- * made of input bytes loaded into the block. Every failure must be an
+ * differentiated and followed by an optimizer step, a parameter file
+ * made of input bytes loaded into the block, and a fit with fuzzed keys
+ * loading that file as a training checkpoint. Every failure must be an
  * error code; outputs and gradients are read back so that an undersized
  * allocation is caught by ASan. */
 #include <string.h>
@@ -104,6 +105,36 @@ static void train_step(mxc_block blk, fz_bytes *b, int n_in, mxc_ndarray *in) {
   mxc_ndarray_free(y);
 }
 
+static const char *const k_fit_keys[] = {
+    "epochs", "progress", "lr_scheduler", "factor", "step", "steps",
+    "max_update", "final_lr", "early_stopping_patience", "monitor",
+    "early_stopping_min_delta", "checkpoint_period"};
+#define N_FIT_KEYS ((uint32_t)(sizeof k_fit_keys / sizeof k_fit_keys[0]))
+
+/* A fit of blk with fuzzed keys loading the file as a checkpoint. */
+static void fit_checkpoint(mxc_block blk, fz_bytes *b, const char *path) {
+  mxc_block loss = NULL;
+  mxc_optimizer opt = NULL;
+  mxc_fit fit = NULL;
+  const char *keys[3], *vals[3];
+  int n = (int)fz_pick(b, 4);
+  for (int i = 0; i < n; ++i) {
+    keys[i] = k_fit_keys[fz_pick(b, N_FIT_KEYS)];
+    vals[i] = k_values[fz_pick(b, N_VALUES)];
+  }
+  if (mxc_block_create("l2_loss", NULL, NULL, NULL, 0, &loss) == MXC_OK &&
+      mxc_optimizer_create(blk, k_opts[fz_pick(b, N_OPTS)], NULL, NULL, 0,
+                           &opt) == MXC_OK &&
+      mxc_fit_create(blk, loss, opt, keys, vals, n, &fit) == MXC_OK) {
+    mxc_fit_load_checkpoint(fit, path);
+    double v = 0;
+    mxc_fit_value(fit, "epoch", &v);
+  }
+  mxc_fit_free(fit);
+  mxc_optimizer_free(opt);
+  mxc_block_free(loss);
+}
+
 static void read_params(mxc_block blk) {
   int n = 0;
   mxc_block_num_params(blk, &n);
@@ -138,6 +169,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
   }
   if (flags & 8) mxc_block_load_params(blk, fz_file(0, all.p, all.n));
+  if (flags & 16) fit_checkpoint(blk, &b, fz_file(0, all.p, all.n));
   read_params(blk);
   mxc_set_training(0, NULL);
   mxc_ndarray_free(in[0]);
