@@ -15,6 +15,7 @@
 #include "core/ndarray/io.h"
 #include "core/nn/fit.h"
 #include "core/nn/internal.h"
+#include "core/nn/tboard.h"
 #include "core/resource/random.h"
 #include "core/resource/training.h"
 #include "core/train/metric.h"
@@ -33,7 +34,8 @@ struct mxc__fit {
   mxc__optimizer *opt;
   /* configuration */
   int epochs, progress, ckpt_period, patience, monitor_loss;
-  char *ckpt_prefix, *resume, *csv_path, *monitor;
+  char *ckpt_prefix, *resume, *csv_path, *monitor, *tb_dir;
+  mxc__tb *tb; /* opened at the first epoch's end */
   double min_delta;
   int sched, n_steps;
   double factor, final_lr, base_lr;
@@ -146,6 +148,7 @@ static int set_key(mxc__fit *f, const char *k, const char *v) {
   if (!strcmp(k, "checkpoint_period")) return int_key(k, v, 1, &f->ckpt_period);
   if (!strcmp(k, "resume")) return set_str(&f->resume, v);
   if (!strcmp(k, "csv")) return set_str(&f->csv_path, v);
+  if (!strcmp(k, "tensorboard")) return set_str(&f->tb_dir, v);
   if (!strcmp(k, "early_stopping_patience")) return int_key(k, v, 0, &f->patience);
   if (!strcmp(k, "early_stopping_min_delta")) return parse_num(k, v, 0, &f->min_delta);
   if (!strcmp(k, "monitor")) return set_str(&f->monitor, v);
@@ -158,6 +161,7 @@ static int set_key(mxc__fit *f, const char *k, const char *v) {
   return mxc__error_set(MXC_ERR_INVALID_ARGUMENT,
                         "fit: unknown key '%s'; expected epochs, progress, "
                         "checkpoint_prefix, checkpoint_period, resume, csv, "
+                        "tensorboard, "
                         "early_stopping_patience, early_stopping_min_delta, "
                         "monitor, lr_scheduler, factor, step, steps, "
                         "max_update or final_lr",
@@ -204,6 +208,8 @@ void mxc__fit_free(mxc__fit *f) {
   mxc__free(f->resume);
   mxc__free(f->csv_path);
   mxc__free(f->monitor);
+  mxc__free(f->tb_dir);
+  mxc__tb_close(f->tb);
   mxc__block_release(f->net);
   mxc__block_release(f->loss);
   mxc__optimizer_free(f->opt);
@@ -508,6 +514,21 @@ static int csv_row(mxc__fit *f, double seconds) {
   return MXC_OK;
 }
 
+/* The epoch's scalars (step = epochs done) into the TensorBoard file. */
+static int tb_epoch(mxc__fit *f) {
+  if (!f->tb_dir) return MXC_OK;
+  if (!f->tb) MXC_FORWARD_IF_ERROR(mxc__tb_open(f->tb_dir, &f->tb));
+  static const char *const names[] = {"train_loss", "train_accuracy",
+                                      "val_loss", "val_accuracy", "lr"};
+  for (int i = 0; i < 5; ++i) {
+    double v = 0;
+    mxc__fit_value(f, names[i], &v);
+    if (v != v) continue; /* no validation, or no accuracy */
+    MXC_FORWARD_IF_ERROR(mxc__tb_scalar(f->tb, names[i], f->epoch, (float)v));
+  }
+  return mxc__tb_flush(f->tb);
+}
+
 static int run_epoch(mxc__fit *f, mxc__iter *train, mxc__iter *val) {
   f->batch = f->count = f->correct = 0;
   f->loss_sum = 0;
@@ -525,6 +546,7 @@ static int run_epoch(mxc__fit *f, mxc__iter *train, mxc__iter *val) {
   early_stopping(f);
   print_progress(f, 1);
   MXC_FORWARD_IF_ERROR(csv_row(f, now_s() - f->t0));
+  MXC_FORWARD_IF_ERROR(tb_epoch(f));
   if (f->ckpt_prefix && f->epoch % f->ckpt_period == 0) {
     char path[4096];
     snprintf(path, sizeof path, "%s-%04d.fit", f->ckpt_prefix, f->epoch);

@@ -11,9 +11,13 @@
 //    refused without changing anything.
 #include <gtest/gtest.h>
 
+#include <dirent.h>
+
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
+#include <map>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -297,6 +301,71 @@ TEST(Fit, CsvLogHasOneRowPerEpoch) {
     EXPECT_NEAR(cells[4], seen.val_acc[(size_t)e - 1], 1e-6);
   }
   EXPECT_FALSE(std::getline(f, line));
+  mxc_data_iter_free(train);
+  mxc_data_iter_free(val);
+}
+
+// Output of tests/nn/read_tfevents.py (the independent reader) on path.
+int read_events(const std::string &path, std::vector<std::string> *lines) {
+  std::string cmd = "python3 tests/nn/read_tfevents.py '" + path + "' 2>&1";
+  FILE *p = popen(cmd.c_str(), "r");
+  if (!p) return -1;
+  char buf[512];
+  while (fgets(buf, sizeof buf, p)) {
+    std::string l(buf);
+    if (!l.empty() && l.back() == '\n') l.pop_back();
+    lines->push_back(l);
+  }
+  return pclose(p);
+}
+
+TEST(Fit, TensorBoardEventsReadBackByAnIndependentReader) {
+  Data data;
+  std::string dir = tmp_path("tb");
+  mxc_data_iter train = csv_iter(data.d, data.l, 8), val = csv_iter(data.vd, data.vl, 8);
+  Model m;
+  build(&m, {"epochs", "3", "progress", "0", "tensorboard", dir.c_str(),
+             "lr_scheduler", "factor", "step", "8", "factor", "0.5"});
+  Seen seen;
+  OK(mxc_fit_add_listener(m.fit, record, &seen, nullptr));
+  OK(mxc_fit_run(m.fit, train, val));
+  DIR *d = opendir(dir.c_str());
+  ASSERT_NE(d, nullptr);
+  std::string file;
+  for (struct dirent *e; (e = readdir(d));) {
+    if (std::string(e->d_name).rfind("events.out.tfevents.", 0) == 0) file = dir + "/" + e->d_name;
+  }
+  closedir(d);
+  ASSERT_FALSE(file.empty());
+  std::vector<std::string> lines;
+  ASSERT_EQ(read_events(file, &lines), 0) << (lines.empty() ? "" : lines[0]);
+  ASSERT_EQ(lines.size(), 1u + 3 * 5);
+  EXPECT_EQ(lines[0], "version,brain.Event:2");
+  for (int e = 1; e <= 3; ++e) {
+    std::map<std::string, double> got;
+    for (int i = 0; i < 5; ++i) {
+      std::stringstream ss(lines[(size_t)(1 + (e - 1) * 5 + i)]);
+      std::string kind, step, tag, value;
+      std::getline(ss, kind, ',');
+      std::getline(ss, step, ',');
+      std::getline(ss, tag, ',');
+      std::getline(ss, value, ',');
+      EXPECT_EQ(kind, "scalar");
+      EXPECT_EQ(step, std::to_string(e));
+      got[tag] = std::stod(value);
+    }
+    EXPECT_NEAR(got["train_loss"], seen.train_loss[(size_t)e - 1], 1e-6);
+    EXPECT_NEAR(got["val_accuracy"], seen.val_acc[(size_t)e - 1], 1e-6);
+    EXPECT_NEAR(got["lr"], 0.2 * std::pow(0.5, (8 * e - 1) / 8), 1e-7);
+  }
+  // The reader checks the checksums: one flipped byte is an error.
+  std::ifstream in(file, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  bytes[bytes.size() / 2] ^= 1;
+  std::string bad = tmp_path("bad.tfevents");
+  std::ofstream(bad, std::ios::binary) << bytes;
+  lines.clear();
+  EXPECT_NE(read_events(bad, &lines), 0);
   mxc_data_iter_free(train);
   mxc_data_iter_free(val);
 }

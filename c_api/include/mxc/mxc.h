@@ -1955,6 +1955,10 @@ MXC_API int mxc_optimizer_get_lr(mxc_optimizer opt, double *out);
  *  - checkpoint_prefix, checkpoint_period (1): after every period-th
  *    epoch E, PREFIX-EEEE.fit (as mxc_fit_save_checkpoint).
  *  - resume: a checkpoint file loaded when mxc_fit_run starts.
+ *  - tensorboard: a directory (created if missing) getting a TensorBoard
+ *    event file, events.out.tfevents.SECONDS.HOST, with the scalars
+ *    train_loss, train_accuracy, val_loss, val_accuracy and lr at step E
+ *    after each epoch E (tests/nn/read_tfevents.py reads it).
  * A fit is used by one thread at a time. */
 typedef struct mxc_fit_s *mxc_fit;
 
