@@ -34,6 +34,7 @@ struct mxc__fit {
   mxc__optimizer *opt;
   /* configuration */
   int epochs, progress, ckpt_period, patience, monitor_loss;
+  int64_t max_batches; /* batches per epoch at most; 0: all */
   char *ckpt_prefix, *resume, *csv_path, *monitor, *tb_dir;
   mxc__tb *tb; /* opened at the first epoch's end */
   double min_delta;
@@ -149,6 +150,7 @@ static int set_key(mxc__fit *f, const char *k, const char *v) {
   if (!strcmp(k, "resume")) return set_str(&f->resume, v);
   if (!strcmp(k, "csv")) return set_str(&f->csv_path, v);
   if (!strcmp(k, "tensorboard")) return set_str(&f->tb_dir, v);
+  if (!strcmp(k, "batches_per_epoch")) return parse_int(k, v, 0, &f->max_batches);
   if (!strcmp(k, "early_stopping_patience")) return int_key(k, v, 0, &f->patience);
   if (!strcmp(k, "early_stopping_min_delta")) return parse_num(k, v, 0, &f->min_delta);
   if (!strcmp(k, "monitor")) return set_str(&f->monitor, v);
@@ -161,7 +163,7 @@ static int set_key(mxc__fit *f, const char *k, const char *v) {
   return mxc__error_set(MXC_ERR_INVALID_ARGUMENT,
                         "fit: unknown key '%s'; expected epochs, progress, "
                         "checkpoint_prefix, checkpoint_period, resume, csv, "
-                        "tensorboard, "
+                        "tensorboard, batches_per_epoch, "
                         "early_stopping_patience, early_stopping_min_delta, "
                         "monitor, lr_scheduler, factor, step, steps, "
                         "max_update or final_lr",
@@ -538,7 +540,9 @@ static int run_epoch(mxc__fit *f, mxc__iter *train, mxc__iter *val) {
   for (;;) {
     int has = 0;
     MXC_FORWARD_IF_ERROR(mxc__iter_next(train, &has));
-    if (!has || f->stop) break;
+    if (!has || f->stop || (f->max_batches && f->batch >= f->max_batches)) {
+      break;
+    }
     MXC_FORWARD_IF_ERROR(train_step(f, train));
   }
   if (val) MXC_FORWARD_IF_ERROR(evaluate(f, val));

@@ -1935,6 +1935,8 @@ MXC_API int mxc_optimizer_get_lr(mxc_optimizer opt, double *out);
  *
  * Keys of mxc_fit_create (values are strings):
  *  - epochs (1): epochs to reach, counting those of a resumed checkpoint.
+ *  - batches_per_epoch (0: all): at most this many training batches per
+ *    epoch (short runs, smoke tests).
  *  - progress ("auto"): "1" writes a progress line to stdout (epoch,
  *    batch, live loss and accuracy, samples/s; validation results at the
  *    end of an epoch), "0" nothing, "auto" only when stdout is a terminal.
