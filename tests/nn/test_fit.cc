@@ -12,6 +12,8 @@
 #include <gtest/gtest.h>
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <cstdio>
@@ -368,6 +370,42 @@ TEST(Fit, TensorBoardEventsReadBackByAnIndependentReader) {
   EXPECT_NE(read_events(bad, &lines), 0);
   mxc_data_iter_free(train);
   mxc_data_iter_free(val);
+}
+
+// What a fit run with `progress` writes to stdout.
+std::string progress_output(const char *progress) {
+  Data data;
+  mxc_data_iter train = csv_iter(data.d, data.l, 8), val = csv_iter(data.vd, data.vl, 8);
+  Model m;
+  build(&m, {"epochs", "2", "progress", progress});
+  std::string path = tmp_path("stdout.txt");
+  fflush(stdout);
+  int saved = dup(1);
+  int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  dup2(fd, 1);
+  close(fd);
+  int rc = mxc_fit_run(m.fit, train, val);
+  fflush(stdout);
+  dup2(saved, 1);
+  close(saved);
+  EXPECT_EQ(rc, MXC_OK) << mxc_last_error();
+  mxc_data_iter_free(train);
+  mxc_data_iter_free(val);
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+TEST(Fit, ProgressLineOnRequestQuietOtherwise) {
+  std::string out = progress_output("1");
+  EXPECT_NE(out.find("\repoch 1/2 batch "), std::string::npos) << out;
+  EXPECT_NE(out.find("samples/s"), std::string::npos) << out;
+  EXPECT_NE(out.find(" loss "), std::string::npos) << out;
+  EXPECT_NE(out.find("val_acc "), std::string::npos) << out;
+  size_t newlines = 0;
+  for (char c : out) newlines += c == '\n';
+  EXPECT_EQ(newlines, 2u) << out;  // one finished line per epoch
+  EXPECT_EQ(progress_output("0"), "");
+  if (!isatty(1)) EXPECT_EQ(progress_output("auto"), "");
 }
 
 TEST(Fit, BadInputIsRefused) {

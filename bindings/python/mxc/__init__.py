@@ -24,13 +24,14 @@ from .predictor import Predictor  # noqa: E402
 from .recordio import (DataIter, ImageRecordIter, RecordIO,  # noqa: E402
                        image_decode, pack_image, unpack_image)
 from .data import CSVIter, IDXIter, LibSVMIter  # noqa: E402
+from . import nn  # noqa: E402
 
 __all__ = ["MxcError", "NDArray", "array", "empty", "zeros", "op",
            "autograd", "profiler", "custom", "from_dlpack", "Symbol", "save",
            "load", "load_checkpoint", "save_checkpoint", "Predictor",
            "RecordIO", "pack_image", "unpack_image", "image_decode",
            "ImageRecordIter", "DataIter", "IDXIter", "CSVIter", "LibSVMIter",
-           "wait_all", "version", "seed",
+           "nn", "wait_all", "version", "seed",
            "feature_enabled", "storage_stat", "library"]
 
 library = _lib.lib

@@ -1835,10 +1835,10 @@ MXC_API int mxc_block_initialize(mxc_block block, const char *method,
                                  const char *const *keys,
                                  const char *const *vals, int n, int force);
 
-/* The forward pass on in[0..n_in) (1 for layers, 2 for losses, any
- * number >= 1 for sequential and user blocks): *out = a new array owned
- * by the caller, with autograd history when recorded. Inputs are
- * borrowed. Since 1.1. */
+/* The forward pass on in[0..n_in) (1 for layers, 2 for losses, 1 to 64
+ * for sequential and user blocks): *out = a new array owned by the
+ * caller, with autograd history when recorded. Inputs are borrowed.
+ * Since 1.1. */
 MXC_API int mxc_block_forward(mxc_block block, int n_in,
                               const mxc_ndarray *in, mxc_ndarray *out);
 
