@@ -405,7 +405,9 @@ TEST(Fit, ProgressLineOnRequestQuietOtherwise) {
   for (char c : out) newlines += c == '\n';
   EXPECT_EQ(newlines, 2u) << out;  // one finished line per epoch
   EXPECT_EQ(progress_output("0"), "");
-  if (!isatty(1)) EXPECT_EQ(progress_output("auto"), "");
+  if (!isatty(1)) {
+    EXPECT_EQ(progress_output("auto"), "");
+  }
 }
 
 TEST(Fit, BadInputIsRefused) {
