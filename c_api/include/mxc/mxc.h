@@ -1891,6 +1891,9 @@ MXC_API int mxc_block_hybridize(mxc_block block, int active);
  * borrowed for the call. Since 1.1. */
 MXC_API int mxc_block_export(mxc_block block, const char *prefix, int epoch);
 
+/* An optimizer (see mxc_optimizer_create). */
+typedef struct mxc_optimizer_s *mxc_optimizer;
+
 /* An optimizer: the registry's update operator update_op ("sgd_update",
  * "sgd_mom_update", "nag_mom_update", "adam_update", "rmsprop_update",
  * "adagrad_update", "ftrl_update", "signum_update", ...) applied to every
@@ -1901,7 +1904,6 @@ MXC_API int mxc_block_export(mxc_block block, const char *prefix, int epoch);
  * other inputs are states per parameter, made as zeros at the first step.
  * Holds a reference to block. *out: owned by the caller; free with
  * mxc_optimizer_free. Since 1.1. */
-typedef struct mxc_optimizer_s *mxc_optimizer;
 MXC_API int mxc_optimizer_create(mxc_block block, const char *update_op,
                                  const char *const *keys,
                                  const char *const *vals, int n,
