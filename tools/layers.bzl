@@ -47,6 +47,12 @@ LAYER_RULES = {
     "core/kvstore": ["mxc", "core/base", "core/profiler", "core/storage",
                      "core/engine", "core/ndarray", "core/resource",
                      "core/op"],
+    # Layers (blocks, losses, optimizers) over autograd, the executor and
+    # the initializers; operators are reached by name through the registry.
+    "core/nn": ["mxc", "core/base", "core/profiler", "core/storage",
+                "core/engine", "core/ndarray", "core/resource", "core/op",
+                "core/graph", "core/fuse", "core/autograd", "core/exec",
+                "core/io", "core/train"],
     # The family table: ops/families.c and the generated ops/families.h.
     "ops": ["mxc", "core/base", "core/profiler", "core/storage", "core/engine",
             "core/ndarray", "core/resource", "core/op"],

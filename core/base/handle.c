@@ -48,6 +48,9 @@ static const char *const k_kind_names[MXC__HANDLE_KIND_COUNT] = {
     [MXC__HANDLE_RECORDIO] = "mxc_recordio",
     [MXC__HANDLE_KVSTORE] = "mxc_kvstore",
     [MXC__HANDLE_SCOPE] = "mxc_scope",
+    [MXC__HANDLE_BLOCK] = "mxc_block",
+    [MXC__HANDLE_OPTIMIZER] = "mxc_optimizer",
+    [MXC__HANDLE_FIT] = "mxc_fit",
 };
 
 _Static_assert(sizeof k_kind_names / sizeof k_kind_names[0] ==

@@ -45,6 +45,9 @@ typedef enum mxc__handle_kind {
   MXC__HANDLE_RECORDIO = 10,
   MXC__HANDLE_KVSTORE = 11,
   MXC__HANDLE_SCOPE = 12, /* a memory scope (core/base/scope.h) */
+  MXC__HANDLE_BLOCK = 13,
+  MXC__HANDLE_OPTIMIZER = 14,
+  MXC__HANDLE_FIT = 15,
   MXC__HANDLE_KIND_COUNT
 } mxc__handle_kind;
 

@@ -64,6 +64,20 @@ void mxc__random_seed(uint64_t seed) {
   pthread_mutex_unlock(&g_lock);
 }
 
+void mxc__random_get_state(uint64_t *seed, uint64_t *next_block) {
+  pthread_mutex_lock(&g_lock);
+  *seed = g_seed;
+  *next_block = g_next_block;
+  pthread_mutex_unlock(&g_lock);
+}
+
+void mxc__random_set_state(uint64_t seed, uint64_t next_block) {
+  pthread_mutex_lock(&g_lock);
+  g_seed = seed;
+  g_next_block = next_block;
+  pthread_mutex_unlock(&g_lock);
+}
+
 /* Blocks of 4 words for n values of w words, computed without forming
  * n * w (which could overflow int64 for huge n). */
 static uint64_t blocks_for(int64_t n_values, int words_per_value) {

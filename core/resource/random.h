@@ -32,6 +32,12 @@ typedef struct mxc__rng_slice {
  * itself: key[0] = low 32 bits, key[1] = high 32 bits. */
 void mxc__random_seed(uint64_t seed);
 
+/* The global stream's position (seed and next counter block), and setting
+ * it back: training checkpoints save it, so that a resumed run draws the
+ * numbers an uninterrupted one would (Dropout, random initializers). */
+void mxc__random_get_state(uint64_t *seed, uint64_t *next_block);
+void mxc__random_set_state(uint64_t seed, uint64_t next_block);
+
 /* Reserves enough counters for n_values values of `words_per_value` 32-bit
  * words each (1 for float32/uint32, 2 for float64/uint64 and for normal
  * pairs). words_per_value must be 1..4; n_values <= 0 or another

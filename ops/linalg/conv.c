@@ -245,6 +245,10 @@ static int conv_bwd_infer_shape(const mxc__op *op, const void *param,
  * batch of one) the GEMMs may still split themselves over the pool. */
 
 #define AT(ptr, elems) ((char *)(ptr) + (size_t)(elems)*es)
+/* AT for the per-part buffers, which are NULL when they would hold no
+ * elements (zero input channels): stays NULL, as arithmetic on a null
+ * pointer is undefined even with offset 0; GEMM reads nothing then. */
+#define AT0(ptr, elems) ((ptr) ? AT(ptr, elems) : NULL)
 
 /* Bytes of column buffer (plus gathered output) per chunk: half of a
  * 1 MiB L2, leaving room for the weights and the GEMM's own packing. */
@@ -346,7 +350,7 @@ static void fwd_part(const conv_work *w, int64_t part) {
         void *yi = AT(y, i * F * P);
         for (int64_t gr = 0; gr < g->groups; ++gr) {
           mxc__gemm(dt, 0, 0, Fg, P, CgK, AT(w->in[1].ptr, gr * Fg * CgK),
-                    CgK, AT(col, gr * CgK * ncol + i * P), ncol, acc,
+                    CgK, AT0(col, gr * CgK * ncol + i * P), ncol, acc,
                     AT(yi, gr * Fg * P), P);
         }
       }
@@ -355,8 +359,8 @@ static void fwd_part(const conv_work *w, int64_t part) {
     }
     for (int64_t gr = 0; gr < g->groups; ++gr) {
       mxc__gemm(dt, 0, 0, Fg, ncol, CgK, AT(w->in[1].ptr, gr * Fg * CgK),
-                CgK, AT(col, gr * CgK * ncol), ncol, 0,
-                AT(yt, gr * Fg * ncol), ncol);
+                CgK, AT0(col, gr * CgK * ncol), ncol, 0,
+                AT0(yt, gr * Fg * ncol), ncol);
     }
     mxc__unpack_chunk(dt, yt, cur, F, P, bias, w->req[0], y);
   }
@@ -407,8 +411,9 @@ static void bwd_part(const conv_work *w, int64_t part) {
   char *dyt = colbuf ? colbuf + w->col_bytes : NULL;
   int need_dx = w->req[0] != MXC__REQ_NULL;
   int need_dw = w->req[1] != MXC__REQ_NULL;
-  void *dw = part == 0 ? w->out[1].ptr
-                       : w->partials + (size_t)(part - 1) * w->dw_bytes;
+  void *dw = part == 0      ? w->out[1].ptr
+             : w->partials ? w->partials + (size_t)(part - 1) * w->dw_bytes
+                           : NULL; /* dW holds no elements */
   int dw_add = part == 0 && w->req[1] == MXC__REQ_ADD;
   if (w->db_partials) {
     mxc__sum_bias(dt, AT(w->in[0].ptr, b0 * F * P), b1 - b0, F, P,
@@ -435,7 +440,7 @@ static void bwd_part(const conv_work *w, int64_t part) {
       mxc__pack_chunk(dt, dy, cur, F, P, dyt);
       dy = dyt;
     }
-#define DY_AT(j, gr) AT(dy, w->per_image ? ((j)*F + (gr)*Fg) * P : (gr)*Fg * ncol)
+#define DY_AT(j, gr) AT0(dy, w->per_image ? ((j)*F + (gr)*Fg) * P : (gr)*Fg * ncol)
     if (need_dw) { /* dW_g (Fg, CgK) += dY_g (Fg, ncol) col_g^T */
       const void *col = AT(w->in[1].ptr, xoff);
       if (!w->pw) {
@@ -446,8 +451,8 @@ static void bwd_part(const conv_work *w, int64_t part) {
         int acc = n0 > b0 || j > 0 || dw_add;
         for (int64_t gr = 0; gr < g->groups; ++gr) {
           mxc__gemm(dt, 0, 1, Fg, CgK, span, DY_AT(j, gr), ldy,
-                    AT(col, gr * CgK * ncol + j * P), ncol, acc,
-                    AT(dw, gr * Fg * CgK), CgK);
+                    AT0(col, gr * CgK * ncol + j * P), ncol, acc,
+                    AT0(dw, gr * Fg * CgK), CgK);
         }
       }
     }
@@ -458,7 +463,7 @@ static void bwd_part(const conv_work *w, int64_t part) {
         for (int64_t gr = 0; gr < g->groups; ++gr) {
           mxc__gemm(dt, 1, 0, CgK, span, Fg, AT(w->in[2].ptr, gr * Fg * CgK),
                     CgK, DY_AT(j, gr), ldy, acc,
-                    AT(dcol, gr * CgK * ncol + j * P), ncol);
+                    AT0(dcol, gr * CgK * ncol + j * P), ncol);
         }
       }
       if (!w->pw) mxc__col2im(dt, g, dcol, cur, AT(w->out[0].ptr, xoff));
@@ -520,15 +525,17 @@ static int conv_backward(const mxc__op *op, const mxc__opctx *ctx,
   size_t need = dw_end + (size_t)parts * w.db_bytes;
   if (need) MXC_FORWARD_IF_ERROR(mxc__opctx_temp(ctx, need, (void **)&w.tmp));
   if (w.tmp) w.partials = w.tmp + (size_t)parts * w.slot_bytes;
-  if (need_db) w.db_partials = w.tmp + dw_end;
+  if (need_db && w.tmp) w.db_partials = w.tmp + dw_end;
   (void)mxc__parallel_for(parts, 1, (int)parts, bwd_parts, &w);
-  for (int64_t k = 1; need_dw && k < parts; ++k) {
+  /* Without temporary space (zero input channels or filters) dW and db
+   * hold no elements: nothing to sum. */
+  for (int64_t k = 1; need_dw && w.partials && k < parts; ++k) {
     add_partial(dt, out[1].ptr, w.partials + (size_t)(k - 1) * w.dw_bytes,
                 F * CgK);
   }
   if (need_db) { /* db (req) = sum of the parts' sums, in part order */
     mxc__clear_unless_add(out[2].ptr, (size_t)F * es, req[2]);
-    for (int64_t k = 0; k < parts; ++k) {
+    for (int64_t k = 0; w.db_partials && k < parts; ++k) {
       add_partial(dt, out[2].ptr, w.db_partials + (size_t)k * w.db_bytes, F);
     }
   }

@@ -27,7 +27,8 @@ extern "C" {
 namespace {
 
 enum Kind {
-  ND, LIST, ITER, SYM, EXEC, STRS, INFER, CTX, PRED, REC, KV, SCOPE, N_KINDS
+  ND, LIST, ITER, SYM, EXEC, STRS, INFER, CTX, PRED, REC, KV, SCOPE, BLOCK,
+  OPT, FIT, N_KINDS
 };
 
 struct Entry {
@@ -50,6 +51,10 @@ struct World {
   mxc_recordio rec = nullptr;
   mxc_kvstore kv = nullptr;
   mxc_scope scope = nullptr;
+  mxc_block block = nullptr;
+  mxc_optimizer opt = nullptr;
+  mxc_block loss = nullptr;
+  mxc_fit fit = nullptr;
   mxc_op relu = nullptr;
   uintptr_t freed[N_KINDS] = {};
   std::string params = tmp_path("params.mxc"), csv = tmp_path("d.csv");
@@ -116,6 +121,18 @@ void make_world(World *w) {
   ASSERT_EQ(mxc_kvstore_create("local", &w->kv), MXC_OK);
   const int64_t key = 0;
   ASSERT_EQ(mxc_kvstore_init(w->kv, 1, &key, nullptr, &w->arr), MXC_OK);
+  const char *k[] = {"units"}, *v[] = {"2"};
+  ASSERT_EQ(mxc_block_create("dense", "hb", k, v, 1, &w->block), MXC_OK);
+  ASSERT_EQ(mxc_block_initialize(w->block, "ones", nullptr, nullptr, 0, 0),
+            MXC_OK);
+  ASSERT_EQ(mxc_optimizer_create(w->block, "sgd_update", nullptr, nullptr, 0,
+                                 &w->opt),
+            MXC_OK);
+  ASSERT_EQ(mxc_block_create("l2_loss", nullptr, nullptr, nullptr, 0, &w->loss),
+            MXC_OK);
+  ASSERT_EQ(mxc_fit_create(w->block, w->loss, w->opt, nullptr, nullptr, 0,
+                           &w->fit),
+            MXC_OK);
 }
 
 // One handle of every kind, made and freed.
@@ -174,6 +191,22 @@ void make_freed(World *w) {
   ASSERT_EQ(mxc_scope_begin(&sc), MXC_OK);
   w->freed[SCOPE] = reinterpret_cast<uintptr_t>(sc);
   ASSERT_EQ(mxc_scope_end(sc), MXC_OK);
+  mxc_block b = nullptr;
+  ASSERT_EQ(mxc_block_create("flatten", nullptr, nullptr, nullptr, 0, &b),
+            MXC_OK);
+  w->freed[BLOCK] = reinterpret_cast<uintptr_t>(b);
+  mxc_block_free(b);
+  mxc_optimizer o = nullptr;
+  ASSERT_EQ(mxc_optimizer_create(w->block, "sgd_update", nullptr, nullptr, 0,
+                                 &o),
+            MXC_OK);
+  w->freed[OPT] = reinterpret_cast<uintptr_t>(o);
+  mxc_optimizer_free(o);
+  mxc_fit f = nullptr;
+  ASSERT_EQ(mxc_fit_create(w->block, w->loss, w->opt, nullptr, nullptr, 0, &f),
+            MXC_OK);
+  w->freed[FIT] = reinterpret_cast<uintptr_t>(f);
+  mxc_fit_free(f);
 }
 
 int kv_updater(const char *, int64_t, mxc_ndarray, mxc_ndarray, void *) {
@@ -332,6 +365,34 @@ std::vector<Entry> table(World *w) {
       {"mxc_kvstore_set_optimizer", KV, [](uintptr_t h) { const char *k[] = {"lr"}, *v[] = {"0.1"}; return mxc_kvstore_set_optimizer(as<mxc_kvstore>(h), "sgd_update", k, v, 1); }},
       {"mxc_kvstore_set_updater", KV, [](uintptr_t h) { return mxc_kvstore_set_updater(as<mxc_kvstore>(h), kv_updater, nullptr); }},
       {"mxc_ndarray_detach", ND, [o](uintptr_t h) { mxc_ndarray r = o(); return mxc_ndarray_detach(as<mxc_ndarray>(h), &r); }},
+      {"mxc_block_free", BLOCK, [](uintptr_t h) { mxc_block_free(as<mxc_block>(h)); return -1; }},
+      {"mxc_block_add", BLOCK, [w](uintptr_t h) { return mxc_block_add(as<mxc_block>(h), w->block); }},
+      {"mxc_block_num_children", BLOCK, [](uintptr_t h) { return mxc_block_num_children(as<mxc_block>(h), &i32); }},
+      {"mxc_block_child", BLOCK, [](uintptr_t h) { mxc_block r = nullptr; return mxc_block_child(as<mxc_block>(h), 0, &r); }},
+      {"mxc_block_name", BLOCK, [](uintptr_t h) { return mxc_block_name(as<mxc_block>(h), &cs); }},
+      {"mxc_block_initialize", BLOCK, [](uintptr_t h) { return mxc_block_initialize(as<mxc_block>(h), "zeros", nullptr, nullptr, 0, 0); }},
+      {"mxc_block_forward", BLOCK, [w, o](uintptr_t h) { mxc_ndarray r = o(); return mxc_block_forward(as<mxc_block>(h), 1, &w->arr, &r); }},
+      {"mxc_block_num_params", BLOCK, [](uintptr_t h) { return mxc_block_num_params(as<mxc_block>(h), &i32); }},
+      {"mxc_block_param_name", BLOCK, [](uintptr_t h) { return mxc_block_param_name(as<mxc_block>(h), 0, &cs); }},
+      {"mxc_block_param", BLOCK, [o](uintptr_t h) { mxc_ndarray r = o(); return mxc_block_param(as<mxc_block>(h), 0, &r); }},
+      {"mxc_block_param_grad", BLOCK, [o](uintptr_t h) { mxc_ndarray r = o(); return mxc_block_param_grad(as<mxc_block>(h), 0, &r); }},
+      {"mxc_block_save_params", BLOCK, [tmp](uintptr_t h) { return mxc_block_save_params(as<mxc_block>(h), tmp.c_str()); }},
+      {"mxc_block_load_params", BLOCK, [params](uintptr_t h) { return mxc_block_load_params(as<mxc_block>(h), params.c_str()); }},
+      {"mxc_block_hybridize", BLOCK, [](uintptr_t h) { return mxc_block_hybridize(as<mxc_block>(h), 1); }},
+      {"mxc_block_export", BLOCK, [tmp](uintptr_t h) { return mxc_block_export(as<mxc_block>(h), tmp.c_str(), 0); }},
+      {"mxc_optimizer_create", BLOCK, [](uintptr_t h) { mxc_optimizer r = nullptr; return mxc_optimizer_create(as<mxc_block>(h), "sgd_update", nullptr, nullptr, 0, &r); }},
+      {"mxc_optimizer_free", OPT, [](uintptr_t h) { mxc_optimizer_free(as<mxc_optimizer>(h)); return -1; }},
+      {"mxc_optimizer_step", OPT, [](uintptr_t h) { return mxc_optimizer_step(as<mxc_optimizer>(h), 1); }},
+      {"mxc_optimizer_set_lr", OPT, [](uintptr_t h) { return mxc_optimizer_set_lr(as<mxc_optimizer>(h), 0.1); }},
+      {"mxc_fit_create", BLOCK, [w](uintptr_t h) { mxc_fit r = nullptr; return mxc_fit_create(as<mxc_block>(h), w->loss, w->opt, nullptr, nullptr, 0, &r); }},
+      {"mxc_fit_free", FIT, [](uintptr_t h) { mxc_fit_free(as<mxc_fit>(h)); return -1; }},
+      {"mxc_fit_add_listener", FIT, [](uintptr_t h) { return mxc_fit_add_listener(as<mxc_fit>(h), [](void *, int, mxc_fit) { return MXC_OK; }, nullptr, nullptr); }},
+      {"mxc_fit_run", FIT, [w](uintptr_t h) { return mxc_fit_run(as<mxc_fit>(h), w->it, nullptr); }},
+      {"mxc_fit_value", FIT, [](uintptr_t h) { return mxc_fit_value(as<mxc_fit>(h), "lr", &dbl); }},
+      {"mxc_fit_stop", FIT, [](uintptr_t h) { return mxc_fit_stop(as<mxc_fit>(h)); }},
+      {"mxc_fit_save_checkpoint", FIT, [tmp](uintptr_t h) { return mxc_fit_save_checkpoint(as<mxc_fit>(h), tmp.c_str()); }},
+      {"mxc_fit_load_checkpoint", FIT, [params](uintptr_t h) { return mxc_fit_load_checkpoint(as<mxc_fit>(h), params.c_str()); }},
+      {"mxc_optimizer_get_lr", OPT, [](uintptr_t h) { return mxc_optimizer_get_lr(as<mxc_optimizer>(h), &dbl); }},
   };
 }
 
@@ -369,7 +430,9 @@ bool reads_handle(const std::string &param) {
                                 "mxc_data_iter",    "mxc_str_list",
                                 "mxc_infer",        "mxc_opctx",
                                 "mxc_predictor",    "mxc_recordio",
-                                "mxc_kvstore",      "mxc_scope"};
+                                "mxc_kvstore",      "mxc_scope",
+                                "mxc_block",        "mxc_optimizer",
+                                "mxc_fit"};
   std::string p = trim(param);
   for (const char *k : kinds) {
     std::string by_value = std::string(k) + " ";
@@ -432,6 +495,10 @@ class Handles : public ::testing::Test {
     mxc_recordio_free(w_.rec);
     mxc_kvstore_free(w_.kv);
     EXPECT_EQ(mxc_scope_end(w_.scope), MXC_OK) << mxc_last_error();
+    mxc_fit_free(w_.fit);
+    mxc_block_free(w_.loss);
+    mxc_optimizer_free(w_.opt);
+    mxc_block_free(w_.block);
   }
   World w_;
 };

@@ -27,6 +27,7 @@ from .data import CSVIter, IDXIter, LibSVMIter  # noqa: E402
 from .kvstore import KVStore  # noqa: E402
 from .memory import (Scope, detach_from_scope, dump_handles,  # noqa: E402
                      keep, memory_stats, scope, set_handle_debug)
+from . import nn  # noqa: E402
 
 __all__ = ["MxcError", "NDArray", "array", "empty", "zeros", "op",
            "autograd", "profiler", "custom", "from_dlpack", "Symbol", "save",
@@ -36,7 +37,8 @@ __all__ = ["MxcError", "NDArray", "array", "empty", "zeros", "op",
            "ImageRecordIter", "DataIter", "IDXIter", "CSVIter", "LibSVMIter",
            "KVStore",
            "Scope", "scope", "keep", "detach_from_scope", "memory_stats",
-           "dump_handles", "set_handle_debug", "wait_all", "version", "seed",
+           "dump_handles", "set_handle_debug", "nn", "wait_all", "version",
+           "seed",
            "feature_enabled", "storage_stat", "library"]
 
 library = _lib.lib

@@ -1727,6 +1727,310 @@ MXC_API int mxc_autograd_get_grad(mxc_ndarray arr, mxc_ndarray *out);
 MXC_API int mxc_ndarray_detach(mxc_ndarray arr, mxc_ndarray *out);
 
 /* ------------------------------------------------------------------------ */
+/* Layers: blocks, losses and optimizers                                     */
+/* ------------------------------------------------------------------------ */
+
+/* A block (Gluon's model) is a layer, a loss, a container of blocks or a
+ * block whose forward pass the caller writes, with named parameters. Its
+ * forward pass calls operators like mxc_op_invoke: recorded when autograd
+ * records in the calling thread (mxc_autograd_set_recording), in training
+ * behaviour (Dropout, BatchNorm's batch statistics) when mxc_set_training
+ * says so. Parameters are made at the first forward pass, when the input
+ * fixes their shapes (deferred initialization): each is created on the
+ * input's device (float64 for float64 input, else float32), filled by its
+ * initializer and marked as an autograd variable with a gradient buffer
+ * (written by each backward pass), so a recorded forward pass, a loss,
+ * mxc_autograd_backward and mxc_optimizer_step train the block.
+ *
+ * A block handle holds one reference to the block; a container holds its
+ * own references to its children, so a child's handle may be freed
+ * after mxc_block_add. A block and the blocks in it are used by one thread
+ * at a time; handles may be freed from any thread.
+ *
+ * Kinds and keys of mxc_block_create (values are strings; tuples as "3"
+ * or "(3,3)"; booleans "1"/"0"/"true"/"false"; initializers name an
+ * mxc_init_array method without parameters; parameter names are
+ * "<name>_<what>"):
+ *  - "dense": units (required), activation (relu, sigmoid, tanh, softrelu,
+ *    softsign; default none), use_bias (1), flatten (1: all axes after the
+ *    first are features; 0: the last axis), in_units (0: from the input),
+ *    weight_initializer, bias_initializer ("zeros"). Parameters weight
+ *    (units, in_units), bias (units). FullyConnected.
+ *  - "conv1d", "conv2d": channels, kernel_size (required), strides (1),
+ *    padding (0), dilation (1), groups (1), activation, use_bias (1),
+ *    in_channels (0: from the input), weight_initializer,
+ *    bias_initializer. Input (batch, channels, [height,] width). Weight
+ *    (channels, in_channels / groups, kernel...), bias (channels).
+ *  - "maxpool1d", "maxpool2d", "avgpool1d", "avgpool2d": pool_size (2),
+ *    strides (pool_size), padding (0), ceil_mode (0), count_include_pad
+ *    (1). "global_maxpool1d", "global_maxpool2d", "global_avgpool1d",
+ *    "global_avgpool2d": no keys.
+ *  - "batchnorm": axis (1), momentum (0.9), epsilon (1e-5), scale (1),
+ *    center (1; 0 is not supported yet), use_global_stats (0),
+ *    in_channels, gamma_initializer ("ones"), beta_initializer ("zeros"),
+ *    running_mean_initializer ("zeros"), running_variance_initializer
+ *    ("ones"). Parameters gamma, beta, running_mean, running_var (the last
+ *    two are updated by training forward passes and have no gradient).
+ *  - "layernorm": axis (-1), epsilon (1e-5), scale, center, in_channels,
+ *    gamma_initializer, beta_initializer.
+ *  - "dropout": rate (0.5), axes (()). "activation": activation
+ *    (required). "flatten": no keys.
+ *  - "embedding": input_dim, output_dim (required), weight_initializer.
+ *  - "sequential": no keys; mxc_block_add appends children; the first
+ *    child takes the inputs, each next one the previous output.
+ *  - Losses take (prediction, label) and give one value per example, the
+ *    mean over all axes but the first, times "weight" (1) if given:
+ *    "softmax_cross_entropy_loss" (axis -1, sparse_label 1, from_logits 0),
+ *    "l2_loss" (0.5 (p - y)^2), "l1_loss" (|p - y|),
+ *    "sigmoid_binary_cross_entropy_loss" (from logits; from_sigmoid 0).
+ *    Labels are reshaped to the prediction's shape where they have as many
+ *    elements (sparse labels: one class index per example). */
+typedef struct mxc_block_s *mxc_block;
+
+/* A new block of `kind` (see above) with n configuration strings
+ * keys[i] = vals[i] (copied). name (copied; may be NULL or ""): the
+ * prefix of its parameter names; NULL or "" gives the kind's name and a
+ * process-wide count ("dense0", "dense1", ...). An unknown kind or key, a
+ * missing required key or a value the kind or its operator refuses is
+ * MXC_ERR_INVALID_ARGUMENT naming it. *out: owned by the caller; free
+ * with mxc_block_free. Thread-safe. Since 1.1. */
+MXC_API int mxc_block_create(const char *kind, const char *name,
+                             const char *const *keys,
+                             const char *const *vals, int n, mxc_block *out);
+
+/* A block's forward pass written by the caller: reads in[0..n_in) and
+ * stores in *out a new array it made (from mxc_block_forward of child
+ * blocks, mxc_op_invoke, ...), whose ownership passes to mxc. self and
+ * in[] are borrowed for the call: never free them. Returns MXC_OK, or an
+ * error code (mxc_block_forward then fails with it). Runs on the thread
+ * that called mxc_block_forward. */
+typedef int (*mxc_block_forward_fn)(void *user_data, mxc_block self,
+                                    int n_in, const mxc_ndarray *in,
+                                    mxc_ndarray *out);
+
+/* A new block whose forward pass is fn(user_data, ...), with children
+ * added by mxc_block_add (its parameters are theirs; mxc_block_child
+ * reaches them from fn). free_fn (may be NULL) runs once with user_data
+ * when the block is destroyed, also when this call fails. name as for
+ * mxc_block_create. *out: owned by the caller. Since 1.1. */
+MXC_API int mxc_block_create_user(const char *name, mxc_block_forward_fn fn,
+                                  void *user_data, mxc_free_fn free_fn,
+                                  mxc_block *out);
+
+/* Drops this handle's reference (NULL accepted); the block lives on while
+ * a container or optimizer holds it. Since 1.1. */
+MXC_API void mxc_block_free(mxc_block block);
+
+/* Appends child to block (a "sequential" or user block; one more
+ * reference to child). A child containing block is refused (a cycle).
+ * Since 1.1. */
+MXC_API int mxc_block_add(mxc_block block, mxc_block child);
+
+/* *out = the number of children / a new handle on child `index` (owned
+ * by the caller; free it with mxc_block_free). Since 1.1. */
+MXC_API int mxc_block_num_children(mxc_block block, int *out);
+MXC_API int mxc_block_child(mxc_block block, int index, mxc_block *out);
+
+/* *out = the block's name, borrowed: valid while the block lives.
+ * Since 1.1. */
+MXC_API int mxc_block_name(mxc_block block, const char **out);
+
+/* Sets the initializer of every parameter of block and its descendants
+ * that has none of its own: method and n parameter strings as for
+ * mxc_init_array (copied; checked when parameters are made, at the next
+ * forward pass). force != 0 also drops parameters already made, so that
+ * the next forward pass makes and fills them again. A forward pass of a
+ * block whose parameters have no initializer is MXC_ERR_INVALID_ARGUMENT.
+ * Since 1.1. */
+MXC_API int mxc_block_initialize(mxc_block block, const char *method,
+                                 const char *const *keys,
+                                 const char *const *vals, int n, int force);
+
+/* The forward pass on in[0..n_in) (1 for layers, 2 for losses, 1 to 64
+ * for sequential and user blocks): *out = a new array owned by the
+ * caller, with autograd history when recorded. Inputs are borrowed.
+ * Since 1.1. */
+MXC_API int mxc_block_forward(mxc_block block, int n_in,
+                              const mxc_ndarray *in, mxc_ndarray *out);
+
+/* Parameters of block and its descendants, depth first (a block's own
+ * before its children's), the order of saving and of optimizer states.
+ * *out_name: borrowed, valid while the block lives. mxc_block_param and
+ * mxc_block_param_grad: *out = a new handle on the values / gradient
+ * buffer (owned by the caller; writing into it changes the parameter),
+ * MXC_ERR_INVALID_ARGUMENT before the first forward pass made it, and
+ * MXC_ERR_NOT_FOUND for the gradient of an auxiliary state
+ * (BatchNorm's running statistics). Since 1.1. */
+MXC_API int mxc_block_num_params(mxc_block block, int *out);
+MXC_API int mxc_block_param_name(mxc_block block, int index,
+                                 const char **out_name);
+MXC_API int mxc_block_param(mxc_block block, int index, mxc_ndarray *out);
+MXC_API int mxc_block_param_grad(mxc_block block, int index,
+                                 mxc_ndarray *out);
+
+/* Saves every parameter by name (mxc_ndarray_save's format, atomically)
+ * / loads them back. Load checks that the file has every parameter, with
+ * a fitting shape and dtype, before it changes anything; parameters not
+ * made yet are made from the file. Since 1.1. */
+MXC_API int mxc_block_save_params(mxc_block block, const char *path);
+MXC_API int mxc_block_load_params(mxc_block block, const char *path);
+
+/* Hybridizes block (active != 0) or turns it back (0). A hybridized
+ * block's forward passes that are not recorded (autograd off in the
+ * calling thread) and take one input run through an executor: the
+ * block's graph (as mxc_block_export writes it) bound once per input
+ * shape, dtype and device over the block's own parameter arrays (so
+ * optimizer steps and loaded parameters are seen), with fusion, the
+ * memory plan and, in inference mode, the inference passes (results
+ * equal the imperative ones up to float rounding). Recorded forward
+ * passes run imperatively, so training is unchanged. The binding is made
+ * again after the input's shape changes or parameters were remade
+ * (mxc_block_initialize with force). Built-in layers and sequential
+ * blocks of them; others are MXC_ERR_UNSUPPORTED. The first forward pass,
+ * which makes the parameters, runs imperatively. Since 1.1. */
+MXC_API int mxc_block_hybridize(mxc_block block, int active);
+
+/* Exports block as an MXNet checkpoint (see "Checkpoints"):
+ * PREFIX-symbol.json, a graph with one input "data" whose nodes are
+ * named as Gluon's export names them ("<block>_fwd", parameters by their
+ * names with __shape__ and __dtype__), and PREFIX-EEEE.params holding the
+ * parameters as "arg:NAME" and auxiliary states (BatchNorm's running
+ * statistics) as "aux:NAME", which mxc_predictor_create_from_checkpoint
+ * and MXNet's SymbolBlock.imports / Module load. Built-in layers and
+ * sequential blocks of them, after a forward pass made their parameters;
+ * user blocks and losses are MXC_ERR_UNSUPPORTED. epoch >= 0; prefix
+ * borrowed for the call. Since 1.1. */
+MXC_API int mxc_block_export(mxc_block block, const char *prefix, int epoch);
+
+/* An optimizer (see mxc_optimizer_create). */
+typedef struct mxc_optimizer_s *mxc_optimizer;
+
+/* An optimizer: the registry's update operator update_op ("sgd_update",
+ * "sgd_mom_update", "nag_mom_update", "adam_update", "rmsprop_update",
+ * "adagrad_update", "ftrl_update", "signum_update", ...) applied to every
+ * parameter of block that has a gradient. n parameter strings (copied) are
+ * the operator's (lr, wd, momentum, beta1, clip_gradient, ...); lr
+ * defaults to 0.01 and may change (mxc_optimizer_set_lr); rescale_grad
+ * (default 1) is divided by the batch size at each step. The operator's
+ * other inputs are states per parameter, made as zeros at the first step.
+ * Holds a reference to block. *out: owned by the caller; free with
+ * mxc_optimizer_free. Since 1.1. */
+MXC_API int mxc_optimizer_create(mxc_block block, const char *update_op,
+                                 const char *const *keys,
+                                 const char *const *vals, int n,
+                                 mxc_optimizer *out);
+MXC_API void mxc_optimizer_free(mxc_optimizer opt);
+
+/* One update of every parameter from its gradient buffer (asynchronous,
+ * like operators), with rescale_grad / batch_size (batch_size >= 1).
+ * Parameters must have been made by a forward pass. The optimizer and its
+ * block are used by one thread at a time. Since 1.1. */
+MXC_API int mxc_optimizer_step(mxc_optimizer opt, int64_t batch_size);
+
+/* The learning rate of the next steps (finite, >= 0). Since 1.1. */
+MXC_API int mxc_optimizer_set_lr(mxc_optimizer opt, double lr);
+MXC_API int mxc_optimizer_get_lr(mxc_optimizer opt, double *out);
+
+/* ------------------------------------------------------------------------ */
+/* Training loops: fit()                                                     */
+/* ------------------------------------------------------------------------ */
+
+/* A fit trains a block (net) with a loss block and an optimizer of net
+ * over data iterators: each batch is a recorded forward pass of net and
+ * loss in training mode, a backward pass and an optimizer step with the
+ * batch's rows as batch size (the learning rate set by the schedule
+ * first); after each epoch the validation iterator (if any) is evaluated
+ * in inference mode, early stopping is checked, a CSV row and a
+ * checkpoint are written when configured, and listeners are told.
+ * Metrics: the mean loss over examples (pad rows of the last batch left
+ * out) and, when net's output is (batch, classes) and labels (batch), the
+ * accuracy.
+ *
+ * Keys of mxc_fit_create (values are strings):
+ *  - epochs (1): epochs to reach, counting those of a resumed checkpoint.
+ *  - batches_per_epoch (0: all): at most this many training batches per
+ *    epoch (short runs, smoke tests).
+ *  - progress ("auto"): "1" writes a progress line to stdout (epoch,
+ *    batch, live loss and accuracy, samples/s; validation results at the
+ *    end of an epoch), "0" nothing, "auto" only when stdout is a terminal.
+ *    The only output mxc ever writes.
+ *  - lr_scheduler ("none"): the rate of update k (0-based) from the
+ *    optimizer's rate at the start, base: "factor" base * factor^floor(k /
+ *    step); "multifactor" base * factor^(steps passed: k >= s for s in
+ *    steps, e.g. "(100,200)"); "cosine" final_lr + (base - final_lr) (1 +
+ *    cos(pi k / max_update)) / 2, final_lr from max_update on. Keys
+ *    factor (1), step, steps, max_update, final_lr (0).
+ *  - early_stopping_patience (0: off), early_stopping_min_delta (0),
+ *    monitor ("val_loss"; val_accuracy, train_loss, train_accuracy):
+ *    training stops after `patience` epochs without an improvement
+ *    greater than min_delta.
+ *  - csv: a file getting a header and one row per epoch (epoch,
+ *    train_loss, train_accuracy, val_loss, val_accuracy, lr,
+ *    samples_per_sec, seconds); appended to when resuming.
+ *  - checkpoint_prefix, checkpoint_period (1): after every period-th
+ *    epoch E, PREFIX-EEEE.fit (as mxc_fit_save_checkpoint).
+ *  - resume: a checkpoint file loaded when mxc_fit_run starts.
+ *  - tensorboard: a directory (created if missing) getting a TensorBoard
+ *    event file, events.out.tfevents.SECONDS.HOST, with the scalars
+ *    train_loss, train_accuracy, val_loss, val_accuracy and lr at step E
+ *    after each epoch E (tests/nn/read_tfevents.py reads it).
+ * A fit is used by one thread at a time. */
+typedef struct mxc_fit_s *mxc_fit;
+
+#define MXC_FIT_BATCH_END 1 /* after each training batch */
+#define MXC_FIT_EPOCH_END 2 /* after each epoch (evaluation, checkpoint) */
+#define MXC_FIT_TRAIN_END 3 /* when mxc_fit_run ends without error */
+
+/* A listener: called on the thread running mxc_fit_run after each event;
+ * fit is borrowed for the call (read values, stop the run). Returning
+ * anything but MXC_OK ends the run, which returns that code. */
+typedef int (*mxc_fit_listener_fn)(void *user_data, int event, mxc_fit fit);
+
+/* A new fit of net, with loss (a block of two inputs: net's output and
+ * the label) and opt (an optimizer created on net), configured by n key
+ * strings (copied; see above). Holds references to net, loss and opt (the
+ * caller may free its handles). Unknown keys, bad values and an optimizer
+ * of another block are MXC_ERR_INVALID_ARGUMENT. *out: owned by the
+ * caller; free with mxc_fit_free. Since 1.1. */
+MXC_API int mxc_fit_create(mxc_block net, mxc_block loss, mxc_optimizer opt,
+                           const char *const *keys, const char *const *vals,
+                           int n, mxc_fit *out);
+MXC_API void mxc_fit_free(mxc_fit fit);
+
+/* Adds a listener; free_fn(user_data) (may be NULL) runs when the fit is
+ * freed, also when this call fails. Since 1.1. */
+MXC_API int mxc_fit_add_listener(mxc_fit fit, mxc_fit_listener_fn fn,
+                                 void *user_data, mxc_free_fn free_fn);
+
+/* Trains on train (an iterator with labels; reset at each epoch) and
+ * evaluates on val (may be NULL) until the epochs are reached, early
+ * stopping or mxc_fit_stop. Iterators are borrowed for the call. A second
+ * run continues from where the first stopped (raise "epochs" by
+ * creating another fit, or resume). Since 1.1. */
+MXC_API int mxc_fit_run(mxc_fit fit, mxc_data_iter train, mxc_data_iter val);
+
+/* *out = a value of the run: "epoch" (epochs done), "batch" (in the
+ * current epoch), "num_update", "lr", "train_loss", "train_accuracy"
+ * (of the current epoch so far), "val_loss", "val_accuracy" (of the last
+ * evaluation; NaN without one), "samples_per_sec", "best" (early
+ * stopping), "epochs". MXC_ERR_NOT_FOUND for other names. Since 1.1. */
+MXC_API int mxc_fit_value(mxc_fit fit, const char *name, double *out);
+
+/* Ends the run after the current batch (for listeners). Since 1.1. */
+MXC_API int mxc_fit_stop(mxc_fit fit);
+
+/* Writes / reads a training checkpoint: one file (mxc_ndarray_save's
+ * format) with every parameter ("param:NAME"), every optimizer state
+ * ("state:NAME:K"), the progress (epochs and updates done, early-stopping
+ * state, the schedule's base rate) and the position of mxc's random
+ * stream, so that a run resumed from it makes the same updates as an
+ * uninterrupted one, bit for bit. Loading checks every entry against the
+ * network and optimizer before it changes anything; parameters not made
+ * yet are made from the file. Since 1.1. */
+MXC_API int mxc_fit_save_checkpoint(mxc_fit fit, const char *path);
+MXC_API int mxc_fit_load_checkpoint(mxc_fit fit, const char *path);
+
+/* ------------------------------------------------------------------------ */
 /* Profiler                                                                  */
 /* ------------------------------------------------------------------------ */
 
@@ -1964,9 +2268,9 @@ MXC_API int mxc_kvstore_set_updater(mxc_kvstore kv, mxc_kvstore_updater_fn fn,
  *
  * Which handles: every new handle a function returns to its caller
  * (arrays, array lists, data iterators, symbols, executors, string lists,
- * inference results, predictors, RecordIO files, KVStores) is registered,
- * when it is
- * made, in the calling thread's innermost open scope, or in none when the
+ * inference results, predictors, RecordIO files, KVStores, blocks,
+ * optimizers, fits) is registered, when it is made, in the calling
+ * thread's innermost open scope, or in none when the
  * thread has no scope open. Handles lent for the duration of a callback
  * (an mxc_opctx, a monitor's array) are never registered, and neither are
  * strings (mxc_string_free) and scopes themselves.

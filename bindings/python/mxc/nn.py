@@ -1,0 +1,284 @@
+"""Layers, losses, optimizers and fit() over mxc_block_* / mxc_fit_*.
+
+    net = mxc.nn.Sequential(mxc.nn.Dense(128, activation="relu"),
+                            mxc.nn.Dense(10))
+    net.initialize("xavier")
+    loss = mxc.nn.SoftmaxCrossEntropyLoss()
+    opt = mxc.nn.Optimizer(net, "sgd_mom_update", lr=0.1, momentum=0.9)
+    fit = mxc.nn.Fit(net, loss, opt, epochs=10, csv="log.csv")
+    fit.add_listener(lambda event, fit: print(fit["val_accuracy"]))
+    fit.run(train_iter, val_iter)
+
+Blocks are called like functions; inside `with mxc.autograd.record():`
+their operators are recorded, so `loss(net(x), y).backward()` then
+`opt.step(batch_size)` is the loop by hand. Keyword arguments are the C
+library's configuration keys (mxc.h, "Layers"); values are turned into
+strings (True -> "1", tuples -> "(a,b)"). Every object holds one C handle,
+freed by close() (or `with`, or the garbage collector).
+"""
+
+import ctypes
+from ctypes import byref, c_char_p, c_double, c_int
+
+from . import _lib
+from ._lib import check, handle, lib, strings
+from .ndarray import NDArray
+
+
+def _text(v):
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, (tuple, list)):
+        return "(" + ",".join(str(int(x)) for x in v) + ")"
+    return str(v)
+
+
+def _kv(kwargs):
+    items = [(k, _text(v)) for k, v in kwargs.items() if v is not None]
+    keys = strings([k for k, _ in items])
+    vals = strings([v for _, v in items])
+    return keys, vals, len(items)
+
+
+class _Handle:
+    _free = None
+
+    def __init__(self, h):
+        self._h = h
+
+    @property
+    def handle(self):
+        if self._h is None:
+            raise ValueError("mxc.nn: %s is closed" % type(self).__name__)
+        return self._h
+
+    def close(self):
+        h, self._h = self._h, None
+        if h is not None:
+            type(self)._free(h)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        if getattr(self, "_h", None) is not None and lib is not None:
+            self.close()
+
+
+class Block(_Handle):
+    """A block of a built-in kind ("dense", "conv2d", ...; see mxc.h)."""
+
+    _free = staticmethod(lib.mxc_block_free)
+
+    def __init__(self, kind, name=None, **config):
+        keys, vals, n = _kv(config)
+        h = handle()
+        check(lib.mxc_block_create(kind.encode(), name.encode() if name else None,
+                                   keys, vals, n, byref(h)))
+        super().__init__(h.value)
+        self._children = []
+
+    @property
+    def name(self):
+        s = c_char_p()
+        check(lib.mxc_block_name(self.handle, byref(s)))
+        return s.value.decode()
+
+    def add(self, *blocks):
+        for b in blocks:
+            check(lib.mxc_block_add(self.handle, b.handle))
+            self._children.append(b)
+        return self
+
+    def initialize(self, method="uniform", force=False, **params):
+        keys, vals, n = _kv(params)
+        check(lib.mxc_block_initialize(self.handle, method.encode(), keys,
+                                       vals, n, int(force)))
+        return self
+
+    def __call__(self, *inputs):
+        arr = (handle * len(inputs))(*[x.handle for x in inputs])
+        out = handle()
+        check(lib.mxc_block_forward(self.handle, len(inputs), arr, byref(out)))
+        return NDArray(out.value)
+
+    def params(self):
+        """{name: NDArray} of every parameter (made by the first call)."""
+        n = c_int()
+        check(lib.mxc_block_num_params(self.handle, byref(n)))
+        out = {}
+        for i in range(n.value):
+            s, h = c_char_p(), handle()
+            check(lib.mxc_block_param_name(self.handle, i, byref(s)))
+            check(lib.mxc_block_param(self.handle, i, byref(h)))
+            out[s.value.decode()] = NDArray(h.value)
+        return out
+
+    def grad(self, index):
+        h = handle()
+        check(lib.mxc_block_param_grad(self.handle, index, byref(h)))
+        return NDArray(h.value)
+
+    def hybridize(self, active=True):
+        check(lib.mxc_block_hybridize(self.handle, int(active)))
+        return self
+
+    def export(self, prefix, epoch=0):
+        check(lib.mxc_block_export(self.handle, prefix.encode(), int(epoch)))
+
+    def save_parameters(self, path):
+        check(lib.mxc_block_save_params(self.handle, path.encode()))
+
+    def load_parameters(self, path):
+        check(lib.mxc_block_load_params(self.handle, path.encode()))
+
+
+def Sequential(*blocks, name=None):
+    return Block("sequential", name).add(*blocks)
+
+
+def Dense(units, activation=None, name=None, **kw):
+    return Block("dense", name, units=units, activation=activation, **kw)
+
+
+def Conv2D(channels, kernel_size, activation=None, name=None, **kw):
+    return Block("conv2d", name, channels=channels, kernel_size=kernel_size,
+                 activation=activation, **kw)
+
+
+def MaxPool2D(pool_size=2, name=None, **kw):
+    return Block("maxpool2d", name, pool_size=pool_size, **kw)
+
+
+def Flatten(name=None):
+    return Block("flatten", name)
+
+
+def Activation(activation, name=None):
+    return Block("activation", name, activation=activation)
+
+
+def Dropout(rate, name=None):
+    return Block("dropout", name, rate=rate)
+
+
+def BatchNorm(name=None, **kw):
+    return Block("batchnorm", name, **kw)
+
+
+def SoftmaxCrossEntropyLoss(name=None, **kw):
+    return Block("softmax_cross_entropy_loss", name, **kw)
+
+
+def L2Loss(name=None, **kw):
+    return Block("l2_loss", name, **kw)
+
+
+class Optimizer(_Handle):
+    """The registry's update operator update_op applied to net's parameters
+    (keyword arguments: the operator's parameters, lr included)."""
+
+    _free = staticmethod(lib.mxc_optimizer_free)
+
+    def __init__(self, net, update_op="sgd_update", **params):
+        keys, vals, n = _kv(params)
+        h = handle()
+        check(lib.mxc_optimizer_create(net.handle, update_op.encode(), keys,
+                                       vals, n, byref(h)))
+        super().__init__(h.value)
+        self.net = net
+
+    def step(self, batch_size):
+        check(lib.mxc_optimizer_step(self.handle, int(batch_size)))
+
+    @property
+    def lr(self):
+        v = c_double()
+        check(lib.mxc_optimizer_get_lr(self.handle, byref(v)))
+        return v.value
+
+    @lr.setter
+    def lr(self, value):
+        check(lib.mxc_optimizer_set_lr(self.handle, float(value)))
+
+
+BATCH_END, EPOCH_END, TRAIN_END = 1, 2, 3
+
+_LISTENER = ctypes.CFUNCTYPE(c_int, ctypes.c_void_p, c_int, ctypes.c_void_p)
+
+
+class Fit(_Handle):
+    """fit(): keyword arguments are the keys of mxc_fit_create (epochs,
+    lr_scheduler, csv, tensorboard, checkpoint_prefix, resume, ...)."""
+
+    _free = staticmethod(lib.mxc_fit_free)
+
+    def __init__(self, net, loss, optimizer, **config):
+        keys, vals, n = _kv(config)
+        h = handle()
+        check(lib.mxc_fit_create(net.handle, loss.handle, optimizer.handle,
+                                 keys, vals, n, byref(h)))
+        super().__init__(h.value)
+        self._keep = [net, loss, optimizer]
+        self._callbacks = []
+
+    def add_listener(self, fn):
+        """fn(event, view) after each event; view[name] reads a value
+        ("epoch", "train_loss", "val_accuracy", ...), view.stop() ends the
+        run. An exception in fn ends the run and is raised by run()."""
+        owner = self
+
+        def call(_user, event, fit_handle):
+            try:
+                fn(event, _View(fit_handle))
+                return 0
+            except BaseException as e:  # noqa: BLE001 (re-raised by run)
+                owner._error = e
+                return 1  # MXC_ERR_... : any nonzero stops the run
+
+        cb = _LISTENER(call)
+        self._callbacks.append(cb)
+        check(lib.mxc_fit_add_listener(self.handle, ctypes.cast(cb, ctypes.c_void_p),
+                                       None, None))
+
+    def run(self, train, val=None):
+        self._error = None
+        rc = lib.mxc_fit_run(self.handle, train.handle,
+                             val.handle if val is not None else None)
+        if self._error is not None:
+            raise self._error
+        check(rc)
+
+    def __getitem__(self, name):
+        return _View(self.handle)[name]
+
+    def save_checkpoint(self, path):
+        check(lib.mxc_fit_save_checkpoint(self.handle, path.encode()))
+
+    def load_checkpoint(self, path):
+        check(lib.mxc_fit_load_checkpoint(self.handle, path.encode()))
+
+
+class _View:
+    """A fit as a listener sees it: values by name, stop()."""
+
+    def __init__(self, h):
+        self._h = h
+
+    def __getitem__(self, name):
+        v = c_double()
+        check(lib.mxc_fit_value(self._h, name.encode(), byref(v)))
+        return v.value
+
+    def stop(self):
+        check(lib.mxc_fit_stop(self._h))
+
+
+__all__ = ["Block", "Sequential", "Dense", "Conv2D", "MaxPool2D", "Flatten",
+           "Activation", "Dropout", "BatchNorm", "SoftmaxCrossEntropyLoss",
+           "L2Loss", "Optimizer", "Fit", "BATCH_END", "EPOCH_END",
+           "TRAIN_END"]
+_ = _lib

@@ -1,0 +1,191 @@
+/* Hybridized blocks: the block's symbol (export.c) bound once per input
+ * shape to an executor over the block's own parameter arrays (shared, so
+ * optimizer steps and loads are seen), and run through it (fusion, memory
+ * plan, the inference passes) whenever the thread does not record.
+ * Recorded forward passes run imperatively: autograd differentiates the
+ * operators one by one, so training a hybridized block works as before.
+ * The binding is dropped and made again when the input's shape, dtype or
+ * device changes, when a parameter array was replaced (initialize with
+ * force) or when the block tree changed (blocks added). */
+#include <string.h>
+
+#include "core/autograd/autograd.h"
+#include "core/base/alloc.h"
+#include "core/base/error.h"
+#include "core/exec/executor.h"
+#include "core/graph/symbol.h"
+#include "core/nn/internal.h"
+#include "core/resource/training.h"
+
+struct mxc__nn_hybrid {
+  mxc__executor *ex;
+  mxc__ndarray *data; /* the bound input, copied into at each forward */
+  int n_params, n_blocks;
+  mxc__chunk **chunks; /* each parameter's storage at bind time */
+};
+
+void mxc__nn_hybrid_free(mxc__nn_hybrid *h) {
+  if (!h) return;
+  mxc__executor_free(h->ex);
+  mxc__ndarray_free(h->data);
+  mxc__free(h->chunks);
+  mxc__free(h);
+}
+
+static int count_blocks(const mxc__block *b) {
+  int n = 1;
+  for (int i = 0; i < b->n_children; ++i) n += count_blocks(b->children[i]);
+  return n;
+}
+
+/* 1 when h was bound for this input and these very parameter arrays. */
+static int still_fits(const mxc__nn_hybrid *h, const mxc__ndarray *x,
+                      mxc__nn_param **ps, int n, int n_blocks) {
+  if (!h || n != h->n_params || n_blocks != h->n_blocks) return 0;
+  if (!mxc__shape_equal(&x->shape, &h->data->shape) ||
+      x->dtype != h->data->dtype ||
+      memcmp(&x->chunk->dev, &h->data->chunk->dev, sizeof x->chunk->dev)) {
+    return 0;
+  }
+  for (int i = 0; i < n; ++i) {
+    if (!ps[i]->data || ps[i]->data->chunk != h->chunks[i]) return 0;
+  }
+  return 1;
+}
+
+/* The array named name: "data" or a parameter. */
+static mxc__ndarray *array_named(const char *name, mxc__ndarray *data,
+                                 mxc__nn_param **ps, int n) {
+  if (!strcmp(name, "data")) return data;
+  for (int i = 0; i < n; ++i) {
+    if (!strcmp(ps[i]->name, name)) return ps[i]->data;
+  }
+  return NULL;
+}
+
+/* The arrays of list's names (arguments or auxiliary states). */
+static int arrays_of(const mxc__str_list *l, mxc__ndarray *data,
+                     mxc__nn_param **ps, int n, mxc__ndarray ***out) {
+  mxc__ndarray **a = mxc__calloc(l->n ? (size_t)l->n : 1, sizeof *a);
+  MXC_RETURN_ERROR_IF(!a, MXC_ERR_OOM, "hybridize: out of memory");
+  for (int i = 0; i < l->n; ++i) {
+    a[i] = array_named(l->items[i], data, ps, n);
+    if (!a[i]) {
+      mxc__free(a);
+      return mxc__error_set(MXC_ERR_INTERNAL,
+                            "hybridize: the graph's input '%s' is not a "
+                            "parameter of the block",
+                            l->items[i]);
+    }
+  }
+  *out = a;
+  return MXC_OK;
+}
+
+static int bind_sym(const mxc__symbol *sym, mxc__nn_hybrid *h,
+                    mxc__nn_param **ps, int n) {
+  mxc__str_list *an = NULL, *xn = NULL;
+  mxc__ndarray **args = NULL, **aux = NULL;
+  int rc = mxc__symbol_list_arguments(sym, &an);
+  if (rc == MXC_OK) rc = mxc__symbol_list_aux(sym, &xn);
+  if (rc == MXC_OK) rc = arrays_of(an, h->data, ps, n, &args);
+  if (rc == MXC_OK) rc = arrays_of(xn, h->data, ps, n, &aux);
+  if (rc == MXC_OK) {
+    rc = mxc__executor_bind(sym, h->data->chunk->dev, args, an->n, NULL, NULL,
+                            aux, xn->n, 0, "hybridize", &h->ex);
+  }
+  mxc__free(args);
+  mxc__free(aux);
+  mxc__str_list_free(an);
+  mxc__str_list_free(xn);
+  return rc;
+}
+
+/* A new binding of b for inputs like x. */
+static int hybrid_bind(mxc__block *b, const mxc__ndarray *x,
+                       mxc__nn_param **ps, int n, mxc__nn_hybrid **out) {
+  mxc__nn_hybrid *h = mxc__calloc(1, sizeof *h);
+  MXC_RETURN_ERROR_IF(!h, MXC_ERR_OOM, "hybridize: out of memory");
+  h->n_params = n;
+  h->n_blocks = count_blocks(b);
+  h->chunks = mxc__calloc(n ? (size_t)n : 1, sizeof *h->chunks);
+  int rc = h->chunks ? MXC_OK
+                     : mxc__error_set(MXC_ERR_OOM, "hybridize: out of memory");
+  for (int i = 0; i < n && rc == MXC_OK; ++i) h->chunks[i] = ps[i]->data->chunk;
+  if (rc == MXC_OK) {
+    rc = mxc__ndarray_create(&x->shape, x->dtype, x->chunk->dev, 0, &h->data);
+  }
+  mxc__symbol *sym = NULL;
+  if (rc == MXC_OK) rc = mxc__block_symbol(b, &sym);
+  if (rc == MXC_OK) rc = bind_sym(sym, h, ps, n);
+  mxc__symbol_free(sym);
+  if (rc != MXC_OK) {
+    mxc__nn_hybrid_free(h);
+    return rc;
+  }
+  *out = h;
+  return MXC_OK;
+}
+
+/* Copies x in, runs the executor, copies the output out (a new array, so
+ * the next forward does not overwrite it). */
+static int hybrid_run(mxc__nn_hybrid *h, const mxc__ndarray *x,
+                      mxc__ndarray **out) {
+  MXC_FORWARD_IF_ERROR(mxc__ndarray_copy(x, h->data));
+  MXC_FORWARD_IF_ERROR(mxc__executor_forward(h->ex, mxc__is_training()));
+  const mxc__ndarray *o = mxc__executor_output(h->ex, 0);
+  mxc__ndarray *y = NULL;
+  MXC_FORWARD_IF_ERROR(
+      mxc__ndarray_create(&o->shape, o->dtype, o->chunk->dev, 0, &y));
+  int rc = mxc__ndarray_copy(o, y);
+  if (rc != MXC_OK) {
+    mxc__ndarray_free(y);
+    return rc;
+  }
+  *out = y;
+  return MXC_OK;
+}
+
+/* 1 when every parameter of b has been made. */
+static int all_made(mxc__nn_param **ps, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (!ps[i]->data) return 0;
+  }
+  return 1;
+}
+
+int mxc__nn_hybrid_forward(mxc__block *b, const mxc__ndarray *x,
+                           mxc__ndarray **out) {
+  mxc__nn_param **ps = NULL;
+  int n = 0;
+  MXC_FORWARD_IF_ERROR(mxc__block_collect(b, &ps, &n));
+  int rc = MXC_OK;
+  if (!still_fits(b->hybrid, x, ps, n, count_blocks(b))) {
+    mxc__nn_hybrid_free(b->hybrid);
+    b->hybrid = NULL;
+    rc = hybrid_bind(b, x, ps, n, &b->hybrid);
+  }
+  mxc__free(ps);
+  MXC_FORWARD_IF_ERROR(rc);
+  return hybrid_run(b->hybrid, x, out);
+}
+
+int mxc__nn_hybrid_wanted(mxc__block *b, int n_in) {
+  if (!b->hybridize || n_in != 1 || mxc__autograd_is_recording()) return 0;
+  mxc__nn_param **ps = NULL;
+  int n = 0;
+  if (mxc__block_collect(b, &ps, &n) != MXC_OK) return 0;
+  int made = all_made(ps, n);
+  mxc__free(ps);
+  return made; /* the first forward pass makes the parameters */
+}
+
+int mxc__block_hybridize(mxc__block *b, int active) {
+  /* Blocks without a symbol are refused now rather than at each forward
+   * (parameters not made yet do not matter here). */
+  if (active) MXC_FORWARD_IF_ERROR(mxc__block_check_symbolic(b));
+  b->hybridize = active != 0;
+  mxc__nn_hybrid_free(b->hybrid);
+  b->hybrid = NULL;
+  return MXC_OK;
+}
