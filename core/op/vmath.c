@@ -174,11 +174,25 @@ INLINE void store_n(float *p, const vf *v, int64_t m) {
   memcpy(p, v, sizeof(float) * (size_t)m);
 }
 
+/* relu keeping NaN (MXNet's): x where x > 0 or x is NaN, else +0. */
+INLINE void vrelu(vf *v) {
+  vi keep = (*v > 0.0f) | (*v != *v);
+  *v = VSELECT(keep, *v, SPLAT(0.0f));
+}
+
+/* relu's derivative from its output: NaN stays NaN, 1 above 0, else 0. */
+INLINE void vrelu_grad(vf *g, const vf *y) {
+  vf d = VSELECT((vi)(*y > 0.0f), SPLAT(1.0f), SPLAT(0.0f));
+  *g = *g * VSELECT((vi)(*y != *y), *y, d);
+}
+
 INLINE void apply_fn(int fn, vf *v) {
   if (fn == MXC__VM_TANH) {
     vtanh(v);
   } else if (fn == MXC__VM_SIGMOID) {
     vsigmoid(v);
+  } else if (fn == MXC__VM_RELU) {
+    vrelu(v);
   } else {
     vexp(v);
   }
@@ -186,6 +200,10 @@ INLINE void apply_fn(int fn, vf *v) {
 
 /* *g = the gradient for output gradient *g and output *y. */
 INLINE void apply_grad(int fn, vf *g, const vf *y) {
+  if (fn == MXC__VM_RELU) {
+    vrelu_grad(g, y);
+    return;
+  }
   *g = fn == MXC__VM_TANH      ? *g * (1.0f - *y * *y)
        : fn == MXC__VM_SIGMOID ? *g * (*y * (1.0f - *y))
                                : *g * *y;
@@ -232,6 +250,9 @@ MXC__CPU_CLONES static void vm_map(int fn, const float *x, float *y,
     case MXC__VM_SIGMOID:
       VM_LOOP(MXC__VM_SIGMOID, MAP_LOAD);
       break;
+    case MXC__VM_RELU:
+      VM_LOOP(MXC__VM_RELU, MAP_LOAD);
+      break;
     default:
       VM_LOOP(MXC__VM_EXP, MAP_LOAD);
       break;
@@ -247,6 +268,9 @@ MXC__CPU_CLONES static void vm_grad(int fn, const float *g, const float *out,
       break;
     case MXC__VM_SIGMOID:
       VM_LOOP(MXC__VM_SIGMOID, GRAD_LOAD);
+      break;
+    case MXC__VM_RELU:
+      VM_LOOP(MXC__VM_RELU, GRAD_LOAD);
       break;
     default:
       VM_LOOP(MXC__VM_EXP, GRAD_LOAD);

@@ -16,12 +16,13 @@ double mxc__digamma(double x);
 /* ---- fast float32 maps ----
  *
  * Vectorized float32 exp, sigmoid and tanh (within a few ulp of expf and
- * tanhf; NaN in gives NaN out) and their gradients from the output y
- * (exp: g*y, sigmoid: g*y*(1-y), tanh: g*(1-y*y)). Large arrays are split
+ * tanhf; NaN in gives NaN out), and relu (exact: x above 0 or NaN, else
+ * +0), and their gradients from the output y (exp: g*y, sigmoid:
+ * g*y*(1-y), tanh: g*(1-y*y), relu: g*1 above 0, g*0 else, NaN for NaN). Large arrays are split
  * over the kernel thread pool (core/op/parallel.h). `add` != 0 accumulates
  * into y / dx instead of overwriting. Returns MXC_OK (the status of the
  * parallel loop, which cannot fail here). */
-enum { MXC__VM_EXP, MXC__VM_SIGMOID, MXC__VM_TANH };
+enum { MXC__VM_EXP, MXC__VM_SIGMOID, MXC__VM_TANH, MXC__VM_RELU };
 
 int mxc__vmath_f32(int fn, const float *x, float *y, int64_t n, int add);
 int mxc__vmath_grad_f32(int fn, const float *og, const float *y, float *dx,

@@ -31,11 +31,12 @@ static double softrelu(double x) {
   return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x));
 }
 
-/* The float32 tanh and sigmoid kernels of core/op/vmath.h (vectorized,
+/* The float32 tanh, sigmoid and relu kernels of core/op/vmath.h (vectorized,
  * threaded; within a few ulp), or -1 for the generic double path. */
 static int act_vmath(const act_param *p, int dtype) {
   if (dtype != MXC_DTYPE_FLOAT32) return -1;
   if (p->act_type == ACT_TANH) return MXC__VM_TANH;
+  if (p->act_type == ACT_RELU) return MXC__VM_RELU;
   return p->act_type == ACT_SIGMOID ? MXC__VM_SIGMOID : -1;
 }
 

@@ -1,5 +1,5 @@
 // The vectorized float32 exp, sigmoid and tanh (elemwise operators and
-// Activation) and their gradients, on arrays large enough to be split
+// Activation) and relu (Activation) and their gradients, on arrays large enough to be split
 // over threads, against double-precision libm: a few float ulp, special
 // values (0, -0, +-inf, NaN, tiny and huge inputs) handled as tanhf/expf.
 // Also the split of long binary rows over threads (ops/binary/kernels.c)
@@ -118,6 +118,40 @@ TEST(Vmath, BackwardAndAccumulation) {
         ASSERT_NEAR(dxa[i], dx[i], 1e-6 * (1 + std::fabs(dx[i]))) << f.act;
       }
     }
+  }
+}
+
+// Activation relu (float32 through the vectorized map): exact, the sign
+// of zero included, NaN kept; its gradient from the output g * (1 above
+// 0, 0 else), NaN for NaN. Large enough to be split over threads.
+TEST(Vmath, ReluExactWithSpecialValues) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto x = uniform(150001, -3, 3, 8);
+  for (double v : {0.0, -0.0, inf, -inf, nan, 1e-42, -1e-42}) x.push_back(v);
+  for (auto &v : x) v = double(float(v));
+  auto og = uniform(x.size(), -1, 1, 9);
+  og.back() = -2;  // times the last input's 0 gives -0
+  for (auto &v : og) v = double(float(v));
+  Shape s = {int64_t(x.size())};
+  Arr ax = make(s, x), aog = make(s, og);
+  auto y = invoke("Activation", {&ax}, {{"act_type", "relu"}});
+  auto yv = read(y[0]);
+  auto dx = read(invoke("_backward_Activation", {&aog, &ax, &y[0]},
+                        {{"act_type", "relu"}})[0]);
+  for (size_t i = 0; i < x.size(); ++i) {
+    bool keep = x[i] > 0 || std::isnan(x[i]);
+    float want = keep ? float(x[i]) : 0.0f;
+    float m = std::isnan(x[i]) ? float(x[i]) : x[i] > 0 ? 1.0f : 0.0f;
+    float dwant = float(og[i]) * m;
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(yv[i]) && std::isnan(dx[i])) << i;
+      continue;
+    }
+    ASSERT_EQ(float(yv[i]), want) << i;
+    ASSERT_EQ(std::signbit(yv[i]), std::signbit(want)) << i;
+    ASSERT_EQ(float(dx[i]), dwant) << i;
+    ASSERT_EQ(std::signbit(dx[i]), std::signbit(dwant)) << i;
   }
 }
 
