@@ -1,5 +1,6 @@
-/* Layers and training loops as a hostile caller would use them: a block kind chosen by index
- * (or a fuzzed name) with fuzzed configuration keys and values (mostly the
+/* Layers and training loops as a hostile caller would use them: a block
+ * kind chosen by index (or a fuzzed name) with fuzzed configuration keys
+ * and values (mostly the
  * kinds' own keys, values from a table of edge cases), a fuzzed
  * initializer, a forward pass on one or two inputs of small shapes (zero
  * extents included) filled with input bytes, optionally recorded and
