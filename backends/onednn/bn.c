@@ -16,7 +16,6 @@
 #include "backends/onednn/onednn.h"
 #include "core/base/alloc.h"
 #include "core/base/error.h"
-#include "core/op/format.h"
 
 typedef struct bn_call {
   const mxc__op *op;
@@ -194,9 +193,7 @@ static int bn_kernel(const mxc__op *op, const mxc__opctx *ctx,
   read_opts(op, param, &o);
   int rc = bn_forward(op, ctx, &o, in, out, n_out, req);
   if (rc == MXC_ERR_UNSUPPORTED) {
-    mxc__error_clear();
-    return mxc__fmt_compute(op->compute, op, ctx, param, in, n_in, out, n_out,
-                            req);
+    return mxc__dnnl_reference(op, ctx, param, in, n_in, out, n_out, req);
   }
   return rc;
 }
@@ -268,9 +265,7 @@ static int bn_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
   int rc = n_out == 3 ? bn_backward(op, ctx, &o, in, out, req)
                       : MXC_ERR_UNSUPPORTED;
   if (rc == MXC_ERR_UNSUPPORTED) {
-    mxc__error_clear();
-    return mxc__fmt_compute(op->compute, op, ctx, param, in, n_in, out, n_out,
-                            req);
+    return mxc__dnnl_reference(op, ctx, param, in, n_in, out, n_out, req);
   }
   return rc;
 }

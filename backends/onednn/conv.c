@@ -16,7 +16,6 @@
 #include "backends/onednn/onednn.h"
 #include "core/base/alloc.h"
 #include "core/base/error.h"
-#include "core/op/format.h"
 #include "ops/linalg/linalg.h"
 
 typedef struct conv_call {
@@ -203,24 +202,13 @@ int mxc__dnnl_conv_forward(const mxc__op *op, const mxc__opctx *ctx,
 
 /* ---- the Convolution kernel ---- */
 
-/* Runs the descriptor's own kernel: for what the plan or the library
- * turned down at run time (shapes are not known to supports), on plain
- * copies of channels-last arguments. */
-static int reference(const mxc__op *op, const mxc__opctx *ctx,
-                     const void *param, const mxc__blob *in, int n_in,
-                     const mxc__blob *out, int n_out, const mxc__req *req) {
-  mxc__error_clear();
-  return mxc__fmt_compute(op->compute, op, ctx, param, in, n_in, out, n_out,
-                          req);
-}
-
 static int conv_kernel(const mxc__op *op, const mxc__opctx *ctx,
                        const void *param, const mxc__blob *in, int n_in,
                        const mxc__blob *out, int n_out, const mxc__req *req) {
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
   int rc = mxc__dnnl_conv_forward(op, ctx, param, in, out, req[0], NULL);
   if (rc == MXC_ERR_UNSUPPORTED) {
-    return reference(op, ctx, param, in, n_in, out, n_out, req);
+    return mxc__dnnl_reference(op, ctx, param, in, n_in, out, n_out, req);
   }
   return rc;
 }
@@ -357,9 +345,7 @@ static int backward(const conv_call *c, int rc, const mxc__op *op,
     mxc__dnnl_threads_end(nthr);
   }
   if (rc == MXC_ERR_UNSUPPORTED) {
-    mxc__error_clear();
-    return mxc__fmt_compute(op->compute, op, ctx, param, in, n_in, out, n_out,
-                            r);
+    return mxc__dnnl_reference(op, ctx, param, in, n_in, out, n_out, r);
   }
   return rc;
 }
@@ -473,7 +459,7 @@ static int deconv_kernel(const mxc__op *op, const mxc__opctx *ctx,
     mxc__dnnl_threads_end(nthr);
   }
   if (rc == MXC_ERR_UNSUPPORTED) {
-    return reference(op, ctx, param, in, n_in, out, n_out, req);
+    return mxc__dnnl_reference(op, ctx, param, in, n_in, out, n_out, req);
   }
   return rc;
 }

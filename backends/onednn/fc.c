@@ -118,8 +118,7 @@ static int fc_kernel(const mxc__op *op, const mxc__opctx *ctx,
                                    n_in > 2 ? &in[2] : NULL, batch, k,
                                    &out[0], req[0], NULL);
   if (rc == MXC_ERR_UNSUPPORTED) {
-    mxc__error_clear();
-    return op->compute(op, ctx, param, in, n_in, out, n_out, req);
+    return mxc__dnnl_reference(op, ctx, param, in, n_in, out, n_out, req);
   }
   return rc;
 }
@@ -228,8 +227,7 @@ static int fc_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
     mxc__dnnl_threads_end(nthr);
   }
   if (rc == MXC_ERR_UNSUPPORTED) {
-    mxc__error_clear();
-    return op->compute(op, ctx, param, in, n_in, out, n_out, r);
+    return mxc__dnnl_reference(op, ctx, param, in, n_in, out, n_out, r);
   }
   return rc;
 }

@@ -8,7 +8,6 @@
 #include "backends/onednn/onednn.h"
 #include "core/base/error.h"
 #include "core/base/shape.h"
-#include "core/op/format.h"
 #include "ops/linalg/linalg.h"
 
 /* The post-ops of a fused call; 0 when its activation has no oneDNN
@@ -22,16 +21,6 @@ static int post_of(const mxc__op *op, const void *param, const mxc__blob *in,
                                                 : mxc__dnnl_act_of_name(act);
   post->sum = with_sum ? &in[n_in - 1] : NULL;
   return post->act >= 0;
-}
-
-/* The descriptor's own kernel, for what oneDNN turned down (on plain
- * copies of channels-last arguments). */
-static int reference(const mxc__op *op, const mxc__opctx *ctx,
-                     const void *param, const mxc__blob *in, int n_in,
-                     const mxc__blob *out, int n_out, const mxc__req *req) {
-  mxc__error_clear();
-  return mxc__fmt_compute(op->compute, op, ctx, param, in, n_in, out, n_out,
-                          req);
 }
 
 /* Channels-last arguments of _FusedConvolution: data, output, and the
@@ -54,7 +43,7 @@ static int fconv_kernel(const mxc__op *op, const mxc__opctx *ctx,
                                         &post)
                : MXC_ERR_UNSUPPORTED;
   if (rc == MXC_ERR_UNSUPPORTED) {
-    return reference(op, ctx, param, in, n_in, out, n_out, req);
+    return mxc__dnnl_reference(op, ctx, param, in, n_in, out, n_out, req);
   }
   return rc;
 }
@@ -74,7 +63,7 @@ static int ffc_kernel(const mxc__op *op, const mxc__opctx *ctx,
                                          k, &out[0], req[0], &post)
                : MXC_ERR_UNSUPPORTED;
   if (rc == MXC_ERR_UNSUPPORTED) {
-    return reference(op, ctx, param, in, n_in, out, n_out, req);
+    return mxc__dnnl_reference(op, ctx, param, in, n_in, out, n_out, req);
   }
   return rc;
 }

@@ -133,8 +133,7 @@ static int ln_kernel(const mxc__op *op, const mxc__opctx *ctx,
   int rc = n_out == 3 ? ln_forward(op, param, in, out, req)
                       : MXC_ERR_UNSUPPORTED;
   if (rc == MXC_ERR_UNSUPPORTED) {
-    mxc__error_clear();
-    return op->compute(op, ctx, param, in, n_in, out, n_out, req);
+    return mxc__dnnl_reference(op, ctx, param, in, n_in, out, n_out, req);
   }
   return rc;
 }
@@ -190,8 +189,7 @@ static int ln_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
   int rc = n_in == 7 && n_out == 3 ? ln_backward(op, param, in, out, req)
                                    : MXC_ERR_UNSUPPORTED;
   if (rc == MXC_ERR_UNSUPPORTED) {
-    mxc__error_clear();
-    return op->compute(op, ctx, param, in, n_in, out, n_out, req);
+    return mxc__dnnl_reference(op, ctx, param, in, n_in, out, n_out, req);
   }
   return rc;
 }

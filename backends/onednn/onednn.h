@@ -264,6 +264,14 @@ int mxc__dnnl_param_bool(const mxc__op *op, const void *param,
 int mxc__dnnl_param_float(const mxc__op *op, const void *param,
                           const char *name, double *out);
 
+/* The descriptor's own kernel, for a call a oneDNN kernel turned down at
+ * run time (shapes supports cannot see, a primitive oneDNN refuses): the
+ * refusal's message cleared, channels-last arguments given as plain
+ * copies (mxc__fmt_compute). */
+int mxc__dnnl_reference(const mxc__op *op, const mxc__opctx *ctx,
+                        const void *param, const mxc__blob *in, int n_in,
+                        const mxc__blob *out, int n_out, const mxc__req *req);
+
 /* ---- supports helpers ---- */
 
 /* 1 when the backend is on, every input and given output is float32 and

@@ -137,9 +137,7 @@ static int pool_kernel(const mxc__op *op, const mxc__opctx *ctx,
     mxc__dnnl_threads_end(nthr);
   }
   if (rc == MXC_ERR_UNSUPPORTED) {
-    mxc__error_clear();
-    return mxc__fmt_compute(op->compute, op, ctx, param, in, n_in, out, n_out,
-                            req);
+    return mxc__dnnl_reference(op, ctx, param, in, n_in, out, n_out, req);
   }
   return rc;
 }
@@ -269,9 +267,7 @@ static int pool_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
     mxc__dnnl_threads_end(nthr);
   }
   if (rc == MXC_ERR_UNSUPPORTED) {
-    mxc__error_clear();
-    return mxc__fmt_compute(op->compute, op, ctx, param, in, n_in, out, n_out,
-                            req);
+    return mxc__dnnl_reference(op, ctx, param, in, n_in, out, n_out, req);
   }
   return rc;
 }

@@ -7,6 +7,7 @@
 #include "backends/onednn/onednn.h"
 #include "core/base/alloc.h"
 #include "core/base/error.h"
+#include "core/op/format.h"
 
 #define MAX_ARGS 12
 
@@ -271,4 +272,12 @@ int mxc__dnnl_run(const mxc__op *op, const mxc__dnnl_prim *p,
   if (rc == MXC_OK) rc = finish_outputs(op, args, &st);
   release_state(&st);
   return rc;
+}
+
+int mxc__dnnl_reference(const mxc__op *op, const mxc__opctx *ctx,
+                        const void *param, const mxc__blob *in, int n_in,
+                        const mxc__blob *out, int n_out, const mxc__req *req) {
+  mxc__error_clear();
+  return mxc__fmt_compute(op->compute, op, ctx, param, in, n_in, out, n_out,
+                          req);
 }

@@ -86,8 +86,7 @@ static int finish(int rc, const mxc__op *op, const mxc__opctx *ctx,
                   const void *param, const mxc__blob *in, int n_in,
                   const mxc__blob *out, int n_out, const mxc__req *req) {
   if (rc != MXC_ERR_UNSUPPORTED) return rc;
-  mxc__error_clear();
-  return op->compute(op, ctx, param, in, n_in, out, n_out, req);
+  return mxc__dnnl_reference(op, ctx, param, in, n_in, out, n_out, req);
 }
 
 /* ---- softmax, log_softmax ---- */

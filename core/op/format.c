@@ -142,10 +142,21 @@ static void drop_twins(const mxc__blob *orig, mxc__blob *t, int n) {
   }
 }
 
+static int any_differs(const mxc__blob *b, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (mxc__fmt_differs(&b[i])) return 1;
+  }
+  return 0;
+}
+
 int mxc__fmt_compute(mxc__compute_fn compute, const mxc__op *op,
                      const mxc__opctx *ctx, const void *param,
                      const mxc__blob *in, int n_in, const mxc__blob *out,
                      int n_out, const mxc__req *req) {
+  /* The common case, every blob plain: no copies, no allocation. */
+  if (!any_differs(in, n_in) && !any_differs(out, n_out)) {
+    return compute(op, ctx, param, in, n_in, out, n_out, req);
+  }
   int n = n_in + n_out;
   mxc__blob *t = mxc__calloc((size_t)(n ? n : 1), sizeof *t);
   mxc__req *r = mxc__calloc((size_t)(n_out ? n_out : 1), sizeof *r);
