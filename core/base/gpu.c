@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,7 @@
 #include "core/base/assert.h"
 #include "core/base/error.h"
 #include "core/base/log.h"
+#include "core/base/plugin.h"
 
 #define STATUS_MAX 768
 
@@ -28,50 +30,29 @@ static struct {
 static pthread_once_t g_table_once = PTHREAD_ONCE_INIT;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
-static const char *plugin_path(void) {
-  const char *env = getenv("MXC_CUDA_PLUGIN");
-  return env && *env ? env : MXC__GPU_PLUGIN_FILE;
+/* dlsym returns an object pointer; POSIX guarantees the conversion to
+ * the entry's function type. */
+static const void *call_entry(void *sym) {
+  mxc__gpu_plugin_entry_fn entry;
+  *(void **)&entry = sym;
+  return entry();
 }
 
-/* The plug-in's table, or NULL with g.status saying why. */
-static const mxc__gpu_plugin *open_library(const char *path) {
-  void *h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
-  if (!h) {
-    snprintf(g.status, sizeof g.status,
-             "the CUDA plug-in could not be loaded (%s); install the "
-             "libmxc-cuda1 package, or set MXC_CUDA_PLUGIN to its path",
-             dlerror());
-    return NULL;
-  }
-  mxc__gpu_plugin_entry_fn entry;
-  /* dlsym returns an object pointer; POSIX guarantees the conversion. */
-  *(void **)&entry = dlsym(h, MXC__GPU_PLUGIN_ENTRY);
-  const mxc__gpu_plugin *p = entry ? entry() : NULL;
-  if (!p) {
-    snprintf(g.status, sizeof g.status,
-             "%s is not an mxc GPU plug-in (no %s, or it returned NULL)",
-             path, MXC__GPU_PLUGIN_ENTRY);
-  } else if (p->abi != MXC__GPU_PLUGIN_ABI || p->size < sizeof *p) {
-    snprintf(g.status, sizeof g.status,
-             "%s has plug-in ABI %u (table of %u bytes); this libmxc needs "
-             "ABI %d (%zu bytes): install libmxc1 and libmxc-cuda1 of the "
-             "same version",
-             path, p->abi, p->size, MXC__GPU_PLUGIN_ABI, sizeof *p);
-    p = NULL;
-  } else if (!p->mxc_version ||
-             strcmp(p->mxc_version, MXC__GPU_MXC_VERSION) != 0) {
-    snprintf(g.status, sizeof g.status,
-             "%s was built from mxc %s; this libmxc is %s: install libmxc1 "
-             "and libmxc-cuda1 of the same version",
-             path, p->mxc_version ? p->mxc_version : "(unknown)",
-             MXC__GPU_MXC_VERSION);
-    p = NULL;
-  }
-  /* A loaded plug-in stays for the process: device memory and kernels
-   * may outlive any reference count we could keep. */
-  if (!p) dlclose(h);
-  return p;
-}
+/* Local symbols: the plug-in's CUDA runtime is its own business. */
+static const mxc__plugin_spec k_spec = {
+    .library = "the CUDA plug-in",
+    .kind = "GPU",
+    .package = "libmxc-cuda1",
+    .env = "MXC_CUDA_PLUGIN",
+    .file = MXC__GPU_PLUGIN_FILE,
+    .entry = MXC__GPU_PLUGIN_ENTRY,
+    .abi = MXC__GPU_PLUGIN_ABI,
+    .size = sizeof(mxc__gpu_plugin),
+    .version_offset = offsetof(mxc__gpu_plugin, mxc_version),
+    .version = MXC__GPU_MXC_VERSION,
+    .dl_flags = RTLD_LOCAL,
+    .call_entry = call_entry,
+};
 
 /* Opens the runtime, reads every device's properties; 0 on failure with
  * g.status set. */
@@ -105,7 +86,12 @@ static int open_devices(const mxc__gpu_plugin *p) {
   return 1;
 }
 
-static void load_table(void) { g.table = open_library(plugin_path()); }
+/* A loaded plug-in stays for the process: device memory and kernels may
+ * outlive any reference count we could keep. */
+static void load_table(void) {
+  g.table = mxc__plugin_open(&k_spec, mxc__plugin_path(&k_spec), g.status,
+                             sizeof g.status);
+}
 
 const mxc__gpu_plugin *mxc__gpu_table(void) {
   pthread_once(&g_table_once, load_table);

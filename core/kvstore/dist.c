@@ -30,10 +30,12 @@
 #include <time.h>
 #include <unistd.h>
 #include <dlfcn.h>
+#include <stddef.h>
 
 #include "core/base/alloc.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"
+#include "core/base/plugin.h"
 #include "core/base/log.h"
 #include "core/kvstore/internal.h"
 #include "core/kvstore/mpi_plugin.h"
@@ -83,49 +85,35 @@ static const char *launcher_env(void) {
   return NULL;
 }
 
-static const mxc__mpi_plugin *check_table(const mxc__mpi_plugin *p,
-                                          const char *path) {
-  if (!p) {
-    snprintf(g.status, sizeof g.status,
-             "%s is not an mxc MPI plug-in (no %s, or it returned NULL)",
-             path, MXC__MPI_PLUGIN_ENTRY);
-  } else if (p->abi != MXC__MPI_PLUGIN_ABI || p->size < sizeof *p) {
-    snprintf(g.status, sizeof g.status,
-             "%s has plug-in ABI %u (table of %u bytes); this libmxc needs "
-             "ABI %d (%zu bytes): install libmxc1 and libmxc-mpi1 of the "
-             "same version",
-             path, p->abi, p->size, MXC__MPI_PLUGIN_ABI, sizeof *p);
-    p = NULL;
-  } else if (!p->mxc_version ||
-             strcmp(p->mxc_version, MXC__MPI_MXC_VERSION) != 0) {
-    snprintf(g.status, sizeof g.status,
-             "%s was built from mxc %s; this libmxc is %s: install libmxc1 "
-             "and libmxc-mpi1 of the same version",
-             path, p->mxc_version ? p->mxc_version : "(unknown)",
-             MXC__MPI_MXC_VERSION);
-    p = NULL;
-  }
-  return p;
+/* dlsym returns an object pointer; POSIX guarantees the conversion to
+ * the entry's function type. */
+static const void *call_entry(void *sym) {
+  mxc__mpi_plugin_entry_fn entry;
+  *(void **)&entry = sym;
+  return entry();
 }
+
+/* Global symbols: Open MPI's own components dlopen libmpi's symbols. A
+ * loaded plug-in stays: MPI cannot be initialised twice. */
+static const mxc__plugin_spec k_spec = {
+    .library = "the MPI plug-in",
+    .kind = "MPI",
+    .package = "libmxc-mpi1",
+    .env = "MXC_MPI_PLUGIN",
+    .file = MXC__MPI_PLUGIN_FILE,
+    .entry = MXC__MPI_PLUGIN_ENTRY,
+    .abi = MXC__MPI_PLUGIN_ABI,
+    .size = sizeof(mxc__mpi_plugin),
+    .version_offset = offsetof(mxc__mpi_plugin, mxc_version),
+    .version = MXC__MPI_MXC_VERSION,
+    .dl_flags = RTLD_GLOBAL,
+    .call_entry = call_entry,
+};
 
 /* The plug-in's table, or NULL with g.status saying why. */
 static const mxc__mpi_plugin *open_library(void) {
-  const char *env = getenv("MXC_MPI_PLUGIN");
-  const char *path = env && *env ? env : MXC__MPI_PLUGIN_FILE;
-  void *h = dlopen(path, RTLD_NOW | RTLD_GLOBAL);
-  if (!h) {
-    snprintf(g.status, sizeof g.status,
-             "the MPI plug-in could not be loaded (%s); install the "
-             "libmxc-mpi1 package, or set MXC_MPI_PLUGIN to its path",
-             dlerror());
-    return NULL;
-  }
-  mxc__mpi_plugin_entry_fn entry;
-  *(void **)&entry = dlsym(h, MXC__MPI_PLUGIN_ENTRY);
-  const mxc__mpi_plugin *p = check_table(entry ? entry() : NULL, path);
-  /* A loaded plug-in stays: MPI cannot be initialised twice. */
-  if (!p) dlclose(h);
-  return p;
+  return mxc__plugin_open(&k_spec, mxc__plugin_path(&k_spec), g.status,
+                          sizeof g.status);
 }
 
 /* ---- the thread ---- */
