@@ -24,10 +24,11 @@
 #include <vector>
 
 #include "mxc/mxc.h"
+#include "tests/kvstore/kv_test_util.h"
 
 namespace {
 
-std::string err() { return mxc_last_error(); }
+using namespace kvtest;
 
 struct Job {
   mxc_kvstore kv = nullptr;
@@ -37,31 +38,6 @@ struct Job {
 Job &job() {
   static Job j;
   return j;
-}
-
-mxc_ndarray make(int64_t n, int dtype) {
-  mxc_ndarray a = nullptr;
-  EXPECT_EQ(mxc_ndarray_create(&n, 1, dtype, MXC_DEVICE_CPU, 0, 0, &a),
-            MXC_OK)
-      << err();
-  return a;
-}
-
-template <class T>
-mxc_ndarray make_with(int dtype, const std::vector<T> &v) {
-  mxc_ndarray a = make((int64_t)v.size(), dtype);
-  EXPECT_EQ(mxc_ndarray_copy_from_host(a, v.data(), v.size() * sizeof(T)),
-            MXC_OK)
-      << err();
-  return a;
-}
-
-template <class T>
-std::vector<T> read(mxc_ndarray a, size_t n) {
-  std::vector<T> out(n);
-  EXPECT_EQ(mxc_ndarray_copy_to_host(a, out.data(), n * sizeof(T)), MXC_OK)
-      << err();
-  return out;
 }
 
 // Value i of rank r's device d for key k: integers, so sums are exact.
@@ -334,7 +310,7 @@ TEST(Dist, DataParallelSgdMatchesOneProcessWithTheGlobalBatch) {
 TEST(Dist, InvalidUseIsAnErrorOnTheCallingRank) {
   Job &j = job();
   const char *k[] = {"never"};
-  mxc_ndarray a = make(3, MXC_DTYPE_FLOAT32);
+  mxc_ndarray a = make({3}, MXC_DTYPE_FLOAT32);
   EXPECT_EQ(mxc_kvstore_push(j.kv, 1, nullptr, k, &a, 0), MXC_ERR_NOT_FOUND);
   EXPECT_NE(err().find("key 'never'"), std::string::npos) << err();
   mxc_ndarray_free(a);

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "mxc/mxc.h"
+#include "tests/kvstore/kv_test_util.h"
 #include "tests/testutil/fault_walk.h"
 
 extern "C" {
@@ -27,34 +28,7 @@ extern "C" {
 
 namespace {
 
-std::string err() { return mxc_last_error(); }
-
-mxc_ndarray make(const std::vector<int64_t> &shape, int dtype) {
-  mxc_ndarray a = nullptr;
-  EXPECT_EQ(mxc_ndarray_create(shape.data(), (int)shape.size(), dtype,
-                               MXC_DEVICE_CPU, 0, 0, &a),
-            MXC_OK)
-      << err();
-  return a;
-}
-
-template <class T>
-mxc_ndarray make_with(const std::vector<int64_t> &shape, int dtype,
-                      const std::vector<T> &v) {
-  mxc_ndarray a = make(shape, dtype);
-  EXPECT_EQ(mxc_ndarray_copy_from_host(a, v.data(), v.size() * sizeof(T)),
-            MXC_OK)
-      << err();
-  return a;
-}
-
-template <class T>
-std::vector<T> read(mxc_ndarray a, size_t n) {
-  std::vector<T> out(n);
-  EXPECT_EQ(mxc_ndarray_copy_to_host(a, out.data(), n * sizeof(T)), MXC_OK)
-      << err();
-  return out;
-}
+using namespace kvtest;
 
 std::vector<float> randoms(size_t n, unsigned seed) {
   std::mt19937 g(seed);
