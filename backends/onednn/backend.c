@@ -91,11 +91,11 @@ static _Thread_local int t_nthr = 1;
  *    split them, and a run must not depend on timing (training resumed
  *    from a checkpoint matches an uninterrupted one bit for bit:
  *    tests/fit);
- *  - no two oneDNN primitives run at once: a cached primitive's
- *    library-managed scratchpad is shared by its executions, so two
- *    threads running the same one would race (seen as wrong results in
- *    tests/predict's threaded predictors);
  *  - the cores are never oversubscribed.
+ * It also kept two threads from sharing a cached primitive's
+ * library-managed scratchpad (seen as wrong results in tests/predict's
+ * threaded predictors); scratchpads are now the caller's, one per call
+ * (run.c), which a later change could use to let primitives overlap.
  * Returns the claim, for mxc__dnnl_threads_end. */
 int mxc__dnnl_threads_begin(void) {
   int granted = mxc__parallel_claim_wait();

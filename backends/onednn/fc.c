@@ -34,22 +34,11 @@ static int fwd_desc(const ip_call *c, dnnl_prop_kind_t kind,
 
 static int build(void *arg, dnnl_primitive_t *out) {
   const ip_call *c = arg;
-  dnnl_engine_t eng;
-  MXC_FORWARD_IF_ERROR(mxc__dnnl_engine(&eng));
   dnnl_inner_product_desc_t d;
   MXC_FORWARD_IF_ERROR(fwd_desc(c, dnnl_forward_inference, &d));
   dnnl_primitive_attr_t attr;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_attr_post(c->op, c->post, &attr));
-  dnnl_primitive_desc_t pd = NULL;
-  int rc = mxc__dnnl_check(dnnl_primitive_desc_create(&pd, &d, attr, eng,
-                                                      NULL),
-                           c->op,
-                           "dnnl_primitive_desc_create (inner product)");
-  if (rc == MXC_OK) {
-    rc = mxc__dnnl_check(dnnl_primitive_create(out, pd), c->op,
-                         "dnnl_primitive_create (inner product)");
-  }
-  if (pd) dnnl_primitive_desc_destroy(pd);
+  int rc = mxc__dnnl_prim_create(c->op, &d, attr, NULL, "inner product", out);
   dnnl_primitive_attr_destroy(attr);
   return rc;
 }

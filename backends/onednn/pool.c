@@ -56,10 +56,11 @@ static int axis(pool_call *c, const mxc__tuple *k, const mxc__tuple *s,
  * layouts coincide (global pooling's one position) is described in the
  * data's, so that the primitive sees one format throughout. */
 static int out_fmt(const mxc__blob *x, const mxc__blob *y) {
-  mxc__blob cl = *y;
-  cl.fmt = MXC__FMT_CHANNELS_LAST;
-  int same = y->fmt == MXC__FMT_PLAIN && x->fmt == MXC__FMT_CHANNELS_LAST;
-  return same && !mxc__fmt_differs(&cl) ? x->fmt : y->fmt;
+  mxc__blob t = *y;
+  t.fmt = x->fmt;
+  int same = y->fmt == MXC__FMT_PLAIN && (x->fmt == MXC__FMT_CHANNELS_LAST ||
+                                          x->fmt == MXC__FMT_BLOCKED16);
+  return same && !mxc__fmt_differs(&t) ? x->fmt : y->fmt;
 }
 
 static int plan(const mxc__op *op, const void *param, const mxc__blob *in,
@@ -89,24 +90,13 @@ static void pool_key(const pool_call *c, const char *what, mxc__dnnl_key *k);
 
 static int build(void *arg, dnnl_primitive_t *out) {
   const pool_call *c = arg;
-  dnnl_engine_t eng;
-  MXC_FORWARD_IF_ERROR(mxc__dnnl_engine(&eng));
   dnnl_pooling_desc_t d;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_check(
       dnnl_pooling_forward_desc_init(&d, dnnl_forward_inference, c->alg,
                                      &c->src, &c->dst, c->strides, c->kernel,
                                      c->pad_l, c->pad_r),
       c->op, "dnnl_pooling_forward_desc_init"));
-  dnnl_primitive_desc_t pd = NULL;
-  int rc = mxc__dnnl_check(dnnl_primitive_desc_create(&pd, &d, NULL, eng,
-                                                      NULL),
-                           c->op, "dnnl_primitive_desc_create (pooling)");
-  if (rc == MXC_OK) {
-    rc = mxc__dnnl_check(dnnl_primitive_create(out, pd), c->op,
-                         "dnnl_primitive_create (pooling)");
-  }
-  if (pd) dnnl_primitive_desc_destroy(pd);
-  return rc;
+  return mxc__dnnl_prim_create(c->op, &d, NULL, NULL, "pooling", out);
 }
 
 static int run(const pool_call *c, const mxc__blob *in, const mxc__blob *out,

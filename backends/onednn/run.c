@@ -56,6 +56,22 @@ static int md_channels_last(const mxc__op *op, const mxc__shape *s,
       "dnnl_memory_desc_init_by_strides");
 }
 
+/* nChw16c: what core/exec/format.c makes blocked is 4-axis with C a
+ * multiple of the block, so no padding. */
+static int md_blocked(const mxc__op *op, const mxc__shape *s,
+                      dnnl_memory_desc_t *md) {
+  MXC_RETURN_ERROR_IF(s->ndim != 4 || s->dims[1] % MXC__FMT_BLOCK != 0,
+                      MXC_ERR_INTERNAL,
+                      "operator '%s' (oneDNN backend): a blocked array of %d "
+                      "axes",
+                      op->name, s->ndim);
+  dnnl_dims_t d;
+  for (int i = 0; i < 4; ++i) d[i] = s->dims[i];
+  return mxc__dnnl_check(
+      dnnl_memory_desc_init_by_tag(md, 4, d, dnnl_f32, dnnl_nChw16c), op,
+      "dnnl_memory_desc_init_by_tag");
+}
+
 int mxc__dnnl_md_fmt(const mxc__op *op, const mxc__shape *s, int fmt,
                      dnnl_memory_desc_t *md) {
   switch (fmt) {
@@ -63,6 +79,8 @@ int mxc__dnnl_md_fmt(const mxc__op *op, const mxc__shape *s, int fmt,
       return md_channels_last(op, s, dnnl_f32, md);
     case MXC__FMT_CHANNELS_LAST_BF16:
       return md_channels_last(op, s, dnnl_bf16, md);
+    case MXC__FMT_BLOCKED16:
+      return md_blocked(op, s, md);
     default:
       return mxc__dnnl_md_plain(op, s, md);
   }
@@ -74,6 +92,20 @@ unsigned mxc__dnnl_fmt_data(const mxc__op *op, const void *param, int is_out,
   (void)param;
   (void)is_out;
   return i == 0 ? MXC__DNNL_FMTS : 0;
+}
+
+/* attr (or none) in user scratchpad mode (see scratch_run). */
+static int user_pad_attr(const mxc__op *op, const_dnnl_primitive_attr_t attr,
+                         dnnl_primitive_attr_t *out) {
+  *out = NULL;
+  dnnl_status_t st = attr ? dnnl_primitive_attr_clone(out, attr)
+                          : dnnl_primitive_attr_create(out);
+  if (st == dnnl_success) {
+    st = dnnl_primitive_attr_set_scratchpad_mode(*out,
+                                                 dnnl_scratchpad_mode_user);
+  }
+  if (st != dnnl_success && *out) dnnl_primitive_attr_destroy(*out);
+  return mxc__dnnl_check(st, op, "dnnl_primitive_attr (scratchpad mode)");
 }
 
 /* ---- reorders (cached like every primitive) ---- */
@@ -93,8 +125,13 @@ static int build_reorder(void *arg, dnnl_primitive_t *out) {
   if (q->add) sum.sum = &unused; /* only its presence matters here */
   dnnl_primitive_attr_t attr;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_attr_post(q->op, &sum, &attr));
+  dnnl_primitive_attr_t a;
+  int rc = user_pad_attr(q->op, attr, &a);
+  dnnl_primitive_attr_destroy(attr);
+  if (rc != MXC_OK) return rc;
+  attr = a;
   dnnl_primitive_desc_t pd = NULL;
-  int rc = mxc__dnnl_check(
+  rc = mxc__dnnl_check(
       dnnl_reorder_primitive_desc_create(&pd, q->src, eng, q->dst, eng, attr),
       q->op, "dnnl_reorder_primitive_desc_create");
   if (rc == MXC_OK) {
@@ -112,7 +149,10 @@ int mxc__dnnl_pd_create(const mxc__op *op, const void *desc,
                         dnnl_primitive_desc_t *out) {
   dnnl_engine_t eng;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_engine(&eng));
-  dnnl_status_t st = dnnl_primitive_desc_create(out, desc, attr, eng, hint);
+  dnnl_primitive_attr_t a;
+  MXC_FORWARD_IF_ERROR(user_pad_attr(op, attr, &a));
+  dnnl_status_t st = dnnl_primitive_desc_create(out, desc, a, eng, hint);
+  dnnl_primitive_attr_destroy(a);
   if (st == dnnl_success) return MXC_OK;
   *out = NULL;
   char call[128];
@@ -146,6 +186,44 @@ uint64_t mxc__dnnl_version(const mxc__opctx *ctx, int i) {
   return ctx && ctx->in_versions ? ctx->in_versions[i] : 0;
 }
 
+/* Executes p with args (room for one more) and a scratchpad of its own.
+ *
+ * Every primitive is made in user scratchpad mode. oneDNN's own
+ * ("library") scratchpad is a buffer per thread that a primitive sized
+ * on the thread that made it, and reads on whichever thread runs it: a
+ * primitive made on one engine worker and run on another overflowed the
+ * second's smaller buffer (Winograd convolutions, whose scratchpads are
+ * megabytes, crashed ResNet-18 with two workers). A scratchpad per call
+ * is the caller's memory, so this cannot happen, and two calls of one
+ * primitive no longer share one. */
+static int scratch_run(const mxc__op *op, const mxc__dnnl_prim *p,
+                       dnnl_stream_t s, int n, dnnl_exec_arg_t *args) {
+  const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(
+      mxc__dnnl_prim_pd(p), dnnl_query_scratchpad_md, 0);
+  size_t bytes = md ? dnnl_memory_desc_get_size(md) : 0;
+  void *buf = NULL;
+  dnnl_memory_t mem = NULL;
+  int rc = MXC_OK;
+  if (bytes) {
+    buf = mxc__aligned_alloc(64, bytes);
+    MXC_RETURN_ERROR_IF(!buf, MXC_ERR_OOM,
+                        "operator '%s' (oneDNN backend): out of memory for a "
+                        "%zu-byte scratchpad",
+                        op->name, bytes);
+    rc = make_mem(op, md, buf, &mem);
+    args[n].arg = DNNL_ARG_SCRATCHPAD;
+    args[n++].memory = mem;
+  }
+  if (rc == MXC_OK) {
+    rc = mxc__dnnl_check(
+        dnnl_primitive_execute(mxc__dnnl_prim_get(p), s, n, args), op,
+        "dnnl_primitive_execute");
+  }
+  if (mem) dnnl_memory_destroy(mem);
+  mxc__free(buf);
+  return rc;
+}
+
 int mxc__dnnl_reorder(const mxc__op *op, const dnnl_memory_desc_t *smd,
                       void *src, const dnnl_memory_desc_t *dmd, void *dst,
                       int add) {
@@ -163,10 +241,8 @@ int mxc__dnnl_reorder(const mxc__op *op, const dnnl_memory_desc_t *smd,
   if (rc == MXC_OK) rc = make_mem(op, smd, src, &ms);
   if (rc == MXC_OK) rc = make_mem(op, dmd, dst, &md);
   if (rc == MXC_OK) {
-    dnnl_exec_arg_t a[2] = {{DNNL_ARG_FROM, ms}, {DNNL_ARG_TO, md}};
-    rc = mxc__dnnl_check(
-        dnnl_primitive_execute(mxc__dnnl_prim_get(p), s, 2, a), op,
-        "dnnl_primitive_execute (reorder)");
+    dnnl_exec_arg_t a[3] = {{DNNL_ARG_FROM, ms}, {DNNL_ARG_TO, md}};
+    rc = scratch_run(op, p, s, 2, a);
   }
   if (ms) dnnl_memory_destroy(ms);
   if (md) dnnl_memory_destroy(md);
@@ -178,7 +254,7 @@ int mxc__dnnl_reorder(const mxc__op *op, const dnnl_memory_desc_t *smd,
 
 typedef struct run_state {
   int n;
-  dnnl_exec_arg_t exec[MAX_ARGS];
+  dnnl_exec_arg_t exec[MAX_ARGS + 1]; /* + the scratchpad */
   void *tmp[MAX_ARGS]; /* a temporary in the primitive's layout, or NULL */
   mxc__dnnl_wref w[MAX_ARGS]; /* held reordered weights (mem NULL: none) */
   dnnl_memory_desc_t want[MAX_ARGS];
@@ -264,11 +340,7 @@ int mxc__dnnl_run(const mxc__op *op, const mxc__dnnl_prim *p,
   for (int i = 0; i < n_args && rc == MXC_OK; ++i) {
     rc = prepare_arg(op, mxc__dnnl_prim_pd(p), &args[i], &st, i);
   }
-  if (rc == MXC_OK) {
-    rc = mxc__dnnl_check(
-        dnnl_primitive_execute(mxc__dnnl_prim_get(p), s, n_args, st.exec), op,
-        "dnnl_primitive_execute");
-  }
+  if (rc == MXC_OK) rc = scratch_run(op, p, s, n_args, st.exec);
   if (rc == MXC_OK) rc = finish_outputs(op, args, &st);
   release_state(&st);
   return rc;

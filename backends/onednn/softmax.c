@@ -37,23 +37,12 @@ static int init_desc(const elt_call *c, void *desc) {
 
 static int build(void *arg, dnnl_primitive_t *out) {
   const elt_call *c = arg;
-  dnnl_engine_t eng;
-  MXC_FORWARD_IF_ERROR(mxc__dnnl_engine(&eng));
   union {
     dnnl_softmax_desc_t s;
     dnnl_logsoftmax_desc_t l;
   } d;
   MXC_FORWARD_IF_ERROR(init_desc(c, &d));
-  dnnl_primitive_desc_t pd = NULL;
-  int rc = mxc__dnnl_check(
-      dnnl_primitive_desc_create(&pd, &d, NULL, eng, NULL), c->op,
-      "dnnl_primitive_desc_create (softmax)");
-  if (rc == MXC_OK) {
-    rc = mxc__dnnl_check(dnnl_primitive_create(out, pd), c->op,
-                         "dnnl_primitive_create (softmax)");
-  }
-  if (pd) dnnl_primitive_desc_destroy(pd);
-  return rc;
+  return mxc__dnnl_prim_create(c->op, &d, NULL, NULL, "softmax", out);
 }
 
 static int run(elt_call *c, const mxc__blob *in, const mxc__blob *out,

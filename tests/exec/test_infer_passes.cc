@@ -751,6 +751,111 @@ TEST(ValueFormats, Bf16KeepsValuesInBfloat16WhereTheCpuComputesIt) {
   mxc_executor_free(plain);
 }
 
+// ---- blocked values and Winograd convolutions ----
+//
+// With MXC_WINOGRAD=1, inference executors on AVX-512 CPUs keep 4-axis
+// values whose channels come in whole blocks of 16 blocked (nChw16c), and
+// oneDNN runs the 3x3 stride-1 convolutions between them as Winograd
+// convolutions. Outputs agree with the reference kernels to 1e-4 (the
+// Winograd transforms round differently) and with channels-last values
+// (the default) to 1e-4; the monitor and outputs stay plain.
+
+// text with every `from` replaced by `to`.
+std::string replaced(std::string text, const std::string &from,
+                     const std::string &to) {
+  for (size_t p = 0; (p = text.find(from, p)) != std::string::npos;
+       p += to.size()) {
+    text.replace(p, from.size(), to);
+  }
+  return text;
+}
+
+// kResNet with 16 and 32 channels: blockable values.
+std::string wide_resnet() {
+  std::string j = replaced(kResNet, "\"num_filter\": \"4\"",
+                           "\"num_filter\": \"16\"");
+  return replaced(j, "\"num_filter\": \"8\"", "\"num_filter\": \"32\"");
+}
+
+bool cpu_has_avx512f() {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  if (!f) return false;
+  char line[4096];
+  bool yes = false;
+  while (!yes && fgets(line, sizeof line, f)) {
+    std::string l = line;
+    yes = l.rfind("flags", 0) == 0 && l.find(" avx512f") != std::string::npos;
+  }
+  fclose(f);
+  return yes;
+}
+
+int blocked_values(mxc_executor ex) {
+  std::string d = debug_str(ex);
+  size_t p = d.find("blocked values: ");
+  return p == std::string::npos ? 0 : std::atoi(d.c_str() + p + 16);
+}
+
+// Pair::bind with MXC_WINOGRAD=1 for its optimised executor.
+void bind_winograd(Pair &p, const std::string &json, const Shape &data,
+                   unsigned seed) {
+  setenv("MXC_WINOGRAD", "1", 1);
+  p.bind(json, data, seed);
+  unsetenv("MXC_WINOGRAD");
+}
+
+TEST(ValueFormats, BlockedValuesAndWinogradInInference) {
+  Pair p;
+  bind_winograd(p, wide_resnet(), {2, 16, 10, 10}, 27);
+  bool on = onednn_on() && cpu_has_avx512f();
+  // The same four values as channels-last in the narrow network.
+  EXPECT_EQ(blocked_values(p.opt), on ? 4 : 0) << debug_str(p.opt);
+  p.expect_equal(0, "resnet blocks, blocked values");
+  mxc_executor cl = p.bind_again(0);
+  ASSERT_NE(cl, nullptr);
+  EXPECT_EQ(blocked_values(cl), 0) << debug_str(cl);
+  EXPECT_EQ(channels_last_values(cl), onednn_on() ? 4 : 0) << debug_str(cl);
+  expect_outputs_close(p.opt, cl, 1e-4, "blocked vs channels-last");
+  // Again and again: each run must give the same numbers.
+  Vec first = output(p.opt, 0);
+  for (int i = 0; i < 5; ++i) {
+    ASSERT_EQ(mxc_executor_forward(p.opt, 0), MXC_OK) << err();
+    expect_close(output(p.opt, 0), first, 0, "run " + std::to_string(i));
+  }
+  mxc_executor_free(cl);
+}
+
+TEST(ValueFormats, TheMonitorSeesPlainCopiesOfBlockedValues) {
+  Pair p;
+  bind_winograd(p, wide_resnet(), {1, 16, 8, 8}, 28);
+  mxc_executor plain = bind_plain(p);
+  ASSERT_NE(plain, nullptr);
+  Seen a, b;
+  ASSERT_EQ(mxc_executor_set_monitor(p.opt, remember, &a), MXC_OK);
+  ASSERT_EQ(mxc_executor_set_monitor(plain, remember, &b), MXC_OK);
+  ASSERT_EQ(mxc_executor_forward(p.opt, 0), MXC_OK) << err();
+  ASSERT_EQ(mxc_executor_forward(plain, 0), MXC_OK) << err();
+  ASSERT_EQ(a.names, b.names);
+  EXPECT_GE(a.names.size(), 5u);
+  for (size_t i = 0; i < a.names.size(); ++i) {
+    expect_close(a.values[i], b.values[i], 1e-4, a.names[i]);
+  }
+  mxc_executor_free(plain);
+}
+
+// kRagged with 16 channels: the ragged conv2 reads and writes blocked
+// values through plain copies.
+TEST(ValueFormats, ARaggedConvolutionBetweenBlockedValues) {
+  std::string j = replaced(kRagged, "\"num_filter\": \"4\"",
+                           "\"num_filter\": \"16\"");
+  j = replaced(j, "\"num_filter\": \"5\"", "\"num_filter\": \"32\"");
+  Pair p;
+  bind_winograd(p, j, {2, 3, 8, 8}, 29);
+  bool on = onednn_on() && cpu_has_avx512f();
+  EXPECT_EQ(blocked_values(p.opt), on ? 2 : 0) << debug_str(p.opt);
+  p.expect_equal(0, "ragged convolution between blocked values");
+}
+
 TEST(ValueFormats, Bf16FallbackConvertsToFloat32) {
   Pair p;
   p.bind(kRagged, {2, 3, 8, 8}, 26, MXC_BIND_BF16);
