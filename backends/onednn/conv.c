@@ -8,9 +8,10 @@
  * MXNet pads both sides by `pad` and drops what does not fit a whole
  * stride at the end; oneDNN wants the right padding that gives the same
  * output, (o - 1) * stride + span - in - pad, which is at most pad but
- * may be negative (pad smaller than stride - 1 with a ragged end): such
- * calls, empty arrays and anything the library does not implement run on
- * the reference kernel. */
+ * may be negative (a ragged end, as in a ResNet's 1x1 stride-2 shortcut
+ * over an even extent): oneDNN takes that as reading less. Empty arrays
+ * and anything the library does not implement run on the reference
+ * kernel. */
 #include <string.h>
 
 #include "backends/onednn/onednn.h"
@@ -70,7 +71,6 @@ static int plan(const mxc__op *op, const mxc__conv_param *p,
     c->pad_l[i] = p->pad.d[i];
     c->pad_r[i] = (y->dims[2 + i] - 1) * p->stride.d[i] + span -
                   x->dims[2 + i] - p->pad.d[i];
-    if (c->pad_r[i] < 0) return MXC_ERR_UNSUPPORTED;
   }
   int64_t g = p->num_group, wd[6];
   int wn = 0;

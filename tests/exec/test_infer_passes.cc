@@ -668,9 +668,10 @@ TEST(ValueFormats, TheMonitorSeesPlainValues) {
   mxc_executor_free(plain);
 }
 
-// conv2 (kernel 3, stride 3, no padding, over 8x8: a ragged end oneDNN
-// cannot express) sits between two convolutions, so it receives and must
-// write channels-last values: its reference kernel runs on plain copies.
+// conv2 (a dilation far beyond the data, valid for its 1x1 kernel, which
+// oneDNN's descriptor refuses) sits between two convolutions, so it
+// receives and must write channels-last values: its reference kernel runs
+// on plain copies.
 const char *kRagged = R"JSON({
   "nodes": [
     {"op": "null", "name": "data", "inputs": []},
@@ -680,8 +681,8 @@ const char *kRagged = R"JSON({
      "inputs": [[0, 0, 0], [1, 0, 0]]},
     {"op": "null", "name": "c2_weight", "inputs": []},
     {"op": "null", "name": "c2_bias", "inputs": []},
-    {"op": "Convolution", "name": "conv2", "attrs": {"kernel": "(3, 3)",
-     "stride": "(3, 3)", "num_filter": "5"},
+    {"op": "Convolution", "name": "conv2", "attrs": {"kernel": "(1, 1)",
+     "stride": "(3, 3)", "dilate": "(1099511627776, 1)", "num_filter": "5"},
      "inputs": [[2, 0, 0], [3, 0, 0], [4, 0, 0]]},
     {"op": "null", "name": "c3_weight", "inputs": []},
     {"op": "Convolution", "name": "conv3", "attrs": {"kernel": "(1, 1)",

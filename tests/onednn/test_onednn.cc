@@ -140,14 +140,26 @@ TEST(OneDnn, Convolution1DAnd3D) {
            1e-4});
 }
 
-TEST(OneDnn, ConvolutionRaggedEndRunsTheReference) {
-  // pad 0 with stride 3 leaves a ragged end: oneDNN would need a negative
-  // right padding, so the kernel hands the call to the reference.
+TEST(OneDnn, ConvolutionRaggedEndRunsOnOneDnn) {
+  // pad 0 with stride 3 leaves a ragged end: MXNet drops what does not
+  // fill a whole stride, which oneDNN says as a negative right padding.
   Case c{"Convolution",
          {{"kernel", "(2,2)"}, {"num_filter", "3"}, {"stride", "(3,3)"}},
          {{1, 2, 9, 9}, {3, 2, 2, 2}, {3}},
          1e-4};
-  c.onednn = 0;
+  c.onednn = 1;
+  compare(c);
+}
+
+TEST(OneDnn, StridedOneByOneConvolutionRunsOnOneDnn) {
+  // A ResNet's downsampling shortcut: 1x1, stride 2 over an even extent
+  // (right padding -1). It ran the reference kernel until 2026-11-27.
+  Case c{"Convolution",
+         {{"kernel", "(1,1)"}, {"num_filter", "8"}, {"stride", "(2,2)"},
+          {"no_bias", "true"}},
+         {{2, 4, 8, 6}, {8, 4, 1, 1}},
+         1e-4};
+  c.onednn = 1;
   compare(c);
 }
 
@@ -364,6 +376,17 @@ TEST(OneDnnBackward, Convolution) {
            {{"kernel", "(3,3,3)"}, {"num_filter", "2"}, {"pad", "(1,0,1)"},
             {"stride", "(1,2,1)"}},
            {{1, 2, 5, 3, 6}, {1, 3, 5, 7, 6}, {2, 3, 3, 3, 3}, {2}},
+           1e-4});
+  // Ragged ends (negative right padding): a ResNet's strided 1x1
+  // shortcut, and a stride beyond the kernel.
+  compare({"_backward_Convolution",
+           {{"kernel", "(1,1)"}, {"num_filter", "8"}, {"stride", "(2,2)"},
+            {"no_bias", "true"}},
+           {{2, 8, 4, 3}, {2, 4, 8, 6}, {8, 4, 1, 1}},
+           1e-4});
+  compare({"_backward_Convolution",
+           {{"kernel", "(2,2)"}, {"num_filter", "3"}, {"stride", "(3,3)"}},
+           {{1, 3, 3, 3}, {1, 2, 9, 9}, {3, 2, 2, 2}, {3}},
            1e-4});
 }
 
