@@ -625,7 +625,8 @@ static inline mxc_data_iter mxcb_data_iter_idx_layout(const char *images,
              : out;
 }
 
-/* CSV data rows with labels in a second CSV file (labels NULL: none),
+/* CSV data rows with labels in a second CSV file (labels NULL or "":
+ * none; Go cannot pass NULL),
  * every row's field count taken from the first, no header; last batch
  * padded. */
 static inline mxc_data_iter mxcb_data_iter_csv(const char *data,
@@ -633,6 +634,7 @@ static inline mxc_data_iter mxcb_data_iter_csv(const char *data,
                                                int64_t batch_size) {
   mxc_data_iter out = NULL;
   mxcb__begin();
+  if (labels != NULL && labels[0] == '\0') labels = NULL;
   return mxcb__check(mxc_data_iter_csv_create(data, labels, 0, batch_size, 0,
                                               -1, MXC_LAST_BATCH_PAD, &out))
              ? NULL
