@@ -59,6 +59,65 @@ func writeFitData(t *testing.T) fitData {
 	return d
 }
 
+// mlp is 4-16-3 with named layers (checkpoints find parameters by name).
+func mlp(t *testing.T) *Block {
+	net := ok(NewSequential(Named("mlp")))
+	fc1 := ok(NewDense(16, WithActivation("relu"), Named("fc1")))
+	fc2 := ok(NewDense(3, Named("fc2")))
+	defer fc1.Close()
+	defer fc2.Close()
+	if err := net.Add(fc1, fc2); err != nil {
+		t.Fatal(err)
+	}
+	if err := net.Initialize("xavier", nil, false); err != nil {
+		t.Fatal(err)
+	}
+	return net
+}
+
+// newRun is a fresh MLP and a fit of it with SGD + momentum.
+func newRun(t *testing.T, opts ...FitOption) (*Block, *Fit) {
+	net := mlp(t)
+	loss := ok(NewSoftmaxCrossEntropyLoss())
+	opt := ok(NewSGD(net, 0.1, 0.9))
+	fit := ok(NewFit(net, loss, opt, append(opts, WithProgress("0"))...))
+	return net, fit
+}
+
+func iter(t *testing.T, data, labels string, batch int64) *DataIter {
+	return ok(NewCSVIter(data, labels, batch))
+}
+
+func TestFitReachesAccuracyAndTellsListeners(t *testing.T) {
+	d := writeFitData(t)
+	err := WithScope(func() error {
+		epochs, batches := 0, 0
+		var accs []float64
+		_, fit := newRun(t, WithEpochs(4),
+			OnEpochEnd(func(f *Fit) error { accs = append(accs, f.ValAccuracy()); return nil }),
+			OnBatchEnd(func(*Fit) error { batches++; return nil }),
+			WithListener(func(e FitEvent, f *Fit) error {
+				if e == EpochEnd {
+					epochs++
+				}
+				return nil
+			}))
+		if err := fit.Run(iter(t, d.train, d.trainLabels, 16), iter(t, d.val, d.valLabels, 16)); err != nil {
+			return err
+		}
+		if epochs != 4 || batches != 4*240/16 || fit.Epoch() != 4 {
+			t.Errorf("epochs %d, batches %d, Epoch() %d", epochs, batches, fit.Epoch())
+		}
+		if acc := fit.ValAccuracy(); acc < 0.95 || acc != accs[3] {
+			t.Errorf("val accuracy %v (listener saw %v)", acc, accs)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestScopeFreesEveryBlockOptimizerAndFit(t *testing.T) {
 	d := writeFitData(t)
 	before := liveHandles(t)
