@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/cgo"
 	"sync"
+	"sync/atomic"
 
 	"mxc.dev/mxc/internal/cmxc"
 )
@@ -223,8 +224,9 @@ func onEvent(want FitEvent, fn func(f *Fit) error) FitOption {
 // A fit is used by one goroutine at a time. Close frees it (a finalizer,
 // or the Scope it was made in, otherwise).
 type Fit struct {
-	o     guarded
-	state *fitState
+	o       guarded
+	state   *fitState
+	running atomic.Bool // Run in progress: Close and Run refuse
 }
 
 // fitState is what the C listener reaches through a cgo.Handle: the Go
@@ -246,6 +248,9 @@ func NewFit(net, loss *Block, opt *Optimizer, opts ...FitOption) (*Fit, error) {
 	kv, err := packParams(c.kv)
 	if err != nil {
 		return nil, err
+	}
+	if net == loss {
+		return nil, newError(ErrInvalidArgument, "NewFit: the loss must be another block than net")
 	}
 	var h uintptr
 	err = net.with(func(n cmxc.BlockHandle) error {
@@ -325,7 +330,12 @@ func init() {
 }
 
 // Close frees the fit. Idempotent; a listener's lent fit is not freed.
+// While Run runs (from a listener, say) it is ErrInvalidArgument: C would
+// free what the run is using.
 func (f *Fit) Close() error {
+	if f != nil && f.running.Load() {
+		return newError(ErrInvalidArgument, "Fit.Close: the fit is running; close it after Run returns")
+	}
 	if f != nil {
 		f.o.close()
 		runtime.SetFinalizer(f, nil)
@@ -346,8 +356,16 @@ func (f *Fit) with(fn func(cmxc.FitHandle) error) error {
 
 // Run trains on train (reset each epoch) and evaluates on val (nil: none)
 // until the epochs are reached, early stopping or Stop. A listener's
-// error is returned wrapped (errors.Is/As see it).
+// error is returned wrapped (errors.Is/As see it). The iterators are
+// locked during the run: a listener must not use or close them.
 func (f *Fit) Run(train, val *DataIter) error {
+	if train == val && train != nil {
+		return newError(ErrInvalidArgument, "Fit.Run: train and val must be different iterators")
+	}
+	if f == nil || !f.running.CompareAndSwap(false, true) {
+		return newError(ErrInvalidArgument, "Fit.Run: nil fit, or already running")
+	}
+	defer f.running.Store(false)
 	err := train.with(func(t cmxc.DataIterHandle) error {
 		if val == nil {
 			return f.run(t, cmxc.SwigcptrDataIterHandle(0))

@@ -273,6 +273,34 @@ func TestListenerErrorsAndPanicsEndTheRunCleanly(t *testing.T) {
 	}
 }
 
+func TestFitCannotBeClosedOrRunAgainFromItsListener(t *testing.T) {
+	d := writeFitData(t)
+	err := WithScope(func() error {
+		var fit *Fit
+		var errs []error
+		_, fit = newRun(t, WithEpochs(2), OnEpochEnd(func(*Fit) error {
+			errs = append(errs, fit.Close(), fit.Run(iter(t, d.train, d.trainLabels, 16), nil))
+			return nil
+		}))
+		if err := fit.Run(iter(t, d.train, d.trainLabels, 16), nil); err != nil {
+			return err
+		}
+		if len(errs) != 4 {
+			t.Fatalf("%d errors, want 4", len(errs))
+		}
+		for _, e := range errs {
+			wantErr(t, "inside Run", e, ErrInvalidArgument, "running")
+		}
+		if fit.Epoch() != 2 {
+			t.Fatalf("epoch %d, want 2", fit.Epoch())
+		}
+		return fit.Close()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestListenerStopsTheRun(t *testing.T) {
 	d := writeFitData(t)
 	err := WithScope(func() error {

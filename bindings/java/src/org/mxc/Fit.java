@@ -25,7 +25,7 @@ import org.mxc.swig.MxcNative;
  *
  * <p>Listeners run on the thread calling {@link #run}; one that throws
  * ends the run, which throws MxcException with the listener's exception as
- * cause. A fit is used by one thread at a time; lifetime as {@link Block}.
+ * cause. A listener must not close the iterators the run is using. A fit is used by one thread at a time; lifetime as {@link Block}.
  */
 public final class Fit extends NativeObject {
   /** The configuration keys of mxc_fit_create, typed; unset keys keep C's defaults. */
@@ -128,6 +128,8 @@ public final class Fit extends NativeObject {
   }
 
   private Dispatch dispatch;
+  /** The thread in {@link #run}, or null: the fit is not freed (or run again) meanwhile. */
+  private volatile Thread runner;
 
   private Fit(long handle) {
     super(handle, MxcNative::fit_free, "Fit");
@@ -166,6 +168,10 @@ public final class Fit extends NativeObject {
   public Fit run(DataIter train, DataIter val) {
     Dispatch d;
     synchronized (this) {
+      if (runner != null) {
+        throw new MxcException(MxcException.INVALID_ARGUMENT, "Fit.run: the fit is already running");
+      }
+      runner = Thread.currentThread();
       d = dispatch;
     }
     try {
@@ -180,9 +186,24 @@ public final class Fit extends NativeObject {
       wrapped.initCause(cause);
       throw wrapped;
     } finally {
+      runner = null;
       Reference.reachabilityFence(train);
       Reference.reachabilityFence(val);
     }
+  }
+
+  /**
+   * Frees the fit; idempotent. Throws MxcException (INVALID_ARGUMENT)
+   * while {@link #run} runs (from a listener, say): C would free what the
+   * run is using.
+   */
+  @Override
+  public void close() {
+    if (runner != null) {
+      throw new MxcException(MxcException.INVALID_ARGUMENT,
+          "Fit.close: the fit is running; close it after run returns");
+    }
+    super.close();
   }
 
   /**

@@ -205,6 +205,23 @@ class FitTest {
   }
 
   @Test
+  void fitCannotBeClosedOrRunAgainFromItsListener() {
+    try (Scope s = Scope.open()) {
+      Fit fit = newFit(new Fit.Options().epochs(2));
+      List<Integer> codes = new ArrayList<>();
+      fit.addListener(TrainingListener.onEpochEnd(f -> {
+        codes.add(assertThrows(MxcException.class, f::close).code());
+        codes.add(assertThrows(MxcException.class, () -> f.run(trainIter(), null)).code());
+      }));
+      fit.run(trainIter(), null);
+      assertEquals(List.of(1, 1, 1, 1), codes);
+      assertEquals(2, fit.epoch());
+      fit.close();
+      assertCode(MxcException.INVALID_HANDLE, fit::epoch);
+    }
+  }
+
+  @Test
   void listenerStopsTheRun() {
     try (Scope s = Scope.open()) {
       Fit fit = newFit(new Fit.Options().epochs(5));
