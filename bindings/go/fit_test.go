@@ -301,6 +301,39 @@ func TestFitCannotBeClosedOrRunAgainFromItsListener(t *testing.T) {
 	}
 }
 
+// The options reach C's fit: schedule, early stopping, CSV and
+// TensorBoard logs.
+func TestFitOptionsReachTheCFit(t *testing.T) {
+	d := writeFitData(t)
+	out := t.TempDir()
+	csv, tb := filepath.Join(out, "log.csv"), filepath.Join(out, "tb")
+	err := WithScope(func() error {
+		_, fit := newRun(t, WithEpochs(5), WithLRCosine(15, 0.001),
+			WithEarlyStopping(1, 1e9, "train_loss"), WithCSV(csv), WithTensorBoard(tb))
+		if err := fit.Run(iter(t, d.train, d.trainLabels, 16), nil); err != nil {
+			return err
+		}
+		if fit.Epoch() != 2 { // epoch 2 cannot improve by 1e9: stop
+			t.Errorf("early stopping: %d epochs, want 2", fit.Epoch())
+		}
+		if lr := ok(fit.Value("lr")); math.Abs(lr-0.001) > 1e-12 {
+			t.Errorf("lr %v past max_update, want final_lr 0.001", lr)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := strings.Split(strings.TrimSpace(string(ok(os.ReadFile(csv)))), "\n")
+	if len(rows) != 3 || !strings.HasPrefix(rows[0], "epoch,train_loss") {
+		t.Errorf("CSV rows %q", rows)
+	}
+	files := ok(os.ReadDir(tb))
+	if len(files) != 1 || !strings.HasPrefix(files[0].Name(), "events.out.tfevents.") {
+		t.Errorf("TensorBoard files %v", files)
+	}
+}
+
 func TestListenerStopsTheRun(t *testing.T) {
 	d := writeFitData(t)
 	err := WithScope(func() error {

@@ -221,6 +221,25 @@ class FitTest {
     }
   }
 
+  /** The typed options reach C's fit: schedule, early stopping, CSV and TensorBoard logs. */
+  @Test
+  void optionsReachTheCFit() throws IOException {
+    Path csv = dir.resolve("log.csv"), tb = dir.resolve("tb");
+    try (Scope s = Scope.open()) {
+      Fit fit = newFit(new Fit.Options().epochs(5).lrCosine(15, 0.001)
+          .earlyStopping(1, 1e9, "train_loss").csv(csv.toString()).tensorboard(tb.toString()));
+      fit.run(trainIter(), null);
+      assertEquals(2, fit.epoch()); // epoch 2 cannot improve by 1e9: stop
+      assertEquals(0.001, fit.value("lr"), 1e-12); // past max_update: final_lr
+    }
+    List<String> rows = Files.readAllLines(csv);
+    assertEquals(3, rows.size(), rows.toString());
+    assertTrue(rows.get(0).startsWith("epoch,train_loss"), rows.get(0));
+    try (var files = Files.list(tb)) {
+      assertTrue(files.anyMatch(f -> f.getFileName().toString().startsWith("events.out.tfevents.")));
+    }
+  }
+
   @Test
   void listenerStopsTheRun() {
     try (Scope s = Scope.open()) {
