@@ -44,6 +44,49 @@ func NewIDXIter(images, labels string, batch int64, shuffle bool, seed int64) (*
 	return it, nil
 }
 
+// NewIDXIterLayout is NewIDXIter with the layout chosen: flat gives
+// (batch, rows*cols) batches (an MLP), else (batch, 1, rows, cols) (a
+// CNN); discardLast drops an incomplete last batch (training) instead of
+// padding it (evaluation; fit leaves pad rows out of its metrics).
+func NewIDXIterLayout(images, labels string, batch int64, shuffle bool, seed int64, flat, discardLast bool) (*DataIter, error) {
+	if err := cstr("path", images+labels); err != nil {
+		return nil, err
+	}
+	return newIter(func() cmxc.DataIterHandle {
+		return cmxc.Data_iter_idx_layout(images, labels, batch, b2i(shuffle), seed, b2i(flat), b2i(discardLast))
+	})
+}
+
+// NewCSVIter reads CSV rows of numbers (no header; the field count of the
+// first row), with labels from a second CSV file ("" for none), in file
+// order; the last batch is padded.
+func NewCSVIter(data, labels string, batch int64) (*DataIter, error) {
+	if err := cstr("path", data+labels); err != nil {
+		return nil, err
+	}
+	return newIter(func() cmxc.DataIterHandle { return cmxc.Data_iter_csv(data, labels, batch) })
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// newIter wraps the iterator make returns, pinned to the OS thread.
+func newIter(make func() cmxc.DataIterHandle) (*DataIter, error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	h := make()
+	if h == nil || h.Swigcptr() == 0 {
+		return nil, lastError()
+	}
+	it := &DataIter{h: h.Swigcptr()}
+	runtime.SetFinalizer(it, (*DataIter).Close)
+	return it, nil
+}
+
 // NewImageRecordIter is MXNet's ImageRecordIter over a RecordIO file of
 // image records, with its parameters by name (path_imgrec, data_shape
 // "(3,224,224)", batch_size, shuffle, seed, resize, rand_crop,

@@ -180,6 +180,9 @@ MXCJ_HANDLE(mxc_predictor)
 MXCJ_HANDLE(mxcb_predictor_spec *)
 MXCJ_HANDLE(mxc_kvstore)
 MXCJ_HANDLE(mxc_scope)
+MXCJ_HANDLE(mxc_block)
+MXCJ_HANDLE(mxc_optimizer)
+MXCJ_HANDLE(mxc_fit)
 
 /* ---- HANDLES / SYMBOLS: long[] (null = none) --------------------------- */
 %define MXCJ_HANDLE_ARRAY(TYPE, PTR, COUNT)
@@ -296,6 +299,12 @@ MXCJ_PRIM_ARRAY(float *, FLOATS_OUT, int, N_FLOATS_OUT, jfloatArray, float[], jf
 %typemap(jstype) jarray "Object"
 %typemap(javain) jarray "$javainput"
 %typemap(in) jarray "$1 = $input;"
+/* A Java object passed through to C (a fit listener's target). */
+%typemap(jni) jobject "jobject"
+%typemap(jtype) jobject "Object"
+%typemap(jstype) jobject "Object"
+%typemap(javain) jobject "$javainput"
+%typemap(in) jobject "$1 = $input;"
 
 /* ---- errors ------------------------------------------------------------ */
 #define MXCB_CUSTOM_EXCEPTION
@@ -379,5 +388,86 @@ static mxc_ndarray mxcb_java_invoke2(mxc_op op, mxc_ndarray a, mxc_ndarray b) {
   return mxcb__check(mxc_op_invoke(op, NULL, NULL, 0, in, 2, &out, 1, NULL))
              ? NULL
              : out;
+}
+/* ---- fit listeners: C calling back into the JVM -------------------------
+ * A listener is a Java object with a method `int event(int)` (org.mxc.Fit's
+ * dispatcher), held by a global reference until the fit is freed. The C
+ * callback runs on the thread in mxc_fit_run, a Java thread already, but
+ * attaches (and detaches again) any thread that is not, so a fit freed by
+ * a native thread still releases the reference. The dispatcher catches
+ * every Throwable and returns an MXC_ERR_* code; an exception escaping it
+ * anyway (an Error thrown while handling one) is cleared here and becomes
+ * MXC_ERR_INTERNAL, so no Java exception is ever pending while mxc's C
+ * code runs. The call creates no local references (int in, int out). */
+typedef struct {
+  JavaVM *vm;
+  jobject target;     /* global reference */
+  jmethodID method;   /* int event(int) */
+} mxcj_listener;
+
+/* The calling thread's JNIEnv, attaching it when needed (*attached = 1:
+ * the caller detaches). NULL when the VM cannot attach it. */
+static JNIEnv *mxcj_env(JavaVM *vm, int *attached) {
+  JNIEnv *env = NULL;
+  *attached = 0;
+  if ((*vm)->GetEnv(vm, (void **)&env, JNI_VERSION_1_8) == JNI_OK) return env;
+  if ((*vm)->AttachCurrentThread(vm, (void **)&env, NULL) != JNI_OK) return NULL;
+  *attached = 1;
+  return env;
+}
+
+static int mxcj_fit_event(void *user, int event, mxc_fit fit) {
+  mxcj_listener *l = (mxcj_listener *)user;
+  int attached = 0;
+  JNIEnv *env = mxcj_env(l->vm, &attached);
+  jint rc;
+  (void)fit; /* the dispatcher reads values through its own handle */
+  if (env == NULL) return MXC_ERR_INTERNAL;
+  rc = (*env)->CallIntMethod(env, l->target, l->method, (jint)event);
+  if ((*env)->ExceptionCheck(env)) {
+    (*env)->ExceptionClear(env);
+    rc = MXC_ERR_INTERNAL;
+  }
+  if (attached) (*l->vm)->DetachCurrentThread(l->vm);
+  return (int)rc;
+}
+
+static void mxcj_listener_free(void *user) {
+  mxcj_listener *l = (mxcj_listener *)user;
+  int attached = 0;
+  JNIEnv *env = mxcj_env(l->vm, &attached);
+  if (env != NULL) (*env)->DeleteGlobalRef(env, l->target);
+  if (attached) (*l->vm)->DetachCurrentThread(l->vm);
+  free(l);
+}
+
+/* Adds target (an object with `int event(int)`) as a listener of fit. */
+static void mxcb_java_fit_add_listener(JNIEnv *jenv_, mxc_fit fit,
+                                       jobject target) {
+  mxcj_listener *l;
+  jclass cls;
+  mxcb__begin();
+  if (target == NULL) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT, "listener is null");
+    return;
+  }
+  l = (mxcj_listener *)calloc(1, sizeof *l);
+  if (l == NULL) {
+    mxcb__fail_msg(MXC_ERR_OOM, "out of memory for a listener");
+    return;
+  }
+  cls = (*jenv_)->GetObjectClass(jenv_, target);
+  l->method = (*jenv_)->GetMethodID(jenv_, cls, "event", "(I)I");
+  (*jenv_)->DeleteLocalRef(jenv_, cls);
+  if (l->method == NULL ||  /* NoSuchMethodError pending */
+      (*jenv_)->GetJavaVM(jenv_, &l->vm) != JNI_OK ||
+      (l->target = (*jenv_)->NewGlobalRef(jenv_, target)) == NULL) {
+    free(l);
+    if (!(*jenv_)->ExceptionCheck(jenv_))
+      mxcb__fail_msg(MXC_ERR_INTERNAL, "cannot hold the listener");
+    return;
+  }
+  /* On failure mxc_fit_add_listener runs mxcj_listener_free itself. */
+  mxcb__check(mxc_fit_add_listener(fit, mxcj_fit_event, l, mxcj_listener_free));
 }
 %}

@@ -51,6 +51,11 @@
 %rename("$ignore", regexmatch$name="^mxc_custom_") "";
 /* Nor the KVStore's updater callback (C and Python only). */
 %rename("$ignore", regexmatch$name="^mxc_kvstore_updater") "";
+/* A block's forward pass and fit's listeners call back into the language:
+ * each language file wraps the listener its own way (mxc_java.i,
+ * cmxc.swig); the C callback types stay out. */
+%rename("$ignore", regexmatch$name="^mxc_block_forward_fn") "";
+%rename("$ignore", regexmatch$name="^mxc_fit_listener_fn") "";
 %rename("%(strip:[mxcb_])s", regexmatch$name="^mxcb_[a-z]") "";
 
 /* Handles as classes with destructors. The structs are opaque in C: the
@@ -70,6 +75,9 @@
 %rename(PredictorSpecHandle) mxcb_predictor_spec;
 %rename(KVStoreHandle) mxc_kvstore_s;
 %rename(ScopeHandle) mxc_scope_s;
+%rename(BlockHandle) mxc_block_s;
+%rename(OptimizerHandle) mxc_optimizer_s;
+%rename(FitHandle) mxc_fit_s;
 /* A scope is ended explicitly (scope_end), never by a destructor: it must
  * end on its own thread, innermost first. */
 %nodefaultdtor mxc_scope_s;
@@ -89,6 +97,9 @@ struct mxc_predictor_s {};
 struct mxcb_predictor_spec {};
 struct mxc_kvstore_s {};
 struct mxc_scope_s {};
+struct mxc_block_s {};
+struct mxc_optimizer_s {};
+struct mxc_fit_s {};
 %extend mxc_ndarray_s { ~mxc_ndarray_s() { mxc_ndarray_free($self); } }
 %extend mxc_symbol_s { ~mxc_symbol_s() { mxc_symbol_free($self); } }
 %extend mxc_executor_s { ~mxc_executor_s() { mxc_executor_free($self); } }
@@ -104,6 +115,9 @@ struct mxc_scope_s {};
   ~mxcb_predictor_spec() { mxcb_predictor_spec_free($self); }
 }
 %extend mxc_kvstore_s { ~mxc_kvstore_s() { mxc_kvstore_free($self); } }
+%extend mxc_block_s { ~mxc_block_s() { mxc_block_free($self); } }
+%extend mxc_optimizer_s { ~mxc_optimizer_s() { mxc_optimizer_free($self); } }
+%extend mxc_fit_s { ~mxc_fit_s() { mxc_fit_free($self); } }
 %clearnodefaultctor;
 
 /* New objects: the caller owns the result. */
@@ -129,6 +143,8 @@ struct mxc_scope_s {};
 %newobject mxcb_executor_grad;
 %newobject mxcb_executor_aux;
 %newobject mxcb_data_iter_idx;
+%newobject mxcb_data_iter_idx_layout;
+%newobject mxcb_data_iter_csv;
 %newobject mxcb_data_iter_data;
 %newobject mxcb_data_iter_label;
 %newobject mxcb_data_iter_image_record;
@@ -147,6 +163,13 @@ struct mxc_scope_s {};
 %newobject mxcb_profiler_stats;
 %newobject mxcb_kvstore_create;
 %newobject mxcb_handle_dump;
+%newobject mxcb_block_create;
+%newobject mxcb_block_child;
+%newobject mxcb_block_forward;
+%newobject mxcb_block_param;
+%newobject mxcb_block_param_grad;
+%newobject mxcb_optimizer_create;
+%newobject mxcb_fit_create;
 /* Strings made by mxc are freed by mxc. */
 %typemap(newfree) char * "mxc_string_free($1);";
 
@@ -180,6 +203,9 @@ struct mxc_scope_s {};
 %noexception mxcb_checkpoint_free;
 %noexception mxcb_predictor_spec_free;
 %noexception mxcb_kvstore_free;
+%noexception mxcb_block_free;
+%noexception mxcb_optimizer_free;
+%noexception mxcb_fit_free;
 /* Destructors neither fail nor reset the flag: without these, freeing an
  * object right after a failed call would raise that failure again. */
 %noexception mxc_ndarray_s::~mxc_ndarray_s;
@@ -192,6 +218,9 @@ struct mxc_scope_s {};
 %noexception mxc_predictor_s::~mxc_predictor_s;
 %noexception mxcb_predictor_spec::~mxcb_predictor_spec;
 %noexception mxc_kvstore_s::~mxc_kvstore_s;
+%noexception mxc_block_s::~mxc_block_s;
+%noexception mxc_optimizer_s::~mxc_optimizer_s;
+%noexception mxc_fit_s::~mxc_fit_s;
 
 #define MXC_API
 %include "mxc/mxc.h"

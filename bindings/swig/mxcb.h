@@ -36,6 +36,7 @@
 #ifndef MXC_BINDINGS_MXCB_H_
 #define MXC_BINDINGS_MXCB_H_
 
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -602,6 +603,40 @@ static inline mxc_data_iter mxcb_data_iter_idx(const char *images, const char *l
   return mxcb__check(mxc_data_iter_idx_create(images, labels, batch_size,
                                               shuffle, (uint64_t)seed, 1, 1,
                                               MXC_LAST_BATCH_PAD, &out))
+             ? NULL
+             : out;
+}
+
+/* As mxcb_data_iter_idx with the layout chosen: flat != 0 gives (batch,
+ * rows * cols), else (batch, 1, rows, cols); discard_last != 0 drops an
+ * incomplete last batch (training), else pads it (evaluation). */
+static inline mxc_data_iter mxcb_data_iter_idx_layout(const char *images,
+                                                      const char *labels,
+                                                      int64_t batch_size,
+                                                      int shuffle, int64_t seed,
+                                                      int flat,
+                                                      int discard_last) {
+  mxc_data_iter out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_data_iter_idx_create(
+             images, labels, batch_size, shuffle, (uint64_t)seed, flat, 1,
+             discard_last ? MXC_LAST_BATCH_DISCARD : MXC_LAST_BATCH_PAD, &out))
+             ? NULL
+             : out;
+}
+
+/* CSV data rows with labels in a second CSV file (labels NULL or "":
+ * none; Go cannot pass NULL),
+ * every row's field count taken from the first, no header; last batch
+ * padded. */
+static inline mxc_data_iter mxcb_data_iter_csv(const char *data,
+                                               const char *labels,
+                                               int64_t batch_size) {
+  mxc_data_iter out = NULL;
+  mxcb__begin();
+  if (labels != NULL && labels[0] == '\0') labels = NULL;
+  return mxcb__check(mxc_data_iter_csv_create(data, labels, 0, batch_size, 0,
+                                              -1, MXC_LAST_BATCH_PAD, &out))
              ? NULL
              : out;
 }
@@ -1325,6 +1360,195 @@ static inline void mxcb_handle_tag_set(const char *tag) {
 static inline void mxcb_handle_tag(int64_t handle, const char *tag) {
   mxcb__begin();
   mxcb__check(mxc_handle_tag((const void *)(intptr_t)handle, tag));
+}
+
+/* ---- layers, optimizers, fit (mxc_block_*, mxc_optimizer_*, mxc_fit_*) -- */
+/* KV everywhere below: configuration strings (k0, v0, k1, v1, ...) as
+ * mxc_block_create, mxc_optimizer_create and mxc_fit_create take them.
+ * Listeners (callbacks into the language) are per language: see
+ * mxc_java.i and cmxc.swig. */
+
+static inline void mxcb_block_free(mxc_block b) { mxc_block_free(b); }
+
+static inline mxc_block mxcb_block_create(const char *kind, const char *name,
+                                          const char *const *KV, int N_KV) {
+  const char *keys[MXCB__MAX_PARAMS], *vals[MXCB__MAX_PARAMS];
+  mxc_block out = NULL;
+  mxcb__begin();
+  if (!mxcb__split_kv(KV, N_KV, keys, vals)) return NULL;
+  return mxcb__check(mxc_block_create(kind, name, keys, vals, N_KV / 2, &out))
+             ? NULL
+             : out;
+}
+
+static inline void mxcb_block_add(mxc_block b, mxc_block child) {
+  mxcb__begin();
+  mxcb__check(mxc_block_add(b, child));
+}
+
+/* -1 on failure. */
+static inline int mxcb_block_num_children(mxc_block b) {
+  int n = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_block_num_children(b, &n)) ? -1 : n;
+}
+
+/* A new handle on child i. */
+static inline mxc_block mxcb_block_child(mxc_block b, int i) {
+  mxc_block out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_block_child(b, i, &out)) ? NULL : out;
+}
+
+/* Borrowed; the language copies it. */
+static inline const char *mxcb_block_name(mxc_block b) {
+  const char *s = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_block_name(b, &s)) ? NULL : s;
+}
+
+static inline void mxcb_block_initialize(mxc_block b, const char *method,
+                                         const char *const *KV, int N_KV,
+                                         int force) {
+  const char *keys[MXCB__MAX_PARAMS], *vals[MXCB__MAX_PARAMS];
+  mxcb__begin();
+  if (!mxcb__split_kv(KV, N_KV, keys, vals)) return;
+  mxcb__check(mxc_block_initialize(b, method, keys, vals, N_KV / 2, force));
+}
+
+/* A new array: the forward pass on HANDLES. */
+static inline mxc_ndarray mxcb_block_forward(mxc_block b,
+                                             const mxc_ndarray *HANDLES,
+                                             int N_HANDLES) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_block_forward(b, N_HANDLES, HANDLES, &out)) ? NULL
+                                                                     : out;
+}
+
+static inline int mxcb_block_num_params(mxc_block b) {
+  int n = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_block_num_params(b, &n)) ? -1 : n;
+}
+
+static inline const char *mxcb_block_param_name(mxc_block b, int i) {
+  const char *s = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_block_param_name(b, i, &s)) ? NULL : s;
+}
+
+/* New handles on parameter i's values / gradient buffer. */
+static inline mxc_ndarray mxcb_block_param(mxc_block b, int i) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_block_param(b, i, &out)) ? NULL : out;
+}
+
+static inline mxc_ndarray mxcb_block_param_grad(mxc_block b, int i) {
+  mxc_ndarray out = NULL;
+  mxcb__begin();
+  return mxcb__check(mxc_block_param_grad(b, i, &out)) ? NULL : out;
+}
+
+static inline void mxcb_block_save_params(mxc_block b, const char *path) {
+  mxcb__begin();
+  mxcb__check(mxc_block_save_params(b, path));
+}
+
+static inline void mxcb_block_load_params(mxc_block b, const char *path) {
+  mxcb__begin();
+  mxcb__check(mxc_block_load_params(b, path));
+}
+
+static inline void mxcb_block_hybridize(mxc_block b, int active) {
+  mxcb__begin();
+  mxcb__check(mxc_block_hybridize(b, active));
+}
+
+static inline void mxcb_block_export(mxc_block b, const char *prefix,
+                                     int epoch) {
+  mxcb__begin();
+  mxcb__check(mxc_block_export(b, prefix, epoch));
+}
+
+static inline void mxcb_optimizer_free(mxc_optimizer o) {
+  mxc_optimizer_free(o);
+}
+
+static inline mxc_optimizer mxcb_optimizer_create(mxc_block b,
+                                                  const char *update_op,
+                                                  const char *const *KV,
+                                                  int N_KV) {
+  const char *keys[MXCB__MAX_PARAMS], *vals[MXCB__MAX_PARAMS];
+  mxc_optimizer out = NULL;
+  mxcb__begin();
+  if (!mxcb__split_kv(KV, N_KV, keys, vals)) return NULL;
+  return mxcb__check(mxc_optimizer_create(b, update_op, keys, vals, N_KV / 2,
+                                          &out))
+             ? NULL
+             : out;
+}
+
+static inline void mxcb_optimizer_step(mxc_optimizer o, int64_t batch_size) {
+  mxcb__begin();
+  mxcb__check(mxc_optimizer_step(o, batch_size));
+}
+
+static inline void mxcb_optimizer_set_lr(mxc_optimizer o, double lr) {
+  mxcb__begin();
+  mxcb__check(mxc_optimizer_set_lr(o, lr));
+}
+
+/* -1 on failure (a rate is never negative). */
+static inline double mxcb_optimizer_get_lr(mxc_optimizer o) {
+  double lr = -1;
+  mxcb__begin();
+  return mxcb__check(mxc_optimizer_get_lr(o, &lr)) ? -1 : lr;
+}
+
+static inline void mxcb_fit_free(mxc_fit f) { mxc_fit_free(f); }
+
+static inline mxc_fit mxcb_fit_create(mxc_block net, mxc_block loss,
+                                      mxc_optimizer opt,
+                                      const char *const *KV, int N_KV) {
+  const char *keys[MXCB__MAX_PARAMS], *vals[MXCB__MAX_PARAMS];
+  mxc_fit out = NULL;
+  mxcb__begin();
+  if (!mxcb__split_kv(KV, N_KV, keys, vals)) return NULL;
+  return mxcb__check(mxc_fit_create(net, loss, opt, keys, vals, N_KV / 2,
+                                    &out))
+             ? NULL
+             : out;
+}
+
+/* val may be NULL (no validation). */
+static inline void mxcb_fit_run(mxc_fit f, mxc_data_iter train,
+                                mxc_data_iter val) {
+  mxcb__begin();
+  mxcb__check(mxc_fit_run(f, train, val));
+}
+
+/* A value of the run (see mxc_fit_value); NaN on failure. */
+static inline double mxcb_fit_value(mxc_fit f, const char *name) {
+  double v = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_fit_value(f, name, &v)) ? (double)NAN : v;
+}
+
+static inline void mxcb_fit_stop(mxc_fit f) {
+  mxcb__begin();
+  mxcb__check(mxc_fit_stop(f));
+}
+
+static inline void mxcb_fit_save_checkpoint(mxc_fit f, const char *path) {
+  mxcb__begin();
+  mxcb__check(mxc_fit_save_checkpoint(f, path));
+}
+
+static inline void mxcb_fit_load_checkpoint(mxc_fit f, const char *path) {
+  mxcb__begin();
+  mxcb__check(mxc_fit_load_checkpoint(f, path));
 }
 
 #endif /* MXC_BINDINGS_MXCB_H_ */

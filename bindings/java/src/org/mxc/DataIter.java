@@ -33,6 +33,27 @@ public final class DataIter extends NativeObject {
   }
 
   /**
+   * An iterator over IDX files with the layout chosen: flat gives (batch,
+   * rows * cols) batches (an MLP), else (batch, 1, rows, cols) (a CNN);
+   * discardLast drops an incomplete last batch (training), else it is
+   * padded (evaluation; fit leaves the pad rows out of its metrics).
+   */
+  public static DataIter idx(String images, String labels, long batchSize, boolean shuffle,
+      long seed, boolean flat, boolean discardLast) {
+    return new DataIter(MxcNative.data_iter_idx_layout(images, labels, batchSize,
+        shuffle ? 1 : 0, seed, flat ? 1 : 0, discardLast ? 1 : 0));
+  }
+
+  /**
+   * CSV rows of numbers (no header; the field count of the first row) with
+   * the labels in a second CSV file (null: none), in file order, the last
+   * batch padded.
+   */
+  public static DataIter csv(String data, String labels, long batchSize) {
+    return new DataIter(MxcNative.data_iter_csv(data, labels, batchSize));
+  }
+
+  /**
    * MXNet's ImageRecordIter over a {@code .rec} of image records, with its
    * parameters by name (path_imgrec, data_shape, batch_size, shuffle,
    * seed, resize, rand_crop, rand_mirror, mean_r, ..., as

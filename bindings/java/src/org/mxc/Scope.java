@@ -3,9 +3,9 @@ package org.mxc;
 import org.mxc.swig.MxcNative;
 
 /**
- * A memory scope: every NDArray, Symbol, Executor, DataIter, Predictor or
- * RecordIO this thread makes while the scope is its innermost open one is
- * freed when the scope closes, unless moved out first ({@link
+ * A memory scope: every NDArray, Symbol, Executor, DataIter, Predictor,
+ * RecordIO, Block, Optimizer or Fit this thread makes while the scope is
+ * its innermost open one is freed when the scope closes, unless moved out first ({@link
  * NDArray#keep()} to the enclosing scope, {@link NDArray#detachFromScope()} out of
  * every scope). One implementation for every binding: mxc_scope_* in the
  * C library.
@@ -49,7 +49,8 @@ public final class Scope implements AutoCloseable {
           DataIter.class.getName(), Predictor.class.getName(), RecordIO.class.getName(),
           Autograd.class.getName(), Checkpoint.class.getName(), PredictorPool.class.getName(),
           Image.class.getName(), ImageRecord.class.getName(), Metric.class.getName(),
-          Mxc.class.getName(), Profiler.class.getName());
+          Mxc.class.getName(), Profiler.class.getName(), Block.class.getName(),
+          Optimizer.class.getName(), Fit.class.getName());
 
   private Scope(long handle, Scope parent, String tag) {
     this.handle = handle;
@@ -151,7 +152,8 @@ public final class Scope implements AutoCloseable {
         .walk(
             frames ->
                 frames
-                    .filter(f -> !BINDING.contains(f.getClassName()))
+                    .filter(f -> !BINDING.contains(f.getClassName())
+                        && !f.getClassName().startsWith("org.mxc.nn."))
                     .findFirst()
                     .map(f -> f.getFileName() + ":" + f.getLineNumber())
                     .orElse("(unknown)"));
