@@ -414,7 +414,8 @@ static void print_progress(mxc__fit *f, int done) {
   double t = now_s();
   if (!done && t - f->last_print < 0.1) return;
   f->last_print = t;
-  printf("\repoch %d/%d batch %lld loss %.4f", f->epoch + 1, f->epochs,
+  /* The epoch line ends after f->epoch moved on to the next one. */
+  printf("\repoch %d/%d batch %lld loss %.4f", f->epoch + !done, f->epochs,
          (long long)f->batch, ratio(f->loss_sum, f->count));
   if (f->correct || f->count) printf(" acc %.4f", ratio((double)f->correct, f->count));
   printf(" %.1f samples/s", f->samples_per_sec);

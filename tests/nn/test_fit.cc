@@ -398,6 +398,9 @@ std::string progress_output(const char *progress) {
 TEST(Fit, ProgressLineOnRequestQuietOtherwise) {
   std::string out = progress_output("1");
   EXPECT_NE(out.find("\repoch 1/2 batch "), std::string::npos) << out;
+  // Each epoch's finished line names that epoch (it once said 3/2).
+  EXPECT_NE(out.find("\repoch 2/2 batch "), std::string::npos) << out;
+  EXPECT_EQ(out.find("epoch 3/2"), std::string::npos) << out;
   EXPECT_NE(out.find("samples/s"), std::string::npos) << out;
   EXPECT_NE(out.find(" loss "), std::string::npos) << out;
   EXPECT_NE(out.find("val_acc "), std::string::npos) << out;
