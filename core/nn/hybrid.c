@@ -1,12 +1,14 @@
-/* Hybridized blocks: the block's symbol (export.c) bound once per input
- * shape to an executor over the block's own parameter arrays (shared, so
+/* Hybridized blocks: the block's symbol (export.c), or for blocks holding
+ * a user block the graph traced from a forward pass (trace.c), bound once
+ * per input shape to an executor over the block's own parameter arrays (shared, so
  * optimizer steps and loads are seen), and run through it (fusion, memory
  * plan, the inference passes) whenever the thread does not record.
  * Recorded forward passes run imperatively: autograd differentiates the
  * operators one by one, so training a hybridized block works as before.
  * The binding is dropped and made again when the input's shape, dtype or
  * device changes, when a parameter array was replaced (initialize with
- * force) or when the block tree changed (blocks added). */
+ * force) or when the block tree changed (blocks added); a traced graph is
+ * traced again then, so a new batch size gets a new trace. */
 #include <string.h>
 
 #include "core/autograd/autograd.h"
@@ -18,6 +20,7 @@
 #include "core/resource/training.h"
 
 struct mxc__nn_hybrid {
+  mxc__symbol *sym; /* the bound graph (export reads a traced one) */
   mxc__executor *ex;
   mxc__ndarray *data; /* the bound input, copied into at each forward */
   int n_params, n_blocks;
@@ -26,6 +29,7 @@ struct mxc__nn_hybrid {
 
 void mxc__nn_hybrid_free(mxc__nn_hybrid *h) {
   if (!h) return;
+  mxc__symbol_free(h->sym);
   mxc__executor_free(h->ex);
   mxc__ndarray_free(h->data);
   mxc__free(h->chunks);
@@ -115,10 +119,11 @@ static int hybrid_bind(mxc__block *b, const mxc__ndarray *x,
   if (rc == MXC_OK) {
     rc = mxc__ndarray_create(&x->shape, x->dtype, x->chunk->dev, 0, &h->data);
   }
-  mxc__symbol *sym = NULL;
-  if (rc == MXC_OK) rc = mxc__block_symbol(b, &sym);
-  if (rc == MXC_OK) rc = bind_sym(sym, h, ps, n);
-  mxc__symbol_free(sym);
+  if (rc == MXC_OK) {
+    rc = mxc__block_first_unsymbolic(b) ? mxc__nn_trace(b, x, &h->sym)
+                                        : mxc__block_symbol(b, &h->sym);
+  }
+  if (rc == MXC_OK) rc = bind_sym(h->sym, h, ps, n);
   if (rc != MXC_OK) {
     mxc__nn_hybrid_free(h);
     return rc;
@@ -181,11 +186,27 @@ int mxc__nn_hybrid_wanted(mxc__block *b, int n_in) {
 }
 
 int mxc__block_hybridize(mxc__block *b, int active) {
-  /* Blocks without a symbol are refused now rather than at each forward
-   * (parameters not made yet do not matter here). */
-  if (active) MXC_FORWARD_IF_ERROR(mxc__block_check_symbolic(b));
+  /* Losses are refused now rather than left imperative at each forward
+   * (hybridized forward passes take one input). */
+  MXC_RETURN_ERROR_IF(active && !b->fn && b->kind->n_in > 1,
+                      MXC_ERR_UNSUPPORTED,
+                      "hybridize: block '%s' is a %s, which takes %d inputs; "
+                      "hybridized blocks take one",
+                      b->name, b->kind->name, b->kind->n_in);
   b->hybridize = active != 0;
   mxc__nn_hybrid_free(b->hybrid);
   b->hybrid = NULL;
   return MXC_OK;
+}
+
+int mxc__nn_hybrid_symbol(mxc__block *b, mxc__symbol **out) {
+  const mxc__block *u = mxc__block_first_unsymbolic(b);
+  if (!u) return mxc__block_symbol(b, out);
+  MXC_RETURN_ERROR_IF(!b->hybrid, MXC_ERR_UNSUPPORTED,
+                      "block '%s' has no graph: '%s' is a %s, whose graph is "
+                      "traced from a forward pass (hybridize '%s' and run a "
+                      "forward pass first)",
+                      b->name, u->name, u->fn ? "user block" : u->kind->name,
+                      b->name);
+  return mxc__symbol_copy(b->hybrid->sym, out);
 }
