@@ -686,8 +686,7 @@ done:
  *
  * These raise their own errors (mxcr__ok), so the %exception check of the
  * mxcb functions above, which reads mxcb's flag, is turned off for them. */
-%exception;
-%inline %{
+%{
 #define MXCR__HANDLE_FIN(NAME, FREE, TYPE)   \
   static void NAME(SEXP p) {                 \
     void *h = R_ExternalPtrAddr(p);          \
@@ -759,6 +758,50 @@ static SEXP mxcr__array(mxc_ndarray a) {
   return p;
 }
 
+/* ---- fit ---- */
+
+/* Set by the listener when the R dispatcher failed or did not return
+ * TRUE; read by mxcb_r_fit_run (R runs one fit at a time per thread). */
+static int mxcr__listener_failed;
+
+typedef struct mxcr__event {
+  SEXP fn;
+  int event;
+  mxc_fit fit;
+  int ok;
+} mxcr__event;
+
+/* Calls fn(event, fit) with the fit lent as an external pointer without
+ * finalizer, cleared afterwards (kept beyond the call it is a freed
+ * object; mxc's handle checks catch it in any case). */
+static void mxcr__listener_eval(void *data) {
+  mxcr__event *e = (mxcr__event *)data;
+  SEXP f = PROTECT(R_MakeExternalPtr(e->fit, Rf_install("mx_fit"), R_NilValue));
+  SEXP call;
+  Rf_setAttrib(f, R_ClassSymbol, Rf_mkString("mx_fit"));
+  call = PROTECT(Rf_lang3(e->fn, Rf_ScalarInteger(e->event), f));
+  e->ok = Rf_asLogical(Rf_eval(call, R_GlobalEnv)) == TRUE;
+  R_ClearExternalPtr(f);
+  UNPROTECT(2);
+}
+
+static int mxcr__listener(void *user, int event, mxc_fit fit) {
+  mxcr__event e;
+  e.fn = (SEXP)user;
+  e.event = event;
+  e.fit = fit;
+  e.ok = 0;
+  if (R_ToplevelExec(mxcr__listener_eval, &e) && e.ok) return MXC_OK;
+  mxcr__listener_failed = 1;
+  return MXC_ERR_INVALID_ARGUMENT;
+}
+
+static void mxcr__release(void *user) { R_ReleaseObject((SEXP)user); }
+
+%}
+
+%exception;
+%inline %{
 /* A block of `kind` named name ("" for automatic) with kv's keys. */
 static SEXP mxcb_r_block_create(SEXP kind, SEXP name, SEXP kv) {
   const char **k, **v;
@@ -855,46 +898,6 @@ static SEXP mxcb_r_optimizer_create(SEXP block, SEXP op, SEXP kv) {
                                 k, v, n, &o));
   return mxcr__own(o, "mx_optimizer", mxcr__fin_optimizer);
 }
-
-/* ---- fit ---- */
-
-/* Set by the listener when the R dispatcher failed or did not return
- * TRUE; read by mxcb_r_fit_run (R runs one fit at a time per thread). */
-static int mxcr__listener_failed;
-
-typedef struct mxcr__event {
-  SEXP fn;
-  int event;
-  mxc_fit fit;
-  int ok;
-} mxcr__event;
-
-/* Calls fn(event, fit) with the fit lent as an external pointer without
- * finalizer, cleared afterwards (kept beyond the call it is a freed
- * object; mxc's handle checks catch it in any case). */
-static void mxcr__listener_eval(void *data) {
-  mxcr__event *e = (mxcr__event *)data;
-  SEXP f = PROTECT(R_MakeExternalPtr(e->fit, Rf_install("mx_fit"), R_NilValue));
-  SEXP call;
-  Rf_setAttrib(f, R_ClassSymbol, Rf_mkString("mx_fit"));
-  call = PROTECT(Rf_lang3(e->fn, Rf_ScalarInteger(e->event), f));
-  e->ok = Rf_asLogical(Rf_eval(call, R_GlobalEnv)) == TRUE;
-  R_ClearExternalPtr(f);
-  UNPROTECT(2);
-}
-
-static int mxcr__listener(void *user, int event, mxc_fit fit) {
-  mxcr__event e;
-  e.fn = (SEXP)user;
-  e.event = event;
-  e.fit = fit;
-  e.ok = 0;
-  if (R_ToplevelExec(mxcr__listener_eval, &e) && e.ok) return MXC_OK;
-  mxcr__listener_failed = 1;
-  return MXC_ERR_INVALID_ARGUMENT;
-}
-
-static void mxcr__release(void *user) { R_ReleaseObject((SEXP)user); }
 
 /* A fit of net with loss and opt, keys kv and the R dispatcher listener
  * (a function of the event code and the lent fit returning TRUE to go
