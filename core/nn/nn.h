@@ -187,9 +187,21 @@ int mxc__block_hybridize(mxc__block *b, int active);
  * MXC_ERR_UNSUPPORTED naming the block when there is neither (not
  * hybridized, or no hybridized forward pass yet). *out new. */
 int mxc__nn_hybrid_symbol(mxc__block *b, struct mxc__symbol **out);
+/* 1 when b is hybridized, takes n_in == 1 input and its parameters are
+ * made (its graph can be bound). */
+int mxc__nn_hybrid_ready(mxc__block *b, int n_in);
 /* 1 when b's next forward on n_in inputs goes through its executor:
- * hybridized, one input, not recording, parameters made. */
+ * ready and not recording. */
 int mxc__nn_hybrid_wanted(mxc__block *b, int n_in);
+/* A training step through the executor (fit on a ready block): the
+ * training forward pass on x with gradients bound to the parameters'
+ * gradient buffers; *out = a new copy of the output marked as an autograd
+ * variable (the loss is recorded on it). After the loss's backward pass
+ * filled out's gradient, mxc__nn_hybrid_backward runs the executor's
+ * backward pass with it, writing every parameter's gradient. */
+int mxc__nn_hybrid_train_forward(mxc__block *b, const mxc__ndarray *x,
+                                 mxc__ndarray **out);
+int mxc__nn_hybrid_backward(mxc__block *b, const mxc__ndarray *out);
 /* The forward pass through the executor, bound (again) if needed. */
 int mxc__nn_hybrid_forward(mxc__block *b, const mxc__ndarray *x,
                            mxc__ndarray **out);

@@ -1882,8 +1882,12 @@ MXC_API int mxc_block_load_params(mxc_block block, const char *path);
  * block's own parameter arrays (so optimizer steps and loaded parameters
  * are seen), with fusion, the memory plan and, in inference mode, the
  * inference passes (results equal the imperative ones up to float
- * rounding). Recorded forward passes run imperatively, so training is
- * unchanged. The graph of built-in layers and sequential blocks of them
+ * rounding). Recorded forward passes run imperatively, so training by
+ * hand (mxc_autograd_*) is unchanged; mxc_fit_run trains a hybridized
+ * net through the executor instead (the graph bound with the
+ * parameters' gradient buffers, the loss's gradient as head gradient;
+ * losses equal the imperative run's up to float reordering, except that
+ * Dropout draws differently). The graph of built-in layers and sequential blocks of them
  * is their symbol (as mxc_block_export writes it). A user block (or a
  * container holding one) is traced, as Gluon's hybrid_forward is: its
  * forward function runs once, recorded by autograd in inference mode, on
@@ -1950,7 +1954,8 @@ MXC_API int mxc_optimizer_get_lr(mxc_optimizer opt, double *out);
 
 /* A fit trains a block (net) with a loss block and an optimizer of net
  * over data iterators: each batch is a recorded forward pass of net and
- * loss in training mode, a backward pass and an optimizer step with the
+ * loss in training mode (a hybridized net's through its executor, see
+ * mxc_block_hybridize), a backward pass and an optimizer step with the
  * batch's rows as batch size (the learning rate set by the schedule
  * first); after each epoch the validation iterator (if any) is evaluated
  * in inference mode, early stopping is checked, a CSV row and a

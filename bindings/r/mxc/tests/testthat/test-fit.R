@@ -103,13 +103,14 @@ test_that("hybridized and imperative outputs are equal", {
   y0 <- as.array(predict(m, x))
   mx_hybridize(m)
   expect_equal(as.array(predict(m, x)), y0, tolerance = 1e-5)
-  # Training with the hybridized net: recorded passes run imperatively,
-  # evaluation through the executor.
+  # fit trains a hybridized net through the executor: the same losses up
+  # to float reordering.
   h <- model() |> mx_hybridize() |>
     mx_fit(iter(train_files), epochs = 2, valid = iter(valid_files))
   i <- model() |> mx_fit(iter(train_files), epochs = 2, valid = iter(valid_files))
-  expect_identical(h$history$train_loss, i$history$train_loss)
+  expect_equal(h$history$train_loss, i$history$train_loss, tolerance = 1e-5)
   expect_equal(h$history$val_loss, i$history$val_loss, tolerance = 1e-5)
+  expect_equal(params_of(h), params_of(i), tolerance = 1e-4)
 })
 
 test_that("export loads in the predictor with the same outputs", {
