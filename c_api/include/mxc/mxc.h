@@ -1803,7 +1803,9 @@ MXC_API int mxc_block_create(const char *kind, const char *name,
  * blocks, mxc_op_invoke, ...), whose ownership passes to mxc. self and
  * in[] are borrowed for the call: never free them. Returns MXC_OK, or an
  * error code (mxc_block_forward then fails with it). Runs on the thread
- * that called mxc_block_forward. */
+ * that called mxc_block_forward; for a hybridized block also once per
+ * trace, on a copy of the input, with autograd recording (see
+ * mxc_block_hybridize). */
 typedef int (*mxc_block_forward_fn)(void *user_data, mxc_block self,
                                     int n_in, const mxc_ndarray *in,
                                     mxc_ndarray *out);
