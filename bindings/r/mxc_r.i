@@ -667,3 +667,364 @@ done:
           (double)(t1.tv_nsec - t0.tv_nsec) / 1e3) / n;
 }
 %}
+
+/* ---- layers and fit (R-only; handles are tagged external pointers) ------
+ *
+ * Blocks, optimizers and fits are external pointers whose tag is the
+ * symbol of their R class (mx_block, mx_optimizer, mx_fit), with C
+ * finalizers, like the SWIG handles above; they are kept out of SWIG's
+ * type table so that the Java and Go modules' declarations of the same
+ * types (bindings/swig) cannot clash with them. Strings and handle lists
+ * come from R's memory, so raising from the middle leaks nothing.
+ *
+ * A fit's listener is an R function (the package's dispatcher, which runs
+ * the user's callbacks under tryCatch and keeps the condition of one that
+ * fails). The C listener calls it through R_ToplevelExec, so nothing
+ * longjmps across mxc's frames (not even an interrupt): a failure ends
+ * the run with an error code, and mxcb_r_fit_run returns, leaving R to
+ * raise the kept condition once mxc has unwound.
+ *
+ * These raise their own errors (mxcr__ok), so the %exception check of the
+ * mxcb functions above, which reads mxcb's flag, is turned off for them. */
+%{
+#define MXCR__HANDLE_FIN(NAME, FREE, TYPE)   \
+  static void NAME(SEXP p) {                 \
+    void *h = R_ExternalPtrAddr(p);          \
+    if (h != NULL) {                         \
+      R_ClearExternalPtr(p);                 \
+      FREE((TYPE)h);                         \
+    }                                        \
+  }
+MXCR__HANDLE_FIN(mxcr__fin_block, mxc_block_free, mxc_block)
+MXCR__HANDLE_FIN(mxcr__fin_optimizer, mxc_optimizer_free, mxc_optimizer)
+MXCR__HANDLE_FIN(mxcr__fin_fit, mxc_fit_free, mxc_fit)
+
+/* h as a new external pointer of class cls (tag: the class's symbol). */
+static SEXP mxcr__own(void *h, const char *cls, R_CFinalizer_t fin) {
+  SEXP p = PROTECT(R_MakeExternalPtr(h, Rf_install(cls), R_NilValue));
+  R_RegisterCFinalizerEx(p, fin, TRUE);
+  Rf_setAttrib(p, R_ClassSymbol, Rf_mkString(cls));
+  UNPROTECT(1);
+  return p;
+}
+
+/* The live handle in x, an external pointer tagged cls; raises an
+ * mxc_error naming `what` otherwise (a freed one included). */
+static void *mxcr__get(SEXP x, const char *cls, const char *what) {
+  void *h;
+  if (TYPEOF(x) != EXTPTRSXP || R_ExternalPtrTag(x) != Rf_install(cls))
+    mxcr__raise_code(MXC_ERR_INVALID_HANDLE, what);
+  h = R_ExternalPtrAddr(x);
+  if (h == NULL)
+    mxcr__raise_code(MXC_ERR_INVALID_HANDLE,
+                     "the object was freed (mx_free) and cannot be used");
+  return h;
+}
+
+#define MXCR__BLOCK(x) ((mxc_block)mxcr__get((x), "mx_block", "expected an mx_block"))
+#define MXCR__FIT(x) ((mxc_fit)mxcr__get((x), "mx_fit", "expected an mx_fit"))
+
+/* Raises the failure of an mxc call (rc != MXC_OK) as an mxc_error. */
+static void mxcr__ok(int rc) {
+  if (rc != MXC_OK) mxcr__raise_code(rc, mxc_last_error());
+}
+
+/* Keys and values of kv (c(k0, v0, k1, v1, ...)), R_alloc'ed. */
+static int mxcr__kv(SEXP kv, const char ***keys, const char ***vals) {
+  int n = 0, i;
+  const char **s = mxcr__strings(kv, &n);
+  if (n % 2 != 0)
+    mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT, "expected key/value pairs");
+  *keys = (const char **)R_alloc((size_t)n / 2 + 1, sizeof(char *));
+  *vals = (const char **)R_alloc((size_t)n / 2 + 1, sizeof(char *));
+  for (i = 0; i < n / 2; i++) {
+    (*keys)[i] = s[2 * i];
+    (*vals)[i] = s[2 * i + 1];
+  }
+  return n / 2;
+}
+
+static const char *mxcr__string(SEXP x, const char *what) {
+  if (TYPEOF(x) != STRSXP || Rf_length(x) != 1 || STRING_ELT(x, 0) == NA_STRING)
+    mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT, what);
+  return CHAR(STRING_ELT(x, 0));
+}
+
+static SEXP mxcr__array(mxc_ndarray a) {
+  SEXP p = PROTECT(mxcr__wrap(a, SWIGTYPE_p_mxc_ndarray_s, mxcr__fin_ndarray,
+                              "mx_ndarray"));
+  mxcr__pace();
+  UNPROTECT(1);
+  return p;
+}
+
+/* ---- fit ---- */
+
+/* Set by the listener when the R dispatcher failed or did not return
+ * TRUE; read by mxcb_r_fit_run (R runs one fit at a time per thread). */
+static int mxcr__listener_failed;
+
+typedef struct mxcr__event {
+  SEXP fn;
+  int event;
+  mxc_fit fit;
+  int ok;
+} mxcr__event;
+
+/* Calls fn(event, fit) with the fit lent as an external pointer without
+ * finalizer, cleared afterwards (kept beyond the call it is a freed
+ * object; mxc's handle checks catch it in any case). */
+static void mxcr__listener_eval(void *data) {
+  mxcr__event *e = (mxcr__event *)data;
+  SEXP f = PROTECT(R_MakeExternalPtr(e->fit, Rf_install("mx_fit"), R_NilValue));
+  SEXP call;
+  Rf_setAttrib(f, R_ClassSymbol, Rf_mkString("mx_fit"));
+  call = PROTECT(Rf_lang3(e->fn, Rf_ScalarInteger(e->event), f));
+  e->ok = Rf_asLogical(Rf_eval(call, R_GlobalEnv)) == TRUE;
+  R_ClearExternalPtr(f);
+  UNPROTECT(2);
+}
+
+static int mxcr__listener(void *user, int event, mxc_fit fit) {
+  mxcr__event e;
+  e.fn = (SEXP)user;
+  e.event = event;
+  e.fit = fit;
+  e.ok = 0;
+  if (R_ToplevelExec(mxcr__listener_eval, &e) && e.ok) return MXC_OK;
+  mxcr__listener_failed = 1;
+  return MXC_ERR_INVALID_ARGUMENT;
+}
+
+static void mxcr__release(void *user) { R_ReleaseObject((SEXP)user); }
+
+%}
+
+%exception;
+%inline %{
+/* A block of `kind` named name ("" for automatic) with kv's keys. */
+static SEXP mxcb_r_block_create(SEXP kind, SEXP name, SEXP kv) {
+  const char **k, **v;
+  int n = mxcr__kv(kv, &k, &v);
+  mxc_block b = NULL;
+  mxcr__ok(mxc_block_create(mxcr__string(kind, "kind must be one string"),
+                            mxcr__string(name, "name must be one string"), k,
+                            v, n, &b));
+  return mxcr__own(b, "mx_block", mxcr__fin_block);
+}
+
+static SEXP mxcb_r_block_add(SEXP block, SEXP child) {
+  mxcr__ok(mxc_block_add(MXCR__BLOCK(block), MXCR__BLOCK(child)));
+  return R_NilValue;
+}
+
+static SEXP mxcb_r_block_initialize(SEXP block, SEXP method, SEXP kv,
+                                    SEXP force) {
+  const char **k, **v;
+  int n = mxcr__kv(kv, &k, &v);
+  mxcr__ok(mxc_block_initialize(
+      MXCR__BLOCK(block), mxcr__string(method, "method must be one string"),
+      k, v, n, (int)mxcr__whole(force, 0, 1)));
+  return R_NilValue;
+}
+
+/* The forward pass on a list of arrays: a new array. */
+static SEXP mxcb_r_block_forward(SEXP block, SEXP inputs) {
+  int n = 0;
+  const mxc_ndarray *in = (const mxc_ndarray *)mxcr__handles(
+      inputs, SWIGTYPE_p_mxc_ndarray_s, "inputs must be mx_ndarrays", &n);
+  mxc_ndarray out = NULL;
+  mxcr__ok(mxc_block_forward(MXCR__BLOCK(block), n, in, &out));
+  return mxcr__array(out);
+}
+
+/* The names of every parameter, in mxc_block_param order. */
+static SEXP mxcb_r_block_param_names(SEXP block) {
+  mxc_block b = MXCR__BLOCK(block);
+  int n = 0, i;
+  SEXP out;
+  mxcr__ok(mxc_block_num_params(b, &n));
+  out = PROTECT(Rf_allocVector(STRSXP, n));
+  for (i = 0; i < n; i++) {
+    const char *s = NULL;
+    if (mxc_block_param_name(b, i, &s) != MXC_OK) {
+      UNPROTECT(1);
+      mxcr__ok(mxc_last_error_code());
+    }
+    SET_STRING_ELT(out, i, Rf_mkCharCE(s, CE_UTF8));
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* Parameter `index` (0-based) or its gradient (grad != 0): a new array. */
+static SEXP mxcb_r_block_param(SEXP block, SEXP index, SEXP grad) {
+  mxc_block b = MXCR__BLOCK(block);
+  int i = (int)mxcr__whole(index, 0, 2147483647.0);
+  mxc_ndarray a = NULL;
+  mxcr__ok(mxcr__whole(grad, 0, 1) ? mxc_block_param_grad(b, i, &a)
+                                   : mxc_block_param(b, i, &a));
+  return mxcr__array(a);
+}
+
+static SEXP mxcb_r_block_hybridize(SEXP block, SEXP active) {
+  mxcr__ok(mxc_block_hybridize(MXCR__BLOCK(block),
+                               (int)mxcr__whole(active, 0, 1)));
+  return R_NilValue;
+}
+
+static SEXP mxcb_r_block_export(SEXP block, SEXP prefix, SEXP epoch) {
+  mxcr__ok(mxc_block_export(MXCR__BLOCK(block),
+                            mxcr__string(prefix, "prefix must be one string"),
+                            (int)mxcr__whole(epoch, 0, 9999)));
+  return R_NilValue;
+}
+
+/* Saves (load == 0) or loads the parameters. */
+static SEXP mxcb_r_block_params_file(SEXP block, SEXP path, SEXP load) {
+  mxc_block b = MXCR__BLOCK(block);
+  const char *p = mxcr__string(path, "path must be one string");
+  mxcr__ok(mxcr__whole(load, 0, 1) ? mxc_block_load_params(b, p)
+                                   : mxc_block_save_params(b, p));
+  return R_NilValue;
+}
+
+static SEXP mxcb_r_optimizer_create(SEXP block, SEXP op, SEXP kv) {
+  const char **k, **v;
+  int n = mxcr__kv(kv, &k, &v);
+  mxc_optimizer o = NULL;
+  mxcr__ok(mxc_optimizer_create(MXCR__BLOCK(block),
+                                mxcr__string(op, "optimizer must be one string"),
+                                k, v, n, &o));
+  return mxcr__own(o, "mx_optimizer", mxcr__fin_optimizer);
+}
+
+/* A fit of net with loss and opt, keys kv and the R dispatcher listener
+ * (a function of the event code and the lent fit returning TRUE to go
+ * on; NULL: none). The listener must not hold the fit's own R object, or
+ * the preserved listener would keep it from the collector. */
+static SEXP mxcb_r_fit_create(SEXP net, SEXP loss, SEXP opt, SEXP kv,
+                              SEXP listener) {
+  const char **k, **v;
+  int n = mxcr__kv(kv, &k, &v);
+  mxc_fit f = NULL;
+  SEXP out;
+  mxc_optimizer o = (mxc_optimizer)mxcr__get(opt, "mx_optimizer",
+                                             "expected an mx_optimizer");
+  if (listener != R_NilValue && !Rf_isFunction(listener))
+    mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT, "listener must be a function");
+  mxcr__ok(mxc_fit_create(MXCR__BLOCK(net), MXCR__BLOCK(loss), o, k, v, n, &f));
+  out = PROTECT(mxcr__own(f, "mx_fit", mxcr__fin_fit));
+  if (listener != R_NilValue) {
+    R_PreserveObject(listener); /* released with the fit */
+    mxcr__ok(mxc_fit_add_listener(f, mxcr__listener, (void *)listener,
+                                  mxcr__release));
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* Runs the fit: NULL when it ended well; TRUE when the listener failed
+ * (the R caller raises what it kept); other failures raise here. */
+static SEXP mxcb_r_fit_run(SEXP fit, SEXP train, SEXP val) {
+  mxc_fit f = MXCR__FIT(fit);
+  mxc_data_iter t = (mxc_data_iter)mxcr__handle(
+      train, SWIGTYPE_p_mxc_data_iter_s, "train must be an mx_data_iter", 0);
+  mxc_data_iter v = (mxc_data_iter)mxcr__handle(
+      val, SWIGTYPE_p_mxc_data_iter_s, "valid must be an mx_data_iter", 0);
+  int outer = mxcr__listener_failed, rc, failed;
+  if (t == NULL)
+    mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT, "train must be an mx_data_iter");
+  mxcr__listener_failed = 0;
+  rc = mxc_fit_run(f, t, v);
+  failed = mxcr__listener_failed;
+  mxcr__listener_failed = outer;
+  if (rc != MXC_OK && failed) return Rf_ScalarLogical(TRUE);
+  mxcr__ok(rc);
+  return R_NilValue;
+}
+
+/* Values of the run by name, as a named double vector. */
+static SEXP mxcb_r_fit_values(SEXP fit, SEXP names) {
+  mxc_fit f = MXCR__FIT(fit);
+  int n = 0, i;
+  const char **s = mxcr__strings(names, &n);
+  SEXP out = PROTECT(Rf_allocVector(REALSXP, n));
+  for (i = 0; i < n; i++) {
+    int rc = mxc_fit_value(f, s[i], &REAL(out)[i]);
+    if (rc != MXC_OK) {
+      UNPROTECT(1);
+      mxcr__ok(rc);
+    }
+  }
+  Rf_setAttrib(out, R_NamesSymbol, names);
+  UNPROTECT(1);
+  return out;
+}
+
+static SEXP mxcb_r_fit_stop(SEXP fit) {
+  mxcr__ok(mxc_fit_stop(MXCR__FIT(fit)));
+  return R_NilValue;
+}
+
+/* Saves (load == 0) or loads a training checkpoint. */
+static SEXP mxcb_r_fit_checkpoint(SEXP fit, SEXP path, SEXP load) {
+  mxc_fit f = MXCR__FIT(fit);
+  const char *p = mxcr__string(path, "path must be one string");
+  mxcr__ok(mxcr__whole(load, 0, 1) ? mxc_fit_load_checkpoint(f, p)
+                                   : mxc_fit_save_checkpoint(f, p));
+  return R_NilValue;
+}
+
+/* Frees a block, optimizer or fit now (a freed one: nothing). */
+static SEXP mxcb_r_nn_free(SEXP x) {
+  if (TYPEOF(x) != EXTPTRSXP) return R_NilValue;
+  if (R_ExternalPtrTag(x) == Rf_install("mx_block")) mxcr__fin_block(x);
+  else if (R_ExternalPtrTag(x) == Rf_install("mx_optimizer")) mxcr__fin_optimizer(x);
+  else if (R_ExternalPtrTag(x) == Rf_install("mx_fit")) mxcr__fin_fit(x);
+  return R_NilValue;
+}
+
+/* Moves x (a block, optimizer or fit) to the enclosing scope if scope s
+ * holds it (what with_scope does with its value). */
+static SEXP mxcb_r_nn_keep_if_in(SEXP x, SEXP s) {
+  mxc_scope scope = (mxc_scope)mxcr__handle(s, SWIGTYPE_p_mxc_scope_s,
+                                            "expected an mx_scope", 0);
+  mxc_scope in = NULL;
+  void *h = TYPEOF(x) == EXTPTRSXP ? R_ExternalPtrAddr(x) : NULL;
+  if (h == NULL || mxc_handle_scope(h, &in) != MXC_OK || in != scope)
+    return R_NilValue;
+  mxcr__ok(mxc_scope_keep(h));
+  return R_NilValue;
+}
+
+/* The IDX iterator with every option: flat (1: rows of 784; 0: images
+ * 1x28x28) and last_batch (MXC_LAST_BATCH_*). */
+static SEXP mxcb_r_data_iter_idx(SEXP images, SEXP labels, SEXP batch,
+                                 SEXP shuffle, SEXP seed, SEXP flat,
+                                 SEXP last_batch) {
+  mxc_data_iter it = NULL;
+  mxcr__ok(mxc_data_iter_idx_create(
+      mxcr__string(images, "images must be one path"),
+      mxcr__string(labels, "labels must be one path"),
+      (int64_t)mxcr__whole(batch, 1, 1e9), (int)mxcr__whole(shuffle, 0, 1),
+      (uint64_t)mxcr__whole(seed, 0, 9.0e15), (int)mxcr__whole(flat, 0, 1), 1,
+      (int)mxcr__whole(last_batch, 0, 2), &it));
+  return mxcr__wrap(it, SWIGTYPE_p_mxc_data_iter_s, mxcr__fin_data_iter,
+                    "mx_data_iter");
+}
+
+/* The CSV iterator (mxc_data_iter_csv_create); labels "" for none. */
+static SEXP mxcb_r_data_iter_csv(SEXP data, SEXP labels, SEXP batch,
+                                 SEXP label_col, SEXP last_batch) {
+  mxc_data_iter it = NULL;
+  const char *lp = mxcr__string(labels, "label must be one path");
+  mxcr__ok(mxc_data_iter_csv_create(
+      mxcr__string(data, "data must be one path"), *lp ? lp : NULL, 0,
+      (int64_t)mxcr__whole(batch, 1, 1e9), 0,
+      (int64_t)mxcr__whole(label_col, -1, 1e9),
+      (int)mxcr__whole(last_batch, 0, 2), &it));
+  return mxcr__wrap(it, SWIGTYPE_p_mxc_data_iter_s, mxcr__fin_data_iter,
+                    "mx_data_iter");
+}
+%}

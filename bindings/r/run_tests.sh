@@ -28,7 +28,8 @@ source "$prefix_sh" "$lib" "$hdr" "$pcin" "$@"
 # shells too. So the package is built and installed without the runtime
 # (no check: loading an instrumented libmxc.so needs libtsan first), and
 # the tests run in R's binary itself, started directly (r_run below) with
-# libtsan preloaded: the testthat suite, the million arrays and the MLP.
+# libtsan preloaded: the testthat suite, the million arrays and the
+# examples.
 for tool in R Rscript swig pkg-config gcc; do
   command -v "$tool" >/dev/null || mxc_test_skip "$tool not found (Debian: r-base-dev, swig)"
 done
@@ -98,4 +99,8 @@ echo "== million arrays =="
 r_run "$src/bindings/r/tests/million.R" "$million"
 echo "== examples/r/mlp.R =="
 r_run "$mlp" --batches 300 --check
+# The layer-API example, briefly: 100 batches of one epoch (its goals
+# need the full 10 epochs; see the README for those figures).
+echo "== examples/r/fit_fashion_mnist.R =="
+r_run "$(dirname "$mlp")/fit_fashion_mnist.R" --epochs 1 --batches-per-epoch 100
 echo "PASS"

@@ -37,6 +37,7 @@
 #define MXC_CORE_AUTOGRAD_AUTOGRAD_H_
 
 #include "core/ndarray/ndarray.h"
+#include "core/op/node.h"
 #include "core/op/op.h"
 
 /* The calling thread's recording flag (one thread-local load: every
@@ -97,5 +98,26 @@ int mxc__autograd_get_grad(const mxc__ndarray *a, mxc__ndarray **out);
 
 /* *out = a new view of a's values without history. */
 int mxc__autograd_detach(const mxc__ndarray *a, mxc__ndarray **out);
+
+/* ---- tracing (trace.c) ---- */
+
+/* Gives the graph node standing for a variable history node whose value
+ * is `value` (a marked variable, or a constant input of a recorded call):
+ * *out = a node with one reference for the caller, or an error (a value
+ * the caller does not know). Called with the history lock held: it must
+ * not call into autograd. */
+typedef int (*mxc__autograd_var_fn)(void *user, const mxc__ndarray *value,
+                                    mxc__node **out);
+
+/* The calls recorded behind heads[0..n) (1 to 64 arrays, each with a
+ * history) as a symbol with one output per head: each recorded call an
+ * operator node named "<prefix>_<operator in lower case><k>" with the
+ * call's parameters, each variable or constant what var_of gives for its
+ * value (once per history node). A head without history, or a history
+ * freed by a backward pass, is MXC_ERR_INVALID_ARGUMENT. *out new. */
+struct mxc__symbol;
+int mxc__autograd_trace(int n, mxc__ndarray *const *heads,
+                        const char *prefix, mxc__autograd_var_fn var_of,
+                        void *user, struct mxc__symbol **out);
 
 #endif /* MXC_CORE_AUTOGRAD_AUTOGRAD_H_ */

@@ -4,8 +4,10 @@
  * blocks map to symbols directly (each layer is its operator with its
  * parameter strings, named "<block>_fwd", plus "<block>_<act>_fwd" for an
  * activation; parameters are variables named as in the block, with their
- * __shape__ and __dtype__). User blocks and losses have no symbol of their
- * own yet (that needs tracing their forward pass). */
+ * __shape__ and __dtype__). User blocks (and containers holding one) have
+ * no symbol of their own: their graph is traced from a forward pass
+ * (trace.c), so they export the graph their hybridized binding traced
+ * (hybrid.c). Losses have none. */
 #include <stdio.h>
 #include <string.h>
 
@@ -14,8 +16,7 @@
 #include "core/graph/checkpoint.h"
 #include "core/nn/internal.h"
 
-/* A variable symbol for parameter p, with its shape and dtype. */
-static int param_var(const mxc__nn_param *p, mxc__symbol **out) {
+int mxc__nn_param_var(const mxc__nn_param *p, mxc__symbol **out) {
   char shape[128], dtype[16];
   mxc__shape_str(&p->data->shape, shape, sizeof shape);
   snprintf(dtype, sizeof dtype, "%d", p->data->dtype);
@@ -32,7 +33,7 @@ static int layer_sym(const mxc__block *b, mxc__symbol *in, mxc__symbol **out) {
                         "export: parameter '%s' is not made yet (run a "
                         "forward pass first)",
                         b->params[i].name);
-    rc = param_var(&b->params[i], &args[n]);
+    rc = mxc__nn_param_var(&b->params[i], &args[n]);
     if (rc == MXC_OK) n++;
   }
   char name[256];
@@ -92,19 +93,24 @@ static int block_sym(const mxc__block *b, mxc__symbol *in, mxc__symbol **out) {
   return rc;
 }
 
-int mxc__block_check_symbolic(const mxc__block *b) {
+const mxc__block *mxc__block_first_unsymbolic(const mxc__block *b) {
   if (!b->fn && !strcmp(b->kind->name, "sequential")) {
     for (int i = 0; i < b->n_children; ++i) {
-      MXC_FORWARD_IF_ERROR(mxc__block_check_symbolic(b->children[i]));
+      const mxc__block *u = mxc__block_first_unsymbolic(b->children[i]);
+      if (u) return u;
     }
-    return MXC_OK;
+    return NULL;
   }
-  MXC_RETURN_ERROR_IF(b->fn || b->kind->n_in != 1 || !b->op,
-                      MXC_ERR_UNSUPPORTED,
-                      "block '%s' is a %s, which has no symbol yet (built-in "
-                      "layers and sequential blocks have)",
-                      b->name, b->fn ? "user block" : b->kind->name);
-  return MXC_OK;
+  return b->fn || b->kind->n_in != 1 || !b->op ? b : NULL;
+}
+
+int mxc__block_check_symbolic(const mxc__block *b) {
+  const mxc__block *u = mxc__block_first_unsymbolic(b);
+  if (!u) return MXC_OK;
+  return mxc__error_set(MXC_ERR_UNSUPPORTED,
+                        "block '%s' is a %s, which has no symbol of its own "
+                        "(built-in layers and sequential blocks have)",
+                        u->name, u->fn ? "user block" : u->kind->name);
 }
 
 int mxc__block_symbol(mxc__block *b, mxc__symbol **out) {
@@ -129,7 +135,7 @@ static void split_params(mxc__nn_param **ps, int n, const char **names,
 
 int mxc__block_export(mxc__block *b, const char *prefix, int epoch) {
   mxc__symbol *sym = NULL;
-  MXC_FORWARD_IF_ERROR(mxc__block_symbol(b, &sym));
+  MXC_FORWARD_IF_ERROR(mxc__nn_hybrid_symbol(b, &sym));
   mxc__nn_param **ps = NULL;
   int n = 0, n_args = 0, rc = mxc__block_collect(b, &ps, &n);
   const char **names = mxc__calloc(n ? (size_t)n : 1, sizeof *names);

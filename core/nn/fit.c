@@ -43,6 +43,7 @@ struct mxc__fit {
   int64_t step, max_update, steps[MAX_STEPS];
   /* state */
   int epoch, stop, have_val;
+  int hybrid_step; /* this batch's net ran through its executor */
   int64_t batch, num_update, count, correct, val_count, val_correct;
   double loss_sum, val_loss_sum, best, samples_per_sec, t0, last_print;
   int bad_epochs;
@@ -379,14 +380,17 @@ static int measure(const mxc__ndarray *out, const mxc__ndarray *label,
 }
 
 /* Forward (recorded when training) of net and loss on the iterator's
- * current batch: *out and *l new. */
+ * current batch: *out and *l new. A hybridized net trains through its
+ * executor (hybrid.c): then only the loss is recorded. */
 static int run_batch(mxc__fit *f, const mxc__ndarray *x,
                      const mxc__ndarray *y, int train, mxc__ndarray **out,
                      mxc__ndarray **l) {
   int prev_train = mxc__set_training(train);
   int prev_rec = mxc__autograd_set_recording(train);
   mxc__ndarray *in = (mxc__ndarray *)x;
-  int rc = mxc__block_forward(f->net, 1, &in, out);
+  f->hybrid_step = train && mxc__nn_hybrid_ready(f->net, 1);
+  int rc = f->hybrid_step ? mxc__nn_hybrid_train_forward(f->net, x, out)
+                          : mxc__block_forward(f->net, 1, &in, out);
   mxc__ndarray *pair[2] = {rc == MXC_OK ? *out : NULL, (mxc__ndarray *)y};
   if (rc == MXC_OK) rc = mxc__block_forward(f->loss, 2, pair, l);
   mxc__autograd_set_recording(prev_rec);
@@ -435,6 +439,7 @@ static int train_step(mxc__fit *f, mxc__iter *it) {
   MXC_FORWARD_IF_ERROR(run_batch(f, x, y, 1, &out, &l));
   double loss = 0;
   int rc = mxc__autograd_backward(1, &l, NULL, 0);
+  if (rc == MXC_OK && f->hybrid_step) rc = mxc__nn_hybrid_backward(f->net, out);
   if (rc == MXC_OK) {
     rc = mxc__optimizer_set_lr(f->opt, scheduled_lr(f, f->num_update));
   }

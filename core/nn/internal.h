@@ -49,4 +49,8 @@ int mxc__nn_run_op(mxc__block *b, int n_in, mxc__ndarray *const *in,
  * the act_type (a static string); MXC_ERR_INVALID_ARGUMENT otherwise. */
 int mxc__nn_activation(mxc__block *b, const char **out);
 
+/* A variable symbol for parameter p (made), named as p, with its
+ * __shape__ and __dtype__ (export.c). */
+int mxc__nn_param_var(const mxc__nn_param *p, struct mxc__symbol **out);
+
 #endif /* MXC_CORE_NN_INTERNAL_H_ */

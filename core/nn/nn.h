@@ -156,21 +156,52 @@ int mxc__block_symbol(mxc__block *b, struct mxc__symbol **out);
 /* MXC_OK when b has a symbol (built-in layers and sequential blocks of
  * them), else MXC_ERR_UNSUPPORTED naming the first block that has none. */
 int mxc__block_check_symbolic(const mxc__block *b);
+/* The first block of b (depth first) without a symbol, or NULL. */
+const mxc__block *mxc__block_first_unsymbolic(const mxc__block *b);
 
 /* Writes PREFIX-symbol.json and PREFIX-EEEE.params (epoch >= 0; MXNet's
- * format, "arg:" / "aux:" names) that MXNet and mxc's predictor load. */
+ * format, "arg:" / "aux:" names) that MXNet and mxc's predictor load:
+ * the block's symbol, or for a block holding a user block the graph its
+ * hybridized binding traced (mxc__nn_hybrid_symbol). */
 int mxc__block_export(mxc__block *b, const char *prefix, int epoch);
+
+/* ---- tracing (core/nn/trace.c) ---- */
+
+/* The graph of b's forward pass on one input like x (input "data",
+ * parameters as in export), traced by running the pass once, recorded, in
+ * inference mode. MXC_ERR_UNSUPPORTED when the pass used an array that is
+ * neither x nor a parameter of b. Parameters must be made. *out new. */
+int mxc__nn_trace(mxc__block *b, const mxc__ndarray *x,
+                  struct mxc__symbol **out);
 
 /* ---- hybridize (core/nn/hybrid.c) ---- */
 
 typedef struct mxc__nn_hybrid mxc__nn_hybrid;
 
-/* Turns hybridization of b on (MXC_ERR_UNSUPPORTED for blocks without a
- * symbol) or off; either way drops the current binding. */
+/* Turns hybridization of b on (MXC_ERR_UNSUPPORTED for losses, which
+ * take two inputs) or off; either way drops the current binding. Blocks
+ * with a symbol bind it; others (user blocks, containers of one) bind the
+ * graph traced from their first hybridized forward pass. */
 int mxc__block_hybridize(mxc__block *b, int active);
+/* b's graph: its symbol, else a copy of the graph its binding traced;
+ * MXC_ERR_UNSUPPORTED naming the block when there is neither (not
+ * hybridized, or no hybridized forward pass yet). *out new. */
+int mxc__nn_hybrid_symbol(mxc__block *b, struct mxc__symbol **out);
+/* 1 when b is hybridized, takes n_in == 1 input and its parameters are
+ * made (its graph can be bound). */
+int mxc__nn_hybrid_ready(mxc__block *b, int n_in);
 /* 1 when b's next forward on n_in inputs goes through its executor:
- * hybridized, one input, not recording, parameters made. */
+ * ready and not recording. */
 int mxc__nn_hybrid_wanted(mxc__block *b, int n_in);
+/* A training step through the executor (fit on a ready block): the
+ * training forward pass on x with gradients bound to the parameters'
+ * gradient buffers; *out = a new copy of the output marked as an autograd
+ * variable (the loss is recorded on it). After the loss's backward pass
+ * filled out's gradient, mxc__nn_hybrid_backward runs the executor's
+ * backward pass with it, writing every parameter's gradient. */
+int mxc__nn_hybrid_train_forward(mxc__block *b, const mxc__ndarray *x,
+                                 mxc__ndarray **out);
+int mxc__nn_hybrid_backward(mxc__block *b, const mxc__ndarray *out);
 /* The forward pass through the executor, bound (again) if needed. */
 int mxc__nn_hybrid_forward(mxc__block *b, const mxc__ndarray *x,
                            mxc__ndarray **out);

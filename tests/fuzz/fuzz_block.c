@@ -4,7 +4,8 @@
  * kinds' own keys, values from a table of edge cases), a fuzzed
  * initializer, a forward pass on one or two inputs of small shapes (zero
  * extents included) filled with input bytes, optionally recorded and
- * differentiated and followed by an optimizer step, a parameter file
+ * differentiated and followed by an optimizer step, the block hybridized
+ * behind a user block (traced), a parameter file
  * made of input bytes loaded into the block, and a fit with fuzzed keys
  * loading that file as a training checkpoint. Every failure must be an
  * error code; outputs and gradients are read back so that an undersized
@@ -136,6 +137,31 @@ static void fit_checkpoint(mxc_block blk, fz_bytes *b, const char *path) {
   mxc_block_free(loss);
 }
 
+static int run_child(void *user, mxc_block self, int n_in,
+                     const mxc_ndarray *in, mxc_ndarray *out) {
+  (void)user;
+  mxc_block c = NULL;
+  int rc = mxc_block_child(self, 0, &c);
+  if (rc == MXC_OK) rc = mxc_block_forward(c, n_in, in, out);
+  mxc_block_free(c);
+  return rc;
+}
+
+/* blk behind a hybridized user block: the first forward pass makes the
+ * parameters, the second traces the user function and binds the graph. */
+static void hybrid_pass(mxc_block blk, int n_in, mxc_ndarray *in) {
+  mxc_block u = NULL;
+  if (mxc_block_create_user(NULL, run_child, NULL, NULL, &u) != MXC_OK) return;
+  if (mxc_block_add(u, blk) == MXC_OK && mxc_block_hybridize(u, 1) == MXC_OK) {
+    for (int i = 0; i < 2; ++i) {
+      mxc_ndarray y = NULL;
+      if (mxc_block_forward(u, n_in, in, &y) == MXC_OK) fz_touch(y);
+      mxc_ndarray_free(y);
+    }
+  }
+  mxc_block_free(u);
+}
+
 static void read_params(mxc_block blk) {
   int n = 0;
   mxc_block_num_params(blk, &n);
@@ -169,6 +195,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       mxc_ndarray_free(y);
     }
   }
+  if ((flags & 32) && in[0] && in[1]) hybrid_pass(blk, n_in, in);
   if (flags & 8) mxc_block_load_params(blk, fz_file(0, all.p, all.n));
   if (flags & 16) fit_checkpoint(blk, &b, fz_file(0, all.p, all.n));
   read_params(blk);

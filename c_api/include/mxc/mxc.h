@@ -1803,7 +1803,9 @@ MXC_API int mxc_block_create(const char *kind, const char *name,
  * blocks, mxc_op_invoke, ...), whose ownership passes to mxc. self and
  * in[] are borrowed for the call: never free them. Returns MXC_OK, or an
  * error code (mxc_block_forward then fails with it). Runs on the thread
- * that called mxc_block_forward. */
+ * that called mxc_block_forward; for a hybridized block also once per
+ * trace, on a copy of the input, with autograd recording (see
+ * mxc_block_hybridize). */
 typedef int (*mxc_block_forward_fn)(void *user_data, mxc_block self,
                                     int n_in, const mxc_ndarray *in,
                                     mxc_ndarray *out);
@@ -1878,16 +1880,31 @@ MXC_API int mxc_block_load_params(mxc_block block, const char *path);
 /* Hybridizes block (active != 0) or turns it back (0). A hybridized
  * block's forward passes that are not recorded (autograd off in the
  * calling thread) and take one input run through an executor: the
- * block's graph (as mxc_block_export writes it) bound once per input
- * shape, dtype and device over the block's own parameter arrays (so
- * optimizer steps and loaded parameters are seen), with fusion, the
- * memory plan and, in inference mode, the inference passes (results
- * equal the imperative ones up to float rounding). Recorded forward
- * passes run imperatively, so training is unchanged. The binding is made
- * again after the input's shape changes or parameters were remade
- * (mxc_block_initialize with force). Built-in layers and sequential
- * blocks of them; others are MXC_ERR_UNSUPPORTED. The first forward pass,
- * which makes the parameters, runs imperatively. Since 1.1. */
+ * block's graph bound once per input shape, dtype and device over the
+ * block's own parameter arrays (so optimizer steps and loaded parameters
+ * are seen), with fusion, the memory plan and, in inference mode, the
+ * inference passes (results equal the imperative ones up to float
+ * rounding). Recorded forward passes run imperatively, so training by
+ * hand (mxc_autograd_*) is unchanged; mxc_fit_run trains a hybridized
+ * net through the executor instead (the graph bound with the
+ * parameters' gradient buffers, the loss's gradient as head gradient;
+ * losses equal the imperative run's up to float reordering, except that
+ * Dropout draws differently). The graph of built-in layers and sequential blocks of them
+ * is their symbol (as mxc_block_export writes it). A user block (or a
+ * container holding one) is traced, as Gluon's hybrid_forward is: its
+ * forward function runs once, recorded by autograd in inference mode, on
+ * a copy of the input, and the operator calls it made (its own and its
+ * children's) become the graph; arrays it uses must be its input,
+ * results of recorded operator calls or parameters of its children (an
+ * array made inside the function, or a block not added with
+ * mxc_block_add, makes that forward pass fail with MXC_ERR_UNSUPPORTED).
+ * Like any trace, the graph freezes what that pass did: branches on
+ * values and shapes computed from the batch size. The binding (and a
+ * trace) is made again after the input's shape changes or parameters
+ * were remade (mxc_block_initialize with force). Losses (two inputs) are
+ * MXC_ERR_UNSUPPORTED. The first forward pass, which makes the
+ * parameters, runs imperatively. block: borrowed; used by one thread at
+ * a time. Since 1.1. */
 MXC_API int mxc_block_hybridize(mxc_block block, int active);
 
 /* Exports block as an MXNet checkpoint (see "Checkpoints"):
@@ -1898,8 +1915,10 @@ MXC_API int mxc_block_hybridize(mxc_block block, int active);
  * statistics) as "aux:NAME", which mxc_predictor_create_from_checkpoint
  * and MXNet's SymbolBlock.imports / Module load. Built-in layers and
  * sequential blocks of them, after a forward pass made their parameters;
- * user blocks and losses are MXC_ERR_UNSUPPORTED. epoch >= 0; prefix
- * borrowed for the call. Since 1.1. */
+ * a user block (or a container holding one) exports the graph traced by
+ * its last hybridized forward pass (operator nodes named
+ * "<block>_<operator><k>"): before one it is MXC_ERR_UNSUPPORTED, as are
+ * losses. epoch >= 0; prefix borrowed for the call. Since 1.1. */
 MXC_API int mxc_block_export(mxc_block block, const char *prefix, int epoch);
 
 /* An optimizer (see mxc_optimizer_create). */
@@ -1937,7 +1956,8 @@ MXC_API int mxc_optimizer_get_lr(mxc_optimizer opt, double *out);
 
 /* A fit trains a block (net) with a loss block and an optimizer of net
  * over data iterators: each batch is a recorded forward pass of net and
- * loss in training mode, a backward pass and an optimizer step with the
+ * loss in training mode (a hybridized net's through its executor, see
+ * mxc_block_hybridize), a backward pass and an optimizer step with the
  * batch's rows as batch size (the learning rate set by the schedule
  * first); after each epoch the validation iterator (if any) is evaluated
  * in inference mode, early stopping is checked, a CSV row and a

@@ -1,10 +1,28 @@
 # Data iterators. An iterator must not be used from two threads at once
 # (mxc's one exception to "any function from any thread"); R has one.
 
+# flat: rows of 784 values (TRUE) or images (1, 28, 28); last_batch:
+# "pad" (fill from the epoch's start; fit leaves the pad rows out of its
+# metrics) or "discard".
 mx_data_iter_idx <- function(images, labels, batch_size = 128,
-                             shuffle = FALSE, seed = 0) {
-  .Call(C_R_swig_data_iter_idx, path.expand(images), path.expand(labels),
-        as.double(batch_size), as.integer(shuffle), as.double(seed), FALSE)
+                             shuffle = FALSE, seed = 0, flat = TRUE,
+                             last_batch = c("pad", "discard")) {
+  last_batch <- match.arg(last_batch)
+  .Call(C_R_swig_r_data_iter_idx, path.expand(images), path.expand(labels),
+        as.double(batch_size), as.integer(isTRUE(shuffle)), as.double(seed),
+        as.integer(isTRUE(flat)), as.integer(last_batch == "discard"), FALSE)
+}
+
+# Rows of a CSV file of numbers (no header) as float32 batches; labels
+# from the file `label` (one per row) or column label_col (0-based) of
+# data.
+mx_data_iter_csv <- function(data, label = NULL, batch_size = 128,
+                             label_col = -1,
+                             last_batch = c("pad", "discard")) {
+  last_batch <- match.arg(last_batch)
+  .Call(C_R_swig_r_data_iter_csv, path.expand(data),
+        if (is.null(label)) "" else path.expand(label), as.double(batch_size),
+        as.double(label_col), as.integer(last_batch == "discard"), FALSE)
 }
 
 mx_iter_next <- function(iter) {

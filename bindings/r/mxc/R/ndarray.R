@@ -65,6 +65,9 @@ mx_free <- function(x) {
   else if (inherits(x, "mx_executor")) .Call(C_R_swig_delete_ExecutorHandle, x)
   else if (inherits(x, "mx_data_iter")) .Call(C_R_swig_delete_DataIterHandle, x)
   else if (inherits(x, "mx_predictor")) .Call(C_R_swig_delete_PredictorHandle, x)
+  else if (inherits(x, c("mx_block", "mx_optimizer", "mx_fit")))
+    .Call(C_R_swig_r_nn_free, x, FALSE)
+  else if (inherits(x, "mx_model")) .model_free(x)
   else if (inherits(x, "mx_recordio")) {
     # A writer's buffered records reach the file first; freed either way.
     on.exit(.Call(C_R_swig_delete_RecordIOHandle, x))

@@ -2,8 +2,9 @@
 #
 # with_scope() opens a scope of the C library (mxc_scope_begin), evaluates
 # the expression and ends the scope, freeing every array, symbol,
-# executor, iterator or predictor made meanwhile -- except the value of
-# the expression, when it is an mx_ndarray or a list of them, which moves
+# executor, iterator, predictor, block, optimizer or fit made meanwhile --
+# except the value of the expression, when it is one of them, an mx_model
+# or a list of them, which moves
 # to the enclosing scope (or to none). So a training step's temporaries
 # are freed at once instead of when R's collector finds them.
 
@@ -19,11 +20,18 @@ with_scope <- function(expr) {
   value
 }
 
-# Moves the arrays of a with_scope value made inside scope s (not those
-# made before it, nor those already kept) out of s.
+# Moves the arrays (blocks, optimizers, fits, models) of a with_scope
+# value made inside scope s (not those made before it, nor those already
+# kept) out of s.
 .scope_keep_value <- function(value, s) {
   if (inherits(value, "mx_ndarray")) {
     .Call(C_R_swig_scope_keep_if_in, value, s)
+  } else if (inherits(value, c("mx_block", "mx_optimizer", "mx_fit"))) {
+    .Call(C_R_swig_r_nn_keep_if_in, value, s, FALSE)
+  } else if (inherits(value, "mx_model")) {
+    for (v in value[c("net", "loss", "optimizer", "fit")]) {
+      .scope_keep_value(v, s)
+    }
   } else if (is.list(value) && !is.object(value)) {
     for (v in value) .scope_keep_value(v, s)
   }
