@@ -76,6 +76,13 @@ const char *mxc__kvstore_type(const mxc__kvstore *kv) { return kv->type; }
 int mxc__kvstore_rank(const mxc__kvstore *kv) { return kv->rank; }
 int mxc__kvstore_num_workers(const mxc__kvstore *kv) { return kv->size; }
 
+int mxc__kvstore_has_updater(mxc__kvstore *kv) {
+  pthread_mutex_lock(&kv->lock);
+  int has = kv->opt || kv->updater;
+  pthread_mutex_unlock(&kv->lock);
+  return has;
+}
+
 int mxc__kvstore_barrier(mxc__kvstore *kv) {
   return kv->dist ? mxc__kv_dist_barrier() : MXC_OK;
 }

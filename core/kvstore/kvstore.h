@@ -75,6 +75,8 @@ void mxc__kvstore_retain(mxc__kvstore *kv);
 const char *mxc__kvstore_type(const mxc__kvstore *kv);
 int mxc__kvstore_rank(const mxc__kvstore *kv);
 int mxc__kvstore_num_workers(const mxc__kvstore *kv);
+/* 1 when pushes run an updater (an optimizer or a callback). */
+int mxc__kvstore_has_updater(mxc__kvstore *kv);
 /* Waits until every worker reached the barrier (local: returns at once). */
 int mxc__kvstore_barrier(mxc__kvstore *kv);
 

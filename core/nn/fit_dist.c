@@ -110,6 +110,11 @@ static int make_keys(mxc__fit_dist *d, mxc__nn_param **ps, int n) {
  * parameters. A failure leaves no keys here (those initialised stay in
  * the store: a later run fails naming them). */
 static int set_up(mxc__fit_dist *d, mxc__nn_param **ps, int n) {
+  MXC_RETURN_ERROR_IF(mxc__kvstore_has_updater(d->kv),
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "fit: the kvstore has an optimizer or updater, which "
+                      "would update the summed gradients; the fit steps its "
+                      "own optimizer: give it a store without one");
   mxc__ndarray **data = mxc__calloc(n ? (size_t)n : 1, sizeof *data);
   int rc = data ? make_keys(d, ps, n)
                 : mxc__error_set(MXC_ERR_OOM, "fit: out of memory");
