@@ -65,6 +65,7 @@ mx_free <- function(x) {
   else if (inherits(x, "mx_executor")) .Call(C_R_swig_delete_ExecutorHandle, x)
   else if (inherits(x, "mx_data_iter")) .Call(C_R_swig_delete_DataIterHandle, x)
   else if (inherits(x, "mx_predictor")) .Call(C_R_swig_delete_PredictorHandle, x)
+  else if (inherits(x, "mx_kvstore")) .Call(C_R_swig_delete_KVStoreHandle, x)
   else if (inherits(x, "mx_recordio")) {
     # A writer's buffered records reach the file first; freed either way.
     on.exit(.Call(C_R_swig_delete_RecordIOHandle, x))
