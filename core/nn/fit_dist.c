@@ -140,13 +140,17 @@ static int check_same(const mxc__fit_dist *d, mxc__nn_param **ps, int n) {
   return MXC_OK;
 }
 
-/* pushpull of every gradient, in place. */
+/* pushpull of every gradient, in place, the last parameters first:
+ * backward writes the last layers' gradients first, and the store runs
+ * collectives in the order they are pushed (the same on every rank), so
+ * this order lets the first collectives run while backward goes on
+ * through the first layers (docs/kvstore.md, "Priorities"). */
 static int push_grads(mxc__fit_dist *d, mxc__nn_param **ps, int n) {
   const char **keys = mxc__calloc(n ? (size_t)n : 1, sizeof *keys);
   mxc__ndarray **grads = mxc__calloc(n ? (size_t)n : 1, sizeof *grads);
   int m = 0, rc = MXC_OK;
   if (!keys || !grads) rc = mxc__error_set(MXC_ERR_OOM, "fit: out of memory");
-  for (int i = 0; i < n && rc == MXC_OK; ++i) {
+  for (int i = n - 1; i >= 0 && rc == MXC_OK; --i) {
     if (ps[i]->aux || !ps[i]->grad) continue;
     keys[m] = d->keys[i];
     grads[m++] = ps[i]->grad;
