@@ -417,12 +417,25 @@ int fm_net_set_kvstore(fm_net *net, mxc_kvstore kv, int64_t global_batch) {
 }
 
 /* The gradients summed over the workers, in place: one pushpull of every
- * parameter (the store fuses the small ones into few collectives). */
+ * parameter (the store fuses the small ones into few collectives), the
+ * last parameters first: backward writes them first, and the store runs
+ * collectives in the order they are pushed, so they start while backward
+ * goes on (docs/kvstore.md, "Priorities"). */
 static int sum_gradients(fm_net *net) {
   if (net->kv == NULL) return MXC_OK;
-  const char *const *keys = (const char *const *)net->names;
-  MX_RET(mxc_kvstore_pushpull(net->kv, net->n_params, NULL, keys, net->grads,
-                              net->grads, 0));
+  enum { MAX_KEYS = 64 };
+  const char *keys[MAX_KEYS];
+  mxc_ndarray grads[MAX_KEYS];
+  int n = net->n_params;
+  if (n > MAX_KEYS) {
+    return fail(MXC_ERR_UNSUPPORTED, "%d parameters; the example sums at "
+                "most %d", n, MAX_KEYS);
+  }
+  for (int i = 0; i < n; ++i) {
+    keys[i] = net->names[n - 1 - i];
+    grads[i] = net->grads[n - 1 - i];
+  }
+  MX_RET(mxc_kvstore_pushpull(net->kv, n, NULL, keys, grads, grads, 0));
   return MXC_OK;
 }
 

@@ -12,7 +12,8 @@ Keep the table a plain literal: check_layers.py parses it as Python."""
 # The core, lowest first: each builds on all before it.
 #   core/base < core/profiler < core/storage < core/engine < core/ndarray < core/resource
 #   < core/op < {core/graph < core/fuse, core/autograd, core/exec,
-#   core/io, core/train, core/kvstore} < ops/* < backends/* < c_api/src
+#   core/io, core/train, core/kvstore} < core/nn < ops/* < backends/*
+#   < c_api/src
 # The passes over graphs sit side by side and never use each other, except
 # that exec runs fused graphs. Operator families are plug-ins over core/op:
 # never another family, never a graph pass.
@@ -49,10 +50,11 @@ LAYER_RULES = {
                      "core/op"],
     # Layers (blocks, losses, optimizers) over autograd, the executor and
     # the initializers; operators are reached by name through the registry.
+    # fit() trains data-parallel through the KVStore.
     "core/nn": ["mxc", "core/base", "core/profiler", "core/storage",
                 "core/engine", "core/ndarray", "core/resource", "core/op",
                 "core/graph", "core/fuse", "core/autograd", "core/exec",
-                "core/io", "core/train"],
+                "core/io", "core/train", "core/kvstore"],
     # The family table: ops/families.c and the generated ops/families.h.
     "ops": ["mxc", "core/base", "core/profiler", "core/storage", "core/engine",
             "core/ndarray", "core/resource", "core/op"],

@@ -92,6 +92,7 @@ MXCR__FINALIZER(mxcr__fin_str_list, mxc_str_list_free, mxc_str_list)
 MXCR__FINALIZER(mxcr__fin_outputs, mxcb_outputs_free, mxcb_outputs *)
 MXCR__FINALIZER(mxcr__fin_checkpoint, mxcb_checkpoint_free, mxcb_checkpoint *)
 MXCR__FINALIZER(mxcr__fin_predictor, mxc_predictor_free, mxc_predictor)
+MXCR__FINALIZER(mxcr__fin_kvstore, mxc_kvstore_free, mxc_kvstore)
 MXCR__FINALIZER(mxcr__fin_predictor_spec, mxcb_predictor_spec_free,
                 mxcb_predictor_spec *)
 
@@ -263,6 +264,7 @@ MXCR_HANDLE(struct mxc_str_list_s *, mxcr__fin_str_list, NULL, "expected a strin
 MXCR_HANDLE(struct mxcb_outputs *, mxcr__fin_outputs, NULL, "expected an output list handle")
 MXCR_HANDLE(struct mxcb_checkpoint *, mxcr__fin_checkpoint, NULL, "expected a checkpoint handle")
 MXCR_HANDLE(struct mxc_predictor_s *, mxcr__fin_predictor, "mx_predictor", "expected an mx_predictor")
+MXCR_HANDLE(struct mxc_kvstore_s *, mxcr__fin_kvstore, "mx_kvstore", "expected an mx_kvstore")
 MXCR_HANDLE(struct mxcb_predictor_spec *, mxcr__fin_predictor_spec, NULL, "expected a predictor spec handle")
 /* Operator handles are static: never freed. Scopes are ended by
  * with_scope itself, on exit from its expression, never by a finalizer. */
@@ -385,6 +387,7 @@ MXCR_HANDLE(struct mxc_scope_s *, NULL, "mx_scope", "expected an mx_scope")
 %noexception mxcb_checkpoint::~mxcb_checkpoint;
 %noexception mxc_predictor_s::~mxc_predictor_s;
 %noexception mxcb_predictor_spec::~mxcb_predictor_spec;
+%noexception mxc_kvstore_s::~mxc_kvstore_s;
 
 %include "mxc.i"
 

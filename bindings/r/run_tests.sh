@@ -95,6 +95,19 @@ else
   mxc_sanitized r "$src/bindings/r/build.sh" --install "$tmp/Rlib" "$tmp/r-build"
   export R_LIBS=$tmp/Rlib
 fi
+# The KVStore across 2 ranks of an MPI job on this machine (BUILD names
+# mpirun and the plug-in where Open MPI is installed; the default pass:
+# an instrumented libmxc in an uninstrumented R under mpirun is left out).
+if [ -n "${MXC_TEST_MPIRUN:-}" ] && [ -n "${MXC_TEST_MPI_PLUGIN:-}" ] &&
+   [ -z "$MXC_SANITIZER" ]; then
+  echo "== KVStore across 2 ranks =="
+  MXC_TEST_NP=2 MXC_MPI_PLUGIN=$PWD/$MXC_TEST_MPI_PLUGIN \
+    MXC_KVSTORE_TIMEOUT=60 timeout 240 "$MXC_TEST_MPIRUN" \
+    --allow-run-as-root --oversubscribe -np 2 --mca btl self,vader \
+    --bind-to none -x MXC_TEST_NP -x MXC_MPI_PLUGIN -x MXC_KVSTORE_TIMEOUT \
+    -x TEST_TMPDIR -x LD_LIBRARY_PATH -x R_LIBS -x HOME -x MXC_LIBRARY \
+    Rscript "$src/bindings/r/tests/kvstore_dist.R"
+fi
 echo "== million arrays =="
 r_run "$src/bindings/r/tests/million.R" "$million"
 echo "== examples/r/mlp.R =="

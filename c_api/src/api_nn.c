@@ -490,6 +490,18 @@ int mxc_fit_run(mxc_fit fit, mxc_data_iter train, mxc_data_iter val) {
   return named(mxc__fit_run(f, t, v), "mxc_fit_run");
 }
 
+int mxc_fit_set_kvstore(mxc_fit fit, mxc_kvstore kv) {
+  API_GUARD();
+  mxc__fit *f = NULL;
+  void *k = NULL;
+  MXC_FORWARD_IF_ERROR(api_fit(fit, "mxc_fit_set_kvstore: fit", &f));
+  if (kv) {
+    MXC_FORWARD_IF_ERROR(mxc__handle_get((uintptr_t)kv, MXC__HANDLE_KVSTORE,
+                                         "mxc_fit_set_kvstore: kv", &k));
+  }
+  return named(mxc__fit_set_kvstore(f, k), "mxc_fit_set_kvstore");
+}
+
 int mxc_fit_value(mxc_fit fit, const char *name, double *out) {
   API_GUARD();
   API_CHECK_OUT(out, "mxc_fit_value", "out");

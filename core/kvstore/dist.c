@@ -363,6 +363,7 @@ static int fused(const bucket *b) { return b->n_keys > 1; }
 
 static void bucket_free(void *arg) {
   bucket *b = arg;
+  if (fused(b)) mxc__free(b->buf); /* NULL once run */
   for (int i = 0; i < b->n_views; ++i) mxc__ndarray_free(b->views[i]);
   mxc__free(b->views);
   mxc__free(b->first);
@@ -419,23 +420,14 @@ static void sum_locally(bucket *b) {
   }
 }
 
-/* The engine function: runs on a worker once the arrays are ready. */
+/* The engine function: runs on a worker once the arrays are ready. It
+ * cannot fail: a fused bucket's buffer was allocated when it was pushed
+ * (bucket_new), because this rank's collective must happen once it has a
+ * sequence number, or the other ranks wait for it. */
 static void bucket_ready(void *arg, mxc__exec *ex) {
   bucket *b = arg;
   b->ex = ex;
-  if (fused(b)) {
-    b->buf = mxc__malloc((size_t)b->total * mxc__dtype_size(b->dtype));
-    if (!b->buf) {
-      /* The collective must still happen, or the other ranks wait: a
-       * process out of memory ends the job. */
-      fprintf(stderr, "mxc kvstore: rank %d: out of memory for a fusion "
-              "buffer of %" PRId64 " elements; aborting the job\n",
-              g.rank, b->total);
-      g.p->abort(4);
-    }
-  } else {
-    b->buf = mxc__ndarray_ptr(dst_of(b, 0));
-  }
+  if (!fused(b)) b->buf = mxc__ndarray_ptr(dst_of(b, 0));
   sum_locally(b);
   enqueue(&b->req);
 }
@@ -494,6 +486,22 @@ static void bucket_name(bucket *b, const mxc__kv_group *gs, int n) {
   }
 }
 
+/* A fused bucket's buffer, allocated now rather than when the values
+ * are ready: out of memory is then an error of the push call on this
+ * rank, before the collective has a sequence number, and the job stays
+ * in step (the other ranks' collective waits for this rank to push
+ * again, or for the watchdog). */
+static int fusion_buffer(bucket *b) {
+  size_t bytes = (size_t)b->total * mxc__dtype_size(b->dtype);
+  b->buf = mxc__malloc(bytes);
+  MXC_RETURN_ERROR_IF(!b->buf, MXC_ERR_OOM,
+                      "%s: out of memory for a fusion buffer of %zu bytes "
+                      "(MXC_KVSTORE_FUSION_BYTES=%" PRId64 "); nothing was "
+                      "pushed",
+                      b->name, bytes, g_fusion_bytes);
+  return MXC_OK;
+}
+
 static int bucket_new(const mxc__kv_group *gs, int n, int kind,
                       bucket **out) {
   bucket *b = NULL;
@@ -512,6 +520,7 @@ static int bucket_new(const mxc__kv_group *gs, int n, int kind,
     }
     if (rc == MXC_OK) rc = take_view(b, gs[k].dst);
   }
+  if (rc == MXC_OK && fused(b)) rc = fusion_buffer(b);
   if (rc != MXC_OK) {
     bucket_free(b);
     return rc;
@@ -556,13 +565,57 @@ static int push_span(const mxc__kv_group *gs, int n, int kind,
   return rc;
 }
 
-int mxc__kv_dist_push(const mxc__kv_group *gs, int n, int priority) {
-  for (int i = 0; i < n;) {
-    int k = bucket_span(gs + i, n - i);
-    MXC_FORWARD_IF_ERROR(push_span(gs + i, k, BUCKET_ALLREDUCE, priority));
-    i += k;
+/* The buckets of a push: gs[first[i] .. first[i] + span[i]) each. */
+typedef struct bucket_plan {
+  int n;
+  int *first, *span;
+  bucket **b;
+} bucket_plan;
+
+static void plan_free(bucket_plan *p, int from) {
+  for (int i = from; i < p->n; ++i) {
+    if (p->b[i]) bucket_free(p->b[i]);
+  }
+  mxc__free(p->first);
+  mxc__free(p->span);
+  mxc__free(p->b);
+}
+
+static int plan_new(const mxc__kv_group *gs, int n, bucket_plan *p) {
+  size_t m = n ? (size_t)n : 1;
+  *p = (bucket_plan){0};
+  p->first = mxc__calloc(m, sizeof *p->first);
+  p->span = mxc__calloc(m, sizeof *p->span);
+  p->b = mxc__calloc(m, sizeof *p->b);
+  if (!p->first || !p->span || !p->b) {
+    plan_free(p, 0);
+    return mxc__error_set(MXC_ERR_OOM, "kvstore push: out of memory");
+  }
+  for (int i = 0; i < n; i += p->span[p->n], p->n++) {
+    p->first[p->n] = i;
+    p->span[p->n] = bucket_span(gs + i, n - i);
   }
   return MXC_OK;
+}
+
+/* Every bucket (and fusion buffer) is made before the first is pushed,
+ * so that running out of memory pushes nothing and the ranks stay in
+ * step. Only the engine's own push failing part way (itself out of
+ * memory) leaves earlier collectives of the call pushed. */
+int mxc__kv_dist_push(const mxc__kv_group *gs, int n, int priority) {
+  bucket_plan p;
+  MXC_FORWARD_IF_ERROR(plan_new(gs, n, &p));
+  int rc = MXC_OK;
+  for (int i = 0; i < p.n && rc == MXC_OK; ++i) {
+    rc = bucket_new(gs + p.first[i], p.span[i], BUCKET_ALLREDUCE, &p.b[i]);
+  }
+  int pushed = 0;
+  while (rc == MXC_OK && pushed < p.n) {
+    rc = bucket_push(p.b[pushed], priority);
+    if (rc == MXC_OK) pushed++;
+  }
+  plan_free(&p, pushed); /* the engine owns the pushed ones */
+  return rc;
 }
 
 int mxc__kv_dist_broadcast(const mxc__kv_group *gr) {

@@ -4,6 +4,7 @@
 #define MXC_CORE_KVSTORE_INTERNAL_H_
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "core/kvstore/kvstore.h"
 #include "core/op/op.h"
@@ -18,6 +19,7 @@ typedef struct mxc__kv_entry {
 } mxc__kv_entry;
 
 struct mxc__kvstore {
+  atomic_int refs;  /* the handle's, and a fit's using the store */
   const char *type; /* static */
   int dist;         /* 1: "dist_sync", sums across the MPI job */
   int rank, size;

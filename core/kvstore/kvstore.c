@@ -41,6 +41,7 @@ int mxc__kvstore_create(const char *type, mxc__kvstore **out) {
   mxc__kvstore *kv = mxc__calloc(1, sizeof *kv);
   if (!kv && dist) mxc__kv_dist_close();
   MXC_RETURN_ERROR_IF(!kv, MXC_ERR_OOM, "out of memory for a kvstore");
+  atomic_init(&kv->refs, 1);
   kv->type = dist ? "dist_sync" : "local";
   kv->dist = dist;
   kv->rank = rank;
@@ -59,8 +60,10 @@ static void entry_free(mxc__kv_entry *e) {
   mxc__free(e);
 }
 
+void mxc__kvstore_retain(mxc__kvstore *kv) { atomic_fetch_add(&kv->refs, 1); }
+
 void mxc__kvstore_free(mxc__kvstore *kv) {
-  if (!kv) return;
+  if (!kv || atomic_fetch_sub(&kv->refs, 1) != 1) return;
   mxc__kv_clear_updater(kv);
   for (int i = 0; i < kv->n_entries; ++i) entry_free(kv->entries[i]);
   mxc__free(kv->entries);
@@ -72,6 +75,13 @@ void mxc__kvstore_free(mxc__kvstore *kv) {
 const char *mxc__kvstore_type(const mxc__kvstore *kv) { return kv->type; }
 int mxc__kvstore_rank(const mxc__kvstore *kv) { return kv->rank; }
 int mxc__kvstore_num_workers(const mxc__kvstore *kv) { return kv->size; }
+
+int mxc__kvstore_has_updater(mxc__kvstore *kv) {
+  pthread_mutex_lock(&kv->lock);
+  int has = kv->opt || kv->updater;
+  pthread_mutex_unlock(&kv->lock);
+  return has;
+}
 
 int mxc__kvstore_barrier(mxc__kvstore *kv) {
   return kv->dist ? mxc__kv_dist_barrier() : MXC_OK;

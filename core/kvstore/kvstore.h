@@ -64,14 +64,19 @@ typedef int (*mxc__kv_updater_fn)(void *ud, const mxc__kv_key *key,
 
 /* A new store of `type` ("local" or "dist_sync"). */
 int mxc__kvstore_create(const char *type, mxc__kvstore **out);
-/* Frees the store and its arrays (the engine releases their storage
- * once pending work finished). Accepts NULL. The process's last
- * dist_sync store also ends MPI (mxc__kv_dist_close: waits). */
+/* Drops a reference (create gives the first); the last frees the store
+ * and its arrays (the engine releases their storage once pending work
+ * finished). Accepts NULL. The process's last dist_sync store also ends
+ * MPI (mxc__kv_dist_close: waits). */
 void mxc__kvstore_free(mxc__kvstore *kv);
+/* One more reference (a fit training through the store holds one). */
+void mxc__kvstore_retain(mxc__kvstore *kv);
 
 const char *mxc__kvstore_type(const mxc__kvstore *kv);
 int mxc__kvstore_rank(const mxc__kvstore *kv);
 int mxc__kvstore_num_workers(const mxc__kvstore *kv);
+/* 1 when pushes run an updater (an optimizer or a callback). */
+int mxc__kvstore_has_updater(mxc__kvstore *kv);
 /* Waits until every worker reached the barrier (local: returns at once). */
 int mxc__kvstore_barrier(mxc__kvstore *kv);
 

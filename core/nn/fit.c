@@ -14,6 +14,7 @@
 #include "core/base/error.h"
 #include "core/ndarray/io.h"
 #include "core/nn/fit.h"
+#include "core/nn/fit_dist.h"
 #include "core/nn/internal.h"
 #include "core/nn/tboard.h"
 #include "core/resource/random.h"
@@ -49,6 +50,10 @@ struct mxc__fit {
   int bad_epochs;
   int n_listeners;
   fit_listener *listeners;
+  /* Data-parallel training through a KVStore (NULL: none); shard: the
+   * training iterator reads part rank of workers. */
+  mxc__fit_dist *dist;
+  int shard;
 };
 
 static double now_s(void) {
@@ -143,8 +148,18 @@ static int int_key(const char *k, const char *v, int64_t lo, int *out) {
   return MXC_OK;
 }
 
+/* "1" or "0". */
+static int flag_key(const char *k, const char *v, int *out) {
+  MXC_RETURN_ERROR_IF(strcmp(v, "1") && strcmp(v, "0"),
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "fit: %s is '%s'; expected 1 or 0", k, v);
+  *out = v[0] == '1';
+  return MXC_OK;
+}
+
 static int set_key(mxc__fit *f, const char *k, const char *v) {
   if (!strcmp(k, "epochs")) return int_key(k, v, 0, &f->epochs);
+  if (!strcmp(k, "shard_by_rank")) return flag_key(k, v, &f->shard);
   if (!strcmp(k, "progress")) return progress_mode(v, &f->progress);
   if (!strcmp(k, "checkpoint_prefix")) return set_str(&f->ckpt_prefix, v);
   if (!strcmp(k, "checkpoint_period")) return int_key(k, v, 1, &f->ckpt_period);
@@ -167,7 +182,7 @@ static int set_key(mxc__fit *f, const char *k, const char *v) {
                         "tensorboard, batches_per_epoch, "
                         "early_stopping_patience, early_stopping_min_delta, "
                         "monitor, lr_scheduler, factor, step, steps, "
-                        "max_update or final_lr",
+                        "max_update, final_lr or shard_by_rank",
                         k);
 }
 
@@ -213,6 +228,7 @@ void mxc__fit_free(mxc__fit *f) {
   mxc__free(f->monitor);
   mxc__free(f->tb_dir);
   mxc__tb_close(f->tb);
+  mxc__fit_dist_free(f->dist);
   mxc__block_release(f->net);
   mxc__block_release(f->loss);
   mxc__optimizer_free(f->opt);
@@ -234,6 +250,7 @@ int mxc__fit_create(mxc__block *net, mxc__block *loss, mxc__optimizer *opt,
   f->epochs = 1;
   f->ckpt_period = 1;
   f->factor = 1;
+  f->shard = 1;
   f->progress = isatty(STDOUT_FILENO);
   int rc = set_str(&f->monitor, "val_loss");
   for (int i = 0; i < n && rc == MXC_OK; ++i) {
@@ -273,6 +290,18 @@ int mxc__fit_add_listener(mxc__fit *f, mxc__fit_fn fn, void *user,
 
 void mxc__fit_stop(mxc__fit *f) { f->stop = 1; }
 
+int mxc__fit_set_kvstore(mxc__fit *f, mxc__kvstore *kv) {
+  mxc__fit_dist *d = NULL;
+  if (kv) MXC_FORWARD_IF_ERROR(mxc__fit_dist_new(kv, &d));
+  mxc__fit_dist_free(f->dist);
+  f->dist = d;
+  return MXC_OK;
+}
+
+/* Files (CSV, TensorBoard, checkpoints) and progress lines come from rank
+ * 0 alone: every worker holds the same parameters. */
+static int writer(const mxc__fit *f) { return mxc__fit_dist_rank(f->dist) == 0; }
+
 /* ---- values ---- */
 
 static double ratio(double a, int64_t b) { return b ? a / (double)b : NAN; }
@@ -290,7 +319,9 @@ int mxc__fit_value(const mxc__fit *f, const char *name, double *out) {
        f->have_val ? ratio((double)f->val_correct, f->val_count) : NAN},
       {"samples_per_sec", f->samples_per_sec},
       {"best", f->best},
-      {"epochs", f->epochs}};
+      {"epochs", f->epochs},
+      {"rank", mxc__fit_dist_rank(f->dist)},
+      {"num_workers", mxc__fit_dist_workers(f->dist)}};
   for (size_t i = 0; i < sizeof t / sizeof *t; ++i) {
     if (!strcmp(name, t[i].name)) {
       *out = t[i].v;
@@ -300,8 +331,8 @@ int mxc__fit_value(const mxc__fit *f, const char *name, double *out) {
   return mxc__error_set(MXC_ERR_NOT_FOUND,
                         "fit: no value '%s'; expected epoch, batch, "
                         "num_update, lr, train_loss, train_accuracy, "
-                        "val_loss, val_accuracy, samples_per_sec, best or "
-                        "epochs",
+                        "val_loss, val_accuracy, samples_per_sec, best, "
+                        "epochs, rank or num_workers",
                         name);
 }
 
@@ -414,7 +445,7 @@ static int batch_of(mxc__iter *it, const mxc__ndarray **x,
 }
 
 static void print_progress(mxc__fit *f, int done) {
-  if (!f->progress) return;
+  if (!f->progress || !writer(f)) return;
   double t = now_s();
   if (!done && t - f->last_print < 0.1) return;
   f->last_print = t;
@@ -440,10 +471,14 @@ static int train_step(mxc__fit *f, mxc__iter *it) {
   double loss = 0;
   int rc = mxc__autograd_backward(1, &l, NULL, 0);
   if (rc == MXC_OK && f->hybrid_step) rc = mxc__nn_hybrid_backward(f->net, out);
+  /* After both backwards: the parameters' gradients are complete. */
+  if (rc == MXC_OK) rc = mxc__fit_dist_sum_grads(f->dist, f->net);
   if (rc == MXC_OK) {
     rc = mxc__optimizer_set_lr(f->opt, scheduled_lr(f, f->num_update));
   }
-  if (rc == MXC_OK) rc = mxc__optimizer_step(f->opt, rows);
+  /* The summed gradients are over every worker's batch of `rows`. */
+  int64_t global = rows * mxc__fit_dist_workers(f->dist);
+  if (rc == MXC_OK) rc = mxc__optimizer_step(f->opt, global);
   if (rc == MXC_OK) rc = measure(out, y, l, valid, &loss, &correct);
   mxc__ndarray_free(out);
   mxc__ndarray_free(l);
@@ -501,7 +536,7 @@ static void early_stopping(mxc__fit *f) {
 }
 
 static int csv_row(mxc__fit *f, double seconds) {
-  if (!f->csv_path) return MXC_OK;
+  if (!f->csv_path || !writer(f)) return MXC_OK;
   FILE *fp = fopen(f->csv_path, f->epoch == 1 && !f->resume ? "w" : "a");
   MXC_RETURN_ERROR_IF(!fp, MXC_ERR_IO, "fit: cannot open the CSV log '%s'",
                       f->csv_path);
@@ -524,7 +559,7 @@ static int csv_row(mxc__fit *f, double seconds) {
 
 /* The epoch's scalars (step = epochs done) into the TensorBoard file. */
 static int tb_epoch(mxc__fit *f) {
-  if (!f->tb_dir) return MXC_OK;
+  if (!f->tb_dir || !writer(f)) return MXC_OK;
   if (!f->tb) MXC_FORWARD_IF_ERROR(mxc__tb_open(f->tb_dir, &f->tb));
   static const char *const names[] = {"train_loss", "train_accuracy",
                                       "val_loss", "val_accuracy", "lr"};
@@ -543,12 +578,15 @@ static int run_epoch(mxc__fit *f, mxc__iter *train, mxc__iter *val) {
   f->have_val = 0;
   f->t0 = now_s();
   MXC_FORWARD_IF_ERROR(mxc__iter_reset(train));
+  if (f->shard) MXC_FORWARD_IF_ERROR(mxc__fit_dist_shard(f->dist, train));
   for (;;) {
     int has = 0;
     MXC_FORWARD_IF_ERROR(mxc__iter_next(train, &has));
-    if (!has || f->stop || (f->max_batches && f->batch >= f->max_batches)) {
-      break;
-    }
+    int go = has && !f->stop &&
+             !(f->max_batches && f->batch >= f->max_batches);
+    /* With a store, a batch only when every worker has one. */
+    MXC_FORWARD_IF_ERROR(mxc__fit_dist_agree(f->dist, go, &go));
+    if (!go) break;
     MXC_FORWARD_IF_ERROR(train_step(f, train));
   }
   if (val) MXC_FORWARD_IF_ERROR(evaluate(f, val));
@@ -557,7 +595,7 @@ static int run_epoch(mxc__fit *f, mxc__iter *train, mxc__iter *val) {
   print_progress(f, 1);
   MXC_FORWARD_IF_ERROR(csv_row(f, now_s() - f->t0));
   MXC_FORWARD_IF_ERROR(tb_epoch(f));
-  if (f->ckpt_prefix && f->epoch % f->ckpt_period == 0) {
+  if (f->ckpt_prefix && f->epoch % f->ckpt_period == 0 && writer(f)) {
     char path[4096];
     snprintf(path, sizeof path, "%s-%04d.fit", f->ckpt_prefix, f->epoch);
     MXC_FORWARD_IF_ERROR(mxc__fit_save(f, path));
@@ -596,7 +634,12 @@ int mxc__fit_run(mxc__fit *f, mxc__iter *train, mxc__iter *val) {
   f->stop = 0;
   f->base_lr = mxc__optimizer_lr(f->opt);
   if (f->resume) MXC_FORWARD_IF_ERROR(mxc__fit_load(f, f->resume));
-  while (f->epoch < f->epochs && !f->stop) {
+  for (;;) {
+    /* With a store, every worker goes on, or none (early stopping and
+     * mxc_fit_stop may decide otherwise on one). */
+    int more = f->epoch < f->epochs && !f->stop;
+    MXC_FORWARD_IF_ERROR(mxc__fit_dist_agree(f->dist, more, &more));
+    if (!more) break;
     MXC_FORWARD_IF_ERROR(run_epoch(f, train, val));
   }
   return notify(f, MXC__FIT_TRAIN_END);

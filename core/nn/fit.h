@@ -9,6 +9,7 @@
 #define MXC_CORE_NN_FIT_H_
 
 #include "core/io/iter.h"
+#include "core/kvstore/kvstore.h"
 #include "core/nn/nn.h"
 
 typedef struct mxc__fit mxc__fit;
@@ -36,6 +37,10 @@ int mxc__fit_add_listener(mxc__fit *f, mxc__fit_fn fn, void *user,
 /* Trains until `epochs` epochs are done (counting those of a resumed
  * checkpoint), early stopping or mxc__fit_stop. val may be NULL. */
 int mxc__fit_run(mxc__fit *f, mxc__iter *train, mxc__iter *val);
+
+/* Trains data-parallel through kv (one more reference; NULL: alone), as
+ * mxc_fit_set_kvstore says. */
+int mxc__fit_set_kvstore(mxc__fit *f, mxc__kvstore *kv);
 
 /* Ends the run after the current batch (from a listener). */
 void mxc__fit_stop(mxc__fit *f);

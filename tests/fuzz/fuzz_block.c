@@ -110,7 +110,7 @@ static void train_step(mxc_block blk, fz_bytes *b, int n_in, mxc_ndarray *in) {
 static const char *const k_fit_keys[] = {
     "epochs", "progress", "lr_scheduler", "factor", "step", "steps",
     "max_update", "final_lr", "early_stopping_patience", "monitor",
-    "early_stopping_min_delta", "checkpoint_period"};
+    "early_stopping_min_delta", "checkpoint_period", "shard_by_rank"};
 #define N_FIT_KEYS ((uint32_t)(sizeof k_fit_keys / sizeof k_fit_keys[0]))
 
 /* A fit of blk with fuzzed keys loading the file as a checkpoint. */

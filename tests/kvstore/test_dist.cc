@@ -11,7 +11,10 @@
 //  - the results of the ranks, written to files, compare equal bit for
 //    bit (rank 0 reads the others' after a barrier);
 //  - data-parallel SGD equals one process's SGD on the global batch
-//    within floating-point reordering.
+//    within floating-point reordering;
+//  - a fusion buffer that cannot be allocated is an error of the push on
+//    the calling rank that pushes nothing, leaks nothing, and lets the
+//    job go on in step when the push is made again.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,6 +28,11 @@
 
 #include "mxc/mxc.h"
 #include "tests/kvstore/kv_test_util.h"
+#include "tests/testutil/fault_walk.h"
+
+extern "C" {
+#include "core/base/alloc.h"
+}
 
 namespace {
 
@@ -314,6 +322,76 @@ TEST(Dist, InvalidUseIsAnErrorOnTheCallingRank) {
   EXPECT_EQ(mxc_kvstore_push(j.kv, 1, nullptr, k, &a, 0), MXC_ERR_NOT_FOUND);
   EXPECT_NE(err().find("key 'never'"), std::string::npos) << err();
   mxc_ndarray_free(a);
+}
+
+// Rank 0 makes the n-th allocation of a fused pushpull fail, n = 1, 2,
+// ... until the fusion buffer's does (the last allocation before the
+// collective is pushed, all of them in this thread: the engine is idle).
+// Each failing call must return MXC_ERR_OOM, leak nothing and push
+// nothing: the pull that follows still sees the init values, which a
+// collective pushed by the failed call would have replaced with the sum
+// once the other ranks' collective met it. The other ranks push once and
+// wait meanwhile; then rank 0 pushes again and every rank gets the sum.
+int failing_pushpulls(const std::vector<int64_t> &keys,
+                      std::vector<mxc_ndarray> &v, size_t n) {
+  mxct::settle();
+  const int64_t live0 = mxc__alloc_live();
+  int failures = 0;
+  for (int64_t at = 1; at < 1000; ++at) {
+    mxc__fault_alloc_arm(at, 0);
+    int rc = mxc_kvstore_pushpull(job().kv, (int)keys.size(), keys.data(),
+                                  nullptr, v.data(), v.data(), 0);
+    mxc__fault_alloc_arm(0, 0);
+    EXPECT_EQ(rc, MXC_ERR_OOM) << "allocation " << at << ": " << err();
+    if (rc != MXC_ERR_OOM) return failures;
+    ++failures;
+    mxc_ndarray out = make({(int64_t)n}, MXC_DTYPE_FLOAT32);
+    EXPECT_EQ(mxc_kvstore_pull(job().kv, 1, keys.data(), nullptr, &out, 0),
+              MXC_OK);
+    EXPECT_EQ(read<float>(out, n), std::vector<float>(n, 0.0f))
+        << "allocation " << at << ": the failed push changed the store";
+    mxc_ndarray_free(out);
+    mxct::settle();
+    EXPECT_EQ(mxc__alloc_live(), live0) << "leak after allocation " << at;
+    if (err().find("fusion buffer") != std::string::npos) return failures;
+  }
+  ADD_FAILURE() << "no failure reached the fusion buffer";
+  return failures;
+}
+
+TEST(Dist, FusionBufferOutOfMemoryIsAnErrorOnTheCallingRank) {
+  Job &j = job();
+  const size_t n = 100;  // 3 keys of 400 bytes: one fused collective
+  std::vector<int64_t> keys = {50, 51, 52};
+  std::vector<mxc_ndarray> w, v;
+  for (int k = 0; k < 3; ++k) {
+    w.push_back(make_with<float>(MXC_DTYPE_FLOAT32, std::vector<float>(n)));
+    v.push_back(make_with<float>(MXC_DTYPE_FLOAT32,
+                                 values<float>(j.rank, 0, k, n)));
+  }
+  ASSERT_EQ(mxc_kvstore_init(j.kv, 3, keys.data(), nullptr, w.data()),
+            MXC_OK)
+      << err();
+  ASSERT_EQ(mxc_wait_all(), MXC_OK) << err();
+  if (j.rank == 0) {
+    EXPECT_GE(failing_pushpulls(keys, v, n), 2);
+    EXPECT_NE(err().find("out of memory for a fusion buffer of 1200 bytes"),
+              std::string::npos)
+        << err();
+  }
+  ASSERT_EQ(mxc_kvstore_pushpull(j.kv, 3, keys.data(), nullptr, v.data(),
+                                 v.data(), 0),
+            MXC_OK)
+      << err();
+  for (int k = 0; k < 3; ++k) {
+    std::vector<float> want(n, 0.0f);
+    for (int r = 0; r < j.size; ++r) {
+      for (size_t i = 0; i < n; ++i) want[i] += (float)value(r, 0, k, i);
+    }
+    EXPECT_EQ(read<float>(v[k], n), want) << "key " << k;
+    mxc_ndarray_free(w[k]);
+    mxc_ndarray_free(v[k]);
+  }
 }
 
 class DistEnv : public ::testing::Environment {

@@ -390,6 +390,7 @@ std::vector<Entry> table(World *w) {
       {"mxc_fit_run", FIT, [w](uintptr_t h) { return mxc_fit_run(as<mxc_fit>(h), w->it, nullptr); }},
       {"mxc_fit_value", FIT, [](uintptr_t h) { return mxc_fit_value(as<mxc_fit>(h), "lr", &dbl); }},
       {"mxc_fit_stop", FIT, [](uintptr_t h) { return mxc_fit_stop(as<mxc_fit>(h)); }},
+      {"mxc_fit_set_kvstore", FIT, [w](uintptr_t h) { return mxc_fit_set_kvstore(as<mxc_fit>(h), w->kv); }},
       {"mxc_fit_save_checkpoint", FIT, [tmp](uintptr_t h) { return mxc_fit_save_checkpoint(as<mxc_fit>(h), tmp.c_str()); }},
       {"mxc_fit_load_checkpoint", FIT, [params](uintptr_t h) { return mxc_fit_load_checkpoint(as<mxc_fit>(h), params.c_str()); }},
       {"mxc_optimizer_get_lr", OPT, [](uintptr_t h) { return mxc_optimizer_get_lr(as<mxc_optimizer>(h), &dbl); }},

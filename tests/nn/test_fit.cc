@@ -8,7 +8,11 @@
 //  - early stopping stops after `patience` epochs without improvement;
 //  - the CSV log has a header and one row per epoch matching the values;
 //  - bad keys, checkpoints of another network and missing files are
-//    refused without changing anything.
+//    refused without changing anything;
+//  - a fit through a "local" store (mxc_fit_set_kvstore, one worker)
+//    trains exactly as without one, the store outliving its handle; a
+//    second fit on the same store is refused naming the key (the 2- and
+//    3-rank cases are tests/kvstore:test_dist_train_*).
 #include <gtest/gtest.h>
 
 #include <dirent.h>
@@ -469,6 +473,53 @@ TEST(Fit, ProgressLineOnRequestQuietOtherwise) {
   }
 }
 
+TEST(Fit, ThroughALocalStoreTrainsAsWithout) {
+  Data data;
+  std::vector<std::vector<float>> params;
+  for (int with_store = 0; with_store < 2; ++with_store) {
+    mxc_data_iter train = csv_iter(data.d, data.l, 8);
+    OK(mxc_random_seed(9));
+    Model m;
+    build(&m, {"epochs", "2", "progress", "0", "shard_by_rank", "1"});
+    if (with_store) {
+      mxc_kvstore kv = nullptr;
+      OK(mxc_kvstore_create("local", &kv));
+      OK(mxc_fit_set_kvstore(m.fit, kv));
+      mxc_kvstore_free(kv);  // the fit keeps the store
+    }
+    OK(mxc_fit_run(m.fit, train, nullptr));
+    double v = -1;
+    OK(mxc_fit_value(m.fit, "num_workers", &v));
+    EXPECT_EQ(v, 1);
+    OK(mxc_fit_value(m.fit, "rank", &v));
+    EXPECT_EQ(v, 0);
+    params.push_back(all_params(m.net));
+    mxc_data_iter_free(train);
+  }
+  EXPECT_EQ(params[0], params[1]);
+  // One store, two fits: the second's keys exist already.
+  mxc_kvstore kv = nullptr;
+  OK(mxc_kvstore_create("local", &kv));
+  for (int i = 0; i < 2; ++i) {
+    mxc_data_iter train = csv_iter(data.d, data.l, 8);
+    Model m;
+    build(&m, {"epochs", "1", "progress", "0"});
+    OK(mxc_fit_set_kvstore(m.fit, kv));
+    int rc = mxc_fit_run(m.fit, train, nullptr);
+    if (i == 0) {
+      EXPECT_EQ(rc, MXC_OK) << mxc_last_error();
+    } else {
+      EXPECT_EQ(rc, MXC_ERR_INVALID_ARGUMENT);
+      EXPECT_NE(std::string(mxc_last_error()).find("key 'fit:h_weight' is already"),
+                std::string::npos)
+          << mxc_last_error();
+    }
+    OK(mxc_fit_set_kvstore(m.fit, nullptr));
+    mxc_data_iter_free(train);
+  }
+  mxc_kvstore_free(kv);
+}
+
 TEST(Fit, BadInputIsRefused) {
   Data data;
   Model m;
@@ -477,7 +528,7 @@ TEST(Fit, BadInputIsRefused) {
   for (std::vector<const char *> kv :
        {std::vector<const char *>{"epoch", "3"}, {"epochs", "-1"}, {"epochs", "x"},
         {"progress", "maybe"}, {"lr_scheduler", "step"}, {"lr_scheduler", "factor"},
-        {"monitor", "val_f1"}, {"steps", "(5,3)"}}) {
+        {"monitor", "val_f1"}, {"steps", "(5,3)"}, {"shard_by_rank", "2"}}) {
     const char *k[] = {kv[0]}, *v[] = {kv[1]};
     EXPECT_EQ(mxc_fit_create(m.net, m.loss, m.opt, k, v, 1, &f), MXC_ERR_INVALID_ARGUMENT)
         << kv[0] << "=" << kv[1];

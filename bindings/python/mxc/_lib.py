@@ -248,6 +248,7 @@ _SIGNATURES = {
     "mxc_fit_run": (c_int, [handle, handle, handle]),
     "mxc_fit_value": (c_int, [handle, c_char_p, _P(ctypes.c_double)]),
     "mxc_fit_stop": (c_int, [handle]),
+    "mxc_fit_set_kvstore": (c_int, [handle, handle]),
     "mxc_fit_save_checkpoint": (c_int, [handle, c_char_p]),
     "mxc_fit_load_checkpoint": (c_int, [handle, c_char_p]),
 }

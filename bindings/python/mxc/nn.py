@@ -9,6 +9,9 @@
     fit.add_listener(lambda event, fit: print(fit["val_accuracy"]))
     fit.run(train_iter, val_iter)
 
+Under `mpirun -np N`, `Fit(..., kvstore="dist_sync")` trains the same
+model data-parallel on N processes (docs/kvstore.md).
+
 Blocks are called like functions; inside `with mxc.autograd.record():`
 their operators are recorded, so `loss(net(x), y).backward()` then
 `opt.step(batch_size)` is the loop by hand. Keyword arguments are the C
@@ -22,6 +25,7 @@ from ctypes import byref, c_char_p, c_double, c_int
 
 from . import _lib
 from ._lib import check, handle, lib, strings
+from .kvstore import KVStore
 from .ndarray import NDArray
 
 
@@ -212,11 +216,13 @@ _LISTENER = ctypes.CFUNCTYPE(c_int, ctypes.c_void_p, c_int, ctypes.c_void_p)
 
 class Fit(_Handle):
     """fit(): keyword arguments are the keys of mxc_fit_create (epochs,
-    lr_scheduler, csv, tensorboard, checkpoint_prefix, resume, ...)."""
+    lr_scheduler, csv, tensorboard, checkpoint_prefix, resume,
+    shard_by_rank, ...). kvstore: an mxc.KVStore, or its type ("local",
+    "dist_sync"), to train data-parallel (see set_kvstore)."""
 
     _free = staticmethod(lib.mxc_fit_free)
 
-    def __init__(self, net, loss, optimizer, **config):
+    def __init__(self, net, loss, optimizer, kvstore=None, **config):
         keys, vals, n = _kv(config)
         h = handle()
         check(lib.mxc_fit_create(net.handle, loss.handle, optimizer.handle,
@@ -224,6 +230,21 @@ class Fit(_Handle):
         super().__init__(h.value)
         self._keep = [net, loss, optimizer]
         self._callbacks = []
+        self._kvstore = None
+        if kvstore is not None:
+            self.set_kvstore(kvstore)
+
+    def set_kvstore(self, kvstore):
+        """Trains through kvstore (mxc_fit_set_kvstore): under mpirun with
+        a "dist_sync" store every process trains on its part of the
+        training data, gradients are summed over the processes and every
+        process keeps the same parameters; files and progress come from
+        rank 0. A str makes a new store of that type; None trains alone."""
+        if isinstance(kvstore, str):
+            kvstore = KVStore(kvstore)
+        check(lib.mxc_fit_set_kvstore(
+            self.handle, kvstore.handle if kvstore is not None else None))
+        self._kvstore = kvstore
 
     def add_listener(self, fn):
         """fn(event, view) after each event; view[name] reads a value

@@ -92,6 +92,26 @@ class FitTest(unittest.TestCase):
             with open(os.path.join(tmp, "log.csv")) as f:
                 self.assertEqual(len(f.read().splitlines()), 6)
 
+    def test_local_kvstore_trains_as_without(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            train = write_csv(tmp, "train", *separable(96, 1))
+            params = []
+            for store in (None, "local", mxc.KVStore("local")):
+                it = mxc.CSVIter(train[0], 4, 16, labels=train[1])
+                mxc.seed(5)
+                net = nn.Sequential(nn.Dense(8, activation="relu"),
+                                    nn.Dense(3))
+                net.initialize("xavier")
+                fit = nn.Fit(net, nn.SoftmaxCrossEntropyLoss(),
+                             nn.Optimizer(net, "sgd_update", lr=0.1),
+                             kvstore=store, epochs=2, progress=False)
+                fit.run(it)
+                self.assertEqual(fit["num_workers"], 1)
+                params.append([p.asnumpy() for p in net.params().values()])
+            for other in params[1:]:
+                for a, b in zip(params[0], other):
+                    np.testing.assert_array_equal(a, b)
+
     def test_listener_exception_ends_the_run(self):
         with tempfile.TemporaryDirectory() as tmp:
             train = write_csv(tmp, "train", *separable(48, 1))

@@ -1994,6 +1994,9 @@ MXC_API int mxc_optimizer_get_lr(mxc_optimizer opt, double *out);
  *    event file, events.out.tfevents.SECONDS.HOST, with the scalars
  *    train_loss, train_accuracy, val_loss, val_accuracy and lr at step E
  *    after each epoch E (tests/nn/read_tfevents.py reads it).
+ *  - shard_by_rank ("1"): with a store of several workers
+ *    (mxc_fit_set_kvstore), each reads its part of the training data;
+ *    "0" uses the training iterator as given.
  * A fit is used by one thread at a time. */
 typedef struct mxc_fit_s *mxc_fit;
 
@@ -2033,7 +2036,9 @@ MXC_API int mxc_fit_run(mxc_fit fit, mxc_data_iter train, mxc_data_iter val);
  * current epoch), "num_update", "lr", "train_loss", "train_accuracy"
  * (of the current epoch so far), "val_loss", "val_accuracy" (of the last
  * evaluation; NaN without one), "samples_per_sec", "best" (early
- * stopping), "epochs". MXC_ERR_NOT_FOUND for other names. Since 1.1. */
+ * stopping), "epochs", "rank" and "num_workers" (0 and 1 without a
+ * store, see mxc_fit_set_kvstore). MXC_ERR_NOT_FOUND for other names.
+ * Since 1.1. */
 MXC_API int mxc_fit_value(mxc_fit fit, const char *name, double *out);
 
 /* Ends the run after the current batch (for listeners). Since 1.1. */
@@ -2205,7 +2210,9 @@ typedef int (*mxc_kvstore_updater_fn)(const char *str_key, int64_t int_key,
 MXC_API int mxc_kvstore_create(const char *type, mxc_kvstore *out);
 
 /* Frees the store and its arrays (their storage is released once pushed
- * work on them finished). Accepts NULL. A "local" store never waits.
+ * work on them finished); a fit training through the store
+ * (mxc_fit_set_kvstore) keeps it until the fit is freed or set to
+ * another. Accepts NULL. A "local" store never waits.
  * Freeing the process's last "dist_sync" store waits until the
  * collectives pushed so far ran, then finalizes MPI (every worker frees
  * it, as MPI_Finalize expects of every rank); a later "dist_sync" store
@@ -2278,6 +2285,41 @@ MXC_API int mxc_kvstore_set_optimizer(mxc_kvstore kv, const char *name,
  * Replaces any optimizer (and its states). Since 1.1. */
 MXC_API int mxc_kvstore_set_updater(mxc_kvstore kv, mxc_kvstore_updater_fn fn,
                                     void *user_data);
+
+/* fit() through a store (see "Training loops": mxc_fit). */
+/* Trains data-parallel through kv (the KVStore below), the one argument that
+ * turns a fit into distributed training: every worker of the job runs the
+ * same program (the same fit, blocks, optimizer and keys, from one
+ * thread) with its own iterators, and:
+ *  - the training iterator reads part `rank` of `num_workers` (set at
+ *    each epoch's start with mxc_data_iter_set_parts; the fit key
+ *    shard_by_rank "0" leaves it as given, for data sharded otherwise);
+ *  - after each backward pass every gradient becomes the sum over the
+ *    workers (pushpull through kv, keys "fit:NAME" per parameter), and
+ *    every worker makes the same optimizer step with the global batch
+ *    (its batch's rows times num_workers), so the parameters stay the
+ *    same bits on every worker. The first step also makes every
+ *    parameter and auxiliary state rank 0's value (parameters are made by
+ *    the first forward pass, whose gradients each worker computed from
+ *    its own values: seed every worker alike, mxc_random_seed, for an
+ *    exact first step); auxiliary states (BatchNorm's running statistics)
+ *    then follow each worker's own batches;
+ *  - a batch is trained only when every worker has one, and an epoch
+ *    starts only when every worker goes on (early stopping or
+ *    mxc_fit_stop on any worker stops all), one small collective each;
+ *  - metrics are each worker's own (train: its part; val: its validation
+ *    iterator, usually the whole set, so the same on every worker);
+ *    progress lines, the CSV log, TensorBoard files and checkpoints come
+ *    from rank 0 alone. mxc_fit_value gives "rank" and "num_workers".
+ * A "local" store of one worker trains as without a store, through it.
+ * kv NULL: train alone again. The fit holds a reference to the store
+ * (the caller may free its handle; a dist_sync store ends MPI when the
+ * last reference goes). A store serves one fit: a second fit's first step
+ * on it fails naming the key already initialised. Errors: a freed or
+ * wrong handle, MXC_ERR_INVALID_HANDLE. fit and kv are borrowed for the
+ * call; one thread at a time per fit, as every fit function. Since 1.1. */
+MXC_API int mxc_fit_set_kvstore(mxc_fit fit, mxc_kvstore kv);
+
 /* ------------------------------------------------------------------------ */
 /* Memory scopes and handle introspection                                     */
 /* ------------------------------------------------------------------------ */

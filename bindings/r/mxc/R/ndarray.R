@@ -68,6 +68,7 @@ mx_free <- function(x) {
   else if (inherits(x, c("mx_block", "mx_optimizer", "mx_fit")))
     .Call(C_R_swig_r_nn_free, x, FALSE)
   else if (inherits(x, "mx_model")) .model_free(x)
+  else if (inherits(x, "mx_kvstore")) .Call(C_R_swig_delete_KVStoreHandle, x)
   else if (inherits(x, "mx_recordio")) {
     # A writer's buffered records reach the file first; freed either way.
     on.exit(.Call(C_R_swig_delete_RecordIOHandle, x))
