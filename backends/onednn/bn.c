@@ -282,16 +282,15 @@ static int bn_supports(const mxc__op *op, const void *param,
          isfinite((float)eps);
 }
 
-/* BatchNorm's data and output (blocked ones only in inference
- * executors); _backward_BatchNorm's ograd, data and output (inputs 0, 1,
- * 6) and ddata. Statistics and parameters are vectors, always plain. */
+/* BatchNorm's data and output; _backward_BatchNorm's ograd, data and
+ * output (inputs 0, 1, 6) and ddata. Statistics and parameters are
+ * vectors, always plain. */
 static unsigned bn_fmt_ok(const mxc__op *op, const void *param, int is_out,
                           int i) {
   (void)op;
   (void)param;
   (void)is_out;
-  return i == 0 ? (1u << MXC__FMT_CHANNELS_LAST) | (1u << MXC__FMT_BLOCKED16)
-                : 0;
+  return i == 0 ? 1u << MXC__FMT_CHANNELS_LAST : 0;
 }
 
 static unsigned bn_bwd_fmt_ok(const mxc__op *op, const void *param,

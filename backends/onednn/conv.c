@@ -28,27 +28,9 @@ typedef struct conv_call {
   int src_cl, dst_cl; /* channels-last src / dst: given to the primitive */
   int bf16;           /* either is bfloat16: the primitive computes in it */
   int deconv;         /* Deconvolution: oneDNN's deconvolution descriptors */
-  int wino;           /* try Winograd first (wino_fits) */
   const mxc__dnnl_post *post;
   uint64_t w_version;
 } conv_call;
-
-/* Whether a forward may run as a Winograd convolution: oneDNN's take
- * 3x3 kernels of stride 1, undilated and ungrouped, in float32 between
- * blocked (nChw16c) data and output, which core/exec/format.c keeps only
- * in inference executors. For a ResNet's 3x3 layers at batch 1 they take
- * about half the time of the direct kernels (2.25 times fewer
- * multiplications); the transforms cost some precision (relative errors
- * near 1e-6 instead of 1e-7 for these sizes). Values are blocked only
- * with MXC_WINOGRAD=1 (core/exec/format.c says why). */
-static int wino_fits(const mxc__conv_param *p, const mxc__shape *x, int xfmt,
-                     int yfmt) {
-  int k3 = p->kernel.ndim == 2 && p->kernel.d[0] == 3 && p->kernel.d[1] == 3;
-  int unit = p->stride.d[0] == 1 && p->stride.d[1] == 1 &&
-             p->dilate.d[0] <= 1 && p->dilate.d[1] <= 1;
-  return k3 && unit && p->num_group == 1 && x->ndim == 4 &&
-         xfmt == MXC__FMT_BLOCKED16 && yfmt == MXC__FMT_BLOCKED16;
-}
 
 /* Geometry of a convolution of data x with weights w giving y;
  * MXC_ERR_UNSUPPORTED (message unused: the caller falls back) when
@@ -78,7 +60,6 @@ static int plan(const mxc__op *op, const mxc__conv_param *p,
   wd[wn++] = w->dims[0] / g;
   for (int i = 1; i < w->ndim; ++i) wd[wn++] = w->dims[i];
   c->has_bias = !p->no_bias;
-  c->wino = wino_fits(p, x, xfmt, yfmt);
   c->src_cl = xfmt != MXC__FMT_PLAIN;
   c->dst_cl = yfmt != MXC__FMT_PLAIN;
   c->bf16 = xfmt == MXC__FMT_CHANNELS_LAST_BF16 ||
@@ -110,7 +91,7 @@ static int any_of(const mxc__op *op, const dnnl_memory_desc_t *plain,
  * bfloat16 call takes its data and weights in bfloat16 (reordered from
  * float32 where the arrays are) and writes the output's type. */
 static int fwd_desc(const conv_call *c, dnnl_prop_kind_t prop,
-                    dnnl_alg_kind_t alg, dnnl_convolution_desc_t *cd) {
+                    dnnl_convolution_desc_t *cd) {
   dnnl_data_type_t in_dt = c->bf16 ? dnnl_bf16 : dnnl_f32;
   dnnl_memory_desc_t s = c->src, w, d = c->dst;
   if (!c->src_cl) MXC_FORWARD_IF_ERROR(any_dt(c->op, &c->src, in_dt, &s));
@@ -126,32 +107,20 @@ static int fwd_desc(const conv_call *c, dnnl_prop_kind_t prop,
   }
   return mxc__dnnl_check(
       dnnl_dilated_convolution_forward_desc_init(
-          cd, prop, alg, &s, &w, b, &d, c->strides, c->dil, c->pad_l,
-          c->pad_r),
+          cd, prop, dnnl_convolution_direct, &s, &w, b, &d, c->strides,
+          c->dil, c->pad_l, c->pad_r),
       c->op, "dnnl_dilated_convolution_forward_desc_init");
 }
 
-static int build_alg(const conv_call *c, dnnl_alg_kind_t alg,
-                     dnnl_primitive_t *out) {
+static int build(void *arg, dnnl_primitive_t *out) {
+  const conv_call *c = arg;
   dnnl_convolution_desc_t cd;
-  MXC_FORWARD_IF_ERROR(fwd_desc(c, dnnl_forward_inference, alg, &cd));
+  MXC_FORWARD_IF_ERROR(fwd_desc(c, dnnl_forward_inference, &cd));
   dnnl_primitive_attr_t attr;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_attr_post(c->op, c->post, &attr));
   int rc = mxc__dnnl_prim_create(c->op, &cd, attr, NULL, "convolution", out);
   dnnl_primitive_attr_destroy(attr);
   return rc;
-}
-
-/* Winograd where it fits and the library has it for this CPU and these
- * post-ops; the direct algorithm otherwise (the failed attempt's message
- * is dropped: nothing failed). */
-static int build(void *arg, dnnl_primitive_t *out) {
-  const conv_call *c = arg;
-  if (c->wino && build_alg(c, dnnl_convolution_winograd, out) == MXC_OK) {
-    return MXC_OK;
-  }
-  mxc__error_clear();
-  return build_alg(c, dnnl_convolution_direct, out);
 }
 
 static void make_key(const conv_call *c, const char *what,
@@ -162,7 +131,6 @@ static void make_key(const conv_call *c, const char *what,
   mxc__dnnl_key_md(k, &c->dst);
   mxc__dnnl_key_i64(k, c->has_bias);
   mxc__dnnl_key_i64(k, c->deconv);
-  mxc__dnnl_key_i64(k, c->wino);
   mxc__dnnl_key_bytes(k, c->strides, sizeof(int64_t) * (size_t)c->nsp);
   mxc__dnnl_key_bytes(k, c->dil, sizeof(int64_t) * (size_t)c->nsp);
   mxc__dnnl_key_bytes(k, c->pad_l, sizeof(int64_t) * (size_t)c->nsp);
@@ -251,12 +219,7 @@ typedef struct any3 {
   dnnl_memory_desc_t s, w, d;
 } any3;
 
-/* Backward layouts: oneDNN's choice, except when data and gradients are
- * all channels-last: the primitives are then made for them (as in
- * fwd_desc), since left to oneDNN they come out blocked (nChw16c) and
- * cost a reorder each way. A mix (the first layer's plain 3-channel data,
- * channels-last gradients) stays oneDNN's choice throughout: fixing one
- * side there makes oneDNN 2.6 fall back to its reference kernels. */
+/* A channels-last description of the plain array `plain` describes. */
 static int cl_like(const mxc__op *op, const dnnl_memory_desc_t *plain,
                    dnnl_memory_desc_t *out) {
   mxc__shape s = {plain->ndims, {0}};
@@ -264,12 +227,17 @@ static int cl_like(const mxc__op *op, const dnnl_memory_desc_t *plain,
   return mxc__dnnl_md_fmt(op, &s, MXC__FMT_CHANNELS_LAST, out);
 }
 
+/* Backward layouts: oneDNN's choice, except when data and gradients are
+ * all channels-last: the primitives are then made for them (as in
+ * fwd_desc), since left to oneDNN they come out blocked (nChw16c) and
+ * cost a reorder each way. A mix (the first layer's plain 3-channel data,
+ * channels-last gradients) is made channels-last on both sides: fixing
+ * only one side makes oneDNN 2.6 fall back to its reference kernels, and
+ * leaving both to oneDNN reordered the gradient (64 channels; in a
+ * ResNet-18 step 25.7M floats, the largest reorder of the step) where
+ * now the data (3 channels) is. */
 static int any_all(const conv_call *c, any3 *a) {
   if (c->dst_cl && !c->src_cl && !c->bf16) {
-    /* The first layer: plain data of a few channels, channels-last
-     * gradients. Both channels-last: the data (3 channels) is reordered,
-     * not the gradient (64): in a ResNet-18 step that reorder was 25.7M
-     * floats, the largest of the step. */
     a->d = c->dst;
     MXC_FORWARD_IF_ERROR(cl_like(c->op, &c->src, &a->s));
     return any_of(c->op, &c->wei, &a->w);
@@ -287,8 +255,7 @@ static int any_all(const conv_call *c, any3 *a) {
 static int with_hint(const conv_call *c, const void *bd, const char *what,
                      dnnl_primitive_t *out) {
   dnnl_convolution_desc_t fd;
-  MXC_FORWARD_IF_ERROR(
-      fwd_desc(c, dnnl_forward_training, dnnl_convolution_direct, &fd));
+  MXC_FORWARD_IF_ERROR(fwd_desc(c, dnnl_forward_training, &fd));
   dnnl_primitive_desc_t hint;
   MXC_FORWARD_IF_ERROR(
       mxc__dnnl_pd_create(c->op, &fd, NULL, NULL, "forward hint", &hint));

@@ -207,8 +207,7 @@ int mxc__dnnl_md_fmt(const mxc__op *op, const mxc__shape *s, int fmt,
  * output 0 may have them: convolution and pooling forward. */
 #define MXC__DNNL_FMTS                  \
   ((1u << MXC__FMT_CHANNELS_LAST) |     \
-   (1u << MXC__FMT_CHANNELS_LAST_BF16) | \
-   (1u << MXC__FMT_BLOCKED16))
+   (1u << MXC__FMT_CHANNELS_LAST_BF16))
 unsigned mxc__dnnl_fmt_data(const mxc__op *op, const void *param, int is_out,
                             int i);
 

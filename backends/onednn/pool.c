@@ -56,11 +56,10 @@ static int axis(pool_call *c, const mxc__tuple *k, const mxc__tuple *s,
  * layouts coincide (global pooling's one position) is described in the
  * data's, so that the primitive sees one format throughout. */
 static int out_fmt(const mxc__blob *x, const mxc__blob *y) {
-  mxc__blob t = *y;
-  t.fmt = x->fmt;
-  int same = y->fmt == MXC__FMT_PLAIN && (x->fmt == MXC__FMT_CHANNELS_LAST ||
-                                          x->fmt == MXC__FMT_BLOCKED16);
-  return same && !mxc__fmt_differs(&t) ? x->fmt : y->fmt;
+  mxc__blob cl = *y;
+  cl.fmt = MXC__FMT_CHANNELS_LAST;
+  int same = y->fmt == MXC__FMT_PLAIN && x->fmt == MXC__FMT_CHANNELS_LAST;
+  return same && !mxc__fmt_differs(&cl) ? x->fmt : y->fmt;
 }
 
 static int plan(const mxc__op *op, const void *param, const mxc__blob *in,

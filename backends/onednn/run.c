@@ -56,22 +56,6 @@ static int md_channels_last(const mxc__op *op, const mxc__shape *s,
       "dnnl_memory_desc_init_by_strides");
 }
 
-/* nChw16c: what core/exec/format.c makes blocked is 4-axis with C a
- * multiple of the block, so no padding. */
-static int md_blocked(const mxc__op *op, const mxc__shape *s,
-                      dnnl_memory_desc_t *md) {
-  MXC_RETURN_ERROR_IF(s->ndim != 4 || s->dims[1] % MXC__FMT_BLOCK != 0,
-                      MXC_ERR_INTERNAL,
-                      "operator '%s' (oneDNN backend): a blocked array of %d "
-                      "axes",
-                      op->name, s->ndim);
-  dnnl_dims_t d;
-  for (int i = 0; i < 4; ++i) d[i] = s->dims[i];
-  return mxc__dnnl_check(
-      dnnl_memory_desc_init_by_tag(md, 4, d, dnnl_f32, dnnl_nChw16c), op,
-      "dnnl_memory_desc_init_by_tag");
-}
-
 int mxc__dnnl_md_fmt(const mxc__op *op, const mxc__shape *s, int fmt,
                      dnnl_memory_desc_t *md) {
   switch (fmt) {
@@ -79,8 +63,6 @@ int mxc__dnnl_md_fmt(const mxc__op *op, const mxc__shape *s, int fmt,
       return md_channels_last(op, s, dnnl_f32, md);
     case MXC__FMT_CHANNELS_LAST_BF16:
       return md_channels_last(op, s, dnnl_bf16, md);
-    case MXC__FMT_BLOCKED16:
-      return md_blocked(op, s, md);
     default:
       return mxc__dnnl_md_plain(op, s, md);
   }
@@ -192,8 +174,9 @@ uint64_t mxc__dnnl_version(const mxc__opctx *ctx, int i) {
  * ("library") scratchpad is a buffer per thread that a primitive sized
  * on the thread that made it, and reads on whichever thread runs it: a
  * primitive made on one engine worker and run on another overflowed the
- * second's smaller buffer (Winograd convolutions, whose scratchpads are
- * megabytes, crashed ResNet-18 with two workers). A scratchpad per call
+ * second's smaller buffer (fuzz_block's SEGV in JIT code; Winograd
+ * convolutions, whose scratchpads are megabytes, crashed ResNet-18 with
+ * two workers when they were tried). A scratchpad per call
  * is the caller's memory, so this cannot happen, and two calls of one
  * primitive no longer share one. */
 static int scratch_run(const mxc__op *op, const mxc__dnnl_prim *p,

@@ -227,12 +227,12 @@ int mxc__exec_index(mxc__executor *ex, const mxc__graph *gf,
 
 /* ---- value formats (core/exec/format.c) ----
  *
- * Marks channels-last or blocked (core/op/op.h) the internal values of a
- * dense CPU executor whose producing and reading kernels all take them
- * so; after bind_arrays. infer: an inference executor (blocked values,
- * and bfloat16 ones where MXC_BIND_BF16 asks). Does nothing with
+ * Marks channels-last (core/op/op.h) the internal values of a dense CPU
+ * executor whose producing and reading kernels all take them so; after
+ * bind_arrays. bf16_ok: an inference executor MXC_BIND_BF16 applies to
+ * (bfloat16 values then where kernels take them). Does nothing with
  * MXC_BIND_NO_ONEDNN or MXC_CHANNELS_LAST=0 in the environment. */
-int mxc__exec_formats_choose(mxc__executor *ex, int infer);
+int mxc__exec_formats_choose(mxc__executor *ex, int bf16_ok);
 
 /* ---- inference passes at run time (core/exec/infer_run.c) ---- */
 

@@ -20,18 +20,7 @@
  * With MXC_BIND_BF16, on CPUs that compute bfloat16 natively (AVX512_BF16
  * or AMX), values whose kernels all take it are kept channels-last in
  * bfloat16: half the bytes, and oneDNN's bfloat16 convolutions, at the
- * price of bfloat16 rounding (8 significant bits) of those values.
- *
- * With MXC_WINOGRAD=1 in the environment, inference executors on AVX-512
- * CPUs keep 4-axis values whose channels come in whole blocks of 16
- * blocked instead (nChw16c), and oneDNN runs the 3x3 stride-1
- * convolutions between blocked values as Winograd convolutions. Alone,
- * such a convolution takes about half the time of the direct one (a
- * ResNet's first stage at batch 1); inside a whole network the direct
- * kernels on blocked data and the larger transformed weights of the deep
- * layers gave some of that back, so it is a choice, not the default
- * (docs/threads.md has the figures). Training keeps channels-last: the
- * backward kernels are made for it. */
+ * price of bfloat16 rounding (8 significant bits) of those values. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,19 +34,6 @@
 static int wanted(void) {
   const char *e = getenv("MXC_CHANNELS_LAST");
   return !(e && strcmp(e, "0") == 0);
-}
-
-/* Whether blocked values are wanted at all (see the top). */
-static int blocked_wanted(int infer, int bf16) {
-  const char *e = getenv("MXC_WINOGRAD");
-  return infer && !bf16 && e && strcmp(e, "1") == 0 &&
-         (mxc__cpu_host()->features & MXC__CPU_AVX512F);
-}
-
-/* Whether entry e may be blocked: 4 axes, whole blocks of channels. */
-static int blockable(const mxc__executor *ex, int e) {
-  const mxc__shape *s = &ex->shapes[e];
-  return s->ndim == 4 && s->dims[1] % MXC__FMT_BLOCK == 0;
 }
 
 /* The kernel push time picks for node nid (NULL: none). */
@@ -97,17 +73,14 @@ static unsigned fmt_ok(const mxc__kernel *k, const mxc__node *n, int is_out,
   return k && k->fmt_ok ? k->fmt_ok(n->op, n->param, is_out, i) : 0;
 }
 
-/* ok[e] = the formats candidate e's producer can write (blocked only
- * when blocked says so and e is blockable). */
+/* ok[e] = the formats candidate e's producer can write. */
 static void mark_producers(const mxc__executor *ex, const uint8_t *keep,
-                           const mxc__kernel **ks, int blocked,
-                           unsigned *ok) {
+                           const mxc__kernel **ks, unsigned *ok) {
   const mxc__graph *g = ex->g;
   for (int nid = 0; nid < g->n_nodes; ++nid) {
     if (!g->nodes[nid]->op) continue;
     for (int e = g->entry_ptr[nid]; e < g->entry_ptr[nid + 1]; ++e) {
       unsigned m = fmt_ok(ks[nid], g->nodes[nid], 1, e - g->entry_ptr[nid]);
-      if (!blocked || !blockable(ex, e)) m &= ~(1u << MXC__FMT_BLOCKED16);
       ok[e] = candidate(ex, keep, e) ? m & ~MXC__FMT_TIED : 0;
     }
   }
@@ -178,9 +151,9 @@ static void resolve_ties(const mxc__executor *ex, const mxc__kernel **ks,
 /* bfloat16 values only in inference executors and where the CPU
  * computes in bfloat16 natively: elsewhere oneDNN would emulate it,
  * slower than float32. */
-static int bf16_wanted(const mxc__executor *ex, int infer) {
+static int bf16_wanted(const mxc__executor *ex, int bf16_ok) {
   const mxc__cpu_info *cpu = mxc__cpu_host();
-  return infer && (ex->flags & MXC_BIND_BF16) &&
+  return bf16_ok && (ex->flags & MXC_BIND_BF16) &&
          (cpu->features & (MXC__CPU_AVX512_BF16 | MXC__CPU_AMX_BF16));
 }
 
@@ -188,7 +161,6 @@ static int pick(unsigned ok, int bf16) {
   if (bf16 && (ok & (1u << MXC__FMT_CHANNELS_LAST_BF16))) {
     return MXC__FMT_CHANNELS_LAST_BF16;
   }
-  if (ok & (1u << MXC__FMT_BLOCKED16)) return MXC__FMT_BLOCKED16;
   return ok & (1u << MXC__FMT_CHANNELS_LAST) ? MXC__FMT_CHANNELS_LAST
                                              : MXC__FMT_PLAIN;
 }
@@ -225,7 +197,7 @@ static void mark_kept(const mxc__executor *ex, uint8_t *keep) {
   }
 }
 
-int mxc__exec_formats_choose(mxc__executor *ex, int infer) {
+int mxc__exec_formats_choose(mxc__executor *ex, int bf16_ok) {
   const mxc__graph *g = ex->g;
   if (!wanted() || ex->dev.type != MXC_DEVICE_CPU || ex->any_sparse ||
       (ex->flags & MXC_BIND_NO_ONEDNN) || !mxc__op_have_backend_kernels()) {
@@ -238,11 +210,11 @@ int mxc__exec_formats_choose(mxc__executor *ex, int infer) {
   if (rc != MXC_OK) mxc__error_set(rc, "binding: out of memory");
   if (rc == MXC_OK) rc = all_kernels(ex, ks);
   if (rc == MXC_OK) {
-    int bf16 = bf16_wanted(ex, infer);
     mark_kept(ex, keep);
-    mark_producers(ex, keep, ks, blocked_wanted(infer, bf16), ok);
+    mark_producers(ex, keep, ks, ok);
     check_readers(ex, ks, ok);
     resolve_ties(ex, ks, ok);
+    int bf16 = bf16_wanted(ex, bf16_ok);
     for (int e = 0; e < g->n_entries; ++e) {
       if (ok[e]) ex->vals[e]->fmt = pick(ok[e], bf16);
     }

@@ -62,8 +62,6 @@ static void describe_entry(const mxc__executor *ex, mxc__sbuf *b, int e) {
     mxc__sbuf_add(b, " channels-last");
   } else if (ex->vals[e] && ex->vals[e]->fmt == MXC__FMT_CHANNELS_LAST_BF16) {
     mxc__sbuf_add(b, " channels-last bf16");
-  } else if (ex->vals[e] && ex->vals[e]->fmt == MXC__FMT_BLOCKED16) {
-    mxc__sbuf_add(b, " blocked16");
   }
   int buf = ex->plan->buf[e];
   if (buf >= 0) {
@@ -127,18 +125,16 @@ int mxc__executor_debug_str(const mxc__executor *ex, char **out) {
                      ex->passes.n_removed, ex->passes.n_folded,
                      ex->passes.n_fused);
   }
-  int n_cl = 0, n_bf16 = 0, n_blk = 0;
+  int n_cl = 0, n_bf16 = 0;
   for (int e = 0; e < ex->g->n_entries; ++e) {
     int f = ex->vals[e] ? ex->vals[e]->fmt : MXC__FMT_PLAIN;
-    n_cl += f == MXC__FMT_CHANNELS_LAST || f == MXC__FMT_CHANNELS_LAST_BF16;
+    n_cl += f != MXC__FMT_PLAIN;
     n_bf16 += f == MXC__FMT_CHANNELS_LAST_BF16;
-    n_blk += f == MXC__FMT_BLOCKED16;
   }
   if (n_cl) {
     mxc__sbuf_printf(&b, "channels-last values: %d (%d bf16)\n", n_cl,
                      n_bf16);
   }
-  if (n_blk) mxc__sbuf_printf(&b, "blocked values: %d\n", n_blk);
   for (int i = 0; i < ex->n_fwd + ex->n_bwd; ++i) describe_node(ex, &b, i);
   for (int i = 0; i < ex->n_args; ++i) {
     if (ex->grad_req[i] == MXC_REQ_NULL) continue;

@@ -29,10 +29,7 @@ int mxc__fmt_differs(const mxc__blob *b) {
               b->dtype == MXC_DTYPE_FLOAT32);
   if (b->fmt == MXC__FMT_CHANNELS_LAST_BF16) return 1; /* other elements */
   ncs g = ncs_of(b);
-  if (b->fmt == MXC__FMT_BLOCKED16) {
-    MXC__ASSERT(b->shape.ndim == 4 && g.c % MXC__FMT_BLOCK == 0);
-  }
-  return g.c > 1 && g.s > 1; /* (one block is channels-last) */
+  return g.c > 1 && g.s > 1;
 }
 
 /* bfloat16 is float32's upper half; rounding to nearest even (NaN kept a
@@ -90,21 +87,6 @@ static void transpose(const ncs *g, const char *src, char *dst, int to_plain) {
   }
 }
 
-/* Moves elements between plain (n, c, s) and blocked (n, c/16, s, 16). */
-static void unblock(const ncs *g, const char *src, char *dst, int to_plain) {
-  const int64_t B = MXC__FMT_BLOCK;
-  for (int64_t i = 0; i < g->n; ++i) {
-    for (int64_t c = 0; c < g->c; ++c) {
-      for (int64_t s = 0; s < g->s; ++s) {
-        size_t p = (size_t)((i * g->c + c) * g->s + s) * g->esz;
-        size_t k =
-            (size_t)(((i * g->c + c - c % B) * g->s + s * B) + c % B) * g->esz;
-        memcpy(dst + (to_plain ? p : k), src + (to_plain ? k : p), g->esz);
-      }
-    }
-  }
-}
-
 static size_t blob_bytes(const mxc__blob *b) {
   return (size_t)mxc__shape_size(&b->shape) * mxc__dtype_size(b->dtype);
 }
@@ -117,8 +99,6 @@ void mxc__fmt_to_plain(const mxc__blob *b, void *dst) {
   ncs g = ncs_of(b);
   if (b->fmt == MXC__FMT_CHANNELS_LAST_BF16) {
     bf16_to_plain(&g, b->ptr, dst);
-  } else if (b->fmt == MXC__FMT_BLOCKED16) {
-    unblock(&g, b->ptr, dst, 1);
   } else {
     transpose(&g, b->ptr, dst, 1);
   }
@@ -132,8 +112,6 @@ void mxc__fmt_from_plain(const void *src, const mxc__blob *b) {
   ncs g = ncs_of(b);
   if (b->fmt == MXC__FMT_CHANNELS_LAST_BF16) {
     bf16_from_plain(&g, src, b->ptr);
-  } else if (b->fmt == MXC__FMT_BLOCKED16) {
-    unblock(&g, src, b->ptr, 0);
   } else {
     transpose(&g, src, b->ptr, 0);
   }
@@ -220,6 +198,5 @@ unsigned mxc__fmt_elementwise_ok(const mxc__op *op, const void *param,
   (void)param;
   (void)is_out;
   (void)i;
-  return MXC__FMT_TIED | (1u << MXC__FMT_CHANNELS_LAST) |
-         (1u << MXC__FMT_BLOCKED16);
+  return MXC__FMT_TIED | (1u << MXC__FMT_CHANNELS_LAST);
 }

@@ -16,7 +16,7 @@
 
 /* 1 when b's memory differs from plain: bfloat16 channels-last always,
  * channels-last when the array (3 to 5 axes) has more than one channel
- * and more than one spatial position; blocked likewise. */
+ * and more than one spatial position. */
 int mxc__fmt_differs(const mxc__blob *b);
 
 /* Copies b's elements into dst (b's byte size) in the plain layout, as
@@ -37,8 +37,7 @@ int mxc__fmt_compute(mxc__compute_fn compute, const mxc__op *op,
                      int n_out, const mxc__req *req);
 
 /* fmt_ok of element-wise kernels (mxc__op.elementwise): every argument
- * channels-last or blocked float32, tied to the others
- * (core/op/backend.h). */
+ * channels-last float32, tied to the others (core/op/backend.h). */
 unsigned mxc__fmt_elementwise_ok(const mxc__op *op, const void *param,
                                  int is_out, int i);
 

@@ -40,11 +40,7 @@ typedef enum mxc__req {
  * the layout oneDNN's fastest CPU convolutions read and write.
  * CHANNELS_LAST_BF16 is that order with each element stored as bfloat16
  * (the array's dtype stays float32; the values fill the first half of its
- * bytes): what MXC_BIND_BF16 keeps between oneDNN nodes. BLOCKED16
- * applies to 4-axis float32 arrays whose C is a multiple of 16: the same
- * bytes stored as (N, C/16, H, W, 16), oneDNN's nChw16c, the only layout
- * its Winograd convolutions read and write (inference executors keep
- * such values blocked, see core/exec/format.c). Only an
+ * bytes): what MXC_BIND_BF16 keeps between oneDNN nodes. Only an
  * executor's internal values are ever other than PLAIN, chosen at bind
  * (core/exec/format.c) for values whose producer and every reader run a
  * kernel that says it takes that argument so (mxc__kernel.fmt_ok); users,
@@ -52,11 +48,8 @@ typedef enum mxc__req {
 enum {
   MXC__FMT_PLAIN = 0,
   MXC__FMT_CHANNELS_LAST = 1,
-  MXC__FMT_CHANNELS_LAST_BF16 = 2,
-  MXC__FMT_BLOCKED16 = 3
+  MXC__FMT_CHANNELS_LAST_BF16 = 2
 };
-/* The channel block of MXC__FMT_BLOCKED16. */
-#define MXC__FMT_BLOCK 16
 
 /* What a kernel sees of an array. */
 typedef struct mxc__blob {
