@@ -2,8 +2,8 @@
 # bench/bindings/fit_bench.sh with 2 timed batches: the C executor path
 # (bench/train), fit() from Java and fit() from Go all run on the same
 # Fashion-MNIST MLP and every figure is printed as a positive number. No
-# timing is asserted. Skips without java, go or the data set, and under
-# the sanitizers.
+# timing is asserted; with python3-torch, PyTorch's figures too. Skips
+# without java, go or the data set, and under the sanitizers.
 #   fit_bindings_smoke_test.sh FIT_BENCH_SH PREFIX_SH LIB HEADER PC_IN
 #       TRAIN_BIN MXC_JAR BENCH_JAR TEST_SKIP_SH
 set -euo pipefail
@@ -24,8 +24,13 @@ tmp=${TEST_TMPDIR:-$(mktemp -d)}
 "$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" . --batches 2 >"$tmp/out.txt" 2>"$tmp/err.txt" || {
   echo "FAIL: fit_bench.sh"; cat "$tmp/out.txt" "$tmp/err.txt"; exit 1; }
 cat "$tmp/out.txt"
-for key in fit_epoch_s_c fit_epoch_s_java fit_epoch_s_go fit_epoch_java_ratio_vs_c \
-    fit_epoch_go_ratio_vs_c; do
+keys="fit_epoch_s_c fit_epoch_s_java fit_epoch_s_go fit_epoch_java_ratio_vs_c
+  fit_epoch_go_ratio_vs_c"
+if python3 -c 'import torch' 2>/dev/null; then
+  keys="$keys fit_epoch_s_torch fit_epoch_c_ratio_vs_torch fit_epoch_java_ratio_vs_torch
+    fit_epoch_go_ratio_vs_torch"
+fi
+for key in $keys; do
   v=$(sed -n "s/^$key=//p" "$tmp/out.txt")
   if ! awk -v v="$v" 'BEGIN { exit !(v + 0 > 0 && v ~ /^[0-9.]+$/) }'; then
     echo "FAIL: $key='$v', expected a positive number"; exit 1
