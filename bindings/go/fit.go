@@ -119,6 +119,8 @@ type FitOption func(*fitConfig)
 type fitConfig struct {
 	kv        map[string]string
 	listeners []Listener
+	store     *KVStore // WithKVStore
+	storeType string   // WithKVStoreType
 }
 
 // WithFitKey sets any key of mxc_fit_create (see mxc.h).
@@ -186,6 +188,22 @@ func WithCheckpoint(prefix string, period int) FitOption {
 
 // WithResume loads a checkpoint when Run starts.
 func WithResume(path string) FitOption { return WithFitKey("resume", path) }
+
+// WithKVStore trains data-parallel through kv (mxc_fit_set_kvstore):
+// under mpirun -np N with a "dist_sync" store every worker trains on its
+// part of the training data, gradients are summed over the workers and
+// every worker keeps the same parameters; files and progress come from
+// rank 0. A "local" store trains as without one. The fit holds its own
+// reference to the store: kv may be closed once NewFit returns.
+func WithKVStore(kv *KVStore) FitOption {
+	return func(c *fitConfig) { c.store, c.storeType = kv, "" }
+}
+
+// WithKVStoreType is WithKVStore with a new store of kind ("local",
+// "dist_sync").
+func WithKVStoreType(kind string) FitOption {
+	return func(c *fitConfig) { c.store, c.storeType = nil, kind }
+}
 
 // WithListener adds a listener (called in the order added).
 func WithListener(l Listener) FitOption {
@@ -272,7 +290,38 @@ func NewFit(net, loss *Block, opt *Optimizer, opts ...FitOption) (*Fit, error) {
 			return nil, err
 		}
 	}
+	if err := f.useStore(&c); err != nil {
+		f.Close()
+		return nil, err
+	}
 	return f, nil
+}
+
+// useStore sets the store of WithKVStore or WithKVStoreType, if any.
+func (f *Fit) useStore(c *fitConfig) error {
+	if c.store != nil {
+		return f.SetKVStore(c.store)
+	}
+	if c.storeType == "" {
+		return nil
+	}
+	kv, err := NewKVStore(c.storeType)
+	if err != nil {
+		return err
+	}
+	defer kv.Close() // the fit holds its own reference
+	return f.SetKVStore(kv)
+}
+
+// SetKVStore trains through kv from the next Run on (see WithKVStore);
+// nil trains alone again.
+func (f *Fit) SetKVStore(kv *KVStore) error {
+	return f.with(func(fh cmxc.FitHandle) error {
+		if kv == nil {
+			return call(func() { cmxc.Fit_set_kvstore(fh, cmxc.SwigcptrKVStoreHandle(0)) })
+		}
+		return kv.with(func(k cmxc.KVStoreHandle) { cmxc.Fit_set_kvstore(fh, k) })
+	})
 }
 
 func freeFit(h uintptr) { cmxc.Fit_free(cmxc.SwigcptrFitHandle(h)) }
@@ -393,7 +442,8 @@ func (f *Fit) run(t, v cmxc.DataIterHandle) error {
 
 // Value is a value of the run by name: epoch, batch, num_update, lr,
 // train_loss, train_accuracy, val_loss, val_accuracy (NaN before an
-// evaluation), samples_per_sec, best, epochs (else ErrNotFound).
+// evaluation), samples_per_sec, best, epochs, rank, num_workers (else
+// ErrNotFound).
 func (f *Fit) Value(name string) (float64, error) {
 	v := math.NaN()
 	if err := cstr("value name", name); err != nil {

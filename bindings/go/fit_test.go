@@ -197,6 +197,66 @@ func TestResumedRunEqualsUninterruptedBitForBit(t *testing.T) {
 	}
 }
 
+// A "local" store of one worker trains as without a store (mxc.h): the
+// same seeded run gives the same parameter bits, whether the store comes
+// by type or as a KVStore closed before the run (the fit holds its own
+// reference). A store that changed the updates would differ.
+func TestLocalKVStoreTrainsAsWithout(t *testing.T) {
+	d := writeFitData(t)
+	var runs []map[string][]float32
+	for i := 0; i < 3; i++ {
+		err := WithScope(func() error {
+			noErr(RandomSeed(5))
+			opts := []FitOption{WithEpochs(2)}
+			if i == 1 {
+				opts = append(opts, WithKVStoreType("local"))
+			}
+			if i == 2 {
+				kv := ok(NewKVStore("local"))
+				defer kv.Close()
+				opts = append(opts, WithKVStore(kv))
+			}
+			net, fit := newRun(t, opts...)
+			if err := fit.Run(iter(t, d.train, d.trainLabels, 16), nil); err != nil {
+				return err
+			}
+			if n, r := fit.value("num_workers"), fit.value("rank"); n != 1 || r != 0 {
+				t.Errorf("run %d: num_workers %v, rank %v", i, n, r)
+			}
+			runs = append(runs, params(t, net))
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, other := range runs[1:] {
+		for n, w := range runs[0] {
+			o := other[n]
+			if len(o) != len(w) {
+				t.Fatalf("run %d: %s has %d values, want %d", i+1, n, len(o), len(w))
+			}
+			for j := range w {
+				if math.Float32bits(w[j]) != math.Float32bits(o[j]) {
+					t.Fatalf("run %d: %s[%d] = %v, without a store %v", i+1, n, j, o[j], w[j])
+				}
+			}
+		}
+	}
+	err := WithScope(func() error {
+		net := mlp(t)
+		_, err := NewFit(net, ok(NewSoftmaxCrossEntropyLoss()), ok(NewSGD(net, 0.1, 0)),
+			WithKVStoreType("no_such_store"))
+		if err == nil || !strings.Contains(err.Error(), "no_such_store") {
+			t.Errorf("an unknown store type: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestHybridizedEqualsImperativeAndExportLoads(t *testing.T) {
 	d := writeFitData(t)
 	prefix := filepath.Join(t.TempDir(), "exported")

@@ -979,6 +979,16 @@ static SEXP mxcb_r_fit_checkpoint(SEXP fit, SEXP path, SEXP load) {
   return R_NilValue;
 }
 
+/* Trains fit through kv (an mx_kvstore; NULL: alone again), see
+ * mxc_fit_set_kvstore: the fit holds its own reference to the store. */
+static SEXP mxcb_r_fit_set_kvstore(SEXP fit, SEXP kv) {
+  mxc_fit f = MXCR__FIT(fit);
+  mxc_kvstore k = (mxc_kvstore)mxcr__handle(
+      kv, SWIGTYPE_p_mxc_kvstore_s, "kvstore must be an mx_kvstore", 0);
+  mxcr__ok(mxc_fit_set_kvstore(f, k));
+  return R_NilValue;
+}
+
 /* Frees a block, optimizer or fit now (a freed one: nothing). */
 static SEXP mxcb_r_nn_free(SEXP x) {
   if (TYPEOF(x) != EXTPTRSXP) return R_NilValue;

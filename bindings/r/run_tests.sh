@@ -2,7 +2,8 @@
 # The R binding's Bazel test: builds the package from a copy of the
 # sources (SWIG, R CMD build, R CMD check with its testthat tests; any
 # ERROR or WARNING fails), installs it into a temporary library, then runs
-# the million-array memory test and a few hundred batches of the
+# the million-array memory tests (arrays dropped; arrays in with_scope
+# blocks) and a few hundred batches of the
 # Fashion-MNIST example with its loss/accuracy check.
 #
 #   run_tests.sh PREFIX_SH LIB HEADER PC_IN MLP_R [--sanitizer=asan|tsan]
@@ -110,6 +111,8 @@ if [ -n "${MXC_TEST_MPIRUN:-}" ] && [ -n "${MXC_TEST_MPI_PLUGIN:-}" ] &&
 fi
 echo "== million arrays =="
 r_run "$src/bindings/r/tests/million.R" "$million"
+echo "== million arrays in with_scope blocks =="
+r_run "$src/bindings/r/tests/million_scopes.R" "$million"
 echo "== examples/r/mlp.R =="
 r_run "$mlp" --batches 300 --check
 # The layer-API example, briefly: 100 batches of one epoch (its goals

@@ -1551,4 +1551,11 @@ static inline void mxcb_fit_load_checkpoint(mxc_fit f, const char *path) {
   mxcb__check(mxc_fit_load_checkpoint(f, path));
 }
 
+/* Trains through kv (mxc_fit_set_kvstore: the fit holds its own reference,
+ * so the caller may free kv); kv NULL trains alone again. */
+static inline void mxcb_fit_set_kvstore(mxc_fit f, mxc_kvstore kv) {
+  mxcb__begin();
+  mxcb__check(mxc_fit_set_kvstore(f, kv));
+}
+
 #endif /* MXC_BINDINGS_MXCB_H_ */

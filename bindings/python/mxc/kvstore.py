@@ -14,12 +14,14 @@ the work runs on the engine in the order of all other work on the arrays
 (read results with asnumpy, or mxc.wait_all()).
 
 One KVStore owns one handle; close() (or the with block, or collection)
-frees it. Every method may be called from any thread; with "dist_sync"
+frees it, or the end of the ``with mxc.scope()`` it was made in, as for
+arrays (mxc.keep moves it out). Every method may be called from any thread; with "dist_sync"
 every worker must make the same calls in the same order.
 """
 
 from ctypes import CFUNCTYPE, byref, c_char_p, c_int, c_int64, c_void_p
 
+from . import memory as _scope
 from ._lib import check, handle, lib, strings
 from .ndarray import NDArray
 
@@ -82,10 +84,12 @@ class KVStore:
         h = handle()
         check(lib.mxc_kvstore_create(type.encode("ascii"), byref(h)))
         self._handle = h.value
+        self._scope = _scope.owner()  # whose end frees the handle
+        _scope.tag_new(h.value)
 
     def close(self):
         h, self._handle = self._handle, None
-        if h is not None:
+        if h is not None and not _scope.released(self):
             lib.mxc_kvstore_free(h)
         self._updater = None
 
@@ -95,9 +99,10 @@ class KVStore:
     def __exit__(self, *exc):
         self.close()
 
-    def __del__(self, _free=lib.mxc_kvstore_free):
+    def __del__(self, _free=lib.mxc_kvstore_free,
+                _released=_scope.released):
         h = getattr(self, "_handle", None)
-        if h is not None:
+        if h is not None and not _released(self):
             self._handle = None
             _free(h)
 

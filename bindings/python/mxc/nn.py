@@ -17,13 +17,16 @@ their operators are recorded, so `loss(net(x), y).backward()` then
 `opt.step(batch_size)` is the loop by hand. Keyword arguments are the C
 library's configuration keys (mxc.h, "Layers"); values are turned into
 strings (True -> "1", tuples -> "(a,b)"). Every object holds one C handle,
-freed by close() (or `with`, or the garbage collector).
+freed by close() (or `with`, or the garbage collector), or, when it was
+made inside `with mxc.scope():`, by the scope's end unless moved out with
+mxc.keep() / mxc.detach_from_scope(), as arrays are.
 """
 
 import ctypes
 from ctypes import byref, c_char_p, c_double, c_int
 
 from . import _lib
+from . import memory as _scope
 from ._lib import check, handle, lib, strings
 from .kvstore import KVStore
 from .ndarray import NDArray
@@ -45,10 +48,17 @@ def _kv(kwargs):
 
 
 class _Handle:
+    """One C handle (a block, optimizer or fit), registered like an
+    array's in the thread's innermost scope when it was made: the scope's
+    end frees it (using it afterwards raises MxcError INVALID_HANDLE), and
+    neither close() nor the collector free it again."""
+
     _free = None
 
     def __init__(self, h):
         self._h = h
+        self._scope = _scope.owner()  # whose end frees the handle
+        _scope.tag_new(h)
 
     @property
     def handle(self):
@@ -58,7 +68,7 @@ class _Handle:
 
     def close(self):
         h, self._h = self._h, None
-        if h is not None:
+        if h is not None and not _scope.released(self):
             type(self)._free(h)
 
     def __enter__(self):
@@ -67,9 +77,12 @@ class _Handle:
     def __exit__(self, *exc):
         self.close()
 
-    def __del__(self):
-        if getattr(self, "_h", None) is not None and lib is not None:
-            self.close()
+    def __del__(self, _released=_scope.released):
+        # Bound as a default: module globals may be gone at interpreter exit.
+        h = getattr(self, "_h", None)
+        if h is not None and not _released(self):
+            self._h = None
+            type(self)._free(h)
 
 
 class Block(_Handle):

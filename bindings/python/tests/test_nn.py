@@ -2,7 +2,10 @@
 an independent reference (numpy), plus the MLP of the main job on
 synthetic data reaching its accuracy goal through fit()."""
 
+import gc
 import os
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -128,6 +131,123 @@ class FitTest(unittest.TestCase):
             with self.assertRaises(RuntimeError):
                 fit.run(it)
             self.assertEqual(fit["num_update"], 1)
+
+
+class ResumeExportScopeTest(unittest.TestCase):
+    """Checkpoints, export and scopes, against facts independent of the
+    code under test: an uninterrupted run's bits, the imperative forward
+    pass, the live-handle count before the scope."""
+
+    def setUp(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        self.tmp = self._tmp.name
+        self.train = write_csv(self.tmp, "train", *separable(240, 1))
+
+    def tearDown(self):
+        self._tmp.cleanup()
+
+    def run_fit(self, seed=11, **config):
+        """(net, fit) of a 4-16-3 MLP with named layers (a checkpoint
+        finds parameters by name) trained with SGD + momentum."""
+        if seed is not None:
+            mxc.seed(seed)
+        net = nn.Sequential(nn.Dense(16, activation="relu", name="fc1"),
+                            nn.Dense(3, name="fc2"), name="mlp")
+        net.initialize("xavier")
+        opt = nn.Optimizer(net, "sgd_mom_update", lr=0.1, momentum=0.9)
+        fit = nn.Fit(net, nn.SoftmaxCrossEntropyLoss(), opt, progress=False,
+                     lr_scheduler="factor", step=20, factor=0.5, **config)
+        fit.run(mxc.CSVIter(self.train[0], 4, 16, labels=self.train[1]))
+        return net, fit
+
+    @staticmethod
+    def values(net):
+        return {k: v.asnumpy() for k, v in net.params().items()}
+
+    def test_resumed_run_equals_uninterrupted_bit_for_bit(self):
+        net, _ = self.run_fit(epochs=4)
+        whole = self.values(net)
+        prefix = os.path.join(self.tmp, "ck")
+        self.run_fit(epochs=2, checkpoint_prefix=prefix, checkpoint_period=1)
+        # Another seed: the checkpoint restores the random stream.
+        net, fit = self.run_fit(seed=999, epochs=4,
+                                resume=prefix + "-0002.fit")
+        self.assertEqual(fit["epoch"], 4)
+        resumed = self.values(net)
+        self.assertEqual(sorted(resumed), sorted(whole))
+        self.assertEqual(len(whole), 4)
+        for k, v in whole.items():
+            # Bit for bit: the raw bytes, not a tolerance.
+            self.assertEqual(v.tobytes(), resumed[k].tobytes(), k)
+        # A run of 2 epochs alone is not the 4-epoch result (the check
+        # above can fail).
+        net, _ = self.run_fit(epochs=2)
+        self.assertNotEqual(self.values(net)["fc1_weight"].tobytes(),
+                            whole["fc1_weight"].tobytes())
+
+    def test_export_loads_in_the_predictor_with_the_same_outputs(self):
+        net, _ = self.run_fit(epochs=1)
+        x = separable(8, 3)[0]
+        imperative = net(mxc.array(x)).asnumpy()
+        prefix = os.path.join(self.tmp, "exported")
+        net.hybridize()
+        np.testing.assert_allclose(net(mxc.array(x)).asnumpy(), imperative,
+                                   rtol=1e-5, atol=1e-6)
+        net.export(prefix, 3)
+        self.assertTrue(os.path.exists(prefix + "-symbol.json"))
+        self.assertTrue(os.path.exists(prefix + "-0003.params"))
+        with mxc.Predictor.from_checkpoint(prefix, 3, {"data": (8, 4)}) as p:
+            np.testing.assert_allclose(p.predict(x), imperative, rtol=1e-5,
+                                       atol=1e-6)
+
+    def test_scope_frees_every_block_optimizer_and_fit(self):
+        gc.collect()
+        before = mxc.memory_stats()[0]
+        with mxc.scope() as s:
+            net, fit = self.run_fit(epochs=1, kvstore="local")
+            kept = mxc.keep(nn.Dense(2))
+            # net, its two layers, the loss, the optimizer, the fit and the
+            # store (the iterator is gone with run_fit's frame; the kept
+            # block left the scope).
+            self.assertEqual(s.stats()[0], 7, s.dump())
+        self.assertEqual(mxc.memory_stats()[0], before + 1,
+                         mxc.dump_handles())
+        for obj in (net, fit):
+            with self.assertRaises(mxc.MxcError) as cm:
+                obj.name if obj is net else fit["epoch"]
+            self.assertEqual(cm.exception.name, "MXC_ERR_INVALID_HANDLE")
+            obj.close()  # freed by the scope: not freed again
+        kept.initialize("xavier")  # moved out: still usable
+        kept.close()
+        del net, fit, kept
+        gc.collect()
+        self.assertEqual(mxc.memory_stats()[0], before, mxc.dump_handles())
+
+
+class ExampleTest(unittest.TestCase):
+    def test_fit_example_learns_in_100_batches(self):
+        """examples/python/fit_fashion_mnist.py, one epoch of 100 batches
+        of the MLP: far above chance (10 classes: 0.1); the full run's
+        goals are in its docstring."""
+        data = os.environ.get("MXC_FASHION_MNIST",
+                              "/usr/share/datasets/fashion-mnist")
+        if not os.path.exists(os.path.join(data,
+                                           "train-images-idx3-ubyte.gz")):
+            self.skipTest("Fashion-MNIST not in %s (Debian: "
+                          "dataset-fashion-mnist)" % data)
+        here = os.path.dirname(os.path.abspath(__file__))
+        example = os.path.join(here, "..", "..", "..", "examples", "python",
+                               "fit_fashion_mnist.py")
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.path.join(here, "..")
+        out = subprocess.run(
+            [sys.executable, example, "mlp", "1", "100", data], env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            check=False, timeout=600)
+        self.assertEqual(out.returncode, 0, out.stdout)
+        self.assertIn("epoch=1 ", out.stdout)
+        acc = float(out.stdout.split("final_test_accuracy=")[1].split()[0])
+        self.assertGreater(acc, 0.7, out.stdout)
 
 
 if __name__ == "__main__":

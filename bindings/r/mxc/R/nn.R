@@ -276,7 +276,7 @@ mx_cb_lr_schedule <- function(type = c("factor", "multifactor", "cosine"),
 
 .fit_names <- c("epoch", "batch", "num_update", "lr", "train_loss",
                 "train_accuracy", "val_loss", "val_accuracy",
-                "samples_per_sec")
+                "samples_per_sec", "rank", "num_workers")
 
 .fit_values <- function(fit) {
   .Call(C_R_swig_r_fit_values, fit, .fit_names, FALSE)
@@ -336,9 +336,19 @@ mx_cb_lr_schedule <- function(type = c("factor", "multifactor", "cosine"),
   }
 }
 
+# The store of mx_fit(kvstore = ): an mx_kvstore, or a new one of a type.
+.fit_store <- function(kvstore) {
+  if (is.null(kvstore) || inherits(kvstore, "mx_kvstore")) return(kvstore)
+  if (is.character(kvstore) && length(kvstore) == 1L && !is.na(kvstore))
+    return(mx_kvstore(kvstore))
+  stop("kvstore must be NULL, an mx_kvstore or a store type (\"local\", ",
+       "\"dist_sync\")", call. = FALSE)
+}
+
 mx_fit <- function(model, train, epochs = 1, valid = NULL,
                    callbacks = list(), batches_per_epoch = 0,
-                   progress = interactive(), resume = NULL) {
+                   progress = interactive(), resume = NULL,
+                   kvstore = NULL) {
   if (!inherits(model, "mx_model"))
     stop("model must be made by mx_setup()", call. = FALSE)
   if (!inherits(train, "mx_data_iter"))
@@ -352,12 +362,15 @@ mx_fit <- function(model, train, epochs = 1, valid = NULL,
     resume <- path.expand(resume)
   }
   .check_callbacks(callbacks)
+  kvstore <- .fit_store(kvstore)
   state <- new.env(parent = emptyenv())
   state$history <- list()
   cbs <- Filter(function(cb) inherits(cb, "mx_callback"), callbacks)
   keys <- .fit_keys(callbacks, epochs, batches_per_epoch, progress, resume)
   fit <- .Call(C_R_swig_r_fit_create, model$net, model$loss, model$optimizer,
                .kv(keys), .fit_dispatcher(cbs, model, state), FALSE)
+  # The fit holds its own reference to the store (mxc_fit_set_kvstore).
+  if (!is.null(kvstore)) .Call(C_R_swig_r_fit_set_kvstore, fit, kvstore, FALSE)
   if (isTRUE(.Call(C_R_swig_r_fit_run, fit, train, valid, FALSE))) {
     if (!is.null(state$error)) stop(state$error)
     stop("fit: a callback was interrupted", call. = FALSE)

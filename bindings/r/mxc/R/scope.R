@@ -8,16 +8,40 @@
 # to the enclosing scope (or to none). So a training step's temporaries
 # are freed at once instead of when R's collector finds them.
 
+# The open scopes of with_scope, innermost last (R runs on one thread, as
+# the C library's scope stack is per thread): what mx_current_scope gives.
+.scopes <- new.env(parent = emptyenv())
+.scopes$open <- list()
+
 with_scope <- function(expr) {
   s <- .Call(C_R_swig_scope_begin)
+  depth <- length(.scopes$open) + 1L
+  .scopes$open[[depth]] <- s
   open <- TRUE
   # Ends the scope also when expr fails.
-  on.exit(if (open) .Call(C_R_swig_scope_end, s))
+  on.exit({
+    length(.scopes$open) <- depth - 1L
+    if (open) .Call(C_R_swig_scope_end, s)
+  })
   value <- expr  # the promise is evaluated here, in the caller's frame
   .scope_keep_value(value, s)
   open <- FALSE
+  length(.scopes$open) <- depth - 1L
   .Call(C_R_swig_scope_end, s)
   value
+}
+
+# The innermost open with_scope's scope (an mx_scope, valid until that
+# with_scope returns), or NULL outside every with_scope.
+mx_current_scope <- function() {
+  n <- length(.scopes$open)
+  if (n == 0L) NULL else .scopes$open[[n]]
+}
+
+.check_scope <- function(scope) {
+  if (!is.null(scope) && !inherits(scope, "mx_scope"))
+    stop("scope must be NULL or an mx_scope (from mx_current_scope())",
+         call. = FALSE)
 }
 
 # Moves the arrays (blocks, optimizers, fits, models) of a with_scope
@@ -43,12 +67,18 @@ mx_scope_keep <- function(x, detach = FALSE) {
   invisible(x)
 }
 
-mx_memory_stats <- function() {
-  s <- .Call(C_R_swig_r_scope_stats, NULL)
+# Live handles and bytes of scope (its own handles, not those of scopes
+# inside it), or of the whole process for NULL.
+mx_memory_stats <- function(scope = NULL) {
+  .check_scope(scope)
+  s <- .Call(C_R_swig_r_scope_stats, scope)
   list(handles = s[[1]], bytes = s[[2]])
 }
 
-mx_handle_dump <- function() .Call(C_R_swig_handle_dump, NULL)
+mx_handle_dump <- function(scope = NULL) {
+  .check_scope(scope)
+  .Call(C_R_swig_handle_dump, scope)
+}
 
 mx_handle_debug <- function(on = TRUE) {
   .Call(C_R_swig_handle_debug_set, as.integer(isTRUE(on)))

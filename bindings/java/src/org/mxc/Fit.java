@@ -31,6 +31,8 @@ public final class Fit extends NativeObject {
   /** The configuration keys of mxc_fit_create, typed; unset keys keep C's defaults. */
   public static final class Options {
     private final Map<String, Object> map = new LinkedHashMap<>();
+    /** A KVStore or its type (a String), or null: not a key of mxc_fit_create. */
+    private Object kvstore;
 
     /** Any key of mxc_fit_create (see mxc.h). */
     public Options set(String key, Object value) {
@@ -90,6 +92,25 @@ public final class Fit extends NativeObject {
       return set("checkpoint_prefix", prefix).set("checkpoint_period", period);
     }
 
+    /**
+     * Trains data-parallel through kv (mxc_fit_set_kvstore): under {@code
+     * mpirun -np N} with a "dist_sync" store every worker trains on its part
+     * of the training data, gradients are summed over the workers and every
+     * worker keeps the same parameters; files and progress come from rank 0.
+     * A "local" store trains as without one. The fit holds its own
+     * reference to the store: kv may be closed after {@link Fit#create}.
+     */
+    public Options kvstore(KVStore kv) {
+      this.kvstore = kv;
+      return this;
+    }
+
+    /** As {@link #kvstore(KVStore)} with a new store of type ("local", "dist_sync"). */
+    public Options kvstore(String type) {
+      this.kvstore = type;
+      return this;
+    }
+
     /** A checkpoint to resume from when run starts. */
     public Options resume(String path) {
       return set("resume", path);
@@ -135,15 +156,52 @@ public final class Fit extends NativeObject {
     super(handle, MxcNative::fit_free, "Fit");
   }
 
-  /** A fit of net with loss (a two-input block) and opt (an optimizer of net). */
+  /**
+   * A fit of net with loss (a two-input block) and opt (an optimizer of
+   * net), trained through the options' KVStore if they name one.
+   */
   public static Fit create(Block net, Block loss, Optimizer opt, Options options) {
     Map<String, Object> m = options == null ? null : options.map;
+    Fit fit;
     try {
-      return new Fit(MxcNative.fit_create(net.handle(), loss.handle(), opt.handle(), Op.kv(m)));
+      fit = new Fit(MxcNative.fit_create(net.handle(), loss.handle(), opt.handle(), Op.kv(m)));
     } finally {
       Reference.reachabilityFence(net);
       Reference.reachabilityFence(loss);
       Reference.reachabilityFence(opt);
+    }
+    if (options == null || options.kvstore == null) return fit;
+    try {
+      fit.useStore(options.kvstore);
+      return fit;
+    } catch (RuntimeException e) {
+      fit.close();
+      throw e;
+    }
+  }
+
+  /** Sets a KVStore or a new store of a type (a String): see Options.kvstore. */
+  private void useStore(Object kv) {
+    if (kv instanceof KVStore) {
+      setKVStore((KVStore) kv);
+      return;
+    }
+    // The fit keeps its own reference: this handle can go at once.
+    try (KVStore made = KVStore.create((String) kv)) {
+      setKVStore(made);
+    }
+  }
+
+  /**
+   * Trains through kv from the next run on (see Options.kvstore); null
+   * trains alone again. The fit holds its own reference to the store.
+   */
+  public Fit setKVStore(KVStore kv) {
+    try {
+      MxcNative.fit_set_kvstore(handle(), kv == null ? 0 : kv.handle());
+      return this;
+    } finally {
+      Reference.reachabilityFence(kv);
     }
   }
 
@@ -209,7 +267,7 @@ public final class Fit extends NativeObject {
   /**
    * A value of the run by name: epoch, batch, num_update, lr, train_loss,
    * train_accuracy, val_loss, val_accuracy (NaN before an evaluation),
-   * samples_per_sec, best, epochs (NOT_FOUND for others).
+   * samples_per_sec, best, epochs, rank, num_workers (NOT_FOUND for others).
    */
   public double value(String name) {
     return MxcNative.fit_value(handle(), name);

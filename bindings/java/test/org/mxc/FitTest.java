@@ -158,6 +158,42 @@ class FitTest {
     whole.forEach((k, v) -> assertArrayEquals(v, resumed.get(k), k));
   }
 
+  /**
+   * A "local" store of one worker trains as without a store (mxc.h), so the
+   * parameters after the same seeded run are the same bits, whether the
+   * store is given by type or as a KVStore closed before the run (the fit
+   * holds its own reference). A store that changed the updates (the
+   * gradient not summed, the batch size not the global one) would differ.
+   */
+  @Test
+  void localKVStoreTrainsAsWithout() {
+    List<Map<String, float[]>> runs = new ArrayList<>();
+    for (int i = 0; i < 3; i++) {
+      try (Scope s = Scope.open()) {
+        Mxc.seed(5);
+        Fit.Options o = new Fit.Options().epochs(2);
+        KVStore kv = i == 2 ? KVStore.create("local") : null;
+        if (i == 1) o.kvstore("local");
+        if (kv != null) o.kvstore(kv);
+        Run r = newRun(o);
+        if (kv != null) kv.close();
+        r.fit().run(trainIter(), null);
+        assertEquals(1.0, r.fit().value("num_workers"));
+        assertEquals(0.0, r.fit().value("rank"));
+        runs.add(values(r.net()));
+      }
+    }
+    for (Map<String, float[]> other : runs.subList(1, 3)) {
+      assertEquals(runs.get(0).keySet(), other.keySet());
+      runs.get(0).forEach((k, v) -> assertArrayEquals(v, other.get(k), k));
+    }
+    try (Scope s = Scope.open()) {
+      MxcException e = assertThrows(MxcException.class,
+          () -> newRun(new Fit.Options().kvstore("no_such_store")));
+      assertTrue(e.getMessage().contains("no_such_store"), e.getMessage());
+    }
+  }
+
   /** Rows of the validation set as one (n, 4) array. */
   private static NDArray valBatch(int n) {
     try (DataIter it = DataIter.csv(val, valLabels, n)) {

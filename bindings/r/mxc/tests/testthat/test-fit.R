@@ -97,6 +97,28 @@ test_that("a resumed run equals the uninterrupted one bit for bit", {
   expect_identical(resumed$history$train_loss, full$history$train_loss[3:4])
 })
 
+test_that("a local kvstore trains as without one, bit for bit", {
+  # A "local" store of one worker trains as without a store (mxc.h): the
+  # same seeded run gives the same parameters, whether the store is given
+  # by type or as an mx_kvstore. A store that changed the updates (the
+  # gradients not summed once, the batch size not the global one) would
+  # differ.
+  alone <- model() |> mx_fit(iter(train_files), epochs = 2)
+  by_type <- model() |> mx_fit(iter(train_files), epochs = 2, kvstore = "local")
+  kv <- mx_kvstore("local")
+  by_store <- model() |> mx_fit(iter(train_files), epochs = 2, kvstore = kv)
+  expect_identical(params_of(by_type), params_of(alone))
+  expect_identical(params_of(by_store), params_of(alone))
+  # A store serves one fit: a second fit's first step fails.
+  expect_error(model() |> mx_fit(iter(train_files), kvstore = kv))
+  expect_equal(mx_fit_values(by_type)[["num_workers"]], 1)
+  expect_equal(mx_fit_values(by_type)[["rank"]], 0)
+  expect_identical(by_type$history$train_loss, alone$history$train_loss)
+  expect_error(model() |> mx_fit(iter(train_files), kvstore = "no_such_store"),
+               "no_such_store")
+  expect_error(model() |> mx_fit(iter(train_files), kvstore = 3), "kvstore")
+})
+
 test_that("hybridized and imperative outputs are equal", {
   m <- model() |> mx_fit(iter(train_files), epochs = 2)
   x <- mx_array(make_data(20, 4)$x)

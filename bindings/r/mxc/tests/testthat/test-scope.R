@@ -70,3 +70,37 @@ test_that("a loop dropping large arrays stays bounded (collector pacing)", {
   # Threshold 256 MiB (MXC_R_GC_BYTES): twice that plus noise at most.
   expect_lt(peak - before, 700)
 })
+
+test_that("per-scope stats and dump see only that scope's handles", {
+  expect_null(mx_current_scope())
+  outer_bytes <- NULL
+  with_scope({
+    outer <- mx_current_scope()
+    expect_s3_class(outer, "mx_scope")
+    a <- mx_zeros(c(2, 3))  # 24 bytes of float32
+    with_scope({
+      inner <- mx_current_scope()
+      b <- mx_zeros(c(4, 4))
+      c <- mx_zeros(5)
+      # Counted against sizes computed here, not read from mxc.
+      expect_equal(mx_memory_stats(inner), list(handles = 2, bytes = 4 * (16 + 5)))
+      expect_equal(mx_memory_stats(outer), list(handles = 1, bytes = 4 * 6))
+      lines <- strsplit(mx_handle_dump(inner), "\n")[[1]]
+      expect_length(lines, 2)
+      expect_match(lines, "bytes, made by mxc_op_invoke")
+      expect_match(lines, "in a scope of depth 2")
+      expect_false(any(grepl("24 bytes", lines)))
+    })
+    expect_identical(mx_current_scope(), outer)
+    expect_equal(mx_memory_stats(outer)$handles, 1)
+    # An ended scope is an error, not a read of freed memory.
+    expect_error(mx_memory_stats(inner), "scope")
+    outer_bytes <- mx_memory_stats(outer)$bytes
+  })
+  expect_equal(outer_bytes, 24)
+  expect_null(mx_current_scope())
+  expect_error(mx_memory_stats("x"), "mx_scope")
+  # An error inside still pops the scope.
+  expect_error(with_scope(stop("boom")), "boom")
+  expect_null(mx_current_scope())
+})
