@@ -294,6 +294,12 @@ int mxc__nn_rnn_forward(mxc__block *b, int n_in, mxc__ndarray *const *in,
                       b->name, x->ndim,
                       c.ntc ? "batch, sequence, features: layout NTC"
                             : "sequence, batch, features: layout TNC");
+  /* The begin state is sliced from the first step and feature. */
+  int64_t steps = x->dims[c.ntc ? 1 : 0];
+  MXC_RETURN_ERROR_IF(steps < 1 || x->dims[2] < 1, MXC_ERR_SHAPE,
+                      "forward '%s': the input has %lld steps and %lld "
+                      "features; expected at least 1 of each",
+                      b->name, (long long)steps, (long long)x->dims[2]);
   MXC_FORWARD_IF_ERROR(params_ready(b, &c, x->dims[2], in[0]));
   rnn_val *ps = mxc__calloc((size_t)b->n_params, sizeof *ps);
   MXC_RETURN_ERROR_IF(!ps, MXC_ERR_OOM, "forward '%s': out of memory",

@@ -487,6 +487,28 @@ TEST(RnnLayers, BadInputIsRefusedWithAMessage) {
   EXPECT_EQ(mxc_block_forward(b, 1, &x4, &y), MXC_ERR_SHAPE);
   EXPECT_TRUE(says("_l0_i2h_weight")) << mxc_last_error();
   EXPECT_EQ(y, nullptr);
+  // Zero extents: no steps or no features are refused; an empty batch
+  // gives an empty output.
+  mxc_block z = block("gru", {"hidden_size", "2"});
+  init(z);
+  for (std::vector<int64_t> zs : {std::vector<int64_t>{0, 2, 3},
+                                  std::vector<int64_t>{2, 2, 0},
+                                  std::vector<int64_t>{2, 0, 3}}) {
+    mxc_ndarray xz = make(zs, {}, MXC_DTYPE_FLOAT32), yz = nullptr;
+    int rc = mxc_block_forward(z, 1, &xz, &yz);
+    if (zs[1] == 0) {
+      EXPECT_EQ(rc, MXC_OK) << mxc_last_error();
+      if (yz) {
+        EXPECT_EQ(shape_of(yz), (std::vector<int64_t>{2, 0, 2}));
+      }
+    } else {
+      EXPECT_EQ(rc, MXC_ERR_SHAPE);
+      EXPECT_TRUE(says("expected at least 1 of each")) << mxc_last_error();
+    }
+    mxc_ndarray_free(xz);
+    mxc_ndarray_free(yz);
+  }
+  mxc_block_free(z);
   // Not yet made: nothing to export.
   EXPECT_EQ(mxc_block_export(b, tmp_path("unmade").c_str(), 0),
             MXC_ERR_INVALID_ARGUMENT);
