@@ -3,7 +3,8 @@
 //  - outputs against a naive step-by-step LSTM / GRU loop over the
 //    parameters read back from the block (multi-layer, bidirectional, both
 //    layouts), which also pins Gluon's parameter names and shapes;
-//  - gradients of a recorded pass against central finite differences;
+//  - gradients of a recorded pass against central finite differences,
+//    and the exported graph's executor gradients against autograd's;
 //  - hybridized (executor) outputs against the imperative ones, also of a
 //    user block holding a GRU (traced);
 //  - export -> predictor (also at another batch size: the begin state
@@ -442,6 +443,61 @@ TEST(RnnLayers, ExportLoadsInThePredictor) {
     mxc_ndarray_list_free(args);
     mxc_ndarray_list_free(aux);
     for (mxc_ndarray a : {x, x5, y, y5}) mxc_ndarray_free(a);
+    mxc_block_free(net);
+  }
+}
+
+// The exported graph bound with gradients (as fit() trains a hybridized
+// block through the executor) gives autograd's parameter gradients of the
+// imperative pass, for the same head gradient.
+TEST(RnnLayers, ExecutorGradientsEqualAutograds) {
+  for (const char *kind : {"lstm", "gru"}) {
+    SCOPED_TRACE(kind);
+    mxc_block net = seq_net(kind);
+    mxc_ndarray x = make({2, 4, 3}, ramp(24, 1.0, 0.5), MXC_DTYPE_FLOAT32);
+    mxc_ndarray hg = make({2, 4, 3}, ramp(24, 1.0, 1.1), MXC_DTYPE_FLOAT32);
+    OK(mxc_autograd_set_recording(1, nullptr));
+    mxc_ndarray y = forward(net, x);
+    OK(mxc_autograd_set_recording(0, nullptr));
+    OK(mxc_autograd_backward(1, &y, &hg, 0));
+    std::string prefix = tmp_path("grad");
+    OK(mxc_block_export(net, prefix.c_str(), 1));
+    mxc_symbol sym = nullptr;
+    mxc_ndarray_list args = nullptr, aux = nullptr;
+    OK(mxc_checkpoint_load(prefix.c_str(), 1, &sym, &args, &aux));
+    const char *names[] = {"data"};
+    int ndims[] = {3}, reqs[] = {MXC_REQ_NULL};
+    int64_t dims[] = {2, 4, 3};
+    mxc_executor ex = nullptr;
+    OK(mxc_executor_simple_bind(sym, MXC_DEVICE_CPU, 0, 1, names, ndims, dims,
+                                nullptr, MXC_REQ_WRITE, 1, names, reqs, 0, &ex));
+    OK(mxc_executor_load_params(ex, (prefix + "-0001.params").c_str(), 0));
+    mxc_ndarray data = nullptr, ey = nullptr;
+    OK(mxc_executor_arg(ex, "data", &data));
+    Vec xv = host(x);
+    std::vector<float> xf(xv.begin(), xv.end());
+    OK(mxc_ndarray_copy_from_host(data, xf.data(), xf.size() * 4));
+    OK(mxc_executor_forward(ex, 1));
+    OK(mxc_executor_backward(ex, 1, &hg));
+    OK(mxc_executor_output(ex, 0, &ey));
+    expect_near(host(ey), host(y), 1e-5);
+    int n = 0;
+    OK(mxc_block_num_params(net, &n));
+    for (int i = 0; i < n; ++i) {
+      mxc_ndarray g = nullptr, eg = nullptr;
+      OK(mxc_block_param_grad(net, i, &g));
+      OK(mxc_executor_grad(ex, param_name(net, i).c_str(), &eg));
+      Vec a = host(eg), b = host(g);
+      SCOPED_TRACE(param_name(net, i));
+      expect_near(a, b, 1e-4);
+      mxc_ndarray_free(g);
+      mxc_ndarray_free(eg);
+    }
+    mxc_executor_free(ex);
+    mxc_symbol_free(sym);
+    mxc_ndarray_list_free(args);
+    mxc_ndarray_list_free(aux);
+    for (mxc_ndarray e : {x, hg, y, data, ey}) mxc_ndarray_free(e);
     mxc_block_free(net);
   }
 }
