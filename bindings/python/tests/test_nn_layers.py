@@ -3,6 +3,7 @@ Embedding, L1Loss, LSTM, GRU): each built and run forward, its output
 checked against numpy, or for LSTM / GRU against torch's layers given the
 same weights (the gate orders are the same: i, f, g, o and r, z, n)."""
 
+import gc
 import unittest
 
 import numpy as np
@@ -17,6 +18,12 @@ def params(block):
 
 
 class NamedLayerTest(unittest.TestCase):
+    def tearDown(self):
+        # Frames held by assertRaises' tracebacks keep blocks alive in
+        # cycles; collected here, not inside a later test that counts live
+        # handles (test_predictor's pool test).
+        gc.collect()
+
     def test_conv1d_matches_numpy(self):
         c = nn.Conv1D(2, 3, name="c")
         c.initialize("uniform", scale=0.5)
