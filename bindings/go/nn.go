@@ -134,6 +134,19 @@ func NewEmbedding(inputDim, outputDim int, opts ...LayerOption) (*Block, error) 
 	return kind("embedding", opts, WithKey("input_dim", inputDim), WithKey("output_dim", outputDim))
 }
 
+// NewLSTM is Gluon's rnn.LSTM: hiddenSize units per direction, input
+// (T, N, C) or with WithKey("layout", "NTC") (N, T, C), zero begin states;
+// further keys num_layers, bidirectional, dropout, input_size and the
+// i2h/h2h weight and bias initializers (mxc.h, "Layers").
+func NewLSTM(hiddenSize int, opts ...LayerOption) (*Block, error) {
+	return kind("lstm", opts, WithKey("hidden_size", hiddenSize))
+}
+
+// NewGRU is Gluon's rnn.GRU, configured as NewLSTM.
+func NewGRU(hiddenSize int, opts ...LayerOption) (*Block, error) {
+	return kind("gru", opts, WithKey("hidden_size", hiddenSize))
+}
+
 // NewSoftmaxCrossEntropyLoss is the loss of logits against class indices
 // (a block of two inputs: prediction and label).
 func NewSoftmaxCrossEntropyLoss(opts ...LayerOption) (*Block, error) {

@@ -80,6 +80,7 @@ static int block_sym(const mxc__block *b, mxc__symbol *in, mxc__symbol **out) {
   if (!b->fn && !strcmp(b->kind->name, "sequential")) {
     return sequential_sym(b, in, out);
   }
+  if (!b->fn && b->kind->symbol) return b->kind->symbol(b, in, out);
   MXC_RETURN_ERROR_IF(b->fn || b->kind->n_in != 1 || !b->op,
                       MXC_ERR_UNSUPPORTED,
                       "export: block '%s' is a %s, which cannot be exported "

@@ -15,6 +15,12 @@ struct mxc__nn_kind {
   int (*setup)(mxc__block *b);
   int (*forward)(mxc__block *b, int n_in, mxc__ndarray *const *in,
                  mxc__ndarray **out);
+  /* The block's graph on the symbol in (borrowed), *out new, for kinds
+   * whose forward pass is more than their one operator (LSTM, GRU: the
+   * parameters packed, the begin state made); NULL: the operator on
+   * (in, parameters...) as export.c builds it. */
+  int (*symbol)(const mxc__block *b, struct mxc__symbol *in,
+                struct mxc__symbol **out);
 };
 
 /* The built-in kind called name (layers.c, losses.c), or NULL. */
@@ -23,6 +29,14 @@ const mxc__nn_kind *mxc__nn_kind_find(const char *name);
 const char *mxc__nn_kind_names(void);
 
 extern const mxc__nn_kind mxc__nn_loss_kinds[];
+
+/* The recurrent layers "lstm" and "gru" (rnn_layers.c). */
+int mxc__nn_rnn_setup(mxc__block *b);
+int mxc__nn_rnn_forward(mxc__block *b, int n_in, mxc__ndarray *const *in,
+                        mxc__ndarray **out);
+int mxc__nn_rnn_symbol(const mxc__block *b, struct mxc__symbol *in,
+                       struct mxc__symbol **out);
+extern const char *const mxc__nn_rnn_keys[];
 extern const int mxc__nn_n_loss_kinds;
 
 /* The value given for key, else dflt. */

@@ -455,24 +455,28 @@ static const char *const k_emb[] = {"input_dim", "output_dim",
                                     "weight_initializer", NULL};
 
 static const mxc__nn_kind k_layers[] = {
-    {"dense", k_dense, 1, dense_setup, dense_forward},
-    {"conv1d", k_conv, 1, conv_setup, conv_forward},
-    {"conv2d", k_conv, 1, conv_setup, conv_forward},
-    {"maxpool1d", k_pool, 1, pool_setup, pool_forward},
-    {"maxpool2d", k_pool, 1, pool_setup, pool_forward},
-    {"avgpool1d", k_pool, 1, pool_setup, pool_forward},
-    {"avgpool2d", k_pool, 1, pool_setup, pool_forward},
-    {"global_maxpool1d", k_global, 1, pool_setup, pool_forward},
-    {"global_maxpool2d", k_global, 1, pool_setup, pool_forward},
-    {"global_avgpool1d", k_global, 1, pool_setup, pool_forward},
-    {"global_avgpool2d", k_global, 1, pool_setup, pool_forward},
-    {"batchnorm", k_bn, 1, batchnorm_setup, norm_forward},
-    {"layernorm", k_ln, 1, layernorm_setup, norm_forward},
-    {"dropout", k_dropout, 1, dropout_setup, plain_forward},
-    {"activation", k_act, 1, activation_setup, plain_forward},
-    {"flatten", k_global, 1, flatten_setup, plain_forward},
-    {"embedding", k_emb, 1, embedding_setup, embedding_forward},
-    {"sequential", k_global, -1, NULL, sequential_forward},
+    {"dense", k_dense, 1, dense_setup, dense_forward, NULL},
+    {"conv1d", k_conv, 1, conv_setup, conv_forward, NULL},
+    {"conv2d", k_conv, 1, conv_setup, conv_forward, NULL},
+    {"maxpool1d", k_pool, 1, pool_setup, pool_forward, NULL},
+    {"maxpool2d", k_pool, 1, pool_setup, pool_forward, NULL},
+    {"avgpool1d", k_pool, 1, pool_setup, pool_forward, NULL},
+    {"avgpool2d", k_pool, 1, pool_setup, pool_forward, NULL},
+    {"global_maxpool1d", k_global, 1, pool_setup, pool_forward, NULL},
+    {"global_maxpool2d", k_global, 1, pool_setup, pool_forward, NULL},
+    {"global_avgpool1d", k_global, 1, pool_setup, pool_forward, NULL},
+    {"global_avgpool2d", k_global, 1, pool_setup, pool_forward, NULL},
+    {"batchnorm", k_bn, 1, batchnorm_setup, norm_forward, NULL},
+    {"layernorm", k_ln, 1, layernorm_setup, norm_forward, NULL},
+    {"dropout", k_dropout, 1, dropout_setup, plain_forward, NULL},
+    {"activation", k_act, 1, activation_setup, plain_forward, NULL},
+    {"flatten", k_global, 1, flatten_setup, plain_forward, NULL},
+    {"embedding", k_emb, 1, embedding_setup, embedding_forward, NULL},
+    {"lstm", mxc__nn_rnn_keys, 1, mxc__nn_rnn_setup, mxc__nn_rnn_forward,
+     mxc__nn_rnn_symbol},
+    {"gru", mxc__nn_rnn_keys, 1, mxc__nn_rnn_setup, mxc__nn_rnn_forward,
+     mxc__nn_rnn_symbol},
+    {"sequential", k_global, -1, NULL, sequential_forward, NULL},
 };
 
 const mxc__nn_kind *mxc__nn_kind_find(const char *name) {
@@ -491,6 +495,6 @@ const char *mxc__nn_kind_names(void) {
   return "dense, conv1d, conv2d, maxpool1d, maxpool2d, avgpool1d, avgpool2d, "
          "global_maxpool1d, global_maxpool2d, global_avgpool1d, "
          "global_avgpool2d, batchnorm, layernorm, dropout, activation, "
-         "flatten, embedding, sequential, softmax_cross_entropy_loss, "
+         "flatten, embedding, lstm, gru, sequential, softmax_cross_entropy_loss, "
          "l2_loss, l1_loss, sigmoid_binary_cross_entropy_loss";
 }

@@ -155,11 +155,11 @@ static const char *const k_dist[] = {"weight", NULL};
 static const char *const k_bce[] = {"from_sigmoid", "weight", NULL};
 
 const mxc__nn_kind mxc__nn_loss_kinds[] = {
-    {"softmax_cross_entropy_loss", k_ce, 2, NULL, softmax_ce_forward},
-    {"l2_loss", k_dist, 2, NULL, l2_forward},
-    {"l1_loss", k_dist, 2, NULL, l1_forward},
+    {"softmax_cross_entropy_loss", k_ce, 2, NULL, softmax_ce_forward, NULL},
+    {"l2_loss", k_dist, 2, NULL, l2_forward, NULL},
+    {"l1_loss", k_dist, 2, NULL, l1_forward, NULL},
     {"sigmoid_binary_cross_entropy_loss", k_bce, 2, sigmoid_bce_setup,
-     sigmoid_bce_forward},
+     sigmoid_bce_forward, NULL},
 };
 const int mxc__nn_n_loss_kinds =
     (int)(sizeof mxc__nn_loss_kinds / sizeof *mxc__nn_loss_kinds);

@@ -21,7 +21,8 @@
 static const char *const k_kinds[] = {
     "dense", "conv1d", "conv2d", "maxpool1d", "maxpool2d", "avgpool2d",
     "global_maxpool2d", "global_avgpool1d", "batchnorm", "layernorm",
-    "dropout", "activation", "flatten", "embedding", "sequential",
+    "dropout", "activation", "flatten", "embedding", "lstm", "gru",
+    "sequential",
     "softmax_cross_entropy_loss", "l2_loss", "l1_loss",
     "sigmoid_binary_cross_entropy_loss"};
 #define N_KINDS ((uint32_t)(sizeof k_kinds / sizeof k_kinds[0]))
@@ -32,7 +33,8 @@ static const char *const k_keys[] = {
     "pool_size", "ceil_mode", "count_include_pad", "axis", "epsilon",
     "momentum", "scale", "center", "use_global_stats", "rate", "axes",
     "input_dim", "output_dim", "sparse_label", "from_logits", "weight",
-    "weight_initializer", "bias_initializer", "from_sigmoid"};
+    "weight_initializer", "bias_initializer", "from_sigmoid", "hidden_size",
+    "num_layers", "layout", "bidirectional", "dropout", "input_size"};
 #define N_KEYS ((uint32_t)(sizeof k_keys / sizeof k_keys[0]))
 
 static const char *const k_values[] = {
@@ -40,7 +42,7 @@ static const char *const k_values[] = {
     "-2147483649", "9223372036854775807", "0.5", "1e30", "nan", "inf", "",
     "()", "(1,)", "(2,3)", "(1,1)", "(0,0)", "(-1,2)", "(2,2,2)", "[1,2]",
     "(1,,2)", "relu", "tanh", "swish", "None", "true", "False", "zeros",
-    "ones", "xavier", "msra", "nonsense"};
+    "ones", "xavier", "msra", "nonsense", "TNC", "NTC"};
 #define N_VALUES ((uint32_t)(sizeof k_values / sizeof k_values[0]))
 
 static const char *const k_inits[] = {"uniform", "normal", "xavier", "msra",

@@ -166,8 +166,18 @@ def Conv2D(channels, kernel_size, activation=None, name=None, **kw):
                  activation=activation, **kw)
 
 
+def Conv1D(channels, kernel_size, activation=None, name=None, **kw):
+    """Input (batch, channels, width); weight (channels, in, kernel_size)."""
+    return Block("conv1d", name, channels=channels, kernel_size=kernel_size,
+                 activation=activation, **kw)
+
+
 def MaxPool2D(pool_size=2, name=None, **kw):
     return Block("maxpool2d", name, pool_size=pool_size, **kw)
+
+
+def AvgPool2D(pool_size=2, name=None, **kw):
+    return Block("avgpool2d", name, pool_size=pool_size, **kw)
 
 
 def Flatten(name=None):
@@ -186,12 +196,43 @@ def BatchNorm(name=None, **kw):
     return Block("batchnorm", name, **kw)
 
 
+def LayerNorm(name=None, **kw):
+    """Normalizes over axis (-1); parameters gamma, beta."""
+    return Block("layernorm", name, **kw)
+
+
+def Embedding(input_dim, output_dim, name=None, **kw):
+    """Rows of a (input_dim, output_dim) weight picked by integer index."""
+    return Block("embedding", name, input_dim=input_dim,
+                 output_dim=output_dim, **kw)
+
+
+def LSTM(hidden_size, num_layers=1, layout="TNC", name=None, **kw):
+    """Gluon's rnn.LSTM: input (T, N, C) or (N, T, C) (layout "NTC"),
+    output (.., D*hidden_size) from zero begin states; further keys
+    bidirectional, dropout, input_size and the i2h/h2h weight and bias
+    initializers. Parameters "<name>_l0_i2h_weight", ... (mxc.h)."""
+    return Block("lstm", name, hidden_size=hidden_size, num_layers=num_layers,
+                 layout=layout, **kw)
+
+
+def GRU(hidden_size, num_layers=1, layout="TNC", name=None, **kw):
+    """Gluon's rnn.GRU; configured as LSTM."""
+    return Block("gru", name, hidden_size=hidden_size, num_layers=num_layers,
+                 layout=layout, **kw)
+
+
 def SoftmaxCrossEntropyLoss(name=None, **kw):
     return Block("softmax_cross_entropy_loss", name, **kw)
 
 
 def L2Loss(name=None, **kw):
     return Block("l2_loss", name, **kw)
+
+
+def L1Loss(name=None, **kw):
+    """|prediction - label|, the mean per example."""
+    return Block("l1_loss", name, **kw)
 
 
 class Optimizer(_Handle):

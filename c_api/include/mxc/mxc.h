@@ -1776,6 +1776,22 @@ MXC_API int mxc_ndarray_detach(mxc_ndarray arr, mxc_ndarray *out);
  *  - "dropout": rate (0.5), axes (()). "activation": activation
  *    (required). "flatten": no keys.
  *  - "embedding": input_dim, output_dim (required), weight_initializer.
+ *  - "lstm", "gru" (Gluon's rnn.LSTM / rnn.GRU over the RNN operator):
+ *    hidden_size (required), num_layers (1), layout ("TNC": input
+ *    (sequence, batch, features); "NTC": (batch, sequence, features)),
+ *    bidirectional (0), dropout (0: between layers, in training),
+ *    input_size (0: from the input), i2h_weight_initializer,
+ *    h2h_weight_initializer, i2h_bias_initializer ("zeros"),
+ *    h2h_bias_initializer ("zeros"). Output (.., D * hidden_size), D = 2
+ *    when bidirectional, from zero begin states (the final states are not
+ *    returned). Parameters per layer k and direction (l forward, r
+ *    reverse), in this order: lk_i2h_weight (G * hidden_size, in),
+ *    lk_h2h_weight (G * hidden_size, hidden_size), lk_i2h_bias,
+ *    lk_h2h_bias (G * hidden_size), then rk_...; G = 4 (LSTM gates i, f,
+ *    g, o) or 3 (GRU gates r, z, n); in = the input size for k = 0, else
+ *    D * hidden_size. MXNet Gluon's names and layout, so its parameter
+ *    files load. Exported graphs pack them with Reshape + Concat and make
+ *    the begin states from the input, so they run at any batch size.
  *  - "sequential": no keys; mxc_block_add appends children; the first
  *    child takes the inputs, each next one the previous output.
  *  - Losses take (prediction, label) and give one value per example, the

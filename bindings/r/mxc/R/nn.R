@@ -81,6 +81,41 @@ mx_dropout <- function(rate = 0.5, name = NULL) {
 
 mx_batchnorm <- function(name = NULL, ...) .block("batchnorm", name, list(...))
 
+mx_layernorm <- function(axis = -1, epsilon = 1e-5, name = NULL, ...) {
+  .block("layernorm", name, c(list(axis = axis, epsilon = epsilon), list(...)))
+}
+
+mx_embedding <- function(input_dim, output_dim, name = NULL, ...) {
+  .check_whole(input_dim, "input_dim")
+  .check_whole(output_dim, "output_dim")
+  .block("embedding", name, c(list(input_dim = input_dim,
+                                   output_dim = output_dim), list(...)))
+}
+
+# Gluon's rnn.LSTM / rnn.GRU: input (T, N, C), or (N, T, C) with layout
+# "NTC"; zero begin states.
+.rnn <- function(kind, hidden_size, num_layers, layout, bidirectional, name,
+                 extra) {
+  .check_whole(hidden_size, "hidden_size")
+  .check_whole(num_layers, "num_layers")
+  .check_string(layout, "layout")
+  .block(kind, name, c(list(hidden_size = hidden_size,
+                            num_layers = num_layers, layout = layout,
+                            bidirectional = bidirectional), extra))
+}
+
+mx_lstm <- function(hidden_size, num_layers = 1, layout = "TNC",
+                    bidirectional = FALSE, name = NULL, ...) {
+  .rnn("lstm", hidden_size, num_layers, layout, bidirectional, name,
+       list(...))
+}
+
+mx_gru <- function(hidden_size, num_layers = 1, layout = "TNC",
+                   bidirectional = FALSE, name = NULL, ...) {
+  .rnn("gru", hidden_size, num_layers, layout, bidirectional, name,
+       list(...))
+}
+
 mx_sequential <- function(..., name = NULL) {
   net <- .block("sequential", name, list())
   mx_add(net, ...)
