@@ -8,14 +8,15 @@ case "$fault" in
   # mpirun ends the job at once, naming the process that exited first:
   # [[job,1],1] is rank 1 of the application.
   die) want='Process name: \[\[[0-9]+,[0-9]+\],1\]' ;;
-  # Rank 0's watchdog, after MXC_KVSTORE_TIMEOUT seconds.
-  hang) want='rank 0 of 2: collective #[0-9]+ has waited [0-9]+ s' ;;
+  # Rank 0's watchdog, after MXC_KVSTORE_TIMEOUT seconds, naming the
+  # collective it waits in and rank 1 as the one that did not join it.
+  hang) want='rank 0 of 2: collective #[0-9]+ \(kvstore allreduce of 2 keys from key 1\) has waited [0-9]+ s \(MXC_KVSTORE_TIMEOUT=3\): rank 1 has not joined it: .*; rank 0 is alive and waiting' ;;
   # Rank 1's pushpull returned the error (no abort there). Then the first
   # watchdog to fire ends the job: rank 0's, left waiting for the
   # collective, or rank 1's, whose freeing of its store waits for the
   # collectives it had pushed before (which of the two is timing).
   oom) want='rank 1: pushpull failed with 6: .*out of memory for a fusion buffer'
-       want2='rank [01] of 2: collective #[0-9]+ has waited [0-9]+ s' ;;
+       want2='rank [01] of 2: collective #[0-9]+ \(.+\) has waited [0-9]+ s .*: rank [01] has not joined it' ;;
   *) echo "unknown fault $fault"; exit 2 ;;
 esac
 export MXC_MPI_PLUGIN="$PWD/$plugin" MXC_TEST_FAULT="$fault"
