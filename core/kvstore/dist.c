@@ -352,6 +352,12 @@ void mxc__kv_dist_close(void) {
   enqueue(&stop_req);
   pthread_mutex_unlock(&g.seq_lock);
   pthread_join(g.thread, NULL);
+  /* MPI_Finalize returned: the stop is no collective left waiting, and
+   * the watchdog ends (a process may live on long after its store). */
+  pthread_mutex_lock(&g.lock);
+  g.running = 0;
+  g.stop = 1;
+  pthread_mutex_unlock(&g.lock);
 }
 
 /* Queues r (seq set) in seq order. */

@@ -1,7 +1,8 @@
 #!/bin/bash
 # A 2-rank job in which rank 1 dies or hangs must end with a failure that
-# names what happened, in bounded time. $1: mpirun, $2: the fault ("die",
-# "hang" or "oom"), $3: the binary, $4: libmxc_mpi.so.1.
+# names what happened, in bounded time; one without a fault ("idle") must
+# not. $1: mpirun, $2: the fault ("die", "hang", "oom" or "idle"), $3:
+# the binary, $4: libmxc_mpi.so.1.
 set -uo pipefail
 mpirun="$1" fault="$2" bin="$3" plugin="$4"
 case "$fault" in
@@ -17,6 +18,8 @@ case "$fault" in
   # collectives it had pushed before (which of the two is timing).
   oom) want='rank 1: pushpull failed with 6: .*out of memory for a fusion buffer'
        want2='rank [01] of 2: collective #[0-9]+ \(.+\) has waited [0-9]+ s .*: rank [01] has not joined it' ;;
+  # No fault: both ranks live on after MPI_Finalize, past the timeout.
+  idle) ;;
   *) echo "unknown fault $fault"; exit 2 ;;
 esac
 export MXC_MPI_PLUGIN="$PWD/$plugin" MXC_TEST_FAULT="$fault"
@@ -38,6 +41,14 @@ status=$?
 took=$(( $(date +%s) - start ))
 echo "$out"
 echo "mpirun exited with status $status after ${took}s"
+if [[ "$fault" == idle ]]; then
+  if [[ $status -ne 0 ]] || [[ $(grep -c "stayed alive after freeing" <<<"$out") -ne 2 ]]; then
+    echo "FAIL: a rank did not live on after freeing its store"
+    exit 1
+  fi
+  echo "PASS: idle"
+  exit 0
+fi
 if [[ $status -eq 0 || $status -eq 124 ]]; then
   echo "FAIL: the job should have failed, and within the timeout"
   exit 1
