@@ -6,7 +6,8 @@
 #   cc hello.c $(pkg-config --cflags --libs mxc)
 #
 # (and statically, with pkg-config --static), runs it against the
-# installed library, then builds and runs the Go, Java and R examples
+# installed library (and a one-rank "dist_sync" store under mpirun, with
+# the installed MPI plug-in), then builds and runs the Go, Java and R examples
 # against the installed bindings (golang-mxc-dev, libmxc-java with
 # libmxc-jni, r-other-mxc) for a few batches, and removes the packages
 # again. Every dependency of the packages is in scripts/setup.sh's list,
@@ -103,6 +104,23 @@ if [ "$cuda" = 1 ]; then
   esac
 fi
 [ -e /usr/share/man/man1/mxc-im2rec.1.gz ] || err "mxc-im2rec's manual page is not installed"
+# The installed MPI plug-in (libmxc-mpi1) is found by libmxc's default
+# lookup, its name libmxc_mpi.so.1 through the dynamic loader, without
+# MXC_MPI_PLUGIN: a "dist_sync" store in a one-rank MPI job.
+if command -v mpirun > /dev/null; then
+  printf '%s\n' '#include <mxc/mxc.h>' '#include <stdio.h>' \
+    'int main(void) { mxc_kvstore kv = NULL; int n = 0;' \
+    '  if (mxc_kvstore_create("dist_sync", &kv) != MXC_OK) {' \
+    '    printf("%s\n", mxc_last_error()); return 1; }' \
+    '  mxc_kvstore_num_workers(kv, &n); mxc_kvstore_free(kv);' \
+    '  printf("dist_sync workers=%d\n", n); return 0; }' > "$work/mpi_probe.c"
+  cc "$work/mpi_probe.c" -o "$work/mpi_probe" -lmxc || err "mpi_probe does not build"
+  probe=$(env -u MXC_MPI_PLUGIN -u LD_LIBRARY_PATH TMPDIR="$work" \
+    mpirun --allow-run-as-root -np 1 "$work/mpi_probe" 2>&1) || true
+  echo "install_test: MPI probe: $probe"
+  grep -qx 'dist_sync workers=1' <<< "$probe" ||
+    err "the installed MPI plug-in is not found by its default name, or fails: $probe"
+fi
 
 # A clean environment: the build tree must not leak in.
 mkdir "$work/user"

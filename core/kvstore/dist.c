@@ -18,7 +18,8 @@
  *
  * Watchdog: a collective that has not finished after MXC_KVSTORE_TIMEOUT
  * seconds (default 300) means a worker died or stopped calling the store;
- * the process then logs which collective waited and aborts the job
+ * the process then logs which collective waited, and which ranks it
+ * waits for as far as it can know, and aborts the job
  * (MPI_Abort), so that no job hangs forever. A worker that exits or
  * crashes makes mpirun end the others at once. */
 #include <errno.h>
@@ -48,6 +49,7 @@ typedef struct dist_req dist_req;
 struct dist_req {
   uint64_t seq;
   void (*run)(dist_req *r); /* on the thread */
+  const char *name;         /* for the watchdog's message */
   dist_req *next;
 };
 
@@ -65,9 +67,11 @@ static struct {
   int ended;       /* the thread was stopped and MPI finalized */
   pthread_mutex_t seq_lock; /* issued, and pushes that take a number */
   uint64_t issued;
-  /* Watchdog: when the running collective started (0: none). */
+  /* Watchdog: when the running collective started (0: none), and its
+   * name (copied: the request is freed once it ran). */
   struct timespec started;
   uint64_t running;
+  char running_name[200];
   double timeout_s;
 } g = {.lock = PTHREAD_MUTEX_INITIALIZER,
        .cv = PTHREAD_COND_INITIALIZER,
@@ -129,6 +133,8 @@ static dist_req *next_request(void) {
     r = g.queue;
     g.queue = r->next;
     g.running = r->seq + 1;
+    snprintf(g.running_name, sizeof g.running_name, "%s",
+             r->name ? r->name : "kvstore collective");
     clock_gettime(CLOCK_MONOTONIC, &g.started);
   }
   pthread_mutex_unlock(&g.lock);
@@ -149,27 +155,48 @@ static double seconds_since(const struct timespec *t) {
          (double)(now.tv_nsec - t->tv_nsec) * 1e-9;
 }
 
+/* Which ranks may be at fault, as far as a waiting rank can tell: a
+ * collective ends only once every rank joined it, and a rank blocked in
+ * MPI cannot ask the others where they are. With 2 ranks it is the other
+ * one; with more, any of the others (a rank that is itself stuck in
+ * another collective prints its own line with another number). */
+static void suspects(char *buf, size_t len) {
+  if (g.size == 2) {
+    snprintf(buf, len, "rank %d", 1 - g.rank);
+  } else {
+    snprintf(buf, len, "at least one of the other %d ranks (not rank %d)",
+             g.size - 1, g.rank);
+  }
+}
+
+static void timed_out(uint64_t seq, const char *name, double waited) {
+  char who[96];
+  suspects(who, sizeof who);
+  fprintf(stderr,
+          "mxc kvstore: rank %d of %d: collective #%" PRIu64 " (%s) has "
+          "waited %.0f s (MXC_KVSTORE_TIMEOUT=%.0f): %s has not joined "
+          "it: it died, failed, hangs, stopped calling the kvstore, or "
+          "waits in another collective (its own watchdog then names that "
+          "one); rank %d is alive and waiting; aborting the job\n",
+          g.rank, g.size, seq, name, waited, g.timeout_s, who, g.rank);
+  g.p->abort(3);
+  _exit(3);
+}
+
 /* Aborts the job when one collective runs past the timeout. */
 static void *watchdog(void *arg) {
   (void)arg;
   for (;;) {
     sleep(1);
+    char name[sizeof g.running_name];
     pthread_mutex_lock(&g.lock);
     uint64_t running = g.running;
     double waited = running ? seconds_since(&g.started) : 0;
     int stop = g.stop;
+    memcpy(name, g.running_name, sizeof name);
     pthread_mutex_unlock(&g.lock);
     if (stop) return NULL;
-    if (running && waited > g.timeout_s) {
-      fprintf(stderr,
-              "mxc kvstore: rank %d of %d: collective #%" PRIu64
-              " has waited %.0f s (MXC_KVSTORE_TIMEOUT=%.0f): another "
-              "worker died, failed or stopped calling the kvstore; "
-              "aborting the job\n",
-              g.rank, g.size, running - 1, waited, g.timeout_s);
-      g.p->abort(3);
-      _exit(3);
-    }
+    if (running && waited > g.timeout_s) timed_out(running - 1, name, waited);
   }
 }
 
@@ -313,7 +340,9 @@ static void enqueue(dist_req *r);
  * waits for it (every worker frees its last store, as MPI_Finalize
  * expects of every rank). */
 void mxc__kv_dist_close(void) {
-  static dist_req stop_req; /* run NULL: the stop */
+  static dist_req stop_req = {
+      .name = "MPI_Finalize, as the last dist_sync store was freed"};
+  /* run NULL: the stop */
   pthread_mutex_lock(&g.lock);
   int last = --g.stores == 0 && !g.ended;
   pthread_mutex_unlock(&g.lock);
@@ -323,6 +352,12 @@ void mxc__kv_dist_close(void) {
   enqueue(&stop_req);
   pthread_mutex_unlock(&g.seq_lock);
   pthread_join(g.thread, NULL);
+  /* MPI_Finalize returned: the stop is no collective left waiting, and
+   * the watchdog ends (a process may live on long after its store). */
+  pthread_mutex_lock(&g.lock);
+  g.running = 0;
+  g.stop = 1;
+  pthread_mutex_unlock(&g.lock);
 }
 
 /* Queues r (seq set) in seq order. */
@@ -509,6 +544,7 @@ static int bucket_new(const mxc__kv_group *gs, int n, int kind,
   b->kind = kind;
   b->dtype = gs[0].dst->dtype;
   b->req.run = run_bucket;
+  b->req.name = b->name;
   bucket_name(b, gs, n);
   int rc = MXC_OK;
   for (int k = 0; k < n && rc == MXC_OK; ++k) {
@@ -622,38 +658,74 @@ int mxc__kv_dist_broadcast(const mxc__kv_group *gr) {
   return push_span(gr, 1, BUCKET_BROADCAST, 0);
 }
 
-/* ---- barrier ---- */
+/* ---- synchronous collectives: barrier, allgather ---- */
 
-typedef struct barrier_req {
+/* A collective the calling thread waits for. buf NULL: a barrier; else
+ * an allreduce of count int64 over buf. */
+typedef struct sync_req {
   dist_req req;
   pthread_mutex_t lock;
   pthread_cond_t cv;
   int done, rc;
+  int64_t *buf, count;
+  char name[64];
   char why[WHY_MAX];
-} barrier_req;
+} sync_req;
 
-static void run_barrier(dist_req *r) {
-  barrier_req *b = (barrier_req *)r;
-  int rc = g.p->barrier(b->why, sizeof b->why);
-  pthread_mutex_lock(&b->lock);
-  b->rc = rc;
-  b->done = 1;
-  pthread_cond_signal(&b->cv);
-  pthread_mutex_unlock(&b->lock);
+static void run_sync(dist_req *r) {
+  sync_req *s = (sync_req *)r;
+  int rc = s->buf ? g.p->allreduce(s->buf, s->count, MXC_DTYPE_INT64, s->why,
+                                   sizeof s->why)
+                  : g.p->barrier(s->why, sizeof s->why);
+  pthread_mutex_lock(&s->lock);
+  s->rc = rc;
+  s->done = 1;
+  pthread_cond_signal(&s->cv);
+  pthread_mutex_unlock(&s->lock);
+}
+
+/* Runs s with the next sequence number (after the collectives pushed
+ * before it) and waits for it. */
+static int run_and_wait(sync_req *s, const char *what) {
+  MXC_FORWARD_IF_ERROR(mxc__engine_check_may_wait(what));
+  s->req.run = run_sync;
+  snprintf(s->name, sizeof s->name, "kvstore %s", what);
+  s->req.name = s->name;
+  pthread_mutex_init(&s->lock, NULL);
+  pthread_cond_init(&s->cv, NULL);
+  pthread_mutex_lock(&g.seq_lock);
+  s->req.seq = g.issued++;
+  enqueue(&s->req);
+  pthread_mutex_unlock(&g.seq_lock);
+  pthread_mutex_lock(&s->lock);
+  while (!s->done) pthread_cond_wait(&s->cv, &s->lock);
+  pthread_mutex_unlock(&s->lock);
+  pthread_mutex_destroy(&s->lock);
+  pthread_cond_destroy(&s->cv);
+  MXC_RETURN_ERROR_IF(s->rc != MXC_OK, s->rc, "%s: %s", what, s->why);
+  return MXC_OK;
 }
 
 int mxc__kv_dist_barrier(void) {
-  MXC_FORWARD_IF_ERROR(mxc__engine_check_may_wait("barrier"));
-  barrier_req b = {.req.run = run_barrier,
-                   .lock = PTHREAD_MUTEX_INITIALIZER,
-                   .cv = PTHREAD_COND_INITIALIZER};
-  pthread_mutex_lock(&g.seq_lock);
-  b.req.seq = g.issued++;
-  enqueue(&b.req);
-  pthread_mutex_unlock(&g.seq_lock);
-  pthread_mutex_lock(&b.lock);
-  while (!b.done) pthread_cond_wait(&b.cv, &b.lock);
-  pthread_mutex_unlock(&b.lock);
-  MXC_RETURN_ERROR_IF(b.rc != MXC_OK, b.rc, "%s", b.why);
+  sync_req s = {0};
+  return run_and_wait(&s, "barrier");
+}
+
+/* An allgather as a sum: each rank writes its part into its own slot of
+ * a zeroed buffer, and the sum of one value and zeros is that value
+ * exactly. (The plug-in's table has no allgather; these exchanges are a
+ * few bytes per key, once per init.) */
+int mxc__kv_dist_allgather(const int64_t *mine, int64_t len, int64_t **all) {
+  int64_t *buf = mxc__calloc((size_t)(len * g.size), sizeof *buf);
+  MXC_RETURN_ERROR_IF(!buf, MXC_ERR_OOM,
+                      "out of memory for %" PRId64 " descriptions", len);
+  memcpy(buf + len * g.rank, mine, (size_t)len * sizeof *buf);
+  sync_req s = {.buf = buf, .count = len * g.size};
+  int rc = run_and_wait(&s, "init check");
+  if (rc != MXC_OK) {
+    mxc__free(buf);
+    return rc;
+  }
+  *all = buf;
   return MXC_OK;
 }

@@ -61,6 +61,17 @@ int mxc__kv_dist_push(const mxc__kv_group *gs, int n, int priority);
 int mxc__kv_dist_broadcast(const mxc__kv_group *gr);
 /* Waits for every rank (in sequence with the collectives). */
 int mxc__kv_dist_barrier(void);
+/* *all = every rank's len int64s, rank r's at all[r * len] (allocated;
+ * mxc__free it), in sequence with the collectives; waits for it. */
+int mxc__kv_dist_allgather(const int64_t *mine, int64_t len, int64_t **all);
+/* An init's agreement across the job (agree.c): every rank describes its
+ * n keys (key, dtype, shape) and local_rc (its own checks' result), and
+ * every rank returns the same verdict: local_rc where it failed here, an
+ * error naming the rank whose init failed, or the first key whose
+ * description differs, with both descriptions. */
+int mxc__kv_dist_agree_init(const mxc__kvstore *kv, int n,
+                            mxc__kv_keys keys, mxc__ndarray *const *vals,
+                            int local_rc);
 
 /* The entry of key k, or NULL. Called with the lock held. */
 mxc__kv_entry *mxc__kv_find(const mxc__kvstore *kv, const mxc__kv_key *k);

@@ -209,6 +209,9 @@ int mxc__kvstore_init(mxc__kvstore *kv, int n, mxc__kv_keys keys,
   pthread_mutex_lock(&kv->lock);
   int rc = check_init(kv, n, keys, vals);
   if (rc == MXC_OK) rc = reserve_entries(kv, n);
+  /* Every rank takes part, failed here or not, so that all return alike
+   * (agree.c). */
+  if (kv->dist) rc = mxc__kv_dist_agree_init(kv, n, keys, vals, rc);
   /* After an allocation failure part way, the keys before it stay (each
    * is whole); the caller sees the error naming the key that failed. */
   for (int i = 0; i < n && rc == MXC_OK; ++i) rc = add_entry(kv, keys, vals, i);

@@ -7,8 +7,7 @@
  * or hands it to the store's updater (an update operator of the registry
  * chosen by name, or a callback), which updates the stored array; pull
  * copies the stored array out. Types: "local" sums within the process;
- * "dist_sync" also sums across the processes of an MPI job (not built
- * yet: MXC_ERR_UNSUPPORTED).
+ * "dist_sync" also sums across the processes of an MPI job (dist.c).
  *
  * Every data movement is asynchronous engine work over the arrays'
  * variables: a push reads its values and writes the stored array (or the
@@ -81,7 +80,9 @@ int mxc__kvstore_has_updater(mxc__kvstore *kv);
 int mxc__kvstore_barrier(mxc__kvstore *kv);
 
 /* Stores copies of vals[i] under keys[i] (n >= 1; keys distinct and not
- * yet initialised; dense arrays of a dtype the store sums). */
+ * yet initialised; dense arrays of a dtype the store sums). "dist_sync":
+ * waits for every rank's init and fails on every rank when the keys,
+ * shapes or dtypes differ between ranks (agree.c). */
 int mxc__kvstore_init(mxc__kvstore *kv, int n, mxc__kv_keys keys,
                       mxc__ndarray *const *vals);
 /* Pushes vals[i] for keys[i]; values of one key are summed in order. */

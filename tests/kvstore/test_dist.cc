@@ -12,6 +12,9 @@
 //    bit (rank 0 reads the others' after a barrier);
 //  - data-parallel SGD equals one process's SGD on the global batch
 //    within floating-point reordering;
+//  - a key whose shape or dtype differs between ranks (or other keys, or
+//    another number of keys) is an error of init on every rank, naming
+//    both descriptions, and the job goes on in step;
 //  - a fusion buffer that cannot be allocated is an error of the push on
 //    the calling rank that pushes nothing, leaks nothing, and lets the
 //    job go on in step when the push is made again.
@@ -322,6 +325,91 @@ TEST(Dist, InvalidUseIsAnErrorOnTheCallingRank) {
   EXPECT_EQ(mxc_kvstore_push(j.kv, 1, nullptr, k, &a, 0), MXC_ERR_NOT_FOUND);
   EXPECT_NE(err().find("key 'never'"), std::string::npos) << err();
   mxc_ndarray_free(a);
+}
+
+// Every worker must init a key with the same shape and dtype. A
+// difference is found at init on every rank (the ranks exchange their
+// keys' descriptions), named with both descriptions, before anything is
+// broadcast; nothing is initialised, and the job stays in step. Rank 0
+// differs from the others here, so rank 0 names rank 1 and the others
+// name rank 0. The broadcast alone would not notice a difference of the
+// same byte count (the first two cases).
+void expect_init_disagrees(const char *key, mxc_ndarray a, int code,
+                           const std::string &mine,
+                           const std::string &rank0s,
+                           const std::string &others) {
+  Job &j = job();
+  const char *k[] = {key};
+  EXPECT_EQ(mxc_kvstore_init(j.kv, 1, nullptr, k, &a), code) << err();
+  std::string want = std::string("key '") + key + "' is " + mine +
+                     " on this rank and " +
+                     (j.rank == 0 ? others + " on rank 1"
+                                  : rank0s + " on rank 0");
+  EXPECT_NE(err().find(want), std::string::npos)
+      << "want \"" << want << "\" in: " << err();
+  // Not initialised anywhere.
+  EXPECT_EQ(mxc_kvstore_pull(j.kv, 1, nullptr, k, &a, 0), MXC_ERR_NOT_FOUND);
+  mxc_ndarray_free(a);
+}
+
+TEST(Dist, InitOfAKeyThatDiffersBetweenRanksFailsOnEveryRank) {
+  Job &j = job();
+  const bool r0 = j.rank == 0;
+  // The same 24 bytes: 2x3 against 3x2.
+  expect_init_disagrees("same bytes, other shape",
+                        make(r0 ? std::vector<int64_t>{2, 3}
+                                : std::vector<int64_t>{3, 2},
+                             MXC_DTYPE_FLOAT32),
+                        MXC_ERR_SHAPE, r0 ? "(2,3) float32" : "(3,2) float32",
+                        "(2,3) float32", "(3,2) float32");
+  // The same 24 bytes: float32 against int32.
+  expect_init_disagrees(
+      "same bytes, other dtype",
+      make({6}, r0 ? MXC_DTYPE_FLOAT32 : MXC_DTYPE_INT32), MXC_ERR_DTYPE,
+      r0 ? "(6) float32" : "(6) int32", "(6) float32", "(6) int32");
+  // 24 bytes against 28.
+  expect_init_disagrees("other bytes", make({r0 ? 6 : 7}, MXC_DTYPE_FLOAT32),
+                        MXC_ERR_SHAPE, r0 ? "(6) float32" : "(7) float32",
+                        "(6) float32", "(7) float32");
+  // The job is still in step: the same key, agreed, holds rank 0's value.
+  const char *k[] = {"other bytes"};
+  mxc_ndarray a = make_with<float>(MXC_DTYPE_FLOAT32,
+                                   std::vector<float>(6, (float)j.rank + 2));
+  ASSERT_EQ(mxc_kvstore_init(j.kv, 1, nullptr, k, &a), MXC_OK) << err();
+  ASSERT_EQ(mxc_kvstore_pull(j.kv, 1, nullptr, k, &a, 0), MXC_OK) << err();
+  EXPECT_EQ(read<float>(a, 6), std::vector<float>(6, 2.0f));
+  mxc_ndarray_free(a);
+}
+
+TEST(Dist, InitOfOtherKeysOrCountsFailsOnEveryRank) {
+  Job &j = job();
+  const bool r0 = j.rank == 0;
+  mxc_ndarray a[2] = {make({4}, MXC_DTYPE_FLOAT32),
+                      make({4}, MXC_DTYPE_FLOAT32)};
+  const int64_t other[] = {r0 ? 900 : 901};
+  EXPECT_EQ(mxc_kvstore_init(j.kv, 1, other, nullptr, a),
+            MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(err().find(std::string("argument 0 is key ") +
+                       (r0 ? "900" : "901") + " on this rank and another key"),
+            std::string::npos)
+      << err();
+  const int64_t two[] = {902, 903};
+  EXPECT_EQ(mxc_kvstore_init(j.kv, r0 ? 2 : 1, two, nullptr, a),
+            MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(err().find(r0 ? "n = 2 on this rank (0) and n = 1 on rank 1"
+                          : "n = 1 on this rank"),
+            std::string::npos)
+      << err();
+  // Rank 0's own checks fail (a key given twice): rank 0 says why, the
+  // others that rank 0's init failed; none waits for the others.
+  const int64_t twice[] = {904, r0 ? 904 : 905};
+  EXPECT_EQ(mxc_kvstore_init(j.kv, 2, twice, nullptr, a),
+            MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(err().find(r0 ? "given twice" : "rank 0's init failed"),
+            std::string::npos)
+      << err();
+  for (mxc_ndarray x : a) mxc_ndarray_free(x);
+  EXPECT_EQ(mxc_kvstore_barrier(j.kv), MXC_OK) << err();
 }
 
 // Rank 0 makes the n-th allocation of a fused pushpull fail, n = 1, 2,

@@ -2252,7 +2252,12 @@ MXC_API int mxc_kvstore_barrier(mxc_kvstore kv);
 /* Stores a copy of vals[i] under key i, for i < n: keys distinct and not
  * initialised before. vals are borrowed for the call (the copy is engine
  * work reading them). With an optimizer set, the key's states are made
- * (zeros). Since 1.1. */
+ * (zeros). "dist_sync": every worker holds rank 0's values; every worker
+ * must init the same keys in the same order with the same shapes and
+ * dtypes, which the call checks across the job, waiting for every
+ * worker's init: a difference is an error on every worker (MXC_ERR_SHAPE,
+ * MXC_ERR_DTYPE or MXC_ERR_INVALID_ARGUMENT, naming the key and what it
+ * is here and on the other rank) and initialises nothing. Since 1.1. */
 MXC_API int mxc_kvstore_init(mxc_kvstore kv, int n, const int64_t *int_keys,
                              const char *const *str_keys,
                              const mxc_ndarray *vals);
