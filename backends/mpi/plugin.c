@@ -147,16 +147,49 @@ typedef struct ring {
   add_fn add;
 } ring;
 
+/* Segments of a reduce-scatter step: the received piece is added while
+ * it is still in cache (a whole chunk of a 64 MiB buffer is not, and the
+ * add then read it back from memory). Every rank makes the same number
+ * of exchanges per step, sized by the largest chunk (chunk 0), so the
+ * neighbours' calls pair up even where one side's piece is empty. The
+ * order of the additions, element by element, is unchanged. */
+#define SEGMENT_BYTES ((int64_t)64 << 10)
+
+static int64_t n_segments(const ring *g, int64_t *seg_elems) {
+  *seg_elems = SEGMENT_BYTES / (int64_t)g->esz;
+  int64_t most = chunk_len(g->count, 0);
+  return most == 0 ? 1 : (most + *seg_elems - 1) / *seg_elems;
+}
+
+/* Elements [k * seg, (k + 1) * seg) of a chunk of len, clipped. */
+static int64_t piece(int64_t len, int64_t seg, int64_t k, int64_t *off) {
+  *off = k * seg < len ? k * seg : len;
+  int64_t n = len - *off;
+  return n < seg ? n : seg;
+}
+
+static int reduce_step(const ring *g, int sc, int rc_, char *why,
+                       size_t why_len) {
+  int64_t seg, nseg = n_segments(g, &seg);
+  int64_t slen = chunk_len(g->count, sc), rlen = chunk_len(g->count, rc_);
+  char *sbase = g->buf + chunk_begin(g->count, sc) * g->esz;
+  char *rbase = g->buf + chunk_begin(g->count, rc_) * g->esz;
+  for (int64_t k = 0; k < nseg; ++k) {
+    int64_t so, ro, sn = piece(slen, seg, k, &so), rn = piece(rlen, seg, k, &ro);
+    int rc = shift(sbase + so * (int64_t)g->esz, sn * (int64_t)g->esz, g->tmp,
+                   rn * (int64_t)g->esz, why, why_len);
+    if (rc != MXC_OK) return rc;
+    g->add(rbase + ro * (int64_t)g->esz, g->tmp, rn);
+  }
+  return MXC_OK;
+}
+
 static int reduce_scatter(const ring *g, char *why, size_t why_len) {
   for (int s = 0; s < g_size - 1; ++s) {
     int sc = (g_rank - s + 2 * g_size) % g_size;
     int rc_ = (g_rank - s - 1 + 2 * g_size) % g_size;
-    int64_t rn = chunk_len(g->count, rc_);
-    int rc = shift(g->buf + chunk_begin(g->count, sc) * g->esz,
-                   chunk_len(g->count, sc) * (int64_t)g->esz, g->tmp,
-                   rn * (int64_t)g->esz, why, why_len);
+    int rc = reduce_step(g, sc, rc_, why, why_len);
     if (rc != MXC_OK) return rc;
-    g->add(g->buf + chunk_begin(g->count, rc_) * g->esz, g->tmp, rn);
   }
   return MXC_OK;
 }
@@ -183,7 +216,9 @@ static int allreduce(void *buf, int64_t count, int dtype, char *why,
     return MXC_ERR_UNSUPPORTED;
   }
   if (g_size == 1 || count == 0) return MXC_OK;
-  g.tmp = malloc((size_t)chunk_len(count, 0) * g.esz);
+  int64_t seg, most = chunk_len(count, 0);
+  (void)n_segments(&g, &seg);
+  g.tmp = malloc((size_t)(most < seg ? most : seg) * g.esz);
   if (!g.tmp) {
     snprintf(why, why_len, "out of memory for the ring's chunk");
     return MXC_ERR_OOM;
