@@ -18,74 +18,24 @@
 #include <vector>
 
 #include "mxc/mxc.h"
+#include "tests/nn/nn_test_util.h"
 
 namespace {
+
+using nn_test::block;
+using nn_test::host;
+using nn_test::make;
+using nn_test::shape_of;
+using nn_test::tmp_path;
 
 #define OK(x) ASSERT_EQ((x), MXC_OK) << mxc_last_error()
 
 using Vec = std::vector<double>;
 
-std::string tmp_path(const char *name) {
-  const char *dir = getenv("TEST_TMPDIR");
-  return std::string(dir ? dir : "/tmp") + "/" + name;
-}
-
-mxc_ndarray make(const std::vector<int64_t> &shape, const Vec &v, int dtype) {
-  mxc_ndarray a = nullptr;
-  EXPECT_EQ(mxc_ndarray_create(shape.data(), (int)shape.size(), dtype,
-                               MXC_DEVICE_CPU, 0, 0, &a),
-            MXC_OK)
-      << mxc_last_error();
-  if (dtype == MXC_DTYPE_FLOAT64) {
-    EXPECT_EQ(mxc_ndarray_copy_from_host(a, v.data(), v.size() * 8), MXC_OK);
-  } else {
-    std::vector<float> f(v.begin(), v.end());
-    EXPECT_EQ(mxc_ndarray_copy_from_host(a, f.data(), f.size() * 4), MXC_OK);
-  }
-  return a;
-}
-
-Vec host(mxc_ndarray a) {
-  int64_t n = 0;
-  int dt = 0;
-  EXPECT_EQ(mxc_ndarray_size(a, &n), MXC_OK);
-  EXPECT_EQ(mxc_ndarray_dtype(a, &dt), MXC_OK);
-  Vec out((size_t)n);
-  if (dt == MXC_DTYPE_FLOAT64) {
-    EXPECT_EQ(mxc_ndarray_copy_to_host(a, out.data(), out.size() * 8), MXC_OK);
-  } else {
-    std::vector<float> f((size_t)n);
-    EXPECT_EQ(mxc_ndarray_copy_to_host(a, f.data(), f.size() * 4), MXC_OK);
-    out.assign(f.begin(), f.end());
-  }
-  return out;
-}
-
-std::vector<int64_t> shape_of(mxc_ndarray a) {
-  int nd = 0;
-  const int64_t *d = nullptr;
-  EXPECT_EQ(mxc_ndarray_shape(a, &nd, &d), MXC_OK);
-  return std::vector<int64_t>(d, d + nd);
-}
-
 Vec ramp(size_t n, double scale, double shift) {
   Vec v(n);
   for (size_t i = 0; i < n; ++i) v[i] = std::sin(1.3 * (double)i + shift) * scale;
   return v;
-}
-
-mxc_block block(const char *kind, std::vector<const char *> kv,
-                const char *name = nullptr) {
-  std::vector<const char *> k, v;
-  for (size_t i = 0; i + 1 < kv.size(); i += 2) {
-    k.push_back(kv[i]);
-    v.push_back(kv[i + 1]);
-  }
-  mxc_block b = nullptr;
-  EXPECT_EQ(mxc_block_create(kind, name, k.data(), v.data(), (int)k.size(), &b),
-            MXC_OK)
-      << mxc_last_error();
-  return b;
 }
 
 void init(mxc_block b) {
