@@ -221,6 +221,8 @@ _SIGNATURES = {
     "mxc_handle_tag": (c_int, [handle, c_char_p]),
     "mxc_block_create": (c_int, [c_char_p, c_char_p, _P(c_char_p),
                                  _P(c_char_p), c_int, _P(handle)]),
+    "mxc_block_create_user": (c_int, [c_char_p, c_void_p, c_void_p, c_void_p,
+                                      _P(handle)]),
     "mxc_block_free": (None, [handle]),
     "mxc_block_add": (c_int, [handle, handle]),
     "mxc_block_name": (c_int, [handle, _P(c_char_p)]),

@@ -23,6 +23,8 @@ mxc.keep() / mxc.detach_from_scope(), as arrays are.
 """
 
 import ctypes
+import threading
+import weakref
 from ctypes import byref, c_char_p, c_double, c_int
 
 from . import _lib
@@ -151,6 +153,121 @@ class Block(_Handle):
 
     def load_parameters(self, path):
         check(lib.mxc_block_load_params(self.handle, path.encode()))
+
+
+# ---- blocks whose forward pass is Python (mxc_block_create_user) --------
+
+_USER_FORWARD = ctypes.CFUNCTYPE(c_int, ctypes.c_void_p, ctypes.c_void_p, c_int,
+                                 ctypes.POINTER(ctypes.c_void_p),
+                                 ctypes.POINTER(ctypes.c_void_p))
+_USER_FREE = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+# user_data -> weak reference to the UserBlock: the C block may outlive
+# the Python object (a container holds it), and a strong reference here
+# would keep both alive for ever. The C side's free function drops the
+# entry.
+_user_blocks = {}
+_user_lock = threading.Lock()
+_user_next = [1]
+_MXC_ERR_OPERATOR = 11
+
+
+class _Borrowed(NDArray):
+    """An input of a user block's forward pass: borrowed for the call,
+    never freed by Python."""
+
+    __slots__ = ()
+
+    def __init__(self, h):  # pylint: disable=super-init-not-called
+        self._handle = h
+        self._scope = None
+
+    def close(self):
+        self._handle = None
+
+    def __del__(self):
+        pass
+
+
+def _user_call(blk, n_in, ins, out):
+    y = blk.forward(*[_Borrowed(ins[i]) for i in range(n_in)])
+    if not isinstance(y, NDArray) or isinstance(y, _Borrowed):
+        raise TypeError("%s.forward must return a new mxc.NDArray (not one "
+                        "of its inputs: return x.copy() for that), got %s"
+                        % (type(blk).__name__, type(y).__name__))
+    out[0] = y.handle
+    y._handle = None  # ownership passes to mxc (mxc.h, mxc_block_forward_fn)
+
+
+@_USER_FORWARD
+def _user_forward(user_data, _self, n_in, ins, out):
+    ref = _user_blocks.get(user_data or 0)
+    blk = ref() if ref is not None else None
+    if blk is None:
+        return 2  # MXC_ERR_INVALID_HANDLE: the Python block is gone
+    try:
+        _user_call(blk, n_in, ins, out)
+        return 0
+    except _lib.MxcError as e:
+        blk._error = e
+        return e.code
+    except Exception as e:  # pylint: disable=broad-except
+        blk._error = e  # re-raised by UserBlock.__call__
+        return _MXC_ERR_OPERATOR
+
+
+@_USER_FREE
+def _user_free(user_data):
+    with _user_lock:
+        _user_blocks.pop(user_data or 0, None)
+
+
+class UserBlock(Block):
+    """A block whose forward pass is written in Python, Gluon's
+    HybridBlock in spirit: subclass it, add children with add() (their
+    parameters are this block's), and define forward(self, *inputs)
+    returning a new NDArray made from the children and operators. It can
+    be hybridized (forward then runs once per trace, with autograd
+    recording) and exported like the built-in blocks.
+
+        class Residual(mxc.nn.UserBlock):
+            def __init__(self):
+                super().__init__()
+                self.dense = mxc.nn.Dense(8)
+                self.add(self.dense)
+            def forward(self, x):
+                return self.dense(x) + x
+
+    An exception raised by forward is raised again by the call that ran
+    it (net(x)); inside fit(), which runs forward from C, it fails the
+    fit with MXC_ERR_OPERATOR."""
+
+    def __init__(self, name=None):  # pylint: disable=super-init-not-called
+        with _user_lock:
+            key = _user_next[0]
+            _user_next[0] += 1
+            _user_blocks[key] = weakref.ref(self)
+        self._error = None
+        h = handle()
+        check(lib.mxc_block_create_user(
+            name.encode() if name else None,
+            ctypes.cast(_user_forward, ctypes.c_void_p), ctypes.c_void_p(key),
+            ctypes.cast(_user_free, ctypes.c_void_p), byref(h)))
+        _Handle.__init__(self, h.value)
+        self._children = []
+
+    def forward(self, *inputs):
+        raise NotImplementedError("subclasses of mxc.nn.UserBlock define "
+                                  "forward(self, *inputs)")
+
+    def __call__(self, *inputs):
+        self._error = None
+        try:
+            return super().__call__(*inputs)
+        except _lib.MxcError:
+            err, self._error = self._error, None
+            if err is not None:
+                raise err from None
+            raise
 
 
 def Sequential(*blocks, name=None):
@@ -352,7 +469,7 @@ class _View:
         check(lib.mxc_fit_stop(self._h))
 
 
-__all__ = ["Block", "Sequential", "Dense", "Conv2D", "MaxPool2D", "Flatten",
+__all__ = ["Block", "UserBlock", "Sequential", "Dense", "Conv2D", "MaxPool2D", "Flatten",
            "Activation", "Dropout", "BatchNorm", "SoftmaxCrossEntropyLoss",
            "L2Loss", "Optimizer", "Fit", "BATCH_END", "EPOCH_END",
            "TRAIN_END"]
