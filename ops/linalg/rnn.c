@@ -536,8 +536,11 @@ static int run_init(const mxc__op *op, const mxc__opctx *ctx,
   r->res = res;
   size_t nl = (size_t)r->g.N * sizeof(int64_t);
   char *tmp = NULL;
-  size_t need = nl + extra + (size_t)r->g.N;
-  if (need) MXC_FORWARD_IF_ERROR(mxc__opctx_temp(ctx, need, (void **)&tmp));
+  /* At least one byte: an empty batch (N = 0) without extra space would
+   * leave tmp NULL, and the offsets below from NULL are undefined
+   * (fuzz_block, regress_rnn_empty_batch_temp). */
+  size_t need = nl + extra + (size_t)r->g.N + 1;
+  MXC_FORWARD_IF_ERROR(mxc__opctx_temp(ctx, need, (void **)&tmp));
   *tail = tmp + nl;
   r->valid = (unsigned char *)tmp + nl + extra;
   if (!p->use_sequence_length) return MXC_OK;
