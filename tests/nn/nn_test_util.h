@@ -13,6 +13,8 @@
 
 #include "mxc/mxc.h"
 
+#define OK(x) ASSERT_EQ((x), MXC_OK) << mxc_last_error()
+
 namespace nn_test {
 
 inline std::string tmp_path(const char *name) {

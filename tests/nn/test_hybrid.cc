@@ -13,13 +13,14 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mxc/mxc.h"
+#include "tests/nn/nn_test_util.h"
 
 namespace {
 
-#define OK(x) ASSERT_EQ((x), MXC_OK) << mxc_last_error()
 
 std::string tmp_path(const char *name) {
   const char *dir = getenv("TEST_TMPDIR");
@@ -59,16 +60,7 @@ void expect_near(const std::vector<double> &a, const std::vector<double> &b,
 }
 
 mxc_block layer(const char *kind, const char *name, std::vector<const char *> kv) {
-  std::vector<const char *> k, v;
-  for (size_t i = 0; i + 1 < kv.size(); i += 2) {
-    k.push_back(kv[i]);
-    v.push_back(kv[i + 1]);
-  }
-  mxc_block b = nullptr;
-  EXPECT_EQ(mxc_block_create(kind, name, k.data(), v.data(), (int)k.size(), &b),
-            MXC_OK)
-      << mxc_last_error();
-  return b;
+  return nn_test::block(kind, std::move(kv), name);
 }
 
 mxc_ndarray forward(mxc_block b, mxc_ndarray x) {

@@ -27,8 +27,6 @@ using nn_test::make;
 using nn_test::shape_of;
 using nn_test::tmp_path;
 
-#define OK(x) ASSERT_EQ((x), MXC_OK) << mxc_last_error()
-
 std::vector<double> ramp(size_t n, double scale, double shift = 0) {
   std::vector<double> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = std::sin(1.7 * (double)i + shift) * scale;

@@ -28,8 +28,6 @@ using nn_test::make;
 using nn_test::shape_of;
 using nn_test::tmp_path;
 
-#define OK(x) ASSERT_EQ((x), MXC_OK) << mxc_last_error()
-
 using Vec = std::vector<double>;
 
 Vec ramp(size_t n, double scale, double shift) {
