@@ -28,21 +28,40 @@ times_so_far() {
 # into a shell function called here) under a banner and records its time;
 # the first pass that fails ends the script with the times so far.
 pass() {
-  local name=$1 t0 dt
+  local name=$1 t0 dt out
   shift
   echo
   echo "=== test.sh: $name: $*"
   t0=$(date +%s)
-  if ! "$@"; then
+  out=$(mktemp)
+  if ! "$@" 2>&1 | tee "$out"; then
     dt=$(($(date +%s) - t0))
     timings+=("$(printf '%-22s %s FAILED' "$name" "$(fmt_time "$dt")")")
     echo "=== test.sh: $name: FAILED after $(fmt_time "$dt")"
     times_so_far
+    failure_digest "$out"
     exit 1
   fi
+  rm -f "$out"
   dt=$(($(date +%s) - t0))
   timings+=("$(printf '%-22s %s' "$name" "$(fmt_time "$dt")")")
   echo "=== test.sh: $name: passed in $(fmt_time "$dt")"
+}
+
+# failure_digest OUTPUT: the lines that say why each failed Bazel test
+# failed (a failing Go or JUnit case, a sanitizer's summary, a panic), at
+# most 12 per test, printed last: CI shows the start and the end of a long
+# output, and a failure's reason was lost in the middle once (2026-11-28).
+failure_digest() {
+  local log strong='^(--- FAIL|FAIL|panic:|fatal error:|SUMMARY: |WARNING: |==[0-9]+==ERROR|\[  FAILED  \] [A-Za-z]|.*MethodSource|Error in )'
+  grep -o 'FAIL: //[^ ]* (see [^)]*)' "$1" | sed 's/.*(see \(.*\))/\1/' |
+    sort -u | while IFS= read -r log; do
+      echo "=== test.sh: why ${log%/test.log}"
+      [ -f "$log" ] || continue
+      grep -E "$strong" "$log" | head -8 | cut -c1-300
+      grep -E '_test\.(go|cc|py|R):[0-9]+: |\.java:[0-9]+\)|[Ee]rror: ' "$log" |
+        grep -vE "$strong" | tail -4 | cut -c1-300
+    done
 }
 
 # skipped TESTLOGS: Bazel 4 reports a test that skipped itself as PASSED,
