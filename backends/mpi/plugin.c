@@ -74,28 +74,31 @@ static int init(int *rank, int *size, char *why, size_t why_len) {
 
 /* ---- the ring ---- */
 
-typedef void (*add_fn)(void *dst, const void *src, int64_t n);
+/* dst[i] = x[i] + y[i]: this rank's value first, the received one second
+ * (IEEE addition is commutative, so the bits do not depend on it). dst
+ * may be x. */
+typedef void (*add_fn)(void *dst, const void *x, const void *y, int64_t n);
 
-static void add_f32(void *d, const void *s, int64_t n) {
-  float *a = d;
-  const float *b = s;
-  for (int64_t i = 0; i < n; ++i) a[i] += b[i];
+static void add_f32(void *d, const void *x, const void *y, int64_t n) {
+  float *o = d;
+  const float *a = x, *b = y;
+  for (int64_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
 }
-static void add_f64(void *d, const void *s, int64_t n) {
-  double *a = d;
-  const double *b = s;
-  for (int64_t i = 0; i < n; ++i) a[i] += b[i];
+static void add_f64(void *d, const void *x, const void *y, int64_t n) {
+  double *o = d;
+  const double *a = x, *b = y;
+  for (int64_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
 }
 /* Integers wrap around, as the local sums do. */
-static void add_i32(void *d, const void *s, int64_t n) {
-  uint32_t *a = d;
-  const uint32_t *b = s;
-  for (int64_t i = 0; i < n; ++i) a[i] += b[i];
+static void add_i32(void *d, const void *x, const void *y, int64_t n) {
+  uint32_t *o = d;
+  const uint32_t *a = x, *b = y;
+  for (int64_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
 }
-static void add_i64(void *d, const void *s, int64_t n) {
-  uint64_t *a = d;
-  const uint64_t *b = s;
-  for (int64_t i = 0; i < n; ++i) a[i] += b[i];
+static void add_i64(void *d, const void *x, const void *y, int64_t n) {
+  uint64_t *o = d;
+  const uint64_t *a = x, *b = y;
+  for (int64_t i = 0; i < n; ++i) o[i] = a[i] + b[i];
 }
 
 static int dtype_ops(int dtype, size_t *esz, add_fn *add, MPI_Datatype *t) {
@@ -140,7 +143,13 @@ static int shift(const char *sbuf, int64_t sbytes, char *rbuf, int64_t rbytes,
   return MXC_OK;
 }
 
+/* The ring reads this rank's values from src and writes the sums into buf
+ * (src may be buf): a reduce-scatter step adds src's chunk and the
+ * received piece straight into buf, and every chunk of buf is written
+ * once, by that add or by the all-gather, so the caller needs no copy of
+ * its values into buf first. */
 typedef struct ring {
+  const char *src;
   char *buf, *tmp;
   int64_t count;
   size_t esz;
@@ -168,18 +177,23 @@ static int64_t piece(int64_t len, int64_t seg, int64_t k, int64_t *off) {
   return n < seg ? n : seg;
 }
 
-static int reduce_step(const ring *g, int sc, int rc_, char *why,
+/* Step s sends chunk sc (this rank's own values at step 0, from src;
+ * after that the partial sum it received and added at step s - 1, in
+ * buf) and receives chunk rc_, which no step has written yet: its sum is
+ * src's chunk plus the received piece. */
+static int reduce_step(const ring *g, int s, int sc, int rc_, char *why,
                        size_t why_len) {
-  int64_t seg, nseg = n_segments(g, &seg);
+  int64_t seg, nseg = n_segments(g, &seg), esz = (int64_t)g->esz;
   int64_t slen = chunk_len(g->count, sc), rlen = chunk_len(g->count, rc_);
-  char *sbase = g->buf + chunk_begin(g->count, sc) * g->esz;
-  char *rbase = g->buf + chunk_begin(g->count, rc_) * g->esz;
+  const char *sbase =
+      (s == 0 ? g->src : g->buf) + chunk_begin(g->count, sc) * esz;
+  int64_t rbegin = chunk_begin(g->count, rc_) * esz;
   for (int64_t k = 0; k < nseg; ++k) {
-    int64_t so, ro, sn = piece(slen, seg, k, &so), rn = piece(rlen, seg, k, &ro);
-    int rc = shift(sbase + so * (int64_t)g->esz, sn * (int64_t)g->esz, g->tmp,
-                   rn * (int64_t)g->esz, why, why_len);
+    int64_t so, ro, sn = piece(slen, seg, k, &so),
+                    rn = piece(rlen, seg, k, &ro);
+    int rc = shift(sbase + so * esz, sn * esz, g->tmp, rn * esz, why, why_len);
     if (rc != MXC_OK) return rc;
-    g->add(rbase + ro * (int64_t)g->esz, g->tmp, rn);
+    g->add(g->buf + rbegin + ro * esz, g->src + rbegin + ro * esz, g->tmp, rn);
   }
   return MXC_OK;
 }
@@ -188,7 +202,7 @@ static int reduce_scatter(const ring *g, char *why, size_t why_len) {
   for (int s = 0; s < g_size - 1; ++s) {
     int sc = (g_rank - s + 2 * g_size) % g_size;
     int rc_ = (g_rank - s - 1 + 2 * g_size) % g_size;
-    int rc = reduce_step(g, sc, rc_, why, why_len);
+    int rc = reduce_step(g, s, sc, rc_, why, why_len);
     if (rc != MXC_OK) return rc;
   }
   return MXC_OK;
@@ -207,15 +221,18 @@ static int all_gather(const ring *g, char *why, size_t why_len) {
   return MXC_OK;
 }
 
-static int allreduce(void *buf, int64_t count, int dtype, char *why,
-                     size_t why_len) {
-  ring g = {.buf = buf, .count = count};
+static int allreduce(const void *src, void *buf, int64_t count, int dtype,
+                     char *why, size_t why_len) {
+  ring g = {.src = src, .buf = buf, .count = count};
   MPI_Datatype t;
   if (!dtype_ops(dtype, &g.esz, &g.add, &t)) {
     snprintf(why, why_len, "allreduce of dtype %d", dtype);
     return MXC_ERR_UNSUPPORTED;
   }
-  if (g_size == 1 || count == 0) return MXC_OK;
+  if (g_size == 1 || count == 0) {
+    if (src != buf) memcpy(buf, src, (size_t)count * g.esz);
+    return MXC_OK;
+  }
   int64_t seg, most = chunk_len(count, 0);
   (void)n_segments(&g, &seg);
   g.tmp = malloc((size_t)(most < seg ? most : seg) * g.esz);

@@ -51,11 +51,13 @@ typedef struct mxc__mpi_plugin {
    * cannot start. */
   int (*init)(int *rank, int *size, char *why, size_t why_len);
   /* buf (count elements of dtype: MXC_DTYPE_FLOAT32, FLOAT64, INT32,
-   * INT64) becomes the sum over the ranks, computed in an order fixed by
-   * count and the number of ranks alone, once per element, so every rank
-   * receives the same bits (a ring: reduce-scatter, then all-gather). */
-  int (*allreduce)(void *buf, int64_t count, int dtype, char *why,
-                   size_t why_len);
+   * INT64) becomes the sum over the ranks of each rank's src (read only;
+   * src == buf sums in place, as MPI_IN_PLACE; otherwise the two do not
+   * overlap), computed in an order fixed by count and the number of ranks
+   * alone, once per element, so every rank receives the same bits (a
+   * ring: reduce-scatter, then all-gather). */
+  int (*allreduce)(const void *src, void *buf, int64_t count, int dtype,
+                   char *why, size_t why_len);
   /* MPI_Allreduce itself on the same buffer (for bench/dist). */
   int (*allreduce_mpi)(void *buf, int64_t count, int dtype, char *why,
                        size_t why_len);

@@ -89,25 +89,28 @@ TEST(Dist, InitTakesRankZerosValue) {
 }
 
 // Keys of every dtype and sizes on both sides of the fusion buffer
-// (dist_test.sh sets MXC_KVSTORE_FUSION_BYTES=4096), two values per key
-// per rank, pushed and pulled in place.
+// (dist_test.sh sets MXC_KVSTORE_FUSION_BYTES=4096), nv values per key
+// per rank (2: summed locally first; 1: a lone key's ring reads the value
+// itself), pushed and pulled in place.
 template <class T>
-void check_sum(int dtype, int64_t key, size_t n) {
+void check_sum(int dtype, int64_t key, size_t n, int nv = 2) {
   SCOPED_TRACE(n);
+  SCOPED_TRACE(nv);
   Job &j = job();
   mxc_ndarray w = make_with<T>(dtype, std::vector<T>(n, T(0)));
   ASSERT_EQ(mxc_kvstore_init(j.kv, 1, &key, nullptr, &w), MXC_OK) << err();
-  std::vector<mxc_ndarray> v = {
-      make_with<T>(dtype, values<T>(j.rank, 0, (int)key, n)),
-      make_with<T>(dtype, values<T>(j.rank, 1, (int)key, n))};
+  std::vector<mxc_ndarray> v;
+  for (int d = 0; d < nv; ++d) {
+    v.push_back(make_with<T>(dtype, values<T>(j.rank, d, (int)key, n)));
+  }
   const int64_t keys[] = {key, key};
-  ASSERT_EQ(mxc_kvstore_pushpull(j.kv, 2, keys, nullptr, v.data(), v.data(),
+  ASSERT_EQ(mxc_kvstore_pushpull(j.kv, nv, keys, nullptr, v.data(), v.data(),
                                  (int)key),
             MXC_OK)
       << err();
   std::vector<T> want(n, T(0));
   for (int r = 0; r < j.size; ++r) {
-    for (int d = 0; d < 2; ++d) {
+    for (int d = 0; d < nv; ++d) {
       for (size_t i = 0; i < n; ++i) want[i] += (T)value(r, d, (int)key, i);
     }
   }
@@ -124,6 +127,13 @@ TEST(Dist, PushPullSumsEqualTheSumOverRanks) {
   check_sum<double>(MXC_DTYPE_FLOAT64, 12, 33);
   check_sum<int32_t>(MXC_DTYPE_INT32, 13, 1);
   check_sum<int64_t>(MXC_DTYPE_INT64, 14, 1001);
+  // One value: the lone keys past the fusion buffer take the ring's
+  // out-of-place path (the value in, the store's array out), with chunks
+  // that split unevenly over 3 ranks.
+  check_sum<float>(MXC_DTYPE_FLOAT32, 15, 100001, 1);
+  check_sum<double>(MXC_DTYPE_FLOAT64, 16, 1001, 1);
+  check_sum<int32_t>(MXC_DTYPE_INT32, 17, 20000, 1);
+  check_sum<float>(MXC_DTYPE_FLOAT32, 18, 5, 1);
 }
 
 // Many small keys in one call: fused into a few collectives.
