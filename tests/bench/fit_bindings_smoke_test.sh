@@ -21,11 +21,12 @@ if grep -q 'NEEDED.*lib[at]san' <<<"$needed"; then
   mxc_test_skip "instrumented library (the default pass runs this smoke)"
 fi
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
-"$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" . --batches 2 >"$tmp/out.txt" 2>"$tmp/err.txt" || {
+"$1" "$2" "$3" "$4" "$5" "$6" "$7" "$8" . --batches 2 --rounds 2 >"$tmp/out.txt" 2>"$tmp/err.txt" || {
   echo "FAIL: fit_bench.sh"; cat "$tmp/out.txt" "$tmp/err.txt"; exit 1; }
 cat "$tmp/out.txt"
 keys="fit_epoch_s_c fit_epoch_s_java fit_epoch_s_go fit_epoch_java_ratio_vs_c
-  fit_epoch_go_ratio_vs_c"
+  fit_epoch_go_ratio_vs_c fit_epoch_s_c_min fit_epoch_s_c_max fit_epoch_s_java_min
+  fit_epoch_s_java_max fit_epoch_s_go_min fit_epoch_s_go_max"
 if python3 -c 'import torch' 2>/dev/null; then
   keys="$keys fit_epoch_s_torch fit_epoch_c_ratio_vs_torch fit_epoch_java_ratio_vs_torch
     fit_epoch_go_ratio_vs_torch"
@@ -36,4 +37,5 @@ for key in $keys; do
     echo "FAIL: $key='$v', expected a positive number"; exit 1
   fi
 done
+grep -qx 'fit_rounds=2' "$tmp/out.txt" || { echo "FAIL: no fit_rounds=2"; exit 1; }
 echo PASS
