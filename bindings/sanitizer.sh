@@ -26,7 +26,8 @@
 #     go      nothing preloaded: `go test -asan` links the runtime into
 #             the test binary and instruments the Go side too (Go code
 #             touching poisoned C memory is reported).
-#   tsan: libtsan; for the JVM a suppression file (tsan_jvm.supp says why).
+#   tsan: libtsan; for the JVM and Go a suppression file (tsan_jvm.supp and
+#     tsan_go.supp say why).
 #     R's tests run in R's binary without its shell wrapper and Go's
 #     test binaries without -race (their run_tests.sh say why).
 # Reports go to one file per process (log_path) and the leak check does
@@ -61,7 +62,10 @@ mxc__asan_env() {
 
 mxc__tsan_env() {
   local runtime=$1 logs=$2 opts="log_path=$logs/tsan"
-  [ "$runtime" != jvm ] || opts+=":suppressions=$mxc__san_dir/tsan_jvm.supp"
+  case "$runtime" in
+    jvm) opts+=":suppressions=$mxc__san_dir/tsan_jvm.supp" ;;
+    go) opts+=":suppressions=$mxc__san_dir/tsan_go.supp" ;;
+  esac
   export TSAN_OPTIONS="${TSAN_OPTIONS:+$TSAN_OPTIONS:}$opts"
   export LD_PRELOAD="$(gcc -print-file-name=libtsan.so)${LD_PRELOAD:+ $LD_PRELOAD}"
 }
