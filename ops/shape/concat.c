@@ -400,7 +400,13 @@ static int split_backward(const mxc__op *op, const mxc__opctx *ctx,
 /* ---- descriptors ---- */
 
 static const char *const k_data[] = {"data", NULL};
-static const char *const k_concat_alias[] = {"concat", NULL};
+/* _rnn_param_concat: what Gluon's recurrent layers (MXNet 1.x) write into
+ * an exported graph to pack their weights and biases, flattened, for the
+ * RNN operator. MXNet's own kernel is Concat's; its shape inference also
+ * fills unknown inputs from the RNN's, which a loaded graph does not need
+ * (its parameters come with shapes from the .params file). */
+static const char *const k_concat_alias[] = {"concat", "_rnn_param_concat",
+                                             NULL};
 static const char *const k_split_alias[] = {"SliceChannel", NULL};
 
 static const mxc__op k_concat = {

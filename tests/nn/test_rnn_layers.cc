@@ -8,12 +8,14 @@
 //  - hybridized (executor) outputs against the imperative ones, also of a
 //    user block holding a GRU (traced);
 //  - export -> predictor (also at another batch size: the begin state
-//    follows the input);
+//    follows the input), and the graph Gluon exports for the same layers
+//    (_rnn_param_concat, _zeros begin states) with mxc's parameters;
 //  - bad configuration and inputs refused with a message.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -390,6 +392,95 @@ TEST(RnnLayers, ExportLoadsInThePredictor) {
     mxc_symbol_free(sym);
     mxc_ndarray_list_free(args);
     mxc_ndarray_list_free(aux);
+    for (mxc_ndarray a : {x, x5, y, y5}) mxc_ndarray_free(a);
+    mxc_block_free(net);
+  }
+}
+
+// The graph Gluon (MXNet 1.x) exports for the same network, written here
+// node by node as its rnn_layer.py and the JSON exporter make it: the
+// begin states as _zeros of shape (L*D, 0, H) (0: the batch, left to
+// inference), the input swapped to TNC, every weight then every bias
+// flattened by Reshape(-1) in the order (weight|bias, layer, direction,
+// i2h|h2h), packed by _rnn_param_concat, the RNN operator with
+// state_outputs, the output swapped back, then the Dense head. It loads
+// with mxc's own .params file (the same parameter names) and predicts
+// what the block computes.
+std::string gluon_graph(const char *mode) {
+  std::string nodes, args;
+  int n = 0;
+  std::vector<int> row_ptr = {0};
+  auto node = [&](const std::string &op, const std::string &name,
+                  const std::string &attrs, const std::vector<int> &in,
+                  int outs) {
+    std::string inputs;
+    for (int i : in) inputs += (inputs.empty() ? "" : ", ") + ("[" + std::to_string(i) + ", 0, 0]");
+    nodes += std::string(n ? ",\n" : "") + "    {\"op\": \"" + op + "\", \"name\": \"" +
+             name + "\"" + (attrs.empty() ? "" : ", \"attrs\": {" + attrs + "}") +
+             ", \"inputs\": [" + inputs + "]}";
+    if (op == "null") args += (args.empty() ? "" : ", ") + std::to_string(n);
+    row_ptr.push_back(row_ptr.back() + outs);
+    return n++;
+  };
+  int data = node("null", "data", "", {}, 1);
+  int h0 = node("_zeros", "enc_h0_0",
+                "\"__layout__\": \"LNC\", \"dtype\": \"float32\", \"shape\": \"(4, 0, 5)\"", {}, 1);
+  int c0 = std::string(mode) == "lstm"
+               ? node("_zeros", "enc_h0_1",
+                      "\"__layout__\": \"LNC\", \"dtype\": \"float32\", \"shape\": \"(4, 0, 5)\"", {}, 1)
+               : -1;
+  int tnc = node("SwapAxis", "enc_swapaxes0", "\"dim1\": \"0\", \"dim2\": \"1\"", {data}, 1);
+  std::vector<int> flat;
+  for (const char *t : {"weight", "bias"})
+    for (int l = 0; l < 2; ++l)
+      for (const char *d : {"l", "r"})
+        for (const char *g : {"i2h", "h2h"}) {
+          std::string pname = std::string("enc_") + d + std::to_string(l) + "_" + g + "_" + t;
+          int v = node("null", pname, "", {}, 1);
+          flat.push_back(node("Reshape", "enc_reshape" + std::to_string(flat.size()),
+                              "\"shape\": \"(-1,)\"", {v}, 1));
+        }
+  int packed = node("_rnn_param_concat", "enc_rnn_param_concat0",
+                    "\"dim\": \"0\", \"num_args\": \"16\"", flat, 1);
+  std::vector<int> rin = {tnc, packed, h0};
+  if (c0 >= 0) rin.push_back(c0);
+  int rnn = node("RNN", "enc_rnn0",
+                 std::string("\"bidirectional\": \"True\", \"lstm_state_clip_max\": \"None\", "
+                             "\"lstm_state_clip_min\": \"None\", \"lstm_state_clip_nan\": \"False\", "
+                             "\"mode\": \"") + mode + "\", \"num_layers\": \"2\", \"p\": \"0.0\", "
+                             "\"projection_size\": \"None\", \"state_outputs\": \"True\", "
+                             "\"state_size\": \"5\", \"use_sequence_length\": \"False\"",
+                 rin, c0 >= 0 ? 3 : 2);
+  int ntc = node("SwapAxis", "enc_swapaxes1", "\"dim1\": \"0\", \"dim2\": \"1\"", {rnn}, 1);
+  int w = node("null", "head_weight", "", {}, 1);
+  int b = node("null", "head_bias", "", {}, 1);
+  int fc = node("FullyConnected", "head_fwd",
+                "\"flatten\": \"False\", \"no_bias\": \"False\", \"num_hidden\": \"3\"",
+                {ntc, w, b}, 1);
+  std::string rows;
+  for (int r : row_ptr) rows += (rows.empty() ? "" : ", ") + std::to_string(r);
+  return "{\n  \"nodes\": [\n" + nodes + "\n  ],\n  \"arg_nodes\": [" + args +
+         "],\n  \"node_row_ptr\": [" + rows + "],\n  \"heads\": [[" +
+         std::to_string(fc) + ", 0, 0]],\n  \"attrs\": {\"mxnet_version\": [\"int\", 10600]}\n}\n";
+}
+
+TEST(RnnLayers, GluonExportedGraphLoadsWithTheParameters) {
+  for (const char *kind : {"lstm", "gru"}) {
+    SCOPED_TRACE(kind);
+    mxc_block net = seq_net(kind);
+    Vec xv = ramp(24, 1.0, 0.5), x5v = ramp(60, 1.0, 0.7);
+    mxc_ndarray x = make({2, 4, 3}, xv, MXC_DTYPE_FLOAT32);
+    mxc_ndarray x5 = make({5, 4, 3}, x5v, MXC_DTYPE_FLOAT32);
+    mxc_ndarray y = forward(net, x), y5 = forward(net, x5);
+    std::string ours = tmp_path(kind), gluon = ours + "_gluon";
+    OK(mxc_block_export(net, ours.c_str(), 1));
+    {
+      std::ofstream(gluon + "-symbol.json") << gluon_graph(kind);
+      std::ifstream in(ours + "-0001.params", std::ios::binary);
+      std::ofstream(gluon + "-0001.params", std::ios::binary) << in.rdbuf();
+    }
+    expect_near(predict(gluon, {2, 4, 3}, xv, 24), host(y), 1e-5);
+    expect_near(predict(gluon, {5, 4, 3}, x5v, 60), host(y5), 1e-5);
     for (mxc_ndarray a : {x, x5, y, y5}) mxc_ndarray_free(a);
     mxc_block_free(net);
   }
