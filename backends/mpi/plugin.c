@@ -147,10 +147,13 @@ static int shift(const char *sbuf, int64_t sbytes, char *rbuf, int64_t rbytes,
  * (src may be buf): a reduce-scatter step adds src's chunk and the
  * received piece straight into buf, and every chunk of buf is written
  * once, by that add or by the all-gather, so the caller needs no copy of
- * its values into buf first. */
+ * its values into buf first. `also` gets each finished piece too, copied
+ * while it is in cache: a pushpull's output without a pull's second pass
+ * over the whole buffer. */
 typedef struct ring {
   const char *src;
   char *buf, *tmp;
+  char *also; /* NULL, or a second destination (see deliver) */
   int64_t count;
   size_t esz;
   add_fn add;
@@ -181,6 +184,13 @@ static int64_t piece(int64_t len, int64_t seg, int64_t k, int64_t *off) {
  * after that the partial sum it received and added at step s - 1, in
  * buf) and receives chunk rc_, which no step has written yet: its sum is
  * src's chunk plus the received piece. */
+/* bytes of buf at off are final: copied to also (if any). Every read of
+ * src at off came before (a chunk's src is read when it is received in
+ * the reduce-scatter, or sent at its first step), so also may be src. */
+static void deliver(const ring *g, int64_t off, int64_t bytes) {
+  if (g->also && bytes) memcpy(g->also + off, g->buf + off, (size_t)bytes);
+}
+
 static int reduce_step(const ring *g, int s, int sc, int rc_, char *why,
                        size_t why_len) {
   int64_t seg, nseg = n_segments(g, &seg), esz = (int64_t)g->esz;
@@ -194,6 +204,7 @@ static int reduce_step(const ring *g, int s, int sc, int rc_, char *why,
     int rc = shift(sbase + so * esz, sn * esz, g->tmp, rn * esz, why, why_len);
     if (rc != MXC_OK) return rc;
     g->add(g->buf + rbegin + ro * esz, g->src + rbegin + ro * esz, g->tmp, rn);
+    if (s == g_size - 2) deliver(g, rbegin + ro * esz, rn * esz);
   }
   return MXC_OK;
 }
@@ -208,22 +219,40 @@ static int reduce_scatter(const ring *g, char *why, size_t why_len) {
   return MXC_OK;
 }
 
+/* One all-gather step, in the reduce-scatter's segments, so that each
+ * received piece is copied to also while in cache. Always segmented, with
+ * or without also: the exchanges must pair up with the neighbours', whose
+ * calls may differ in also (a push and a pull on one rank, a pushpull on
+ * another). */
+static int gather_step(const ring *g, int sc, int rc_, char *why,
+                       size_t why_len) {
+  int64_t esz = (int64_t)g->esz, seg, nseg = n_segments(g, &seg);
+  int64_t slen = chunk_len(g->count, sc), rlen = chunk_len(g->count, rc_);
+  int64_t sbegin = chunk_begin(g->count, sc) * esz;
+  int64_t rbegin = chunk_begin(g->count, rc_) * esz;
+  for (int64_t k = 0; k < nseg; ++k) {
+    int64_t so, ro, sn = piece(slen, seg, k, &so), rn = piece(rlen, seg, k, &ro);
+    int rc = shift(g->buf + sbegin + so * esz, sn * esz,
+                   g->buf + rbegin + ro * esz, rn * esz, why, why_len);
+    if (rc != MXC_OK) return rc;
+    deliver(g, rbegin + ro * esz, rn * esz);
+  }
+  return MXC_OK;
+}
+
 static int all_gather(const ring *g, char *why, size_t why_len) {
   for (int s = 0; s < g_size - 1; ++s) {
     int sc = (g_rank + 1 - s + 2 * g_size) % g_size;
     int rc_ = (g_rank - s + 2 * g_size) % g_size;
-    int rc = shift(g->buf + chunk_begin(g->count, sc) * g->esz,
-                   chunk_len(g->count, sc) * (int64_t)g->esz,
-                   g->buf + chunk_begin(g->count, rc_) * g->esz,
-                   chunk_len(g->count, rc_) * (int64_t)g->esz, why, why_len);
+    int rc = gather_step(g, sc, rc_, why, why_len);
     if (rc != MXC_OK) return rc;
   }
   return MXC_OK;
 }
 
-static int allreduce(const void *src, void *buf, int64_t count, int dtype,
-                     char *why, size_t why_len) {
-  ring g = {.src = src, .buf = buf, .count = count};
+static int allreduce(const void *src, void *buf, void *also, int64_t count,
+                     int dtype, char *why, size_t why_len) {
+  ring g = {.src = src, .buf = buf, .also = also, .count = count};
   MPI_Datatype t;
   if (!dtype_ops(dtype, &g.esz, &g.add, &t)) {
     snprintf(why, why_len, "allreduce of dtype %d", dtype);
@@ -231,6 +260,7 @@ static int allreduce(const void *src, void *buf, int64_t count, int dtype,
   }
   if (g_size == 1 || count == 0) {
     if (src != buf) memcpy(buf, src, (size_t)count * g.esz);
+    deliver(&g, 0, count * (int64_t)g.esz);
     return MXC_OK;
   }
   int64_t seg, most = chunk_len(count, 0);

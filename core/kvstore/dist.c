@@ -385,6 +385,7 @@ typedef struct bucket {
   int64_t total; /* elements */
   mxc__ndarray **views;
   int *first, *n_vals;
+  char *has_also; /* key k's group has an also view after its dst */
   const char *src; /* the ring's input: buf, or a key's one value */
   char *buf;
   mxc__exec *ex;
@@ -393,6 +394,15 @@ typedef struct bucket {
 
 static mxc__ndarray *dst_of(const bucket *b, int k) {
   return b->views[b->first[k] + b->n_vals[k]];
+}
+
+static mxc__ndarray *also_of(const bucket *b, int k) {
+  return b->has_also[k] ? b->views[b->first[k] + b->n_vals[k] + 1] : NULL;
+}
+
+static void *also_ptr(const bucket *b, int k) {
+  mxc__ndarray *a = also_of(b, k);
+  return a ? mxc__ndarray_ptr(a) : NULL;
 }
 
 static int fused(const bucket *b) { return b->n_keys > 1; }
@@ -404,15 +414,18 @@ static void bucket_free(void *arg) {
   mxc__free(b->views);
   mxc__free(b->first);
   mxc__free(b->n_vals);
+  mxc__free(b->has_also);
   mxc__free(b);
 }
 
-/* Unpacks a fused buffer into the destinations. */
+/* Unpacks a fused buffer into the destinations (and the also outputs). */
 static void unpack(bucket *b) {
   size_t off = 0;
   for (int k = 0; k < b->n_keys; ++k) {
     mxc__ndarray *d = dst_of(b, k);
     memcpy(mxc__ndarray_ptr(d), b->buf + off, mxc__ndarray_nbytes(d));
+    void *also = also_ptr(b, k);
+    if (also) memcpy(also, b->buf + off, mxc__ndarray_nbytes(d));
     off += mxc__ndarray_nbytes(d);
   }
 }
@@ -420,12 +433,13 @@ static void unpack(bucket *b) {
 static void run_bucket(dist_req *r) {
   bucket *b = (bucket *)r;
   char why[WHY_MAX] = "";
-  int rc = b->kind == BUCKET_BROADCAST
-               ? g.p->broadcast(b->buf,
-                                b->total * (int64_t)mxc__dtype_size(b->dtype),
-                                0, why, sizeof why)
-               : g.p->allreduce(b->src, b->buf, b->total, b->dtype, why,
-                                sizeof why);
+  int rc =
+      b->kind == BUCKET_BROADCAST
+          ? g.p->broadcast(b->buf,
+                           b->total * (int64_t)mxc__dtype_size(b->dtype), 0,
+                           why, sizeof why)
+          : g.p->allreduce(b->src, b->buf, fused(b) ? NULL : also_ptr(b, 0),
+                           b->total, b->dtype, why, sizeof why);
   if (rc == MXC_OK && fused(b)) unpack(b);
   if (fused(b)) mxc__free(b->buf);
   b->buf = NULL;
@@ -501,14 +515,15 @@ static int bucket_span(const mxc__kv_group *gs, int n) {
 
 static int bucket_alloc(const mxc__kv_group *gs, int n, bucket **out) {
   int views = n;
-  for (int k = 0; k < n; ++k) views += gs[k].n;
+  for (int k = 0; k < n; ++k) views += gs[k].n + (gs[k].also != NULL);
   bucket *b = mxc__calloc(1, sizeof *b);
   if (b) {
     b->views = mxc__calloc((size_t)views, sizeof *b->views);
     b->first = mxc__calloc((size_t)n, sizeof *b->first);
     b->n_vals = mxc__calloc((size_t)n, sizeof *b->n_vals);
+    b->has_also = mxc__calloc((size_t)n, 1);
   }
-  if (!b || !b->views || !b->first || !b->n_vals) {
+  if (!b || !b->views || !b->first || !b->n_vals || !b->has_also) {
     if (b) bucket_free(b);
     return mxc__error_set(MXC_ERR_OOM, "out of memory for a collective");
   }
@@ -570,6 +585,10 @@ static int bucket_new(const mxc__kv_group *gs, int n, int kind,
       rc = take_view(b, gs[k].vals[i]);
     }
     if (rc == MXC_OK) rc = take_view(b, gs[k].dst);
+    if (rc == MXC_OK && gs[k].also) {
+      rc = take_view(b, gs[k].also);
+      b->has_also[k] = rc == MXC_OK;
+    }
   }
   if (rc == MXC_OK && fused(b)) rc = fusion_buffer(b);
   if (rc != MXC_OK) {
@@ -581,7 +600,8 @@ static int bucket_new(const mxc__kv_group *gs, int n, int kind,
 }
 
 /* Pushes b with the next sequence number: reads the values, writes the
- * destinations. */
+ * destinations and the also outputs (an also that is one of the values
+ * counts as written: the engine merges the two). */
 static int bucket_push(bucket *b, int priority) {
   mxc__var **vars = mxc__calloc((size_t)b->n_views, sizeof *vars);
   MXC_RETURN_ERROR_IF(!vars, MXC_ERR_OOM, "%s: out of memory", b->name);
@@ -591,6 +611,7 @@ static int bucket_push(bucket *b, int priority) {
       vars[nr++] = mxc__ndarray_var(b->views[b->first[k] + i]);
     }
     vars[--nw] = mxc__ndarray_var(dst_of(b, k));
+    if (b->has_also[k]) vars[--nw] = mxc__ndarray_var(also_of(b, k));
   }
   const mxc__ndarray *d0 = dst_of(b, 0);
   mxc__push_args p = {.async_fn = bucket_ready, .arg = b,
@@ -689,8 +710,8 @@ typedef struct sync_req {
 
 static void run_sync(dist_req *r) {
   sync_req *s = (sync_req *)r;
-  int rc = s->buf ? g.p->allreduce(s->buf, s->buf, s->count, MXC_DTYPE_INT64,
-                                   s->why, sizeof s->why)
+  int rc = s->buf ? g.p->allreduce(s->buf, s->buf, NULL, s->count,
+                                   MXC_DTYPE_INT64, s->why, sizeof s->why)
                   : g.p->barrier(s->why, sizeof s->why);
   pthread_mutex_lock(&s->lock);
   s->rc = rc;

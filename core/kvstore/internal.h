@@ -42,6 +42,10 @@ typedef struct mxc__kv_group {
   mxc__ndarray *const *vals;
   int n;
   const mxc__ndarray *dst;
+  /* NULL, or a pushpull's output that gets the sum too, written by the
+   * collective itself in place of a pull's copy (dist_sync without an
+   * updater; kvstore.c decides). */
+  const mxc__ndarray *also;
 } mxc__kv_group;
 
 /* ---- dist_sync (dist.c) ---- */

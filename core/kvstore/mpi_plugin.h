@@ -55,9 +55,10 @@ typedef struct mxc__mpi_plugin {
    * src == buf sums in place, as MPI_IN_PLACE; otherwise the two do not
    * overlap), computed in an order fixed by count and the number of ranks
    * alone, once per element, so every rank receives the same bits (a
-   * ring: reduce-scatter, then all-gather). */
-  int (*allreduce)(const void *src, void *buf, int64_t count, int dtype,
-                   char *why, size_t why_len);
+   * ring: reduce-scatter, then all-gather). also (NULL, or count elements
+   * that do not overlap buf; it may be src) receives the same sums. */
+  int (*allreduce)(const void *src, void *buf, void *also, int64_t count,
+                   int dtype, char *why, size_t why_len);
   /* MPI_Allreduce itself on the same buffer (for bench/dist). */
   int (*allreduce_mpi)(void *buf, int64_t count, int dtype, char *why,
                        size_t why_len);

@@ -246,6 +246,61 @@ TEST(Dist, ManyKeysInOnePushAreFusedAndUnpacked) {
   }
 }
 
+// A pushpull writes a key's output from its collective when the key has
+// one output in the call (docs/kvstore.md, "Pushpull"), and by a pull when
+// it has several; either way the output and the stored value are the sum
+// and the pushed values are left as they were. Odd ranks push and then
+// pull instead: the ranks' collectives still pair up. Keys: one past
+// dist_test.sh's 4096-byte fusion buffer, two fused, one with two values
+// and two outputs.
+TEST(Dist, PushPullOutputsMatchStoredSumsHoweverEachRankCalls) {
+  Job &j = job();
+  const int64_t keys[] = {70, 71, 72, 73, 73};
+  const size_t sizes[] = {5000, 7, 9, 11, 11};
+  const int n = 5;
+  std::vector<mxc_ndarray> w, v, o;
+  for (int i = 0; i < n; ++i) {
+    w.push_back(make_with<float>(MXC_DTYPE_FLOAT32, std::vector<float>(sizes[i])));
+    v.push_back(make_with<float>(MXC_DTYPE_FLOAT32,
+                                 values<float>(j.rank, i, (int)keys[i], sizes[i])));
+    o.push_back(make_with<float>(MXC_DTYPE_FLOAT32,
+                                 std::vector<float>(sizes[i], -1.0f)));
+  }
+  ASSERT_EQ(mxc_kvstore_init(j.kv, n - 1, keys, nullptr, w.data()), MXC_OK)
+      << err();
+  if (j.rank % 2 == 0) {
+    ASSERT_EQ(mxc_kvstore_pushpull(j.kv, n, keys, nullptr, v.data(), o.data(), 0),
+              MXC_OK)
+        << err();
+  } else {
+    ASSERT_EQ(mxc_kvstore_push(j.kv, n, keys, nullptr, v.data(), 0), MXC_OK)
+        << err();
+    ASSERT_EQ(mxc_kvstore_pull(j.kv, n, keys, nullptr, o.data(), 0), MXC_OK)
+        << err();
+  }
+  ASSERT_EQ(mxc_kvstore_pull(j.kv, n - 1, keys, nullptr, w.data(), 0), MXC_OK)
+      << err();
+  for (int i = 0; i < n; ++i) {
+    SCOPED_TRACE(i);
+    std::vector<float> want(sizes[i], 0.0f);
+    for (int r = 0; r < j.size; ++r) {
+      for (int d = 0; d < n; ++d) {
+        if (keys[d] != keys[i]) continue;
+        for (size_t e = 0; e < sizes[i]; ++e) want[e] += (float)value(r, d, (int)keys[d], e);
+      }
+    }
+    EXPECT_EQ(read<float>(o[i], sizes[i]), want);
+    if (i < n - 1) {
+      EXPECT_EQ(read<float>(w[i], sizes[i]), want);
+    }
+    EXPECT_EQ(read<float>(v[i], sizes[i]),
+              values<float>(j.rank, i, (int)keys[i], sizes[i]));
+  }
+  for (auto *l : {&w, &v, &o}) {
+    for (mxc_ndarray a : *l) mxc_ndarray_free(a);
+  }
+}
+
 std::vector<float> rank_randoms(size_t n, unsigned seed) {
   std::mt19937 g(seed);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
