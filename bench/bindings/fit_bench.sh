@@ -3,7 +3,8 @@
 # momentum 0.9, Fashion-MNIST) from Java and from Go against the C
 # executor path of bench/train (examples/fmnist.c: the same MLP, per-batch
 # loss and accuracy too), each timed over BATCHES batches after a warm-up
-# and scaled to 60000 images. Prints fit_epoch_s_c=, fit_epoch_s_java=,
+# and scaled to 60000 images; Java's and Go's networks hybridized (see
+# FitBench.java, fit/main.go). Prints fit_epoch_s_c=, fit_epoch_s_java=,
 # fit_epoch_s_go=, fit_epoch_java_ratio_vs_c=, fit_epoch_go_ratio_vs_c=
 # (binding / C; goal <= 1.05: fit_epoch_ratio_goal=), then PyTorch's loop
 # on the same MLP and batches (bench/train_torch.py, through bench/train):

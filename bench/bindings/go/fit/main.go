@@ -1,11 +1,14 @@
 // Command fit prints seconds per Fashion-MNIST epoch (60000 images) of
 // fit() from Go on the main job's MLP (784-512-256-10, batch 128, SGD
 // momentum 0.9): a fit of 5 batches first, then a fit of -batches timed
-// and scaled, without validation (fit_epoch_s_go=).
+// and scaled, without validation (fit_epoch_s_go=). The network is
+// hybridized, as a user after speed would run it, so that it runs through
+// the executor like the C path it is compared with and the difference is
+// what Go and fit() add; -imperative runs it through autograd instead.
 // bench/bindings/fit_bench.sh compares it with the C executor path
 // (bench/train) and Java.
 //
-//	go run ./fit [-batches 100] [-data-dir DIR]
+//	go run ./fit [-batches 100] [-data-dir DIR] [-imperative]
 package main
 
 import (
@@ -63,10 +66,13 @@ func timeFit(net, loss *mxc.Block, opt *mxc.Optimizer, it *mxc.DataIter, batches
 	return time.Since(t0).Seconds(), err
 }
 
-func run(batches int, dir string) (float64, error) {
+func run(batches int, dir string, imperative bool) (float64, error) {
 	var sec float64
 	err := mxc.WithScope(func() error {
 		net, err := mlp()
+		if err == nil && !imperative {
+			err = net.Hybridize(true)
+		}
 		if err != nil {
 			return err
 		}
@@ -95,8 +101,10 @@ func run(batches int, dir string) (float64, error) {
 func main() {
 	batches := flag.Int("batches", 100, "timed batches")
 	dir := flag.String("data-dir", "/usr/share/datasets/fashion-mnist", "Fashion-MNIST IDX files")
+	imperative := flag.Bool("imperative", false,
+		"run the network imperatively (autograd each batch) instead of hybridized")
 	flag.Parse()
-	sec, err := run(*batches, *dir)
+	sec, err := run(*batches, *dir, *imperative)
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -15,11 +15,15 @@ import org.mxc.nn.Sequential;
  * Seconds per Fashion-MNIST epoch (60000 images) of fit() from Java on the
  * main job's MLP (784-512-256-10, batch 128, SGD momentum 0.9): a fit of
  * WARMUP batches first, then a fit of BATCHES batches timed and scaled,
- * without validation. bench/bindings/fit_bench.sh compares it with the C
- * executor path (bench/train) and Go.
+ * without validation. The network is hybridized, as a user after speed
+ * would run it, so that it runs through the executor like the C path it
+ * is compared with and the difference is what Java and fit() add; a third
+ * argument "imperative" runs it through autograd instead.
+ * bench/bindings/fit_bench.sh compares it with the C executor path
+ * (bench/train) and Go.
  *
  * <pre>
- *   java -cp mxc.jar:mxc-bench.jar org.mxc.bench.FitBench [BATCHES] [DATA_DIR]
+ *   java -cp mxc.jar:mxc-bench.jar org.mxc.bench.FitBench [BATCHES] [DATA_DIR] [imperative]
  * </pre>
  * prints fit_epoch_s_java=.
  */
@@ -51,6 +55,9 @@ public final class FitBench {
       Block net = new Sequential("mlp").add(new Dense(512, "relu", "fc1", null),
           new Dense(256, "relu", "fc2", null), new Dense(10, null, "fc3", null));
       net.initialize("xavier");
+      if (args.length < 3 || !args[2].equals("imperative")) {
+        net.hybridize(true);
+      }
       Block loss = Loss.softmaxCrossEntropy();
       Optimizer opt = Optimizer.sgd(net, 0.1, 0.9);
       DataIter it = DataIter.idx(file(dir, "train-images-idx3-ubyte"),
