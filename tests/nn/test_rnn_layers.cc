@@ -369,34 +369,6 @@ Vec predict(const std::string &prefix, std::vector<int64_t> dims, const Vec &xv,
   return Vec(out.begin(), out.end());
 }
 
-TEST(RnnLayers, ExportLoadsInThePredictor) {
-  for (const char *kind : {"lstm", "gru"}) {
-    SCOPED_TRACE(kind);
-    mxc_block net = seq_net(kind);
-    Vec xv = ramp(24, 1.0, 0.5), x5v = ramp(60, 1.0, 0.7);
-    mxc_ndarray x = make({2, 4, 3}, xv, MXC_DTYPE_FLOAT32);
-    mxc_ndarray x5 = make({5, 4, 3}, x5v, MXC_DTYPE_FLOAT32);
-    mxc_ndarray y = forward(net, x), y5 = forward(net, x5);
-    std::string prefix = tmp_path(kind);
-    OK(mxc_block_export(net, prefix.c_str(), 1));
-    mxc_symbol sym = nullptr;
-    mxc_ndarray_list args = nullptr, aux = nullptr;
-    OK(mxc_checkpoint_load(prefix.c_str(), 1, &sym, &args, &aux));
-    std::vector<std::string> names = list_names(args);
-    EXPECT_EQ(names.size(), 18u);  // 2 layers x 2 directions x 4, dense 2
-    EXPECT_EQ(names[0], "enc_l0_i2h_weight");
-    EXPECT_EQ(names[5], "enc_r0_h2h_weight");
-    EXPECT_EQ(names[15], "enc_r1_h2h_bias");
-    expect_near(predict(prefix, {2, 4, 3}, xv, 24), host(y), 1e-5);
-    expect_near(predict(prefix, {5, 4, 3}, x5v, 60), host(y5), 1e-5);
-    mxc_symbol_free(sym);
-    mxc_ndarray_list_free(args);
-    mxc_ndarray_list_free(aux);
-    for (mxc_ndarray a : {x, x5, y, y5}) mxc_ndarray_free(a);
-    mxc_block_free(net);
-  }
-}
-
 // The graph Gluon (MXNet 1.x) exports for the same network, written here
 // node by node as its rnn_layer.py and the JSON exporter make it: the
 // begin states as _zeros of shape (L*D, 0, H) (0: the batch, left to
@@ -464,7 +436,7 @@ std::string gluon_graph(const char *mode) {
          std::to_string(fc) + ", 0, 0]],\n  \"attrs\": {\"mxnet_version\": [\"int\", 10600]}\n}\n";
 }
 
-TEST(RnnLayers, GluonExportedGraphLoadsWithTheParameters) {
+TEST(RnnLayers, ExportLoadsInThePredictor) {
   for (const char *kind : {"lstm", "gru"}) {
     SCOPED_TRACE(kind);
     mxc_block net = seq_net(kind);
@@ -472,15 +444,30 @@ TEST(RnnLayers, GluonExportedGraphLoadsWithTheParameters) {
     mxc_ndarray x = make({2, 4, 3}, xv, MXC_DTYPE_FLOAT32);
     mxc_ndarray x5 = make({5, 4, 3}, x5v, MXC_DTYPE_FLOAT32);
     mxc_ndarray y = forward(net, x), y5 = forward(net, x5);
-    std::string ours = tmp_path(kind), gluon = ours + "_gluon";
-    OK(mxc_block_export(net, ours.c_str(), 1));
+    std::string prefix = tmp_path(kind);
+    OK(mxc_block_export(net, prefix.c_str(), 1));
+    mxc_symbol sym = nullptr;
+    mxc_ndarray_list args = nullptr, aux = nullptr;
+    OK(mxc_checkpoint_load(prefix.c_str(), 1, &sym, &args, &aux));
+    std::vector<std::string> names = list_names(args);
+    EXPECT_EQ(names.size(), 18u);  // 2 layers x 2 directions x 4, dense 2
+    EXPECT_EQ(names[0], "enc_l0_i2h_weight");
+    EXPECT_EQ(names[5], "enc_r0_h2h_weight");
+    EXPECT_EQ(names[15], "enc_r1_h2h_bias");
+    expect_near(predict(prefix, {2, 4, 3}, xv, 24), host(y), 1e-5);
+    expect_near(predict(prefix, {5, 4, 3}, x5v, 60), host(y5), 1e-5);
+    // Gluon's graph of the same layers with these parameters.
+    std::string gluon = prefix + "_gluon";
     {
       std::ofstream(gluon + "-symbol.json") << gluon_graph(kind);
-      std::ifstream in(ours + "-0001.params", std::ios::binary);
+      std::ifstream in(prefix + "-0001.params", std::ios::binary);
       std::ofstream(gluon + "-0001.params", std::ios::binary) << in.rdbuf();
     }
     expect_near(predict(gluon, {2, 4, 3}, xv, 24), host(y), 1e-5);
     expect_near(predict(gluon, {5, 4, 3}, x5v, 60), host(y5), 1e-5);
+    mxc_symbol_free(sym);
+    mxc_ndarray_list_free(args);
+    mxc_ndarray_list_free(aux);
     for (mxc_ndarray a : {x, x5, y, y5}) mxc_ndarray_free(a);
     mxc_block_free(net);
   }
