@@ -188,7 +188,8 @@ func (b *Block) check(fn func(cmxc.BlockHandle)) error {
 	})
 }
 
-// Add appends children (containers only; a cycle is ErrInvalidArgument).
+// Add appends children (sequential and user blocks only; a cycle is
+// ErrInvalidArgument).
 func (b *Block) Add(children ...*Block) error {
 	for _, c := range children {
 		if c == b {
@@ -310,8 +311,9 @@ func (b *Block) LoadParams(path string) error {
 }
 
 // Hybridize runs unrecorded single-input forward passes through a bound
-// graph (fusion, memory plan) when on: built-in layers and sequential
-// blocks of them, else ErrUnsupported.
+// graph (fusion, memory plan) when on: built-in layers, sequential blocks
+// and user blocks (NewUserBlock: traced by running their Go function once,
+// recorded), else ErrUnsupported.
 func (b *Block) Hybridize(on bool) error {
 	a := 0
 	if on {
