@@ -22,7 +22,10 @@ import (
 // after Add. Blocks made inside a Scope are freed by its End. A block and
 // the blocks in it are used by one goroutine at a time (forward passes
 // record per thread); Close may be called from any goroutine.
-type Block struct{ o guarded }
+type Block struct {
+	o    guarded
+	user *userBlock // NewUserBlock's Go state (C holds it); nil otherwise
+}
 
 func freeBlock(h uintptr) { cmxc.Block_free(cmxc.SwigcptrBlockHandle(h)) }
 

@@ -25,7 +25,10 @@ type ForwardFunc func(self *Block, inputs []*NDArray) (*NDArray, error)
 // userBlock is what C's user data reaches through a cgo.Handle. It does
 // not refer to the Block, so an unclosed Block stays collectable (unless
 // fn captures it: use self instead).
-type userBlock struct{ fn ForwardFunc }
+type userBlock struct {
+	fn       ForwardFunc
+	released atomic.Bool // C freed the block (for tests)
+}
 
 // NewUserBlock makes a block whose forward pass is forward (Gluon's
 // HybridBlock in spirit; mxc_block_create_user). Add children with Add:
@@ -67,15 +70,18 @@ func NewUserBlock(forward ForwardFunc, opts ...LayerOption) (*Block, error) {
 	if err := cstr("block name", c.name); err != nil {
 		return nil, err
 	}
-	// Deleted by C (the block's free function), also when this fails.
-	h := cgo.NewHandle(&userBlock{fn: forward})
+	// Released by C (the block's free function), also when this fails.
+	u := &userBlock{fn: forward}
+	h := cgo.NewHandle(u)
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	b := uintptr(cmxc.Go_block_create_user(c.name, uint64(h)))
 	if err := sentinel(b); err != nil {
 		return nil, err
 	}
-	return newBlock(b), nil
+	blk := newBlock(b)
+	blk.user = u
+	return blk, nil
 }
 
 // NumChildren is the number of children added with Add.
@@ -175,5 +181,9 @@ func (u *userBlock) what(self *Block) string {
 func init() {
 	cmxc.SetBlockForward(func(h, self uintptr, in []uintptr) (int, uintptr) {
 		return cgo.Handle(h).Value().(*userBlock).forward(self, in)
+	})
+	cmxc.SetBlockFree(func(h uintptr) {
+		cgo.Handle(h).Value().(*userBlock).released.Store(true)
+		cgo.Handle(h).Delete()
 	})
 }

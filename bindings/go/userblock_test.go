@@ -276,3 +276,37 @@ func TestUserBlockBadArguments(t *testing.T) {
 	_, err = b.Child(3)
 	wantErr(t, "child out of range", err, ErrInvalidArgument)
 }
+
+func TestUserBlockStateIsReleasedWithTheBlock(t *testing.T) {
+	fwd := func(_ *Block, in []*NDArray) (*NDArray, error) {
+		return ok(FindOp("elemwise_add")).Call(in[0], in[0])
+	}
+	b := ok(NewUserBlock(fwd))
+	st := b.user
+	if st.released.Load() {
+		t.Fatal("released while the block lives")
+	}
+	b.Close()
+	if !st.released.Load() {
+		t.Fatal("Close freed the block but its Go state (cgo.Handle) was not released")
+	}
+	// A container keeps its child (and so the Go state) alive.
+	seq := ok(NewSequential())
+	c := ok(NewUserBlock(fwd))
+	st = c.user
+	if err := seq.Add(c); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	x := ok(FromFloat32([]float32{1, 2}, 2))
+	if got := ok(ok(seq.Forward(x)).Float32s()); got[0] != 2 || got[1] != 4 {
+		t.Fatalf("forward through the container: %v", got)
+	}
+	if st.released.Load() {
+		t.Fatal("the child's Go state was released while its container lives")
+	}
+	seq.Close()
+	if !st.released.Load() {
+		t.Fatal("the container was freed but its child's Go state was not released")
+	}
+}

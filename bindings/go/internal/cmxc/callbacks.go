@@ -12,6 +12,7 @@ import "unsafe"
 
 var (
 	blockForward func(h, self uintptr, in []uintptr) (code int, out uintptr)
+	blockFree    func(h uintptr)
 	kvUpdate     func(id uintptr, strKey *string, intKey int64, recv, local uintptr) int
 )
 
@@ -22,6 +23,10 @@ var (
 func SetBlockForward(fn func(h, self uintptr, in []uintptr) (int, uintptr)) {
 	blockForward = fn
 }
+
+// SetBlockFree registers the function that releases a user block's
+// cgo.Handle h when C frees the block.
+func SetBlockFree(fn func(h uintptr)) { blockFree = fn }
 
 // SetKVUpdate registers the function a KVStore updater runs: id the
 // updater's registry id, strKey nil for an int key (then intKey is it),
@@ -52,3 +57,6 @@ func cmxcGoKVUpdate(id C.uintptr_t, strKey *C.char, intKey C.int64_t, recv, loca
 	}
 	return C.int(kvUpdate(uintptr(id), key, int64(intKey), uintptr(recv), uintptr(local)))
 }
+
+//export cmxcGoBlockFree
+func cmxcGoBlockFree(h C.uintptr_t) { blockFree(uintptr(h)) }
