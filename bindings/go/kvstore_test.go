@@ -3,6 +3,8 @@ package mxc
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
+	"math"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -198,4 +200,216 @@ func TestKVStoreDist(t *testing.T) {
 		t.Fatal(err)
 	}
 	sameOnEveryRank(t, kv, rank, n, ok(p.Float32s()))
+	// An int key through a Go updater (w -= 0.5 g by a loop): rank 0's
+	// initial value minus half the sum over the ranks, on every rank.
+	if err := kv.SetUpdater(sgdByHand(0.5, nil)); err != nil {
+		t.Fatal(err)
+	}
+	q := ok(FromFloat32([]float32{float32(10 * (rank + 1)), 3}, 2))
+	if err := kv.InitInt([]int64{7}, q); err != nil {
+		t.Fatal(err)
+	}
+	g := ok(FromFloat32([]float32{float32(rank + 1), 2}, 2))
+	if err := kv.PushInt([]int64{7}, 0, g); err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.PullInt([]int64{7}, 0, q); err != nil {
+		t.Fatal(err)
+	}
+	got = ok(q.Float32s())
+	if want := 10 - 0.5*wantFirst; got[0] != want || got[1] != 3-float32(n) {
+		t.Fatalf("int key through the Go updater: %v, want [%v %v]", got, want, 3-n)
+	}
+}
+
+func TestKVStoreIntKeysSumLikeStringKeys(t *testing.T) {
+	kv := mustKV(t, "local")
+	const n = 30
+	// 3 and "3" are two keys: different values, both summed.
+	if err := kv.InitInt([]int64{3, 9}, ok(Zeros(Float32, n)), ok(Zeros(Float32, n))); err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Init([]string{"3"}, ok(FromFloat32(randomFloats(20, n), n))); err != nil {
+		t.Fatal(err)
+	}
+	vals := [][]float32{randomFloats(21, n), randomFloats(22, n), randomFloats(23, n)}
+	var arrays []*NDArray
+	for _, v := range vals {
+		arrays = append(arrays, ok(FromFloat32(v, n)))
+	}
+	if err := kv.PushInt([]int64{3, 3, 3}, 0, arrays...); err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Push([]string{"3", "3", "3"}, 0, arrays...); err != nil {
+		t.Fatal(err)
+	}
+	byInt, byStr := ok(Zeros(Float32, n)), ok(Zeros(Float32, n))
+	if err := kv.PullInt([]int64{3}, 0, byInt); err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.Pull([]string{"3"}, 0, byStr); err != nil {
+		t.Fatal(err)
+	}
+	gi, gs := ok(byInt.Float32s()), ok(byStr.Float32s())
+	for i := range gi {
+		want := vals[0][i]
+		want += vals[1][i]
+		want += vals[2][i]
+		if gi[i] != want || gs[i] != want {
+			t.Fatalf("element %d: int key %v, string key %v, want %v", i, gi[i], gs[i], want)
+		}
+	}
+	// pushpull in place; key 9 was never pushed: still zeros before.
+	a := ok(FromFloat32(vals[0], n))
+	if err := kv.PushPullInt([]int64{9}, 0, a); err != nil {
+		t.Fatal(err)
+	}
+	for i, v := range ok(a.Float32s()) {
+		if v != vals[0][i] {
+			t.Fatalf("pushpull element %d: %v, want %v", i, v, vals[0][i])
+		}
+	}
+	wantErr(t, "unknown int key", kv.PullInt([]int64{4}, 0, a), ErrNotFound, "4")
+	wantErr(t, "int keys and arrays", kv.PushInt([]int64{3, 3}, 0, a), ErrInvalidArgument, "2 keys for 1 arrays")
+}
+
+// sgdByHand is a Go updater w -= lr * g over host copies: a loop, not an
+// operator.
+func sgdByHand(lr float32, seen *[]Key) Updater {
+	return func(key Key, grad, weight *NDArray) error {
+		if seen != nil {
+			*seen = append(*seen, key)
+		}
+		g, err := grad.Float32s()
+		if err != nil {
+			return err
+		}
+		w, err := weight.Float32s()
+		if err != nil {
+			return err
+		}
+		for i := range w {
+			w[i] -= lr * g[i]
+		}
+		return CopyFrom(weight, w)
+	}
+}
+
+func TestKVStoreGoUpdaterEqualsSGDOptimizer(t *testing.T) {
+	const n = 40
+	byGo, byOp := mustKV(t, "local"), mustKV(t, "local")
+	var seen []Key
+	if err := byGo.SetUpdater(sgdByHand(0.25, &seen)); err != nil {
+		t.Fatal(err)
+	}
+	if err := byOp.SetOptimizer("sgd_update", map[string]string{"lr": "0.25"}); err != nil {
+		t.Fatal(err)
+	}
+	w0 := randomFloats(30, n)
+	for _, kv := range []*KVStore{byGo, byOp} {
+		if err := kv.InitInt([]int64{5}, ok(FromFloat32(w0, n))); err != nil {
+			t.Fatal(err)
+		}
+		if err := kv.Init([]string{"w"}, ok(FromFloat32(w0, n))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for step := 0; step < 4; step++ {
+		g1, g2 := randomFloats(int64(40+step), n), randomFloats(int64(50+step), n)
+		for _, kv := range []*KVStore{byGo, byOp} {
+			if err := kv.PushInt([]int64{5, 5}, 0, ok(FromFloat32(g1, n)), ok(FromFloat32(g2, n))); err != nil {
+				t.Fatal(err)
+			}
+			if err := kv.Push([]string{"w"}, 0, ok(FromFloat32(g1, n))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for _, key := range []int64{5} {
+		a, b := ok(Zeros(Float32, n)), ok(Zeros(Float32, n))
+		if err := byGo.PullInt([]int64{key}, 0, a); err != nil {
+			t.Fatal(err)
+		}
+		if err := byOp.PullInt([]int64{key}, 0, b); err != nil {
+			t.Fatal(err)
+		}
+		got, want := ok(a.Float32s()), ok(b.Float32s())
+		for i := range got {
+			if math.Abs(float64(got[i]-want[i])) > 1e-6 {
+				t.Fatalf("key %d element %d: Go updater %v, sgd_update %v", key, i, got[i], want[i])
+			}
+		}
+	}
+	if len(seen) != 8 || seen[0] != (Key{Int: 5}) || seen[1] != (Key{Str: "w", IsStr: true}) {
+		t.Fatalf("the updater saw keys %v, want 5 and 'w' once per push", seen)
+	}
+}
+
+func TestKVStoreUpdaterErrorsAndRelease(t *testing.T) {
+	before := numUpdaters()
+	kv := mustKV(t, "local")
+	sentinel := errors.New("updater failed on purpose")
+	mode := ""
+	if err := kv.SetUpdater(func(Key, *NDArray, *NDArray) error {
+		switch mode {
+		case "error":
+			return sentinel
+		case "panic":
+			panic("updater panicked on purpose")
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	a := ok(Zeros(Float32, 3))
+	if err := kv.InitInt([]int64{7}, a); err != nil {
+		t.Fatal(err)
+	}
+	mode = "error"
+	err := kv.PushInt([]int64{7}, 0, a)
+	wantErr(t, "updater error", err, ErrOperator, "key 7", "failed on purpose")
+	if !errors.Is(err, sentinel) {
+		t.Fatalf("errors.Is does not reach the updater's error: %v", err)
+	}
+	mode = "panic"
+	wantErr(t, "updater panic", kv.PushPullInt([]int64{7}, 0, a), ErrInternal, "key 7", "panicked on purpose")
+	mode = ""
+	if err := kv.PushPullInt([]int64{7}, 0, a); err != nil {
+		t.Fatalf("the store after an updater failure: %v", err)
+	}
+	// Each replacement drops the previous registration.
+	if got := numUpdaters(); got != before+1 {
+		t.Fatalf("%d updaters registered, want %d", got, before+1)
+	}
+	for i := 0; i < 3; i++ {
+		if err := kv.SetUpdater(sgdByHand(0.1, nil)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := numUpdaters(); got != before+1 {
+		t.Fatalf("after replacing: %d updaters registered, want %d", got, before+1)
+	}
+	if err := kv.SetOptimizer("sgd_update", map[string]string{"lr": "0.1"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := numUpdaters(); got != before {
+		t.Fatalf("after SetOptimizer: %d updaters, want %d", got, before)
+	}
+	if err := kv.SetUpdater(sgdByHand(0.1, nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := kv.SetUpdater(nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := numUpdaters(); got != before {
+		t.Fatalf("after SetUpdater(nil): %d updaters, want %d", got, before)
+	}
+	if err := kv.SetUpdater(sgdByHand(0.1, nil)); err != nil {
+		t.Fatal(err)
+	}
+	kv.Close()
+	if got := numUpdaters(); got != before {
+		t.Fatalf("after Close: %d updaters, want %d", got, before)
+	}
+	wantErr(t, "closed", kv.SetUpdater(nil), ErrInvalidHandle)
 }

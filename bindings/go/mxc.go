@@ -65,9 +65,16 @@ type Error struct {
 	Code    int    // an Err* constant (MXC_ERR_*)
 	Name    string // "MXC_ERR_SHAPE", ...
 	Message string // the library's message: what was wrong and where
+
+	cause error // the Go error of a callback (user block, updater) behind it
 }
 
 func (e *Error) Error() string { return e.Name + ": " + e.Message }
+
+// Unwrap is the error a Go callback (a user block's forward function, a
+// KVStore updater) returned when that is why the call failed, so that
+// errors.Is and errors.As reach it; nil otherwise.
+func (e *Error) Unwrap() error { return e.cause }
 
 // newError builds an Error detected on the Go side.
 func newError(code int, format string, args ...any) *Error {
@@ -81,8 +88,14 @@ func newError(code int, format string, args ...any) *Error {
 // thread-local in C.
 func lastError() error {
 	code := cmxc.Last_code()
+	cause := takeCallbackError()
 	if code == 0 {
 		return nil
+	}
+	if cause != nil {
+		// The C message is not the callback's (C cannot be given one).
+		return &Error{Code: code, Name: cmxc.Error_name(code),
+			Message: cause.Error(), cause: cause.cause}
 	}
 	return &Error{Code: code, Name: cmxc.Error_name(code),
 		Message: cmxc.Last_message()}

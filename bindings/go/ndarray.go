@@ -76,7 +76,8 @@ type NDArray struct {
 // its finalizer runs only when a dropped NDArray takes its cell with it
 // (freeing the handle) or when the pool lets an empty cell go (no-op).
 type cell struct {
-	h uintptr // the mxc_ndarray; 0 when empty (read and swapped atomically)
+	h    uintptr // the mxc_ndarray; 0 when empty (read and swapped atomically)
+	lent bool    // lent by C for a callback (lend): never freed by Go
 }
 
 var cells = sync.Pool{New: func() any {
@@ -189,6 +190,9 @@ func newNDArray(h uintptr) *NDArray {
 func (a *NDArray) Close() error {
 	if a == nil {
 		return nil
+	}
+	if c := a.c.Load(); c != nil && c.lent {
+		return nil // C's (a callback's input): ends with the call
 	}
 	if c := a.c.Swap(nil); c != nil {
 		c.release()

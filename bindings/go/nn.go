@@ -22,7 +22,10 @@ import (
 // after Add. Blocks made inside a Scope are freed by its End. A block and
 // the blocks in it are used by one goroutine at a time (forward passes
 // record per thread); Close may be called from any goroutine.
-type Block struct{ o guarded }
+type Block struct {
+	o    guarded
+	user *userBlock // NewUserBlock's Go state (C holds it); nil otherwise
+}
 
 func freeBlock(h uintptr) { cmxc.Block_free(cmxc.SwigcptrBlockHandle(h)) }
 
@@ -188,7 +191,8 @@ func (b *Block) check(fn func(cmxc.BlockHandle)) error {
 	})
 }
 
-// Add appends children (containers only; a cycle is ErrInvalidArgument).
+// Add appends children (sequential and user blocks only; a cycle is
+// ErrInvalidArgument).
 func (b *Block) Add(children ...*Block) error {
 	for _, c := range children {
 		if c == b {
@@ -310,8 +314,9 @@ func (b *Block) LoadParams(path string) error {
 }
 
 // Hybridize runs unrecorded single-input forward passes through a bound
-// graph (fusion, memory plan) when on: built-in layers and sequential
-// blocks of them, else ErrUnsupported.
+// graph (fusion, memory plan) when on: built-in layers, sequential blocks
+// and user blocks (NewUserBlock: traced by running their Go function once,
+// recorded), else ErrUnsupported.
 func (b *Block) Hybridize(on bool) error {
 	a := 0
 	if on {

@@ -39,6 +39,9 @@
 %}
 
 %{
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
 #include <time.h>
 #include <Rinternals.h>
 
@@ -727,9 +730,27 @@ static void *mxcr__get(SEXP x, const char *cls, const char *what) {
 #define MXCR__BLOCK(x) ((mxc_block)mxcr__get((x), "mx_block", "expected an mx_block"))
 #define MXCR__FIT(x) ((mxc_fit)mxcr__get((x), "mx_fit", "expected an mx_fit"))
 
-/* Raises the failure of an mxc call (rc != MXC_OK) as an mxc_error. */
+/* The message of the last R callback (a user block's forward function,
+ * a KVStore updater) that failed, "" when none: mxc only learns an error
+ * code from a callback, so the R message waits here until the mxc call
+ * that ran the callback has unwound and mxcr__ok raises it. R runs one
+ * callback at a time (one thread). */
+static char mxcr__cb_msg[2048];
+
+static void mxcr__cb_fail(const char *what, const char *msg) {
+  /* Bounded pieces (what is short), so the message always fits. */
+  snprintf(mxcr__cb_msg, sizeof mxcr__cb_msg, "%.255s: %.1780s", what, msg);
+}
+
+/* Raises the failure of an mxc call (rc != MXC_OK) as an mxc_error: a
+ * callback's message if one failed, else mxc's. A kept message is dropped
+ * either way (after a call that succeeded it is stale). */
 static void mxcr__ok(int rc) {
-  if (rc != MXC_OK) mxcr__raise_code(rc, mxc_last_error());
+  char msg[sizeof mxcr__cb_msg];
+  int from_cb = mxcr__cb_msg[0] != '\0';
+  if (from_cb) memcpy(msg, mxcr__cb_msg, sizeof msg);
+  mxcr__cb_msg[0] = '\0';
+  if (rc != MXC_OK) mxcr__raise_code(rc, from_cb ? msg : mxc_last_error());
 }
 
 /* Keys and values of kv (c(k0, v0, k1, v1, ...)), R_alloc'ed. */
@@ -1039,5 +1060,285 @@ static SEXP mxcb_r_data_iter_csv(SEXP data, SEXP labels, SEXP batch,
       (int)mxcr__whole(last_batch, 0, 2), &it));
   return mxcr__wrap(it, SWIGTYPE_p_mxc_data_iter_s, mxcr__fin_data_iter,
                     "mx_data_iter");
+}
+%}
+
+/* ---- user blocks and the KVStore's int keys and updater (R-only) --------
+ *
+ * Both callbacks run on the thread that called mxc (mxc.h:
+ * mxc_block_forward_fn runs on the thread of mxc_block_forward, also for
+ * a hybridized block's trace, which happens inside that call;
+ * mxc_kvstore_updater_fn on the thread that called push), which for R is
+ * its one thread: R code may run there. Each calls an R dispatcher of the
+ * package (R/nn.R, R/kvstore.R) through R_ToplevelExec, so nothing
+ * longjmps across mxc's frames; the dispatcher catches the user's errors
+ * and returns their message, which mxcr__ok raises once mxc has unwound.
+ * Arrays and blocks lent for the call are external pointers without
+ * finalizer, cleared afterwards (kept beyond the call they are freed
+ * objects). */
+%{
+typedef struct mxcr__fwd {
+  SEXP fn; /* the dispatcher: function(self, inputs) */
+  mxc_block self;
+  int n_in;
+  const mxc_ndarray *in;
+  mxc_ndarray out;
+  const char *err; /* static message of a failure, or NULL */
+  int r_failed;    /* the dispatcher returned a message (in mxcr__cb_msg) */
+} mxcr__fwd;
+
+/* A lent handle as an external pointer of class cls, without finalizer. */
+static SEXP mxcr__lend(void *h, SEXP tag, const char *cls) {
+  SEXP p = PROTECT(R_MakeExternalPtr(h, tag, R_NilValue));
+  Rf_setAttrib(p, R_ClassSymbol, Rf_mkString(cls));
+  UNPROTECT(1);
+  return p;
+}
+
+/* Takes the dispatcher's result y: a new array (whose ownership passes to
+ * mxc: its R object becomes a freed one) or the user's error message. */
+static void mxcr__take_output(mxcr__fwd *f, SEXP y) {
+  SEXP tag;
+  void *h;
+  int i;
+  if (TYPEOF(y) == STRSXP && Rf_length(y) == 1) {
+    f->r_failed = 1;
+    snprintf(mxcr__cb_msg, sizeof mxcr__cb_msg, "%s", CHAR(STRING_ELT(y, 0)));
+    return;
+  }
+  tag = TYPEOF(y) == EXTPTRSXP ? R_ExternalPtrTag(y) : R_NilValue;
+  if (TYPEOF(tag) != EXTPTRSXP ||
+      R_ExternalPtrAddr(tag) != (void *)SWIGTYPE_p_mxc_ndarray_s) {
+    f->err = "the forward function must return an mx_ndarray";
+    return;
+  }
+  h = R_ExternalPtrAddr(y);
+  for (i = 0; i < f->n_in; i++) {
+    if (h == (void *)f->in[i]) {
+      f->err = "the forward function returned one of its inputs; return a "
+               "new array (e.g. x * 1)";
+      return;
+    }
+  }
+  if (h == NULL) {
+    f->err = "the forward function returned a freed array";
+    return;
+  }
+  R_ClearExternalPtr(y);
+  f->out = (mxc_ndarray)h;
+}
+
+static void mxcr__forward_eval(void *data) {
+  mxcr__fwd *f = (mxcr__fwd *)data;
+  SEXP self, ins, call, y;
+  int i;
+  self = PROTECT(mxcr__lend(f->self, Rf_install("mx_block"), "mx_block"));
+  ins = PROTECT(Rf_allocVector(VECSXP, f->n_in));
+  for (i = 0; i < f->n_in; i++) {
+    SET_VECTOR_ELT(ins, i, mxcr__lend(f->in[i],
+                                      R_MakeExternalPtr(SWIGTYPE_p_mxc_ndarray_s,
+                                                        R_NilValue, R_NilValue),
+                                      "mx_ndarray"));
+  }
+  call = PROTECT(Rf_lang3(f->fn, self, ins));
+  y = PROTECT(Rf_eval(call, R_GlobalEnv));
+  mxcr__take_output(f, y);
+  R_ClearExternalPtr(self);
+  for (i = 0; i < f->n_in; i++) R_ClearExternalPtr(VECTOR_ELT(ins, i));
+  UNPROTECT(4);
+}
+
+/* "forward of user block 'NAME'" into buf. */
+static const char *mxcr__block_what(mxc_block b, char *buf, size_t n) {
+  const char *name = NULL;
+  if (mxc_block_name(b, &name) != MXC_OK || name == NULL) name = "?";
+  snprintf(buf, n, "forward of user block '%.200s'", name);
+  return buf;
+}
+
+static int mxcr__user_forward(void *user, mxc_block self, int n_in,
+                              const mxc_ndarray *in, mxc_ndarray *out) {
+  mxcr__fwd f;
+  char what[256], msg[sizeof mxcr__cb_msg];
+  memset(&f, 0, sizeof f);
+  f.fn = (SEXP)user;
+  f.self = self;
+  f.n_in = n_in;
+  f.in = in;
+  mxcr__cb_msg[0] = '\0';
+  if (!R_ToplevelExec(mxcr__forward_eval, &f))
+    f.err = "the R forward function was interrupted";
+  if (f.out != NULL) {
+    *out = f.out;
+    return MXC_OK;
+  }
+  mxcr__block_what(self, what, sizeof what);
+  if (f.r_failed) {
+    memcpy(msg, mxcr__cb_msg, sizeof msg);
+    mxcr__cb_fail(what, msg);
+  } else {
+    mxcr__cb_fail(what, f.err != NULL ? f.err : "no output");
+  }
+  return MXC_ERR_OPERATOR;
+}
+
+typedef struct mxcr__upd {
+  SEXP fn; /* the dispatcher: function(key, grad, weight) */
+  const char *str_key;
+  int64_t int_key;
+  mxc_ndarray recv, local;
+  int ok;
+} mxcr__upd;
+
+static void mxcr__update_eval(void *data) {
+  mxcr__upd *u = (mxcr__upd *)data;
+  SEXP key, g, w, call, y;
+  SEXP tag = PROTECT(R_MakeExternalPtr(SWIGTYPE_p_mxc_ndarray_s, R_NilValue,
+                                       R_NilValue));
+  key = PROTECT(u->str_key != NULL ? Rf_mkString(u->str_key)
+                                   : Rf_ScalarReal((double)u->int_key));
+  g = PROTECT(mxcr__lend(u->recv, tag, "mx_ndarray"));
+  w = PROTECT(mxcr__lend(u->local, tag, "mx_ndarray"));
+  call = PROTECT(Rf_lang4(u->fn, key, g, w));
+  y = PROTECT(Rf_eval(call, R_GlobalEnv));
+  if (TYPEOF(y) == STRSXP && Rf_length(y) == 1) {
+    snprintf(mxcr__cb_msg, sizeof mxcr__cb_msg, "%s", CHAR(STRING_ELT(y, 0)));
+  } else {
+    u->ok = 1;
+  }
+  R_ClearExternalPtr(g);
+  R_ClearExternalPtr(w);
+  UNPROTECT(6);
+}
+
+static int mxcr__kv_update(const char *str_key, int64_t int_key,
+                           mxc_ndarray recv, mxc_ndarray local, void *user) {
+  mxcr__upd u;
+  char what[256], msg[sizeof mxcr__cb_msg];
+  u.fn = (SEXP)user;
+  u.str_key = str_key;
+  u.int_key = int_key;
+  u.recv = recv;
+  u.local = local;
+  u.ok = 0;
+  mxcr__cb_msg[0] = '\0';
+  if (R_ToplevelExec(mxcr__update_eval, &u) && u.ok) return MXC_OK;
+  if (str_key != NULL) {
+    snprintf(what, sizeof what, "kvstore updater, key '%.200s'", str_key);
+  } else {
+    snprintf(what, sizeof what, "kvstore updater, key %lld", (long long)int_key);
+  }
+  memcpy(msg, mxcr__cb_msg, sizeof msg);
+  mxcr__cb_fail(what, msg[0] ? msg : "the R updater was interrupted");
+  return MXC_ERR_OPERATOR;
+}
+
+/* Keys of a KVStore call: a character vector (string keys) or whole
+ * numbers (int keys), R_alloc'ed; exactly one of *ik, *sk is set. */
+static int mxcr__kv_keys(SEXP keys, const int64_t **ik, const char ***sk) {
+  int n = Rf_length(keys), i;
+  *ik = NULL;
+  *sk = NULL;
+  if (TYPEOF(keys) == STRSXP) {
+    *sk = mxcr__strings(keys, &n);
+    return n;
+  }
+  if (TYPEOF(keys) != REALSXP && TYPEOF(keys) != INTSXP)
+    mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT,
+                     "keys must be strings or whole numbers");
+  int64_t *v = (int64_t *)R_alloc((size_t)n + 1, sizeof(int64_t));
+  for (i = 0; i < n; i++) {
+    double d = TYPEOF(keys) == REALSXP ? REAL(keys)[i]
+               : INTEGER(keys)[i] == NA_INTEGER ? NAN
+                                                 : INTEGER(keys)[i];
+    if (!(d == floor(d)) || fabs(d) > 9.0e15)
+      mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT,
+                       "int keys must be whole numbers (not NA)");
+    v[i] = (int64_t)d;
+  }
+  *ik = v;
+  return n;
+}
+%}
+%inline %{
+/* A user block named name ("": automatic) whose forward pass runs the R
+ * dispatcher fn(self, inputs) (kept alive by the block: released when mxc
+ * frees it, also when creating it fails). */
+static SEXP mxcb_r_block_create_user(SEXP name, SEXP fn) {
+  mxc_block b = NULL;
+  const char *nm = mxcr__string(name, "name must be one string");
+  if (!Rf_isFunction(fn))
+    mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT, "forward must be a function");
+  R_PreserveObject(fn);
+  mxcr__ok(mxc_block_create_user(nm, mxcr__user_forward, (void *)fn,
+                                 mxcr__release, &b));
+  return mxcr__own(b, "mx_block", mxcr__fin_block);
+}
+
+/* New handles on the children of block, as a list. */
+static SEXP mxcb_r_block_children(SEXP block) {
+  mxc_block b = MXCR__BLOCK(block);
+  int n = 0, i;
+  SEXP out;
+  mxcr__ok(mxc_block_num_children(b, &n));
+  out = PROTECT(Rf_allocVector(VECSXP, n));
+  for (i = 0; i < n; i++) {
+    mxc_block c = NULL;
+    int rc = mxc_block_child(b, i, &c);
+    if (rc != MXC_OK) {
+      UNPROTECT(1);
+      mxcr__ok(rc);
+    }
+    SET_VECTOR_ELT(out, i, mxcr__own(c, "mx_block", mxcr__fin_block));
+  }
+  UNPROTECT(1);
+  return out;
+}
+
+/* op 0: init, 1: push, 2: pull, 3: pushpull in place, with string or
+ * int keys (one per array). */
+static SEXP mxcb_r_kvstore_call(SEXP kv, SEXP op, SEXP keys, SEXP values,
+                                SEXP priority) {
+  mxc_kvstore k = (mxc_kvstore)mxcr__handle(
+      kv, SWIGTYPE_p_mxc_kvstore_s, "kv must be an mx_kvstore", 0);
+  const int64_t *ik;
+  const char **sk;
+  int n = mxcr__kv_keys(keys, &ik, &sk), m = 0;
+  const mxc_ndarray *v = (const mxc_ndarray *)mxcr__handles(
+      values, SWIGTYPE_p_mxc_ndarray_s, "values must be mx_ndarrays", &m);
+  int p = (int)mxcr__whole(priority, -2147483647.0, 2147483647.0);
+  if (k == NULL) mxcr__raise_code(MXC_ERR_INVALID_HANDLE, "kv is NULL");
+  if (n != m)
+    mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT,
+                     "kvstore: the number of keys and of arrays differ");
+  switch ((int)mxcr__whole(op, 0, 3)) {
+    case 0: mxcr__ok(mxc_kvstore_init(k, n, ik, sk, v)); break;
+    case 1: mxcr__ok(mxc_kvstore_push(k, n, ik, sk, v, p)); break;
+    case 2: mxcr__ok(mxc_kvstore_pull(k, n, ik, sk, v, p)); break;
+    default: mxcr__ok(mxc_kvstore_pushpull(k, n, ik, sk, v, v, p));
+  }
+  return R_NilValue;
+}
+
+/* Makes the R dispatcher fn(key, grad, weight) the store's updater (NULL:
+ * none). The store's external pointer keeps fn, and the one it replaces,
+ * alive (its protected slot): a push may still be running the one an
+ * updater just replaced. */
+static SEXP mxcb_r_kvstore_set_updater(SEXP kv, SEXP fn) {
+  mxc_kvstore k = (mxc_kvstore)mxcr__handle(
+      kv, SWIGTYPE_p_mxc_kvstore_s, "kv must be an mx_kvstore", 0);
+  SEXP old = R_ExternalPtrProtected(kv), keep;
+  if (k == NULL) mxcr__raise_code(MXC_ERR_INVALID_HANDLE, "kv is NULL");
+  if (fn != R_NilValue && !Rf_isFunction(fn))
+    mxcr__raise_code(MXC_ERR_INVALID_ARGUMENT, "updater must be a function");
+  mxcr__ok(mxc_kvstore_set_updater(k, fn == R_NilValue ? NULL : mxcr__kv_update,
+                                   (void *)fn));
+  keep = PROTECT(Rf_allocVector(VECSXP, 2));
+  SET_VECTOR_ELT(keep, 0, fn);
+  if (TYPEOF(old) == VECSXP && Rf_length(old) == 2)
+    SET_VECTOR_ELT(keep, 1, VECTOR_ELT(old, 0));
+  R_SetExternalPtrProtected(kv, keep);
+  UNPROTECT(1);
+  return R_NilValue;
 }
 %}

@@ -1,7 +1,8 @@
 # The R binding's KVStore across the ranks of an MPI job (run_tests.sh
 # runs it with mpirun -np 2): init takes rank 0's value, pushpull sums
 # over the ranks (integers: exact), and 20 steps of an optimizer chosen by
-# name leave the same bytes on every rank. Stops with an error (nonzero
+# name leave the same bytes on every rank, and an int key goes through an
+# R updater. Stops with an error (nonzero
 # status) on the first failure.
 library(mxc)
 
@@ -39,5 +40,16 @@ if (rank == 0) {
   }
 }
 mx_kvstore_barrier(kv)
+
+# An int key through an R updater (w - 0.5 g by R's arithmetic): rank 0's
+# value minus half the sum over the ranks, on every rank.
+mx_kvstore_set_updater(kv, function(key, grad, weight)
+  mx_assign(weight, as.vector(weight) - 0.5 * as.vector(grad)))
+q <- mx_array(c(10 * (rank + 1), 3))
+mx_kvstore_init(kv, 7, q)
+mx_kvstore_push(kv, 7, mx_array(c(rank + 1, 2)))
+mx_kvstore_pull(kv, 7, q)
+check(all(as.vector(q) == c(10 - 0.5 * n * (n + 1) / 2, 3 - n)),
+      "int key through the R updater")
 mx_free(kv)
 cat(sprintf("rank %d of %d: ok\n", rank, n))

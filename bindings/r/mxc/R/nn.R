@@ -131,6 +131,53 @@ mx_add <- function(block, ...) {
   invisible(block)
 }
 
+# A user-composed block (Gluon's HybridBlock in spirit): forward(self, x)
+# (one argument per input) returns a new mx_ndarray computed from x with
+# operators and the children (given in `...` or added later with mx_add;
+# their parameters are the block's), reached through mx_children(self) or
+# captured in forward's environment:
+#
+#   fc <- mx_dense(8)
+#   res <- mx_user_block(function(self, x) mx_block_forward(fc, x) + x, fc)
+#
+# forward runs on R's thread inside mx_block_forward / mx_fit (and once
+# per trace when hybridized: only operator calls on the inputs, their
+# results and children's parameters become the graph). self and the
+# inputs are lent for the call (freed objects afterwards); the result
+# passes to mxc (its R object becomes a freed one). An error in forward
+# (stop()) fails that forward pass or fit with an mxc_error carrying its
+# message (code MXC_ERR_OPERATOR); the block works again afterwards.
+# forward must not refer to the user block itself (it would then never be
+# collected): use self.
+mx_user_block <- function(forward, ..., name = NULL) {
+  if (!is.function(forward)) stop("forward must be a function", call. = FALSE)
+  if (!is.null(name)) .check_string(name, "name")
+  b <- .Call(C_R_swig_r_block_create_user, if (is.null(name)) "" else name,
+             .forward_dispatcher(forward), FALSE)
+  mx_add(b, ...)
+}
+
+# The function C calls: forward's result, or its error's message (a
+# string), never a condition that would unwind through mxc.
+.forward_dispatcher <- function(forward) {
+  force(forward)
+  function(self, inputs) {
+    tryCatch({
+      y <- do.call(forward, c(list(self), inputs))
+      if (!inherits(y, "mx_ndarray"))
+        stop("forward must return an mx_ndarray, not ",
+             paste(class(y), collapse = "/"), call. = FALSE)
+      y
+    }, error = function(e) conditionMessage(e))
+  }
+}
+
+# New handles on the block's children, in mx_add order.
+mx_children <- function(block) {
+  .check_block(block, "block")
+  .Call(C_R_swig_r_block_children, block, FALSE)
+}
+
 mx_block_forward <- function(block, ...) {
   .check_block(block, "block")
   inputs <- list(...)
