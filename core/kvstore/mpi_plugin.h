@@ -27,7 +27,10 @@
 
 #include "mxc/mxc.h"
 
-#define MXC__MPI_PLUGIN_ABI 1
+/* 2 (2026-11-29): allreduce takes a source and a second destination. A
+ * plug-in of ABI 1 (from the same mxc version's earlier sources) is
+ * refused rather than called with the wrong arguments. */
+#define MXC__MPI_PLUGIN_ABI 2
 #define MXC__MPI_PLUGIN_ENTRY "mxc_mpi_plugin_v1"
 /* Looked up by the dynamic loader's rules (the Debian package
  * libmxc-mpi1 installs it beside libmxc.so.1); MXC_MPI_PLUGIN, read once,
