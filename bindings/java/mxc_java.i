@@ -583,14 +583,15 @@ static int mxcj_upcall_end(JavaVM *vm, JNIEnv *env, int attached, int rc) {
 static int mxcj_block_forward(void *user, mxc_block self, int n_in,
                               const mxc_ndarray *in, mxc_ndarray *out) {
   mxcj_upcall *u = (mxcj_upcall *)user;
+  JavaVM *vm = u->vm; /* u is not read after the call (see mxcj_kv_update) */
   int attached = 0, rc = MXC_ERR_OOM;
-  JNIEnv *env = mxcj_env(u->vm, &attached);
+  JNIEnv *env = mxcj_env(vm, &attached);
   jlongArray jin, jout;
   jlong y = 0;
   if (env == NULL) return MXC_ERR_INTERNAL;
   if ((*env)->PushLocalFrame(env, 4) != 0) {
     (*env)->ExceptionClear(env);
-    if (attached) (*u->vm)->DetachCurrentThread(u->vm);
+    if (attached) (*vm)->DetachCurrentThread(vm);
     return MXC_ERR_OOM;
   }
   jin = (*env)->NewLongArray(env, n_in);
@@ -602,7 +603,7 @@ static int mxcj_block_forward(void *user, mxc_block self, int n_in,
     if (!(*env)->ExceptionCheck(env))
       (*env)->GetLongArrayRegion(env, jout, 0, 1, &y);
   }
-  rc = mxcj_upcall_end(u->vm, env, attached, rc);
+  rc = mxcj_upcall_end(vm, env, attached, rc);
   if (rc == MXC_OK) *out = (mxc_ndarray)(intptr_t)y;
   return rc;
 }
@@ -630,13 +631,16 @@ static mxc_block mxcb_java_block_create_user(JNIEnv *jenv_, const char *name,
 static int mxcj_kv_update(const char *str_key, int64_t int_key,
                           mxc_ndarray recv, mxc_ndarray local, void *user) {
   mxcj_upcall *u = (mxcj_upcall *)user;
+  /* u is not read after the call: org.mxc refuses to replace an updater
+   * from inside one, but only the copy keeps that a Java-side rule. */
+  JavaVM *vm = u->vm;
   int attached = 0, rc = MXC_ERR_OOM;
-  JNIEnv *env = mxcj_env(u->vm, &attached);
+  JNIEnv *env = mxcj_env(vm, &attached);
   jstring key = NULL;
   if (env == NULL) return MXC_ERR_INTERNAL;
   if ((*env)->PushLocalFrame(env, 2) != 0) {
     (*env)->ExceptionClear(env);
-    if (attached) (*u->vm)->DetachCurrentThread(u->vm);
+    if (attached) (*vm)->DetachCurrentThread(vm);
     return MXC_ERR_OOM;
   }
   if (str_key != NULL) key = (*env)->NewStringUTF(env, str_key);
@@ -645,7 +649,7 @@ static int mxcj_kv_update(const char *str_key, int64_t int_key,
                                     (jlong)int_key, (jlong)(intptr_t)recv,
                                     (jlong)(intptr_t)local);
   }
-  return mxcj_upcall_end(u->vm, env, attached, rc);
+  return mxcj_upcall_end(vm, env, attached, rc);
 }
 
 /* Makes target's int update(String, long, long, long) the store's updater

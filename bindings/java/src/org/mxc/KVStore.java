@@ -145,6 +145,7 @@ public final class KVStore extends NativeObject {
 
   /** Sums arrays[i] for keys[i] over the list and the workers. */
   public void push(String[] keys, int priority, NDArray... arrays) {
+    Upcalls.clear();
     synchronized (slot) {
       MxcNative.kvstore_push(handle(), keys, Op.handles(arrays), priority);
     }
@@ -157,6 +158,7 @@ public final class KVStore extends NativeObject {
 
   /** Sums arrays[i] for the int keys keys[i] over the list and the workers. */
   public void push(long[] keys, int priority, NDArray... arrays) {
+    Upcalls.clear();
     synchronized (slot) {
       MxcNative.java_kvstore_push_int(handle(), keys, Op.handles(arrays), priority);
     }
@@ -179,6 +181,7 @@ public final class KVStore extends NativeObject {
 
   /** Pushes the arrays and pulls the results back into them. */
   public void pushPull(String[] keys, int priority, NDArray... arrays) {
+    Upcalls.clear();
     synchronized (slot) {
       MxcNative.kvstore_pushpull(handle(), keys, Op.handles(arrays), priority);
     }
@@ -191,6 +194,7 @@ public final class KVStore extends NativeObject {
 
   /** Pushes the arrays of the int keys and pulls the results back into them. */
   public void pushPull(long[] keys, int priority, NDArray... arrays) {
+    Upcalls.clear();
     synchronized (slot) {
       MxcNative.java_kvstore_pushpull_int(handle(), keys, Op.handles(arrays), priority);
     }
@@ -202,6 +206,7 @@ public final class KVStore extends NativeObject {
    * replacing any {@link Updater}.
    */
   public void setOptimizer(String name, Map<String, ?> params) {
+    notFromTheUpdater("setOptimizer");
     synchronized (slot) {
       MxcNative.kvstore_set_optimizer(handle(), name, Op.kv(params));
       slot.release(); // replaced in C: no push is running it (they hold slot)
@@ -217,6 +222,7 @@ public final class KVStore extends NativeObject {
    * through a closed store trains without it.
    */
   public void setUpdater(Updater updater) {
+    notFromTheUpdater("setUpdater");
     synchronized (slot) {
       long token = MxcNative.java_kvstore_set_updater(
           handle(), updater == null ? null : new UpdaterCall(updater));
@@ -224,6 +230,28 @@ public final class KVStore extends NativeObject {
       slot.token = token;
     }
     if (updater != null) dropAtScopeEnd();
+  }
+
+  /**
+   * Frees the store (idempotent) and drops its Java updater; a {@link Fit}
+   * holding the store trains on without the updater. Not from inside the
+   * updater (INVALID_ARGUMENT).
+   */
+  @Override
+  public void close() {
+    notFromTheUpdater("close");
+    super.close();
+  }
+
+  /**
+   * The updater runs inside push, which holds slot: replacing or dropping
+   * it from there would free what the running push still calls.
+   */
+  private void notFromTheUpdater(String what) {
+    if (Thread.holdsLock(slot)) {
+      throw new MxcException(MxcException.INVALID_ARGUMENT,
+          "KVStore." + what + ": not from inside a push (the updater is running)");
+    }
   }
 
   /** The end of the scope owning this store drops the updater while the handle works. */

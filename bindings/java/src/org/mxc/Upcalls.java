@@ -47,6 +47,15 @@ final class Upcalls {
     return code;
   }
 
+  /**
+   * Forgets a record no native failure took (a failure mxc handled
+   * itself): called where Java enters code that runs callbacks (forward,
+   * fit's run, push), so an old record never lands on a later failure.
+   */
+  static void clear() {
+    PENDING.remove();
+  }
+
   /** The record if its code is code (cleared either way), else null. */
   static Failure take(int code) {
     Failure f = PENDING.get();

@@ -201,6 +201,11 @@ class KVStoreTest {
       NDArray one = NDArray.zeros(DType.FLOAT32, 2);
       kv.pull(new int[] {1}, 0, one);
       assertArrayEquals(new float[] {11, 21}, one.toFloatArray()); // key 1 was updated
+      // Replacing the updater from inside it is refused (the push still runs it).
+      kv.setUpdater((key, grad, weight) -> kv.setUpdater(null));
+      e = assertThrows(MxcException.class, () -> kv.push(new int[] {1}, 0, g));
+      assertEquals(MxcException.INVALID_ARGUMENT, e.code());
+      assertTrue(e.getMessage().contains("not from inside a push"), e.getMessage());
       kv.setUpdater(null); // pushes store the sum again
       kv.push(new int[] {2}, 0, g);
       kv.pull(new int[] {2}, 0, one);
