@@ -738,3 +738,43 @@ static const char *mxcb_java_last_error(void) {
   return mxc_last_error();
 }
 %}
+
+%inline %{
+/* ---- for tests: a forward pass on a thread the JVM does not know --------
+ * mxc calls a user block's function on the thread calling forward; a C
+ * program (or a C library embedding the JVM) may call it from its own
+ * threads. UserBlockTest checks through this that such a thread is
+ * attached for the call and detached again. */
+#include <pthread.h>
+
+typedef struct {
+  mxc_block block;
+  mxc_ndarray in, out;
+  int rc;
+} mxcj_native_forward;
+
+static void *mxcj_native_forward_run(void *p) {
+  mxcj_native_forward *f = (mxcj_native_forward *)p;
+  f->rc = mxc_block_forward(f->block, 1, &f->in, &f->out);
+  return NULL;
+}
+
+/* mxc_block_forward(b, x) on a new native thread, joined: a new array
+ * owned by the caller. */
+static mxc_ndarray mxcb_java_test_forward_on_native_thread(mxc_block b,
+                                                           mxc_ndarray x) {
+  mxcj_native_forward f = {b, x, NULL, MXC_OK};
+  pthread_t t;
+  mxcb__begin();
+  if (pthread_create(&t, NULL, mxcj_native_forward_run, &f) != 0) {
+    mxcb__fail_msg(MXC_ERR_INTERNAL, "cannot start a thread");
+    return NULL;
+  }
+  pthread_join(t, NULL);
+  if (f.rc != MXC_OK) {
+    mxcb__fail_msg(f.rc, "the forward pass on a native thread failed");
+    return NULL;
+  }
+  return f.out;
+}
+%}

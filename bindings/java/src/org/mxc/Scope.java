@@ -116,7 +116,14 @@ public final class Scope implements AutoCloseable {
       list = beforeEnd;
       beforeEnd = null;
     }
-    if (list != null) list.forEach(Runnable::run);
+    if (list == null) return;
+    for (Runnable r : list) {
+      try {
+        r.run();
+      } catch (MxcException e) {
+        // Best effort: the scope must end whatever one object could not undo.
+      }
+    }
   }
 
   /** Live handles registered in this scope (not in scopes inside it). */

@@ -297,6 +297,36 @@ class UserBlockTest {
     shared.close();
   }
 
+  /**
+   * A forward pass called by a thread the JVM does not know (a C thread):
+   * the callback attaches it for the call and detaches it again (its
+   * Thread object is then dead), with the same result.
+   */
+  @Test
+  void forwardOnANativeThreadAttachesAndDetachesIt() {
+    try (Scope s = Scope.open()) {
+      Dense fc = new Dense(3, null, "nt_fc", null);
+      List<Thread> seen = java.util.Collections.synchronizedList(new ArrayList<>());
+      UserBlock b = new UserBlock("nt", x -> {
+        seen.add(Thread.currentThread());
+        return fc.forward(x[0]).add(x[0]);
+      }, fc);
+      b.initialize("xavier");
+      NDArray in = NDArray.of(randoms(new Random(8), 6), 2, 3);
+      float[] want = b.forward(in).toFloatArray();
+      for (int i = 0; i < 3; i++) {
+        NDArray y = new NDArray(
+            org.mxc.swig.MxcNative.java_test_forward_on_native_thread(b.handle(), in.handle()));
+        assertArrayEquals(want, y.toFloatArray());
+      }
+      assertEquals(4, seen.size());
+      assertSame(Thread.currentThread(), seen.get(0));
+      for (Thread t : seen.subList(1, 4)) {
+        assertTrue(t != Thread.currentThread() && !t.isAlive(), t.toString());
+      }
+    }
+  }
+
   /** The callbacks' global references and the handles, once the blocks are gone. */
   @Test
   void closeScopeAndCleanerReleaseTheFunction() throws InterruptedException {
