@@ -36,7 +36,9 @@
 _Static_assert(sizeof(void *) == sizeof(jlong),
                "handles travel as jlong: 64-bit pointers only");
 
-/* org.mxc.MxcException and its (int, String) constructor, resolved once
+/* org.mxc.MxcException and its (int, String, boolean) constructor (the
+ * one for native failures: it adds the Java exception a callback threw
+ * on this thread, see org.mxc.Upcalls), resolved once
  * when the library is loaded (JNI_OnLoad runs in the loading class's
  * class loader, which can see org.mxc). */
 static jclass mxcj_exc_class;
@@ -53,7 +55,7 @@ JNIEXPORT jint JNICALL JNI_OnLoad(JavaVM *vm, void *reserved) {
   mxcj_exc_class = (jclass)(*env)->NewGlobalRef(env, local);
   (*env)->DeleteLocalRef(env, local);
   mxcj_exc_ctor = (*env)->GetMethodID(env, mxcj_exc_class, "<init>",
-                                      "(ILjava/lang/String;)V");
+                                      "(ILjava/lang/String;Z)V");
   return mxcj_exc_ctor == NULL ? JNI_ERR : JNI_VERSION_1_8;
 }
 
@@ -65,7 +67,8 @@ static void mxcj_throw(JNIEnv *env, int code, const char *message) {
   if ((*env)->ExceptionCheck(env)) return;
   msg = (*env)->NewStringUTF(env, message != NULL ? message : "");
   if (msg == NULL) return;
-  exc = (*env)->NewObject(env, mxcj_exc_class, mxcj_exc_ctor, (jint)code, msg);
+  exc = (*env)->NewObject(env, mxcj_exc_class, mxcj_exc_ctor, (jint)code, msg,
+                         JNI_TRUE);
   if (exc != NULL) (*env)->Throw(env, (jthrowable)exc);
 }
 
@@ -469,5 +472,309 @@ static void mxcb_java_fit_add_listener(JNIEnv *jenv_, mxc_fit fit,
   }
   /* On failure mxc_fit_add_listener runs mxcj_listener_free itself. */
   mxcb__check(mxc_fit_add_listener(fit, mxcj_fit_event, l, mxcj_listener_free));
+}
+%}
+
+/* ---- int keys: long[] -> int64_t keys (KVStore) --------------------------
+ * Copied (GetLongArrayRegion), on the stack up to MXCJ_STACK_HANDLES keys:
+ * int64_t and jlong are the same 64-bit type here. */
+%typemap(jni) (const int64_t *INT_KEYS, int N_INT_KEYS) "jlongArray"
+%typemap(jtype) (const int64_t *INT_KEYS, int N_INT_KEYS) "long[]"
+%typemap(jstype) (const int64_t *INT_KEYS, int N_INT_KEYS) "long[]"
+%typemap(javain) (const int64_t *INT_KEYS, int N_INT_KEYS) "$javainput"
+%typemap(in) (const int64_t *INT_KEYS, int N_INT_KEYS)
+    (int64_t stackkeys[MXCJ_STACK_HANDLES], int64_t *heapkeys = NULL) {
+  jsize n = $input == NULL ? 0 : (*jenv)->GetArrayLength(jenv, $input);
+  $1 = stackkeys;
+  if (n > MXCJ_STACK_HANDLES) {
+    heapkeys = (int64_t *)malloc((size_t)n * sizeof *heapkeys);
+    if (heapkeys == NULL) {
+      mxcj_throw(jenv, MXC_ERR_OOM, "out of memory for a key list");
+      return $null;
+    }
+    $1 = heapkeys;
+  }
+  if (n > 0) (*jenv)->GetLongArrayRegion(jenv, $input, 0, n, (jlong *)$1);
+  $2 = (int)n;
+}
+%typemap(freearg) (const int64_t *INT_KEYS, int N_INT_KEYS)
+    %{ free(heapkeys$argnum); %}
+
+%inline %{
+/* ---- user blocks and KVStore updaters: C calling back into the JVM ------
+ * The same design as the fit listeners above: a Java object (org.mxc's
+ * dispatcher, which catches every Throwable and returns an MXC_ERR_* code)
+ * held by a global reference, its method resolved once. The callbacks run
+ * on the thread that called mxc_block_forward / mxc_kvstore_push (a Java
+ * thread already); any other thread is attached for the call and detached
+ * again. Each call runs in a local frame of its own (PushLocalFrame), so a
+ * forward pass called a million times inside one long native call (a fit
+ * run) does not fill that call's local reference table. mxcj_upcall_refs
+ * counts the global references held, so tests can see that closing a
+ * block or a store, or replacing an updater, drops them. */
+#include <stdatomic.h>
+
+typedef struct {
+  JavaVM *vm;
+  jobject target;   /* global reference */
+  jmethodID method;
+} mxcj_upcall;
+
+static atomic_long mxcj_upcall_refs;
+
+/* A holder of target's method name(sig); NULL with mxcb's failure set, or
+ * a Java exception pending (NoSuchMethodError). */
+static mxcj_upcall *mxcj_upcall_new(JNIEnv *env, jobject target,
+                                    const char *name, const char *sig) {
+  mxcj_upcall *u;
+  jclass cls;
+  if (target == NULL) {
+    mxcb__fail_msg(MXC_ERR_INVALID_ARGUMENT, "callback target is null");
+    return NULL;
+  }
+  u = (mxcj_upcall *)calloc(1, sizeof *u);
+  if (u == NULL) {
+    mxcb__fail_msg(MXC_ERR_OOM, "out of memory for a callback");
+    return NULL;
+  }
+  cls = (*env)->GetObjectClass(env, target);
+  u->method = (*env)->GetMethodID(env, cls, name, sig);
+  (*env)->DeleteLocalRef(env, cls);
+  if (u->method == NULL || (*env)->GetJavaVM(env, &u->vm) != JNI_OK ||
+      (u->target = (*env)->NewGlobalRef(env, target)) == NULL) {
+    free(u);
+    if (!(*env)->ExceptionCheck(env))
+      mxcb__fail_msg(MXC_ERR_INTERNAL, "cannot hold the callback");
+    return NULL;
+  }
+  atomic_fetch_add(&mxcj_upcall_refs, 1);
+  return u;
+}
+
+/* Drops the global reference (from any thread) and the holder. */
+static void mxcj_upcall_free(void *p) {
+  mxcj_upcall *u = (mxcj_upcall *)p;
+  int attached = 0;
+  JNIEnv *env;
+  if (u == NULL) return;
+  env = mxcj_env(u->vm, &attached);
+  if (env != NULL) {
+    (*env)->DeleteGlobalRef(env, u->target);
+    atomic_fetch_sub(&mxcj_upcall_refs, 1);
+  }
+  if (attached) (*u->vm)->DetachCurrentThread(u->vm);
+  free(u);
+}
+
+/* The end of a callback: a Java exception escaping the dispatcher anyway
+ * (an Error while handling one) is cleared and becomes MXC_ERR_INTERNAL,
+ * so none is ever pending while mxc's C code runs. */
+static int mxcj_upcall_end(JavaVM *vm, JNIEnv *env, int attached, int rc) {
+  if ((*env)->ExceptionCheck(env)) {
+    (*env)->ExceptionClear(env);
+    rc = MXC_ERR_INTERNAL;
+  }
+  (*env)->PopLocalFrame(env, NULL);
+  if (attached) (*vm)->DetachCurrentThread(vm);
+  return rc;
+}
+
+/* mxc_block_forward_fn: int forward(long self, long[] in, long[] out). */
+static int mxcj_block_forward(void *user, mxc_block self, int n_in,
+                              const mxc_ndarray *in, mxc_ndarray *out) {
+  mxcj_upcall *u = (mxcj_upcall *)user;
+  JavaVM *vm = u->vm; /* u is not read after the call (see mxcj_kv_update) */
+  int attached = 0, rc = MXC_ERR_OOM;
+  JNIEnv *env = mxcj_env(vm, &attached);
+  jlongArray jin, jout;
+  jlong y = 0;
+  if (env == NULL) return MXC_ERR_INTERNAL;
+  if ((*env)->PushLocalFrame(env, 4) != 0) {
+    (*env)->ExceptionClear(env);
+    if (attached) (*vm)->DetachCurrentThread(vm);
+    return MXC_ERR_OOM;
+  }
+  jin = (*env)->NewLongArray(env, n_in);
+  jout = (*env)->NewLongArray(env, 1);
+  if (jin != NULL && jout != NULL) {
+    (*env)->SetLongArrayRegion(env, jin, 0, n_in, (const jlong *)in);
+    rc = (int)(*env)->CallIntMethod(env, u->target, u->method,
+                                    (jlong)(intptr_t)self, jin, jout);
+    if (!(*env)->ExceptionCheck(env))
+      (*env)->GetLongArrayRegion(env, jout, 0, 1, &y);
+  }
+  rc = mxcj_upcall_end(vm, env, attached, rc);
+  if (rc == MXC_OK) *out = (mxc_ndarray)(intptr_t)y;
+  return rc;
+}
+
+/* A user block whose forward pass calls target's
+ * int forward(long self, long[] in, long[] out) (org.mxc.UserBlock's
+ * dispatcher). The block owns the global reference: mxc_block_create_user
+ * drops it through mxcj_upcall_free when the block is destroyed, also
+ * when the call fails. */
+static mxc_block mxcb_java_block_create_user(JNIEnv *jenv_, const char *name,
+                                             jobject target) {
+  mxc_block out = NULL;
+  mxcj_upcall *u;
+  mxcb__begin();
+  u = mxcj_upcall_new(jenv_, target, "forward", "(J[J[J)I");
+  if (u == NULL) return NULL;
+  return mxcb__check(mxc_block_create_user(name, mxcj_block_forward, u,
+                                           mxcj_upcall_free, &out))
+             ? NULL
+             : out;
+}
+
+/* mxc_kvstore_updater_fn: int update(String strKey, long intKey, long recv,
+ * long local); strKey null for an int key. */
+static int mxcj_kv_update(const char *str_key, int64_t int_key,
+                          mxc_ndarray recv, mxc_ndarray local, void *user) {
+  mxcj_upcall *u = (mxcj_upcall *)user;
+  /* u is not read after the call: org.mxc refuses to replace an updater
+   * from inside one, but only the copy keeps that a Java-side rule. */
+  JavaVM *vm = u->vm;
+  int attached = 0, rc = MXC_ERR_OOM;
+  JNIEnv *env = mxcj_env(vm, &attached);
+  jstring key = NULL;
+  if (env == NULL) return MXC_ERR_INTERNAL;
+  if ((*env)->PushLocalFrame(env, 2) != 0) {
+    (*env)->ExceptionClear(env);
+    if (attached) (*vm)->DetachCurrentThread(vm);
+    return MXC_ERR_OOM;
+  }
+  if (str_key != NULL) key = (*env)->NewStringUTF(env, str_key);
+  if (str_key == NULL || key != NULL) {
+    rc = (int)(*env)->CallIntMethod(env, u->target, u->method, key,
+                                    (jlong)int_key, (jlong)(intptr_t)recv,
+                                    (jlong)(intptr_t)local);
+  }
+  return mxcj_upcall_end(vm, env, attached, rc);
+}
+
+/* Makes target's int update(String, long, long, long) the store's updater
+ * (target null: none). The C API gives user_data no free function, so
+ * the caller owns the returned token (0 for none) and gives it to
+ * mxcb_java_upcall_release once the updater is replaced or removed, or
+ * the store freed, when no push can be calling it any more. */
+static int64_t mxcb_java_kvstore_set_updater(JNIEnv *jenv_, mxc_kvstore kv,
+                                             jobject target) {
+  mxcj_upcall *u = NULL;
+  mxcb__begin();
+  if (target != NULL) {
+    u = mxcj_upcall_new(jenv_, target, "update", "(Ljava/lang/String;JJJ)I");
+    if (u == NULL) return 0;
+  }
+  if (mxcb__check(mxc_kvstore_set_updater(kv, u ? mxcj_kv_update : NULL, u))) {
+    mxcj_upcall_free(u);
+    return 0;
+  }
+  return (int64_t)(intptr_t)u;
+}
+
+/* Drops an updater's global reference (token from the call above; 0 is
+ * accepted). */
+static void mxcb_java_upcall_release(int64_t token) {
+  mxcb__begin();
+  mxcj_upcall_free((void *)(intptr_t)token);
+}
+
+/* Global references held by user blocks and updaters (tests). */
+static int64_t mxcb_java_upcall_refs(void) {
+  mxcb__begin();
+  return (int64_t)atomic_load(&mxcj_upcall_refs);
+}
+
+/* Int-key KVStore calls: one key per array. */
+static void mxcb_java_kvstore_init_int(mxc_kvstore kv, const int64_t *INT_KEYS,
+                                       int N_INT_KEYS,
+                                       const mxc_ndarray *HANDLES,
+                                       int N_HANDLES) {
+  mxcb__begin();
+  if (!mxcb__kv_counts(N_INT_KEYS, N_HANDLES)) return;
+  mxcb__check(mxc_kvstore_init(kv, N_INT_KEYS, INT_KEYS, NULL, HANDLES));
+}
+
+static void mxcb_java_kvstore_push_int(mxc_kvstore kv, const int64_t *INT_KEYS,
+                                       int N_INT_KEYS,
+                                       const mxc_ndarray *HANDLES,
+                                       int N_HANDLES, int priority) {
+  mxcb__begin();
+  if (!mxcb__kv_counts(N_INT_KEYS, N_HANDLES)) return;
+  mxcb__check(mxc_kvstore_push(kv, N_INT_KEYS, INT_KEYS, NULL, HANDLES,
+                               priority));
+}
+
+static void mxcb_java_kvstore_pull_int(mxc_kvstore kv, const int64_t *INT_KEYS,
+                                       int N_INT_KEYS,
+                                       const mxc_ndarray *HANDLES,
+                                       int N_HANDLES, int priority) {
+  mxcb__begin();
+  if (!mxcb__kv_counts(N_INT_KEYS, N_HANDLES)) return;
+  mxcb__check(mxc_kvstore_pull(kv, N_INT_KEYS, INT_KEYS, NULL, HANDLES,
+                               priority));
+}
+
+/* In place, as mxcb_kvstore_pushpull. */
+static void mxcb_java_kvstore_pushpull_int(mxc_kvstore kv,
+                                           const int64_t *INT_KEYS,
+                                           int N_INT_KEYS,
+                                           const mxc_ndarray *HANDLES,
+                                           int N_HANDLES, int priority) {
+  mxcb__begin();
+  if (!mxcb__kv_counts(N_INT_KEYS, N_HANDLES)) return;
+  mxcb__check(mxc_kvstore_pushpull(kv, N_INT_KEYS, INT_KEYS, NULL, HANDLES,
+                                   HANDLES, priority));
+}
+%}
+
+%inline %{
+/* mxc's message of the calling thread's last failure: a callback that
+ * fails reads it, because mxc prefixes that message on the way out ("fn:
+ * " + message), and the C API gives a block's forward function no way to
+ * set its own; org.mxc.Upcalls swaps it for the Java exception's text. */
+static const char *mxcb_java_last_error(void) {
+  mxcb__begin();
+  return mxc_last_error();
+}
+%}
+
+%inline %{
+/* ---- for tests: a forward pass on a thread the JVM does not know --------
+ * mxc calls a user block's function on the thread calling forward; a C
+ * program (or a C library embedding the JVM) may call it from its own
+ * threads. UserBlockTest checks through this that such a thread is
+ * attached for the call and detached again. */
+#include <pthread.h>
+
+typedef struct {
+  mxc_block block;
+  mxc_ndarray in, out;
+  int rc;
+} mxcj_native_forward;
+
+static void *mxcj_native_forward_run(void *p) {
+  mxcj_native_forward *f = (mxcj_native_forward *)p;
+  f->rc = mxc_block_forward(f->block, 1, &f->in, &f->out);
+  return NULL;
+}
+
+/* mxc_block_forward(b, x) on a new native thread, joined: a new array
+ * owned by the caller. */
+static mxc_ndarray mxcb_java_test_forward_on_native_thread(mxc_block b,
+                                                           mxc_ndarray x) {
+  mxcj_native_forward f = {b, x, NULL, MXC_OK};
+  pthread_t t;
+  mxcb__begin();
+  if (pthread_create(&t, NULL, mxcj_native_forward_run, &f) != 0) {
+    mxcb__fail_msg(MXC_ERR_INTERNAL, "cannot start a thread");
+    return NULL;
+  }
+  pthread_join(t, NULL);
+  if (f.rc != MXC_OK) {
+    mxcb__fail_msg(f.rc, "the forward pass on a native thread failed");
+    return NULL;
+  }
+  return f.out;
 }
 %}

@@ -102,6 +102,7 @@ public class Block extends NativeObject {
    * and label): a new array, recorded inside {@link Autograd#record()}.
    */
   public NDArray forward(NDArray... inputs) {
+    Upcalls.clear();
     try {
       return new NDArray(MxcNative.block_forward(handle(), Op.handles(inputs)));
     } finally {

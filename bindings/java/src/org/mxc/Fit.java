@@ -232,6 +232,7 @@ public final class Fit extends NativeObject {
       runner = Thread.currentThread();
       d = dispatch;
     }
+    Upcalls.clear();
     try {
       MxcNative.fit_run(handle(), train.handle(), val == null ? 0 : val.handle());
       return this;

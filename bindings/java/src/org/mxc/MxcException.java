@@ -40,6 +40,25 @@ public class MxcException extends RuntimeException {
     this.code = code;
   }
 
+  /**
+   * Called from native code only (mxc_java.i): a failure of the library
+   * that a Java callback on this thread caused (a {@link UserBlock}'s
+   * forward function or a {@link KVStore.Updater} that threw) carries that
+   * exception as its cause, and its message says what was thrown.
+   */
+  @SuppressWarnings("unused")
+  private MxcException(int code, String message, boolean fromNative) {
+    this(code, message, Upcalls.take(code));
+  }
+
+  private MxcException(int code, String message, Upcalls.Failure failure) {
+    super(Upcalls.describe(message, failure));
+    this.code = code;
+    // Only when there is one: a null cause could never be set later.
+    Throwable cause = Upcalls.cause(failure);
+    if (cause != null) initCause(cause);
+  }
+
   /** The {@code MXC_ERR_*} code (positive). */
   public int code() {
     return code;

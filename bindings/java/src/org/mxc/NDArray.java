@@ -38,6 +38,8 @@ public final class NDArray implements AutoCloseable {
   private static final class Free implements Runnable {
     private final long handle;
     volatile Scope scope = Scope.current();
+    /** The handle was given to mxc (a UserBlock's result): never freed here. */
+    volatile boolean given;
 
     Free(long handle) {
       this.handle = handle;
@@ -45,7 +47,7 @@ public final class NDArray implements AutoCloseable {
 
     @Override
     public void run() {
-      if (!Scope.released(scope)) MxcNative.ndarray_free(handle);
+      if (!given && !Scope.released(scope)) MxcNative.ndarray_free(handle);
       Pressure.LIVE.decrement();
     }
   }
@@ -133,6 +135,51 @@ public final class NDArray implements AutoCloseable {
   }
 
   /**
+   * A view of a handle mxc lends to a callback (a {@link UserBlock}'s
+   * inputs, a {@link KVStore.Updater}'s arrays): no Cleaner, never freed
+   * here, in no scope; {@link #invalidate()} when the call returns, so a
+   * callback that kept it gets MxcException instead of a freed handle.
+   */
+  private NDArray(long handle, boolean borrowed) {
+    this.handle = handle;
+    this.free = null;
+    this.cleanable = null;
+  }
+
+  static NDArray borrowed(long handle) {
+    return new NDArray(handle, true);
+  }
+
+  /** The scope that frees this array (null: none, or borrowed). */
+  Scope ownerScope() {
+    return free == null ? null : free.scope;
+  }
+
+  /** Whether this is a borrowed view (see {@link #borrowed}). */
+  boolean isBorrowed() {
+    return free == null;
+  }
+
+  /** Ends a borrowed view: later use throws INVALID_HANDLE. */
+  void invalidate() {
+    handle = 0;
+  }
+
+  /**
+   * Gives this array's handle to mxc (a user block's result: mxc owns it
+   * from now on) and closes this object without freeing the handle. The
+   * handle leaves every scope first, so no scope frees it either.
+   */
+  long giveToMxc() {
+    long h = handle();
+    MxcNative.scope_keep(h, 1);
+    free.given = true;
+    handle = 0;
+    cleanable.clean();
+    return h;
+  }
+
+  /**
    * Moves this array out of its {@link Scope} into the enclosing one (out
    * of an outermost scope: into none), so that it outlives the scope; a
    * no-op outside scopes. Returns this, for {@code return y.keep();}.
@@ -151,6 +198,11 @@ public final class NDArray implements AutoCloseable {
   }
 
   private NDArray moveOut(boolean all) {
+    if (free == null) {
+      throw new MxcException(MxcException.INVALID_ARGUMENT,
+          "a callback's borrowed array belongs to mxc and lives only for the call: "
+              + "keep a result of an operator on it instead");
+    }
     try {
       MxcNative.scope_keep(handle(), all ? 1 : 0);
       Scope s = free.scope;
@@ -514,7 +566,7 @@ public final class NDArray implements AutoCloseable {
   public void close() {
     if (handle != 0) {
       handle = 0;
-      cleanable.clean();
+      if (cleanable != null) cleanable.clean(); // borrowed: mxc's
     }
   }
 

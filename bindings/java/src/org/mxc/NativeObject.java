@@ -68,6 +68,11 @@ abstract class NativeObject implements AutoCloseable {
     moveOut(true);
   }
 
+  /** The scope whose end frees this object (null: none). */
+  Scope ownerScope() {
+    return free.scope;
+  }
+
   /** The live handle; throws when closed. */
   long handle() {
     long h = handle;
