@@ -249,13 +249,21 @@ int mxc__handle_release(uintptr_t h, int kind, const char *what,
   pthread_mutex_lock(&g_lock);
   slot *s;
   int rc = invalidate(h, kind, what, &s);
-  if (rc == MXC_OK) push_free((uint32_t)((uint64_t)h & 0xffffffffu));
-  pthread_mutex_unlock(&g_lock);
   if (rc == MXC_OK) {
+    /* Read before the slot goes back on the free list: once it is there
+     * (and the lock is released) another thread's mxc__handle_new may
+     * take it and store its own object. Reading after the unlock handed
+     * a user block's caller another thread's new array, now and then
+     * (bindings/go TestUserBlockFromManyGoroutines, 2026-11-29). */
     *out_obj = atomic_load_explicit(&s->obj, memory_order_relaxed);
+    push_free((uint32_t)((uint64_t)h & 0xffffffffu));
   }
+  pthread_mutex_unlock(&g_lock);
+  if (rc == MXC_OK && mxc__handle_release_hook) mxc__handle_release_hook();
   return rc;
 }
+
+void (*mxc__handle_release_hook)(void);
 
 int64_t mxc__handle_live(void) { return atomic_load(&g_live); }
 

@@ -80,6 +80,11 @@ int mxc__handle_get(uintptr_t h, int kind, const char *what, void **out);
 int mxc__handle_release(uintptr_t h, int kind, const char *what,
                         void **out_obj);
 
+/* Tests only: called by mxc__handle_release after it has freed the slot
+ * and released the table's lock (where another thread may take the slot
+ * at once), so that a test can do that there. NULL: nothing. */
+extern void (*mxc__handle_release_hook)(void);
+
 /* Invalidates a live handle and destroys its object with dtor once no
  * guarded call can still use it. Same errors as get (nothing happens). */
 int mxc__handle_free(uintptr_t h, int kind, const char *what,

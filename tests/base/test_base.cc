@@ -180,6 +180,32 @@ TEST(Handle, LifecycleAndStaleDetection) {
   EXPECT_EQ(mxc__handle_live(), live);
 }
 
+// Releasing a handle gives back its own object even when another thread
+// takes the freed slot at once (the hook runs where that can happen): the
+// object used to be read after the slot went back on the free list, and a
+// user block's caller got another thread's new array now and then (found
+// through Go's TestUserBlockFromManyGoroutines, 2026-11-29).
+static int g_other;
+static uintptr_t g_taken;
+static void take_freed_slot() {
+  ASSERT_EQ(mxc__handle_new(MXC__HANDLE_NDARRAY, &g_other, &g_taken), MXC_OK);
+}
+
+TEST(Handle, ReleaseReturnsItsObjectWhenTheSlotIsTakenAtOnce) {
+  int mine;
+  uintptr_t h;
+  void *p = nullptr;
+  ASSERT_EQ(mxc__handle_new(MXC__HANDLE_NDARRAY, &mine, &h), MXC_OK);
+  mxc__handle_release_hook = take_freed_slot;
+  int rc = mxc__handle_release(h, MXC__HANDLE_NDARRAY, "h", &p);
+  mxc__handle_release_hook = nullptr;
+  ASSERT_EQ(rc, MXC_OK);
+  EXPECT_EQ(g_taken & 0xffffffffu, h & 0xffffffffu) << "the slot was not reused";
+  EXPECT_EQ(p, &mine);
+  ASSERT_EQ(mxc__handle_release(g_taken, MXC__HANDLE_NDARRAY, "h", &p), MXC_OK);
+  EXPECT_EQ(p, &g_other);
+}
+
 TEST(Handle, ManyHandlesGrowTheTable) {
   const int n = 10000;
   std::vector<uintptr_t> hs(n);
