@@ -33,8 +33,8 @@ class FitTest {
   @TempDir static Path dir;
   static String train, trainLabels, val, valLabels;
 
-  /** n examples of 3 classes, centers 3 apart on the first 3 axes. */
-  private static void blobs(Path data, Path labels, int n, long seed) throws IOException {
+  /** n examples of 3 classes, centers 3 apart on the first 3 axes (CSV; UserBlockTest too). */
+  static void blobs(Path data, Path labels, int n, long seed) throws IOException {
     Random r = new Random(seed);
     StringBuilder d = new StringBuilder(), l = new StringBuilder();
     for (int i = 0; i < n; i++) {

@@ -103,22 +103,6 @@ class UserBlockTest {
     }
   }
 
-  /** Three Gaussian blobs in 4-D (class i centred at 3 on axis i), as CSV. */
-  private static void blobs(Path data, Path labels, int n, long seed) throws IOException {
-    Random r = new Random(seed);
-    StringBuilder d = new StringBuilder(), l = new StringBuilder();
-    for (int i = 0; i < n; i++) {
-      int c = i % 3;
-      for (int j = 0; j < 4; j++) {
-        d.append(j > 0 ? "," : "").append((j == c ? 3.0 : 0.0) + r.nextGaussian() * 0.7);
-      }
-      d.append('\n');
-      l.append(c).append('\n');
-    }
-    Files.writeString(data, d);
-    Files.writeString(labels, l);
-  }
-
   /** A classifier: a residual user block inside a user block, then Dense(3). */
   private static UserBlock classifier(String name) {
     Dense in = new Dense(4, "relu", name + "_in", null);
@@ -131,8 +115,8 @@ class UserBlockTest {
   void fitTrainsAUserBlockImperativeAndHybridized() throws IOException {
     Path d = dir.resolve("blobs.csv"), l = dir.resolve("blobs_labels.csv");
     Path vd = dir.resolve("val.csv"), vl = dir.resolve("val_labels.csv");
-    blobs(d, l, 240, 1);
-    blobs(vd, vl, 120, 2);
+    FitTest.blobs(d, l, 240, 1);
+    FitTest.blobs(vd, vl, 120, 2);
     for (boolean hybrid : new boolean[] {false, true}) {
       try (Scope s = Scope.open()) {
         Mxc.seed(3);
