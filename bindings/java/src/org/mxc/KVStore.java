@@ -219,7 +219,11 @@ public final class KVStore extends NativeObject {
    * The store holds updater (a JNI global reference) until it is replaced
    * or removed, or the store is closed (by {@link #close()}, its Scope's
    * end or the Cleaner), then drops it: a {@link Fit} still training
-   * through a closed store trains without it.
+   * through a closed store trains without it. Thread-safety: pushes made
+   * through this object are serialised with this call, but a {@link Fit}
+   * training through the store pushes from C without that lock, so do not
+   * replace or remove the updater (nor call {@link #setOptimizer}) while
+   * such a fit runs on another thread.
    */
   public void setUpdater(Updater updater) {
     notFromTheUpdater("setUpdater");
