@@ -396,6 +396,20 @@ int mxc__kvstore_push(mxc__kvstore *kv, int n, mxc__kv_keys keys,
   return rc;
 }
 
+/* Copies each stored array into outs[j] whose entry is o->entries[j],
+ * but those marked done. */
+static int pull_rest(push_scratch *o, int n, mxc__ndarray *const *outs,
+                     int priority) {
+  for (int j = 0; j < n; ++j) {
+    if (o->done[j]) continue;
+    char what[160];
+    mxc__kv_key_str(&o->entries[j]->key, what, sizeof what);
+    MXC_FORWARD_IF_ERROR(
+        mxc__kv_push_copy(o->entries[j]->stored, outs[j], priority, what));
+  }
+  return MXC_OK;
+}
+
 int mxc__kvstore_pull(mxc__kvstore *kv, int n, mxc__kv_keys keys,
                       mxc__ndarray *const *outs, int priority) {
   MXC_FORWARD_IF_ERROR(check_call("pull", n, keys, outs));
@@ -403,11 +417,7 @@ int mxc__kvstore_pull(mxc__kvstore *kv, int n, mxc__kv_keys keys,
   MXC_FORWARD_IF_ERROR(scratch_new(n, &s));
   pthread_mutex_lock(&kv->lock);
   int rc = resolve(kv, n, keys, outs, "pull", s.entries);
-  for (int i = 0; i < n && rc == MXC_OK; ++i) {
-    char what[160];
-    mxc__kv_key_str(&s.entries[i]->key, what, sizeof what);
-    rc = mxc__kv_push_copy(s.entries[i]->stored, outs[i], priority, what);
-  }
+  if (rc == MXC_OK) rc = pull_rest(&s, n, outs, priority);
   pthread_mutex_unlock(&kv->lock);
   scratch_free(&s);
   return rc;
@@ -447,18 +457,6 @@ static void mark_direct(push_scratch *s, push_scratch *o, int n, int ng,
   }
 }
 
-static int pull_rest(push_scratch *o, int n, mxc__ndarray *const *outs,
-                     int priority) {
-  for (int j = 0; j < n; ++j) {
-    if (o->done[j]) continue;
-    char what[160];
-    mxc__kv_key_str(&o->entries[j]->key, what, sizeof what);
-    MXC_FORWARD_IF_ERROR(
-        mxc__kv_push_copy(o->entries[j]->stored, outs[j], priority, what));
-  }
-  return MXC_OK;
-}
-
 static int pushpull_direct(mxc__kvstore *kv, int n, mxc__kv_keys keys,
                            mxc__ndarray *const *vals,
                            mxc__ndarray *const *outs, int priority,
@@ -491,12 +489,14 @@ int mxc__kvstore_pushpull(mxc__kvstore *kv, int n, mxc__kv_keys keys,
                           mxc__ndarray *const *vals,
                           mxc__ndarray *const *outs, int priority) {
   MXC_FORWARD_IF_ERROR(check_call("pushpull", n, keys, vals));
-  MXC_FORWARD_IF_ERROR(check_pull(kv, n, keys, outs));
+  MXC_FORWARD_IF_ERROR(check_call("pushpull", n, keys, outs));
   pthread_mutex_lock(&kv->lock);
   int direct = kv->dist && !kv->opt && !kv->updater;
+  /* resolves the outputs itself before pushing: no check_pull */
   int rc = direct ? pushpull_dist(kv, n, keys, vals, outs, priority) : MXC_OK;
   pthread_mutex_unlock(&kv->lock);
   if (direct) return rc;
+  MXC_FORWARD_IF_ERROR(check_pull(kv, n, keys, outs));
   MXC_FORWARD_IF_ERROR(mxc__kvstore_push(kv, n, keys, vals, priority));
   return mxc__kvstore_pull(kv, n, keys, outs, priority);
 }
