@@ -102,6 +102,19 @@ typedef uint32_t vu __attribute__((vector_size(64)));
 #define SPLAT(s) ((vf){0} + (s))
 /* a where mask m is all ones, b where it is zero. */
 #define VSELECT(m, a, b) ((vf)(((vi)(a) & (m)) | ((vi)(b) & ~(m))))
+
+/* Lane masks (all ones or zero) from the bits alone, with shifts and no
+ * compares: GCC 12 compiles an OR of two vector compares, and float
+ * compares on AVX2, into one scalar compare per lane (relu ran 2.5x slower
+ * than a batch norm over the same array). VNAN_MASK: the lane is NaN
+ * (0x7f800000 - |bits| is negative); VPOS_MASK: the lane's bits as a
+ * signed int are > 0, that is x > 0 or x a NaN with the sign clear. */
+#define VNAN_MASK(v) \
+  (((vi){0} + 0x7f800000 - (vi)((vu)(v) & 0x7fffffffu)) >> 31)
+#define VPOS_MASK(v) (~(((vi)(v) | (vi)((vu)(v) - 1u)) >> 31))
+/* a < c, for a and c in [0, 2^31). */
+#define VBELOW_MASK(a, c) (((vi)(a) - (int32_t)(c)) >> 31)
+
 /* 2^n for n + 127 in [1, 254]. */
 #define POW2(n) ((vf)((vu)((n) + 127) << 23))
 
@@ -127,8 +140,8 @@ INLINE void exp_parts(const vf *y, vf *q, vi *n) {
 /* *v = e^*v. */
 INLINE void vexp(vf *v) {
   vu ux = (vu)*v, ax = ux & 0x7fffffffu;
-  vu nan_bits = ax & (vu)(ax > 0x7f800000u);
-  vu lim = (vu)(ax < EXP_CLAMP_BITS);
+  vu nan_bits = ax & (vu)VNAN_MASK(ax);
+  vu lim = (vu)VBELOW_MASK(ax, EXP_CLAMP_BITS);
   ax = (ax & lim) | (EXP_CLAMP_BITS & ~lim);
   vf xc = (vf)(ax | nan_bits | (ux & 0x80000000u)), q;
   vi n;
@@ -149,8 +162,8 @@ INLINE void vsigmoid(vf *v) {
 /* *v = tanh *v. */
 INLINE void vtanh(vf *v) {
   vu ux = (vu)*v, ax = ux & 0x7fffffffu;
-  vi is_nan = (vi)(ax > 0x7f800000u);
-  vu lim = (vu)(ax < TANH_CLAMP_BITS);
+  vi is_nan = VNAN_MASK(ax);
+  vu lim = (vu)VBELOW_MASK(ax, TANH_CLAMP_BITS);
   ax = (ax & lim) | (TANH_CLAMP_BITS & ~lim);
   vf y = (vf)ax * 2.0f, q; /* in [0, 20]: n in [0, 29] */
   vi n;
@@ -176,14 +189,13 @@ INLINE void store_n(float *p, const vf *v, int64_t m) {
 
 /* relu keeping NaN (MXNet's): x where x > 0 or x is NaN, else +0. */
 INLINE void vrelu(vf *v) {
-  vi keep = (*v > 0.0f) | (*v != *v);
-  *v = VSELECT(keep, *v, SPLAT(0.0f));
+  *v = (vf)((vi)*v & (VPOS_MASK(*v) | VNAN_MASK(*v)));
 }
 
 /* relu's derivative from its output: NaN stays NaN, 1 above 0, else 0. */
 INLINE void vrelu_grad(vf *g, const vf *y) {
-  vf d = VSELECT((vi)(*y > 0.0f), SPLAT(1.0f), SPLAT(0.0f));
-  *g = *g * VSELECT((vi)(*y != *y), *y, d);
+  vf d = VSELECT(VPOS_MASK(*y), SPLAT(1.0f), SPLAT(0.0f));
+  *g = *g * VSELECT(VNAN_MASK(*y), *y, d);
 }
 
 INLINE void apply_fn(int fn, vf *v) {

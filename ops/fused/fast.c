@@ -53,6 +53,17 @@ typedef uint32_t vu __attribute__((vector_size(64)));
 /* a where mask m is all ones, b where it is zero. */
 #define VSELECT(m, a, b) ((vf)(((vi)(a) & (m)) | ((vi)(b) & ~(m))))
 
+/* Lane masks (all ones or zero) from the bits alone, with shifts and no
+ * compares: GCC 12 compiles an OR of two vector compares into one scalar
+ * compare per lane. VNAN_MASK: the lane is NaN (0x7f800000 - |bits| is
+ * negative); VPOS_MASK: the lane's bits as a signed int are > 0, that is
+ * x > 0 or x a NaN with the sign clear. */
+#define VNAN_MASK(v) \
+  (((vi){0} + 0x7f800000 - (vi)((vu)(v) & 0x7fffffffu)) >> 31)
+#define VPOS_MASK(v) (~(((vi)(v) | (vi)((vu)(v) - 1u)) >> 31))
+/* a < c, for a and c in [0, 2^31). */
+#define VBELOW_MASK(a, c) (((vi)(a) - (int32_t)(c)) >> 31)
+
 /* *v = e^*v. */
 INLINE void vexp(vf *v) {
   /* Clamp |x| on its bit pattern with integer operations only: float
@@ -60,8 +71,8 @@ INLINE void vexp(vf *v) {
    * vectorizer outside AVX-512. A NaN's bits are OR-ed back in, so it
    * stays NaN through the arithmetic below. */
   vu ux = (vu)*v, ax = ux & 0x7fffffffu;
-  vu nan_bits = ax & (vu)(ax > 0x7f800000u);
-  vu lim = (vu)(ax < CLAMP_BITS);
+  vu nan_bits = ax & (vu)VNAN_MASK(ax);
+  vu lim = (vu)VBELOW_MASK(ax, CLAMP_BITS);
   ax = (ax & lim) | (CLAMP_BITS & ~lim);
   vf xc = (vf)(ax | nan_bits | (ux & 0x80000000u));
   /* Adding 1.5 * 2^23 rounds to an integer held in the low mantissa bits
@@ -172,16 +183,16 @@ INLINE void apply(int kind, vf *v, const vf *o) {
     CASE(MXC__UOP_DIV, x / y)
     CASE(MXC__UOP_RDIV, y / x)
     /* maximum(a, b) = a > b || a is NaN ? a : b, as MXNet: a NaN on
-     * either side gives NaN (x != x is the NaN test); minimum with <. */
-    CASE(MXC__UOP_MAX, VSELECT((vi)(x > y) | (vi)(x != x), x, y))
-    CASE(MXC__UOP_RMAX, VSELECT((vi)(y > x) | (vi)(y != y), y, x))
-    CASE(MXC__UOP_MIN, VSELECT((vi)(x < y) | (vi)(x != x), x, y))
-    CASE(MXC__UOP_RMIN, VSELECT((vi)(y < x) | (vi)(y != y), y, x))
+     * either side gives NaN; minimum with <. */
+    CASE(MXC__UOP_MAX, VSELECT((vi)(x > y) | VNAN_MASK(x), x, y))
+    CASE(MXC__UOP_RMAX, VSELECT((vi)(y > x) | VNAN_MASK(y), y, x))
+    CASE(MXC__UOP_MIN, VSELECT((vi)(x < y) | VNAN_MASK(x), x, y))
+    CASE(MXC__UOP_RMIN, VSELECT((vi)(y < x) | VNAN_MASK(y), y, x))
     CASE(MXC__UOP_NEG, -x)
     CASE(MXC__UOP_ABS, (vf)((vu)x & 0x7fffffffu))
     CASE(MXC__UOP_SQUARE, x * x)
     /* NaN stays NaN, as MXNet's relu keeps it. */
-    CASE(MXC__UOP_RELU, (vf)((vi)x & ((vi)(x > 0.0f) | (vi)(x != x))))
+    CASE(MXC__UOP_RELU, (vf)((vi)x & (VPOS_MASK(x) | VNAN_MASK(x))))
 #undef CASE
     case MXC__UOP_EXP:
       FOR_B(vexp(&v[b]));
