@@ -1,4 +1,5 @@
 /* Version, features, errors, library-wide settings. */
+#include <stdio.h>
 #include <string.h>
 
 #include "api_internal.h"
@@ -93,6 +94,21 @@ int mxc_device_check(int dev_type, int dev_id) {
 
 const char *mxc_last_error(void) { return mxc__error_msg(); }
 int mxc_last_error_code(void) { return mxc__error_code(); }
+
+int mxc_set_last_error(int code, const char *message) {
+  MXC_RETURN_ERROR_IF(code < 0, MXC_ERR_INVALID_ARGUMENT,
+                      "mxc_set_last_error: code %d is not an error code; "
+                      "expected MXC_OK or a positive MXC_ERR_* code",
+                      code);
+  if (code == MXC_OK) {
+    mxc__error_clear();
+    return MXC_OK;
+  }
+  /* Through a copy: message may be mxc_last_error()'s own buffer. */
+  char copy[MXC__ERROR_MAX];
+  snprintf(copy, sizeof copy, "%s", message ? message : "");
+  return mxc__error_set_raw(code, copy);
+}
 
 static const char *const k_error_names[] = {
     [MXC_OK] = "MXC_OK",

@@ -222,10 +222,17 @@ int mxc_kvstore_set_optimizer(mxc_kvstore kv, const char *name,
 typedef struct api_updater {
   mxc_kvstore_updater_fn fn;
   void *ud;
+  mxc_free_fn free_fn; /* NULL: the caller keeps ud */
   mxc__retire_node retire;
 } api_updater;
 
-static void updater_dtor(void *p) { mxc__free(p); }
+/* Runs once no guard that could be calling fn is left (the retirement's
+ * promise), which is what mxc_kvstore_set_updater_ex promises free_fn. */
+static void updater_dtor(void *p) {
+  api_updater *u = p;
+  if (u->free_fn) u->free_fn(u->ud);
+  mxc__free(u);
+}
 
 static void updater_retire(void *p) {
   api_updater *u = p;
@@ -250,14 +257,26 @@ static int call_updater(void *p, const mxc__kv_key *key, mxc__ndarray *recv,
 
 int mxc_kvstore_set_updater(mxc_kvstore kv, mxc_kvstore_updater_fn fn,
                             void *user_data) {
+  return mxc_kvstore_set_updater_ex(kv, fn, user_data, NULL);
+}
+
+int mxc_kvstore_set_updater_ex(mxc_kvstore kv, mxc_kvstore_updater_fn fn,
+                               void *user_data, mxc_free_fn free_fn) {
   API_GUARD();
   mxc__kvstore *k;
-  MXC_FORWARD_IF_ERROR(api_kv(kv, "mxc_kvstore_set_updater: kv", &k));
-  if (!fn) return mxc__kvstore_set_updater(k, NULL, NULL, NULL);
-  api_updater *u = mxc__calloc(1, sizeof *u);
-  MXC_RETURN_ERROR_IF(!u, MXC_ERR_OOM,
-                      "mxc_kvstore_set_updater: out of memory");
-  u->fn = fn;
-  u->ud = user_data;
+  api_updater *u = NULL;
+  int rc = api_kv(kv, "mxc_kvstore_set_updater: kv", &k);
+  if (rc == MXC_OK && !fn) rc = mxc__kvstore_set_updater(k, NULL, NULL, NULL);
+  if (rc != MXC_OK || !fn) {
+    if (free_fn) free_fn(user_data); /* removed, or never taken */
+    return rc;
+  }
+  u = mxc__calloc(1, sizeof *u);
+  if (!u) {
+    if (free_fn) free_fn(user_data);
+    return mxc__error_set(MXC_ERR_OOM,
+                          "mxc_kvstore_set_updater: out of memory");
+  }
+  *u = (api_updater){.fn = fn, .ud = user_data, .free_fn = free_fn};
   return mxc__kvstore_set_updater(k, call_updater, u, updater_retire);
 }

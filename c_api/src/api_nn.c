@@ -107,6 +107,20 @@ static int take_output(mxc_ndarray h, mxc__ndarray **out) {
   return MXC_OK;
 }
 
+/* The caller's function, with its own message when it set one
+ * (mxc_set_last_error, or a failing mxc call) and a plain one otherwise:
+ * cleared first so that an older failure is never reported as its. */
+static int call_user(user_block *u, mxc_block me, int n_in,
+                     const mxc_ndarray *h, mxc_ndarray *y) {
+  mxc__error_clear();
+  int rc = u->fn(u->user_data, me, n_in, h, y);
+  if (rc != MXC_OK && mxc__error_code() != rc) {
+    mxc__error_set(rc, "the forward function returned %d (%s)", rc,
+                   mxc_error_name(rc));
+  }
+  return rc;
+}
+
 static int user_forward(void *p, mxc__block *self, int n_in,
                         mxc__ndarray *const *in, mxc__ndarray **out) {
   user_block *u = p;
@@ -117,7 +131,7 @@ static int user_forward(void *p, mxc__block *self, int n_in,
   int rc = wrap_block(self, &me);
   if (rc == MXC_OK) rc = lend_arrays(in, n_in, h);
   mxc_ndarray y = NULL;
-  if (rc == MXC_OK) rc = u->fn(u->user_data, me, n_in, h, &y);
+  if (rc == MXC_OK) rc = call_user(u, me, n_in, h, &y);
   take_back(h, n_in);
   mxc__free(h);
   mxc_block_free(me);

@@ -102,6 +102,28 @@ TEST(Errors, NamesAndDtypes) {
   EXPECT_EQ(mxc_dtype_name(77), nullptr);
 }
 
+TEST(Errors, SetLastErrorRecordsCodeAndCopiedMessage) {
+  std::string msg = "the callback's reason";
+  EXPECT_EQ(mxc_set_last_error(MXC_ERR_IO, msg.c_str()), MXC_ERR_IO);
+  msg = "changed";
+  EXPECT_EQ(mxc_last_error_code(), MXC_ERR_IO);
+  EXPECT_STREQ(mxc_last_error(), "the callback's reason");
+  // Its own buffer as the message (a callback passing a failure on).
+  EXPECT_EQ(mxc_set_last_error(MXC_ERR_SHAPE, mxc_last_error()),
+            MXC_ERR_SHAPE);
+  EXPECT_STREQ(mxc_last_error(), "the callback's reason");
+  EXPECT_EQ(mxc_set_last_error(MXC_ERR_OOM, nullptr), MXC_ERR_OOM);
+  EXPECT_STREQ(mxc_last_error(), "");
+  std::string huge(5000, 'x');
+  EXPECT_EQ(mxc_set_last_error(MXC_ERR_IO, huge.c_str()), MXC_ERR_IO);
+  EXPECT_EQ(std::string(mxc_last_error()).size(), 1023u);
+  EXPECT_EQ(mxc_set_last_error(MXC_OK, "ignored"), MXC_OK);
+  EXPECT_EQ(mxc_last_error_code(), MXC_OK);
+  EXPECT_STREQ(mxc_last_error(), "");
+  EXPECT_ERR(mxc_set_last_error(-2, "x"), MXC_ERR_INVALID_ARGUMENT,
+             "code -2 is not an error code");
+}
+
 TEST(Errors, LastErrorIsPerThread) {
   mxc_ndarray out = nullptr;
   int64_t neg = -4;

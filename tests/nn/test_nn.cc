@@ -699,8 +699,31 @@ TEST(BadInput, IsRefusedWithAMessage) {
   };
   OK(mxc_block_create_user(nullptr, nothing, nullptr, nullptr, &u));
   EXPECT_EQ(mxc_block_forward(u, 1, &x, &y), MXC_ERR_INVALID_ARGUMENT);
+  // A failing function's own reason reaches the caller; a bare code gets a
+  // message of its own, not an older failure's.
+  auto reasoned = [](void *, mxc_block, int, const mxc_ndarray *,
+                     mxc_ndarray *) {
+    return mxc_set_last_error(MXC_ERR_SHAPE, "needs 4 channels, got 3");
+  };
+  auto bare = [](void *, mxc_block, int, const mxc_ndarray *, mxc_ndarray *) {
+    return MXC_ERR_DTYPE;
+  };
+  mxc_block r = nullptr, bb = nullptr;
+  OK(mxc_block_create_user(nullptr, reasoned, nullptr, nullptr, &r));
+  OK(mxc_block_create_user(nullptr, bare, nullptr, nullptr, &bb));
+  EXPECT_EQ(mxc_block_forward(r, 1, &x, &y), MXC_ERR_SHAPE);
+  EXPECT_NE(std::string(mxc_last_error()).find("needs 4 channels, got 3"),
+            std::string::npos)
+      << mxc_last_error();
+  EXPECT_EQ(mxc_block_forward(bb, 1, &x, &y), MXC_ERR_DTYPE);
+  EXPECT_NE(std::string(mxc_last_error()).find("returned 4 (MXC_ERR_DTYPE)"),
+            std::string::npos)
+      << mxc_last_error();
+  EXPECT_EQ(std::string(mxc_last_error()).find("needs 4 channels"),
+            std::string::npos)
+      << mxc_last_error();
   mxc_ndarray_free(x);
-  for (mxc_block e : {d, s, t, u}) mxc_block_free(e);
+  for (mxc_block e : {d, s, t, u, r, bb}) mxc_block_free(e);
 }
 
 }  // namespace

@@ -114,6 +114,18 @@ MXC_API int mxc_last_error_code(void);
  * Unknown codes give "MXC_ERR_UNKNOWN". Never free the result. */
 MXC_API const char *mxc_error_name(int code);
 
+/* Records a failure for the calling thread, as a failing mxc call does:
+ * mxc_last_error_code() becomes code and mxc_last_error() message (copied;
+ * NULL reads as ""; longer than 1023 bytes is cut). Returns code, so that
+ * a callback mxc calls (a block's forward function, a KVStore updater, a
+ * fit listener) can fail with its own reason:
+ *     return mxc_set_last_error(MXC_ERR_INVALID_ARGUMENT, "bad width");
+ * and the mxc call that ran it reports that message. code MXC_OK clears
+ * the thread's failure and returns MXC_OK; a negative code is
+ * MXC_ERR_INVALID_ARGUMENT (recorded as such). Thread-safe: it touches
+ * only the calling thread's state. Since 1.1. */
+MXC_API int mxc_set_last_error(int code, const char *message);
+
 /* ------------------------------------------------------------------------ */
 /* Logging                                                                   */
 /* ------------------------------------------------------------------------ */
@@ -2306,6 +2318,18 @@ MXC_API int mxc_kvstore_set_optimizer(mxc_kvstore kv, const char *name,
  * Replaces any optimizer (and its states). Since 1.1. */
 MXC_API int mxc_kvstore_set_updater(mxc_kvstore kv, mxc_kvstore_updater_fn fn,
                                     void *user_data);
+
+/* mxc_kvstore_set_updater with ownership of user_data passed to the
+ * store: free_fn (may be NULL) runs once with user_data when the updater
+ * is replaced or removed or the store freed, and only after every call of
+ * fn in progress in any thread has returned (so a binding can drop its
+ * reference there without racing a push). It may run later than that
+ * call, on another thread leaving an mxc call; it must not call mxc.
+ * With fn NULL the updater is removed and free_fn runs at once; when
+ * this call fails it runs too. Since 1.1. */
+MXC_API int mxc_kvstore_set_updater_ex(mxc_kvstore kv,
+                                       mxc_kvstore_updater_fn fn,
+                                       void *user_data, mxc_free_fn free_fn);
 
 /* fit() through a store (see "Training loops": mxc_fit). */
 /* Trains data-parallel through kv (the KVStore below), the one argument that
