@@ -100,15 +100,26 @@ static int is_planned(const planner *pl, int e) {
  * in-place pair allows it: the input is planned (not external), this node
  * is its last consumer, no other output took it already, and the buffer
  * is large enough. Returns 1 when it did. */
+/* The input of candidate pair k (0 .. n_inplace, the last one being the
+ * parameter-dependent pair) that output j may reuse, or -1. */
+static int inplace_candidate(const mxc__node *n, int k, int j) {
+  const mxc__op *op = n->op;
+  int in_idx = -1;
+  if (k < op->n_inplace) {
+    in_idx = op->inplace[k][1] == j ? op->inplace[k][0] : -1;
+  } else if (op->inplace_input) {
+    in_idx = op->inplace_input(n->param, j);
+  }
+  return in_idx >= 0 && in_idx < n->n_inputs ? in_idx : -1;
+}
+
 static int try_inplace(planner *pl, int nid, int j, int e) {
   const mxc__graph *g = pl->g;
   const mxc__node *n = g->nodes[nid];
   const int *ins = g->in_entries + g->in_ptr[nid];
-  for (int k = 0; k < n->op->n_inplace; ++k) {
-    int in_idx = n->op->inplace[k][0];
-    if (n->op->inplace[k][1] != j || in_idx < 0 || in_idx >= n->n_inputs) {
-      continue;
-    }
+  for (int k = 0; k <= n->op->n_inplace; ++k) {
+    int in_idx = inplace_candidate(n, k, j);
+    if (in_idx < 0) continue;
     int ein = ins[in_idx];
     if (!is_planned(pl, ein) || pl->donated[ein]) continue;
     int uses_here = 0;

@@ -18,20 +18,22 @@ static int overlap(const mxc__ndarray *a, const mxc__ndarray *b) {
   return a->offset < b->offset + nb && b->offset < a->offset + na;
 }
 
-static int declared_inplace(const mxc__op *op, int i, int o) {
+static int declared_inplace(const mxc__op *op, const void *param, int i,
+                            int o) {
   for (int k = 0; k < op->n_inplace; ++k) {
     if (op->inplace[k][0] == i && op->inplace[k][1] == o) return 1;
   }
-  return 0;
+  return op->inplace_input && op->inplace_input(param, o) == i;
 }
 
 /* Output o may share in's memory: not at all, or exactly, as declared. */
-static int safe_pair(const mxc__op *op, const mxc__ndarray *in, int i,
-                     const mxc__ndarray *out, int o) {
+static int safe_pair(const mxc__op *op, const void *param,
+                     const mxc__ndarray *in, int i, const mxc__ndarray *out,
+                     int o) {
   if (!overlap(in, out)) return 1;
   return in->offset == out->offset &&
          mxc__ndarray_nbytes(in) == mxc__ndarray_nbytes(out) &&
-         declared_inplace(op, i, o);
+         declared_inplace(op, param, i, o);
 }
 
 static int dense(const mxc__ndarray *a) {
@@ -88,12 +90,15 @@ static int given_outputs(mxc__ndarray *const *out, int n_out) {
   return n;
 }
 
-int mxc__op_alias_hazard(const mxc__op *op, mxc__ndarray *const *in,
-                         int n_in, mxc__ndarray *const *out, int n_out) {
+int mxc__op_alias_hazard(const mxc__op *op, const void *param,
+                         mxc__ndarray *const *in, int n_in,
+                         mxc__ndarray *const *out, int n_out) {
   for (int o = 0; o < n_out; ++o) {
     if (!dense(out[o])) continue;
     for (int i = 0; i < n_in; ++i) {
-      if (dense(in[i]) && !safe_pair(op, in[i], i, out[o], o)) return 1;
+      if (dense(in[i]) && !safe_pair(op, param, in[i], i, out[o], o)) {
+        return 1;
+      }
     }
   }
   if (given_outputs(out, n_out) < 2) return 0;
@@ -114,24 +119,31 @@ static int check_outputs_distinct(const mxc__op *op, mxc__ndarray *const *out,
   return MXC_OK;
 }
 
-static int needs_temp(const mxc__op *op, mxc__ndarray *const *in, int n_in,
+static int needs_temp(const mxc__op *op, const void *param,
+                      mxc__ndarray *const *in, int n_in,
                       const mxc__ndarray *out, int o) {
   for (int i = 0; i < n_in; ++i) {
-    if (dense(in[i]) && !safe_pair(op, in[i], i, out, o)) return 1;
+    if (dense(in[i]) && !safe_pair(op, param, in[i], i, out, o)) return 1;
   }
   return 0;
 }
 
 /* tmp[o]: a new array like out[o] where it needs one (a copy of it for
  * req add, which accumulates onto the caller's values), else out[o]. */
-static int make_temps(const mxc__op *op, mxc__ndarray *const *in, int n_in,
-                      mxc__ndarray **out, int n_out, const mxc__req *req,
-                      mxc__ndarray **tmp, int *made) {
+static int make_temps(const mxc__op *op, const void *param,
+                      mxc__ndarray *const *in, int n_in, mxc__ndarray **out,
+                      int n_out, const mxc__req *req, mxc__ndarray **tmp,
+                      int *made) {
   for (int o = 0; o < n_out; ++o) {
     tmp[o] = out[o];
-    if (!dense(out[o]) || !needs_temp(op, in, n_in, out[o], o)) continue;
+    if (!dense(out[o]) || !needs_temp(op, param, in, n_in, out[o], o)) {
+      continue;
+    }
     MXC_FORWARD_IF_ERROR(mxc__ndarray_create(&out[o]->shape, out[o]->dtype,
                                              out[o]->chunk->dev, 1, &tmp[o]));
+    /* The same layout (an executor's channels-last value): the result is
+     * copied back byte for byte. */
+    tmp[o]->fmt = out[o]->fmt;
     made[o] = 1;
     if (req && req[o] == MXC__REQ_ADD) {
       MXC_FORWARD_IF_ERROR(mxc__ndarray_copy(out[o], tmp[o]));
@@ -161,7 +173,7 @@ int mxc__op_invoke_via_temps(const mxc__op *op, const void *param,
                                         "operator '%s': out of memory for "
                                         "%d temporary outputs",
                                         op->name, n_out);
-  if (rc == MXC_OK) rc = make_temps(op, in, n_in, out, n_out, req, tmp, made);
+  if (rc == MXC_OK) rc = make_temps(op, param, in, n_in, out, n_out, req, tmp, made);
   if (rc == MXC_OK) rc = mxc__op_invoke(op, param, in, n_in, tmp, n_out, req);
   /* Outputs the call created (NULL slots) belong to the caller. */
   for (int o = 0; rc == MXC_OK && o < n_out; ++o) {

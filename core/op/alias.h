@@ -16,10 +16,12 @@
 
 /* 1 when a dense given output out[o] (NULL entries skipped) overlaps a
  * dense input in bytes, unless it is exactly that input (same bytes) and
- * the operator declares the pair {input, o} in place; or when two given
- * outputs overlap each other. */
-int mxc__op_alias_hazard(const mxc__op *op, mxc__ndarray *const *in,
-                         int n_in, mxc__ndarray *const *out, int n_out);
+ * the operator declares the pair {input, o} in place (its inplace pairs,
+ * or inplace_input for these parameters); or when two given outputs
+ * overlap each other. */
+int mxc__op_alias_hazard(const mxc__op *op, const void *param,
+                         mxc__ndarray *const *in, int n_in,
+                         mxc__ndarray *const *out, int n_out);
 
 /* mxc__op_invoke (same contract) for a call with an alias hazard: every
  * given output that overlaps an input is replaced by a new array (holding

@@ -619,7 +619,7 @@ int mxc__op_invoke(const mxc__op *op, const void *param,
                    int n_out, const mxc__req *req) {
   /* An output that is also an input (out=) and not a declared in-place
    * pair would be read after being written: compute it apart (alias.h). */
-  if (MXC__UNLIKELY(out && mxc__op_alias_hazard(op, in, n_in, out, n_out))) {
+  if (MXC__UNLIKELY(out && mxc__op_alias_hazard(op, param, in, n_in, out, n_out))) {
     return mxc__op_invoke_via_temps(op, param, in, n_in, out, n_out, req);
   }
   if (mxc__prof_on(MXC__PROF_MEMORY)) {

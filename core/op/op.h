@@ -242,6 +242,10 @@ struct mxc__op {
   /* In-place pairs {input, output}: output may reuse input's memory. */
   const int (*inplace)[2];
   int n_inplace;
+  /* One more pair whose input depends on the parameters (NULL: none):
+   * the input that output `out` may reuse, or -1. The planner treats it
+   * like the pairs above. */
+  int (*inplace_input)(const void *param, int out);
 
   /* Inputs (by bit) whose values a kernel modifies in place although they
    * are inputs (optimizer states, aux states); invoke treats them as

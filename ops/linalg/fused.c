@@ -137,6 +137,15 @@ static const char *fconv_input_name(const void *param, int i) {
 static const char *const k_fconv_names[] = {"data", "weight", "bias", "sum",
                                             NULL};
 
+/* The output may take over the sum's memory: the kernels add the
+ * convolution into what the output holds (oneDNN's sum post-op, or the
+ * reference's ADD), and the sum is read nowhere else in this node. This
+ * saves copying the residual branch into the output at every call. */
+static int fconv_inplace_input(const void *param, int out) {
+  const mxc__fused_conv_param *p = param;
+  return p->with_sum && out == 0 ? fconv_n_linear(p) : -1;
+}
+
 static int fconv_check(const char *op_name, void *param) {
   mxc__fused_conv_param *p = param;
   return mxc__conv_param_check(op_name, &p->conv, 0);
@@ -191,6 +200,7 @@ static const mxc__op k_fused_conv = {
     .n_outputs = 1,
     .infer_shape = fconv_infer_shape,
     .infer_type = mxc__linalg_infer_type_float,
+    .inplace_input = fconv_inplace_input,
     .compute = fconv_forward,
     .resources = MXC__RES_TEMP,
     .hidden = 1,

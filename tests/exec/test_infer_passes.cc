@@ -320,6 +320,49 @@ TEST(InferPasses, ResNetBlocksFoldAndFuse) {
   EXPECT_EQ(count(r, "(BatchNorm)"), 5) << r;
 }
 
+// A residual sum computed inside the graph (relu1's result, last read by
+// the fused conv2) gives its memory to conv2's result instead of being
+// copied into it at every forward; the results stay those of the
+// unoptimised graph, with values plain and channels-last.
+const char *kInplaceSum = R"JSON({
+  "nodes": [
+    {"op": "null", "name": "data", "inputs": []},
+    {"op": "null", "name": "c1_weight", "inputs": []},
+    {"op": "Convolution", "name": "conv1", "attrs": {"kernel": "(3, 3)",
+     "pad": "(1, 1)", "num_filter": "4", "no_bias": "True"},
+     "inputs": [[0, 0, 0], [1, 0, 0]]},
+    {"op": "Activation", "name": "relu1", "attrs": {"act_type": "relu"},
+     "inputs": [[2, 0, 0]]},
+    {"op": "null", "name": "c2_weight", "inputs": []},
+    {"op": "Convolution", "name": "conv2", "attrs": {"kernel": "(3, 3)",
+     "pad": "(1, 1)", "num_filter": "4", "no_bias": "True"},
+     "inputs": [[3, 0, 0], [4, 0, 0]]},
+    {"op": "elemwise_add", "name": "add1", "inputs": [[5, 0, 0], [3, 0, 0]]},
+    {"op": "null", "name": "c3_weight", "inputs": []},
+    {"op": "Convolution", "name": "conv3", "attrs": {"kernel": "(1, 1)",
+     "num_filter": "2", "no_bias": "True"},
+     "inputs": [[6, 0, 0], [7, 0, 0]]}
+  ],
+  "arg_nodes": [0, 1, 4, 7],
+  "heads": [[8, 0, 0]]
+})JSON";
+
+TEST(InferPasses, ResidualSumGivesItsMemoryToTheFusedResult) {
+  for (const char *cl : {"1", "0"}) {
+    setenv("MXC_CHANNELS_LAST", cl, 1);
+    Pair p;
+    p.bind(kInplaceSum, {2, 4, 6, 6}, 3);
+    p.expect_equal(0, std::string("in-place sum, channels-last ") + cl);
+    std::string d = debug_str(p.opt);
+    size_t at = d.find("replaces conv2,add1");
+    ASSERT_NE(at, std::string::npos) << d;
+    size_t end = d.find("fwd", at);
+    EXPECT_NE(d.substr(at, end - at).find("(in place)"), std::string::npos)
+        << d;
+  }
+  unsetenv("MXC_CHANNELS_LAST");
+}
+
 TEST(InferPasses, LeNetRemovesIdentitiesAndFusesFullyConnected) {
   Pair p;
   p.bind(kLeNet, {2, 1, 12, 12}, 2);
