@@ -454,10 +454,20 @@ TEST_F(KVStore, UpdaterExFreesItsDataWhenTheCallFails) {
   EXPECT_EQ(freed.load(), 1);
 }
 
+// Touches its data before and after a pause, so that a replacement in
+// another thread lands while it runs.
+int slow_updater(const char *, int64_t, mxc_ndarray, mxc_ndarray, void *ud) {
+  Owned *o = static_cast<Owned *>(ud);
+  o->calls++;
+  std::this_thread::sleep_for(std::chrono::microseconds(300));
+  o->calls++;
+  return MXC_OK;
+}
+
 // Pushes from several threads while another replaces the updater: each
-// free must come after the last call of its updater (ASan/TSan see a use
-// after free or a race otherwise; here a call on freed data would count
-// into deleted memory).
+// free must come after the last call of its updater (under ASan a free
+// while slow_updater sleeps is a use after free; without the retirement
+// it failed 10 runs of 10).
 TEST_F(KVStore, UpdaterExIsNeverFreedUnderARunningPush) {
   std::atomic<int> freed{0}, made{0};
   mxc_kvstore kv = make_store();
@@ -477,9 +487,10 @@ TEST_F(KVStore, UpdaterExIsNeverFreedUnderARunningPush) {
   }
   for (int i = 0; i < 200; ++i) {
     made++;
-    ASSERT_EQ(mxc_kvstore_set_updater_ex(kv, counting_updater,
+    ASSERT_EQ(mxc_kvstore_set_updater_ex(kv, slow_updater,
                                          new Owned{0, &freed}, free_owned),
               MXC_OK);
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
   }
   stop = true;
   for (auto &t : pushers) t.join();
