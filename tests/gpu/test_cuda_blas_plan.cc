@@ -1,8 +1,8 @@
 // The cuBLAS kernels' plans (backends/cuda/blas_plan.h) on the host: each
 // planned step runs through a host GEMM/GEMV that follows cuBLAS's
-// column-major argument semantics (and refuses what cuBLAS would refuse:
-// a leading dimension below the stored rows, a matrix reaching past its
-// array), and the outputs must match the CPU operators of libmxc through
+// column-major argument semantics (blas_host.h: it refuses what cuBLAS
+// would refuse, a leading dimension below the stored rows, and a matrix
+// reaching past its array), and the outputs must match the CPU operators of libmxc through
 // the public API. Parameters come from libmxc's own parser, so the
 // plug-in's mirrors of the parameter structs are checked too. This is
 // what catches transpose and layout mistakes without a GPU.
@@ -21,75 +21,11 @@ extern "C" {
 }
 #include "backends/cuda/blas_plan.h"
 #include "tests/gpu/blas_cases.h"
+#include "tests/gpu/blas_host.h"
 
 namespace {
 
 using mxct::BlasCase;
-
-struct Buf {
-  float *p;
-  int64_t size;
-};
-
-int64_t Extent(int64_t rows, int64_t cols, int64_t ld) {
-  return rows == 0 || cols == 0 ? 0 : ld * (cols - 1) + rows;
-}
-
-// What cuBLAS checks (CUBLAS_STATUS_INVALID_VALUE), plus every matrix of
-// every batch inside its array. "" when the step is valid.
-std::string CheckGemm(const mxc__blas_step &s, Buf a, Buf b, Buf c) {
-  int64_t ra = s.trans_a ? s.k : s.m, ca = s.trans_a ? s.m : s.k;
-  int64_t rb = s.trans_b ? s.n : s.k, cb = s.trans_b ? s.k : s.n;
-  if (s.m < 0 || s.n < 0 || s.k < 0 || s.batch < 1) return "sizes";
-  if (s.lda < std::max<int64_t>(1, ra)) return "lda < rows of A";
-  if (s.ldb < std::max<int64_t>(1, rb)) return "ldb < rows of B";
-  if (s.ldc < std::max<int64_t>(1, s.m)) return "ldc < m";
-  int64_t last = s.batch - 1;
-  if (s.stride_a * last + Extent(ra, ca, s.lda) > a.size) return "A overrun";
-  if (s.stride_b * last + Extent(rb, cb, s.ldb) > b.size) return "B overrun";
-  if (s.stride_c * last + Extent(s.m, s.n, s.ldc) > c.size) return "C overrun";
-  return "";
-}
-
-// cublasSgemm(StridedBatched) with alpha = 1: C = op(A) op(B) + beta C,
-// column-major; beta = 0 never reads C (cuBLAS's rule: C may hold NaN).
-void HostGemm(const mxc__blas_step &s, const float *A, const float *B,
-              float *C) {
-  for (int64_t t = 0; t < s.batch; ++t) {
-    const float *a = A + t * s.stride_a, *b = B + t * s.stride_b;
-    float *c = C + t * s.stride_c;
-    for (int64_t j = 0; j < s.n; ++j) {
-      for (int64_t i = 0; i < s.m; ++i) {
-        double acc = 0;
-        for (int64_t l = 0; l < s.k; ++l) {
-          double x = s.trans_a ? a[l + i * s.lda] : a[i + l * s.lda];
-          double y = s.trans_b ? b[j + l * s.ldb] : b[l + j * s.ldb];
-          acc += x * y;
-        }
-        float &o = c[i + j * s.ldc];
-        o = s.beta == 0.f ? (float)acc : (float)(acc + s.beta * o);
-      }
-    }
-  }
-}
-
-// cublasSgemv with alpha = 1, incx = incy = 1: y = op(A) x + beta y.
-std::string HostGemv(const mxc__blas_step &s, Buf a, Buf x, Buf y) {
-  int64_t nx = s.trans_a ? s.m : s.n, ny = s.trans_a ? s.n : s.m;
-  if (s.lda < std::max<int64_t>(1, s.m)) return "lda < m";
-  if (Extent(s.m, s.n, s.lda) > a.size || nx > x.size || ny > y.size) {
-    return "overrun";
-  }
-  for (int64_t r = 0; r < ny; ++r) {
-    double acc = 0;
-    for (int64_t l = 0; l < nx; ++l) {
-      acc += (double)(s.trans_a ? a.p[l + r * s.lda] : a.p[r + l * s.lda]) *
-             x.p[l];
-    }
-    y.p[r] = s.beta == 0.f ? (float)acc : (float)(acc + s.beta * y.p[r]);
-  }
-  return "";
-}
 
 int OpOf(const std::string &name) {
   static const std::map<std::string, int> k = {
@@ -129,24 +65,6 @@ mxc__gpu_array Array(const mxct::Shape &s, std::vector<float> *v) {
   return a;
 }
 
-void RunStep(const mxc__blas_step &s, const mxc__gpu_call &call,
-             std::vector<float> *ones) {
-  auto buf = [&](int i) {
-    if (i == MXC__BLAS_ONES) return Buf{ones->data(), (int64_t)ones->size()};
-    return Buf{(float *)call.in[i].ptr, call.in[i].size};
-  };
-  Buf c = {(float *)call.out[s.c].ptr, call.out[s.c].size};
-  if (s.kind == MXC__BLAS_ZERO) {
-    std::fill(c.p, c.p + c.size, 0.f);
-  } else if (s.kind == MXC__BLAS_GEMV) {
-    EXPECT_EQ(HostGemv(s, buf(s.a), buf(s.b), c), "");
-  } else {
-    std::string bad = CheckGemm(s, buf(s.a), buf(s.b), c);
-    EXPECT_EQ(bad, "") << "cuBLAS would refuse this step";
-    if (bad.empty()) HostGemm(s, buf(s.a).p, buf(s.b).p, c.p);
-  }
-}
-
 // Plans case c and runs the plan on host copies of x and init.
 std::vector<std::vector<float>> RunPlan(const BlasCase &c,
                                         std::vector<std::vector<float>> x,
@@ -165,8 +83,8 @@ std::vector<std::vector<float>> RunPlan(const BlasCase &c,
   EXPECT_EQ(mxc__blas_plan_call(OpOf(c.op), &call, &p, why, sizeof why),
             MXC_OK)
       << why;
-  std::vector<float> ones((size_t)p.ones, 1.f);
-  for (int i = 0; i < p.n; ++i) RunStep(p.step[i], call, &ones);
+  const char *bad = mxct_blas_host_run(&p, &call, nullptr);
+  EXPECT_TRUE(bad == nullptr) << "cuBLAS would refuse a step: " << bad;
   mxc__free(param);
   return out;
 }
