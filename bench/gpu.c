@@ -95,9 +95,9 @@ static double median(double *v, int n) {
 static mxc_ndarray gpu_array(const float *v) {
   int64_t shape[2] = {N, N};
   mxc_ndarray a = NULL;
-  check(mxc_ndarray_create(shape, 2, MXC_DTYPE_FLOAT32, MXC_DEVICE_GPU, 0, 0,
-                           &a),
-        "create on gpu(0)");
+  check(
+      mxc_ndarray_create(shape, 2, MXC_DTYPE_FLOAT32, MXC_DEVICE_GPU, 0, 0, &a),
+      "create on gpu(0)");
   if (v) check(mxc_ndarray_copy_from_host(a, v, (size_t)N * N * 4), "copy");
   return a;
 }

@@ -31,16 +31,18 @@
 enum { F_CREATE, F_DESTROY, F_MATH, F_GEMM, F_GEMM_BATCHED, F_GEMV, F_STATUS };
 
 static const char *const k_symbols[] = {
-    "cublasCreate_v2", "cublasDestroy_v2",          "cublasSetMathMode",
-    "cublasSgemm_v2",  "cublasSgemmStridedBatched", "cublasSgemv_v2",
-    "cublasGetStatusString", NULL};
+    "cublasCreate_v2",           "cublasDestroy_v2",
+    "cublasSetMathMode",         "cublasSgemm_v2",
+    "cublasSgemmStridedBatched", "cublasSgemv_v2",
+    "cublasGetStatusString",     NULL};
 static void *g_fns[sizeof k_symbols / sizeof k_symbols[0]];
 static const char *g_files[] = {"libcublas.so.13", NULL};
 
 static mxc__cuda_dynlib g_cublas = {
     .what = "cuBLAS",
-    .install = "NVIDIA's cuBLAS for CUDA 13 (the CUDA repository's libcublas-13-0 "
-               "package, or pip's nvidia-cublas wheel)",
+    .install =
+        "NVIDIA's cuBLAS for CUDA 13 (the CUDA repository's libcublas-13-0 "
+        "package, or pip's nvidia-cublas wheel)",
     .files = g_files,
     .symbols = k_symbols,
     .fns = g_fns,
@@ -156,8 +158,7 @@ static int ensure_ones(blas_ctx *b, int64_t n, char *why, size_t len) {
   return MXC_OK;
 }
 
-static const float *operand(const mxc__gpu_call *c, const blas_ctx *b,
-                            int i) {
+static const float *operand(const mxc__gpu_call *c, const blas_ctx *b, int i) {
   return i == MXC__BLAS_ONES ? b->ones : (const float *)c->in[i].ptr;
 }
 
@@ -167,15 +168,15 @@ static cublasStatus_t gemm(const blas_ctx *b, const mxc__blas_step *s,
                            const float *A, const float *B, float *C) {
   const float one = 1.f;
   if (s->batch == 1) {
-    return FN(F_GEMM, cublasSgemm_v2)(
-        b->h, op_of(s->trans_a), op_of(s->trans_b), (int)s->m, (int)s->n,
-        (int)s->k, &one, A, (int)s->lda, B, (int)s->ldb, &s->beta, C,
-        (int)s->ldc);
+    return FN(F_GEMM, cublasSgemm_v2)(b->h, op_of(s->trans_a),
+                                      op_of(s->trans_b), (int)s->m, (int)s->n,
+                                      (int)s->k, &one, A, (int)s->lda, B,
+                                      (int)s->ldb, &s->beta, C, (int)s->ldc);
   }
   return FN(F_GEMM_BATCHED, cublasSgemmStridedBatched)(
       b->h, op_of(s->trans_a), op_of(s->trans_b), (int)s->m, (int)s->n,
-      (int)s->k, &one, A, (int)s->lda, s->stride_a, B, (int)s->ldb,
-      s->stride_b, &s->beta, C, (int)s->ldc, s->stride_c, (int)s->batch);
+      (int)s->k, &one, A, (int)s->lda, s->stride_a, B, (int)s->ldb, s->stride_b,
+      &s->beta, C, (int)s->ldc, s->stride_c, (int)s->batch);
 }
 
 static int exec_step(const blas_ctx *b, const mxc__blas_step *s,
@@ -200,8 +201,8 @@ static int exec_step(const blas_ctx *b, const mxc__blas_step *s,
                                      : blas_fail(why, len, "cublasSgemm", st);
 }
 
-static int exec_plan(const mxc__blas_plan *p, const mxc__gpu_call *c,
-                     char *why, size_t len) {
+static int exec_plan(const mxc__blas_plan *p, const mxc__gpu_call *c, char *why,
+                     size_t len) {
   cudaError_t e = cudaSetDevice(c->dev);
   if (e != cudaSuccess) return cuda_fail(why, len, "cudaSetDevice", e);
   blas_ctx *b = NULL;
@@ -228,9 +229,9 @@ int mxc__cuda_blas_run(int op, const mxc__gpu_call *c, char *why,
   return rc == MXC_OK ? exec_plan(&p, c, why, why_len) : rc;
 }
 
-#define RUN(fn, op)                                                \
-  int fn(const mxc__gpu_call *c, char *why, size_t why_len) {      \
-    return mxc__cuda_blas_run(op, c, why, why_len);                \
+#define RUN(fn, op)                                           \
+  int fn(const mxc__gpu_call *c, char *why, size_t why_len) { \
+    return mxc__cuda_blas_run(op, c, why, why_len);           \
   }
 RUN(mxc__cuda_blas_dot, MXC__BLAS_DOT)
 RUN(mxc__cuda_blas_dot_bwd, MXC__BLAS_DOT_BWD)

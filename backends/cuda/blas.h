@@ -25,20 +25,19 @@ int mxc__cuda_blas_run(int op, const mxc__gpu_call *c, char *why,
 
 int mxc__cuda_blas_dot(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_blas_dot_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
-int mxc__cuda_blas_batch_dot(const mxc__gpu_call *c, char *why,
-                             size_t why_len);
+int mxc__cuda_blas_batch_dot(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_blas_batch_dot_bwd(const mxc__gpu_call *c, char *why,
                                  size_t why_len);
 int mxc__cuda_blas_fc(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_blas_fc_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
 
 /* The kernel table's rows (plugin.c): float32 only (supports NULL). */
-#define MXC__CUDA_BLAS_ROWS                                       \
-  {"dot", NULL, mxc__cuda_blas_dot},                              \
-      {"_backward_dot", NULL, mxc__cuda_blas_dot_bwd},            \
-      {"batch_dot", NULL, mxc__cuda_blas_batch_dot},              \
+#define MXC__CUDA_BLAS_ROWS                                        \
+  {"dot", NULL, mxc__cuda_blas_dot},                               \
+      {"_backward_dot", NULL, mxc__cuda_blas_dot_bwd},             \
+      {"batch_dot", NULL, mxc__cuda_blas_batch_dot},               \
       {"_backward_batch_dot", NULL, mxc__cuda_blas_batch_dot_bwd}, \
-      {"FullyConnected", NULL, mxc__cuda_blas_fc},                \
+      {"FullyConnected", NULL, mxc__cuda_blas_fc},                 \
       {"_backward_FullyConnected", NULL, mxc__cuda_blas_fc_bwd},
 
 #ifdef __cplusplus

@@ -101,9 +101,21 @@ static int add_mode(const mxc__gpu_call *c, int i) {
 static void plan_dot_fwd(const mxc__gpu_call *c, const mxc__cuda_dot_param *p,
                          const dot_dims *d, mxc__blas_plan *pl) {
   if (c->req[0] == MXC__GPU_REQ_NULL) return;
-  rm_gemm g = {p->transpose_a, p->transpose_b, d->m, d->n, d->k, 0, 1, 0,
-               d->lda, d->ldb, d->m * d->k, d->k * d->n, d->m * d->n,
-               d->batch, add_mode(c, 0)};
+  rm_gemm g = {p->transpose_a,
+               p->transpose_b,
+               d->m,
+               d->n,
+               d->k,
+               0,
+               1,
+               0,
+               d->lda,
+               d->ldb,
+               d->m * d->k,
+               d->k * d->n,
+               d->m * d->n,
+               d->batch,
+               add_mode(c, 0)};
   add_gemm(pl, &g);
 }
 
@@ -115,17 +127,17 @@ static void plan_dot_bwd(const mxc__gpu_call *c, const mxc__cuda_dot_param *p,
   int ta = p->transpose_a, tb = p->transpose_b;
   int64_t mk = d->m * d->k, kn = d->k * d->n, mn = d->m * d->n;
   if (c->req[0] != MXC__GPU_REQ_NULL) {
-    rm_gemm da = {0, !tb, d->m, d->k, d->n, 0, 2, 0, d->n, d->ldb,
-                  mn, kn, mk, d->batch, add_mode(c, 0)};
-    rm_gemm dat = {tb, 1, d->k, d->m, d->n, 2, 0, 0, d->ldb, d->n,
-                   kn, mn, mk, d->batch, add_mode(c, 0)};
+    rm_gemm da = {0,  !tb, d->m, d->k,     d->n,          0, 2, 0, d->n, d->ldb,
+                  mn, kn,  mk,   d->batch, add_mode(c, 0)};
+    rm_gemm dat = {tb, 1,  d->k, d->m,     d->n,          2, 0, 0, d->ldb, d->n,
+                   kn, mn, mk,   d->batch, add_mode(c, 0)};
     add_gemm(pl, ta ? &dat : &da);
   }
   if (c->req[1] != MXC__GPU_REQ_NULL) {
-    rm_gemm db = {!ta, 0, d->k, d->n, d->m, 1, 0, 1, d->lda, d->n,
-                  mk, mn, kn, d->batch, add_mode(c, 1)};
-    rm_gemm dbt = {1, ta, d->n, d->k, d->m, 0, 1, 1, d->n, d->lda,
-                   mn, mk, kn, d->batch, add_mode(c, 1)};
+    rm_gemm db = {!ta, 0,  d->k, d->n,     d->m,          1, 0, 1, d->lda, d->n,
+                  mk,  mn, kn,   d->batch, add_mode(c, 1)};
+    rm_gemm dbt = {1,  ta, d->n, d->k,     d->m,          0, 1, 1, d->n, d->lda,
+                   mn, mk, kn,   d->batch, add_mode(c, 1)};
     add_gemm(pl, tb ? &dbt : &db);
   }
 }
@@ -146,12 +158,12 @@ static void plan_fc_fwd(const mxc__gpu_call *c, const mxc__cuda_fc_param *p,
   if (c->req[0] == MXC__GPU_REQ_NULL) return;
   int64_t rows = 0, feat = 0, h = p->num_hidden;
   fc_view(p, &c->in[0], &rows, &feat);
-  rm_gemm g = {0, 1, rows, h, feat, 0, 1, 0, feat, feat, 0, 0, 0, 1,
-               add_mode(c, 0)};
+  rm_gemm g = {0, 1, rows, h, feat,          0, 1, 0, feat, feat,
+               0, 0, 0,    1, add_mode(c, 0)};
   add_gemm(pl, &g);
   if (c->n_in > 2) {
     rm_gemm bias = {0, 0, rows, h, 1, MXC__BLAS_ONES, 2, 0, 1, h,
-                    0, 0, 0, 1, 1};
+                    0, 0, 0,    1, 1};
     add_gemm(pl, &bias);
     pl->ones = rows;
   }
@@ -182,13 +194,13 @@ static void plan_fc_bwd(const mxc__gpu_call *c, const mxc__cuda_fc_param *p,
   int64_t rows = 0, feat = 0, h = p->num_hidden;
   fc_view(p, &c->in[1], &rows, &feat);
   if (c->req[0] != MXC__GPU_REQ_NULL) {
-    rm_gemm dx = {0, 0, rows, feat, h, 0, 2, 0, h, feat, 0, 0, 0, 1,
-                  add_mode(c, 0)};
+    rm_gemm dx = {0, 0, rows, feat,          h, 0, 2, 0, h, feat, 0,
+                  0, 0, 1,    add_mode(c, 0)};
     add_gemm(pl, &dx);
   }
   if (c->req[1] != MXC__GPU_REQ_NULL) {
-    rm_gemm dw = {1, 0, h, feat, rows, 0, 1, 1, h, feat, 0, 0, 0, 1,
-                  add_mode(c, 1)};
+    rm_gemm dw = {1, 0, h, feat, rows,          0, 1, 1, h, feat,
+                  0, 0, 0, 1,    add_mode(c, 1)};
     add_gemm(pl, &dw);
   }
   if (c->n_out > 2 && c->req[2] != MXC__GPU_REQ_NULL) {
@@ -196,8 +208,8 @@ static void plan_fc_bwd(const mxc__gpu_call *c, const mxc__cuda_fc_param *p,
   }
 }
 
-static int plan_dot_family(int op, const mxc__gpu_call *c,
-                           mxc__blas_plan *pl, char *why, size_t why_len) {
+static int plan_dot_family(int op, const mxc__gpu_call *c, mxc__blas_plan *pl,
+                           char *why, size_t why_len) {
   const mxc__cuda_dot_param *p = c->param;
   int bwd = op == MXC__BLAS_DOT_BWD || op == MXC__BLAS_BATCH_DOT_BWD;
   int batch = op == MXC__BLAS_BATCH_DOT || op == MXC__BLAS_BATCH_DOT_BWD;

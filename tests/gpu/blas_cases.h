@@ -70,9 +70,8 @@ inline BlasCase Fc(int64_t h, int bias, int flatten, Shape x, Shape out) {
 // Forward cases: (m, k) x (k, n) stored as the transposes ask.
 inline std::vector<BlasCase> ForwardBlasCases() {
   std::vector<BlasCase> v;
-  const int64_t mkn[][3] = {{3, 4, 5}, {1, 4, 5}, {3, 4, 1},
-                            {1, 1, 1}, {7, 33, 9}, {2, 0, 3},
-                            {65, 257, 33}};
+  const int64_t mkn[][3] = {{3, 4, 5},  {1, 4, 5}, {3, 4, 1},    {1, 1, 1},
+                            {7, 33, 9}, {2, 0, 3}, {65, 257, 33}};
   for (const auto &d : mkn) {
     int64_t m = d[0], k = d[1], n = d[2];
     for (int ta = 0; ta < 2; ++ta) {
@@ -80,8 +79,8 @@ inline std::vector<BlasCase> ForwardBlasCases() {
         Shape a = ta ? Shape{k, m} : Shape{m, k};
         Shape b = tb ? Shape{n, k} : Shape{k, n};
         v.push_back(Dot("dot", ta, tb, a, b, {m, n}));
-        v.push_back(Dot("batch_dot", ta, tb, {3, a[0], a[1]},
-                        {3, b[0], b[1]}, {3, m, n}));
+        v.push_back(Dot("batch_dot", ta, tb, {3, a[0], a[1]}, {3, b[0], b[1]},
+                        {3, m, n}));
       }
     }
   }
@@ -140,9 +139,9 @@ inline std::vector<float> Uniform(int64_t n, std::mt19937 *g) {
 
 // float32 products summed in another order (cuBLAS's blocking and FMA,
 // or a double-precision host reference) against the CPU's GEMM: with
-// inputs in [-1, 1] and at most 300 terms the difference is ~1e-5 at worst, so a
-// relative (or, near 0, absolute) 1e-4 catches any wrong term while
-// allowing any summation order.
+// inputs in [-1, 1] and at most 300 terms the difference is ~1e-5 at worst, so
+// a relative (or, near 0, absolute) 1e-4 catches any wrong term while allowing
+// any summation order.
 inline void ExpectNear(const std::string &what, const std::vector<float> &got,
                        const std::vector<float> &cpu) {
   ASSERT_EQ(got.size(), cpu.size()) << what;
@@ -187,9 +186,9 @@ inline std::vector<std::vector<float>> InvokeOn(
   mxc_op op = nullptr;
   *rc = mxc_op_find(c.op.c_str(), &op);
   if (*rc == MXC_OK) {
-    *rc = mxc_op_invoke(op, keys.data(), vals.data(), (int)keys.size(),
-                        in.data(), (int)in.size(), out.data(),
-                        (int)out.size(), req.data());
+    *rc =
+        mxc_op_invoke(op, keys.data(), vals.data(), (int)keys.size(), in.data(),
+                      (int)in.size(), out.data(), (int)out.size(), req.data());
   }
   std::vector<std::vector<float>> res;
   for (size_t i = 0; *rc == MXC_OK && i < out.size(); ++i) {

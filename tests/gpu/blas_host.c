@@ -49,8 +49,8 @@ static void gemm(const mxc__blas_step *s, const float *A, const float *B,
       for (int64_t i = 0; i < s->m; ++i) {
         double acc = 0;
         for (int64_t l = 0; l < s->k; ++l) {
-          acc += at(a, s->trans_a, i, l, s->lda) *
-                 at(b, s->trans_b, l, j, s->ldb);
+          acc +=
+              at(a, s->trans_a, i, l, s->lda) * at(b, s->trans_b, l, j, s->ldb);
         }
         float *o = &c[i + j * s->ldc];
         *o = s->beta == 0.f ? (float)acc : (float)(acc + s->beta * *o);
@@ -99,10 +99,9 @@ static const char *run_step(const mxc__blas_step *s, const mxc__gpu_call *c,
   return bad;
 }
 
-const char *mxct_blas_host_run(const mxc__blas_plan *p,
-                               const mxc__gpu_call *c, mxct_host_fn host) {
-  buf ones = {malloc((size_t)(p->ones ? p->ones : 1) * sizeof(float)),
-              p->ones};
+const char *mxct_blas_host_run(const mxc__blas_plan *p, const mxc__gpu_call *c,
+                               mxct_host_fn host) {
+  buf ones = {malloc((size_t)(p->ones ? p->ones : 1) * sizeof(float)), p->ones};
   if (!ones.p) return "out of memory";
   for (int64_t i = 0; i < p->ones; ++i) ones.p[i] = 1.f;
   const char *bad = NULL;

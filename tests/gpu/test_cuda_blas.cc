@@ -48,7 +48,7 @@ TEST(CudaBlas, WithoutCublasEveryKernelSaysWhatToInstall) {
   // FullyConnected data (2, 3) with num_hidden 2 and weight (2, 3).
   mxc__cuda_dot_param dot = {0, 0};
   mxc__cuda_fc_param fc = {2, 1, 1};
-  const char *ops[] = {"dot",       "_backward_dot",  "FullyConnected",
+  const char *ops[] = {"dot", "_backward_dot", "FullyConnected",
                        "_backward_FullyConnected"};
   mxc__gpu_array a = Matrix(2, 3), w = Matrix(2, 3), b = Matrix(3, 2);
   mxc__gpu_array g = Matrix(2, 2);
@@ -62,8 +62,8 @@ TEST(CudaBlas, WithoutCublasEveryKernelSaysWhatToInstall) {
     mxc__gpu_array out[2] = {a, is_fc ? w : b};
     int req[2] = {MXC__GPU_REQ_WRITE, MXC__GPU_REQ_WRITE};
     if (!bwd) in[0] = a, in[1] = is_fc ? w : b, out[0] = g;
-    mxc__gpu_call c = {0,  is_fc ? (const void *)&fc : &dot, in, 2 + bwd,
-                       out, 1 + bwd, req};
+    mxc__gpu_call c = {
+        0, is_fc ? (const void *)&fc : &dot, in, 2 + bwd, out, 1 + bwd, req};
     char why[512] = "";
     ASSERT_EQ(k->run(&c, why, sizeof why), MXC_ERR_UNSUPPORTED) << why;
     std::string w = why;

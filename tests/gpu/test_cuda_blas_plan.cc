@@ -2,10 +2,10 @@
 // planned step runs through a host GEMM/GEMV that follows cuBLAS's
 // column-major argument semantics (blas_host.h: it refuses what cuBLAS
 // would refuse, a leading dimension below the stored rows, and a matrix
-// reaching past its array), and the outputs must match the CPU operators of libmxc through
-// the public API. Parameters come from libmxc's own parser, so the
-// plug-in's mirrors of the parameter structs are checked too. This is
-// what catches transpose and layout mistakes without a GPU.
+// reaching past its array), and the outputs must match the CPU operators of
+// libmxc through the public API. Parameters come from libmxc's own parser, so
+// the plug-in's mirrors of the parameter structs are checked too. This is what
+// catches transpose and layout mistakes without a GPU.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -48,8 +48,8 @@ void *Parse(const BlasCase &c) {
   const mxc__op *op = mxc__op_find(c.op.c_str());
   void *param = nullptr;
   EXPECT_NE(op, nullptr) << c.op;
-  EXPECT_EQ(mxc__op_parse_params(op, keys.data(), vals.data(),
-                                 (int)keys.size(), &param),
+  EXPECT_EQ(mxc__op_parse_params(op, keys.data(), vals.data(), (int)keys.size(),
+                                 &param),
             MXC_OK)
       << mxc_last_error();
   return param;
@@ -72,16 +72,21 @@ std::vector<std::vector<float>> RunPlan(const BlasCase &c,
                                         const std::vector<int> &req) {
   void *param = Parse(c);
   std::vector<mxc__gpu_array> in_a, out_a;
-  for (size_t i = 0; i < c.in.size(); ++i) in_a.push_back(Array(c.in[i], &x[i]));
+  for (size_t i = 0; i < c.in.size(); ++i)
+    in_a.push_back(Array(c.in[i], &x[i]));
   for (size_t i = 0; i < c.out.size(); ++i) {
     out_a.push_back(Array(c.out[i], &out[i]));
   }
-  mxc__gpu_call call = {0,           param,          in_a.data(), (int)in_a.size(),
-                        out_a.data(), (int)out_a.size(), req.data()};
+  mxc__gpu_call call = {0,
+                        param,
+                        in_a.data(),
+                        (int)in_a.size(),
+                        out_a.data(),
+                        (int)out_a.size(),
+                        req.data()};
   mxc__blas_plan p;
   char why[256] = "";
-  EXPECT_EQ(mxc__blas_plan_call(OpOf(c.op), &call, &p, why, sizeof why),
-            MXC_OK)
+  EXPECT_EQ(mxc__blas_plan_call(OpOf(c.op), &call, &p, why, sizeof why), MXC_OK)
       << why;
   const char *bad = mxct_blas_host_run(&p, &call, nullptr);
   EXPECT_TRUE(bad == nullptr) << "cuBLAS would refuse a step: " << bad;
@@ -107,13 +112,14 @@ void CheckCase(const BlasCase &c, std::mt19937 *g) {
     ASSERT_EQ(rc, MXC_OK) << mxc_last_error();
     auto init = base;
     for (size_t i = 0; i < req.size(); ++i) {
-      if (req[i] == MXC_REQ_WRITE) std::fill(init[i].begin(), init[i].end(), Poison());
+      if (req[i] == MXC_REQ_WRITE)
+        std::fill(init[i].begin(), init[i].end(), Poison());
     }
     auto got = RunPlan(c, x, init, req);
     for (size_t i = 0; i < got.size(); ++i) {
-      mxct::ExpectNear("output " + std::to_string(i) + " req " +
-                           std::to_string(req[i]),
-                       got[i], cpu[i]);
+      mxct::ExpectNear(
+          "output " + std::to_string(i) + " req " + std::to_string(req[i]),
+          got[i], cpu[i]);
     }
   }
 }

@@ -62,9 +62,9 @@ void Compare(const mxct::BlasCase &c, std::mt19937 *g) {
     auto gpu = mxct::InvokeOn(c, x, init, req, MXC_DEVICE_GPU, &rc);
     ASSERT_EQ(rc, MXC_OK) << "GPU: " << mxc_last_error();
     for (size_t i = 0; i < gpu.size(); ++i) {
-      mxct::ExpectNear("output " + std::to_string(i) + " req " +
-                           std::to_string(req[i]),
-                       gpu[i], cpu[i]);
+      mxct::ExpectNear(
+          "output " + std::to_string(i) + " req " + std::to_string(req[i]),
+          gpu[i], cpu[i]);
     }
   }
 }
