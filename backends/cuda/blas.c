@@ -109,9 +109,11 @@ static int make_handle(int dev, blas_ctx *b, char *why, size_t len) {
     return MXC_ERR_UNSUPPORTED;
   }
   s = FN(F_MATH, cublasSetMathMode)(b->h, CUBLAS_DEFAULT_MATH);
-  return s == CUBLAS_STATUS_SUCCESS
-             ? MXC_OK
-             : blas_fail(why, len, "cublasSetMathMode", s);
+  if (s == CUBLAS_STATUS_SUCCESS) return MXC_OK;
+  /* Never keep a handle whose math mode is unknown (it could be TF32). */
+  (void)FN(F_DESTROY, cublasDestroy_v2)(b->h);
+  b->h = NULL;
+  return blas_fail(why, len, "cublasSetMathMode", s);
 }
 
 /* This thread's context for dev (the current device). */
