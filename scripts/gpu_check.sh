@@ -149,6 +149,8 @@ run() {
   echo "=== gpu_check: summary"
   printf '%-24s %6s %6s %7s %4s\n' program passed failed skipped exit
   printf '%s\n' "${rows[@]}"
+  # Per operator, where a program reports it ("gpu_conformance: OP: ...").
+  grep -h '^gpu_conformance: [^ ]*: ' "$out"/*.log || true
   [ "${#figures[@]}" = 0 ] || printf '%s\n' "${figures[@]}"
   return $status
 }

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -35,6 +36,16 @@ std::set<std::string> TableOps() {
   const mxc__gpu_plugin *p = mxc__gpu_table();
   for (int i = 0; p && i < p->n_kernels; ++i) s.insert(p->kernels[i].op);
   return s;
+}
+
+int FailureCount() {
+  const testing::TestResult *r =
+      testing::UnitTest::GetInstance()->current_test_info()->result();
+  int n = 0;
+  for (int i = 0; i < r->total_part_count(); ++i) {
+    n += r->GetTestPartResult(i).failed();
+  }
+  return n;
 }
 
 float Poison() {
@@ -78,14 +89,24 @@ TEST(GpuConformanceBlas, EveryCaseMatchesTheCpu) {
   }
   std::set<std::string> ops = TableOps();
   std::mt19937 g(20261129);
+  // Per operator: cases compared, cases failed (the summary of
+  // scripts/gpu_check.sh lists these lines).
+  std::map<std::string, std::pair<int, int>> per_op;
   int compared = 0, cases = 0;
   for (const auto &f : mxct::ForwardBlasCases()) {
     for (const auto &c : {f, mxct::BackwardOf(f)}) {
       ++cases;
       if (!ops.count(c.op)) continue;
+      int before = FailureCount();
       Compare(c, &g);
+      per_op[c.op].first++;
+      per_op[c.op].second += FailureCount() > before;
       ++compared;
     }
+  }
+  for (const auto &o : per_op) {
+    std::printf("gpu_conformance: %s: %d cases, %d failed\n", o.first.c_str(),
+                o.second.first, o.second.second);
   }
   std::printf("gpu_conformance_blas: %d of %d cases compared with the CPU\n",
               compared, cases);
