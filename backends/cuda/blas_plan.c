@@ -251,6 +251,47 @@ static int check_range(const mxc__blas_plan *p, char *why, size_t why_len) {
   return MXC_OK;
 }
 
+static int64_t extent(int64_t rows, int64_t cols, int64_t ld) {
+  return rows == 0 || cols == 0 ? 0 : ld * (cols - 1) + rows;
+}
+
+static int64_t elements(const mxc__gpu_call *c, const mxc__blas_plan *p,
+                        int i) {
+  return i == MXC__BLAS_ONES ? p->ones : c->in[i].size;
+}
+
+/* 1 when every matrix a step reads or writes lies inside its array. */
+static int step_inside(const mxc__gpu_call *c, const mxc__blas_plan *p,
+                       const mxc__blas_step *s) {
+  int64_t last = s->batch - 1, out = c->out[s->c].size;
+  if (s->kind == MXC__BLAS_ZERO) return 1;
+  if (s->kind == MXC__BLAS_GEMV) {
+    return extent(s->m, s->n, s->lda) <= elements(c, p, s->a) &&
+           s->n <= elements(c, p, s->b) && s->m <= out;
+  }
+  int64_t ra = s->trans_a ? s->k : s->m, ca = s->trans_a ? s->m : s->k;
+  int64_t rb = s->trans_b ? s->n : s->k, cb = s->trans_b ? s->k : s->n;
+  return s->stride_a * last + extent(ra, ca, s->lda) <= elements(c, p, s->a) &&
+         s->stride_b * last + extent(rb, cb, s->ldb) <= elements(c, p, s->b) &&
+         s->stride_c * last + extent(s->m, s->n, s->ldc) <= out;
+}
+
+/* A last guard for device memory: shapes libmxc accepted but this plan
+ * reads differently would show here, not as a stray write on the GPU. */
+static int check_inside(const mxc__gpu_call *c, const mxc__blas_plan *p,
+                        char *why, size_t why_len) {
+  for (int i = 0; i < p->n; ++i) {
+    if (!step_inside(c, p, &p->step[i])) {
+      snprintf(why, why_len,
+               "cuBLAS step %d would reach past an array of the call (the "
+               "plug-in and libmxc disagree on the operator's shapes)",
+               i);
+      return MXC_ERR_INTERNAL;
+    }
+  }
+  return MXC_OK;
+}
+
 int mxc__blas_plan_call(int op, const mxc__gpu_call *c, mxc__blas_plan *p,
                         char *why, size_t why_len) {
   memset(p, 0, sizeof *p);
@@ -268,5 +309,6 @@ int mxc__blas_plan_call(int op, const mxc__gpu_call *c, mxc__blas_plan *p,
     int rc = plan_dot_family(op, c, p, why, why_len);
     if (rc != MXC_OK) return rc;
   }
-  return check_range(p, why, why_len);
+  int rc = check_range(p, why, why_len);
+  return rc == MXC_OK ? check_inside(c, p, why, why_len) : rc;
 }

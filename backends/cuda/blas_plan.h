@@ -86,7 +86,9 @@ typedef struct mxc__blas_plan {
 /* Plans call c of operator `op` (MXC__BLAS_*): its shapes, parameters and
  * write modes, never its pointers. MXC_OK, or MXC_ERR_UNSUPPORTED (a size
  * beyond cuBLAS's 32-bit int) / MXC_ERR_SHAPE (shapes the CPU operator
- * would refuse) with the reason in why. Outputs with write mode NULL and
+ * would refuse) / MXC_ERR_INTERNAL (a step would reach past an array of
+ * the call: checked here so that it never reaches the GPU) with the
+ * reason in why. Outputs with write mode NULL and
  * empty outputs get no step. */
 int mxc__blas_plan_call(int op, const mxc__gpu_call *c, mxc__blas_plan *p,
                         char *why, size_t why_len);

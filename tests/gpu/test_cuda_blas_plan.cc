@@ -170,4 +170,23 @@ TEST(CudaBlasPlan, SizesBeyondIntAreRefused) {
   EXPECT_NE(std::string(why).find("32-bit"), std::string::npos) << why;
 }
 
+// An array smaller than the shapes say is caught before any cuBLAS call.
+TEST(CudaBlasPlan, StepsReachingPastAnArrayAreRefused) {
+  mxc__cuda_dot_param p = {0, 0};
+  mxc__gpu_array in[2] = {{nullptr, 6, 2, {2, 3}, MXC_DTYPE_FLOAT32},
+                          {nullptr, 12, 2, {3, 4}, MXC_DTYPE_FLOAT32}};
+  mxc__gpu_array out = {nullptr, 4, 2, {2, 4}, MXC_DTYPE_FLOAT32};
+  int req = MXC__GPU_REQ_WRITE;
+  mxc__gpu_call c = {0, &p, in, 2, &out, 1, &req};
+  mxc__blas_plan plan;
+  char why[256] = "";
+  EXPECT_EQ(mxc__blas_plan_call(MXC__BLAS_DOT, &c, &plan, why, sizeof why),
+            MXC_ERR_INTERNAL);
+  EXPECT_NE(std::string(why).find("reach past"), std::string::npos) << why;
+  out.size = 8;
+  EXPECT_EQ(mxc__blas_plan_call(MXC__BLAS_DOT, &c, &plan, why, sizeof why),
+            MXC_OK)
+      << why;
+}
+
 }  // namespace
