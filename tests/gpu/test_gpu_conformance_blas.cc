@@ -112,4 +112,54 @@ TEST(GpuConformanceBlas, EveryCaseMatchesTheCpu) {
               compared, cases);
 }
 
+// Many independent products pushed at once: the engine's workers run them
+// concurrently, each thread with its own cuBLAS handle (backends/cuda/
+// blas.c); every result must still be the CPU's.
+TEST(GpuConformanceBlas, ConcurrentCallsAgree) {
+  int n_gpu = 0;
+  ASSERT_EQ(mxc_device_count(MXC_DEVICE_GPU, &n_gpu), MXC_OK);
+  if (n_gpu == 0) {
+    mxc_device_check(MXC_DEVICE_GPU, 0);
+    GTEST_SKIP() << "no usable GPU: " << mxct::LastError();
+  }
+  if (!TableOps().count("dot")) return;  // a plug-in without cuBLAS rows
+  const int kCalls = 24;
+  const int64_t a_shape[2] = {37, 29}, b_shape[2] = {29, 41};
+  std::mt19937 g(17);
+  mxc_op dot = nullptr;
+  ASSERT_EQ(mxc_op_find("dot", &dot), MXC_OK);
+  std::vector<std::vector<float>> xa, xb;
+  std::vector<mxc_ndarray> outs;
+  std::vector<mxc_ndarray> keep;
+  for (int i = 0; i < kCalls; ++i) {
+    xa.push_back(mxct::Uniform(37 * 29, &g));
+    xb.push_back(mxct::Uniform(29 * 41, &g));
+    mxc_ndarray in[2] = {mxct::Make({37, 29}, MXC_DEVICE_GPU, 0),
+                         mxct::Make({29, 41}, MXC_DEVICE_GPU, 0)};
+    ASSERT_EQ(mxc_ndarray_copy_from_host(in[0], xa[i].data(), 37 * 29 * 4),
+              MXC_OK);
+    ASSERT_EQ(mxc_ndarray_copy_from_host(in[1], xb[i].data(), 29 * 41 * 4),
+              MXC_OK);
+    mxc_ndarray out = mxct::Make({37, 41}, MXC_DEVICE_GPU, 0);
+    ASSERT_EQ(mxc_op_invoke(dot, nullptr, nullptr, 0, in, 2, &out, 1, nullptr),
+              MXC_OK)
+        << mxct::LastError();
+    outs.push_back(out);
+    keep.insert(keep.end(), in, in + 2);
+  }
+  ASSERT_EQ(mxc_wait_all(), MXC_OK) << mxct::LastError();
+  for (int i = 0; i < kCalls; ++i) {
+    mxct::BlasCase c = mxct::Dot("dot", 0, 0, {a_shape[0], a_shape[1]},
+                                 {b_shape[0], b_shape[1]}, {37, 41});
+    int rc = 0;
+    auto cpu = mxct::InvokeOn(c, {xa[i], xb[i]}, {std::vector<float>(37 * 41)},
+                              {MXC_REQ_WRITE}, MXC_DEVICE_CPU, &rc);
+    ASSERT_EQ(rc, MXC_OK) << mxct::LastError();
+    mxct::ExpectNear("call " + std::to_string(i),
+                     mxct::ToHost(outs[i], 37 * 41), cpu[0]);
+  }
+  for (mxc_ndarray a : outs) mxc_ndarray_free(a);
+  for (mxc_ndarray a : keep) mxc_ndarray_free(a);
+}
+
 }  // namespace
