@@ -9,8 +9,13 @@
 #   scripts/gpu_check.sh run [DIR]      on the GPU machine (no Bazel, no
 #        network): unpacks DIR.tar.xz if DIR is missing, runs every program
 #        against the plug-in, writes logs under $OUT (or /tmp/gpu_check)
-#        and ends with a table: cases passed/failed/skipped per program.
+#        and ends with a table: cases passed/failed/skipped per program,
+#        then each benchmark's figures (name=value lines).
 #        Exit status 0 only when nothing failed and a GPU was used.
+#        The toolkit's libraries the plug-in opens itself (cuBLAS, cuDNN)
+#        do not travel (hundreds of MB): where the dynamic loader does not
+#        find them, `run` adds the lib folders of the nvidia-* Python
+#        wheels (PyTorch's) to LD_LIBRARY_PATH and prints which.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmd=${1:-}
@@ -20,6 +25,13 @@ programs=(
   "test_cuda_plugin=//tests/gpu:test_cuda_plugin"
   "test_gpu_conformance=//tests/gpu:test_gpu_conformance"
 )
+# Benchmarks run by `run` after the tests (name=value lines; a SKIPPED
+# line means no GPU was used): NAME=BAZEL_TARGET.
+benches=(
+  "bench_gpu=//bench:gpu"
+)
+# Libraries opened at run time that must never be packed.
+toolkit_lib='/lib(cublas|cublasLt|cudnn[^/]*|cusparse|nvrtc|nccl)\.so'
 
 # The C library's own files: every Linux machine has them, in a version at
 # least as new as Debian 12's.
@@ -27,24 +39,69 @@ system_lib='/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux[^/]*)\.so'
 
 prepare() {
   local targets=(//backends/cuda:libmxc_cuda.so.1) p
-  for p in "${programs[@]}"; do targets+=("${p#*=}"); done
+  for p in "${programs[@]}" "${benches[@]}"; do targets+=("${p#*=}"); done
   bazel build "${targets[@]}"
   rm -rf "$dir" "$dir.tar.xz"
   mkdir -p "$dir/bin" "$dir/lib"
   cp bazel-bin/backends/cuda/libmxc_cuda.so.1 "$dir/lib/"
-  for p in "${programs[@]}"; do
+  for p in "${programs[@]}" "${benches[@]}"; do
     local t=${p#*=}
     cp "bazel-bin/${t#//}" "$dir/bin/${p%%=*}" 2>/dev/null ||
       cp "bazel-bin/$(echo "${t#//}" | tr : /)" "$dir/bin/${p%%=*}"
   done
   chmod u+w "$dir"/bin/* "$dir"/lib/*
   ldd "$dir"/bin/* "$dir"/lib/*.so* | awk '/=> \//{print $3}' | sort -u |
-    grep -vE "$system_lib" | xargs -r cp -L -t "$dir/lib/"
+    grep -vE "$system_lib" | grep -vE "$toolkit_lib" |
+    xargs -r cp -L -t "$dir/lib/"
   cp scripts/gpu_check.sh "$dir/"
   tar -C "$(dirname "$dir")" -cJf "$dir.tar.xz" "$(basename "$dir")"
   echo "gpu_check: prepared $dir ($(du -sh "$dir" | cut -f1)), packed" \
     "$dir.tar.xz ($(du -sh "$dir.tar.xz" | cut -f1)); carry $dir.tar.xz and" \
     "run: scripts/gpu_check.sh run $dir"
+}
+
+# found LIB: 0 when the dynamic loader finds LIB by LD_LIBRARY_PATH or
+# its cache.
+found() {
+  local d
+  for d in ${LD_LIBRARY_PATH//:/ }; do [ -e "$d/$1" ] && return 0; done
+  # No grep -q: under pipefail its early exit would fail ldconfig (SIGPIPE).
+  { ldconfig -p 2>/dev/null || /sbin/ldconfig -p 2>/dev/null || true; } |
+    grep "[[:space:]]$1 " >/dev/null
+}
+
+# The lib folders of the nvidia-* wheels (nvidia/cublas/lib, nvidia/cu13/lib,
+# ...) of the machine's python3 and of the usual virtual environments.
+wheel_lib_dirs() {
+  local sites d
+  sites=$(python3 -c 'import site; print("\n".join(site.getsitepackages()))' \
+    2>/dev/null || true)
+  for d in $sites /opt/*/.venv/lib/python3*/site-packages; do
+    ls -d "$d"/nvidia/*/lib 2>/dev/null || true
+  done | sort -u
+}
+
+# cuBLAS and cuDNN from the wheels where the loader does not find them.
+add_wheel_libs() {
+  local lib d added=()
+  for lib in libcublas.so.13 libcudnn.so.9; do
+    found "$lib" && continue
+    for d in $(wheel_lib_dirs); do
+      if [ -e "$d/$lib" ]; then
+        export LD_LIBRARY_PATH="$LD_LIBRARY_PATH:$d"
+        added+=("$d")
+        break
+      fi
+    done
+    found "$lib" || echo "gpu_check: $lib not found (its kernels will say so)"
+  done
+  echo "gpu_check: wheel lib folders added: ${added[*]:-none}"
+}
+
+# bench_row NAME LOG: the benchmark's figures for the summary.
+bench_rows() {
+  grep -E '^(gpu_name|[a-z0-9_]*_(ms|ratio_vs_[a-z0-9_]*|tflops|diff))=' "$2" |
+    sed "s/^/$1: /" || echo "$1: (no figures)"
 }
 
 # counts LOG: "passed failed skipped" from a GoogleTest log.
@@ -62,6 +119,7 @@ run() {
   mkdir -p "$out"
   export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export MXC_CUDA_PLUGIN="$dir/lib/libmxc_cuda.so.1"
+  add_wheel_libs
   echo "=== gpu_check: $(date -u +%FT%TZ)"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
     echo "gpu_check: nvidia-smi failed"
@@ -76,9 +134,24 @@ run() {
     [ "$skip" = 0 ] || status=1  # a skip here means no GPU was used
     rows+=("$(printf '%-24s %6s %6s %7s %4s' "$name" "$ok" "$fail" "$skip" "$rc")")
   done
+  local figures=()
+  for p in "${benches[@]}"; do
+    name=${p%%=*}
+    log=$out/$name.log
+    echo "=== gpu_check: $name"
+    rc=0
+    "$dir/bin/$name" 2>&1 | tee "$log" || rc=$?
+    [ "$rc" = 0 ] || status=1
+    grep -q SKIPPED "$log" && status=1  # no GPU used
+    mapfile -t -O "${#figures[@]}" figures < <(bench_rows "$name" "$log")
+    [ "$rc" = 0 ] || figures+=("$name: exit $rc")
+  done
   echo "=== gpu_check: summary"
   printf '%-24s %6s %6s %7s %4s\n' program passed failed skipped exit
   printf '%s\n' "${rows[@]}"
+  # Per operator, where a program reports it ("gpu_conformance: OP: ...").
+  grep -h '^gpu_conformance: [^ ]*: ' "$out"/*.log || true
+  [ "${#figures[@]}" = 0 ] || printf '%s\n' "${figures[@]}"
   return $status
 }
 

@@ -20,6 +20,8 @@ cc_library(
     srcs = ["lib64/libcudart_static.a"],
     hdrs = glob([
         "include/*.h",
+        "include/*.hpp",
+        "include/nv/**",
         "include/crt/*.h",
         "include/crt/*.hpp",
     ]),

@@ -13,7 +13,8 @@
  * (device 1 has 5.2), many (20 devices), no_device, no_driver, old_driver,
  * bad_abi, old_version, null_table, oom (device memory runs out after 64
  * KiB in use), copy_fail (every copy fails as after a faulting kernel),
- * conform (2 devices, only the kernels that compute: relu, add, _copy).
+ * conform (2 devices, only the kernels that compute: relu, add, _copy,
+ * and the cuBLAS kernels' plans run on the host, tests/gpu/blas_host.h).
  * Kernels (below) are host loops, for every mode. */
 #include <pthread.h>
 #include <stdio.h>
@@ -23,6 +24,7 @@
 #include <unistd.h>
 
 #include "core/base/gpu_plugin.h"
+#include "tests/gpu/blas_host.h"
 
 #define MAX_BLOCKS 4096
 #define OOM_LIMIT (64 << 10)
@@ -237,11 +239,28 @@ static const mxc__gpu_plugin k_other_version = {
     fake_props, fake_alloc, fake_free, fake_copy, "0.9.0", k_kernels, 0,
 };
 
+#define FAKE_BLAS_RUN(fn, op, name)                                  \
+  static int fn(const mxc__gpu_call *c, char *why, size_t why_len) { \
+    return mxct_blas_fake_run(op, c, host_of, why, why_len);         \
+  }
+MXCT_BLAS_FAKE_OPS(FAKE_BLAS_RUN)
+#undef FAKE_BLAS_RUN
+
+static const mxc__gpu_kernel k_conform_kernels[] = {
+    {"relu", NULL, run_relu},
+    {"add", NULL, run_add},
+    {"_copy", NULL, run_copy},
+#define FAKE_BLAS_ROW(fn, op, name) {name, NULL, fn},
+    MXCT_BLAS_FAKE_OPS(FAKE_BLAS_ROW)
+#undef FAKE_BLAS_ROW
+};
+
 /* Mode conform: the kernels that compute (the conformance harness). */
 static const mxc__gpu_plugin k_conform = {
     MXC__GPU_PLUGIN_ABI, sizeof(mxc__gpu_plugin), "fake", 80, fake_open,
     fake_props, fake_alloc, fake_free, fake_copy, MXC__GPU_MXC_VERSION,
-    k_kernels, 3,
+    k_conform_kernels,
+    (int)(sizeof k_conform_kernels / sizeof k_conform_kernels[0]),
 };
 
 const mxc__gpu_plugin *mxc_gpu_plugin_v1(void) {

@@ -155,11 +155,13 @@ TEST(GpuConformance, EveryKernelMatchesTheCpu) {
   int compared = 0;
   for (int i = 0; i < p->n_kernels; ++i) {
     SCOPED_TRACE(p->kernels[i].op);
+    if (mxct::OwnCases().count(p->kernels[i].op)) continue;
     CompareElementwise(p->kernels[i].op, &g);
     ++compared;
   }
-  std::printf("gpu_conformance: %d of %d kernels compared with the CPU\n",
-              compared, p->n_kernels);
+  std::printf("gpu_conformance: %d of %d kernels compared with the CPU "
+              "(%zu with a case of their own)\n",
+              compared, p->n_kernels, mxct::OwnCases().size());
 }
 
 }  // namespace

@@ -1,0 +1,244 @@
+/* cuBLAS kernels: execute the steps of blas_plan.h.
+ *
+ * cuBLAS is opened on first use through dynlib.h (never linked): the
+ * plug-in loads without it, and only these kernels fail, with a message
+ * naming the library. MXC_CUBLAS, read once, names the file to open
+ * instead of libcublas.so.13 (a wheel's copy; the tests name a missing
+ * file to check that message).
+ *
+ * Handles: a cublasHandle_t must not be used by two threads at once, and
+ * engine workers call kernels concurrently, so each (thread, device) pair
+ * has its own handle and its own vector of ones (the bias and bias
+ * gradient operand), created on first use and released when the thread
+ * exits. Nothing is shared between threads, so nothing needs a lock.
+ *
+ * Stream: the handle's default, the legacy default stream, which also
+ * orders the element-wise kernels and copies; run synchronizes it before
+ * returning (ABI v1). A per-worker stream later is one cublasSetStream. */
+#include "backends/cuda/blas.h"
+
+#include <cublas_api.h>
+#include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "backends/cuda/dynlib.h"
+
+/* Devices with a per-thread context; more are refused with a message. */
+#define MAX_DEV 64
+
+enum { F_CREATE, F_DESTROY, F_MATH, F_GEMM, F_GEMM_BATCHED, F_GEMV, F_STATUS };
+
+static const char *const k_symbols[] = {
+    "cublasCreate_v2",           "cublasDestroy_v2",
+    "cublasSetMathMode",         "cublasSgemm_v2",
+    "cublasSgemmStridedBatched", "cublasSgemv_v2",
+    "cublasGetStatusString",     NULL};
+static void *g_fns[sizeof k_symbols / sizeof k_symbols[0]];
+static const char *g_files[] = {"libcublas.so.13", NULL};
+
+static mxc__cuda_dynlib g_cublas = {
+    .what = "cuBLAS",
+    .install =
+        "NVIDIA's cuBLAS for CUDA 13 (the CUDA repository's libcublas-13-0 "
+        "package, or pip's nvidia-cublas wheel)",
+    .files = g_files,
+    .symbols = k_symbols,
+    .fns = g_fns,
+    .mu = PTHREAD_MUTEX_INITIALIZER,
+};
+
+/* The prototypes of cublas_api.h, applied to the resolved addresses. */
+#define FN(i, name) ((__typeof__(&name))g_fns[i])
+
+typedef struct blas_ctx {
+  cublasHandle_t h;
+  float *ones;
+  int64_t n_ones;
+} blas_ctx;
+
+typedef struct thread_ctx {
+  blas_ctx dev[MAX_DEV];
+} thread_ctx;
+
+static pthread_key_t g_key;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+/* At thread exit: the handles and buffers of every device it used. */
+static void free_thread(void *p) {
+  thread_ctx *t = p;
+  for (int d = 0; d < MAX_DEV; ++d) {
+    blas_ctx *b = &t->dev[d];
+    if (!b->h) continue;
+    if (cudaSetDevice(d) == cudaSuccess) {
+      (void)FN(F_DESTROY, cublasDestroy_v2)(b->h);
+      if (b->ones) (void)cudaFree(b->ones);
+    }
+  }
+  free(t);
+}
+
+static void init_once(void) {
+  const char *env = getenv("MXC_CUBLAS");
+  if (env && *env) g_files[0] = env;
+  (void)pthread_key_create(&g_key, free_thread);
+}
+
+static int cuda_fail(char *why, size_t len, const char *what, cudaError_t e) {
+  snprintf(why, len, "%s: %s (%s)", what, cudaGetErrorString(e),
+           cudaGetErrorName(e));
+  (void)cudaGetLastError(); /* leave no non-sticky error behind */
+  return MXC_ERR_INTERNAL;
+}
+
+static int blas_fail(char *why, size_t len, const char *what,
+                     cublasStatus_t s) {
+  snprintf(why, len, "%s: %s (cublasStatus_t %d)", what,
+           FN(F_STATUS, cublasGetStatusString)(s), (int)s);
+  return MXC_ERR_INTERNAL;
+}
+
+/* A handle in math mode CUBLAS_DEFAULT_MATH: no TF32 (blas.h). */
+static int make_handle(int dev, blas_ctx *b, char *why, size_t len) {
+  cublasStatus_t s = FN(F_CREATE, cublasCreate_v2)(&b->h);
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    b->h = NULL;
+    snprintf(why, len, "cuBLAS could not be initialised on gpu(%d): %s", dev,
+             FN(F_STATUS, cublasGetStatusString)(s));
+    return MXC_ERR_UNSUPPORTED;
+  }
+  s = FN(F_MATH, cublasSetMathMode)(b->h, CUBLAS_DEFAULT_MATH);
+  if (s == CUBLAS_STATUS_SUCCESS) return MXC_OK;
+  /* Never keep a handle whose math mode is unknown (it could be TF32). */
+  (void)FN(F_DESTROY, cublasDestroy_v2)(b->h);
+  b->h = NULL;
+  return blas_fail(why, len, "cublasSetMathMode", s);
+}
+
+/* This thread's context for dev (the current device). */
+static int ctx_of(int dev, blas_ctx **out, char *why, size_t len) {
+  if (dev < 0 || dev >= MAX_DEV) {
+    snprintf(why, len, "gpu(%d): the cuBLAS kernels serve gpu(0) to gpu(%d)",
+             dev, MAX_DEV - 1);
+    return MXC_ERR_UNSUPPORTED;
+  }
+  thread_ctx *t = pthread_getspecific(g_key);
+  if (!t) {
+    t = calloc(1, sizeof *t);
+    if (!t || pthread_setspecific(g_key, t) != 0) {
+      free(t);
+      snprintf(why, len, "out of host memory for a cuBLAS context");
+      return MXC_ERR_OOM;
+    }
+  }
+  *out = &t->dev[dev];
+  return (*out)->h ? MXC_OK : make_handle(dev, *out, why, len);
+}
+
+/* b->ones holds at least n ones (filled from the host once per size). */
+static int ensure_ones(blas_ctx *b, int64_t n, char *why, size_t len) {
+  if (n <= b->n_ones) return MXC_OK;
+  int64_t want = (n + 1023) / 1024 * 1024;
+  float *host = malloc((size_t)want * sizeof *host);
+  if (!host) {
+    snprintf(why, len, "out of host memory for %lld ones", (long long)want);
+    return MXC_ERR_OOM;
+  }
+  for (int64_t i = 0; i < want; ++i) host[i] = 1.f;
+  if (b->ones) (void)cudaFree(b->ones);
+  b->ones = NULL;
+  b->n_ones = 0;
+  cudaError_t e = cudaMalloc((void **)&b->ones, (size_t)want * sizeof *host);
+  if (e == cudaSuccess) {
+    e = cudaMemcpy(b->ones, host, (size_t)want * sizeof *host,
+                   cudaMemcpyHostToDevice);
+  }
+  free(host);
+  if (e != cudaSuccess) return cuda_fail(why, len, "ones for cuBLAS", e);
+  b->n_ones = want;
+  return MXC_OK;
+}
+
+static const float *operand(const mxc__gpu_call *c, const blas_ctx *b, int i) {
+  return i == MXC__BLAS_ONES ? b->ones : (const float *)c->in[i].ptr;
+}
+
+static cublasOperation_t op_of(int t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+static cublasStatus_t gemm(const blas_ctx *b, const mxc__blas_step *s,
+                           const float *A, const float *B, float *C) {
+  const float one = 1.f;
+  if (s->batch == 1) {
+    return FN(F_GEMM, cublasSgemm_v2)(b->h, op_of(s->trans_a),
+                                      op_of(s->trans_b), (int)s->m, (int)s->n,
+                                      (int)s->k, &one, A, (int)s->lda, B,
+                                      (int)s->ldb, &s->beta, C, (int)s->ldc);
+  }
+  return FN(F_GEMM_BATCHED, cublasSgemmStridedBatched)(
+      b->h, op_of(s->trans_a), op_of(s->trans_b), (int)s->m, (int)s->n,
+      (int)s->k, &one, A, (int)s->lda, s->stride_a, B, (int)s->ldb, s->stride_b,
+      &s->beta, C, (int)s->ldc, s->stride_c, (int)s->batch);
+}
+
+static int exec_step(const blas_ctx *b, const mxc__blas_step *s,
+                     const mxc__gpu_call *c, char *why, size_t len) {
+  float *C = c->out[s->c].ptr;
+  const float *A = operand(c, b, s->a), *B = operand(c, b, s->b);
+  const float one = 1.f;
+  cublasStatus_t st;
+  if (s->kind == MXC__BLAS_ZERO) {
+    cudaError_t e = cudaMemset(C, 0, (size_t)c->out[s->c].size * sizeof *C);
+    return e == cudaSuccess ? MXC_OK : cuda_fail(why, len, "cudaMemset", e);
+  }
+  if (s->kind == MXC__BLAS_GEMV) {
+    st = FN(F_GEMV, cublasSgemv_v2)(b->h, op_of(s->trans_a), (int)s->m,
+                                    (int)s->n, &one, A, (int)s->lda, B, 1,
+                                    &s->beta, C, 1);
+    return st == CUBLAS_STATUS_SUCCESS ? MXC_OK
+                                       : blas_fail(why, len, "cublasSgemv", st);
+  }
+  st = gemm(b, s, A, B, C);
+  return st == CUBLAS_STATUS_SUCCESS ? MXC_OK
+                                     : blas_fail(why, len, "cublasSgemm", st);
+}
+
+static int exec_plan(const mxc__blas_plan *p, const mxc__gpu_call *c, char *why,
+                     size_t len) {
+  cudaError_t e = cudaSetDevice(c->dev);
+  if (e != cudaSuccess) return cuda_fail(why, len, "cudaSetDevice", e);
+  blas_ctx *b = NULL;
+  int rc = ctx_of(c->dev, &b, why, len);
+  if (rc == MXC_OK) rc = ensure_ones(b, p->ones, why, len);
+  for (int i = 0; rc == MXC_OK && i < p->n; ++i) {
+    rc = exec_step(b, &p->step[i], c, why, len);
+  }
+  if (rc != MXC_OK) return rc;
+  /* The first interface's kernels return when done (gpu_plugin.h). */
+  if ((e = cudaStreamSynchronize(0)) != cudaSuccess) {
+    return cuda_fail(why, len, "cuBLAS kernel", e);
+  }
+  return MXC_OK;
+}
+
+int mxc__cuda_blas_run(int op, const mxc__gpu_call *c, char *why,
+                       size_t why_len) {
+  mxc__blas_plan p;
+  int rc = mxc__blas_plan_call(op, c, &p, why, why_len);
+  if (rc != MXC_OK || p.n == 0) return rc;
+  (void)pthread_once(&g_once, init_once);
+  rc = mxc__cuda_dynlib_load(&g_cublas, why, why_len);
+  return rc == MXC_OK ? exec_plan(&p, c, why, why_len) : rc;
+}
+
+#define RUN(fn, op)                                           \
+  int fn(const mxc__gpu_call *c, char *why, size_t why_len) { \
+    return mxc__cuda_blas_run(op, c, why, why_len);           \
+  }
+RUN(mxc__cuda_blas_dot, MXC__BLAS_DOT)
+RUN(mxc__cuda_blas_dot_bwd, MXC__BLAS_DOT_BWD)
+RUN(mxc__cuda_blas_batch_dot, MXC__BLAS_BATCH_DOT)
+RUN(mxc__cuda_blas_batch_dot_bwd, MXC__BLAS_BATCH_DOT_BWD)
+RUN(mxc__cuda_blas_fc, MXC__BLAS_FC)
+RUN(mxc__cuda_blas_fc_bwd, MXC__BLAS_FC_BWD)
+#undef RUN

@@ -1,0 +1,94 @@
+// The real plug-in's cuBLAS kernels where cuBLAS cannot be loaded
+// (MXC_CUBLAS names a missing file, BUILD): every one answers
+// MXC_ERR_UNSUPPORTED naming the library and what to install, from its run
+// function, before touching a device, so this runs on machines without a
+// GPU. A call with nothing to compute needs no library.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "backends/cuda/blas_plan.h"
+#include "core/base/gpu_plugin.h"
+
+namespace {
+
+const mxc__gpu_plugin *Plugin() {
+  const char *path = std::getenv("MXC_CUDA_PLUGIN");
+  void *h = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : nullptr;
+  EXPECT_NE(h, nullptr) << (path ? dlerror() : "MXC_CUDA_PLUGIN unset");
+  if (!h) return nullptr;
+  auto entry = reinterpret_cast<mxc__gpu_plugin_entry_fn>(
+      dlsym(h, MXC__GPU_PLUGIN_ENTRY));
+  return entry ? entry() : nullptr;
+}
+
+const mxc__gpu_kernel *Find(const mxc__gpu_plugin *p, const char *op) {
+  for (int i = 0; i < p->n_kernels; ++i) {
+    if (std::string(p->kernels[i].op) == op) return &p->kernels[i];
+  }
+  return nullptr;
+}
+
+mxc__gpu_array Matrix(int64_t r, int64_t c) {
+  mxc__gpu_array a = {};
+  a.size = r * c;
+  a.ndim = 2;
+  a.dims[0] = r;
+  a.dims[1] = c;
+  a.dtype = MXC_DTYPE_FLOAT32;
+  return a;
+}
+
+TEST(CudaBlas, WithoutCublasEveryKernelSaysWhatToInstall) {
+  const mxc__gpu_plugin *p = Plugin();
+  ASSERT_NE(p, nullptr);
+  // Shapes every operator accepts: (2, 3) x (3, 2) as dot's operands,
+  // FullyConnected data (2, 3) with num_hidden 2 and weight (2, 3).
+  mxc__cuda_dot_param dot = {0, 0};
+  mxc__cuda_fc_param fc = {2, 1, 1};
+  const char *ops[] = {"dot", "_backward_dot", "FullyConnected",
+                       "_backward_FullyConnected"};
+  mxc__gpu_array a = Matrix(2, 3), w = Matrix(2, 3), b = Matrix(3, 2);
+  mxc__gpu_array g = Matrix(2, 2);
+  for (const char *op : ops) {
+    SCOPED_TRACE(op);
+    const mxc__gpu_kernel *k = Find(p, op);
+    ASSERT_NE(k, nullptr);
+    bool is_fc = std::string(op).find("Fully") != std::string::npos;
+    bool bwd = std::string(op).find("_backward") == 0;
+    mxc__gpu_array in[3] = {g, a, is_fc ? w : b};
+    mxc__gpu_array out[2] = {a, is_fc ? w : b};
+    int req[2] = {MXC__GPU_REQ_WRITE, MXC__GPU_REQ_WRITE};
+    if (!bwd) in[0] = a, in[1] = is_fc ? w : b, out[0] = g;
+    mxc__gpu_call c = {
+        0, is_fc ? (const void *)&fc : &dot, in, 2 + bwd, out, 1 + bwd, req};
+    char why[512] = "";
+    ASSERT_EQ(k->run(&c, why, sizeof why), MXC_ERR_UNSUPPORTED) << why;
+    std::string w = why;
+    EXPECT_NE(w.find("cuBLAS could not be loaded"), std::string::npos) << w;
+    EXPECT_NE(w.find(std::getenv("MXC_CUBLAS")), std::string::npos) << w;
+    EXPECT_NE(w.find("nvidia-cublas"), std::string::npos) << w;
+  }
+}
+
+TEST(CudaBlas, NothingToComputeNeedsNoLibrary) {
+  const mxc__gpu_plugin *p = Plugin();
+  ASSERT_NE(p, nullptr);
+  const mxc__gpu_kernel *k = Find(p, "dot");
+  ASSERT_NE(k, nullptr);
+  mxc__cuda_dot_param dot = {0, 0};
+  mxc__gpu_array in[2] = {Matrix(0, 3), Matrix(3, 2)};
+  mxc__gpu_array out = Matrix(0, 2);
+  int req = MXC__GPU_REQ_WRITE;
+  mxc__gpu_call c = {0, &dot, in, 2, &out, 1, &req};
+  char why[512] = "";
+  EXPECT_EQ(k->run(&c, why, sizeof why), MXC_OK) << why;
+  req = MXC__GPU_REQ_NULL;
+  out = Matrix(2, 2);
+  in[0] = Matrix(2, 3);
+  EXPECT_EQ(k->run(&c, why, sizeof why), MXC_OK) << why;
+}
+
+}  // namespace

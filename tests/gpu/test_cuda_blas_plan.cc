@@ -1,0 +1,192 @@
+// The cuBLAS kernels' plans (backends/cuda/blas_plan.h) on the host: each
+// planned step runs through a host GEMM/GEMV that follows cuBLAS's
+// column-major argument semantics (blas_host.h: it refuses what cuBLAS
+// would refuse, a leading dimension below the stored rows, and a matrix
+// reaching past its array), and the outputs must match the CPU operators of
+// libmxc through the public API. Parameters come from libmxc's own parser, so
+// the plug-in's mirrors of the parameter structs are checked too. This is what
+// catches transpose and layout mistakes without a GPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "core/base/alloc.h"
+#include "core/op/op.h"
+}
+#include "backends/cuda/blas_plan.h"
+#include "tests/gpu/blas_cases.h"
+#include "tests/gpu/blas_host.h"
+
+namespace {
+
+using mxct::BlasCase;
+
+int OpOf(const std::string &name) {
+  static const std::map<std::string, int> k = {
+      {"dot", MXC__BLAS_DOT},
+      {"_backward_dot", MXC__BLAS_DOT_BWD},
+      {"batch_dot", MXC__BLAS_BATCH_DOT},
+      {"_backward_batch_dot", MXC__BLAS_BATCH_DOT_BWD},
+      {"FullyConnected", MXC__BLAS_FC},
+      {"_backward_FullyConnected", MXC__BLAS_FC_BWD}};
+  return k.at(name);
+}
+
+// The parameters as libmxc parses them for the plug-in (mxc__free).
+void *Parse(const BlasCase &c) {
+  std::vector<const char *> keys, vals;
+  for (const auto &p : c.params) {
+    keys.push_back(p.first.c_str());
+    vals.push_back(p.second.c_str());
+  }
+  const mxc__op *op = mxc__op_find(c.op.c_str());
+  void *param = nullptr;
+  EXPECT_NE(op, nullptr) << c.op;
+  EXPECT_EQ(mxc__op_parse_params(op, keys.data(), vals.data(), (int)keys.size(),
+                                 &param),
+            MXC_OK)
+      << mxc_last_error();
+  return param;
+}
+
+mxc__gpu_array Array(const mxct::Shape &s, std::vector<float> *v) {
+  mxc__gpu_array a = {};
+  a.ptr = v->data();
+  a.size = mxct::Numel(s);
+  a.ndim = (int)s.size();
+  for (size_t i = 0; i < s.size(); ++i) a.dims[i] = s[i];
+  a.dtype = MXC_DTYPE_FLOAT32;
+  return a;
+}
+
+// Plans case c and runs the plan on host copies of x and init.
+std::vector<std::vector<float>> RunPlan(const BlasCase &c,
+                                        std::vector<std::vector<float>> x,
+                                        std::vector<std::vector<float>> out,
+                                        const std::vector<int> &req) {
+  void *param = Parse(c);
+  std::vector<mxc__gpu_array> in_a, out_a;
+  for (size_t i = 0; i < c.in.size(); ++i)
+    in_a.push_back(Array(c.in[i], &x[i]));
+  for (size_t i = 0; i < c.out.size(); ++i) {
+    out_a.push_back(Array(c.out[i], &out[i]));
+  }
+  mxc__gpu_call call = {0,
+                        param,
+                        in_a.data(),
+                        (int)in_a.size(),
+                        out_a.data(),
+                        (int)out_a.size(),
+                        req.data()};
+  mxc__blas_plan p;
+  char why[256] = "";
+  EXPECT_EQ(mxc__blas_plan_call(OpOf(c.op), &call, &p, why, sizeof why), MXC_OK)
+      << why;
+  const char *bad = mxct_blas_host_run(&p, &call, nullptr);
+  EXPECT_TRUE(bad == nullptr) << "cuBLAS would refuse a step: " << bad;
+  mxc__free(param);
+  return out;
+}
+
+float Poison() {
+  uint32_t bits = 0x7fc0dead;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+void CheckCase(const BlasCase &c, std::mt19937 *g) {
+  SCOPED_TRACE(c.Name());
+  std::vector<std::vector<float>> x, base;
+  for (const auto &s : c.in) x.push_back(mxct::Uniform(mxct::Numel(s), g));
+  for (const auto &s : c.out) base.push_back(mxct::Uniform(mxct::Numel(s), g));
+  for (const auto &req : mxct::ReqSets((int)c.out.size())) {
+    int rc = 0;
+    auto cpu = mxct::InvokeOn(c, x, base, req, MXC_DEVICE_CPU, &rc);
+    ASSERT_EQ(rc, MXC_OK) << mxc_last_error();
+    auto init = base;
+    for (size_t i = 0; i < req.size(); ++i) {
+      if (req[i] == MXC_REQ_WRITE)
+        std::fill(init[i].begin(), init[i].end(), Poison());
+    }
+    auto got = RunPlan(c, x, init, req);
+    for (size_t i = 0; i < got.size(); ++i) {
+      mxct::ExpectNear(
+          "output " + std::to_string(i) + " req " + std::to_string(req[i]),
+          got[i], cpu[i]);
+    }
+  }
+}
+
+TEST(CudaBlasPlan, ForwardMatchesTheCpu) {
+  std::mt19937 g(17);
+  for (const auto &c : mxct::ForwardBlasCases()) CheckCase(c, &g);
+}
+
+TEST(CudaBlasPlan, BackwardMatchesTheCpu) {
+  std::mt19937 g(1717);
+  for (const auto &c : mxct::ForwardBlasCases()) {
+    CheckCase(mxct::BackwardOf(c), &g);
+  }
+}
+
+// The plug-in reads libmxc's parameter structs through its mirrors.
+TEST(CudaBlasPlan, ParameterMirrorsMatchTheParser) {
+  BlasCase d = mxct::Dot("dot", 1, 0, {2, 3}, {2, 4}, {3, 4});
+  auto *dp = static_cast<mxc__cuda_dot_param *>(Parse(d));
+  EXPECT_EQ(mxc__op_find("dot")->param_size, sizeof *dp);
+  EXPECT_EQ(dp->transpose_a, 1);
+  EXPECT_EQ(dp->transpose_b, 0);
+  mxc__free(dp);
+  BlasCase f = mxct::Fc(7, 0, 0, {2, 3}, {2, 7});
+  auto *fp = static_cast<mxc__cuda_fc_param *>(Parse(f));
+  EXPECT_EQ(mxc__op_find("FullyConnected")->param_size, sizeof *fp);
+  EXPECT_EQ(fp->num_hidden, 7);
+  EXPECT_EQ(fp->no_bias, 1);
+  EXPECT_EQ(fp->flatten, 0);
+  mxc__free(fp);
+}
+
+// cuBLAS's interface takes int sizes: larger ones are refused by name.
+TEST(CudaBlasPlan, SizesBeyondIntAreRefused) {
+  mxc__cuda_dot_param p = {0, 0};
+  int64_t big = (int64_t)INT_MAX + 1;
+  mxc__gpu_array a = {nullptr, big, 2, {1, big}, MXC_DTYPE_FLOAT32};
+  mxc__gpu_array b = {nullptr, big, 2, {big, 1}, MXC_DTYPE_FLOAT32};
+  mxc__gpu_array in[2] = {a, b};
+  mxc__gpu_array out = {nullptr, 1, 2, {1, 1}, MXC_DTYPE_FLOAT32};
+  int req = MXC__GPU_REQ_WRITE;
+  mxc__gpu_call c = {0, &p, in, 2, &out, 1, &req};
+  mxc__blas_plan plan;
+  char why[256] = "";
+  EXPECT_EQ(mxc__blas_plan_call(MXC__BLAS_DOT, &c, &plan, why, sizeof why),
+            MXC_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(why).find("32-bit"), std::string::npos) << why;
+}
+
+// An array smaller than the shapes say is caught before any cuBLAS call.
+TEST(CudaBlasPlan, StepsReachingPastAnArrayAreRefused) {
+  mxc__cuda_dot_param p = {0, 0};
+  mxc__gpu_array in[2] = {{nullptr, 6, 2, {2, 3}, MXC_DTYPE_FLOAT32},
+                          {nullptr, 12, 2, {3, 4}, MXC_DTYPE_FLOAT32}};
+  mxc__gpu_array out = {nullptr, 4, 2, {2, 4}, MXC_DTYPE_FLOAT32};
+  int req = MXC__GPU_REQ_WRITE;
+  mxc__gpu_call c = {0, &p, in, 2, &out, 1, &req};
+  mxc__blas_plan plan;
+  char why[256] = "";
+  EXPECT_EQ(mxc__blas_plan_call(MXC__BLAS_DOT, &c, &plan, why, sizeof why),
+            MXC_ERR_INTERNAL);
+  EXPECT_NE(std::string(why).find("reach past"), std::string::npos) << why;
+  out.size = 8;
+  EXPECT_EQ(mxc__blas_plan_call(MXC__BLAS_DOT, &c, &plan, why, sizeof why),
+            MXC_OK)
+      << why;
+}
+
+}  // namespace
