@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 
+#include "backends/cuda/dnn.h"
 #include "backends/cuda/elementwise.h"
 #include "core/base/gpu_plugin.h"
 
@@ -127,6 +128,7 @@ static const mxc__gpu_kernel k_kernels[] = {
 #define ROW(kind, name, n_in) {name, NULL, run_##kind},
     MXC__CUDA_ELEMENTWISE(ROW)
 #undef ROW
+    MXC__CUDA_DNN_ROWS
 };
 
 static const mxc__gpu_plugin k_plugin = {

@@ -1,0 +1,446 @@
+/* cuDNN kernels of the plug-in (dnn.h): Convolution and its gradient
+ * through cuDNN 9's descriptor API (cudnnConvolutionForward,
+ * BackwardData, BackwardFilter, BackwardBias), algorithms chosen by the
+ * cudnnGet*Algorithm_v7 heuristics.
+ *
+ * cuDNN's headers give the types only: every function is called through
+ * an address resolved from libcudnn.so.9 by dynlib.h, so the plug-in has
+ * no link-time dependency on cuDNN. (The legacy API is marked deprecated
+ * in cuDNN 9's headers; BUILD turns that warning off for this file.)
+ *
+ * Precision: the convolution descriptor asks for CUDNN_FMA_MATH, so no
+ * TF32 tensor-core kernel is used for float32 (TF32 keeps 10 mantissa
+ * bits, far from what the CPU computes); results then differ from the
+ * CPU's only by summation order. */
+#include "backends/cuda/dnn.h"
+
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "backends/cuda/dnn_plan.h"
+#include "backends/cuda/dynlib.h"
+
+/* ---- cuDNN, opened on first use ---- */
+
+#define CUDNN_FNS(X)                              \
+  X(cudnnGetVersion)                              \
+  X(cudnnGetErrorString)                          \
+  X(cudnnCreate)                                  \
+  X(cudnnDestroy)                                 \
+  X(cudnnCreateTensorDescriptor)                  \
+  X(cudnnDestroyTensorDescriptor)                 \
+  X(cudnnSetTensorNdDescriptor)                   \
+  X(cudnnCreateFilterDescriptor)                  \
+  X(cudnnDestroyFilterDescriptor)                 \
+  X(cudnnSetFilterNdDescriptor)                   \
+  X(cudnnCreateConvolutionDescriptor)             \
+  X(cudnnDestroyConvolutionDescriptor)            \
+  X(cudnnSetConvolutionNdDescriptor)              \
+  X(cudnnSetConvolutionGroupCount)                \
+  X(cudnnSetConvolutionMathType)                  \
+  X(cudnnGetConvolutionForwardAlgorithm_v7)       \
+  X(cudnnGetConvolutionBackwardDataAlgorithm_v7)  \
+  X(cudnnGetConvolutionBackwardFilterAlgorithm_v7) \
+  X(cudnnConvolutionForward)                      \
+  X(cudnnConvolutionBackwardData)                 \
+  X(cudnnConvolutionBackwardFilter)               \
+  X(cudnnConvolutionBackwardBias)                 \
+  X(cudnnAddTensor)
+
+enum {
+#define IDX(name) FN_##name,
+  CUDNN_FNS(IDX)
+#undef IDX
+      FN_COUNT
+};
+
+static const char *const k_symbols[] = {
+#define NAME(name) #name,
+    CUDNN_FNS(NAME)
+#undef NAME
+        NULL};
+static const char *const k_files[] = {"libcudnn.so.9", NULL};
+static void *k_fns[FN_COUNT];
+
+static mxc__cuda_dynlib k_cudnn = {
+    .what = "cuDNN 9",
+    .install =
+        "cuDNN 9 for CUDA 13 (NVIDIA's cudnn9-cuda-13 package, or the "
+        "nvidia-cudnn-cu13 Python wheel, whose nvidia/cudnn/lib folder "
+        "then goes on LD_LIBRARY_PATH)",
+    .files = k_files,
+    .symbols = k_symbols,
+    .fns = k_fns,
+    .mu = PTHREAD_MUTEX_INITIALIZER,
+};
+
+/* The resolved function `name`, with its prototype's type. */
+#define DN(name) ((__typeof__(&name))k_fns[FN_##name])
+
+/* Opens cuDNN and checks that it is a 9.x (the ABI of the header). */
+static int cudnn_load(char *why, size_t len) {
+  int rc = mxc__cuda_dynlib_load(&k_cudnn, why, len);
+  if (rc != MXC_OK) return rc;
+  size_t v = DN(cudnnGetVersion)();
+  if (v / 10000 != CUDNN_MAJOR) {
+    snprintf(why, len,
+             "cuDNN %zu.%zu was loaded; the plug-in was built for cuDNN %d: "
+             "install %s",
+             v / 10000, v / 100 % 100, CUDNN_MAJOR, k_cudnn.install);
+    return MXC_ERR_UNSUPPORTED;
+  }
+  return MXC_OK;
+}
+
+static int dn_fail(char *why, size_t len, const char *what,
+                   cudnnStatus_t s) {
+  snprintf(why, len, "%s: %s", what, DN(cudnnGetErrorString)(s));
+  return s == CUDNN_STATUS_NOT_SUPPORTED ? MXC_ERR_UNSUPPORTED
+                                         : MXC_ERR_INTERNAL;
+}
+
+static int rt_fail(char *why, size_t len, const char *what, cudaError_t e) {
+  snprintf(why, len, "%s: %s (%s)", what, cudaGetErrorString(e),
+           cudaGetErrorName(e));
+  return MXC_ERR_INTERNAL;
+}
+
+#define DN_TRY(call, what)                                  \
+  do {                                                      \
+    cudnnStatus_t s_ = (call);                              \
+    if (s_ != CUDNN_STATUS_SUCCESS) return dn_fail(why, len, what, s_); \
+  } while (0)
+
+/* ---- one handle per (thread, device) ---- */
+
+#define MAX_DEVICES 64
+
+typedef struct thread_handles {
+  cudnnHandle_t h[MAX_DEVICES];
+} thread_handles;
+
+static pthread_key_t g_handles_key;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+/* At thread exit: the thread's handles (cuDNN handles may not be shared
+ * by threads running at the same time, so each engine worker has its
+ * own). */
+static void handles_free(void *p) {
+  thread_handles *t = p;
+  for (int i = 0; i < MAX_DEVICES; ++i) {
+    if (t->h[i]) (void)DN(cudnnDestroy)(t->h[i]);
+  }
+  free(t);
+}
+
+/* ---- one cached workspace per device ---- */
+
+typedef struct workspace {
+  pthread_mutex_t mu; /* held for a whole call: the buffer is in use */
+  void *ptr;
+  size_t bytes;
+} workspace;
+
+static workspace g_ws[MAX_DEVICES];
+
+static void init_once(void) {
+  (void)pthread_key_create(&g_handles_key, handles_free);
+  for (int i = 0; i < MAX_DEVICES; ++i) pthread_mutex_init(&g_ws[i].mu, NULL);
+}
+
+/* The calling thread's handle for device dev (current already). */
+static int get_handle(int dev, cudnnHandle_t *out, char *why, size_t len) {
+  thread_handles *t = pthread_getspecific(g_handles_key);
+  if (!t) {
+    t = calloc(1, sizeof *t);
+    if (!t || pthread_setspecific(g_handles_key, t) != 0) {
+      free(t);
+      snprintf(why, len, "cuDNN: out of host memory for a handle");
+      return MXC_ERR_OOM;
+    }
+  }
+  if (!t->h[dev]) DN_TRY(DN(cudnnCreate)(&t->h[dev]), "cudnnCreate");
+  *out = t->h[dev];
+  return MXC_OK;
+}
+
+/* Grows device dev's workspace (its mutex held) to at least bytes. */
+static int ws_reserve(workspace *w, size_t bytes, char *why, size_t len) {
+  if (bytes <= w->bytes) return MXC_OK;
+  if (w->ptr) (void)cudaFree(w->ptr);
+  w->ptr = NULL;
+  w->bytes = 0;
+  cudaError_t e = cudaMalloc(&w->ptr, bytes);
+  if (e != cudaSuccess) {
+    (void)cudaGetLastError();
+    w->ptr = NULL;
+    snprintf(why, len, "cuDNN workspace of %zu bytes: %s", bytes,
+             cudaGetErrorString(e));
+    return MXC_ERR_OOM;
+  }
+  w->bytes = bytes;
+  return MXC_OK;
+}
+
+/* ---- descriptors of one call ---- */
+
+typedef struct conv_descs {
+  cudnnTensorDescriptor_t x, y, b;
+  cudnnFilterDescriptor_t w;
+  cudnnConvolutionDescriptor_t conv;
+} conv_descs;
+
+static void descs_free(conv_descs *d) {
+  if (d->x) (void)DN(cudnnDestroyTensorDescriptor)(d->x);
+  if (d->y) (void)DN(cudnnDestroyTensorDescriptor)(d->y);
+  if (d->b) (void)DN(cudnnDestroyTensorDescriptor)(d->b);
+  if (d->w) (void)DN(cudnnDestroyFilterDescriptor)(d->w);
+  if (d->conv) (void)DN(cudnnDestroyConvolutionDescriptor)(d->conv);
+}
+
+static int tensor_desc(const mxc__dnn_conv_plan *p, const mxc__dnn_tensor *t,
+                       cudnnTensorDescriptor_t *d, char *why, size_t len) {
+  DN_TRY(DN(cudnnCreateTensorDescriptor)(d), "cudnnCreateTensorDescriptor");
+  DN_TRY(DN(cudnnSetTensorNdDescriptor)(*d, CUDNN_DATA_FLOAT, p->nbdims,
+                                        t->dims, t->strides),
+         "cudnnSetTensorNdDescriptor");
+  return MXC_OK;
+}
+
+/* Every descriptor of plan p into d (zeroed by the caller; descs_free
+ * releases what was made, also after a failure). */
+static int descs_make(const mxc__dnn_conv_plan *p, conv_descs *d, char *why,
+                      size_t len) {
+  int rc = tensor_desc(p, &p->x, &d->x, why, len);
+  if (rc == MXC_OK) rc = tensor_desc(p, &p->y, &d->y, why, len);
+  if (rc == MXC_OK && p->has_bias) rc = tensor_desc(p, &p->b, &d->b, why, len);
+  if (rc != MXC_OK) return rc;
+  DN_TRY(DN(cudnnCreateFilterDescriptor)(&d->w), "cudnnCreateFilterDescriptor");
+  DN_TRY(DN(cudnnSetFilterNdDescriptor)(d->w, CUDNN_DATA_FLOAT,
+                                        CUDNN_TENSOR_NCHW, p->nbdims,
+                                        p->w.dims),
+         "cudnnSetFilterNdDescriptor");
+  DN_TRY(DN(cudnnCreateConvolutionDescriptor)(&d->conv),
+         "cudnnCreateConvolutionDescriptor");
+  DN_TRY(DN(cudnnSetConvolutionNdDescriptor)(
+             d->conv, p->nbdims - 2, p->pad, p->stride, p->dilation,
+             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+         "cudnnSetConvolutionNdDescriptor");
+  DN_TRY(DN(cudnnSetConvolutionGroupCount)(d->conv, p->groups),
+         "cudnnSetConvolutionGroupCount");
+  DN_TRY(DN(cudnnSetConvolutionMathType)(d->conv, CUDNN_FMA_MATH),
+         "cudnnSetConvolutionMathType");
+  return MXC_OK;
+}
+
+/* ---- algorithms ---- */
+
+/* The most workspace an algorithm may ask for: beyond it, the next
+ * algorithm of the heuristic's list is taken. */
+#define MAX_WORKSPACE ((size_t)1 << 30)
+#define N_PERF 16
+
+/* The first usable entry of a heuristic's list (fastest first): it must
+ * have run the query successfully, stay in FMA math (no TF32) and fit
+ * the workspace limit. Index, or -1. The three perf structs of cuDNN
+ * share these fields. */
+#define PICK(perf, n, out)                                              \
+  do {                                                                  \
+    (out) = -1;                                                         \
+    for (int i_ = 0; i_ < (n) && (out) < 0; ++i_) {                     \
+      if ((perf)[i_].status == CUDNN_STATUS_SUCCESS &&                  \
+          (perf)[i_].mathType != CUDNN_TENSOR_OP_MATH &&                \
+          (perf)[i_].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION && \
+          (perf)[i_].memory <= MAX_WORKSPACE)                           \
+        (out) = i_;                                                     \
+    }                                                                   \
+  } while (0)
+
+static int no_algo(char *why, size_t len, const char *what) {
+  snprintf(why, len,
+           "cuDNN has no %s algorithm for this convolution in float32 "
+           "FMA math within %zu MiB of workspace",
+           what, MAX_WORKSPACE >> 20);
+  return MXC_ERR_UNSUPPORTED;
+}
+
+/* ---- one call: device, handle, descriptors, workspace ---- */
+
+typedef struct conv_call {
+  mxc__dnn_conv_plan plan;
+  cudnnHandle_t h;
+  conv_descs d;
+  workspace *ws; /* locked */
+} conv_call;
+
+/* Everything before the cuDNN calls; on failure nothing is held. The
+ * plan is made first: a call cuDNN cannot describe is refused without
+ * touching the device. */
+static int call_begin(const mxc__gpu_call *c, const mxc__gpu_array *data,
+                      const mxc__gpu_array *check, conv_call *k, char *why,
+                      size_t len) {
+  int rc = mxc__dnn_conv_plan_make(c->param, data->dims, data->ndim, check,
+                                   &k->plan, why, len);
+  if (rc != MXC_OK) return rc;
+  if (c->dev < 0 || c->dev >= MAX_DEVICES) {
+    snprintf(why, len, "cuDNN kernels: gpu(%d) is beyond the %d devices "
+             "they keep handles for", c->dev, MAX_DEVICES);
+    return MXC_ERR_UNSUPPORTED;
+  }
+  if ((rc = cudnn_load(why, len)) != MXC_OK) return rc;
+  (void)pthread_once(&g_once, init_once);
+  cudaError_t e = cudaSetDevice(c->dev);
+  if (e != cudaSuccess) return rt_fail(why, len, "cudaSetDevice", e);
+  if ((rc = get_handle(c->dev, &k->h, why, len)) != MXC_OK) return rc;
+  k->d = (conv_descs){0};
+  if ((rc = descs_make(&k->plan, &k->d, why, len)) != MXC_OK) {
+    descs_free(&k->d);
+    return rc;
+  }
+  k->ws = &g_ws[c->dev];
+  pthread_mutex_lock(&k->ws->mu);
+  return MXC_OK;
+}
+
+/* Waits for the call's work (ABI v1: results are in device memory when
+ * run returns) while the workspace is still held, then releases all. */
+static int call_end(conv_call *k, int rc, char *why, size_t len) {
+  cudaError_t e = cudaStreamSynchronize(0);
+  pthread_mutex_unlock(&k->ws->mu);
+  descs_free(&k->d);
+  if (rc == MXC_OK && e != cudaSuccess) {
+    rc = rt_fail(why, len, "cuDNN convolution", e);
+  }
+  return rc;
+}
+
+/* ---- forward ---- */
+
+static int fwd_run(conv_call *k, const mxc__gpu_call *c, float beta,
+                   char *why, size_t len) {
+  cudnnConvolutionFwdAlgoPerf_t perf[N_PERF];
+  int n = 0, i;
+  DN_TRY(DN(cudnnGetConvolutionForwardAlgorithm_v7)(
+             k->h, k->d.x, k->d.w, k->d.conv, k->d.y, N_PERF, &n, perf),
+         "cudnnGetConvolutionForwardAlgorithm_v7");
+  PICK(perf, n, i);
+  if (i < 0) return no_algo(why, len, "forward");
+  int rc = ws_reserve(k->ws, perf[i].memory, why, len);
+  if (rc != MXC_OK) return rc;
+  const float one = 1.f;
+  DN_TRY(DN(cudnnConvolutionForward)(k->h, &one, k->d.x, c->in[0].ptr,
+                                     k->d.w, c->in[1].ptr, k->d.conv,
+                                     perf[i].algo, k->ws->ptr, k->ws->bytes,
+                                     &beta, k->d.y, c->out[0].ptr),
+         "cudnnConvolutionForward");
+  if (!k->plan.has_bias) return MXC_OK;
+  /* out += bias broadcast over (1, F, 1, ...), after the convolution
+   * (in add mode too: out_old + conv + bias, as the CPU). */
+  DN_TRY(DN(cudnnAddTensor)(k->h, &one, k->d.b, c->in[2].ptr, &one, k->d.y,
+                            c->out[0].ptr),
+         "cudnnAddTensor");
+  return MXC_OK;
+}
+
+int mxc__cuda_conv_forward(const mxc__gpu_call *c, char *why,
+                           size_t why_len) {
+  int beta = mxc__dnn_beta(c->req[0]);
+  if (beta < 0 || c->out[0].size == 0) return MXC_OK;
+  conv_call k;
+  int rc = call_begin(c, &c->in[0], &c->out[0], &k, why, why_len);
+  if (rc != MXC_OK) return rc;
+  rc = fwd_run(&k, c, (float)beta, why, why_len);
+  return call_end(&k, rc, why, why_len);
+}
+
+/* ---- backward ---- */
+
+static int bwd_data(conv_call *k, const mxc__gpu_call *c, float beta,
+                    char *why, size_t len) {
+  cudnnConvolutionBwdDataAlgoPerf_t perf[N_PERF];
+  int n = 0, i;
+  DN_TRY(DN(cudnnGetConvolutionBackwardDataAlgorithm_v7)(
+             k->h, k->d.w, k->d.y, k->d.conv, k->d.x, N_PERF, &n, perf),
+         "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+  PICK(perf, n, i);
+  if (i < 0) return no_algo(why, len, "backward-data");
+  int rc = ws_reserve(k->ws, perf[i].memory, why, len);
+  if (rc != MXC_OK) return rc;
+  const float one = 1.f;
+  DN_TRY(DN(cudnnConvolutionBackwardData)(
+             k->h, &one, k->d.w, c->in[2].ptr, k->d.y, c->in[0].ptr,
+             k->d.conv, perf[i].algo, k->ws->ptr, k->ws->bytes, &beta,
+             k->d.x, c->out[0].ptr),
+         "cudnnConvolutionBackwardData");
+  return MXC_OK;
+}
+
+static int bwd_filter(conv_call *k, const mxc__gpu_call *c, float beta,
+                      char *why, size_t len) {
+  cudnnConvolutionBwdFilterAlgoPerf_t perf[N_PERF];
+  int n = 0, i;
+  DN_TRY(DN(cudnnGetConvolutionBackwardFilterAlgorithm_v7)(
+             k->h, k->d.x, k->d.y, k->d.conv, k->d.w, N_PERF, &n, perf),
+         "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+  PICK(perf, n, i);
+  if (i < 0) return no_algo(why, len, "backward-filter");
+  int rc = ws_reserve(k->ws, perf[i].memory, why, len);
+  if (rc != MXC_OK) return rc;
+  const float one = 1.f;
+  DN_TRY(DN(cudnnConvolutionBackwardFilter)(
+             k->h, &one, k->d.x, c->in[1].ptr, k->d.y, c->in[0].ptr,
+             k->d.conv, perf[i].algo, k->ws->ptr, k->ws->bytes, &beta,
+             k->d.w, c->out[1].ptr),
+         "cudnnConvolutionBackwardFilter");
+  return MXC_OK;
+}
+
+static int bwd_bias(conv_call *k, const mxc__gpu_call *c, float beta,
+                    char *why, size_t len) {
+  const float one = 1.f;
+  DN_TRY(DN(cudnnConvolutionBackwardBias)(k->h, &one, k->d.y, c->in[0].ptr,
+                                          &beta, k->d.b, c->out[2].ptr),
+         "cudnnConvolutionBackwardBias");
+  return MXC_OK;
+}
+
+/* An empty batch: the weight and bias gradients are sums over nothing,
+ * 0 (written unless adding); the data gradient has no element. */
+static int bwd_empty(const mxc__gpu_call *c, char *why, size_t len) {
+  for (int o = 1; o < c->n_out; ++o) {
+    if (mxc__dnn_beta(c->req[o]) != 0 || c->out[o].size == 0) continue;
+    cudaError_t e = cudaSetDevice(c->dev);
+    if (e == cudaSuccess) {
+      e = cudaMemset(c->out[o].ptr, 0, (size_t)c->out[o].size * sizeof(float));
+    }
+    if (e == cudaSuccess) e = cudaStreamSynchronize(0);
+    if (e != cudaSuccess) return rt_fail(why, len, "cudaMemset", e);
+  }
+  return MXC_OK;
+}
+
+int mxc__cuda_conv_backward(const mxc__gpu_call *c, char *why,
+                            size_t why_len) {
+  int beta[3] = {-1, -1, -1};
+  for (int o = 0; o < c->n_out && o < 3; ++o) beta[o] = mxc__dnn_beta(c->req[o]);
+  if (beta[0] < 0 && beta[1] < 0 && beta[2] < 0) return MXC_OK;
+  /* An empty batch needs no cuDNN (which cannot describe it). */
+  if (c->in[1].ndim > 0 && c->in[1].dims[0] == 0) {
+    return bwd_empty(c, why, why_len);
+  }
+  conv_call k;
+  /* The plan checks ograd (input 0) against the output it computes. */
+  int rc = call_begin(c, &c->in[1], &c->in[0], &k, why, why_len);
+  if (rc != MXC_OK) return rc;
+  if (beta[0] >= 0) rc = bwd_data(&k, c, (float)beta[0], why, why_len);
+  if (rc == MXC_OK && beta[1] >= 0) {
+    rc = bwd_filter(&k, c, (float)beta[1], why, why_len);
+  }
+  if (rc == MXC_OK && beta[2] >= 0 && k.plan.has_bias) {
+    rc = bwd_bias(&k, c, (float)beta[2], why, why_len);
+  }
+  return call_end(&k, rc, why, why_len);
+}

@@ -1,0 +1,41 @@
+/* The plug-in's cuDNN kernels (dnn.c), listed in the kernel table of
+ * plugin.c by MXC__CUDA_DNN_ROWS.
+ *
+ * cuDNN 9 (libcudnn.so.9) is opened on first use through dynlib.h, not
+ * linked: where it is missing the plug-in still loads and these kernels
+ * answer MXC_ERR_UNSUPPORTED naming the library and what to install.
+ * The descriptor values come from dnn_plan.h (host-tested).
+ *
+ * Thread-safety: the kernels may run on several threads at once. Each
+ * thread has its own cuDNN handle per device (created on first use,
+ * destroyed when the thread exits); the workspace is one cached device
+ * buffer per device, held under a mutex for the whole call. */
+#ifndef MXC_BACKENDS_CUDA_DNN_H_
+#define MXC_BACKENDS_CUDA_DNN_H_
+
+#include <stddef.h>
+
+#include "core/base/gpu_plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Convolution: inputs (data, weight[, bias]), output (out). float32,
+ * 1-D to 3-D, channel-first, any stride, pad, dilate and num_group. */
+int mxc__cuda_conv_forward(const mxc__gpu_call *c, char *why, size_t why_len);
+/* _backward_Convolution: inputs (ograd, data, weight[, bias]), outputs
+ * (ddata, dweight[, dbias]), each in its own write mode. */
+int mxc__cuda_conv_backward(const mxc__gpu_call *c, char *why,
+                            size_t why_len);
+
+/* The rows of the plug-in's kernel table (float32 only: supports NULL). */
+#define MXC__CUDA_DNN_ROWS                                  \
+  {"Convolution", NULL, mxc__cuda_conv_forward},           \
+      {"_backward_Convolution", NULL, mxc__cuda_conv_backward},
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MXC_BACKENDS_CUDA_DNN_H_ */

@@ -1,0 +1,183 @@
+#include "backends/cuda/dnn_plan.h"
+
+#include <limits.h>
+#include <stdio.h>
+
+#include "ops/linalg/linalg.h"
+
+/* The plug-in calls nothing of libmxc: errors are written into `why`
+ * here, not through core/base/error.h's macros. */
+static int refuse(char *why, size_t len, int rc, const char *msg,
+                  long long v) {
+  snprintf(why, len, msg, v);
+  return rc;
+}
+
+/* Compact row-major strides of t's n dims; 0 when the element count fits
+ * cuDNN's int, -1 otherwise. */
+static int compact(mxc__dnn_tensor *t, int n) {
+  int64_t s = 1;
+  for (int i = n - 1; i >= 0; --i) {
+    t->strides[i] = (int)s;
+    s *= t->dims[i];
+    if (s > INT_MAX) return -1;
+  }
+  return 0;
+}
+
+/* Spatial axis i of the call (nsp of them) at position j of cuDNN's
+ * 2 or 3 spatial axes: a 1-D call's only axis goes last. */
+static int axis_of(int nsp, int j) { return nsp == 1 ? j - 1 : j; }
+
+/* Output extent of one spatial axis, as ops/linalg/conv.c computes it;
+ * -1 when the dilated kernel is larger than the padded input. */
+static int64_t out_extent(int64_t in, int64_t k, int64_t s, int64_t p,
+                          int64_t d) {
+  int64_t span = d * (k - 1) + 1, padded = in + 2 * p;
+  return span > padded ? -1 : (padded - span) / s + 1;
+}
+
+static int fits(int64_t v) { return v >= 0 && v <= INT_MAX; }
+
+/* Kernel geometry of spatial axis j (cuDNN's) from the parameters. */
+static int fill_axis(const mxc__conv_param *p, int nsp, int j,
+                     mxc__dnn_conv_plan *pl, int64_t in, int64_t *out) {
+  int i = axis_of(nsp, j);
+  int64_t k = i < 0 ? 1 : p->kernel.d[i], s = i < 0 ? 1 : p->stride.d[i];
+  int64_t pd = i < 0 ? 0 : p->pad.d[i], d = i < 0 ? 1 : p->dilate.d[i];
+  if (!fits(k) || !fits(s) || !fits(pd) || !fits(d)) return -1;
+  pl->w.dims[2 + j] = (int)k;
+  pl->stride[j] = (int)s;
+  pl->pad[j] = (int)pd;
+  pl->dilation[j] = (int)d;
+  *out = out_extent(in, k, s, pd, d);
+  return 0;
+}
+
+static int check_out(const mxc__dnn_conv_plan *pl, const mxc__gpu_array *out,
+                     int nsp, char *why, size_t len) {
+  int ok = out->ndim == nsp + 2;
+  for (int i = 0; ok && i < out->ndim; ++i) {
+    int j = i < 2 ? i : (nsp == 1 ? 3 : i);
+    ok = out->dims[i] == pl->y.dims[j];
+  }
+  return ok ? MXC_OK
+            : refuse(why, len, MXC_ERR_SHAPE,
+                     "Convolution on the GPU: the output array's shape "
+                     "does not match the parameters (%lld axes given)",
+                     (long long)out->ndim);
+}
+
+/* Dims of x, w, y, b (strides follow). */
+static int fill_dims(const mxc__conv_param *p, const int64_t *data, int nsp,
+                     mxc__dnn_conv_plan *pl, char *why, size_t len) {
+  int64_t n = data[0], c = data[1], f = p->num_filter, g = p->num_group;
+  if (!fits(n) || !fits(c) || !fits(f) || !fits(g)) {
+    return refuse(why, len, MXC_ERR_UNSUPPORTED,
+                  "Convolution on the GPU: batch, channels or filters "
+                  "beyond cuDNN's int (%lld channels)",
+                  (long long)c);
+  }
+  int sp = pl->nbdims - 2;
+  pl->x.dims[0] = pl->y.dims[0] = (int)n;
+  pl->x.dims[1] = (int)c;
+  pl->y.dims[1] = pl->w.dims[0] = pl->b.dims[1] = (int)f;
+  pl->w.dims[1] = (int)(c / g);
+  pl->b.dims[0] = 1;
+  for (int j = 0; j < sp; ++j) {
+    int i = axis_of(nsp, j);
+    int64_t in = i < 0 ? 1 : data[2 + i], o = 0;
+    if (fill_axis(p, nsp, j, pl, in, &o) != 0 || !fits(in)) {
+      return refuse(why, len, MXC_ERR_UNSUPPORTED,
+                    "Convolution on the GPU: a spatial extent or kernel "
+                    "parameter of axis %lld is beyond cuDNN's int",
+                    (long long)i);
+    }
+    if (o < 1) {
+      return refuse(why, len, MXC_ERR_SHAPE,
+                    "Convolution on the GPU: the dilated kernel is larger "
+                    "than the padded input along spatial axis %lld",
+                    (long long)i);
+    }
+    pl->x.dims[2 + j] = (int)in;
+    pl->y.dims[2 + j] = (int)o;
+    pl->b.dims[2 + j] = 1;
+  }
+  return MXC_OK;
+}
+
+static int check_call(const mxc__conv_param *p, int ndim, const int64_t *data,
+                      char *why, size_t len) {
+  int nsp = p->kernel.ndim;
+  if (nsp < 1 || nsp > 3 || ndim != nsp + 2) {
+    return refuse(why, len, MXC_ERR_SHAPE,
+                  "Convolution on the GPU: data has %lld axes; the kernel "
+                  "needs batch, channel and its spatial axes",
+                  (long long)ndim);
+  }
+  if (p->layout >= MXC__LAYOUT_NWC) {
+    return refuse(why, len, MXC_ERR_UNSUPPORTED,
+                  "Convolution on the GPU: layout %lld is channel-last; "
+                  "only NCW, NCHW and NCDHW are supported",
+                  (long long)p->layout);
+  }
+  if (p->num_group < 1 || data[1] % p->num_group != 0 ||
+      p->num_filter % p->num_group != 0) {
+    return refuse(why, len, MXC_ERR_SHAPE,
+                  "Convolution on the GPU: %lld channels or num_filter not "
+                  "divisible by num_group",
+                  (long long)data[1]);
+  }
+  return MXC_OK;
+}
+
+/* cuDNN cannot describe an empty tensor: only an empty batch, handled by
+ * the kernel without cuDNN, is accepted. */
+static int check_nonempty(const mxc__dnn_conv_plan *pl, char *why,
+                          size_t len) {
+  for (int i = 1; i < pl->nbdims; ++i) {
+    if (pl->x.dims[i] == 0 || pl->w.dims[i] == 0 || pl->y.dims[i] == 0) {
+      return refuse(why, len, MXC_ERR_UNSUPPORTED,
+                    "Convolution on the GPU: axis %lld of the data, weight "
+                    "or output is empty, which cuDNN cannot describe",
+                    (long long)i);
+    }
+  }
+  return MXC_OK;
+}
+
+int mxc__dnn_conv_plan_make(const void *param, const int64_t *data, int ndim,
+                            const mxc__gpu_array *out, mxc__dnn_conv_plan *pl,
+                            char *why, size_t why_len) {
+  const mxc__conv_param *p = param;
+  int rc = check_call(p, ndim, data, why, why_len);
+  if (rc != MXC_OK) return rc;
+  int nsp = p->kernel.ndim;
+  *pl = (mxc__dnn_conv_plan){0};
+  pl->nbdims = nsp == 3 ? 5 : 4;
+  pl->groups = (int)p->num_group;
+  pl->has_bias = !p->no_bias;
+  pl->batch_empty = data[0] == 0;
+  rc = fill_dims(p, data, nsp, pl, why, why_len);
+  if (rc == MXC_OK && out) rc = check_out(pl, out, nsp, why, why_len);
+  if (rc != MXC_OK) return rc;
+  rc = check_nonempty(pl, why, why_len);
+  if (rc != MXC_OK) return rc;
+  if (compact(&pl->x, pl->nbdims) || compact(&pl->w, pl->nbdims) ||
+      compact(&pl->y, pl->nbdims) || compact(&pl->b, pl->nbdims)) {
+    return refuse(why, why_len, MXC_ERR_UNSUPPORTED,
+                  "Convolution on the GPU: a tensor has more elements than "
+                  "cuDNN's int can count (batch %lld)",
+                  (long long)data[0]);
+  }
+  return MXC_OK;
+}
+
+int mxc__dnn_beta(int req) {
+  switch (req) {
+    case MXC__GPU_REQ_WRITE:
+    case MXC__GPU_REQ_INPLACE: return 0;
+    case MXC__GPU_REQ_ADD: return 1;
+    default: return -1;
+  }
+}

@@ -1,0 +1,72 @@
+/* What the cuDNN kernels (dnn.c) hand to cuDNN, computed from mxc's
+ * parameters and shapes by plain C with no CUDA call: the risky part
+ * (dims, strides, pads, dilations, groups, write modes) is here so that
+ * it is host-tested (tests/gpu/test_cuda_dnn_plan.cc runs a naive
+ * convolution that follows exactly these values and compares it with
+ * mxc's CPU operator).
+ *
+ * cuDNN's legacy descriptors take int dims and need 4-D or 5-D tensors:
+ * a 1-D convolution (N, C, W) is described as 2-D (N, C, 1, W) with a
+ * kernel, pad, stride and dilation of (1, k), (0, p), (1, s), (1, d).
+ * Tensors are compact row-major (NCHW / NCDHW), which is what mxc's
+ * arrays are (core/base/gpu_plugin.h).
+ *
+ * Thread-safety: pure functions. */
+#ifndef MXC_BACKENDS_CUDA_DNN_PLAN_H_
+#define MXC_BACKENDS_CUDA_DNN_PLAN_H_
+
+#include <stddef.h>
+
+#include "core/base/gpu_plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MXC__DNN_MAX_DIMS 5
+
+/* One tensor descriptor (cudnnSetTensorNdDescriptor) or, for the
+ * filter, dims only (cudnnSetFilterNdDescriptor, NCHW: compact). */
+typedef struct mxc__dnn_tensor {
+  int dims[MXC__DNN_MAX_DIMS];
+  int strides[MXC__DNN_MAX_DIMS];
+} mxc__dnn_tensor;
+
+/* A Convolution call as cuDNN sees it (CUDNN_CROSS_CORRELATION, the
+ * same as mxc's CPU operator: no kernel flip). */
+typedef struct mxc__dnn_conv_plan {
+  int nbdims;          /* tensor rank: 4 (1-D, 2-D) or 5 (3-D) */
+  mxc__dnn_tensor x;   /* data (N, C, spatial) */
+  mxc__dnn_tensor w;   /* weight (F, C / groups, kernel) */
+  mxc__dnn_tensor y;   /* output (N, F, out spatial) */
+  mxc__dnn_tensor b;   /* bias as (1, F, 1, ...) */
+  int pad[3], stride[3], dilation[3]; /* nbdims - 2 entries */
+  int groups;
+  int has_bias;
+  int batch_empty; /* N == 0: nothing to convolve (gradients are 0) */
+} mxc__dnn_conv_plan;
+
+/* Fills plan for Convolution with parameters `param` (the operator's
+ * parsed and checked mxc__conv_param of ops/linalg/linalg.h, which only
+ * dnn_plan.c includes: it is C11, not C++) over data of dims `data`
+ * (ndim of them, from the call).
+ * out_dims, when non-NULL, is the output array of the call: it must
+ * match what the plan computes. MXC_OK; MXC_ERR_SHAPE when the shapes
+ * do not fit the parameters; MXC_ERR_UNSUPPORTED (reason in why) when
+ * cuDNN cannot describe the call: a dim or a tensor's element count
+ * beyond int, a channel-last layout, an empty tensor other than the
+ * batch. */
+int mxc__dnn_conv_plan_make(const void *param, const int64_t *data,
+                            int ndim, const mxc__gpu_array *out,
+                            mxc__dnn_conv_plan *plan, char *why,
+                            size_t why_len);
+
+/* cuDNN's output = alpha * result + beta * output: the beta of write mode
+ * req (0 for WRITE and INPLACE, 1 for ADD); -1 for NULL (skip). */
+int mxc__dnn_beta(int req);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MXC_BACKENDS_CUDA_DNN_PLAN_H_ */

@@ -1,0 +1,400 @@
+// backends/cuda/dnn_plan.h, on every machine: the descriptor values the
+// cuDNN kernels hand to cuDNN. A naive host convolution that reads only
+// the plan (dims, strides, pads, strides, dilations, groups, beta), with
+// cuDNN's semantics (cross-correlation, output = result + beta * output,
+// bias added by cudnnAddTensor, bias gradient summed over all but the
+// channel axis), must give what mxc's CPU operators give through the C
+// API, forward and backward, write and add. A wrong transposition, pad or
+// group mapping in the plan fails here without a GPU (ABrokenPlanFails
+// shows that it does).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "backends/cuda/dnn_plan.h"
+#include "core/base/alloc.h"
+#include "core/op/op.h"
+}
+#include "mxc/mxc.h"
+
+namespace {
+
+using Vec = std::vector<float>;
+using Dims = std::vector<int64_t>;
+
+struct Case {
+  Dims data;
+  std::vector<std::pair<std::string, std::string>> params;
+};
+
+// Mixed geometry: groups, dilation, stride, pad, asymmetric extents,
+// 1-D, 2-D and 3-D, with and without bias.
+const std::vector<Case> kCases = {
+    {{2, 3, 7, 5}, {{"kernel", "(3,2)"}, {"num_filter", "4"}}},
+    {{2, 4, 9, 8},
+     {{"kernel", "(3,3)"}, {"num_filter", "6"}, {"num_group", "2"},
+      {"stride", "(2,1)"}, {"pad", "(1,2)"}, {"dilate", "(1,2)"}}},
+    {{1, 6, 5, 11},
+     {{"kernel", "(2,3)"}, {"num_filter", "3"}, {"num_group", "3"},
+      {"stride", "(1,3)"}, {"pad", "(0,1)"}, {"no_bias", "true"}}},
+    {{3, 2, 13},
+     {{"kernel", "(4,)"}, {"num_filter", "5"}, {"stride", "(2,)"},
+      {"pad", "(3,)"}, {"dilate", "(2,)"}}},
+    {{2, 4, 5, 6, 4},
+     {{"kernel", "(2,3,2)"}, {"num_filter", "4"}, {"num_group", "2"},
+      {"stride", "(1,2,1)"}, {"pad", "(1,0,1)"}, {"dilate", "(2,1,1)"}}},
+    {{2, 3, 4, 4}, {{"kernel", "(1,1)"}, {"num_filter", "2"}}},
+};
+
+std::string Err() { return mxc_last_error(); }
+
+int64_t Numel(const Dims &d) {
+  int64_t n = 1;
+  for (int64_t v : d) n *= v;
+  return n;
+}
+
+Vec Random(int64_t n, std::mt19937 *g) {
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  Vec v((size_t)n);
+  for (auto &x : v) x = u(*g);
+  return v;
+}
+
+// The parsed mxc__conv_param, as the operator gets it (defaults filled).
+struct Params {
+  void *p = nullptr;
+  std::vector<const char *> keys, vals;
+  explicit Params(const Case &c) {
+    for (const auto &kv : c.params) {
+      keys.push_back(kv.first.c_str());
+      vals.push_back(kv.second.c_str());
+    }
+    EXPECT_EQ(mxc__op_parse_params(mxc__op_find("Convolution"), keys.data(),
+                                   vals.data(), (int)keys.size(), &p),
+              MXC_OK)
+        << Err();
+  }
+  ~Params() { mxc__free(p); }
+};
+
+mxc__dnn_conv_plan MakePlan(const Case &c, const Params &prm) {
+  mxc__dnn_conv_plan pl;
+  char why[256] = "";
+  EXPECT_EQ(mxc__dnn_conv_plan_make(prm.p, c.data.data(), (int)c.data.size(),
+                                    nullptr, &pl, why, sizeof why),
+            MXC_OK)
+      << why;
+  return pl;
+}
+
+// ---- the naive cuDNN, reading nothing but the plan ----
+
+int64_t Count(const mxc__dnn_tensor &t, int nb) {
+  int64_t n = 1;
+  for (int i = 0; i < nb; ++i) n *= t.dims[i];
+  return n;
+}
+
+// Calls f(x index, w index, y index) for every multiply of the
+// convolution the plan describes (cross-correlation, groups).
+void ForEachTap(const mxc__dnn_conv_plan &p,
+                const std::function<void(int64_t, int64_t, int64_t)> &f) {
+  int sp = p.nbdims - 2;
+  int F = p.w.dims[0], Cg = p.w.dims[1], Fg = F / p.groups;
+  int od[3] = {1, 1, 1}, kd[3] = {1, 1, 1};
+  for (int j = 0; j < sp; ++j) od[j] = p.y.dims[2 + j], kd[j] = p.w.dims[2 + j];
+  for (int n = 0; n < p.x.dims[0]; ++n)
+    for (int fo = 0; fo < F; ++fo)
+      for (int c = 0; c < Cg; ++c)
+        for (int o0 = 0; o0 < od[0]; ++o0)
+          for (int o1 = 0; o1 < od[1]; ++o1)
+            for (int o2 = 0; o2 < od[2]; ++o2)
+              for (int k0 = 0; k0 < kd[0]; ++k0)
+                for (int k1 = 0; k1 < kd[1]; ++k1)
+                  for (int k2 = 0; k2 < kd[2]; ++k2) {
+                    int o[3] = {o0, o1, o2}, k[3] = {k0, k1, k2};
+                    int ic = fo / Fg * Cg + c;
+                    int64_t xi = (int64_t)n * p.x.strides[0] +
+                                 (int64_t)ic * p.x.strides[1];
+                    int64_t wi = (int64_t)fo * p.w.strides[0] +
+                                 (int64_t)c * p.w.strides[1];
+                    int64_t yi = (int64_t)n * p.y.strides[0] +
+                                 (int64_t)fo * p.y.strides[1];
+                    bool inside = true;
+                    for (int j = 0; j < sp; ++j) {
+                      int at = o[j] * p.stride[j] - p.pad[j] +
+                               k[j] * p.dilation[j];
+                      inside = inside && at >= 0 && at < p.x.dims[2 + j];
+                      xi += (int64_t)at * p.x.strides[2 + j];
+                      wi += (int64_t)k[j] * p.w.strides[2 + j];
+                      yi += (int64_t)o[j] * p.y.strides[2 + j];
+                    }
+                    if (inside) f(xi, wi, yi);
+                  }
+}
+
+// out = acc + beta * out, as cuDNN's alpha = 1 / beta arguments.
+void Blend(const std::vector<double> &acc, int beta, Vec *out) {
+  for (size_t i = 0; i < acc.size(); ++i) {
+    (*out)[i] = (float)(acc[i] + (beta ? (*out)[i] : 0.0));
+  }
+}
+
+void NaiveForward(const mxc__dnn_conv_plan &p, const Vec &x, const Vec &w,
+                  const Vec *b, int beta, Vec *y) {
+  std::vector<double> acc((size_t)Count(p.y, p.nbdims), 0.0);
+  ForEachTap(p, [&](int64_t xi, int64_t wi, int64_t yi) {
+    acc[yi] += (double)x[xi] * w[wi];
+  });
+  Blend(acc, beta, y);
+  if (!b) return;
+  // cudnnAddTensor(alpha 1, bias (1, F, 1...), beta 1, y): broadcast
+  // over every axis whose bias dim is 1.
+  for (int64_t i = 0; i < (int64_t)y->size(); ++i) {
+    int64_t bi = 0, r = i;
+    for (int d = 0; d < p.nbdims; ++d) {
+      int64_t at = r / p.y.strides[d];
+      r %= p.y.strides[d];
+      if (p.b.dims[d] != 1) bi += at * p.b.strides[d];
+    }
+    (*y)[i] += (*b)[bi];
+  }
+}
+
+struct Grads {
+  Vec dx, dw, db;
+};
+
+void NaiveBackward(const mxc__dnn_conv_plan &p, const Vec &dy, const Vec &x,
+                   const Vec &w, const int beta[3], Grads *g) {
+  std::vector<double> dx(g->dx.size(), 0.0), dw(g->dw.size(), 0.0);
+  ForEachTap(p, [&](int64_t xi, int64_t wi, int64_t yi) {
+    dx[xi] += (double)dy[yi] * w[wi];
+    dw[wi] += (double)dy[yi] * x[xi];
+  });
+  Blend(dx, beta[0], &g->dx);
+  Blend(dw, beta[1], &g->dw);
+  if (g->db.empty()) return;
+  std::vector<double> db(g->db.size(), 0.0);
+  for (int64_t i = 0; i < (int64_t)dy.size(); ++i) {
+    db[(size_t)(i / p.y.strides[1] % p.y.dims[1])] += dy[(size_t)i];
+  }
+  Blend(db, beta[2], &g->db);
+}
+
+// ---- mxc's CPU operators through the C API ----
+
+mxc_ndarray Cpu(const Dims &d, const Vec &v) {
+  mxc_ndarray a = nullptr;
+  EXPECT_EQ(mxc_ndarray_create(d.data(), (int)d.size(), MXC_DTYPE_FLOAT32,
+                               MXC_DEVICE_CPU, 0, 0, &a),
+            MXC_OK)
+      << Err();
+  EXPECT_EQ(mxc_ndarray_copy_from_host(a, v.data(), v.size() * 4), MXC_OK);
+  return a;
+}
+
+// Runs op on CPU arrays; outs hold the initial values and get the results.
+void RunCpu(const char *name, const Case &c, const std::vector<Dims> &in_d,
+            const std::vector<Vec> &in, const std::vector<Dims> &out_d,
+            std::vector<Vec> *outs, const std::vector<int> &req) {
+  mxc_op op = nullptr;
+  ASSERT_EQ(mxc_op_find(name, &op), MXC_OK) << Err();
+  Params prm(c);
+  std::vector<mxc_ndarray> ins, os;
+  for (size_t i = 0; i < in.size(); ++i) ins.push_back(Cpu(in_d[i], in[i]));
+  for (size_t i = 0; i < outs->size(); ++i) {
+    os.push_back(Cpu(out_d[i], (*outs)[i]));
+  }
+  ASSERT_EQ(mxc_op_invoke(op, prm.keys.data(), prm.vals.data(),
+                          (int)prm.keys.size(), ins.data(), (int)ins.size(),
+                          os.data(), (int)os.size(), req.data()),
+            MXC_OK)
+      << Err();
+  for (size_t i = 0; i < os.size(); ++i) {
+    ASSERT_EQ(mxc_ndarray_copy_to_host(os[i], (*outs)[i].data(),
+                                       (*outs)[i].size() * 4),
+              MXC_OK)
+        << Err();
+  }
+  for (mxc_ndarray a : ins) mxc_ndarray_free(a);
+  for (mxc_ndarray a : os) mxc_ndarray_free(a);
+}
+
+// Largest |a - b| relative to the largest |b| (at least 1): both sum the
+// same products in another order.
+double RelErr(const Vec &a, const Vec &b) {
+  EXPECT_EQ(a.size(), b.size());
+  double worst = 0, scale = 1;
+  for (size_t i = 0; i < b.size(); ++i) scale = std::fmax(scale, std::fabs(b[i]));
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+    worst = std::fmax(worst, std::fabs((double)a[i] - b[i]));
+  }
+  return worst / scale;
+}
+
+const double kTol = 1e-5;
+
+Dims YDims(const mxc__dnn_conv_plan &p, size_t ndim) {
+  Dims d = {p.y.dims[0], p.y.dims[1]};
+  for (size_t i = 2; i < ndim; ++i) {
+    d.push_back(p.y.dims[ndim == 3 ? 3 : i]);
+  }
+  return d;
+}
+
+Dims WDims(const mxc__dnn_conv_plan &p, size_t ndim) {
+  Dims d = {p.w.dims[0], p.w.dims[1]};
+  for (size_t i = 2; i < ndim; ++i) d.push_back(p.w.dims[ndim == 3 ? 3 : i]);
+  return d;
+}
+
+// The forward of one case in write or add mode: (naive, cpu) outputs.
+std::pair<Vec, Vec> Forward(const Case &c, const mxc__dnn_conv_plan &pl,
+                            int req, std::mt19937 *g) {
+  Dims wd = WDims(pl, c.data.size()), yd = YDims(pl, c.data.size());
+  Vec x = Random(Numel(c.data), g), w = Random(Numel(wd), g);
+  Vec b = Random(pl.w.dims[0], g), y0 = Random(Numel(yd), g);
+  std::vector<Dims> in_d = {c.data, wd};
+  std::vector<Vec> in = {x, w};
+  if (pl.has_bias) in_d.push_back({pl.w.dims[0]}), in.push_back(b);
+  std::vector<Vec> cpu = {y0};
+  RunCpu("Convolution", c, in_d, in, {yd}, &cpu, {req});
+  Vec naive = y0;
+  NaiveForward(pl, x, w, pl.has_bias ? &b : nullptr, mxc__dnn_beta(req),
+               &naive);
+  return {naive, cpu[0]};
+}
+
+TEST(CudaDnnPlan, ForwardFollowsTheCpuOperator) {
+  std::mt19937 g(17);
+  for (size_t i = 0; i < kCases.size(); ++i) {
+    SCOPED_TRACE("case " + std::to_string(i));
+    Params prm(kCases[i]);
+    mxc__dnn_conv_plan pl = MakePlan(kCases[i], prm);
+    for (int req : {MXC__GPU_REQ_WRITE, MXC__GPU_REQ_ADD}) {
+      auto r = Forward(kCases[i], pl, req, &g);
+      EXPECT_LT(RelErr(r.first, r.second), kTol) << "req " << req;
+    }
+  }
+}
+
+TEST(CudaDnnPlan, BackwardFollowsTheCpuOperator) {
+  std::mt19937 g(18);
+  for (size_t i = 0; i < kCases.size(); ++i) {
+    SCOPED_TRACE("case " + std::to_string(i));
+    const Case &c = kCases[i];
+    Params prm(c);
+    mxc__dnn_conv_plan pl = MakePlan(c, prm);
+    Dims wd = WDims(pl, c.data.size()), yd = YDims(pl, c.data.size());
+    Vec dy = Random(Numel(yd), &g), x = Random(Numel(c.data), &g);
+    Vec w = Random(Numel(wd), &g), b = Random(pl.w.dims[0], &g);
+    std::vector<Dims> in_d = {yd, c.data, wd}, out_d = {c.data, wd};
+    std::vector<Vec> in = {dy, x, w};
+    Grads init = {Random(Numel(c.data), &g), Random(Numel(wd), &g), {}};
+    if (pl.has_bias) {
+      in_d.push_back({pl.w.dims[0]}), in.push_back(b);
+      out_d.push_back({pl.w.dims[0]}), init.db = Random(pl.w.dims[0], &g);
+    }
+    // Each output in its own mode: add, write, add.
+    std::vector<int> req = {MXC__GPU_REQ_ADD, MXC__GPU_REQ_WRITE,
+                            MXC__GPU_REQ_ADD};
+    req.resize(out_d.size());
+    std::vector<Vec> cpu = {init.dx, init.dw};
+    if (pl.has_bias) cpu.push_back(init.db);
+    RunCpu("_backward_Convolution", c, in_d, in, out_d, &cpu, req);
+    int beta[3] = {1, 0, 1};
+    Grads naive = init;
+    NaiveBackward(pl, dy, x, w, beta, &naive);
+    EXPECT_LT(RelErr(naive.dx, cpu[0]), kTol) << "data gradient";
+    EXPECT_LT(RelErr(naive.dw, cpu[1]), kTol) << "weight gradient";
+    if (pl.has_bias) {
+      EXPECT_LT(RelErr(naive.db, cpu[2]), kTol) << "bias gradient";
+    }
+  }
+}
+
+// The test can fail: a plan with one wrong value (the pad of the other
+// axis, the group count, the 1-D axis placed first) disagrees.
+TEST(CudaDnnPlan, ABrokenPlanFails) {
+  std::mt19937 g(19);
+  std::vector<std::function<void(mxc__dnn_conv_plan *)>> breaks = {
+      [](mxc__dnn_conv_plan *p) { std::swap(p->pad[0], p->pad[1]); },
+      [](mxc__dnn_conv_plan *p) { std::swap(p->stride[0], p->stride[1]); },
+      [](mxc__dnn_conv_plan *p) { p->dilation[1] = 1; },
+  };
+  Params prm(kCases[1]);
+  for (size_t i = 0; i < breaks.size(); ++i) {
+    mxc__dnn_conv_plan pl = MakePlan(kCases[1], prm);
+    mxc__dnn_conv_plan bad = pl;
+    breaks[i](&bad);
+    bad.y = pl.y;  // same output extents: only the mapping differs
+    auto r = Forward(kCases[1], bad, MXC__GPU_REQ_WRITE, &g);
+    EXPECT_GT(RelErr(r.first, r.second), 1e-2) << "break " << i;
+  }
+}
+
+TEST(CudaDnnPlan, OneDIsTwoDWithTheAxisLast) {
+  Params prm(kCases[3]);
+  mxc__dnn_conv_plan pl = MakePlan(kCases[3], prm);
+  EXPECT_EQ(pl.nbdims, 4);
+  EXPECT_EQ(pl.x.dims[2], 1);
+  EXPECT_EQ(pl.x.dims[3], 13);
+  EXPECT_EQ(pl.w.dims[2], 1);
+  EXPECT_EQ(pl.pad[0], 0);
+  EXPECT_EQ(pl.pad[1], 3);
+  EXPECT_EQ(pl.dilation[1], 2);
+  EXPECT_EQ(pl.y.dims[3], (13 + 6 - 7) / 2 + 1);
+}
+
+TEST(CudaDnnPlan, RefusesWhatCudnnCannotDescribe) {
+  Case big = {{1, (int64_t)1 << 32, 3, 3},
+              {{"kernel", "(1,1)"}, {"num_filter", "1"}}};
+  Params prm(big);
+  mxc__dnn_conv_plan pl;
+  char why[256] = "";
+  EXPECT_EQ(mxc__dnn_conv_plan_make(prm.p, big.data.data(), 4, nullptr, &pl,
+                                    why, sizeof why),
+            MXC_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(why).find("int"), std::string::npos) << why;
+  Case empty = {{2, 0, 3, 3}, {{"kernel", "(1,1)"}, {"num_filter", "1"}}};
+  Params prm2(empty);
+  EXPECT_EQ(mxc__dnn_conv_plan_make(prm2.p, empty.data.data(), 4, nullptr,
+                                    &pl, why, sizeof why),
+            MXC_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(why).find("empty"), std::string::npos) << why;
+}
+
+TEST(CudaDnnPlan, ChecksTheOutputArray) {
+  Params prm(kCases[0]);
+  mxc__gpu_array out = {};
+  out.ndim = 4;
+  int64_t right[4] = {2, 4, 5, 4};
+  for (int i = 0; i < 4; ++i) out.dims[i] = right[i];
+  mxc__dnn_conv_plan pl;
+  char why[256] = "";
+  EXPECT_EQ(mxc__dnn_conv_plan_make(prm.p, kCases[0].data.data(), 4, &out,
+                                    &pl, why, sizeof why),
+            MXC_OK)
+      << why;
+  out.dims[3] = 5;
+  EXPECT_EQ(mxc__dnn_conv_plan_make(prm.p, kCases[0].data.data(), 4, &out,
+                                    &pl, why, sizeof why),
+            MXC_ERR_SHAPE);
+}
+
+TEST(CudaDnnPlan, BetaPerWriteMode) {
+  EXPECT_EQ(mxc__dnn_beta(MXC__GPU_REQ_WRITE), 0);
+  EXPECT_EQ(mxc__dnn_beta(MXC__GPU_REQ_INPLACE), 0);
+  EXPECT_EQ(mxc__dnn_beta(MXC__GPU_REQ_ADD), 1);
+  EXPECT_EQ(mxc__dnn_beta(MXC__GPU_REQ_NULL), -1);
+}
+
+}  // namespace
