@@ -1,0 +1,240 @@
+// Conformance cases of the cuDNN kernels (backends/cuda/dnn.h):
+// Convolution and _backward_Convolution on the GPU against the CPU
+// operator, same random inputs, GPU outputs poisoned before a write (an
+// element never written fails), write and add modes, each output of the
+// backward in its own mode, an empty batch.
+//
+// Tolerance (float32): |gpu - cpu| <= 1e-4 * max(1, max |cpu|) per output.
+// Both sides sum the same products in another order (cuDNN's implicit
+// GEMM, FFT or Winograd algorithms against the CPU's im2col GEMM), so the
+// error scales with the magnitude of the sums, not of each element; TF32
+// is off (CUDNN_FMA_MATH), which would need ~1e-3.
+#include <gtest/gtest-spi.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mxc/mxc.h"
+#include "tests/gpu/conformance.h"
+#include "tests/gpu/gpu_test_util.h"
+
+namespace {
+
+using mxct::LastError;
+using Vec = std::vector<float>;
+using Dims = std::vector<int64_t>;
+using Kv = std::vector<std::pair<std::string, std::string>>;
+
+struct ConvCase {
+  Dims data, weight, out;
+  Kv params;
+  bool bias;
+};
+
+// Shapes written out (not derived) so a wrong output shape on either
+// side fails at creation or invoke.
+const std::vector<ConvCase> kConv = {
+    {{2, 3, 7, 5}, {4, 3, 3, 2}, {2, 4, 5, 4},
+     {{"kernel", "(3,2)"}, {"num_filter", "4"}}, true},
+    {{2, 4, 9, 8}, {6, 2, 3, 3}, {2, 6, 5, 8},
+     {{"kernel", "(3,3)"}, {"num_filter", "6"}, {"num_group", "2"},
+      {"stride", "(2,1)"}, {"pad", "(1,2)"}, {"dilate", "(1,2)"}},
+     true},
+    {{1, 6, 5, 11}, {3, 2, 2, 3}, {1, 3, 4, 4},
+     {{"kernel", "(2,3)"}, {"num_filter", "3"}, {"num_group", "3"},
+      {"stride", "(1,3)"}, {"pad", "(0,1)"}, {"no_bias", "true"}},
+     false},
+    {{3, 2, 13}, {5, 2, 4}, {3, 5, 7},
+     {{"kernel", "(4,)"}, {"num_filter", "5"}, {"stride", "(2,)"},
+      {"pad", "(3,)"}, {"dilate", "(2,)"}},
+     true},
+    {{2, 4, 5, 6, 4}, {4, 2, 2, 3, 2}, {2, 4, 5, 2, 5},
+     {{"kernel", "(2,3,2)"}, {"num_filter", "4"}, {"num_group", "2"},
+      {"stride", "(1,2,1)"}, {"pad", "(1,0,1)"}, {"dilate", "(2,1,1)"}},
+     true},
+    // A ResNet-like layer: enough work for cuDNN to pick other algorithms.
+    {{4, 16, 14, 14}, {32, 16, 3, 3}, {4, 32, 14, 14},
+     {{"kernel", "(3,3)"}, {"num_filter", "32"}, {"pad", "(1,1)"}}, true},
+    // An empty batch: no output element; the weight and bias gradients
+    // are zeros.
+    {{0, 3, 5, 5}, {2, 3, 3, 3}, {0, 2, 3, 3},
+     {{"kernel", "(3,3)"}, {"num_filter", "2"}}, true},
+};
+
+int64_t Numel(const Dims &d) {
+  int64_t n = 1;
+  for (int64_t v : d) n *= v;
+  return n;
+}
+
+Vec Random(const Dims &d, std::mt19937 *g) {
+  std::uniform_real_distribution<float> u(-1.f, 1.f);
+  Vec v((size_t)Numel(d));
+  for (auto &x : v) x = u(*g);
+  return v;
+}
+
+float Poison() {
+  uint32_t bits = 0x7fc0dead;
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+mxc_ndarray Filled(const Dims &d, int dev, const Vec &v) {
+  mxc_ndarray a = mxct::Make(d, dev, 0);
+  if (!v.empty()) {
+    EXPECT_EQ(mxc_ndarray_copy_from_host(a, v.data(), v.size() * 4), MXC_OK)
+        << LastError();
+  }
+  return a;
+}
+
+// Runs op on one device; outs hold the initial values, get the results.
+int Run(const char *name, const Kv &kv, int dev, const std::vector<Dims> &in_d,
+        const std::vector<Vec> &in, const std::vector<Dims> &out_d,
+        std::vector<Vec> *outs, const std::vector<int> &req) {
+  mxc_op op = nullptr;
+  if (mxc_op_find(name, &op) != MXC_OK) return MXC_ERR_NOT_FOUND;
+  std::vector<const char *> keys, vals;
+  for (const auto &p : kv) keys.push_back(p.first.c_str());
+  for (const auto &p : kv) vals.push_back(p.second.c_str());
+  std::vector<mxc_ndarray> ins, os;
+  for (size_t i = 0; i < in.size(); ++i) ins.push_back(Filled(in_d[i], dev, in[i]));
+  for (size_t i = 0; i < outs->size(); ++i) {
+    os.push_back(Filled(out_d[i], dev, (*outs)[i]));
+  }
+  int rc = mxc_op_invoke(op, keys.data(), vals.data(), (int)keys.size(),
+                         ins.data(), (int)ins.size(), os.data(),
+                         (int)os.size(), req.data());
+  for (size_t i = 0; rc == MXC_OK && i < os.size(); ++i) {
+    rc = mxc_ndarray_wait_to_read(os[i]);
+    if (rc == MXC_OK && !(*outs)[i].empty()) {
+      rc = mxc_ndarray_copy_to_host(os[i], (*outs)[i].data(),
+                                    (*outs)[i].size() * 4);
+    }
+  }
+  for (mxc_ndarray a : ins) mxc_ndarray_free(a);
+  for (mxc_ndarray a : os) mxc_ndarray_free(a);
+  return rc;
+}
+
+void ExpectClose(const std::string &what, const Vec &gpu, const Vec &cpu) {
+  ASSERT_EQ(gpu.size(), cpu.size()) << what;
+  double scale = 1;
+  for (float v : cpu) scale = std::fmax(scale, std::fabs(v));
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    uint32_t bits;
+    std::memcpy(&bits, &gpu[i], 4);
+    if (bits == 0x7fc0dead) {
+      ADD_FAILURE() << what << ": element " << i << " was never written";
+      return;
+    }
+    if (!(std::fabs((double)gpu[i] - cpu[i]) <= 1e-4 * scale)) {
+      ADD_FAILURE() << what << ": element " << i << " is " << gpu[i]
+                    << " on the GPU, " << cpu[i] << " on the CPU";
+      return;
+    }
+  }
+}
+
+// One call on both devices: inputs in, outputs starting from `base` (the
+// GPU's poisoned where written), compared output by output.
+// `dev` is the GPU, or the CPU when the host test checks the cases.
+void Compare(int dev, const std::string &what, const char *op,
+             const ConvCase &c, const std::vector<Dims> &in_d,
+             const std::vector<Vec> &in, const std::vector<Dims> &out_d,
+             const std::vector<Vec> &base, const std::vector<int> &req) {
+  std::vector<Vec> cpu = base, gpu = base;
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    if (req[i] != MXC_REQ_ADD) gpu[i].assign(gpu[i].size(), Poison());
+  }
+  ASSERT_EQ(Run(op, c.params, MXC_DEVICE_CPU, in_d, in, out_d, &cpu, req),
+            MXC_OK)
+      << what << " on the CPU: " << LastError();
+  ASSERT_EQ(Run(op, c.params, dev, in_d, in, out_d, &gpu, req),
+            MXC_OK)
+      << what << " on the GPU: " << LastError();
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    ExpectClose(what + " output " + std::to_string(i), gpu[i], cpu[i]);
+  }
+}
+
+void ConvForward(int dev, std::mt19937 *g) {
+  for (size_t k = 0; k < kConv.size(); ++k) {
+    const ConvCase &c = kConv[k];
+    std::vector<Dims> in_d = {c.data, c.weight};
+    std::vector<Vec> in = {Random(c.data, g), Random(c.weight, g)};
+    if (c.bias) in_d.push_back({c.weight[0]}), in.push_back(Random({c.weight[0]}, g));
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      std::string what = "Convolution case " + std::to_string(k) +
+                         (req == MXC_REQ_ADD ? " add" : " write");
+      Compare(dev, what, "Convolution", c, in_d, in, {c.out}, {Random(c.out, g)},
+              {req});
+    }
+  }
+}
+
+void ConvBackward(int dev, std::mt19937 *g) {
+  for (size_t k = 0; k < kConv.size(); ++k) {
+    const ConvCase &c = kConv[k];
+    std::vector<Dims> in_d = {c.out, c.data, c.weight};
+    std::vector<Dims> out_d = {c.data, c.weight};
+    std::vector<Vec> in = {Random(c.out, g), Random(c.data, g),
+                           Random(c.weight, g)};
+    if (c.bias) {
+      Dims b = {c.weight[0]};
+      in_d.push_back(b), out_d.push_back(b), in.push_back(Random(b, g));
+    }
+    std::vector<Vec> base;
+    for (const Dims &d : out_d) base.push_back(Random(d, g));
+    // All written, all added, then each output in another mode.
+    std::vector<std::vector<int>> reqs = {
+        {MXC_REQ_WRITE, MXC_REQ_WRITE, MXC_REQ_WRITE},
+        {MXC_REQ_ADD, MXC_REQ_ADD, MXC_REQ_ADD},
+        {MXC_REQ_ADD, MXC_REQ_WRITE, MXC_REQ_ADD},
+        {MXC_REQ_WRITE, MXC_REQ_ADD, MXC_REQ_WRITE}};
+    for (auto req : reqs) {
+      req.resize(out_d.size());
+      std::string what = "_backward_Convolution case " + std::to_string(k) +
+                         " req " + std::to_string(req[0]) +
+                         std::to_string(req[1]);
+      Compare(dev, what, "_backward_Convolution", c, in_d, in, out_d, base, req);
+    }
+  }
+}
+
+const mxct::RegisterCase kConvCase("Convolution", [](std::mt19937 *g) {
+  ConvForward(MXC_DEVICE_GPU, g);
+});
+const mxct::RegisterCase kConvBwdCase("_backward_Convolution",
+                                      [](std::mt19937 *g) {
+                                        ConvBackward(MXC_DEVICE_GPU, g);
+                                      });
+
+// On every machine: the cases themselves (shapes, parameters, input
+// order, modes) are valid calls, checked CPU against CPU, so a GPU run
+// does not spend its minutes on a broken case; and the comparison fails
+// on a poisoned element and on an error beyond the tolerance.
+TEST(GpuConformanceDnn, CasesAreValidCallsOnTheCpu) {
+  std::mt19937 g(5);
+  ConvForward(MXC_DEVICE_CPU, &g);
+  ConvBackward(MXC_DEVICE_CPU, &g);
+}
+
+TEST(GpuConformanceDnn, TheComparisonCanFail) {
+  Vec cpu = {1.f, -2.f, 3.f};
+  EXPECT_NONFATAL_FAILURE(ExpectClose("x", {1.f, Poison(), 3.f}, cpu),
+                          "never written");
+  EXPECT_NONFATAL_FAILURE(ExpectClose("x", {1.f, -2.f, 3.001f}, cpu),
+                          "on the GPU");
+  ExpectClose("x", {1.f, -2.f, 3.0001f}, cpu);
+}
+
+}  // namespace

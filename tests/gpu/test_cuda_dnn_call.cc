@@ -1,0 +1,85 @@
+// The real cuDNN kernels (backends/cuda/dnn.h) called directly, on a
+// machine without a GPU: what a call answers before it can reach the
+// device. A call the plan refuses fails with the plan's reason and never
+// opens cuDNN or the runtime; a valid call fails with the reason the
+// machine lacks: cuDNN missing (MXC_ERR_UNSUPPORTED naming the library
+// and what to install) or, with cuDNN installed, the CUDA runtime's
+// error (no driver or no device here). On a GPU the conformance suite
+// covers the rest.
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+extern "C" {
+#include "backends/cuda/dnn.h"
+#include "core/base/alloc.h"
+#include "core/op/op.h"
+}
+#include "mxc/mxc.h"
+
+namespace {
+
+struct Conv {
+  void *param = nullptr;
+  float fake[1] = {0};  // never dereferenced: no call reaches the device
+  mxc__gpu_array in[3] = {}, out[1] = {};
+  int req[1] = {MXC__GPU_REQ_WRITE};
+  mxc__gpu_call call = {};
+  Conv() {
+    const char *k[] = {"kernel", "num_filter"}, *v[] = {"(3,3)", "2"};
+    EXPECT_EQ(mxc__op_parse_params(mxc__op_find("Convolution"), k, v, 2,
+                                   &param),
+              MXC_OK);
+    Set(&in[0], {1, 3, 5, 5});
+    Set(&in[1], {2, 3, 3, 3});
+    Set(&in[2], {2});
+    Set(&out[0], {1, 2, 3, 3});
+    call = {0, param, in, 3, out, 1, req};
+  }
+  ~Conv() { mxc__free(param); }
+  void Set(mxc__gpu_array *a, std::initializer_list<int64_t> d) {
+    a->ptr = fake;
+    a->ndim = (int)d.size();
+    a->size = 1;
+    a->dtype = MXC_DTYPE_FLOAT32;
+    int i = 0;
+    for (int64_t x : d) a->dims[i++] = x, a->size *= x;
+  }
+};
+
+TEST(CudaDnnCall, ARefusedPlanNeverReachesTheDevice) {
+  Conv c;
+  c.out[0].dims[3] = 4;  // not what kernel (3,3) gives
+  char why[512] = "";
+  EXPECT_EQ(mxc__cuda_conv_forward(&c.call, why, sizeof why), MXC_ERR_SHAPE);
+  EXPECT_NE(std::string(why).find("does not match"), std::string::npos)
+      << why;
+}
+
+TEST(CudaDnnCall, AValidCallSaysWhatTheMachineLacks) {
+  Conv c;
+  char why[512] = "";
+  int rc = mxc__cuda_conv_forward(&c.call, why, sizeof why);
+  ASSERT_NE(rc, MXC_OK) << "no GPU here, yet the call succeeded";
+  std::string w = why;
+  void *h = dlopen("libcudnn.so.9", RTLD_NOW | RTLD_LOCAL);
+  if (!h) {
+    EXPECT_EQ(rc, MXC_ERR_UNSUPPORTED);
+    EXPECT_NE(w.find("cuDNN 9 could not be loaded"), std::string::npos) << w;
+    EXPECT_NE(w.find("install cuDNN 9 for CUDA 13"), std::string::npos) << w;
+  } else {
+    dlclose(h);
+    EXPECT_NE(w.find("cudaSetDevice"), std::string::npos) << w;
+  }
+  std::printf("CudaDnnCall: Convolution without a GPU: %s\n", why);
+}
+
+TEST(CudaDnnCall, NothingToWriteIsNotACall) {
+  Conv c;
+  c.req[0] = MXC__GPU_REQ_NULL;
+  char why[512] = "";
+  EXPECT_EQ(mxc__cuda_conv_forward(&c.call, why, sizeof why), MXC_OK) << why;
+}
+
+}  // namespace
