@@ -24,6 +24,10 @@ programs=(
 # The C library's own files: every Linux machine has them, in a version at
 # least as new as Debian 12's.
 system_lib='/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux[^/]*)\.so'
+# Toolkit libraries are never carried (the plug-in opens them on first
+# use; `run` finds the GPU machine's own): a program that links one by
+# mistake fails there instead of growing the archive by hundreds of MB.
+toolkit_lib='/lib(cudnn|cublas|cublasLt|cusparse|nvrtc|nccl)[^/]*\.so'
 
 prepare() {
   local targets=(//backends/cuda:libmxc_cuda.so.1) p
@@ -39,7 +43,8 @@ prepare() {
   done
   chmod u+w "$dir"/bin/* "$dir"/lib/*
   ldd "$dir"/bin/* "$dir"/lib/*.so* | awk '/=> \//{print $3}' | sort -u |
-    grep -vE "$system_lib" | xargs -r cp -L -t "$dir/lib/"
+    { grep -vE "$system_lib|$toolkit_lib" || true; } |
+    xargs -r cp -L -t "$dir/lib/"
   cp scripts/gpu_check.sh "$dir/"
   tar -C "$(dirname "$dir")" -cJf "$dir.tar.xz" "$(basename "$dir")"
   echo "gpu_check: prepared $dir ($(du -sh "$dir" | cut -f1)), packed" \
@@ -56,11 +61,61 @@ counts() {
   echo "$ok $fail $skip"
 }
 
+# Toolkit libraries the plug-in opens on first use (backends/cuda/dynlib.h)
+# and never carries (hundreds of MB): the machine's own, found by the
+# loader, or else those of the nvidia-* Python wheels (PyTorch's).
+toolkit_libs=(libcudnn.so.9)
+
+# found LIB: 0 when the dynamic loader finds LIB (LD_LIBRARY_PATH or its
+# cache).
+found() {
+  local d path=${LD_LIBRARY_PATH:-}
+  for d in ${path//:/ }; do [ -e "$d/$1" ] && return 0; done
+  ldconfig -p 2>/dev/null | grep -q "/$1\$"
+}
+
+# The lib folders of the nvidia-* wheels: python3's site-packages first,
+# then the usual virtual environments.
+wheel_lib_dirs() {
+  python3 -c 'import glob, os, sys
+for p in sys.path:
+    for d in sorted(glob.glob(os.path.join(p, "nvidia", "*", "lib"))):
+        print(d)' 2>/dev/null || true
+  ls -d /opt/*/.venv/lib/python3*/site-packages/nvidia/*/lib 2>/dev/null || true
+}
+
+# Puts the wheels' lib folders on LD_LIBRARY_PATH when a toolkit library
+# is not otherwise found, and says which were used.
+use_wheel_libs() {
+  local lib missing=() d dirs=()
+  for lib in "${toolkit_libs[@]}"; do found "$lib" || missing+=("$lib"); done
+  [ ${#missing[@]} = 0 ] && { echo "gpu_check: toolkit libraries found" \
+    "by the loader: ${toolkit_libs[*]}"; return; }
+  while read -r d; do
+    [ -n "$d" ] && [[ " ${dirs[*]} " != *" $d "* ]] && dirs+=("$d")
+  done < <(wheel_lib_dirs)
+  if [ ${#dirs[@]} = 0 ]; then
+    echo "gpu_check: ${missing[*]} not found, and no nvidia-* wheel lib" \
+      "folder: their kernels will answer MXC_ERR_UNSUPPORTED"
+    return
+  fi
+  local joined
+  joined=$(IFS=:; echo "${dirs[*]}")
+  export LD_LIBRARY_PATH="${LD_LIBRARY_PATH:+$LD_LIBRARY_PATH:}$joined"
+  echo "gpu_check: ${missing[*]} not found by the loader; using the wheel" \
+    "lib folders:"
+  printf '  %s\n' "${dirs[@]}"
+  for lib in "${missing[@]}"; do
+    found "$lib" || echo "gpu_check: $lib still not found"
+  done
+}
+
 run() {
   [ -d "$dir" ] || tar -C "$(dirname "$dir")" -xJf "$dir.tar.xz"
   local out=${OUT:-/tmp/gpu_check} rows=() status=0 p name log rc
   mkdir -p "$out"
   export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  use_wheel_libs
   export MXC_CUDA_PLUGIN="$dir/lib/libmxc_cuda.so.1"
   echo "=== gpu_check: $(date -u +%FT%TZ)"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||

@@ -6,6 +6,7 @@
 // and what to install) or, with cuDNN installed, the CUDA runtime's
 // error (no driver or no device here). On a GPU the conformance suite
 // covers the rest.
+#include <cuda_runtime_api.h>
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -58,6 +59,11 @@ TEST(CudaDnnCall, ARefusedPlanNeverReachesTheDevice) {
 }
 
 TEST(CudaDnnCall, AValidCallSaysWhatTheMachineLacks) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0) {
+    // The call's arrays are host memory: never hand them to a device.
+    GTEST_SKIP() << "a GPU is visible: the conformance suite covers it";
+  }
   Conv c;
   char why[512] = "";
   int rc = mxc__cuda_conv_forward(&c.call, why, sizeof why);
