@@ -181,3 +181,117 @@ int mxc__dnn_beta(int req) {
     default: return -1;
   }
 }
+
+/* ---- pooling ---- */
+
+/* Output extent of one axis by the operator's convention (pool.c), and
+ * by cuDNN's floor rule; the caller refuses the call when they differ. */
+static int64_t pool_extent(const mxc__pool_param *p, int64_t in, int64_t k,
+                           int64_t s, int64_t pd, int64_t *cudnn) {
+  int64_t room = in + 2 * pd - k;
+  *cudnn = room < 0 ? -1 : room / s + 1;
+  if (p->global_pool) return 1;
+  if (p->pooling_convention == MXC__POOL_SAME) return in / s + (in % s != 0);
+  if (room < 0) return -1;
+  return room / s + (p->pooling_convention == MXC__POOL_FULL && room % s) + 1;
+}
+
+static int pool_mode(const mxc__pool_param *p, char *why, size_t len) {
+  if (p->pool_type == MXC__POOL_MAX) return MXC__DNN_POOL_MAX;
+  if (p->pool_type == MXC__POOL_AVG) {
+    return p->count_include_pad ? MXC__DNN_POOL_AVG_INCLUDE_PAD
+                                : MXC__DNN_POOL_AVG_EXCLUDE_PAD;
+  }
+  (void)refuse(why, len, MXC_ERR_UNSUPPORTED,
+               "Pooling on the GPU: pool_type %lld (sum or lp) has no "
+               "cuDNN mode; max and avg are supported",
+               (long long)p->pool_type);
+  return -1;
+}
+
+/* Window, pad and stride of cuDNN's spatial axis j; the extents. */
+static int pool_axis(const mxc__pool_param *p, const int64_t *data, int nsp,
+                     int j, mxc__dnn_pool_plan *pl, char *why, size_t len) {
+  int i = axis_of(nsp, j);
+  int64_t in = i < 0 ? 1 : data[2 + i], k = in, s = 1, pd = 0, cu = 0;
+  if (i >= 0 && !p->global_pool) {
+    k = p->kernel.d[i], s = p->stride.d[i], pd = p->pad.d[i];
+  }
+  int64_t o = pool_extent(p, in, k, s, pd, &cu);
+  if (!fits(in) || !fits(k) || !fits(s) || !fits(pd) || k < 1) {
+    return refuse(why, len, MXC_ERR_UNSUPPORTED,
+                  "Pooling on the GPU: spatial axis %lld has an extent or "
+                  "window beyond cuDNN's int, or is empty",
+                  (long long)i);
+  }
+  if (o < 1 || o != cu || (pd > 0 && pd >= k)) {
+    return refuse(why, len, o < 1 ? MXC_ERR_SHAPE : MXC_ERR_UNSUPPORTED,
+                  "Pooling on the GPU: along spatial axis %lld the windows "
+                  "of this convention, pad and shape are not cuDNN's "
+                  "(floor rounding, pad smaller than the window)",
+                  (long long)i);
+  }
+  pl->x.dims[2 + j] = (int)in;
+  pl->y.dims[2 + j] = (int)o;
+  pl->window[j] = (int)k;
+  pl->stride[j] = (int)s;
+  pl->pad[j] = (int)pd;
+  return MXC_OK;
+}
+
+static int pool_check_out(const mxc__dnn_pool_plan *pl,
+                          const mxc__gpu_array *out, int nsp, char *why,
+                          size_t len) {
+  int ok = out->ndim == nsp + 2;
+  for (int i = 0; ok && i < out->ndim; ++i) {
+    ok = out->dims[i] == pl->y.dims[i < 2 ? i : (nsp == 1 ? 3 : i)];
+  }
+  return ok ? MXC_OK
+            : refuse(why, len, MXC_ERR_SHAPE,
+                     "Pooling on the GPU: the output array's shape does not "
+                     "match the parameters (%lld axes given)",
+                     (long long)out->ndim);
+}
+
+int mxc__dnn_pool_plan_make(const void *param, const int64_t *data, int ndim,
+                            const mxc__gpu_array *out, mxc__dnn_pool_plan *pl,
+                            char *why, size_t why_len) {
+  const mxc__pool_param *p = param;
+  int nsp = p->global_pool ? ndim - 2 : p->kernel.ndim;
+  if (nsp < 1 || nsp > 3 || ndim != nsp + 2) {
+    return refuse(why, why_len, MXC_ERR_SHAPE,
+                  "Pooling on the GPU: data has %lld axes; the kernel needs "
+                  "batch, channel and 1 to 3 spatial axes",
+                  (long long)ndim);
+  }
+  if (p->layout >= MXC__LAYOUT_NWC) {
+    return refuse(why, why_len, MXC_ERR_UNSUPPORTED,
+                  "Pooling on the GPU: layout %lld is channel-last",
+                  (long long)p->layout);
+  }
+  *pl = (mxc__dnn_pool_plan){0};
+  pl->mode = pool_mode(p, why, why_len);
+  if (pl->mode < 0) return MXC_ERR_UNSUPPORTED;
+  pl->nbdims = nsp == 3 ? 5 : 4;
+  if (!fits(data[0]) || !fits(data[1]) || data[0] == 0 || data[1] == 0) {
+    return refuse(why, why_len, MXC_ERR_UNSUPPORTED,
+                  "Pooling on the GPU: batch or channels (%lld) empty or "
+                  "beyond cuDNN's int",
+                  (long long)data[1]);
+  }
+  pl->x.dims[0] = pl->y.dims[0] = (int)data[0];
+  pl->x.dims[1] = pl->y.dims[1] = (int)data[1];
+  for (int j = 0; j < pl->nbdims - 2; ++j) {
+    int rc = pool_axis(p, data, nsp, j, pl, why, why_len);
+    if (rc != MXC_OK) return rc;
+  }
+  int rc = out ? pool_check_out(pl, out, nsp, why, why_len) : MXC_OK;
+  if (rc != MXC_OK) return rc;
+  if (compact(&pl->x, pl->nbdims) || compact(&pl->y, pl->nbdims)) {
+    return refuse(why, why_len, MXC_ERR_UNSUPPORTED,
+                  "Pooling on the GPU: a tensor has more elements than "
+                  "cuDNN's int can count (batch %lld)",
+                  (long long)data[0]);
+  }
+  return MXC_OK;
+}

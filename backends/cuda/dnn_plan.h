@@ -61,6 +61,37 @@ int mxc__dnn_conv_plan_make(const void *param, const int64_t *data,
                             mxc__dnn_conv_plan *plan, char *why,
                             size_t why_len);
 
+/* Pooling modes, as cudnnPoolingMode_t names them. */
+enum {
+  MXC__DNN_POOL_MAX,              /* CUDNN_POOLING_MAX_DETERMINISTIC */
+  MXC__DNN_POOL_AVG_INCLUDE_PAD,  /* ..._AVERAGE_COUNT_INCLUDE_PADDING */
+  MXC__DNN_POOL_AVG_EXCLUDE_PAD   /* ..._AVERAGE_COUNT_EXCLUDE_PADDING */
+};
+
+/* A Pooling call as cuDNN sees it: window o of an axis covers input
+ * positions [o*stride - pad, o*stride - pad + window), padding excluded
+ * from max, and cuDNN's output extent floor((in + 2*pad - window) /
+ * stride) + 1. A 1-D call is 2-D with the axis last, as for
+ * convolutions; global_pool is a window of the whole plane. */
+typedef struct mxc__dnn_pool_plan {
+  int nbdims;
+  mxc__dnn_tensor x, y;
+  int window[3], pad[3], stride[3]; /* nbdims - 2 entries */
+  int mode;                         /* MXC__DNN_POOL_* */
+} mxc__dnn_pool_plan;
+
+/* Fills plan for Pooling with parameters `param` (the operator's parsed
+ * mxc__pool_param) over data dims `data`; out as for convolutions.
+ * MXC_ERR_UNSUPPORTED (reason in why) for what cuDNN computes otherwise
+ * than the CPU operator: pool types sum and lp, a convention ('full',
+ * 'same') whose windows differ from cuDNN's floor rule for this shape,
+ * a pad as large as the window (windows of padding alone), channel-last
+ * layouts, empty or beyond-int tensors. */
+int mxc__dnn_pool_plan_make(const void *param, const int64_t *data, int ndim,
+                            const mxc__gpu_array *out,
+                            mxc__dnn_pool_plan *plan, char *why,
+                            size_t why_len);
+
 /* cuDNN's output = alpha * result + beta * output: the beta of write mode
  * req (0 for WRITE and INPLACE, 1 for ADD); -1 for NULL (skip). */
 int mxc__dnn_beta(int req);

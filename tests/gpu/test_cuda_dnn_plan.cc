@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <random>
@@ -71,12 +72,12 @@ Vec Random(int64_t n, std::mt19937 *g) {
 struct Params {
   void *p = nullptr;
   std::vector<const char *> keys, vals;
-  explicit Params(const Case &c) {
+  explicit Params(const Case &c, const char *op = "Convolution") {
     for (const auto &kv : c.params) {
       keys.push_back(kv.first.c_str());
       vals.push_back(kv.second.c_str());
     }
-    EXPECT_EQ(mxc__op_parse_params(mxc__op_find("Convolution"), keys.data(),
+    EXPECT_EQ(mxc__op_parse_params(mxc__op_find(op), keys.data(),
                                    vals.data(), (int)keys.size(), &p),
               MXC_OK)
         << Err();
@@ -207,7 +208,7 @@ void RunCpu(const char *name, const Case &c, const std::vector<Dims> &in_d,
             std::vector<Vec> *outs, const std::vector<int> &req) {
   mxc_op op = nullptr;
   ASSERT_EQ(mxc_op_find(name, &op), MXC_OK) << Err();
-  Params prm(c);
+  Params prm(c, name);
   std::vector<mxc_ndarray> ins, os;
   for (size_t i = 0; i < in.size(); ++i) ins.push_back(Cpu(in_d[i], in[i]));
   for (size_t i = 0; i < outs->size(); ++i) {
@@ -395,6 +396,197 @@ TEST(CudaDnnPlan, BetaPerWriteMode) {
   EXPECT_EQ(mxc__dnn_beta(MXC__GPU_REQ_INPLACE), 0);
   EXPECT_EQ(mxc__dnn_beta(MXC__GPU_REQ_ADD), 1);
   EXPECT_EQ(mxc__dnn_beta(MXC__GPU_REQ_NULL), -1);
+}
+
+// ---- pooling ----
+
+// Max, avg with and without padding in the divisor, global, 1-D to 3-D,
+// a 'full' convention whose windows are the floor rule's.
+const std::vector<Case> kPools = {
+    {{2, 3, 7, 6}, {{"kernel", "(3,2)"}, {"stride", "(2,2)"}}},
+    {{1, 2, 9, 8},
+     {{"kernel", "(3,3)"}, {"stride", "(2,1)"}, {"pad", "(1,2)"},
+      {"pool_type", "avg"}}},
+    {{1, 2, 9, 8},
+     {{"kernel", "(3,3)"}, {"stride", "(2,1)"}, {"pad", "(1,2)"},
+      {"pool_type", "avg"}, {"count_include_pad", "false"}}},
+    {{2, 2, 8, 7}, {{"kernel", "(2,3)"}, {"pad", "(1,1)"}}},
+    {{3, 2, 11},
+     {{"kernel", "(3,)"}, {"stride", "(2,)"}, {"pad", "(1,)"},
+      {"pool_type", "avg"}, {"count_include_pad", "false"}}},
+    {{2, 2, 5, 6, 4},
+     {{"kernel", "(2,3,2)"}, {"stride", "(1,2,2)"}, {"pad", "(1,1,0)"}}},
+    {{2, 3, 5, 7}, {{"global_pool", "true"}, {"pool_type", "avg"}}},
+    {{2, 3, 5, 7},
+     {{"kernel", "(3,3)"}, {"stride", "(2,2)"},
+      {"pooling_convention", "full"}}},
+};
+
+mxc__dnn_pool_plan MakePool(const Case &c, const Params &prm) {
+  mxc__dnn_pool_plan pl;
+  char why[256] = "";
+  EXPECT_EQ(mxc__dnn_pool_plan_make(prm.p, c.data.data(), (int)c.data.size(),
+                                    nullptr, &pl, why, sizeof why),
+            MXC_OK)
+      << why;
+  return pl;
+}
+
+// Calls f(y index, x indices of the window's input elements, divisor)
+// for every output element, with cuDNN's windows.
+void ForEachWindow(
+    const mxc__dnn_pool_plan &p,
+    const std::function<void(int64_t, const std::vector<int64_t> &, double)>
+        &f) {
+  int sp = p.nbdims - 2;
+  int64_t planes = (int64_t)p.x.dims[0] * p.x.dims[1];
+  int od[3] = {1, 1, 1};
+  for (int j = 0; j < sp; ++j) od[j] = p.y.dims[2 + j];
+  for (int64_t pl = 0; pl < planes; ++pl)
+    for (int o0 = 0; o0 < od[0]; ++o0)
+      for (int o1 = 0; o1 < od[1]; ++o1)
+        for (int o2 = 0; o2 < od[2]; ++o2) {
+          int o[3] = {o0, o1, o2}, lo[3] = {0, 0, 0}, hi[3] = {1, 1, 1};
+          double full = 1;
+          int64_t yi = pl * p.y.strides[1];
+          for (int j = 0; j < sp; ++j) {
+            int a = o[j] * p.stride[j] - p.pad[j];
+            lo[j] = std::max(a, 0);
+            hi[j] = std::min(a + p.window[j], p.x.dims[2 + j]);
+            full *= p.window[j];
+            yi += (int64_t)o[j] * p.y.strides[2 + j];
+          }
+          std::vector<int64_t> xs;
+          for (int a = lo[0]; a < hi[0]; ++a)
+            for (int b = lo[1]; b < hi[1]; ++b)
+              for (int c = lo[2]; c < hi[2]; ++c) {
+                int at[3] = {a, b, c};
+                int64_t xi = pl * p.x.strides[1];
+                for (int j = 0; j < sp; ++j) xi += (int64_t)at[j] * p.x.strides[2 + j];
+                xs.push_back(xi);
+              }
+          double div = p.mode == MXC__DNN_POOL_AVG_INCLUDE_PAD
+                           ? full
+                           : (double)xs.size();
+          f(yi, xs, div);
+        }
+}
+
+// The first maximum of the window (row-major), as the gradient goes.
+int64_t ArgMax(const Vec &x, const std::vector<int64_t> &xs) {
+  int64_t best = xs[0];
+  for (int64_t i : xs) {
+    if (x[i] > x[best]) best = i;
+  }
+  return best;
+}
+
+void NaivePool(const mxc__dnn_pool_plan &p, const Vec &x, int beta, Vec *y) {
+  std::vector<double> acc(y->size(), 0.0);
+  ForEachWindow(p, [&](int64_t yi, const std::vector<int64_t> &xs,
+                       double div) {
+    if (p.mode == MXC__DNN_POOL_MAX) {
+      acc[yi] = x[ArgMax(x, xs)];
+      return;
+    }
+    double s = 0;
+    for (int64_t i : xs) s += x[i];
+    acc[yi] = s / div;
+  });
+  Blend(acc, beta, y);
+}
+
+void NaivePoolGrad(const mxc__dnn_pool_plan &p, const Vec &dy, const Vec &x,
+                   int beta, Vec *dx) {
+  std::vector<double> acc(dx->size(), 0.0);
+  ForEachWindow(p, [&](int64_t yi, const std::vector<int64_t> &xs,
+                       double div) {
+    if (p.mode == MXC__DNN_POOL_MAX) {
+      acc[ArgMax(x, xs)] += dy[yi];
+      return;
+    }
+    for (int64_t i : xs) acc[i] += dy[yi] / div;
+  });
+  Blend(acc, beta, dx);
+}
+
+Dims PoolYDims(const mxc__dnn_pool_plan &p, size_t ndim) {
+  Dims d = {p.y.dims[0], p.y.dims[1]};
+  for (size_t i = 2; i < ndim; ++i) d.push_back(p.y.dims[ndim == 3 ? 3 : i]);
+  return d;
+}
+
+TEST(CudaDnnPoolPlan, ForwardAndBackwardFollowTheCpuOperator) {
+  std::mt19937 g(21);
+  for (size_t i = 0; i < kPools.size(); ++i) {
+    SCOPED_TRACE("pooling case " + std::to_string(i));
+    const Case &c = kPools[i];
+    Params prm(c, "Pooling");
+    mxc__dnn_pool_plan pl = MakePool(c, prm);
+    Dims yd = PoolYDims(pl, c.data.size());
+    Vec x = Random(Numel(c.data), &g), dy = Random(Numel(yd), &g);
+    for (int req : {MXC__GPU_REQ_WRITE, MXC__GPU_REQ_ADD}) {
+      Vec y0 = Random(Numel(yd), &g), dx0 = Random(Numel(c.data), &g);
+      std::vector<Vec> cpu = {y0};
+      RunCpu("Pooling", c, {c.data}, {x}, {yd}, &cpu, {req});
+      Vec naive = y0;
+      NaivePool(pl, x, mxc__dnn_beta(req), &naive);
+      EXPECT_LT(RelErr(naive, cpu[0]), kTol) << "forward, req " << req;
+      std::vector<Vec> cpu_dx = {dx0};
+      RunCpu("_backward_Pooling", c, {yd, c.data}, {dy, x}, {c.data}, &cpu_dx,
+             {req});
+      Vec naive_dx = dx0;
+      NaivePoolGrad(pl, dy, x, mxc__dnn_beta(req), &naive_dx);
+      EXPECT_LT(RelErr(naive_dx, cpu_dx[0]), kTol) << "backward, req " << req;
+    }
+  }
+}
+
+// The pooling comparison can fail too: a swapped pad, an include-pad
+// divisor where the operator excludes it.
+TEST(CudaDnnPoolPlan, ABrokenPlanFails) {
+  std::mt19937 g(22);
+  const Case &c = kPools[2];
+  Params prm(c, "Pooling");
+  mxc__dnn_pool_plan pl = MakePool(c, prm);
+  Dims yd = PoolYDims(pl, c.data.size());
+  Vec x = Random(Numel(c.data), &g);
+  std::vector<Vec> cpu = {Vec((size_t)Numel(yd), 0.f)};
+  RunCpu("Pooling", c, {c.data}, {x}, {yd}, &cpu, {MXC__GPU_REQ_WRITE});
+  mxc__dnn_pool_plan bad = pl;
+  std::swap(bad.pad[0], bad.pad[1]);
+  Vec y((size_t)Numel(yd), 0.f);
+  NaivePool(bad, x, 0, &y);
+  EXPECT_GT(RelErr(y, cpu[0]), 1e-2);
+  bad = pl;
+  bad.mode = MXC__DNN_POOL_AVG_INCLUDE_PAD;
+  NaivePool(bad, x, 0, &y);
+  EXPECT_GT(RelErr(y, cpu[0]), 1e-2);
+}
+
+TEST(CudaDnnPoolPlan, RefusesWhatCudnnComputesOtherwise) {
+  const std::vector<Case> refused = {
+      {{1, 1, 6, 6}, {{"kernel", "(3,3)"}, {"stride", "(2,2)"},
+                      {"pooling_convention", "full"}}},
+      {{1, 1, 6, 6}, {{"kernel", "(2,2)"}, {"pool_type", "sum"}}},
+      {{1, 1, 6, 6},
+       {{"kernel", "(2,2)"}, {"pool_type", "lp"}, {"p_value", "2"}}},
+      {{1, 1, 6, 6}, {{"kernel", "(2,2)"}, {"pad", "(2,0)"}}},
+      {{1, 1, 7}, {{"kernel", "(2,)"}, {"stride", "(2,)"},
+                   {"pooling_convention", "same"}}},
+  };
+  for (size_t i = 0; i < refused.size(); ++i) {
+    Params prm(refused[i], "Pooling");
+    mxc__dnn_pool_plan pl;
+    char why[256] = "";
+    EXPECT_EQ(mxc__dnn_pool_plan_make(prm.p, refused[i].data.data(),
+                                      (int)refused[i].data.size(), nullptr,
+                                      &pl, why, sizeof why),
+              MXC_ERR_UNSUPPORTED)
+        << "case " << i;
+    EXPECT_NE(std::string(why).find("Pooling on the GPU"), std::string::npos)
+        << why;
+  }
 }
 
 }  // namespace
