@@ -48,7 +48,12 @@
   X(cudnnConvolutionBackwardData)                 \
   X(cudnnConvolutionBackwardFilter)               \
   X(cudnnConvolutionBackwardBias)                 \
-  X(cudnnAddTensor)
+  X(cudnnAddTensor)                               \
+  X(cudnnCreatePoolingDescriptor)                 \
+  X(cudnnDestroyPoolingDescriptor)                \
+  X(cudnnSetPoolingNdDescriptor)                  \
+  X(cudnnPoolingForward)                          \
+  X(cudnnPoolingBackward)
 
 enum {
 #define IDX(name) FN_##name,
@@ -201,10 +206,10 @@ static void descs_free(conv_descs *d) {
   if (d->conv) (void)DN(cudnnDestroyConvolutionDescriptor)(d->conv);
 }
 
-static int tensor_desc(const mxc__dnn_conv_plan *p, const mxc__dnn_tensor *t,
+static int tensor_desc(int nbdims, const mxc__dnn_tensor *t,
                        cudnnTensorDescriptor_t *d, char *why, size_t len) {
   DN_TRY(DN(cudnnCreateTensorDescriptor)(d), "cudnnCreateTensorDescriptor");
-  DN_TRY(DN(cudnnSetTensorNdDescriptor)(*d, CUDNN_DATA_FLOAT, p->nbdims,
+  DN_TRY(DN(cudnnSetTensorNdDescriptor)(*d, CUDNN_DATA_FLOAT, nbdims,
                                         t->dims, t->strides),
          "cudnnSetTensorNdDescriptor");
   return MXC_OK;
@@ -214,9 +219,11 @@ static int tensor_desc(const mxc__dnn_conv_plan *p, const mxc__dnn_tensor *t,
  * releases what was made, also after a failure). */
 static int descs_make(const mxc__dnn_conv_plan *p, conv_descs *d, char *why,
                       size_t len) {
-  int rc = tensor_desc(p, &p->x, &d->x, why, len);
-  if (rc == MXC_OK) rc = tensor_desc(p, &p->y, &d->y, why, len);
-  if (rc == MXC_OK && p->has_bias) rc = tensor_desc(p, &p->b, &d->b, why, len);
+  int rc = tensor_desc(p->nbdims, &p->x, &d->x, why, len);
+  if (rc == MXC_OK) rc = tensor_desc(p->nbdims, &p->y, &d->y, why, len);
+  if (rc == MXC_OK && p->has_bias) {
+    rc = tensor_desc(p->nbdims, &p->b, &d->b, why, len);
+  }
   if (rc != MXC_OK) return rc;
   DN_TRY(DN(cudnnCreateFilterDescriptor)(&d->w), "cudnnCreateFilterDescriptor");
   DN_TRY(DN(cudnnSetFilterNdDescriptor)(d->w, CUDNN_DATA_FLOAT,
@@ -269,6 +276,22 @@ static int no_algo(char *why, size_t len, const char *what) {
 
 /* ---- one call: device, handle, descriptors, workspace ---- */
 
+/* cuDNN opened, device dev current, the thread's handle for it in *h. */
+static int device_begin(int dev, cudnnHandle_t *h, char *why, size_t len) {
+  if (dev < 0 || dev >= MAX_DEVICES) {
+    snprintf(why, len, "cuDNN kernels: gpu(%d) is beyond the %d devices "
+             "they keep handles for", dev, MAX_DEVICES);
+    return MXC_ERR_UNSUPPORTED;
+  }
+  int rc = cudnn_load(why, len);
+  if (rc != MXC_OK) return rc;
+  (void)pthread_once(&g_once, init_once);
+  cudaError_t e = cudaSetDevice(dev);
+  if (e != cudaSuccess) return rt_fail(why, len, "cudaSetDevice", e);
+  return get_handle(dev, h, why, len);
+}
+
+
 typedef struct conv_call {
   mxc__dnn_conv_plan plan;
   cudnnHandle_t h;
@@ -285,16 +308,7 @@ static int call_begin(const mxc__gpu_call *c, const mxc__gpu_array *data,
   int rc = mxc__dnn_conv_plan_make(c->param, data->dims, data->ndim, check,
                                    &k->plan, why, len);
   if (rc != MXC_OK) return rc;
-  if (c->dev < 0 || c->dev >= MAX_DEVICES) {
-    snprintf(why, len, "cuDNN kernels: gpu(%d) is beyond the %d devices "
-             "they keep handles for", c->dev, MAX_DEVICES);
-    return MXC_ERR_UNSUPPORTED;
-  }
-  if ((rc = cudnn_load(why, len)) != MXC_OK) return rc;
-  (void)pthread_once(&g_once, init_once);
-  cudaError_t e = cudaSetDevice(c->dev);
-  if (e != cudaSuccess) return rt_fail(why, len, "cudaSetDevice", e);
-  if ((rc = get_handle(c->dev, &k->h, why, len)) != MXC_OK) return rc;
+  if ((rc = device_begin(c->dev, &k->h, why, len)) != MXC_OK) return rc;
   k->d = (conv_descs){0};
   if ((rc = descs_make(&k->plan, &k->d, why, len)) != MXC_OK) {
     descs_free(&k->d);
@@ -443,4 +457,123 @@ int mxc__cuda_conv_backward(const mxc__gpu_call *c, char *why,
     rc = bwd_bias(&k, c, (float)beta[2], why, why_len);
   }
   return call_end(&k, rc, why, why_len);
+}
+
+/* ---- pooling ---- */
+
+typedef struct pool_call {
+  mxc__dnn_pool_plan plan;
+  cudnnHandle_t h;
+  cudnnTensorDescriptor_t x, y;
+  cudnnPoolingDescriptor_t pool;
+} pool_call;
+
+static void pool_descs_free(pool_call *k) {
+  if (k->x) (void)DN(cudnnDestroyTensorDescriptor)(k->x);
+  if (k->y) (void)DN(cudnnDestroyTensorDescriptor)(k->y);
+  if (k->pool) (void)DN(cudnnDestroyPoolingDescriptor)(k->pool);
+}
+
+static const cudnnPoolingMode_t k_pool_modes[] = {
+    [MXC__DNN_POOL_MAX] = CUDNN_POOLING_MAX_DETERMINISTIC,
+    [MXC__DNN_POOL_AVG_INCLUDE_PAD] =
+        CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
+    [MXC__DNN_POOL_AVG_EXCLUDE_PAD] =
+        CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
+};
+
+/* The pooling descriptor; the CPU's max skips NaN (x > best), so NaN is
+ * not propagated here either. */
+static int pool_descs(pool_call *k, char *why, size_t len) {
+  const mxc__dnn_pool_plan *p = &k->plan;
+  int rc = tensor_desc(p->nbdims, &p->x, &k->x, why, len);
+  if (rc == MXC_OK) rc = tensor_desc(p->nbdims, &p->y, &k->y, why, len);
+  if (rc != MXC_OK) return rc;
+  DN_TRY(DN(cudnnCreatePoolingDescriptor)(&k->pool),
+         "cudnnCreatePoolingDescriptor");
+  DN_TRY(DN(cudnnSetPoolingNdDescriptor)(
+             k->pool, k_pool_modes[p->mode], CUDNN_NOT_PROPAGATE_NAN,
+             p->nbdims - 2, p->window, p->pad, p->stride),
+         "cudnnSetPoolingNdDescriptor");
+  return MXC_OK;
+}
+
+/* Plan (data dims from `data`, checked against `check`), device, handle
+ * and descriptors; on failure nothing is held. */
+static int pool_begin(const mxc__gpu_call *c, const mxc__gpu_array *data,
+                      const mxc__gpu_array *check, pool_call *k, char *why,
+                      size_t len) {
+  *k = (pool_call){0};
+  int rc = mxc__dnn_pool_plan_make(c->param, data->dims, data->ndim, check,
+                                   &k->plan, why, len);
+  if (rc == MXC_OK) rc = device_begin(c->dev, &k->h, why, len);
+  if (rc == MXC_OK) rc = pool_descs(k, why, len);
+  if (rc != MXC_OK) pool_descs_free(k);
+  return rc;
+}
+
+static int pool_end(pool_call *k, int rc, char *why, size_t len) {
+  cudaError_t e = cudaStreamSynchronize(0);
+  pool_descs_free(k);
+  if (rc == MXC_OK && e != cudaSuccess) {
+    rc = rt_fail(why, len, "cuDNN pooling", e);
+  }
+  return rc;
+}
+
+static int pool_fwd_run(pool_call *k, const void *x, float beta, void *y,
+                        char *why, size_t len) {
+  const float one = 1.f;
+  DN_TRY(DN(cudnnPoolingForward)(k->h, k->pool, &one, k->x, x, &beta, k->y,
+                                 y),
+         "cudnnPoolingForward");
+  return MXC_OK;
+}
+
+int mxc__cuda_pool_forward(const mxc__gpu_call *c, char *why,
+                           size_t why_len) {
+  int beta = mxc__dnn_beta(c->req[0]);
+  if (beta < 0 || c->out[0].size == 0) return MXC_OK;
+  pool_call k;
+  int rc = pool_begin(c, &c->in[0], &c->out[0], &k, why, why_len);
+  if (rc != MXC_OK) return rc;
+  rc = pool_fwd_run(&k, c->in[0].ptr, (float)beta, c->out[0].ptr, why,
+                    why_len);
+  return pool_end(&k, rc, why, why_len);
+}
+
+/* cudnnPoolingBackward needs the forward's output, which
+ * _backward_Pooling does not get (inputs: ograd, data): it is computed
+ * again into the device's workspace. */
+static int pool_bwd_run(pool_call *k, const mxc__gpu_call *c, float beta,
+                        char *why, size_t len) {
+  workspace *ws = &g_ws[c->dev];
+  pthread_mutex_lock(&ws->mu);
+  int rc = ws_reserve(ws, (size_t)c->in[0].size * sizeof(float), why, len);
+  if (rc == MXC_OK) rc = pool_fwd_run(k, c->in[1].ptr, 0.f, ws->ptr, why, len);
+  const float one = 1.f;
+  cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
+  if (rc == MXC_OK) {
+    s = DN(cudnnPoolingBackward)(k->h, k->pool, &one, k->y, ws->ptr, k->y,
+                                 c->in[0].ptr, k->x, c->in[1].ptr, &beta,
+                                 k->x, c->out[0].ptr);
+  }
+  /* The workspace is in use until the device is done with it. */
+  cudaError_t e = cudaStreamSynchronize(0);
+  pthread_mutex_unlock(&ws->mu);
+  if (rc != MXC_OK) return rc;
+  if (s != CUDNN_STATUS_SUCCESS) return dn_fail(why, len, "cudnnPoolingBackward", s);
+  return e == cudaSuccess ? MXC_OK : rt_fail(why, len, "cuDNN pooling", e);
+}
+
+int mxc__cuda_pool_backward(const mxc__gpu_call *c, char *why,
+                            size_t why_len) {
+  int beta = mxc__dnn_beta(c->req[0]);
+  if (beta < 0 || c->out[0].size == 0) return MXC_OK;
+  pool_call k;
+  /* The plan checks ograd (input 0) against the output it computes. */
+  int rc = pool_begin(c, &c->in[1], &c->in[0], &k, why, why_len);
+  if (rc != MXC_OK) return rc;
+  rc = pool_bwd_run(&k, c, (float)beta, why, why_len);
+  return pool_end(&k, rc, why, why_len);
 }

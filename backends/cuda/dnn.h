@@ -29,10 +29,20 @@ int mxc__cuda_conv_forward(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_conv_backward(const mxc__gpu_call *c, char *why,
                             size_t why_len);
 
+/* Pooling: input data, output out; max or avg (with or without the
+ * padding in the divisor), global_pool, conventions whose windows are
+ * cuDNN's (dnn_plan.h); other calls answer MXC_ERR_UNSUPPORTED. */
+int mxc__cuda_pool_forward(const mxc__gpu_call *c, char *why, size_t why_len);
+/* _backward_Pooling: inputs (ograd, data), output ddata. */
+int mxc__cuda_pool_backward(const mxc__gpu_call *c, char *why,
+                            size_t why_len);
+
 /* The rows of the plug-in's kernel table (float32 only: supports NULL). */
-#define MXC__CUDA_DNN_ROWS                                  \
-  {"Convolution", NULL, mxc__cuda_conv_forward},           \
-      {"_backward_Convolution", NULL, mxc__cuda_conv_backward},
+#define MXC__CUDA_DNN_ROWS                                     \
+  {"Convolution", NULL, mxc__cuda_conv_forward},              \
+      {"_backward_Convolution", NULL, mxc__cuda_conv_backward}, \
+      {"Pooling", NULL, mxc__cuda_pool_forward},              \
+      {"_backward_Pooling", NULL, mxc__cuda_pool_backward},
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 // Conformance cases of the cuDNN kernels (backends/cuda/dnn.h):
-// Convolution and _backward_Convolution on the GPU against the CPU
-// operator, same random inputs, GPU outputs poisoned before a write (an
+// Convolution, Pooling and their _backward_ operators on the GPU against
+// the CPU operators, same random inputs, GPU outputs poisoned before a write (an
 // element never written fails), write and add modes, each output of the
 // backward in its own mode, an empty batch.
 //
@@ -148,17 +148,17 @@ void ExpectClose(const std::string &what, const Vec &gpu, const Vec &cpu) {
 // GPU's poisoned where written), compared output by output.
 // `dev` is the GPU, or the CPU when the host test checks the cases.
 void Compare(int dev, const std::string &what, const char *op,
-             const ConvCase &c, const std::vector<Dims> &in_d,
+             const Kv &params, const std::vector<Dims> &in_d,
              const std::vector<Vec> &in, const std::vector<Dims> &out_d,
              const std::vector<Vec> &base, const std::vector<int> &req) {
   std::vector<Vec> cpu = base, gpu = base;
   for (size_t i = 0; i < gpu.size(); ++i) {
     if (req[i] != MXC_REQ_ADD) gpu[i].assign(gpu[i].size(), Poison());
   }
-  ASSERT_EQ(Run(op, c.params, MXC_DEVICE_CPU, in_d, in, out_d, &cpu, req),
+  ASSERT_EQ(Run(op, params, MXC_DEVICE_CPU, in_d, in, out_d, &cpu, req),
             MXC_OK)
       << what << " on the CPU: " << LastError();
-  ASSERT_EQ(Run(op, c.params, dev, in_d, in, out_d, &gpu, req),
+  ASSERT_EQ(Run(op, params, dev, in_d, in, out_d, &gpu, req),
             MXC_OK)
       << what << " on the GPU: " << LastError();
   for (size_t i = 0; i < gpu.size(); ++i) {
@@ -175,7 +175,7 @@ void ConvForward(int dev, std::mt19937 *g) {
     for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
       std::string what = "Convolution case " + std::to_string(k) +
                          (req == MXC_REQ_ADD ? " add" : " write");
-      Compare(dev, what, "Convolution", c, in_d, in, {c.out}, {Random(c.out, g)},
+      Compare(dev, what, "Convolution", c.params, in_d, in, {c.out}, {Random(c.out, g)},
               {req});
     }
   }
@@ -205,10 +205,75 @@ void ConvBackward(int dev, std::mt19937 *g) {
       std::string what = "_backward_Convolution case " + std::to_string(k) +
                          " req " + std::to_string(req[0]) +
                          std::to_string(req[1]);
-      Compare(dev, what, "_backward_Convolution", c, in_d, in, out_d, base, req);
+      Compare(dev, what, "_backward_Convolution", c.params, in_d, in, out_d, base, req);
     }
   }
 }
+
+// ---- pooling ----
+
+struct PoolCase {
+  Dims data, out;
+  Kv params;
+};
+
+// Every mode cuDNN computes as the CPU does (backends/cuda/dnn_plan.h).
+const std::vector<PoolCase> kPool = {
+    {{2, 3, 7, 6}, {2, 3, 3, 3}, {{"kernel", "(3,2)"}, {"stride", "(2,2)"}}},
+    {{1, 2, 9, 8}, {1, 2, 5, 10},
+     {{"kernel", "(3,3)"}, {"stride", "(2,1)"}, {"pad", "(1,2)"},
+      {"pool_type", "avg"}}},
+    {{1, 2, 9, 8}, {1, 2, 5, 10},
+     {{"kernel", "(3,3)"}, {"stride", "(2,1)"}, {"pad", "(1,2)"},
+      {"pool_type", "avg"}, {"count_include_pad", "false"}}},
+    {{2, 2, 8, 7}, {2, 2, 9, 7}, {{"kernel", "(2,3)"}, {"pad", "(1,1)"}}},
+    {{3, 2, 11}, {3, 2, 6},
+     {{"kernel", "(3,)"}, {"stride", "(2,)"}, {"pad", "(1,)"},
+      {"pool_type", "avg"}, {"count_include_pad", "false"}}},
+    {{2, 2, 5, 6, 4}, {2, 2, 6, 3, 2},
+     {{"kernel", "(2,3,2)"}, {"stride", "(1,2,2)"}, {"pad", "(1,1,0)"}}},
+    {{2, 3, 5, 7}, {2, 3, 1, 1}, {{"global_pool", "true"}, {"pool_type", "avg"}}},
+    {{2, 3, 5, 7}, {2, 3, 1, 1}, {{"global_pool", "true"}}},
+    {{2, 3, 5, 7}, {2, 3, 2, 3},
+     {{"kernel", "(3,3)"}, {"stride", "(2,2)"},
+      {"pooling_convention", "full"}}},
+    // A ResNet stem pooling.
+    {{4, 8, 32, 32}, {4, 8, 16, 16},
+     {{"kernel", "(3,3)"}, {"stride", "(2,2)"}, {"pad", "(1,1)"}}},
+};
+
+void PoolForward(int dev, std::mt19937 *g) {
+  for (size_t k = 0; k < kPool.size(); ++k) {
+    const PoolCase &c = kPool[k];
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      std::string what = "Pooling case " + std::to_string(k) +
+                         (req == MXC_REQ_ADD ? " add" : " write");
+      Compare(dev, what, "Pooling", c.params, {c.data}, {Random(c.data, g)},
+              {c.out}, {Random(c.out, g)}, {req});
+    }
+  }
+}
+
+void PoolBackward(int dev, std::mt19937 *g) {
+  for (size_t k = 0; k < kPool.size(); ++k) {
+    const PoolCase &c = kPool[k];
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      std::string what = "_backward_Pooling case " + std::to_string(k) +
+                         (req == MXC_REQ_ADD ? " add" : " write");
+      Compare(dev, what, "_backward_Pooling", c.params, {c.out, c.data},
+              {Random(c.out, g), Random(c.data, g)}, {c.data},
+              {Random(c.data, g)}, {req});
+    }
+  }
+}
+
+const mxct::RegisterCase kPoolCase("Pooling", [](std::mt19937 *g) {
+  PoolForward(MXC_DEVICE_GPU, g);
+});
+const mxct::RegisterCase kPoolBwdCase("_backward_Pooling",
+                                      [](std::mt19937 *g) {
+                                        PoolBackward(MXC_DEVICE_GPU, g);
+                                      });
 
 const mxct::RegisterCase kConvCase("Convolution", [](std::mt19937 *g) {
   ConvForward(MXC_DEVICE_GPU, g);
@@ -226,6 +291,8 @@ TEST(GpuConformanceDnn, CasesAreValidCallsOnTheCpu) {
   std::mt19937 g(5);
   ConvForward(MXC_DEVICE_CPU, &g);
   ConvBackward(MXC_DEVICE_CPU, &g);
+  PoolForward(MXC_DEVICE_CPU, &g);
+  PoolBackward(MXC_DEVICE_CPU, &g);
 }
 
 TEST(GpuConformanceDnn, TheComparisonCanFail) {

@@ -88,4 +88,25 @@ TEST(CudaDnnCall, NothingToWriteIsNotACall) {
   EXPECT_EQ(mxc__cuda_conv_forward(&c.call, why, sizeof why), MXC_OK) << why;
 }
 
+TEST(CudaDnnCall, PoolingCuDnnCannotMatchIsRefusedBeforeTheDevice) {
+  void *param = nullptr;
+  const char *k[] = {"kernel", "pool_type"}, *v[] = {"(2,2)", "sum"};
+  ASSERT_EQ(mxc__op_parse_params(mxc__op_find("Pooling"), k, v, 2, &param),
+            MXC_OK);
+  float fake[1] = {0};
+  mxc__gpu_array in = {}, out = {};
+  in.ptr = out.ptr = fake;
+  in.ndim = out.ndim = 4;
+  int64_t di[4] = {1, 1, 4, 4}, dout[4] = {1, 1, 3, 3};
+  for (int i = 0; i < 4; ++i) in.dims[i] = di[i], out.dims[i] = dout[i];
+  in.size = 16, out.size = 9;
+  int req = MXC__GPU_REQ_WRITE;
+  mxc__gpu_call call = {0, param, &in, 1, &out, 1, &req};
+  char why[512] = "";
+  EXPECT_EQ(mxc__cuda_pool_forward(&call, why, sizeof why),
+            MXC_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(why).find("sum or lp"), std::string::npos) << why;
+  mxc__free(param);
+}
+
 }  // namespace
