@@ -22,6 +22,7 @@
 
 #include "backends/cuda/dnn_plan.h"
 #include "backends/cuda/dynlib.h"
+#include "ops/reduce/reduce_impl.h"
 
 /* ---- cuDNN, opened on first use ---- */
 
@@ -53,7 +54,9 @@
   X(cudnnDestroyPoolingDescriptor)                \
   X(cudnnSetPoolingNdDescriptor)                  \
   X(cudnnPoolingForward)                          \
-  X(cudnnPoolingBackward)
+  X(cudnnPoolingBackward)                         \
+  X(cudnnSoftmaxForward)                          \
+  X(cudnnSoftmaxBackward)
 
 enum {
 #define IDX(name) FN_##name,
@@ -576,4 +579,59 @@ int mxc__cuda_pool_backward(const mxc__gpu_call *c, char *why,
   if (rc != MXC_OK) return rc;
   rc = pool_bwd_run(&k, c, (float)beta, why, why_len);
   return pool_end(&k, rc, why, why_len);
+}
+
+/* ---- softmax, log_softmax ---- */
+
+/* The forward (bwd 0: y = out 0 from x = in 0) or the backward (dx =
+ * out 0 from ograd = in 0 and the forward's output y, which follows the
+ * data input when the dtype parameter is set). The CPU's max-subtracted
+ * form is CUDNN_SOFTMAX_ACCURATE; log_softmax is CUDNN_SOFTMAX_LOG. */
+static int softmax_run(const mxc__gpu_call *c, int log, int bwd, char *why,
+                       size_t len) {
+  int beta = mxc__dnn_beta(c->req[0]);
+  if (beta < 0 || c->out[0].size == 0) return MXC_OK;
+  mxc__dnn_softmax_plan pl;
+  int rc = mxc__dnn_softmax_plan_make(c->param, c->out[0].dims,
+                                      c->out[0].ndim, &pl, why, len);
+  if (rc != MXC_OK || pl.empty) return rc;
+  cudnnHandle_t h;
+  cudnnTensorDescriptor_t d = NULL;
+  rc = device_begin(c->dev, &h, why, len);
+  if (rc == MXC_OK) rc = tensor_desc(4, &pl.t, &d, why, len);
+  if (rc != MXC_OK) {
+    if (d) (void)DN(cudnnDestroyTensorDescriptor)(d);
+    return rc;
+  }
+  cudnnSoftmaxAlgorithm_t algo = log ? CUDNN_SOFTMAX_LOG : CUDNN_SOFTMAX_ACCURATE;
+  const float one = 1.f, b = (float)beta;
+  const mxc__softmax_param *p = c->param;
+  const void *y = c->in[p->dtype >= 0 ? 2 : 1].ptr;
+  cudnnStatus_t s =
+      bwd ? DN(cudnnSoftmaxBackward)(h, algo, CUDNN_SOFTMAX_MODE_CHANNEL, &one,
+                                     d, y, d, c->in[0].ptr, &b, d,
+                                     c->out[0].ptr)
+          : DN(cudnnSoftmaxForward)(h, algo, CUDNN_SOFTMAX_MODE_CHANNEL, &one,
+                                    d, c->in[0].ptr, &b, d, c->out[0].ptr);
+  cudaError_t e = cudaStreamSynchronize(0);
+  (void)DN(cudnnDestroyTensorDescriptor)(d);
+  if (s != CUDNN_STATUS_SUCCESS) return dn_fail(why, len, "cuDNN softmax", s);
+  return e == cudaSuccess ? MXC_OK : rt_fail(why, len, "cuDNN softmax", e);
+}
+
+int mxc__cuda_softmax_forward(const mxc__gpu_call *c, char *why,
+                              size_t why_len) {
+  return softmax_run(c, 0, 0, why, why_len);
+}
+int mxc__cuda_softmax_backward(const mxc__gpu_call *c, char *why,
+                               size_t why_len) {
+  return softmax_run(c, 0, 1, why, why_len);
+}
+int mxc__cuda_log_softmax_forward(const mxc__gpu_call *c, char *why,
+                                  size_t why_len) {
+  return softmax_run(c, 1, 0, why, why_len);
+}
+int mxc__cuda_log_softmax_backward(const mxc__gpu_call *c, char *why,
+                                   size_t why_len) {
+  return softmax_run(c, 1, 1, why, why_len);
 }

@@ -37,12 +37,28 @@ int mxc__cuda_pool_forward(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_pool_backward(const mxc__gpu_call *c, char *why,
                             size_t why_len);
 
+/* softmax and log_softmax along any axis (temperature 1, no use_length;
+ * other calls answer MXC_ERR_UNSUPPORTED), and their gradients: inputs
+ * (ograd[, data], output), output dx. */
+int mxc__cuda_softmax_forward(const mxc__gpu_call *c, char *why,
+                              size_t why_len);
+int mxc__cuda_softmax_backward(const mxc__gpu_call *c, char *why,
+                               size_t why_len);
+int mxc__cuda_log_softmax_forward(const mxc__gpu_call *c, char *why,
+                                  size_t why_len);
+int mxc__cuda_log_softmax_backward(const mxc__gpu_call *c, char *why,
+                                   size_t why_len);
+
 /* The rows of the plug-in's kernel table (float32 only: supports NULL). */
 #define MXC__CUDA_DNN_ROWS                                     \
   {"Convolution", NULL, mxc__cuda_conv_forward},              \
       {"_backward_Convolution", NULL, mxc__cuda_conv_backward}, \
       {"Pooling", NULL, mxc__cuda_pool_forward},              \
-      {"_backward_Pooling", NULL, mxc__cuda_pool_backward},
+      {"_backward_Pooling", NULL, mxc__cuda_pool_backward},   \
+      {"softmax", NULL, mxc__cuda_softmax_forward},           \
+      {"_backward_softmax", NULL, mxc__cuda_softmax_backward}, \
+      {"log_softmax", NULL, mxc__cuda_log_softmax_forward},   \
+      {"_backward_log_softmax", NULL, mxc__cuda_log_softmax_backward},
 
 #ifdef __cplusplus
 }

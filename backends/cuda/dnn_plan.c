@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "ops/linalg/linalg.h"
+#include "ops/reduce/reduce_impl.h"
 
 /* The plug-in calls nothing of libmxc: errors are written into `why`
  * here, not through core/base/error.h's macros. */
@@ -292,6 +293,49 @@ int mxc__dnn_pool_plan_make(const void *param, const int64_t *data, int ndim,
                   "Pooling on the GPU: a tensor has more elements than "
                   "cuDNN's int can count (batch %lld)",
                   (long long)data[0]);
+  }
+  return MXC_OK;
+}
+
+/* ---- softmax ---- */
+
+int mxc__dnn_softmax_plan_make(const void *param, const int64_t *data,
+                               int ndim, mxc__dnn_softmax_plan *pl, char *why,
+                               size_t why_len) {
+  const mxc__softmax_param *p = param;
+  int64_t axis = p->axis < 0 ? p->axis + ndim : p->axis;
+  if (ndim < 1 || axis < 0 || axis >= ndim) {
+    return refuse(why, why_len, MXC_ERR_SHAPE,
+                  "softmax on the GPU: axis %lld is out of range for the "
+                  "data's axes",
+                  (long long)p->axis);
+  }
+  if (p->temperature != 1 || p->use_length) {
+    return refuse(why, why_len, MXC_ERR_UNSUPPORTED,
+                  "softmax on the GPU: temperature other than 1 or "
+                  "use_length (%lld) has no cuDNN form",
+                  (long long)p->use_length);
+  }
+  int64_t outer = 1, inner = 1;
+  for (int64_t a = 0; a < axis; ++a) outer *= data[a];
+  for (int64_t a = axis + 1; a < ndim; ++a) inner *= data[a];
+  int64_t d[4] = {outer, data[axis], inner, 1};
+  *pl = (mxc__dnn_softmax_plan){0};
+  pl->empty = outer == 0 || inner == 0 || data[axis] == 0;
+  for (int i = 0; i < 4; ++i) {
+    if (!fits(d[i])) {
+      return refuse(why, why_len, MXC_ERR_UNSUPPORTED,
+                    "softmax on the GPU: %lld rows or elements exceed "
+                    "cuDNN's int",
+                    (long long)d[i]);
+    }
+    pl->t.dims[i] = (int)d[i];
+  }
+  if (!pl->empty && compact(&pl->t, 4)) {
+    return refuse(why, why_len, MXC_ERR_UNSUPPORTED,
+                  "softmax on the GPU: %lld rows: more elements than "
+                  "cuDNN's int can count",
+                  (long long)outer);
   }
   return MXC_OK;
 }

@@ -92,6 +92,24 @@ int mxc__dnn_pool_plan_make(const void *param, const int64_t *data, int ndim,
                             mxc__dnn_pool_plan *plan, char *why,
                             size_t why_len);
 
+/* A softmax or log_softmax call as cuDNN sees it: data of any rank
+ * split around the axis into (outer, len, inner) and described as the
+ * 4-D tensor (outer, len, inner, 1), normalized over its channel axis
+ * (CUDNN_SOFTMAX_MODE_CHANNEL), compact. */
+typedef struct mxc__dnn_softmax_plan {
+  mxc__dnn_tensor t; /* 4 dims */
+  int empty;         /* no element: nothing to compute */
+} mxc__dnn_softmax_plan;
+
+/* Fills plan for softmax/log_softmax with parameters `param` (the
+ * operator's parsed mxc__softmax_param of ops/reduce/reduce_impl.h) over
+ * data dims `data`. MXC_ERR_UNSUPPORTED for what cuDNN does not compute:
+ * a temperature other than 1, use_length, an extent beyond int;
+ * MXC_ERR_SHAPE for an axis out of range. */
+int mxc__dnn_softmax_plan_make(const void *param, const int64_t *data,
+                               int ndim, mxc__dnn_softmax_plan *plan,
+                               char *why, size_t why_len);
+
 /* cuDNN's output = alpha * result + beta * output: the beta of write mode
  * req (0 for WRITE and INPLACE, 1 for ADD); -1 for NULL (skip). */
 int mxc__dnn_beta(int req);

@@ -1,8 +1,9 @@
 // Conformance cases of the cuDNN kernels (backends/cuda/dnn.h):
-// Convolution, Pooling and their _backward_ operators on the GPU against
-// the CPU operators, same random inputs, GPU outputs poisoned before a write (an
-// element never written fails), write and add modes, each output of the
-// backward in its own mode, an empty batch.
+// Convolution, Pooling, softmax, log_softmax and their _backward_
+// operators on the GPU against the CPU operators, same random inputs, GPU
+// outputs poisoned before a write (an element never written fails), write
+// and add modes, each output of the backward in its own mode, an empty
+// batch.
 //
 // Tolerance (float32): |gpu - cpu| <= 1e-4 * max(1, max |cpu|) per output.
 // Both sides sum the same products in another order (cuDNN's implicit
@@ -267,6 +268,56 @@ void PoolBackward(int dev, std::mt19937 *g) {
   }
 }
 
+// ---- softmax, log_softmax ----
+
+struct SoftmaxCase {
+  Dims data;
+  Kv params;
+};
+
+// Axes first, middle and last; dtype set (the backward then also takes
+// the data, before the output); one wide row.
+const std::vector<SoftmaxCase> kSoftmax = {
+    {{4, 7}, {}},
+    {{3, 5, 4}, {{"axis", "1"}}},
+    {{3, 5, 4}, {{"axis", "0"}}},
+    {{2, 3, 4, 5}, {{"axis", "-2"}, {"dtype", "float32"}}},
+    {{16, 1000}, {}},
+};
+
+void SoftmaxCases(const char *op, int dev, bool bwd, std::mt19937 *g) {
+  for (size_t k = 0; k < kSoftmax.size(); ++k) {
+    const SoftmaxCase &c = kSoftmax[k];
+    bool with_data = bwd && c.params.size() > 1;
+    std::vector<Dims> in_d(bwd ? 2 + with_data : 1, c.data);
+    std::vector<Vec> in;
+    for (size_t i = 0; i < in_d.size(); ++i) in.push_back(Random(c.data, g));
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      std::string what = std::string(op) + " case " + std::to_string(k) +
+                         (req == MXC_REQ_ADD ? " add" : " write");
+      Compare(dev, what, op, c.params, in_d, in, {c.data},
+              {Random(c.data, g)}, {req});
+    }
+  }
+}
+
+const mxct::RegisterCase kSoftmaxCases[] = {
+    {"softmax",
+     [](std::mt19937 *g) { SoftmaxCases("softmax", MXC_DEVICE_GPU, false, g); }},
+    {"_backward_softmax",
+     [](std::mt19937 *g) {
+       SoftmaxCases("_backward_softmax", MXC_DEVICE_GPU, true, g);
+     }},
+    {"log_softmax",
+     [](std::mt19937 *g) {
+       SoftmaxCases("log_softmax", MXC_DEVICE_GPU, false, g);
+     }},
+    {"_backward_log_softmax",
+     [](std::mt19937 *g) {
+       SoftmaxCases("_backward_log_softmax", MXC_DEVICE_GPU, true, g);
+     }},
+};
+
 const mxct::RegisterCase kPoolCase("Pooling", [](std::mt19937 *g) {
   PoolForward(MXC_DEVICE_GPU, g);
 });
@@ -293,6 +344,11 @@ TEST(GpuConformanceDnn, CasesAreValidCallsOnTheCpu) {
   ConvBackward(MXC_DEVICE_CPU, &g);
   PoolForward(MXC_DEVICE_CPU, &g);
   PoolBackward(MXC_DEVICE_CPU, &g);
+  for (const char *op : {"softmax", "log_softmax"}) {
+    SoftmaxCases(op, MXC_DEVICE_CPU, false, &g);
+    SoftmaxCases((std::string("_backward_") + op).c_str(), MXC_DEVICE_CPU,
+                 true, &g);
+  }
 }
 
 TEST(GpuConformanceDnn, TheComparisonCanFail) {

@@ -589,4 +589,126 @@ TEST(CudaDnnPoolPlan, RefusesWhatCudnnComputesOtherwise) {
   }
 }
 
+// ---- softmax ----
+
+const std::vector<Case> kSoftmax = {
+    {{4, 7}, {}},
+    {{3, 5, 4}, {{"axis", "1"}}},
+    {{3, 5, 4}, {{"axis", "0"}}},
+    {{2, 3, 4, 5}, {{"axis", "-2"}}},
+    {{6}, {{"axis", "0"}}},
+};
+
+// cuDNN's channel softmax over the plan's tensor: for every (n, h, w),
+// along c. log: log-softmax.
+void NaiveSoftmax(const mxc__dnn_softmax_plan &p, bool log, const Vec &x,
+                  Vec *y) {
+  const mxc__dnn_tensor &t = p.t;
+  for (int n = 0; n < t.dims[0]; ++n)
+    for (int h = 0; h < t.dims[2]; ++h)
+      for (int w = 0; w < t.dims[3]; ++w) {
+        int64_t base = (int64_t)n * t.strides[0] + (int64_t)h * t.strides[2] +
+                       (int64_t)w * t.strides[3];
+        double m = -INFINITY, s = 0;
+        for (int c = 0; c < t.dims[1]; ++c) {
+          m = std::fmax(m, x[base + (int64_t)c * t.strides[1]]);
+        }
+        for (int c = 0; c < t.dims[1]; ++c) {
+          s += std::exp(x[base + (int64_t)c * t.strides[1]] - m);
+        }
+        for (int c = 0; c < t.dims[1]; ++c) {
+          int64_t i = base + (int64_t)c * t.strides[1];
+          (*y)[i] = (float)(log ? x[i] - m - std::log(s)
+                                : std::exp(x[i] - m) / s);
+        }
+      }
+}
+
+void NaiveSoftmaxGrad(const mxc__dnn_softmax_plan &p, bool log, const Vec &y,
+                      const Vec &dy, Vec *dx) {
+  const mxc__dnn_tensor &t = p.t;
+  for (int n = 0; n < t.dims[0]; ++n)
+    for (int h = 0; h < t.dims[2]; ++h)
+      for (int w = 0; w < t.dims[3]; ++w) {
+        int64_t base = (int64_t)n * t.strides[0] + (int64_t)h * t.strides[2] +
+                       (int64_t)w * t.strides[3];
+        double s = 0;
+        for (int c = 0; c < t.dims[1]; ++c) {
+          int64_t i = base + (int64_t)c * t.strides[1];
+          s += log ? dy[i] : (double)dy[i] * y[i];
+        }
+        for (int c = 0; c < t.dims[1]; ++c) {
+          int64_t i = base + (int64_t)c * t.strides[1];
+          (*dx)[i] = (float)(log ? dy[i] - std::exp(y[i]) * s
+                                 : y[i] * (dy[i] - s));
+        }
+      }
+}
+
+TEST(CudaDnnSoftmaxPlan, ForwardAndBackwardFollowTheCpuOperators) {
+  std::mt19937 g(23);
+  for (const char *name : {"softmax", "log_softmax"}) {
+    bool log = std::string(name) == "log_softmax";
+    std::string bwd = std::string("_backward_") + name;
+    for (size_t i = 0; i < kSoftmax.size(); ++i) {
+      SCOPED_TRACE(std::string(name) + " case " + std::to_string(i));
+      const Case &c = kSoftmax[i];
+      Params prm(c, name);
+      mxc__dnn_softmax_plan pl;
+      char why[256] = "";
+      ASSERT_EQ(mxc__dnn_softmax_plan_make(prm.p, c.data.data(),
+                                           (int)c.data.size(), &pl, why,
+                                           sizeof why),
+                MXC_OK)
+          << why;
+      int64_t n = Numel(c.data);
+      Vec x = Random(n, &g), dy = Random(n, &g);
+      std::vector<Vec> cpu = {Vec((size_t)n, 0.f)};
+      RunCpu(name, c, {c.data}, {x}, {c.data}, &cpu, {MXC__GPU_REQ_WRITE});
+      Vec y((size_t)n);
+      NaiveSoftmax(pl, log, x, &y);
+      EXPECT_LT(RelErr(y, cpu[0]), kTol) << "forward";
+      std::vector<Vec> cpu_dx = {Vec((size_t)n, 0.f)};
+      RunCpu(bwd.c_str(), c, {c.data, c.data}, {dy, cpu[0]}, {c.data},
+             &cpu_dx, {MXC__GPU_REQ_WRITE});
+      Vec dx((size_t)n);
+      NaiveSoftmaxGrad(pl, log, cpu[0], dy, &dx);
+      EXPECT_LT(RelErr(dx, cpu_dx[0]), kTol) << "backward";
+      // The test can fail: the axis taken as the last one instead.
+      if (c.data.size() > 1 && i != 0 && i != 4) {
+        mxc__dnn_softmax_plan bad = pl;
+        bad.t.dims[1] = pl.t.dims[1] * pl.t.dims[2];
+        bad.t.dims[2] = 1;
+        bad.t.strides[1] = 1;
+        NaiveSoftmax(bad, log, x, &y);
+        EXPECT_GT(RelErr(y, cpu[0]), 1e-3) << "a wrong axis passed";
+      }
+    }
+  }
+}
+
+TEST(CudaDnnSoftmaxPlan, RefusesWhatCudnnDoesNotCompute) {
+  const std::vector<Case> refused = {
+      {{2, 3}, {{"temperature", "2"}}},
+      {{2, 3}, {{"use_length", "true"}}},
+  };
+  for (const Case &c : refused) {
+    Params prm(c, "softmax");
+    mxc__dnn_softmax_plan pl;
+    char why[256] = "";
+    EXPECT_EQ(mxc__dnn_softmax_plan_make(prm.p, c.data.data(),
+                                         (int)c.data.size(), &pl, why,
+                                         sizeof why),
+              MXC_ERR_UNSUPPORTED);
+  }
+  Case ok = {{2, 3}, {{"temperature", "1"}}};
+  Params prm(ok, "softmax");
+  mxc__dnn_softmax_plan pl;
+  char why[256] = "";
+  EXPECT_EQ(mxc__dnn_softmax_plan_make(prm.p, ok.data.data(), 2, &pl, why,
+                                       sizeof why),
+            MXC_OK)
+      << why;
+}
+
 }  // namespace
