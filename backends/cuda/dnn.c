@@ -56,7 +56,14 @@
   X(cudnnPoolingForward)                          \
   X(cudnnPoolingBackward)                         \
   X(cudnnSoftmaxForward)                          \
-  X(cudnnSoftmaxBackward)
+  X(cudnnSoftmaxBackward)                         \
+  X(cudnnBatchNormalizationForwardTraining)       \
+  X(cudnnBatchNormalizationForwardInference)      \
+  X(cudnnBatchNormalizationBackward)              \
+  X(cudnnCreateOpTensorDescriptor)                \
+  X(cudnnDestroyOpTensorDescriptor)               \
+  X(cudnnSetOpTensorDescriptor)                   \
+  X(cudnnOpTensor)
 
 enum {
 #define IDX(name) FN_##name,
@@ -634,4 +641,224 @@ int mxc__cuda_log_softmax_forward(const mxc__gpu_call *c, char *why,
 int mxc__cuda_log_softmax_backward(const mxc__gpu_call *c, char *why,
                                    size_t why_len) {
   return softmax_run(c, 1, 1, why, why_len);
+}
+
+/* ---- batch norm ----
+ *
+ * Per-channel scratch in the device's workspace, C floats each: constants
+ * (ones for a fixed gamma, zeros, minus ones) and cuDNN's statistics;
+ * then, where needed, a data-sized buffer. The outputs (mean, var, and
+ * the gradients of gamma and beta) are copied from the scratch with
+ * cudnnAddTensor in their own write modes: cuDNN writes its statistics
+ * and parameter gradients in one mode for all. */
+
+enum { BN_ONES, BN_ZEROS, BN_MINUS_ONES, BN_A, BN_B, BN_C, BN_D, BN_SLOTS };
+
+typedef struct bn_call {
+  mxc__dnn_bn_plan plan;
+  cudnnHandle_t h;
+  cudnnTensorDescriptor_t x, c;
+  workspace *ws; /* locked */
+  float *slot[BN_SLOTS];
+  float *big; /* data-sized scratch, or NULL */
+} bn_call;
+
+/* Fills the constant slots from the host (C values each, small). */
+static int bn_constants(bn_call *k, char *why, size_t len) {
+  size_t C = (size_t)k->plan.c.dims[1];
+  float *host = malloc(3 * C * sizeof *host);
+  if (!host) {
+    snprintf(why, len, "BatchNorm on the GPU: out of host memory");
+    return MXC_ERR_OOM;
+  }
+  for (size_t i = 0; i < C; ++i) {
+    host[i] = 1.f, host[C + i] = 0.f, host[2 * C + i] = -1.f;
+  }
+  cudaError_t e = cudaMemcpy(k->slot[BN_ONES], host, 3 * C * sizeof *host,
+                             cudaMemcpyHostToDevice);
+  free(host);
+  return e == cudaSuccess ? MXC_OK : rt_fail(why, len, "cudaMemcpy", e);
+}
+
+/* Device, handle, descriptors, the workspace locked and laid out (with a
+ * data-sized buffer when `big`); on failure nothing is held. */
+static int bn_begin(const mxc__gpu_call *c, const mxc__gpu_array *data,
+                    int big, bn_call *k, char *why, size_t len) {
+  *k = (bn_call){0};
+  int rc = mxc__dnn_bn_plan_make(c->param, data->dims, data->ndim,
+                                 c->is_train, &k->plan, why, len);
+  if (rc == MXC_OK) rc = device_begin(c->dev, &k->h, why, len);
+  if (rc == MXC_OK) rc = tensor_desc(4, &k->plan.x, &k->x, why, len);
+  if (rc == MXC_OK) rc = tensor_desc(4, &k->plan.c, &k->c, why, len);
+  if (rc != MXC_OK) goto fail;
+  size_t C = (size_t)k->plan.c.dims[1];
+  k->ws = &g_ws[c->dev];
+  pthread_mutex_lock(&k->ws->mu);
+  size_t n = BN_SLOTS * C + (big ? (size_t)data->size : 0);
+  rc = ws_reserve(k->ws, n * sizeof(float), why, len);
+  if (rc == MXC_OK) {
+    for (int i = 0; i < BN_SLOTS; ++i) k->slot[i] = (float *)k->ws->ptr + i * C;
+    k->big = big ? (float *)k->ws->ptr + BN_SLOTS * C : NULL;
+    rc = bn_constants(k, why, len);
+  }
+  if (rc == MXC_OK) return MXC_OK;
+  pthread_mutex_unlock(&k->ws->mu);
+fail:
+  if (k->x) (void)DN(cudnnDestroyTensorDescriptor)(k->x);
+  if (k->c) (void)DN(cudnnDestroyTensorDescriptor)(k->c);
+  return rc;
+}
+
+static int bn_end(bn_call *k, int rc, char *why, size_t len) {
+  cudaError_t e = cudaStreamSynchronize(0);
+  pthread_mutex_unlock(&k->ws->mu);
+  (void)DN(cudnnDestroyTensorDescriptor)(k->x);
+  (void)DN(cudnnDestroyTensorDescriptor)(k->c);
+  if (rc == MXC_OK && e != cudaSuccess) {
+    rc = rt_fail(why, len, "cuDNN batch norm", e);
+  }
+  return rc;
+}
+
+/* out (C values) = alpha * src + beta_of(req) * out; nothing for NULL. */
+static int bn_put(bn_call *k, const mxc__gpu_call *c, int o, const void *src,
+                  float alpha, char *why, size_t len) {
+  if (o >= c->n_out) return MXC_OK;
+  int beta = mxc__dnn_beta(c->req[o]);
+  if (beta < 0) return MXC_OK;
+  const float b = (float)beta;
+  DN_TRY(DN(cudnnAddTensor)(k->h, &alpha, k->c, src, &b, k->c,
+                            c->out[o].ptr),
+         "cudnnAddTensor");
+  return MXC_OK;
+}
+
+/* Training: cuDNN's batch statistics into the scratch (factor 1: the
+ * running slots get the batch mean and unbiased variance), then the
+ * moving statistics updated as the CPU does (dnn_plan.h). */
+static int bn_fwd_train(bn_call *k, const mxc__gpu_call *c, void *y,
+                        float beta, char *why, size_t len) {
+  const mxc__dnn_bn_plan *p = &k->plan;
+  const void *scale = p->fix_gamma ? k->slot[BN_ONES] : c->in[1].ptr;
+  const float one = 1.f;
+  DN_TRY(DN(cudnnBatchNormalizationForwardTraining)(
+             k->h, CUDNN_BATCHNORM_SPATIAL, &one, &beta, k->x, c->in[0].ptr,
+             k->x, y, k->c, scale, c->in[2].ptr, 1.0, k->slot[BN_C],
+             k->slot[BN_D], p->eps, k->slot[BN_A], k->slot[BN_B]),
+         "cudnnBatchNormalizationForwardTraining");
+  const float mt = (float)p->mean_take, mk = (float)p->mean_keep;
+  const float vt = (float)p->var_take, vk = (float)p->var_keep;
+  DN_TRY(DN(cudnnAddTensor)(k->h, &mt, k->c, k->slot[BN_C], &mk, k->c,
+                            c->in[3].ptr),
+         "cudnnAddTensor (moving mean)");
+  DN_TRY(DN(cudnnAddTensor)(k->h, &vt, k->c, k->slot[BN_D], &vk, k->c,
+                            c->in[4].ptr),
+         "cudnnAddTensor (moving var)");
+  int rc = bn_put(k, c, 1, k->slot[BN_A], 1.f, why, len);
+  return rc == MXC_OK ? bn_put(k, c, 2, k->slot[BN_B], 1.f, why, len) : rc;
+}
+
+/* Moving statistics: the inverse std output 1/sqrt(moving_var + eps) is
+ * cuDNN's inference normalization of (0 - (-1)) with scale 1, bias 0. */
+static int bn_fwd_infer(bn_call *k, const mxc__gpu_call *c, void *y,
+                        float beta, char *why, size_t len) {
+  const mxc__dnn_bn_plan *p = &k->plan;
+  const void *scale = p->fix_gamma ? k->slot[BN_ONES] : c->in[1].ptr;
+  const float one = 1.f, zero = 0.f;
+  DN_TRY(DN(cudnnBatchNormalizationForwardInference)(
+             k->h, CUDNN_BATCHNORM_SPATIAL, &one, &beta, k->x, c->in[0].ptr,
+             k->x, y, k->c, scale, c->in[2].ptr, c->in[3].ptr, c->in[4].ptr,
+             p->eps),
+         "cudnnBatchNormalizationForwardInference");
+  DN_TRY(DN(cudnnBatchNormalizationForwardInference)(
+             k->h, CUDNN_BATCHNORM_SPATIAL, &one, &zero, k->c,
+             k->slot[BN_ZEROS], k->c, k->slot[BN_B], k->c, k->slot[BN_ONES],
+             k->slot[BN_ZEROS], k->slot[BN_MINUS_ONES], c->in[4].ptr, p->eps),
+         "cudnnBatchNormalizationForwardInference (inverse std)");
+  int rc = bn_put(k, c, 1, c->in[3].ptr, 1.f, why, len);
+  return rc == MXC_OK ? bn_put(k, c, 2, k->slot[BN_B], 1.f, why, len) : rc;
+}
+
+/* BatchNorm: inputs (data, gamma, beta, moving_mean, moving_var), outputs
+ * (out[, mean, var]); the moving statistics are updated in place in
+ * training mode whatever the write modes. */
+int mxc__cuda_bn_forward(const mxc__gpu_call *c, char *why, size_t why_len) {
+  int beta = mxc__dnn_beta(c->req[0]);
+  bn_call k;
+  /* No place for y (NULL mode): a scratch one, cuDNN always writes it. */
+  int rc = bn_begin(c, &c->in[0], beta < 0, &k, why, why_len);
+  if (rc != MXC_OK) return rc;
+  void *y = beta < 0 ? (void *)k.big : c->out[0].ptr;
+  float b = beta < 0 ? 0.f : (float)beta;
+  rc = k.plan.batch_stats ? bn_fwd_train(&k, c, y, b, why, why_len)
+                          : bn_fwd_infer(&k, c, y, b, why, why_len);
+  return bn_end(&k, rc, why, why_len);
+}
+
+/* With the moving statistics fixed: ddata = gamma * inv_std * ograd,
+ * per channel (cudnnOpTensor broadcasts the (1, C, 1, 1) factor). */
+static int bn_fixed_dx(bn_call *k, const mxc__gpu_call *c, const void *scale,
+                       float beta, char *why, size_t len) {
+  cudnnOpTensorDescriptor_t op = NULL;
+  const float one = 1.f, zero = 0.f;
+  cudnnStatus_t s = DN(cudnnCreateOpTensorDescriptor)(&op);
+  if (s == CUDNN_STATUS_SUCCESS) {
+    s = DN(cudnnSetOpTensorDescriptor)(op, CUDNN_OP_TENSOR_MUL,
+                                       CUDNN_DATA_FLOAT,
+                                       CUDNN_NOT_PROPAGATE_NAN);
+  }
+  if (s == CUDNN_STATUS_SUCCESS) {
+    s = DN(cudnnOpTensor)(k->h, op, &one, k->c, scale, &one, k->c,
+                          c->in[8].ptr, &zero, k->c, k->slot[BN_C]);
+  }
+  if (s == CUDNN_STATUS_SUCCESS) {
+    s = DN(cudnnOpTensor)(k->h, op, &one, k->x, c->in[0].ptr, &one, k->c,
+                          k->slot[BN_C], &beta, k->x, c->out[0].ptr);
+  }
+  if (op) (void)DN(cudnnDestroyOpTensorDescriptor)(op);
+  return s == CUDNN_STATUS_SUCCESS ? MXC_OK
+                                   : dn_fail(why, len, "cudnnOpTensor", s);
+}
+
+/* The gamma gradient under fix_gamma: 0 (written unless adding). */
+static int bn_zero_dgamma(const mxc__gpu_call *c, char *why, size_t len) {
+  if (c->n_out < 2 || mxc__dnn_beta(c->req[1]) != 0) return MXC_OK;
+  cudaError_t e = cudaMemset(c->out[1].ptr, 0,
+                             (size_t)c->out[1].size * sizeof(float));
+  return e == cudaSuccess ? MXC_OK : rt_fail(why, len, "cudaMemset", e);
+}
+
+/* _backward_BatchNorm: inputs (ograd, data, gamma, beta, moving_mean,
+ * moving_var, output, mean, var), outputs (ddata, dgamma, dbeta); mean
+ * and var are the forward's saved mean and inverse std, as cuDNN's
+ * savedMean / savedInvVariance. cuDNN's backward always gives the batch
+ * statistics' ddata and the two parameter sums; with fixed statistics
+ * its ddata goes to scratch and bn_fixed_dx writes the real one. */
+int mxc__cuda_bn_backward(const mxc__gpu_call *c, char *why,
+                          size_t why_len) {
+  int beta = mxc__dnn_beta(c->req[0]);
+  bn_call k;
+  int rc = bn_begin(c, &c->in[1], 1, &k, why, why_len);
+  if (rc != MXC_OK) return rc;
+  const mxc__dnn_bn_plan *p = &k.plan;
+  const void *scale = p->fix_gamma ? k.slot[BN_ONES] : c->in[2].ptr;
+  int direct = p->batch_stats && beta >= 0;
+  const float one = 1.f, zero = 0.f, bd = direct ? (float)beta : 0.f;
+  cudnnStatus_t s = DN(cudnnBatchNormalizationBackward)(
+      k.h, CUDNN_BATCHNORM_SPATIAL, &one, &bd, &one, &zero, k.x,
+      c->in[1].ptr, k.x, c->in[0].ptr, k.x, direct ? c->out[0].ptr : k.big,
+      k.c, scale, k.slot[BN_A], k.slot[BN_B], p->eps, c->in[7].ptr,
+      c->in[8].ptr);
+  if (s != CUDNN_STATUS_SUCCESS) {
+    rc = dn_fail(why, why_len, "cudnnBatchNormalizationBackward", s);
+  }
+  if (rc == MXC_OK && !p->batch_stats && beta >= 0) {
+    rc = bn_fixed_dx(&k, c, scale, (float)beta, why, why_len);
+  }
+  if (rc == MXC_OK) {
+    rc = p->fix_gamma ? bn_zero_dgamma(c, why, why_len)
+                      : bn_put(&k, c, 1, k.slot[BN_A], 1.f, why, why_len);
+  }
+  if (rc == MXC_OK) rc = bn_put(&k, c, 2, k.slot[BN_B], 1.f, why, why_len);
+  return bn_end(&k, rc, why, why_len);
 }

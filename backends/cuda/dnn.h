@@ -49,6 +49,13 @@ int mxc__cuda_log_softmax_forward(const mxc__gpu_call *c, char *why,
 int mxc__cuda_log_softmax_backward(const mxc__gpu_call *c, char *why,
                                    size_t why_len);
 
+/* BatchNorm (training and inference, as the call's is_train says) and its
+ * gradient; the operator's semantics (ops/nn/batch_norm.c: the var
+ * output is the inverse std, the moving variance is updated with the
+ * biased batch variance) through cuDNN's spatial batch norm. */
+int mxc__cuda_bn_forward(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_bn_backward(const mxc__gpu_call *c, char *why, size_t why_len);
+
 /* The rows of the plug-in's kernel table (float32 only: supports NULL). */
 #define MXC__CUDA_DNN_ROWS                                     \
   {"Convolution", NULL, mxc__cuda_conv_forward},              \
@@ -58,7 +65,9 @@ int mxc__cuda_log_softmax_backward(const mxc__gpu_call *c, char *why,
       {"softmax", NULL, mxc__cuda_softmax_forward},           \
       {"_backward_softmax", NULL, mxc__cuda_softmax_backward}, \
       {"log_softmax", NULL, mxc__cuda_log_softmax_forward},   \
-      {"_backward_log_softmax", NULL, mxc__cuda_log_softmax_backward},
+      {"_backward_log_softmax", NULL, mxc__cuda_log_softmax_backward}, \
+      {"BatchNorm", NULL, mxc__cuda_bn_forward},              \
+      {"_backward_BatchNorm", NULL, mxc__cuda_bn_backward},
 
 #ifdef __cplusplus
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 
 #include "ops/linalg/linalg.h"
+#include "ops/nn/nn.h"
 #include "ops/reduce/reduce_impl.h"
 
 /* The plug-in calls nothing of libmxc: errors are written into `why`
@@ -337,5 +338,65 @@ int mxc__dnn_softmax_plan_make(const void *param, const int64_t *data,
                   "cuDNN's int can count",
                   (long long)outer);
   }
+  return MXC_OK;
+}
+
+/* ---- batch norm ---- */
+
+/* cuDNN's CUDNN_BN_MIN_EPSILON (cudnn_ops.h), without its header here. */
+#define BN_MIN_EPS 1e-5
+
+static int bn_refuse_eps(const mxc__bn_param *p, char *why, size_t len) {
+  snprintf(why, len,
+           "BatchNorm on the GPU: eps %g is below cuDNN's minimum %g",
+           p->eps, BN_MIN_EPS);
+  return MXC_ERR_UNSUPPORTED;
+}
+
+int mxc__dnn_bn_plan_make(const void *param, const int64_t *data, int ndim,
+                          int is_train, mxc__dnn_bn_plan *pl, char *why,
+                          size_t why_len) {
+  const mxc__bn_param *p = param;
+  int64_t axis = p->axis < 0 ? p->axis + ndim : p->axis;
+  if (ndim < 1 || axis < 0 || axis >= ndim) {
+    return refuse(why, why_len, MXC_ERR_SHAPE,
+                  "BatchNorm on the GPU: axis %lld is out of range for the "
+                  "data's axes",
+                  (long long)p->axis);
+  }
+  if (p->eps < BN_MIN_EPS) return bn_refuse_eps(p, why, why_len);
+  int64_t outer = 1, inner = 1;
+  for (int64_t a = 0; a < axis; ++a) outer *= data[a];
+  for (int64_t a = axis + 1; a < ndim; ++a) inner *= data[a];
+  int64_t d[4] = {outer, data[axis], inner, 1};
+  *pl = (mxc__dnn_bn_plan){0};
+  pl->m = outer * inner;
+  pl->batch_stats = is_train && !p->use_global_stats;
+  if (pl->m == 0 || data[axis] == 0 || (pl->batch_stats && pl->m < 2)) {
+    return refuse(why, why_len, MXC_ERR_UNSUPPORTED,
+                  "BatchNorm on the GPU: %lld elements per channel; cuDNN "
+                  "needs at least 1, and 2 for batch statistics",
+                  (long long)pl->m);
+  }
+  for (int i = 0; i < 4; ++i) {
+    if (!fits(d[i])) {
+      return refuse(why, why_len, MXC_ERR_UNSUPPORTED,
+                    "BatchNorm on the GPU: extent %lld beyond cuDNN's int",
+                    (long long)d[i]);
+    }
+    pl->x.dims[i] = (int)d[i];
+    pl->c.dims[i] = i == 1 ? (int)d[i] : 1;
+  }
+  if (compact(&pl->x, 4) || compact(&pl->c, 4)) {
+    return refuse(why, why_len, MXC_ERR_UNSUPPORTED,
+                  "BatchNorm on the GPU: %lld elements per channel: more "
+                  "than cuDNN's int can count",
+                  (long long)pl->m);
+  }
+  pl->fix_gamma = p->fix_gamma;
+  pl->eps = p->eps;
+  pl->mean_keep = pl->var_keep = p->momentum;
+  pl->mean_take = 1 - p->momentum;
+  pl->var_take = (1 - p->momentum) * (double)(pl->m - 1) / (double)pl->m;
   return MXC_OK;
 }

@@ -110,6 +110,36 @@ int mxc__dnn_softmax_plan_make(const void *param, const int64_t *data,
                                int ndim, mxc__dnn_softmax_plan *plan,
                                char *why, size_t why_len);
 
+/* A BatchNorm call as cuDNN sees it (CUDNN_BATCHNORM_SPATIAL): data of
+ * any rank split around the channel axis into (outer, C, inner) and
+ * described as (outer, C, inner, 1); per-channel tensors (1, C, 1, 1).
+ *
+ * The moving statistics: cuDNN's running variance is the unbiased one
+ * (divided by m - 1) while mxc's CPU operator, like MXNet's, updates
+ * with the biased one (divided by m). So the kernel asks cuDNN for the
+ * batch statistics alone (exponential average factor 1 into scratch
+ * buffers) and updates moving = keep * moving + take * batch with
+ * cudnnAddTensor, the variance's take carrying (m - 1) / m. */
+typedef struct mxc__dnn_bn_plan {
+  mxc__dnn_tensor x, c;
+  int64_t m;        /* elements per channel: outer * inner */
+  int batch_stats;  /* training mode and not use_global_stats */
+  int fix_gamma;    /* gamma taken as 1; its gradient 0 */
+  double eps;
+  double mean_keep, mean_take, var_keep, var_take;
+} mxc__dnn_bn_plan;
+
+/* Fills plan for BatchNorm (or its backward) with parameters `param` (the
+ * operator's parsed mxc__bn_param of ops/nn/nn.h) over data dims `data`,
+ * in training mode when is_train. MXC_ERR_UNSUPPORTED for what cuDNN
+ * does not compute as the CPU does: eps below cuDNN's minimum (1e-5),
+ * batch statistics over fewer than 2 elements per channel (cuDNN's
+ * unbiased variance divides by m - 1), extents beyond int, no element;
+ * MXC_ERR_SHAPE for an axis out of range. */
+int mxc__dnn_bn_plan_make(const void *param, const int64_t *data, int ndim,
+                          int is_train, mxc__dnn_bn_plan *plan, char *why,
+                          size_t why_len);
+
 /* cuDNN's output = alpha * result + beta * output: the beta of write mode
  * req (0 for WRITE and INPLACE, 1 for ADD); -1 for NULL (skip). */
 int mxc__dnn_beta(int req);

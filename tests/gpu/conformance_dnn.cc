@@ -1,6 +1,7 @@
 // Conformance cases of the cuDNN kernels (backends/cuda/dnn.h):
-// Convolution, Pooling, softmax, log_softmax and their _backward_
-// operators on the GPU against the CPU operators, same random inputs, GPU
+// Convolution, Pooling, softmax, log_softmax, BatchNorm (its moving
+// statistics too) and their _backward_ operators on the GPU against the
+// CPU operators, same random inputs, GPU
 // outputs poisoned before a write (an element never written fails), write
 // and add modes, each output of the backward in its own mode, an empty
 // batch.
@@ -98,9 +99,12 @@ mxc_ndarray Filled(const Dims &d, int dev, const Vec &v) {
 }
 
 // Runs op on one device; outs hold the initial values, get the results.
+// in_after (optional): the inputs read back after the call (operators
+// that update inputs in place, such as BatchNorm's moving statistics).
 int Run(const char *name, const Kv &kv, int dev, const std::vector<Dims> &in_d,
         const std::vector<Vec> &in, const std::vector<Dims> &out_d,
-        std::vector<Vec> *outs, const std::vector<int> &req) {
+        std::vector<Vec> *outs, const std::vector<int> &req,
+        std::vector<Vec> *in_after = nullptr) {
   mxc_op op = nullptr;
   if (mxc_op_find(name, &op) != MXC_OK) return MXC_ERR_NOT_FOUND;
   std::vector<const char *> keys, vals;
@@ -120,6 +124,12 @@ int Run(const char *name, const Kv &kv, int dev, const std::vector<Dims> &in_d,
       rc = mxc_ndarray_copy_to_host(os[i], (*outs)[i].data(),
                                     (*outs)[i].size() * 4);
     }
+  }
+  if (in_after) *in_after = in;
+  for (size_t i = 0; in_after && rc == MXC_OK && i < ins.size(); ++i) {
+    if ((*in_after)[i].empty()) continue;
+    rc = mxc_ndarray_copy_to_host(ins[i], (*in_after)[i].data(),
+                                  (*in_after)[i].size() * 4);
   }
   for (mxc_ndarray a : ins) mxc_ndarray_free(a);
   for (mxc_ndarray a : os) mxc_ndarray_free(a);
@@ -318,6 +328,118 @@ const mxct::RegisterCase kSoftmaxCases[] = {
      }},
 };
 
+// ---- batch norm ----
+
+struct BnCase {
+  Dims data;
+  int64_t channels;
+  Kv params;
+  bool train;
+};
+
+// Training and inference, fix_gamma both ways, another axis, global
+// statistics in training mode, a ResNet-like layer.
+const std::vector<BnCase> kBn = {
+    {{4, 3, 5, 2}, 3, {{"fix_gamma", "false"}}, true},
+    {{4, 3, 5, 2}, 3, {}, true},
+    {{6, 5}, 5, {{"fix_gamma", "false"}, {"momentum", "0.7"}}, true},
+    {{2, 3, 4}, 4, {{"axis", "-1"}, {"fix_gamma", "false"}, {"eps", "1e-4"}},
+     true},
+    {{4, 3, 5, 2}, 3, {{"fix_gamma", "false"}}, false},
+    {{4, 3, 5, 2}, 3,
+     {{"fix_gamma", "false"}, {"use_global_stats", "true"}}, true},
+    {{8, 64, 14, 14}, 64, {{"fix_gamma", "false"}}, true},
+};
+
+// Positive, as a variance (or an inverse std) is.
+Vec Positive(const Dims &d, std::mt19937 *g) {
+  Vec v = Random(d, g);
+  for (auto &x : v) x = std::fabs(x) + 0.5f;
+  return v;
+}
+
+// The forward on both devices: outputs (out, mean, var) in the modes
+// given, and the moving statistics after the call.
+void BnForwardCase(int dev, size_t k, const std::vector<int> &req,
+                   std::mt19937 *g) {
+  const BnCase &c = kBn[k];
+  Dims ch = {c.channels};
+  std::vector<Dims> in_d = {c.data, ch, ch, ch, ch}, out_d = {c.data, ch, ch};
+  std::vector<Vec> in = {Random(c.data, g), Random(ch, g), Random(ch, g),
+                         Random(ch, g), Positive(ch, g)};
+  std::vector<Vec> base = {Random(c.data, g), Random(ch, g), Random(ch, g)};
+  std::vector<Vec> cpu = base, gpu = base, cpu_in, gpu_in;
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    if (req[i] == MXC_REQ_WRITE) gpu[i].assign(gpu[i].size(), Poison());
+  }
+  std::string what = "BatchNorm case " + std::to_string(k) + " req " +
+                     std::to_string(req[0]) + std::to_string(req[1]);
+  int prev = 0;
+  mxc_set_training(c.train, &prev);
+  int rc_cpu = Run("BatchNorm", c.params, MXC_DEVICE_CPU, in_d, in, out_d,
+                   &cpu, req, &cpu_in);
+  std::string cpu_err = LastError();
+  int rc_gpu = Run("BatchNorm", c.params, dev, in_d, in, out_d, &gpu, req,
+                   &gpu_in);
+  std::string gpu_err = LastError();
+  mxc_set_training(prev, nullptr);
+  ASSERT_EQ(rc_cpu, MXC_OK) << what << " on the CPU: " << cpu_err;
+  ASSERT_EQ(rc_gpu, MXC_OK) << what << " on the GPU: " << gpu_err;
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    if (req[i] == MXC_REQ_NULL) continue;
+    ExpectClose(what + " output " + std::to_string(i), gpu[i], cpu[i]);
+  }
+  ExpectClose(what + " moving_mean", gpu_in[3], cpu_in[3]);
+  ExpectClose(what + " moving_var", gpu_in[4], cpu_in[4]);
+}
+
+void BnForward(int dev, std::mt19937 *g) {
+  const std::vector<std::vector<int>> reqs = {
+      {MXC_REQ_WRITE, MXC_REQ_WRITE, MXC_REQ_WRITE},
+      {MXC_REQ_ADD, MXC_REQ_ADD, MXC_REQ_ADD},
+      {MXC_REQ_NULL, MXC_REQ_ADD, MXC_REQ_WRITE}};
+  for (size_t k = 0; k < kBn.size(); ++k) {
+    for (const auto &req : reqs) BnForwardCase(dev, k, req, g);
+  }
+}
+
+void BnBackward(int dev, std::mt19937 *g) {
+  const std::vector<std::vector<int>> reqs = {
+      {MXC_REQ_WRITE, MXC_REQ_WRITE, MXC_REQ_WRITE},
+      {MXC_REQ_ADD, MXC_REQ_ADD, MXC_REQ_ADD},
+      {MXC_REQ_ADD, MXC_REQ_WRITE, MXC_REQ_ADD}};
+  for (size_t k = 0; k < kBn.size(); ++k) {
+    const BnCase &c = kBn[k];
+    Dims ch = {c.channels};
+    std::vector<Dims> in_d = {c.data, c.data, ch, ch, ch, ch, c.data, ch, ch};
+    std::vector<Vec> in = {Random(c.data, g), Random(c.data, g),
+                           Random(ch, g),     Random(ch, g),
+                           Random(ch, g),     Positive(ch, g),
+                           Random(c.data, g), Random(ch, g),
+                           Positive(ch, g)};
+    std::vector<Dims> out_d = {c.data, ch, ch};
+    std::vector<Vec> base = {Random(c.data, g), Random(ch, g), Random(ch, g)};
+    int prev = 0;
+    mxc_set_training(c.train, &prev);
+    for (const auto &req : reqs) {
+      std::string what = "_backward_BatchNorm case " + std::to_string(k) +
+                         " req " + std::to_string(req[0]) +
+                         std::to_string(req[1]);
+      Compare(dev, what, "_backward_BatchNorm", c.params, in_d, in, out_d,
+              base, req);
+    }
+    mxc_set_training(prev, nullptr);
+  }
+}
+
+const mxct::RegisterCase kBnCase("BatchNorm", [](std::mt19937 *g) {
+  BnForward(MXC_DEVICE_GPU, g);
+});
+const mxct::RegisterCase kBnBwdCase("_backward_BatchNorm",
+                                    [](std::mt19937 *g) {
+                                      BnBackward(MXC_DEVICE_GPU, g);
+                                    });
+
 const mxct::RegisterCase kPoolCase("Pooling", [](std::mt19937 *g) {
   PoolForward(MXC_DEVICE_GPU, g);
 });
@@ -344,6 +466,8 @@ TEST(GpuConformanceDnn, CasesAreValidCallsOnTheCpu) {
   ConvBackward(MXC_DEVICE_CPU, &g);
   PoolForward(MXC_DEVICE_CPU, &g);
   PoolBackward(MXC_DEVICE_CPU, &g);
+  BnForward(MXC_DEVICE_CPU, &g);
+  BnBackward(MXC_DEVICE_CPU, &g);
   for (const char *op : {"softmax", "log_softmax"}) {
     SoftmaxCases(op, MXC_DEVICE_CPU, false, &g);
     SoftmaxCases((std::string("_backward_") + op).c_str(), MXC_DEVICE_CPU,

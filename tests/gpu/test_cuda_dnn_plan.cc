@@ -711,4 +711,225 @@ TEST(CudaDnnSoftmaxPlan, RefusesWhatCudnnDoesNotCompute) {
       << why;
 }
 
+// ---- batch norm ----
+
+struct BnCase {
+  Case c;
+  bool train;
+};
+
+const std::vector<BnCase> kBn = {
+    {{{4, 3, 5, 2}, {{"fix_gamma", "false"}}}, true},
+    {{{4, 3, 5, 2}, {}}, true},  // fix_gamma (the default)
+    {{{6, 5}, {{"fix_gamma", "false"}, {"momentum", "0.7"}}}, true},
+    {{{2, 3, 4}, {{"axis", "-1"}, {"fix_gamma", "false"}, {"eps", "1e-4"}}},
+     true},
+    {{{4, 3, 5, 2}, {{"fix_gamma", "false"}}}, false},
+    {{{4, 3, 5, 2}, {{"fix_gamma", "false"}, {"use_global_stats", "true"}}},
+     true},
+};
+
+// Element i of channel c in the plan's (outer, C, inner, 1) tensor.
+template <class F>
+void ForEachOfChannel(const mxc__dnn_bn_plan &p, int c, F f) {
+  for (int n = 0; n < p.x.dims[0]; ++n)
+    for (int h = 0; h < p.x.dims[2]; ++h) {
+      f((int64_t)n * p.x.strides[0] + (int64_t)c * p.x.strides[1] +
+        (int64_t)h * p.x.strides[2]);
+    }
+}
+
+struct BnState {
+  Vec y, mean, var, mm, mv;  // outputs; the moving statistics after
+};
+
+// What the GPU kernel asks cuDNN for, done naively: the normalization,
+// cuDNN's batch statistics (saved mean and inverse std; running ones with
+// factor 1: the mean and the unbiased variance), then the plan's
+// moving-average update.
+void NaiveBn(const mxc__dnn_bn_plan &p, const Vec &x, const Vec &gamma,
+             const Vec &beta, BnState *s) {
+  int C = p.x.dims[1];
+  for (int c = 0; c < C; ++c) {
+    double mean = s->mm[c], inv = 1 / std::sqrt(s->mv[c] + p.eps);
+    if (p.batch_stats) {
+      double sum = 0, sq = 0;
+      ForEachOfChannel(p, c, [&](int64_t i) { sum += x[i]; });
+      mean = sum / (double)p.m;
+      ForEachOfChannel(p, c, [&](int64_t i) { sq += (x[i] - mean) * (x[i] - mean); });
+      double var = sq / (double)p.m, unbiased = sq / (double)(p.m - 1);
+      inv = 1 / std::sqrt(var + p.eps);
+      s->mm[c] = (float)(p.mean_keep * s->mm[c] + p.mean_take * mean);
+      s->mv[c] = (float)(p.var_keep * s->mv[c] + p.var_take * unbiased);
+    }
+    double g = p.fix_gamma ? 1 : gamma[c];
+    ForEachOfChannel(p, c, [&](int64_t i) {
+      s->y[i] = (float)(g * (x[i] - mean) * inv + beta[c]);
+    });
+    s->mean[c] = (float)mean;
+    s->var[c] = (float)inv;
+  }
+}
+
+// cudnnBatchNormalizationBackward's sums (dScale, dBias) and its dx with
+// batch statistics; with fixed ones, dx = g * inv_std * dy.
+void NaiveBnGrad(const mxc__dnn_bn_plan &p, const Vec &dy, const Vec &x,
+                 const Vec &gamma, const Vec &saved_mean, const Vec &saved_inv,
+                 Vec *dx, Vec *dg, Vec *db) {
+  for (int c = 0; c < p.x.dims[1]; ++c) {
+    double sg = 0, sgx = 0, inv = saved_inv[c], mu = saved_mean[c];
+    ForEachOfChannel(p, c, [&](int64_t i) {
+      sg += dy[i];
+      sgx += dy[i] * (x[i] - mu) * inv;
+    });
+    double g = p.fix_gamma ? 1 : gamma[c];
+    ForEachOfChannel(p, c, [&](int64_t i) {
+      double d = dy[i];
+      if (p.batch_stats) d -= (sg + (x[i] - mu) * inv * sgx) / (double)p.m;
+      (*dx)[i] = (float)(g * inv * d);
+    });
+    (*dg)[c] = (float)(p.fix_gamma ? 0 : sgx);
+    (*db)[c] = (float)sg;
+  }
+}
+
+// BatchNorm on the CPU: outputs (y, mean, var) and the moving statistics
+// after the call (updated in place in training mode).
+BnState CpuBn(const BnCase &b, const Vec &x, const Vec &gamma,
+              const Vec &beta, const Vec &mm, const Vec &mv) {
+  const Case &c = b.c;
+  mxc_op op = nullptr;
+  EXPECT_EQ(mxc_op_find("BatchNorm", &op), MXC_OK);
+  Params prm(c, "BatchNorm");
+  int64_t C = 0;
+  {
+    mxc__dnn_bn_plan pl;
+    char why[256];
+    EXPECT_EQ(mxc__dnn_bn_plan_make(prm.p, c.data.data(), (int)c.data.size(),
+                                    b.train, &pl, why, sizeof why),
+              MXC_OK)
+        << why;
+    C = pl.x.dims[1];
+  }
+  std::vector<mxc_ndarray> in = {Cpu(c.data, x), Cpu({C}, gamma), Cpu({C}, beta),
+                                 Cpu({C}, mm), Cpu({C}, mv)};
+  std::vector<mxc_ndarray> out = {Cpu(c.data, x), Cpu({C}, mm), Cpu({C}, mv)};
+  int reqs[3] = {MXC_REQ_WRITE, MXC_REQ_WRITE, MXC_REQ_WRITE}, prev = 0;
+  mxc_set_training(b.train, &prev);
+  EXPECT_EQ(mxc_op_invoke(op, prm.keys.data(), prm.vals.data(),
+                          (int)prm.keys.size(), in.data(), 5, out.data(), 3,
+                          reqs),
+            MXC_OK)
+      << Err();
+  mxc_set_training(prev, nullptr);
+  BnState s = {x, mm, mv, mm, mv};
+  Vec *dst[5] = {&s.y, &s.mean, &s.var, &s.mm, &s.mv};
+  mxc_ndarray src[5] = {out[0], out[1], out[2], in[3], in[4]};
+  for (int i = 0; i < 5; ++i) {
+    EXPECT_EQ(mxc_ndarray_copy_to_host(src[i], dst[i]->data(),
+                                       dst[i]->size() * 4),
+              MXC_OK);
+  }
+  for (mxc_ndarray a : in) mxc_ndarray_free(a);
+  for (mxc_ndarray a : out) mxc_ndarray_free(a);
+  return s;
+}
+
+TEST(CudaDnnBnPlan, ForwardFollowsTheCpuOperator) {
+  std::mt19937 g(24);
+  for (size_t k = 0; k < kBn.size(); ++k) {
+    SCOPED_TRACE("batch norm case " + std::to_string(k));
+    const BnCase &b = kBn[k];
+    Params prm(b.c, "BatchNorm");
+    mxc__dnn_bn_plan pl;
+    char why[256] = "";
+    ASSERT_EQ(mxc__dnn_bn_plan_make(prm.p, b.c.data.data(),
+                                    (int)b.c.data.size(), b.train, &pl, why,
+                                    sizeof why),
+              MXC_OK)
+        << why;
+    int C = pl.x.dims[1];
+    Vec x = Random(Numel(b.c.data), &g), gamma = Random(C, &g);
+    Vec beta = Random(C, &g), mm = Random(C, &g), mv = Random(C, &g);
+    for (auto &v : mv) v = std::fabs(v) + 0.5f;
+    BnState cpu = CpuBn(b, x, gamma, beta, mm, mv);
+    BnState naive = {Vec(x.size()), Vec(C), Vec(C), mm, mv};
+    NaiveBn(pl, x, gamma, beta, &naive);
+    EXPECT_LT(RelErr(naive.y, cpu.y), kTol) << "output";
+    EXPECT_LT(RelErr(naive.mean, cpu.mean), kTol) << "mean";
+    EXPECT_LT(RelErr(naive.var, cpu.var), kTol) << "inverse std";
+    EXPECT_LT(RelErr(naive.mm, cpu.mm), kTol) << "moving mean";
+    EXPECT_LT(RelErr(naive.mv, cpu.mv), kTol) << "moving var";
+    if (pl.batch_stats) {  // the test can fail: cuDNN's unbiased variance
+      mxc__dnn_bn_plan bad = pl;  // taken without the (m - 1) / m
+      bad.var_take = bad.mean_take;
+      BnState wrong = {Vec(x.size()), Vec(C), Vec(C), mm, mv};
+      NaiveBn(bad, x, gamma, beta, &wrong);
+      EXPECT_GT(RelErr(wrong.mv, cpu.mv), 10 * kTol) << "a wrong update";
+    }
+  }
+}
+
+TEST(CudaDnnBnPlan, BackwardFollowsTheCpuOperator) {
+  std::mt19937 g(25);
+  for (size_t k = 0; k < kBn.size(); ++k) {
+    SCOPED_TRACE("batch norm case " + std::to_string(k));
+    const BnCase &b = kBn[k];
+    Params prm(b.c, "BatchNorm");
+    mxc__dnn_bn_plan pl;
+    char why[256] = "";
+    ASSERT_EQ(mxc__dnn_bn_plan_make(prm.p, b.c.data.data(),
+                                    (int)b.c.data.size(), b.train, &pl, why,
+                                    sizeof why),
+              MXC_OK)
+        << why;
+    int C = pl.x.dims[1];
+    const Dims &xd = b.c.data;
+    Vec dy = Random(Numel(xd), &g), x = Random(Numel(xd), &g);
+    Vec gamma = Random(C, &g), beta = Random(C, &g), mm = Random(C, &g);
+    Vec mv = Random(C, &g), y = Random(Numel(xd), &g), mean = Random(C, &g);
+    Vec inv = Random(C, &g);
+    for (auto &v : inv) v = std::fabs(v) + 0.5f;
+    std::vector<Dims> in_d = {xd, xd, {C}, {C}, {C}, {C}, xd, {C}, {C}};
+    std::vector<Vec> in = {dy, x, gamma, beta, mm, mv, y, mean, inv};
+    std::vector<Vec> cpu = {Vec(x.size()), Vec(C), Vec(C)};
+    int prev = 0;
+    mxc_set_training(b.train, &prev);
+    RunCpu("_backward_BatchNorm", b.c, in_d, in, {xd, {C}, {C}}, &cpu,
+           {MXC_REQ_WRITE, MXC_REQ_WRITE, MXC_REQ_WRITE});
+    mxc_set_training(prev, nullptr);
+    Vec dx(x.size()), dg(C), db(C);
+    NaiveBnGrad(pl, dy, x, gamma, mean, inv, &dx, &dg, &db);
+    EXPECT_LT(RelErr(dx, cpu[0]), kTol) << "data gradient";
+    EXPECT_LT(RelErr(dg, cpu[1]), kTol) << "gamma gradient";
+    EXPECT_LT(RelErr(db, cpu[2]), kTol) << "beta gradient";
+  }
+}
+
+TEST(CudaDnnBnPlan, RefusesWhatCudnnComputesOtherwise) {
+  std::vector<BnCase> refused = {
+      {{{4, 3}, {{"eps", "1e-6"}}}, true},
+      {{{1, 3}, {}}, true},  // one element per channel: no unbiased var
+      {{{0, 3}, {}}, false},
+  };
+  for (const BnCase &b : refused) {
+    Params prm(b.c, "BatchNorm");
+    mxc__dnn_bn_plan pl;
+    char why[256] = "";
+    EXPECT_EQ(mxc__dnn_bn_plan_make(prm.p, b.c.data.data(),
+                                    (int)b.c.data.size(), b.train, &pl, why,
+                                    sizeof why),
+              MXC_ERR_UNSUPPORTED);
+  }
+  // One element per channel is fine with the moving statistics.
+  Case one = {{1, 3}, {}};
+  Params prm(one, "BatchNorm");
+  mxc__dnn_bn_plan pl;
+  char why[256] = "";
+  EXPECT_EQ(mxc__dnn_bn_plan_make(prm.p, one.data.data(), 2, 0, &pl, why,
+                                  sizeof why),
+            MXC_OK)
+      << why;
+}
+
 }  // namespace
