@@ -45,6 +45,9 @@
   X(cudnnGetConvolutionForwardAlgorithm_v7)       \
   X(cudnnGetConvolutionBackwardDataAlgorithm_v7)  \
   X(cudnnGetConvolutionBackwardFilterAlgorithm_v7) \
+  X(cudnnGetConvolutionForwardWorkspaceSize)      \
+  X(cudnnGetConvolutionBackwardDataWorkspaceSize) \
+  X(cudnnGetConvolutionBackwardFilterWorkspaceSize) \
   X(cudnnConvolutionForward)                      \
   X(cudnnConvolutionBackwardData)                 \
   X(cudnnConvolutionBackwardFilter)               \
@@ -110,11 +113,16 @@ static int cudnn_load(char *why, size_t len) {
   return MXC_OK;
 }
 
+/* cuDNN 9's NOT_SUPPORTED family (3000..3999) is MXC_ERR_UNSUPPORTED: a
+ * shape or layout it has no kernel for, an old driver, or one of its
+ * sub-libraries (libcudnn_cnn.so.9, ...), which libcudnn.so.9 opens on
+ * first use, missing; the latter says what to install. */
 static int dn_fail(char *why, size_t len, const char *what,
                    cudnnStatus_t s) {
-  snprintf(why, len, "%s: %s", what, DN(cudnnGetErrorString)(s));
-  return s == CUDNN_STATUS_NOT_SUPPORTED ? MXC_ERR_UNSUPPORTED
-                                         : MXC_ERR_INTERNAL;
+  int missing = s == CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE;
+  snprintf(why, len, "%s: %s%s%s", what, DN(cudnnGetErrorString)(s),
+           missing ? "; install " : "", missing ? k_cudnn.install : "");
+  return (int)s / 1000 == 3 ? MXC_ERR_UNSUPPORTED : MXC_ERR_INTERNAL;
 }
 
 static int rt_fail(char *why, size_t len, const char *what, cudaError_t e) {
@@ -301,7 +309,6 @@ static int device_begin(int dev, cudnnHandle_t *h, char *why, size_t len) {
   return get_handle(dev, h, why, len);
 }
 
-
 typedef struct conv_call {
   mxc__dnn_conv_plan plan;
   cudnnHandle_t h;
@@ -352,7 +359,14 @@ static int fwd_run(conv_call *k, const mxc__gpu_call *c, float beta,
          "cudnnGetConvolutionForwardAlgorithm_v7");
   PICK(perf, n, i);
   if (i < 0) return no_algo(why, len, "forward");
-  int rc = ws_reserve(k->ws, perf[i].memory, why, len);
+  /* The algorithm's own size query too: the heuristic's figure has been
+   * an underestimate in some cuDNN versions. */
+  size_t bytes = 0;
+  DN_TRY(DN(cudnnGetConvolutionForwardWorkspaceSize)(
+             k->h, k->d.x, k->d.w, k->d.conv, k->d.y, perf[i].algo, &bytes),
+         "cudnnGetConvolutionForwardWorkspaceSize");
+  int rc = ws_reserve(k->ws, bytes > perf[i].memory ? bytes : perf[i].memory,
+                      why, len);
   if (rc != MXC_OK) return rc;
   const float one = 1.f;
   DN_TRY(DN(cudnnConvolutionForward)(k->h, &one, k->d.x, c->in[0].ptr,
@@ -391,7 +405,12 @@ static int bwd_data(conv_call *k, const mxc__gpu_call *c, float beta,
          "cudnnGetConvolutionBackwardDataAlgorithm_v7");
   PICK(perf, n, i);
   if (i < 0) return no_algo(why, len, "backward-data");
-  int rc = ws_reserve(k->ws, perf[i].memory, why, len);
+  size_t bytes = 0;
+  DN_TRY(DN(cudnnGetConvolutionBackwardDataWorkspaceSize)(
+             k->h, k->d.w, k->d.y, k->d.conv, k->d.x, perf[i].algo, &bytes),
+         "cudnnGetConvolutionBackwardDataWorkspaceSize");
+  int rc = ws_reserve(k->ws, bytes > perf[i].memory ? bytes : perf[i].memory,
+                      why, len);
   if (rc != MXC_OK) return rc;
   const float one = 1.f;
   DN_TRY(DN(cudnnConvolutionBackwardData)(
@@ -411,7 +430,12 @@ static int bwd_filter(conv_call *k, const mxc__gpu_call *c, float beta,
          "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
   PICK(perf, n, i);
   if (i < 0) return no_algo(why, len, "backward-filter");
-  int rc = ws_reserve(k->ws, perf[i].memory, why, len);
+  size_t bytes = 0;
+  DN_TRY(DN(cudnnGetConvolutionBackwardFilterWorkspaceSize)(
+             k->h, k->d.x, k->d.y, k->d.conv, k->d.w, perf[i].algo, &bytes),
+         "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+  int rc = ws_reserve(k->ws, bytes > perf[i].memory ? bytes : perf[i].memory,
+                      why, len);
   if (rc != MXC_OK) return rc;
   const float one = 1.f;
   DN_TRY(DN(cudnnConvolutionBackwardFilter)(
