@@ -134,6 +134,11 @@ run() {
   echo "=== gpu_check: summary"
   printf '%-24s %6s %6s %7s %4s\n' program passed failed skipped exit
   printf '%s\n' "${rows[@]}"
+  # The conformance suite's line per kernel: which operators failed.
+  if [ -f "$out/test_gpu_conformance.log" ]; then
+    echo "=== gpu_check: kernels compared with the CPU"
+    grep '^gpu_conformance: ' "$out/test_gpu_conformance.log" || true
+  fi
   return $status
 }
 

@@ -163,12 +163,18 @@ TEST(GpuConformance, EveryKernelMatchesTheCpu) {
   int compared = 0;
   for (int i = 0; i < p->n_kernels; ++i) {
     SCOPED_TRACE(p->kernels[i].op);
+    const testing::TestResult *r =
+        testing::UnitTest::GetInstance()->current_test_info()->result();
+    int before = r->total_part_count();
     auto own = mxct::OwnCases().find(p->kernels[i].op);
     if (own != mxct::OwnCases().end()) {
       own->second(&g);
     } else {
       CompareElementwise(p->kernels[i].op, &g);
     }
+    // One line per kernel, for gpu_check's log: which ones failed.
+    std::printf("gpu_conformance: %-24s %s\n", p->kernels[i].op,
+                r->total_part_count() == before ? "ok" : "FAILED");
     ++compared;
   }
   std::printf("gpu_conformance: %d of %d kernels compared with the CPU\n",
