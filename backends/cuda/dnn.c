@@ -316,16 +316,13 @@ typedef struct conv_call {
   workspace *ws; /* locked */
 } conv_call;
 
-/* Everything before the cuDNN calls; on failure nothing is held. The
- * plan is made first: a call cuDNN cannot describe is refused without
- * touching the device. */
-static int call_begin(const mxc__gpu_call *c, const mxc__gpu_array *data,
-                      const mxc__gpu_array *check, conv_call *k, char *why,
+/* Everything before the cuDNN calls, for the plan k->plan (made by the
+ * caller first: a call cuDNN cannot describe is refused without touching
+ * the device); on failure nothing is held. */
+static int call_begin(const mxc__gpu_call *c, conv_call *k, char *why,
                       size_t len) {
-  int rc = mxc__dnn_conv_plan_make(c->param, data->dims, data->ndim, check,
-                                   &k->plan, why, len);
+  int rc = device_begin(c->dev, &k->h, why, len);
   if (rc != MXC_OK) return rc;
-  if ((rc = device_begin(c->dev, &k->h, why, len)) != MXC_OK) return rc;
   k->d = (conv_descs){0};
   if ((rc = descs_make(&k->plan, &k->d, why, len)) != MXC_OK) {
     descs_free(&k->d);
@@ -348,10 +345,24 @@ static int call_end(conv_call *k, int rc, char *why, size_t len) {
   return rc;
 }
 
-/* ---- forward ---- */
+/* ---- the three convolution routines, in the plan's roles ----
+ *
+ * x: image side (a convolution's data, a deconvolution's output), y:
+ * column side, w: cuDNN's filter. Each picks its algorithm, sizes the
+ * workspace and runs with out = result + beta * out. */
 
-static int fwd_run(conv_call *k, const mxc__gpu_call *c, float beta,
-                   char *why, size_t len) {
+/* The workspace for an algorithm: the heuristic's figure or the
+ * algorithm's own size query, whichever is larger (the first has been an
+ * underestimate in some cuDNN versions). */
+static int reserve_for(conv_call *k, size_t heuristic, size_t queried,
+                       char *why, size_t len) {
+  return ws_reserve(k->ws, queried > heuristic ? queried : heuristic, why,
+                    len);
+}
+
+/* y = conv(x, w). */
+static int conv_fwd(conv_call *k, const void *x, const void *w, float beta,
+                    void *y, char *why, size_t len) {
   cudnnConvolutionFwdAlgoPerf_t perf[N_PERF];
   int n = 0, i;
   DN_TRY(DN(cudnnGetConvolutionForwardAlgorithm_v7)(
@@ -359,45 +370,24 @@ static int fwd_run(conv_call *k, const mxc__gpu_call *c, float beta,
          "cudnnGetConvolutionForwardAlgorithm_v7");
   PICK(perf, n, i);
   if (i < 0) return no_algo(why, len, "forward");
-  /* The algorithm's own size query too: the heuristic's figure has been
-   * an underestimate in some cuDNN versions. */
   size_t bytes = 0;
   DN_TRY(DN(cudnnGetConvolutionForwardWorkspaceSize)(
              k->h, k->d.x, k->d.w, k->d.conv, k->d.y, perf[i].algo, &bytes),
          "cudnnGetConvolutionForwardWorkspaceSize");
-  int rc = ws_reserve(k->ws, bytes > perf[i].memory ? bytes : perf[i].memory,
-                      why, len);
+  int rc = reserve_for(k, perf[i].memory, bytes, why, len);
   if (rc != MXC_OK) return rc;
   const float one = 1.f;
-  DN_TRY(DN(cudnnConvolutionForward)(k->h, &one, k->d.x, c->in[0].ptr,
-                                     k->d.w, c->in[1].ptr, k->d.conv,
-                                     perf[i].algo, k->ws->ptr, k->ws->bytes,
-                                     &beta, k->d.y, c->out[0].ptr),
+  DN_TRY(DN(cudnnConvolutionForward)(k->h, &one, k->d.x, x, k->d.w, w,
+                                     k->d.conv, perf[i].algo, k->ws->ptr,
+                                     k->ws->bytes, &beta, k->d.y, y),
          "cudnnConvolutionForward");
-  if (!k->plan.has_bias) return MXC_OK;
-  /* out += bias broadcast over (1, F, 1, ...), after the convolution
-   * (in add mode too: out_old + conv + bias, as the CPU). */
-  DN_TRY(DN(cudnnAddTensor)(k->h, &one, k->d.b, c->in[2].ptr, &one, k->d.y,
-                            c->out[0].ptr),
-         "cudnnAddTensor");
   return MXC_OK;
 }
 
-int mxc__cuda_conv_forward(const mxc__gpu_call *c, char *why,
-                           size_t why_len) {
-  int beta = mxc__dnn_beta(c->req[0]);
-  if (beta < 0 || c->out[0].size == 0) return MXC_OK;
-  conv_call k;
-  int rc = call_begin(c, &c->in[0], &c->out[0], &k, why, why_len);
-  if (rc != MXC_OK) return rc;
-  rc = fwd_run(&k, c, (float)beta, why, why_len);
-  return call_end(&k, rc, why, why_len);
-}
-
-/* ---- backward ---- */
-
-static int bwd_data(conv_call *k, const mxc__gpu_call *c, float beta,
-                    char *why, size_t len) {
+/* dx = conv^T(dy, w): a convolution's data gradient, a deconvolution's
+ * forward. */
+static int conv_bwd_data(conv_call *k, const void *w, const void *dy,
+                         float beta, void *dx, char *why, size_t len) {
   cudnnConvolutionBwdDataAlgoPerf_t perf[N_PERF];
   int n = 0, i;
   DN_TRY(DN(cudnnGetConvolutionBackwardDataAlgorithm_v7)(
@@ -409,20 +399,19 @@ static int bwd_data(conv_call *k, const mxc__gpu_call *c, float beta,
   DN_TRY(DN(cudnnGetConvolutionBackwardDataWorkspaceSize)(
              k->h, k->d.w, k->d.y, k->d.conv, k->d.x, perf[i].algo, &bytes),
          "cudnnGetConvolutionBackwardDataWorkspaceSize");
-  int rc = ws_reserve(k->ws, bytes > perf[i].memory ? bytes : perf[i].memory,
-                      why, len);
+  int rc = reserve_for(k, perf[i].memory, bytes, why, len);
   if (rc != MXC_OK) return rc;
   const float one = 1.f;
   DN_TRY(DN(cudnnConvolutionBackwardData)(
-             k->h, &one, k->d.w, c->in[2].ptr, k->d.y, c->in[0].ptr,
-             k->d.conv, perf[i].algo, k->ws->ptr, k->ws->bytes, &beta,
-             k->d.x, c->out[0].ptr),
+             k->h, &one, k->d.w, w, k->d.y, dy, k->d.conv, perf[i].algo,
+             k->ws->ptr, k->ws->bytes, &beta, k->d.x, dx),
          "cudnnConvolutionBackwardData");
   return MXC_OK;
 }
 
-static int bwd_filter(conv_call *k, const mxc__gpu_call *c, float beta,
-                      char *why, size_t len) {
+/* dw = the filter gradient from x and dy. */
+static int conv_bwd_filter(conv_call *k, const void *x, const void *dy,
+                           float beta, void *dw, char *why, size_t len) {
   cudnnConvolutionBwdFilterAlgoPerf_t perf[N_PERF];
   int n = 0, i;
   DN_TRY(DN(cudnnGetConvolutionBackwardFilterAlgorithm_v7)(
@@ -434,23 +423,33 @@ static int bwd_filter(conv_call *k, const mxc__gpu_call *c, float beta,
   DN_TRY(DN(cudnnGetConvolutionBackwardFilterWorkspaceSize)(
              k->h, k->d.x, k->d.y, k->d.conv, k->d.w, perf[i].algo, &bytes),
          "cudnnGetConvolutionBackwardFilterWorkspaceSize");
-  int rc = ws_reserve(k->ws, bytes > perf[i].memory ? bytes : perf[i].memory,
-                      why, len);
+  int rc = reserve_for(k, perf[i].memory, bytes, why, len);
   if (rc != MXC_OK) return rc;
   const float one = 1.f;
   DN_TRY(DN(cudnnConvolutionBackwardFilter)(
-             k->h, &one, k->d.x, c->in[1].ptr, k->d.y, c->in[0].ptr,
-             k->d.conv, perf[i].algo, k->ws->ptr, k->ws->bytes, &beta,
-             k->d.w, c->out[1].ptr),
+             k->h, &one, k->d.x, x, k->d.y, dy, k->d.conv, perf[i].algo,
+             k->ws->ptr, k->ws->bytes, &beta, k->d.w, dw),
          "cudnnConvolutionBackwardFilter");
   return MXC_OK;
 }
 
-static int bwd_bias(conv_call *k, const mxc__gpu_call *c, float beta,
-                    char *why, size_t len) {
+/* out (described by od) += bias broadcast over (1, channels, 1, ...),
+ * after the convolution (in add mode too: out_old + conv + bias, as the
+ * CPU). */
+static int add_bias(conv_call *k, const void *b, cudnnTensorDescriptor_t od,
+                    void *out, char *why, size_t len) {
   const float one = 1.f;
-  DN_TRY(DN(cudnnConvolutionBackwardBias)(k->h, &one, k->d.y, c->in[0].ptr,
-                                          &beta, k->d.b, c->out[2].ptr),
+  DN_TRY(DN(cudnnAddTensor)(k->h, &one, k->d.b, b, &one, od, out),
+         "cudnnAddTensor");
+  return MXC_OK;
+}
+
+/* db = sums of g (described by gd) over all but the channel axis. */
+static int bias_grad(conv_call *k, cudnnTensorDescriptor_t gd, const void *g,
+                     float beta, void *db, char *why, size_t len) {
+  const float one = 1.f;
+  DN_TRY(DN(cudnnConvolutionBackwardBias)(k->h, &one, gd, g, &beta, k->d.b,
+                                          db),
          "cudnnConvolutionBackwardBias");
   return MXC_OK;
 }
@@ -470,25 +469,109 @@ static int bwd_empty(const mxc__gpu_call *c, char *why, size_t len) {
   return MXC_OK;
 }
 
+/* The write modes of a backward's outputs as betas (-1: NULL); 0 when
+ * nothing is to be written. */
+static int bwd_betas(const mxc__gpu_call *c, int beta[3]) {
+  beta[0] = beta[1] = beta[2] = -1;
+  for (int o = 0; o < c->n_out && o < 3; ++o) beta[o] = mxc__dnn_beta(c->req[o]);
+  return beta[0] >= 0 || beta[1] >= 0 || beta[2] >= 0;
+}
+
+/* ---- Convolution ---- */
+
+int mxc__cuda_conv_forward(const mxc__gpu_call *c, char *why,
+                           size_t why_len) {
+  int beta = mxc__dnn_beta(c->req[0]);
+  if (beta < 0 || c->out[0].size == 0) return MXC_OK;
+  conv_call k;
+  int rc = mxc__dnn_conv_plan_make(c->param, c->in[0].dims, c->in[0].ndim,
+                                   &c->out[0], &k.plan, why, why_len);
+  if (rc == MXC_OK) rc = call_begin(c, &k, why, why_len);
+  if (rc != MXC_OK) return rc;
+  rc = conv_fwd(&k, c->in[0].ptr, c->in[1].ptr, (float)beta, c->out[0].ptr,
+                why, why_len);
+  if (rc == MXC_OK && k.plan.has_bias) {
+    rc = add_bias(&k, c->in[2].ptr, k.d.y, c->out[0].ptr, why, why_len);
+  }
+  return call_end(&k, rc, why, why_len);
+}
+
+/* _backward_Convolution: inputs (ograd, data, weight[, bias]). */
 int mxc__cuda_conv_backward(const mxc__gpu_call *c, char *why,
                             size_t why_len) {
-  int beta[3] = {-1, -1, -1};
-  for (int o = 0; o < c->n_out && o < 3; ++o) beta[o] = mxc__dnn_beta(c->req[o]);
-  if (beta[0] < 0 && beta[1] < 0 && beta[2] < 0) return MXC_OK;
+  int beta[3];
+  if (!bwd_betas(c, beta)) return MXC_OK;
   /* An empty batch needs no cuDNN (which cannot describe it). */
   if (c->in[1].ndim > 0 && c->in[1].dims[0] == 0) {
     return bwd_empty(c, why, why_len);
   }
   conv_call k;
   /* The plan checks ograd (input 0) against the output it computes. */
-  int rc = call_begin(c, &c->in[1], &c->in[0], &k, why, why_len);
+  int rc = mxc__dnn_conv_plan_make(c->param, c->in[1].dims, c->in[1].ndim,
+                                   &c->in[0], &k.plan, why, why_len);
+  if (rc == MXC_OK) rc = call_begin(c, &k, why, why_len);
   if (rc != MXC_OK) return rc;
-  if (beta[0] >= 0) rc = bwd_data(&k, c, (float)beta[0], why, why_len);
+  const void *dy = c->in[0].ptr;
+  if (beta[0] >= 0) {
+    rc = conv_bwd_data(&k, c->in[2].ptr, dy, (float)beta[0], c->out[0].ptr,
+                       why, why_len);
+  }
   if (rc == MXC_OK && beta[1] >= 0) {
-    rc = bwd_filter(&k, c, (float)beta[1], why, why_len);
+    rc = conv_bwd_filter(&k, c->in[1].ptr, dy, (float)beta[1], c->out[1].ptr,
+                         why, why_len);
   }
   if (rc == MXC_OK && beta[2] >= 0 && k.plan.has_bias) {
-    rc = bwd_bias(&k, c, (float)beta[2], why, why_len);
+    rc = bias_grad(&k, k.d.y, dy, (float)beta[2], c->out[2].ptr, why,
+                   why_len);
+  }
+  return call_end(&k, rc, why, why_len);
+}
+
+/* ---- Deconvolution: the same routines with the roles swapped ---- */
+
+int mxc__cuda_deconv_forward(const mxc__gpu_call *c, char *why,
+                             size_t why_len) {
+  int beta = mxc__dnn_beta(c->req[0]);
+  if (beta < 0 || c->out[0].size == 0) return MXC_OK;
+  conv_call k;
+  int rc = mxc__dnn_deconv_plan_make(c->param, c->in[0].dims, c->in[0].ndim,
+                                     &c->out[0], &k.plan, why, why_len);
+  if (rc == MXC_OK) rc = call_begin(c, &k, why, why_len);
+  if (rc != MXC_OK) return rc;
+  rc = conv_bwd_data(&k, c->in[1].ptr, c->in[0].ptr, (float)beta,
+                     c->out[0].ptr, why, why_len);
+  if (rc == MXC_OK && k.plan.has_bias) {
+    rc = add_bias(&k, c->in[2].ptr, k.d.x, c->out[0].ptr, why, why_len);
+  }
+  return call_end(&k, rc, why, why_len);
+}
+
+/* _backward_Deconvolution: inputs (ograd, data, weight[, bias]); ograd
+ * is on the image side (x), data on the column side (y). */
+int mxc__cuda_deconv_backward(const mxc__gpu_call *c, char *why,
+                              size_t why_len) {
+  int beta[3];
+  if (!bwd_betas(c, beta)) return MXC_OK;
+  if (c->in[1].ndim > 0 && c->in[1].dims[0] == 0) {
+    return bwd_empty(c, why, why_len);
+  }
+  conv_call k;
+  int rc = mxc__dnn_deconv_plan_make(c->param, c->in[1].dims, c->in[1].ndim,
+                                     &c->in[0], &k.plan, why, why_len);
+  if (rc == MXC_OK) rc = call_begin(c, &k, why, why_len);
+  if (rc != MXC_OK) return rc;
+  const void *g = c->in[0].ptr;
+  if (beta[0] >= 0) {
+    rc = conv_fwd(&k, g, c->in[2].ptr, (float)beta[0], c->out[0].ptr, why,
+                  why_len);
+  }
+  if (rc == MXC_OK && beta[1] >= 0) {
+    rc = conv_bwd_filter(&k, g, c->in[1].ptr, (float)beta[1], c->out[1].ptr,
+                         why, why_len);
+  }
+  if (rc == MXC_OK && beta[2] >= 0 && k.plan.has_bias) {
+    rc = bias_grad(&k, k.d.x, g, (float)beta[2], c->out[2].ptr, why,
+                   why_len);
   }
   return call_end(&k, rc, why, why_len);
 }

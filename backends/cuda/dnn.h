@@ -29,6 +29,14 @@ int mxc__cuda_conv_forward(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_conv_backward(const mxc__gpu_call *c, char *why,
                             size_t why_len);
 
+/* Deconvolution: inputs (data, weight[, bias]), output out, as the
+ * adjoint of a convolution (dnn_plan.h); _backward_Deconvolution: inputs
+ * (ograd, data, weight[, bias]), outputs (ddata, dweight[, dbias]). */
+int mxc__cuda_deconv_forward(const mxc__gpu_call *c, char *why,
+                             size_t why_len);
+int mxc__cuda_deconv_backward(const mxc__gpu_call *c, char *why,
+                              size_t why_len);
+
 /* Pooling: input data, output out; max or avg (with or without the
  * padding in the divisor), global_pool, conventions whose windows are
  * cuDNN's (dnn_plan.h); other calls answer MXC_ERR_UNSUPPORTED. */
@@ -60,6 +68,8 @@ int mxc__cuda_bn_backward(const mxc__gpu_call *c, char *why, size_t why_len);
 #define MXC__CUDA_DNN_ROWS                                     \
   {"Convolution", NULL, mxc__cuda_conv_forward},              \
       {"_backward_Convolution", NULL, mxc__cuda_conv_backward}, \
+      {"Deconvolution", NULL, mxc__cuda_deconv_forward},      \
+      {"_backward_Deconvolution", NULL, mxc__cuda_deconv_backward}, \
       {"Pooling", NULL, mxc__cuda_pool_forward},              \
       {"_backward_Pooling", NULL, mxc__cuda_pool_backward},   \
       {"softmax", NULL, mxc__cuda_softmax_forward},           \

@@ -400,3 +400,105 @@ int mxc__dnn_bn_plan_make(const void *param, const int64_t *data, int ndim,
   pl->var_take = (1 - p->momentum) * (double)(pl->m - 1) / (double)pl->m;
   return MXC_OK;
 }
+
+/* ---- deconvolution ---- */
+
+/* Image-side extent *osp and pad *pd of spatial axis i, as
+ * ops/linalg/deconv.c derives them; -1 when cuDNN's convolution of that
+ * extent does not come back to `in`. */
+static int deconv_axis(const mxc__conv_param *p, int i, int64_t in,
+                       int64_t *osp, int64_t *pd) {
+  int64_t k = p->kernel.d[i], s = p->stride.d[i], d = p->dilate.d[i];
+  int64_t full = s * (in - 1) + d * (k - 1) + 1;
+  if (p->target_shape.ndim > 0) {
+    if (p->target_shape.d[i] > full) return -1; /* the operator refuses */
+    *pd = (full - p->target_shape.d[i] + 1) / 2;
+    *osp = p->target_shape.d[i];
+  } else {
+    *pd = p->pad.d[i];
+    *osp = full - 2 * *pd + p->adj.d[i];
+  }
+  return *osp >= 1 && out_extent(*osp, k, s, *pd, d) == in ? 0 : -1;
+}
+
+/* Per spatial axis j of cuDNN's: geometry, x (image) and y (data)
+ * extents. */
+static int deconv_dims(const mxc__conv_param *p, const int64_t *data,
+                       int nsp, mxc__dnn_conv_plan *pl, char *why,
+                       size_t len) {
+  for (int j = 0; j < pl->nbdims - 2; ++j) {
+    int i = axis_of(nsp, j);
+    int64_t in = i < 0 ? 1 : data[2 + i], osp = 1, pd = 0;
+    if (i >= 0 && deconv_axis(p, i, in, &osp, &pd) != 0) {
+      return refuse(why, len, MXC_ERR_UNSUPPORTED,
+                    "Deconvolution on the GPU: along spatial axis %lld, adj "
+                    "or target_shape give an output cuDNN's convolution "
+                    "does not map back onto the data",
+                    (long long)i);
+    }
+    int64_t k = i < 0 ? 1 : p->kernel.d[i], s = i < 0 ? 1 : p->stride.d[i];
+    int64_t d = i < 0 ? 1 : p->dilate.d[i];
+    if (!fits(in) || !fits(osp) || !fits(k) || !fits(s) || !fits(d) ||
+        !fits(pd)) {
+      return refuse(why, len, MXC_ERR_UNSUPPORTED,
+                    "Deconvolution on the GPU: an extent or kernel "
+                    "parameter of axis %lld is beyond cuDNN's int",
+                    (long long)i);
+    }
+    pl->x.dims[2 + j] = (int)osp;
+    pl->y.dims[2 + j] = (int)in;
+    pl->w.dims[2 + j] = (int)k;
+    pl->b.dims[2 + j] = 1;
+    pl->pad[j] = (int)pd, pl->stride[j] = (int)s, pl->dilation[j] = (int)d;
+  }
+  return MXC_OK;
+}
+
+static int deconv_channels(const mxc__conv_param *p, const int64_t *data,
+                           mxc__dnn_conv_plan *pl, char *why, size_t len) {
+  int64_t n = data[0], c = data[1], f = p->num_filter;
+  if (!fits(n) || !fits(c) || !fits(f)) {
+    return refuse(why, len, MXC_ERR_UNSUPPORTED,
+                  "Deconvolution on the GPU: batch, channels or filters "
+                  "beyond cuDNN's int (%lld channels)",
+                  (long long)c);
+  }
+  pl->x.dims[0] = pl->y.dims[0] = (int)n;
+  pl->x.dims[1] = pl->b.dims[1] = (int)f;
+  pl->y.dims[1] = pl->w.dims[0] = (int)c;
+  pl->w.dims[1] = (int)(f / p->num_group);
+  pl->b.dims[0] = 1;
+  return MXC_OK;
+}
+
+int mxc__dnn_deconv_plan_make(const void *param, const int64_t *data,
+                              int ndim, const mxc__gpu_array *out,
+                              mxc__dnn_conv_plan *pl, char *why,
+                              size_t why_len) {
+  const mxc__conv_param *p = param;
+  int rc = check_call(p, ndim, data, why, why_len);
+  if (rc != MXC_OK) return rc;
+  int nsp = p->kernel.ndim;
+  *pl = (mxc__dnn_conv_plan){0};
+  pl->nbdims = nsp == 3 ? 5 : 4;
+  pl->groups = (int)p->num_group;
+  pl->has_bias = !p->no_bias;
+  pl->batch_empty = data[0] == 0;
+  rc = deconv_channels(p, data, pl, why, why_len);
+  if (rc == MXC_OK) rc = deconv_dims(p, data, nsp, pl, why, why_len);
+  if (rc != MXC_OK) return rc;
+  /* The output is the image side: compare it with x (check_out reads y). */
+  mxc__dnn_conv_plan swapped = *pl;
+  swapped.y = pl->x;
+  if (out) rc = check_out(&swapped, out, nsp, why, why_len);
+  if (rc == MXC_OK) rc = check_nonempty(pl, why, why_len);
+  if (rc != MXC_OK) return rc;
+  if (compact(&pl->x, pl->nbdims) || compact(&pl->w, pl->nbdims) ||
+      compact(&pl->y, pl->nbdims) || compact(&pl->b, pl->nbdims)) {
+    return refuse(why, why_len, MXC_ERR_UNSUPPORTED,
+                  "Deconvolution on the GPU: a tensor has more elements "
+                  "than cuDNN's int can count (batch %lld)",
+                  (long long)data[0]);
+  }
+  return MXC_OK;
+}

@@ -140,6 +140,24 @@ int mxc__dnn_bn_plan_make(const void *param, const int64_t *data, int ndim,
                           int is_train, mxc__dnn_bn_plan *plan, char *why,
                           size_t why_len);
 
+/* Deconvolution as the convolution it is the adjoint of: the plan's x is
+ * the deconvolution's output (N, num_filter, out spatial: the image
+ * side), y its data (N, C, spatial: the column side), w its weight
+ * (C, num_filter / groups, kernel), which is cuDNN's filter of that
+ * convolution, and b its bias (1, num_filter, 1, ...). The forward is
+ * cudnnConvolutionBackwardData, the data gradient cudnnConvolutionForward,
+ * the weight gradient cudnnConvolutionBackwardFilter with x and y so
+ * swapped. pad is the operator's, or the one target_shape implies.
+ * out, when non-NULL, is the output array (the image side). Besides what
+ * convolutions refuse: MXC_ERR_UNSUPPORTED when adj or target_shape
+ * give an output extent from which cuDNN's convolution would not come
+ * back to the data's extent (adj >= stride, or an odd padding total with
+ * stride 1). */
+int mxc__dnn_deconv_plan_make(const void *param, const int64_t *data,
+                              int ndim, const mxc__gpu_array *out,
+                              mxc__dnn_conv_plan *plan, char *why,
+                              size_t why_len);
+
 /* cuDNN's output = alpha * result + beta * output: the beta of write mode
  * req (0 for WRITE and INPLACE, 1 for ADD); -1 for NULL (skip). */
 int mxc__dnn_beta(int req);

@@ -1,10 +1,9 @@
 // Conformance cases of the cuDNN kernels (backends/cuda/dnn.h):
-// Convolution, Pooling, softmax, log_softmax, BatchNorm (its moving
-// statistics too) and their _backward_ operators on the GPU against the
-// CPU operators, same random inputs, GPU
-// outputs poisoned before a write (an element never written fails), write
-// and add modes, each output of the backward in its own mode, an empty
-// batch.
+// Convolution, Deconvolution, Pooling, softmax, log_softmax, BatchNorm
+// (its moving statistics too) and their _backward_ operators on the GPU
+// against the CPU operators, same random inputs, GPU outputs poisoned
+// before a write (an element never written fails), write and add modes,
+// each output of the backward in its own mode, an empty batch.
 //
 // Tolerance (float32): |gpu - cpu| <= 1e-4 * max(1, max |cpu|) per output.
 // Both sides sum the same products in another order (cuDNN's implicit
@@ -177,30 +176,61 @@ void Compare(int dev, const std::string &what, const char *op,
   }
 }
 
-void ConvForward(int dev, std::mt19937 *g) {
-  for (size_t k = 0; k < kConv.size(); ++k) {
-    const ConvCase &c = kConv[k];
+// Deconvolution: stride, pad, adj, target_shape, groups, dilation, 1-D
+// to 3-D, an empty batch (weight (C, num_filter / num_group, kernel)).
+const std::vector<ConvCase> kDeconv = {
+    {{2, 3, 4, 5}, {3, 4, 3, 2}, {2, 4, 6, 6},
+     {{"kernel", "(3,2)"}, {"num_filter", "4"}}, false},
+    {{2, 4, 5, 4}, {4, 3, 3, 3}, {2, 6, 10, 9},
+     {{"kernel", "(3,3)"}, {"num_filter", "6"}, {"num_group", "2"},
+      {"stride", "(2,2)"}, {"pad", "(1,0)"}, {"adj", "(1,0)"},
+      {"no_bias", "false"}},
+     true},
+    {{1, 2, 6, 5}, {2, 3, 3, 2}, {1, 3, 13, 13},
+     {{"kernel", "(3,2)"}, {"num_filter", "3"}, {"stride", "(2,3)"},
+      {"dilate", "(2,1)"}, {"target_shape", "(13,13)"}},
+     false},
+    {{3, 2, 7}, {2, 5, 4}, {3, 5, 20},
+     {{"kernel", "(4,)"}, {"num_filter", "5"}, {"stride", "(3,)"},
+      {"pad", "(2,)"}, {"adj", "(2,)"}, {"no_bias", "false"}},
+     true},
+    {{2, 4, 3, 4, 2}, {4, 1, 2, 3, 2}, {2, 4, 6, 4, 2},
+     {{"kernel", "(2,3,2)"}, {"num_filter", "4"}, {"num_group", "4"},
+      {"stride", "(2,1,2)"}, {"pad", "(0,1,1)"}, {"no_bias", "false"}},
+     true},
+    {{0, 3, 3, 3}, {3, 2, 3, 3}, {0, 2, 5, 5},
+     {{"kernel", "(3,3)"}, {"num_filter", "2"}, {"no_bias", "false"}}, true},
+};
+
+// The forward of Convolution or Deconvolution (op) over its cases; the
+// bias has one value per output channel.
+void ConvLikeForward(const char *op, const std::vector<ConvCase> &cases,
+                     int dev, std::mt19937 *g) {
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const ConvCase &c = cases[k];
     std::vector<Dims> in_d = {c.data, c.weight};
     std::vector<Vec> in = {Random(c.data, g), Random(c.weight, g)};
-    if (c.bias) in_d.push_back({c.weight[0]}), in.push_back(Random({c.weight[0]}, g));
+    if (c.bias) in_d.push_back({c.out[1]}), in.push_back(Random({c.out[1]}, g));
     for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
-      std::string what = "Convolution case " + std::to_string(k) +
+      std::string what = std::string(op) + " case " + std::to_string(k) +
                          (req == MXC_REQ_ADD ? " add" : " write");
-      Compare(dev, what, "Convolution", c.params, in_d, in, {c.out}, {Random(c.out, g)},
+      Compare(dev, what, op, c.params, in_d, in, {c.out}, {Random(c.out, g)},
               {req});
     }
   }
 }
 
-void ConvBackward(int dev, std::mt19937 *g) {
-  for (size_t k = 0; k < kConv.size(); ++k) {
-    const ConvCase &c = kConv[k];
+// The backward (op: _backward_Convolution or _backward_Deconvolution).
+void ConvLikeBackward(const char *op, const std::vector<ConvCase> &cases,
+                      int dev, std::mt19937 *g) {
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const ConvCase &c = cases[k];
     std::vector<Dims> in_d = {c.out, c.data, c.weight};
     std::vector<Dims> out_d = {c.data, c.weight};
     std::vector<Vec> in = {Random(c.out, g), Random(c.data, g),
                            Random(c.weight, g)};
     if (c.bias) {
-      Dims b = {c.weight[0]};
+      Dims b = {c.out[1]};
       in_d.push_back(b), out_d.push_back(b), in.push_back(Random(b, g));
     }
     std::vector<Vec> base;
@@ -213,13 +243,34 @@ void ConvBackward(int dev, std::mt19937 *g) {
         {MXC_REQ_WRITE, MXC_REQ_ADD, MXC_REQ_WRITE}};
     for (auto req : reqs) {
       req.resize(out_d.size());
-      std::string what = "_backward_Convolution case " + std::to_string(k) +
+      std::string what = std::string(op) + " case " + std::to_string(k) +
                          " req " + std::to_string(req[0]) +
                          std::to_string(req[1]);
-      Compare(dev, what, "_backward_Convolution", c.params, in_d, in, out_d, base, req);
+      Compare(dev, what, op, c.params, in_d, in, out_d, base, req);
     }
   }
 }
+
+void ConvForward(int dev, std::mt19937 *g) {
+  ConvLikeForward("Convolution", kConv, dev, g);
+}
+void ConvBackward(int dev, std::mt19937 *g) {
+  ConvLikeBackward("_backward_Convolution", kConv, dev, g);
+}
+void DeconvForward(int dev, std::mt19937 *g) {
+  ConvLikeForward("Deconvolution", kDeconv, dev, g);
+}
+void DeconvBackward(int dev, std::mt19937 *g) {
+  ConvLikeBackward("_backward_Deconvolution", kDeconv, dev, g);
+}
+
+const mxct::RegisterCase kDeconvCase("Deconvolution", [](std::mt19937 *g) {
+  DeconvForward(MXC_DEVICE_GPU, g);
+});
+const mxct::RegisterCase kDeconvBwdCase("_backward_Deconvolution",
+                                        [](std::mt19937 *g) {
+                                          DeconvBackward(MXC_DEVICE_GPU, g);
+                                        });
 
 // ---- pooling ----
 
@@ -464,6 +515,8 @@ TEST(GpuConformanceDnn, CasesAreValidCallsOnTheCpu) {
   std::mt19937 g(5);
   ConvForward(MXC_DEVICE_CPU, &g);
   ConvBackward(MXC_DEVICE_CPU, &g);
+  DeconvForward(MXC_DEVICE_CPU, &g);
+  DeconvBackward(MXC_DEVICE_CPU, &g);
   PoolForward(MXC_DEVICE_CPU, &g);
   PoolBackward(MXC_DEVICE_CPU, &g);
   BnForward(MXC_DEVICE_CPU, &g);

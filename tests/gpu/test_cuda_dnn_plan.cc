@@ -932,4 +932,120 @@ TEST(CudaDnnBnPlan, RefusesWhatCudnnComputesOtherwise) {
       << why;
 }
 
+// ---- deconvolution ----
+
+// Stride, pad, adj, target_shape, groups, dilation; 1-D to 3-D.
+const std::vector<Case> kDeconv = {
+    {{2, 3, 4, 5}, {{"kernel", "(3,2)"}, {"num_filter", "4"}}},
+    {{2, 4, 5, 4},
+     {{"kernel", "(3,3)"}, {"num_filter", "6"}, {"num_group", "2"},
+      {"stride", "(2,2)"}, {"pad", "(1,0)"}, {"adj", "(1,0)"},
+      {"no_bias", "false"}}},
+    {{1, 2, 6, 5},
+     {{"kernel", "(3,2)"}, {"num_filter", "3"}, {"stride", "(2,3)"},
+      {"dilate", "(2,1)"}, {"target_shape", "(13,13)"}}},
+    {{3, 2, 7},
+     {{"kernel", "(4,)"}, {"num_filter", "5"}, {"stride", "(3,)"},
+      {"pad", "(2,)"}, {"adj", "(2,)"}, {"no_bias", "false"}}},
+    {{2, 4, 3, 4, 2},
+     {{"kernel", "(2,3,2)"}, {"num_filter", "4"}, {"num_group", "4"},
+      {"stride", "(2,1,2)"}, {"pad", "(0,1,1)"}, {"no_bias", "false"}}},
+};
+
+mxc__dnn_conv_plan MakeDeconv(const Case &c, const Params &prm) {
+  mxc__dnn_conv_plan pl;
+  char why[256] = "";
+  EXPECT_EQ(mxc__dnn_deconv_plan_make(prm.p, c.data.data(),
+                                      (int)c.data.size(), nullptr, &pl, why,
+                                      sizeof why),
+            MXC_OK)
+      << why;
+  return pl;
+}
+
+Dims XDims(const mxc__dnn_conv_plan &p, size_t ndim) {
+  Dims d = {p.x.dims[0], p.x.dims[1]};
+  for (size_t i = 2; i < ndim; ++i) d.push_back(p.x.dims[ndim == 3 ? 3 : i]);
+  return d;
+}
+
+// Per-channel bias on the image side (x), as cudnnAddTensor broadcasts it.
+void AddBiasX(const mxc__dnn_conv_plan &p, const Vec &b, Vec *out) {
+  for (int64_t i = 0; i < (int64_t)out->size(); ++i) {
+    (*out)[i] += b[(size_t)(i / p.x.strides[1] % p.x.dims[1])];
+  }
+}
+
+TEST(CudaDnnDeconvPlan, ForwardAndBackwardFollowTheCpuOperator) {
+  std::mt19937 g(26);
+  for (size_t k = 0; k < kDeconv.size(); ++k) {
+    SCOPED_TRACE("deconvolution case " + std::to_string(k));
+    const Case &c = kDeconv[k];
+    Params prm(c, "Deconvolution");
+    mxc__dnn_conv_plan pl = MakeDeconv(c, prm);
+    size_t nd = c.data.size();
+    Dims wd = WDims(pl, nd), od = XDims(pl, nd), bd = {pl.x.dims[1]};
+    Vec x = Random(Numel(c.data), &g), w = Random(Numel(wd), &g);
+    Vec b = Random(bd[0], &g), dout = Random(Numel(od), &g);
+    std::vector<Dims> in_d = {c.data, wd};
+    std::vector<Vec> in = {x, w};
+    if (pl.has_bias) in_d.push_back(bd), in.push_back(b);
+    // Forward: cudnnConvolutionBackwardData from the data (the column
+    // side) into the output, then the bias.
+    std::vector<Vec> cpu = {Vec((size_t)Numel(od), 0.f)};
+    RunCpu("Deconvolution", c, in_d, in, {od}, &cpu, {MXC__GPU_REQ_WRITE});
+    std::vector<double> acc((size_t)Numel(od), 0.0);
+    ForEachTap(pl, [&](int64_t xi, int64_t wi, int64_t yi) {
+      acc[xi] += (double)x[yi] * w[wi];
+    });
+    Vec naive((size_t)Numel(od));
+    Blend(acc, 0, &naive);
+    if (pl.has_bias) AddBiasX(pl, b, &naive);
+    EXPECT_LT(RelErr(naive, cpu[0]), kTol) << "forward";
+    // Backward: ddata = convolution of dout (cudnnConvolutionForward),
+    // dweight = cudnnConvolutionBackwardFilter(x = dout, dy = data),
+    // dbias = sums of dout per output channel.
+    std::vector<Dims> bin_d = {od, c.data, wd}, bout_d = {c.data, wd};
+    std::vector<Vec> bin = {dout, x, w};
+    if (pl.has_bias) bin_d.push_back(bd), bout_d.push_back(bd), bin.push_back(b);
+    std::vector<Vec> bcpu;
+    for (const Dims &d : bout_d) bcpu.push_back(Vec((size_t)Numel(d), 0.f));
+    std::vector<int> req(bout_d.size(), MXC__GPU_REQ_WRITE);
+    RunCpu("_backward_Deconvolution", c, bin_d, bin, bout_d, &bcpu, req);
+    std::vector<double> dx((size_t)Numel(c.data), 0.0), dw((size_t)Numel(wd), 0.0);
+    ForEachTap(pl, [&](int64_t xi, int64_t wi, int64_t yi) {
+      dx[yi] += (double)dout[xi] * w[wi];
+      dw[wi] += (double)dout[xi] * x[yi];
+    });
+    Vec ndx((size_t)Numel(c.data)), ndw((size_t)Numel(wd));
+    Blend(dx, 0, &ndx);
+    Blend(dw, 0, &ndw);
+    EXPECT_LT(RelErr(ndx, bcpu[0]), kTol) << "data gradient";
+    EXPECT_LT(RelErr(ndw, bcpu[1]), kTol) << "weight gradient";
+    if (pl.has_bias) {
+      Vec ndb((size_t)bd[0], 0.f);
+      for (int64_t i = 0; i < (int64_t)dout.size(); ++i) {
+        ndb[(size_t)(i / pl.x.strides[1] % pl.x.dims[1])] += dout[(size_t)i];
+      }
+      EXPECT_LT(RelErr(ndb, bcpu[2]), kTol) << "bias gradient";
+    }
+  }
+}
+
+TEST(CudaDnnDeconvPlan, RefusesAnAdjCudnnCannotMapBack) {
+  // adj 2 >= stride 2 (allowed by the dilation 3): the convolution of the
+  // output would have one more position than the data.
+  Case c = {{1, 1, 4, 4},
+            {{"kernel", "(2,2)"}, {"num_filter", "1"}, {"stride", "(2,2)"},
+             {"dilate", "(3,1)"}, {"adj", "(2,0)"}}};
+  Params prm(c, "Deconvolution");
+  mxc__dnn_conv_plan pl;
+  char why[256] = "";
+  EXPECT_EQ(mxc__dnn_deconv_plan_make(prm.p, c.data.data(), 4, nullptr, &pl,
+                                      why, sizeof why),
+            MXC_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(why).find("adj or target_shape"), std::string::npos)
+      << why;
+}
+
 }  // namespace
