@@ -9,8 +9,7 @@
 
 /* The plug-in calls nothing of libmxc: errors are written into `why`
  * here, not through core/base/error.h's macros. */
-static int refuse(char *why, size_t len, int rc, const char *msg,
-                  long long v) {
+static int refuse(char *why, size_t len, int rc, const char *msg, long long v) {
   snprintf(why, len, msg, v);
   return rc;
 }
@@ -135,8 +134,7 @@ static int check_call(const mxc__conv_param *p, int ndim, const int64_t *data,
 
 /* cuDNN cannot describe an empty tensor: only an empty batch, handled by
  * the kernel without cuDNN, is accepted. */
-static int check_nonempty(const mxc__dnn_conv_plan *pl, char *why,
-                          size_t len) {
+static int check_nonempty(const mxc__dnn_conv_plan *pl, char *why, size_t len) {
   for (int i = 1; i < pl->nbdims; ++i) {
     if (pl->x.dims[i] == 0 || pl->w.dims[i] == 0 || pl->y.dims[i] == 0) {
       return refuse(why, len, MXC_ERR_UNSUPPORTED,
@@ -178,9 +176,12 @@ int mxc__dnn_conv_plan_make(const void *param, const int64_t *data, int ndim,
 int mxc__dnn_beta(int req) {
   switch (req) {
     case MXC__GPU_REQ_WRITE:
-    case MXC__GPU_REQ_INPLACE: return 0;
-    case MXC__GPU_REQ_ADD: return 1;
-    default: return -1;
+    case MXC__GPU_REQ_INPLACE:
+      return 0;
+    case MXC__GPU_REQ_ADD:
+      return 1;
+    default:
+      return -1;
   }
 }
 
@@ -300,8 +301,8 @@ int mxc__dnn_pool_plan_make(const void *param, const int64_t *data, int ndim,
 
 /* ---- softmax ---- */
 
-int mxc__dnn_softmax_plan_make(const void *param, const int64_t *data,
-                               int ndim, mxc__dnn_softmax_plan *pl, char *why,
+int mxc__dnn_softmax_plan_make(const void *param, const int64_t *data, int ndim,
+                               mxc__dnn_softmax_plan *pl, char *why,
                                size_t why_len) {
   const mxc__softmax_param *p = param;
   int64_t axis = p->axis < 0 ? p->axis + ndim : p->axis;
@@ -347,8 +348,7 @@ int mxc__dnn_softmax_plan_make(const void *param, const int64_t *data,
 #define BN_MIN_EPS 1e-5
 
 static int bn_refuse_eps(const mxc__bn_param *p, char *why, size_t len) {
-  snprintf(why, len,
-           "BatchNorm on the GPU: eps %g is below cuDNN's minimum %g",
+  snprintf(why, len, "BatchNorm on the GPU: eps %g is below cuDNN's minimum %g",
            p->eps, BN_MIN_EPS);
   return MXC_ERR_UNSUPPORTED;
 }
@@ -423,9 +423,8 @@ static int deconv_axis(const mxc__conv_param *p, int i, int64_t in,
 
 /* Per spatial axis j of cuDNN's: geometry, x (image) and y (data)
  * extents. */
-static int deconv_dims(const mxc__conv_param *p, const int64_t *data,
-                       int nsp, mxc__dnn_conv_plan *pl, char *why,
-                       size_t len) {
+static int deconv_dims(const mxc__conv_param *p, const int64_t *data, int nsp,
+                       mxc__dnn_conv_plan *pl, char *why, size_t len) {
   for (int j = 0; j < pl->nbdims - 2; ++j) {
     int i = axis_of(nsp, j);
     int64_t in = i < 0 ? 1 : data[2 + i], osp = 1, pd = 0;
@@ -471,10 +470,9 @@ static int deconv_channels(const mxc__conv_param *p, const int64_t *data,
   return MXC_OK;
 }
 
-int mxc__dnn_deconv_plan_make(const void *param, const int64_t *data,
-                              int ndim, const mxc__gpu_array *out,
-                              mxc__dnn_conv_plan *pl, char *why,
-                              size_t why_len) {
+int mxc__dnn_deconv_plan_make(const void *param, const int64_t *data, int ndim,
+                              const mxc__gpu_array *out, mxc__dnn_conv_plan *pl,
+                              char *why, size_t why_len) {
   const mxc__conv_param *p = param;
   int rc = check_call(p, ndim, data, why, why_len);
   if (rc != MXC_OK) return rc;

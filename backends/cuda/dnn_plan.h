@@ -1,9 +1,10 @@
-/* What the cuDNN kernels (dnn.c) hand to cuDNN, computed from mxc's
- * parameters and shapes by plain C with no CUDA call: the risky part
- * (dims, strides, pads, dilations, groups, write modes) is here so that
- * it is host-tested (tests/gpu/test_cuda_dnn_plan.cc runs a naive
- * convolution that follows exactly these values and compares it with
- * mxc's CPU operator).
+/* What the cuDNN kernels (dnn_conv.c, dnn_norm.c) hand to cuDNN,
+ * computed from mxc's parameters and shapes by plain C with no CUDA
+ * call: the risky part (dims, strides, pads, dilations, groups, windows,
+ * modes, moving-average factors, write modes) is here so that it is
+ * host-tested (tests/gpu/test_cuda_dnn_plan.cc runs naive versions of
+ * the cuDNN routines that follow exactly these values and compares them
+ * with mxc's CPU operators).
  *
  * cuDNN's legacy descriptors take int dims and need 4-D or 5-D tensors:
  * a 1-D convolution (N, C, W) is described as 2-D (N, C, 1, W) with a
@@ -35,11 +36,11 @@ typedef struct mxc__dnn_tensor {
 /* A Convolution call as cuDNN sees it (CUDNN_CROSS_CORRELATION, the
  * same as mxc's CPU operator: no kernel flip). */
 typedef struct mxc__dnn_conv_plan {
-  int nbdims;          /* tensor rank: 4 (1-D, 2-D) or 5 (3-D) */
-  mxc__dnn_tensor x;   /* data (N, C, spatial) */
-  mxc__dnn_tensor w;   /* weight (F, C / groups, kernel) */
-  mxc__dnn_tensor y;   /* output (N, F, out spatial) */
-  mxc__dnn_tensor b;   /* bias as (1, F, 1, ...) */
+  int nbdims;                         /* tensor rank: 4 (1-D, 2-D) or 5 (3-D) */
+  mxc__dnn_tensor x;                  /* data (N, C, spatial) */
+  mxc__dnn_tensor w;                  /* weight (F, C / groups, kernel) */
+  mxc__dnn_tensor y;                  /* output (N, F, out spatial) */
+  mxc__dnn_tensor b;                  /* bias as (1, F, 1, ...) */
   int pad[3], stride[3], dilation[3]; /* nbdims - 2 entries */
   int groups;
   int has_bias;
@@ -56,16 +57,15 @@ typedef struct mxc__dnn_conv_plan {
  * cuDNN cannot describe the call: a dim or a tensor's element count
  * beyond int, a channel-last layout, an empty tensor other than the
  * batch. */
-int mxc__dnn_conv_plan_make(const void *param, const int64_t *data,
-                            int ndim, const mxc__gpu_array *out,
-                            mxc__dnn_conv_plan *plan, char *why,
-                            size_t why_len);
+int mxc__dnn_conv_plan_make(const void *param, const int64_t *data, int ndim,
+                            const mxc__gpu_array *out, mxc__dnn_conv_plan *plan,
+                            char *why, size_t why_len);
 
 /* Pooling modes, as cudnnPoolingMode_t names them. */
 enum {
-  MXC__DNN_POOL_MAX,              /* CUDNN_POOLING_MAX_DETERMINISTIC */
-  MXC__DNN_POOL_AVG_INCLUDE_PAD,  /* ..._AVERAGE_COUNT_INCLUDE_PADDING */
-  MXC__DNN_POOL_AVG_EXCLUDE_PAD   /* ..._AVERAGE_COUNT_EXCLUDE_PADDING */
+  MXC__DNN_POOL_MAX,             /* CUDNN_POOLING_MAX_DETERMINISTIC */
+  MXC__DNN_POOL_AVG_INCLUDE_PAD, /* ..._AVERAGE_COUNT_INCLUDE_PADDING */
+  MXC__DNN_POOL_AVG_EXCLUDE_PAD  /* ..._AVERAGE_COUNT_EXCLUDE_PADDING */
 };
 
 /* A Pooling call as cuDNN sees it: window o of an axis covers input
@@ -88,9 +88,8 @@ typedef struct mxc__dnn_pool_plan {
  * a pad as large as the window (windows of padding alone), channel-last
  * layouts, empty or beyond-int tensors. */
 int mxc__dnn_pool_plan_make(const void *param, const int64_t *data, int ndim,
-                            const mxc__gpu_array *out,
-                            mxc__dnn_pool_plan *plan, char *why,
-                            size_t why_len);
+                            const mxc__gpu_array *out, mxc__dnn_pool_plan *plan,
+                            char *why, size_t why_len);
 
 /* A softmax or log_softmax call as cuDNN sees it: data of any rank
  * split around the axis into (outer, len, inner) and described as the
@@ -106,9 +105,9 @@ typedef struct mxc__dnn_softmax_plan {
  * data dims `data`. MXC_ERR_UNSUPPORTED for what cuDNN does not compute:
  * a temperature other than 1, use_length, an extent beyond int;
  * MXC_ERR_SHAPE for an axis out of range. */
-int mxc__dnn_softmax_plan_make(const void *param, const int64_t *data,
-                               int ndim, mxc__dnn_softmax_plan *plan,
-                               char *why, size_t why_len);
+int mxc__dnn_softmax_plan_make(const void *param, const int64_t *data, int ndim,
+                               mxc__dnn_softmax_plan *plan, char *why,
+                               size_t why_len);
 
 /* A BatchNorm call as cuDNN sees it (CUDNN_BATCHNORM_SPATIAL): data of
  * any rank split around the channel axis into (outer, C, inner) and
@@ -122,9 +121,9 @@ int mxc__dnn_softmax_plan_make(const void *param, const int64_t *data,
  * cudnnAddTensor, the variance's take carrying (m - 1) / m. */
 typedef struct mxc__dnn_bn_plan {
   mxc__dnn_tensor x, c;
-  int64_t m;        /* elements per channel: outer * inner */
-  int batch_stats;  /* training mode and not use_global_stats */
-  int fix_gamma;    /* gamma taken as 1; its gradient 0 */
+  int64_t m;       /* elements per channel: outer * inner */
+  int batch_stats; /* training mode and not use_global_stats */
+  int fix_gamma;   /* gamma taken as 1; its gradient 0 */
   double eps;
   double mean_keep, mean_take, var_keep, var_take;
 } mxc__dnn_bn_plan;
@@ -153,8 +152,8 @@ int mxc__dnn_bn_plan_make(const void *param, const int64_t *data, int ndim,
  * give an output extent from which cuDNN's convolution would not come
  * back to the data's extent (adj >= stride, or an odd padding total with
  * stride 1). */
-int mxc__dnn_deconv_plan_make(const void *param, const int64_t *data,
-                              int ndim, const mxc__gpu_array *out,
+int mxc__dnn_deconv_plan_make(const void *param, const int64_t *data, int ndim,
+                              const mxc__gpu_array *out,
                               mxc__dnn_conv_plan *plan, char *why,
                               size_t why_len);
 

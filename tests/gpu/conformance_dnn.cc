@@ -110,7 +110,9 @@ int Run(const char *name, const Kv &kv, int dev, const std::vector<Dims> &in_d,
   for (const auto &p : kv) keys.push_back(p.first.c_str());
   for (const auto &p : kv) vals.push_back(p.second.c_str());
   std::vector<mxc_ndarray> ins, os;
-  for (size_t i = 0; i < in.size(); ++i) ins.push_back(Filled(in_d[i], dev, in[i]));
+  for (size_t i = 0; i < in.size(); ++i) {
+    ins.push_back(Filled(in_d[i], dev, in[i]));
+  }
   for (size_t i = 0; i < outs->size(); ++i) {
     os.push_back(Filled(out_d[i], dev, (*outs)[i]));
   }
@@ -294,7 +296,9 @@ const std::vector<PoolCase> kPool = {
       {"pool_type", "avg"}, {"count_include_pad", "false"}}},
     {{2, 2, 5, 6, 4}, {2, 2, 6, 3, 2},
      {{"kernel", "(2,3,2)"}, {"stride", "(1,2,2)"}, {"pad", "(1,1,0)"}}},
-    {{2, 3, 5, 7}, {2, 3, 1, 1}, {{"global_pool", "true"}, {"pool_type", "avg"}}},
+    {{2, 3, 5, 7},
+     {2, 3, 1, 1},
+     {{"global_pool", "true"}, {"pool_type", "avg"}}},
     {{2, 3, 5, 7}, {2, 3, 1, 1}, {{"global_pool", "true"}}},
     {{2, 3, 5, 7}, {2, 3, 2, 3},
      {{"kernel", "(3,3)"}, {"stride", "(2,2)"},
@@ -364,7 +368,9 @@ void SoftmaxCases(const char *op, int dev, bool bwd, std::mt19937 *g) {
 
 const mxct::RegisterCase kSoftmaxCases[] = {
     {"softmax",
-     [](std::mt19937 *g) { SoftmaxCases("softmax", MXC_DEVICE_GPU, false, g); }},
+     [](std::mt19937 *g) {
+       SoftmaxCases("softmax", MXC_DEVICE_GPU, false, g);
+     }},
     {"_backward_softmax",
      [](std::mt19937 *g) {
        SoftmaxCases("_backward_softmax", MXC_DEVICE_GPU, true, g);

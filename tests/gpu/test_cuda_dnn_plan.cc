@@ -234,7 +234,9 @@ void RunCpu(const char *name, const Case &c, const std::vector<Dims> &in_d,
 double RelErr(const Vec &a, const Vec &b) {
   EXPECT_EQ(a.size(), b.size());
   double worst = 0, scale = 1;
-  for (size_t i = 0; i < b.size(); ++i) scale = std::fmax(scale, std::fabs(b[i]));
+  for (size_t i = 0; i < b.size(); ++i) {
+    scale = std::fmax(scale, std::fabs(b[i]));
+  }
   for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
     worst = std::fmax(worst, std::fabs((double)a[i] - b[i]));
   }
@@ -462,7 +464,9 @@ void ForEachWindow(
               for (int c = lo[2]; c < hi[2]; ++c) {
                 int at[3] = {a, b, c};
                 int64_t xi = pl * p.x.strides[1];
-                for (int j = 0; j < sp; ++j) xi += (int64_t)at[j] * p.x.strides[2 + j];
+                for (int j = 0; j < sp; ++j) {
+                  xi += (int64_t)at[j] * p.x.strides[2 + j];
+                }
                 xs.push_back(xi);
               }
           double div = p.mode == MXC__DNN_POOL_AVG_INCLUDE_PAD
@@ -756,7 +760,9 @@ void NaiveBn(const mxc__dnn_bn_plan &p, const Vec &x, const Vec &gamma,
       double sum = 0, sq = 0;
       ForEachOfChannel(p, c, [&](int64_t i) { sum += x[i]; });
       mean = sum / (double)p.m;
-      ForEachOfChannel(p, c, [&](int64_t i) { sq += (x[i] - mean) * (x[i] - mean); });
+      ForEachOfChannel(p, c, [&](int64_t i) {
+        sq += (x[i] - mean) * (x[i] - mean);
+      });
       double var = sq / (double)p.m, unbiased = sq / (double)(p.m - 1);
       inv = 1 / std::sqrt(var + p.eps);
       s->mm[c] = (float)(p.mean_keep * s->mm[c] + p.mean_take * mean);
@@ -811,8 +817,8 @@ BnState CpuBn(const BnCase &b, const Vec &x, const Vec &gamma,
         << why;
     C = pl.x.dims[1];
   }
-  std::vector<mxc_ndarray> in = {Cpu(c.data, x), Cpu({C}, gamma), Cpu({C}, beta),
-                                 Cpu({C}, mm), Cpu({C}, mv)};
+  std::vector<mxc_ndarray> in = {Cpu(c.data, x), Cpu({C}, gamma),
+                                 Cpu({C}, beta), Cpu({C}, mm), Cpu({C}, mv)};
   std::vector<mxc_ndarray> out = {Cpu(c.data, x), Cpu({C}, mm), Cpu({C}, mv)};
   int reqs[3] = {MXC_REQ_WRITE, MXC_REQ_WRITE, MXC_REQ_WRITE}, prev = 0;
   mxc_set_training(b.train, &prev);
@@ -1007,12 +1013,15 @@ TEST(CudaDnnDeconvPlan, ForwardAndBackwardFollowTheCpuOperator) {
     // dbias = sums of dout per output channel.
     std::vector<Dims> bin_d = {od, c.data, wd}, bout_d = {c.data, wd};
     std::vector<Vec> bin = {dout, x, w};
-    if (pl.has_bias) bin_d.push_back(bd), bout_d.push_back(bd), bin.push_back(b);
+    if (pl.has_bias) {
+      bin_d.push_back(bd), bout_d.push_back(bd), bin.push_back(b);
+    }
     std::vector<Vec> bcpu;
     for (const Dims &d : bout_d) bcpu.push_back(Vec((size_t)Numel(d), 0.f));
     std::vector<int> req(bout_d.size(), MXC__GPU_REQ_WRITE);
     RunCpu("_backward_Deconvolution", c, bin_d, bin, bout_d, &bcpu, req);
-    std::vector<double> dx((size_t)Numel(c.data), 0.0), dw((size_t)Numel(wd), 0.0);
+    std::vector<double> dx((size_t)Numel(c.data), 0.0);
+    std::vector<double> dw((size_t)Numel(wd), 0.0);
     ForEachTap(pl, [&](int64_t xi, int64_t wi, int64_t yi) {
       dx[yi] += (double)dout[xi] * w[wi];
       dw[wi] += (double)dout[xi] * x[yi];
