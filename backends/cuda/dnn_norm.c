@@ -282,6 +282,11 @@ static int bn_fwd_train(bn_call *k, const mxc__gpu_call *c, void *y, float beta,
   const mxc__dnn_bn_plan *p = &k->plan;
   const void *scale = p->fix_gamma ? k->slot[BN_ONES] : c->in[1].ptr;
   const float one = 1.f;
+  /* With factor 1 the running slots get (1 - 1) * old + batch: cleared
+   * first, as 0 * NaN left in the workspace would be NaN. */
+  size_t C = (size_t)p->c.dims[1];
+  cudaError_t e = cudaMemset(k->slot[BN_C], 0, 2 * C * sizeof(float));
+  if (e != cudaSuccess) return mxc__cuda_rt_fail(why, len, "cudaMemset", e);
   DN_TRY(DN(cudnnBatchNormalizationForwardTraining)(
              k->h, CUDNN_BATCHNORM_SPATIAL, &one, &beta, k->x, c->in[0].ptr,
              k->x, y, k->c, scale, c->in[2].ptr, 1.0, k->slot[BN_C],
