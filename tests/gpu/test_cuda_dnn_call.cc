@@ -18,6 +18,7 @@ extern "C" {
 #include "core/op/op.h"
 }
 #include "mxc/mxc.h"
+#include "tests/gpu/conformance.h"
 
 namespace {
 
@@ -107,6 +108,16 @@ TEST(CudaDnnCall, PoolingCuDnnCannotMatchIsRefusedBeforeTheDevice) {
             MXC_ERR_UNSUPPORTED);
   EXPECT_NE(std::string(why).find("sum or lp"), std::string::npos) << why;
   mxc__free(param);
+}
+
+// Every cuDNN row of the kernel table has a conformance case of its own
+// (tests/gpu/conformance_dnn.cc): the generic same-shape case cannot call
+// these operators, so a row without one would fail only on a GPU.
+TEST(CudaDnnCall, EveryRowHasAConformanceCase) {
+  const mxc__gpu_kernel rows[] = {MXC__CUDA_DNN_ROWS};
+  for (const mxc__gpu_kernel &k : rows) {
+    EXPECT_EQ(mxct::OwnCases().count(k.op), 1u) << k.op;
+  }
 }
 
 }  // namespace
