@@ -19,6 +19,7 @@ dir=${2:-build/gpu_check}
 programs=(
   "test_cuda_plugin=//tests/gpu:test_cuda_plugin"
   "test_gpu_conformance=//tests/gpu:test_gpu_conformance"
+  "test_cuda_dnn_threads=//tests/gpu:test_cuda_dnn_threads"
 )
 
 # The C library's own files: every Linux machine has them, in a version at
