@@ -33,8 +33,9 @@ static void descs_free(conv_descs *d) {
 static int descs_make(const mxc__dnn_conv_plan *p, conv_descs *d, char *why,
                       size_t len) {
   int rc = mxc__cudnn_tensor_desc(p->nbdims, &p->x, &d->x, why, len);
-  if (rc == MXC_OK)
+  if (rc == MXC_OK) {
     rc = mxc__cudnn_tensor_desc(p->nbdims, &p->y, &d->y, why, len);
+  }
   if (rc == MXC_OK && p->has_bias) {
     rc = mxc__cudnn_tensor_desc(p->nbdims, &p->b, &d->b, why, len);
   }

@@ -35,8 +35,9 @@ static const cudnnPoolingMode_t k_pool_modes[] = {
 static int pool_descs(pool_call *k, char *why, size_t len) {
   const mxc__dnn_pool_plan *p = &k->plan;
   int rc = mxc__cudnn_tensor_desc(p->nbdims, &p->x, &k->x, why, len);
-  if (rc == MXC_OK)
+  if (rc == MXC_OK) {
     rc = mxc__cudnn_tensor_desc(p->nbdims, &p->y, &k->y, why, len);
+  }
   if (rc != MXC_OK) return rc;
   DN_TRY(DN(cudnnCreatePoolingDescriptor)(&k->pool),
          "cudnnCreatePoolingDescriptor");
@@ -109,8 +110,9 @@ static int pool_bwd_run(pool_call *k, const mxc__gpu_call *c, float beta,
   cudaError_t e = cudaStreamSynchronize(0);
   pthread_mutex_unlock(&ws->mu);
   if (rc != MXC_OK) return rc;
-  if (s != CUDNN_STATUS_SUCCESS)
+  if (s != CUDNN_STATUS_SUCCESS) {
     return mxc__cudnn_fail(why, len, "cudnnPoolingBackward", s);
+  }
   return e == cudaSuccess ? MXC_OK
                           : mxc__cuda_rt_fail(why, len, "cuDNN pooling", e);
 }
@@ -161,8 +163,9 @@ static int softmax_run(const mxc__gpu_call *c, int log, int bwd, char *why,
                                     d, c->in[0].ptr, &b, d, c->out[0].ptr);
   cudaError_t e = cudaStreamSynchronize(0);
   (void)DN(cudnnDestroyTensorDescriptor)(d);
-  if (s != CUDNN_STATUS_SUCCESS)
+  if (s != CUDNN_STATUS_SUCCESS) {
     return mxc__cudnn_fail(why, len, "cuDNN softmax", s);
+  }
   return e == cudaSuccess ? MXC_OK
                           : mxc__cuda_rt_fail(why, len, "cuDNN softmax", e);
 }
