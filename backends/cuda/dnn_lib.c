@@ -35,16 +35,35 @@ static mxc__cuda_dynlib k_cudnn = {
     .mu = PTHREAD_MUTEX_INITIALIZER,
 };
 
-/* Opens cuDNN and checks that it is a 9.x (the ABI of the header). */
+/* The environment variable MXC_CUDNN_LIBRARY, read once, names another
+ * file to open instead (a cuDNN 9 installed elsewhere; the tests point it
+ * at a missing file and at libraries that are not cuDNN 9). */
+static pthread_once_t g_files_once = PTHREAD_ONCE_INIT;
+static const char *g_env_files[2];
+
+static void pick_files(void) {
+  const char *f = getenv("MXC_CUDNN_LIBRARY");
+  if (f && *f) {
+    g_env_files[0] = f;
+    k_cudnn.files = g_env_files;
+  }
+}
+
+/* Opens cuDNN and checks that it is a 9.x (the ABI of the header).
+ * cudnnGetVersion encodes 8.x as major*1000 + minor*100 + patch and 9.x
+ * as major*10000 + minor*100 + patch. */
 static int cudnn_load(char *why, size_t len) {
+  (void)pthread_once(&g_files_once, pick_files);
   int rc = mxc__cuda_dynlib_load(&k_cudnn, why, len);
   if (rc != MXC_OK) return rc;
   size_t v = DN(cudnnGetVersion)();
-  if (v / 10000 != CUDNN_MAJOR) {
+  size_t major = v >= 10000 ? v / 10000 : v / 1000;
+  size_t minor = v >= 10000 ? v / 100 % 100 : v / 100 % 10;
+  if (major != CUDNN_MAJOR) {
     snprintf(why, len,
-             "cuDNN %zu.%zu was loaded; the plug-in was built for cuDNN %d: "
-             "install %s",
-             v / 10000, v / 100 % 100, CUDNN_MAJOR, k_cudnn.install);
+             "cuDNN %zu.%zu was loaded (%s); the plug-in was built for "
+             "cuDNN %d: install %s",
+             major, minor, k_cudnn.files[0], CUDNN_MAJOR, k_cudnn.install);
     return MXC_ERR_UNSUPPORTED;
   }
   return MXC_OK;

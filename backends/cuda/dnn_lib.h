@@ -15,50 +15,8 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "backends/cuda/dnn_fns.h"
 #include "backends/cuda/dnn_plan.h"
-
-/* The cuDNN functions the kernels call, in one table. */
-#define MXC__CUDNN_FNS(X)                           \
-  X(cudnnGetVersion)                                \
-  X(cudnnGetErrorString)                            \
-  X(cudnnCreate)                                    \
-  X(cudnnDestroy)                                   \
-  X(cudnnCreateTensorDescriptor)                    \
-  X(cudnnDestroyTensorDescriptor)                   \
-  X(cudnnSetTensorNdDescriptor)                     \
-  X(cudnnCreateFilterDescriptor)                    \
-  X(cudnnDestroyFilterDescriptor)                   \
-  X(cudnnSetFilterNdDescriptor)                     \
-  X(cudnnCreateConvolutionDescriptor)               \
-  X(cudnnDestroyConvolutionDescriptor)              \
-  X(cudnnSetConvolutionNdDescriptor)                \
-  X(cudnnSetConvolutionGroupCount)                  \
-  X(cudnnSetConvolutionMathType)                    \
-  X(cudnnGetConvolutionForwardAlgorithm_v7)         \
-  X(cudnnGetConvolutionBackwardDataAlgorithm_v7)    \
-  X(cudnnGetConvolutionBackwardFilterAlgorithm_v7)  \
-  X(cudnnGetConvolutionForwardWorkspaceSize)        \
-  X(cudnnGetConvolutionBackwardDataWorkspaceSize)   \
-  X(cudnnGetConvolutionBackwardFilterWorkspaceSize) \
-  X(cudnnConvolutionForward)                        \
-  X(cudnnConvolutionBackwardData)                   \
-  X(cudnnConvolutionBackwardFilter)                 \
-  X(cudnnConvolutionBackwardBias)                   \
-  X(cudnnAddTensor)                                 \
-  X(cudnnCreatePoolingDescriptor)                   \
-  X(cudnnDestroyPoolingDescriptor)                  \
-  X(cudnnSetPoolingNdDescriptor)                    \
-  X(cudnnPoolingForward)                            \
-  X(cudnnPoolingBackward)                           \
-  X(cudnnSoftmaxForward)                            \
-  X(cudnnSoftmaxBackward)                           \
-  X(cudnnBatchNormalizationForwardTraining)         \
-  X(cudnnBatchNormalizationForwardInference)        \
-  X(cudnnBatchNormalizationBackward)                \
-  X(cudnnCreateOpTensorDescriptor)                  \
-  X(cudnnDestroyOpTensorDescriptor)                 \
-  X(cudnnSetOpTensorDescriptor)                     \
-  X(cudnnOpTensor)
 
 enum {
 #define MXC__CUDNN_IDX(name) FN_##name,
