@@ -14,12 +14,13 @@ namespace mxct {
 
 using ConformanceCase = std::function<void(std::mt19937 *)>;
 
-// Operator name -> its case (defined in test_gpu_conformance.cc).
-std::map<std::string, ConformanceCase> &OwnCases();
+// Operator name -> its case, run by the suite's loop in place of the
+// generic one (defined in test_gpu_conformance.cc).
+std::map<std::string, ConformanceCase> &CaseRunners();
 
 // A static one registers a case: `static RegisterCase r("op", fn);`.
 struct RegisterCase {
-  RegisterCase(const char *op, ConformanceCase f) { OwnCases()[op] = f; }
+  RegisterCase(const char *op, ConformanceCase f) { CaseRunners()[op] = f; }
 };
 
 }  // namespace mxct

@@ -116,7 +116,7 @@ TEST(CudaDnnCall, PoolingCuDnnCannotMatchIsRefusedBeforeTheDevice) {
 TEST(CudaDnnCall, EveryRowHasAConformanceCase) {
   const mxc__gpu_kernel rows[] = {MXC__CUDA_DNN_ROWS};
   for (const mxc__gpu_kernel &k : rows) {
-    EXPECT_EQ(mxct::OwnCases().count(k.op), 1u) << k.op;
+    EXPECT_EQ(mxct::CaseRunners().count(k.op), 1u) << k.op;
   }
 }
 

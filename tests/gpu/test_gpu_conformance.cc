@@ -33,7 +33,7 @@ extern "C" {
 #include "tests/gpu/gpu_test_util.h"
 
 namespace mxct {
-std::map<std::string, ConformanceCase> &OwnCases() {
+std::map<std::string, ConformanceCase> &CaseRunners() {
   static std::map<std::string, ConformanceCase> cases;
   return cases;
 }
@@ -166,14 +166,14 @@ TEST(GpuConformance, EveryKernelMatchesTheCpu) {
     const testing::TestResult *r =
         testing::UnitTest::GetInstance()->current_test_info()->result();
     int before = r->total_part_count();
-    auto own = mxct::OwnCases().find(p->kernels[i].op);
-    if (own != mxct::OwnCases().end()) {
+    auto own = mxct::CaseRunners().find(p->kernels[i].op);
+    if (own != mxct::CaseRunners().end()) {
       own->second(&g);
     } else {
       CompareElementwise(p->kernels[i].op, &g);
     }
-    // One line per kernel, for gpu_check's log: which ones failed.
-    std::printf("gpu_conformance: %-24s %s\n", p->kernels[i].op,
+    // One line per kernel, for gpu_check's summary: which ones failed.
+    std::printf("gpu_conformance: %s: %s\n", p->kernels[i].op,
                 r->total_part_count() == before ? "ok" : "FAILED");
     ++compared;
   }
