@@ -13,7 +13,7 @@
  *                             call, so 0 is expected)
  * Both use cuBLAS's default math (float32, no TF32). Without a usable GPU
  * it prints one line, "bench_gpu: SKIPPED: ...", and exits 0. cuBLAS is
- * opened like the plug-in does (libcublas.so.13, or MXC_CUBLAS). The
+ * opened like the plug-in does (libcublas.so.13, or MXC_CUBLAS_LIBRARY). The
  * ResNet-50 and fused-chain figures of issue 17 are not here yet. */
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
@@ -56,7 +56,7 @@ static void *sym(void *lib, const char *name) {
 }
 
 static void open_cublas(blas *b) {
-  const char *file = getenv("MXC_CUBLAS");
+  const char *file = getenv("MXC_CUBLAS_LIBRARY");
   if (!file || !*file) file = "libcublas.so.13";
   void *lib = dlopen(file, RTLD_NOW | RTLD_LOCAL);
   if (!lib) {

@@ -24,6 +24,7 @@ dir=${2:-build/gpu_check}
 programs=(
   "test_cuda_plugin=//tests/gpu:test_cuda_plugin"
   "test_gpu_conformance=//tests/gpu:test_gpu_conformance"
+  "test_cuda_dnn_threads=//tests/gpu:test_cuda_dnn_threads"
 )
 # Benchmarks run by `run` after the tests (name=value lines; a SKIPPED
 # line means no GPU was used): NAME=BAZEL_TARGET.

@@ -73,8 +73,13 @@ LAYER_RULES = {
                      "core/engine", "core/ndarray", "core/resource",
                      "core/op"],
     # The CUDA plug-in (its own library, loaded with dlopen): the plug-in
-    # interface of core/base alone; it links nothing of libmxc.
-    "backends/cuda": ["mxc", "core/base"],
+    # interface of core/base; it links nothing of libmxc (its -z defs link
+    # fails on any call into it). Its kernels read the families' parameter
+    # structs: headers of ops/* and the core/op, core/resource headers
+    # those include, nothing more (the plug-in reports its mxc version and
+    # only the same is accepted).
+    "backends/cuda": ["mxc", "core/base", "core/resource", "core/op",
+                      "ops/*"],
     # The MPI plug-in (its own library, loaded with dlopen): the plug-in
     # interface of core/kvstore (mpi_plugin.h) alone; it links nothing of
     # libmxc.

@@ -2,7 +2,7 @@
  *
  * cuBLAS is opened on first use through dynlib.h (never linked): the
  * plug-in loads without it, and only these kernels fail, with a message
- * naming the library. MXC_CUBLAS, read once, names the file to open
+ * naming the library. MXC_CUBLAS_LIBRARY, read once, names the file to open
  * instead of libcublas.so.13 (a wheel's copy; the tests name a missing
  * file to check that message).
  *
@@ -80,7 +80,7 @@ static void free_thread(void *p) {
 }
 
 static void init_once(void) {
-  const char *env = getenv("MXC_CUBLAS");
+  const char *env = getenv("MXC_CUBLAS_LIBRARY");
   if (env && *env) g_files[0] = env;
   (void)pthread_key_create(&g_key, free_thread);
 }

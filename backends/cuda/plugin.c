@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "backends/cuda/blas.h"
+#include "backends/cuda/dnn.h"
 #include "backends/cuda/elementwise.h"
 #include "core/base/gpu_plugin.h"
 
@@ -129,6 +130,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_ELEMENTWISE(ROW)
 #undef ROW
     MXC__CUDA_BLAS_ROWS
+    MXC__CUDA_DNN_ROWS
 };
 
 static const mxc__gpu_plugin k_plugin = {

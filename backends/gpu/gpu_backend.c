@@ -107,7 +107,8 @@ static int compute(const mxc__op *op, const mxc__opctx *ctx,
     to_array(&out[i], &arr[n_in + i]);
     reqs[i] = req ? (int)req[i] : MXC__GPU_REQ_WRITE;
   }
-  mxc__gpu_call c = {ctx->dev.id, param, arr, n_in, arr + n_in, n_out, reqs};
+  mxc__gpu_call c = {ctx->dev.id, param, arr,  n_in,
+                     arr + n_in,  n_out, reqs, ctx->is_train};
   int rc = run_call(op, k, &c);
   mxc__free(arr);
   return rc;

@@ -78,6 +78,10 @@ typedef struct mxc__gpu_call {
   const mxc__gpu_array *out;
   int n_out;
   const int *req; /* per output: MXC__GPU_REQ_* */
+  /* 1 when the operator runs in training mode (the opctx's is_train):
+   * BatchNorm uses batch statistics then. Added within ABI 1: both
+   * libraries come from one source version (the loader checks it). */
+  int is_train;
 } mxc__gpu_call;
 
 /* A kernel of one operator. */

@@ -109,6 +109,19 @@ typedef struct mxc__conv_param {
           "Data layout: None (channel-first), NCW, NCHW or NCDHW; "            \
           "channel-last layouts are rejected.")
 
+/* Pooling's parameters (pool.c), here for the GPU plug-in's kernels,
+ * which read them (backends/cuda). pool_type and pooling_convention
+ * index the enums below, in the order of pool.c's choice lists. */
+enum { MXC__POOL_MAX, MXC__POOL_AVG, MXC__POOL_SUM, MXC__POOL_LP };
+enum { MXC__POOL_VALID, MXC__POOL_FULL, MXC__POOL_SAME };
+
+typedef struct mxc__pool_param {
+  mxc__tuple kernel, stride, pad;
+  int pool_type, global_pool, pooling_convention, count_include_pad;
+  int cudnn_off, layout;
+  mxc__opt_int p_value;
+} mxc__pool_param;
+
 /* Fills defaults (stride/dilate 1, pad/adj 0) and checks what can be
  * checked without shapes. `deconv` enables adj/target_shape. */
 int mxc__conv_param_check(const char *op_name, mxc__conv_param *p, int deconv);

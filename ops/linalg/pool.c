@@ -31,15 +31,19 @@
 #include "core/op/parallel.h"
 #include "core/op/half_compute.h"
 
-enum { POOL_MAX, POOL_AVG, POOL_SUM, POOL_LP };
-enum { CONV_VALID, CONV_FULL, CONV_SAME };
+enum {
+  POOL_MAX = MXC__POOL_MAX,
+  POOL_AVG = MXC__POOL_AVG,
+  POOL_SUM = MXC__POOL_SUM,
+  POOL_LP = MXC__POOL_LP
+};
+enum {
+  CONV_VALID = MXC__POOL_VALID,
+  CONV_FULL = MXC__POOL_FULL,
+  CONV_SAME = MXC__POOL_SAME
+};
 
-typedef struct pool_param {
-  mxc__tuple kernel, stride, pad;
-  int pool_type, global_pool, pooling_convention, count_include_pad;
-  int cudnn_off, layout;
-  mxc__opt_int p_value;
-} pool_param;
+typedef mxc__pool_param pool_param;
 
 static const char *const k_types[] = {"max", "avg", "sum", "lp", NULL};
 static const char *const k_conventions[] = {"valid", "full", "same", NULL};

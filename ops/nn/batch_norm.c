@@ -31,11 +31,7 @@
 #include "core/op/half_compute.h"
 #include "ops/nn/nn.h"
 
-typedef struct bn_param {
-  double eps, momentum;
-  int fix_gamma, use_global_stats, output_mean_var, cudnn_off;
-  int64_t axis;
-} bn_param;
+typedef mxc__bn_param bn_param;
 
 static const mxc__param_def k_params[] = {
     MXC__PARAM_RANGE(bn_param, eps, MXC__P_FLOAT, "0.001", 0, INFINITY,

@@ -11,6 +11,14 @@
 
 #include "core/op/common.h"
 
+/* BatchNorm's parameters (batch_norm.c), here for the GPU plug-in's
+ * kernels, which read them (backends/cuda). */
+typedef struct mxc__bn_param {
+  double eps, momentum;
+  int fix_gamma, use_global_stats, output_mean_var, cudnn_off;
+  int64_t axis;
+} mxc__bn_param;
+
 /* A tensor seen as (outer, n, inner) around one axis: element
  * (o, j, k) is at (o * n + j) * inner + k. Normalizations reduce over j
  * (LayerNorm, softmax) or over o and k (BatchNorm). */

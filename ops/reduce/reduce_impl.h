@@ -21,6 +21,15 @@
 
 #include "core/op/common.h"
 
+/* softmax and log_softmax's parameters (softmax.c), here for the GPU
+ * plug-in's kernels, which read them (backends/cuda). */
+typedef struct mxc__softmax_param {
+  int64_t axis;
+  double temperature; /* 1 when None */
+  int dtype;          /* -1: the input's */
+  int use_length;
+} mxc__softmax_param;
+
 typedef struct mxc__red_plan {
   int nd;                     /* merged dimensions, >= 1 */
   int64_t dim[MXC_MAX_NDIM];  /* extents */

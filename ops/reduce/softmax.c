@@ -23,12 +23,7 @@
 
 #include "ops/reduce/reduce_impl.h"
 
-typedef struct softmax_param {
-  int64_t axis;
-  double temperature;
-  int dtype; /* -1: the input's */
-  int use_length;
-} softmax_param;
+typedef mxc__softmax_param softmax_param;
 
 static int softmax_check(const char *op_name, void *param) {
   softmax_param *sp = param;
