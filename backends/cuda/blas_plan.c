@@ -65,7 +65,7 @@ static int shape_error(char *why, size_t why_len, const char *what) {
 }
 
 /* dot: each input viewed as one matrix (ops/linalg/dot.c's dot_plan). */
-static int dot_dims_of(const mxc__cuda_dot_param *p, const mxc__gpu_array *a,
+static int dot_dims_of(const mxc__dot_param *p, const mxc__gpu_array *a,
                        const mxc__gpu_array *b, dot_dims *d) {
   int na = a->ndim, nb = b->ndim, ta = p->transpose_a, tb = p->transpose_b;
   if (na < 1 || nb < 1) return -1;
@@ -79,7 +79,7 @@ static int dot_dims_of(const mxc__cuda_dot_param *p, const mxc__gpu_array *a,
 }
 
 /* batch_dot: stacks (..., r0, r1) and (..., s0, s1). */
-static int batch_dims_of(const mxc__cuda_dot_param *p, const mxc__gpu_array *a,
+static int batch_dims_of(const mxc__dot_param *p, const mxc__gpu_array *a,
                          const mxc__gpu_array *b, dot_dims *d) {
   int nd = a->ndim, ta = p->transpose_a, tb = p->transpose_b;
   if (nd < 3 || b->ndim != nd) return -1;
@@ -98,7 +98,7 @@ static int add_mode(const mxc__gpu_call *c, int i) {
   return c->req[i] == MXC__GPU_REQ_ADD;
 }
 
-static void plan_dot_fwd(const mxc__gpu_call *c, const mxc__cuda_dot_param *p,
+static void plan_dot_fwd(const mxc__gpu_call *c, const mxc__dot_param *p,
                          const dot_dims *d, mxc__blas_plan *pl) {
   if (c->req[0] == MXC__GPU_REQ_NULL) return;
   rm_gemm g = {p->transpose_a,
@@ -122,7 +122,7 @@ static void plan_dot_fwd(const mxc__gpu_call *c, const mxc__cuda_dot_param *p,
 /* Inputs (G, A, B), outputs (dA, dB), as dot.c's dot_backward:
  * dA = G op(B)^T (stored transposed when transpose_a), dB = op(A)^T G
  * (stored transposed when transpose_b). */
-static void plan_dot_bwd(const mxc__gpu_call *c, const mxc__cuda_dot_param *p,
+static void plan_dot_bwd(const mxc__gpu_call *c, const mxc__dot_param *p,
                          const dot_dims *d, mxc__blas_plan *pl) {
   int ta = p->transpose_a, tb = p->transpose_b;
   int64_t mk = d->m * d->k, kn = d->k * d->n, mn = d->m * d->n;
@@ -143,7 +143,7 @@ static void plan_dot_bwd(const mxc__gpu_call *c, const mxc__cuda_dot_param *p,
 }
 
 /* data as a (rows, feat) matrix (fully_connected.c's fc_view). */
-static void fc_view(const mxc__cuda_fc_param *p, const mxc__gpu_array *x,
+static void fc_view(const mxc__fc_param *p, const mxc__gpu_array *x,
                     int64_t *rows, int64_t *feat) {
   int split = p->flatten ? 1 : x->ndim - 1;
   if (split > x->ndim) split = x->ndim;
@@ -153,7 +153,7 @@ static void fc_view(const mxc__cuda_fc_param *p, const mxc__gpu_array *x,
 
 /* out = X W^T (+ out), then + bias as the rank-1 product ones(rows) b^T
  * added to it (one rounding per element, as the CPU's bias loop). */
-static void plan_fc_fwd(const mxc__gpu_call *c, const mxc__cuda_fc_param *p,
+static void plan_fc_fwd(const mxc__gpu_call *c, const mxc__fc_param *p,
                         mxc__blas_plan *pl) {
   if (c->req[0] == MXC__GPU_REQ_NULL) return;
   int64_t rows = 0, feat = 0, h = p->num_hidden;
@@ -189,7 +189,7 @@ static void plan_fc_dbias(const mxc__gpu_call *c, int64_t rows, int64_t h,
 }
 
 /* Inputs (G, X, W[, b]), outputs (dX, dW[, db]): dX = G W, dW = G^T X. */
-static void plan_fc_bwd(const mxc__gpu_call *c, const mxc__cuda_fc_param *p,
+static void plan_fc_bwd(const mxc__gpu_call *c, const mxc__fc_param *p,
                         mxc__blas_plan *pl) {
   int64_t rows = 0, feat = 0, h = p->num_hidden;
   fc_view(p, &c->in[1], &rows, &feat);
@@ -210,7 +210,7 @@ static void plan_fc_bwd(const mxc__gpu_call *c, const mxc__cuda_fc_param *p,
 
 static int plan_dot_family(int op, const mxc__gpu_call *c, mxc__blas_plan *pl,
                            char *why, size_t why_len) {
-  const mxc__cuda_dot_param *p = c->param;
+  const mxc__dot_param *p = c->param;
   int bwd = op == MXC__BLAS_DOT_BWD || op == MXC__BLAS_BATCH_DOT_BWD;
   int batch = op == MXC__BLAS_BATCH_DOT || op == MXC__BLAS_BATCH_DOT_BWD;
   if (c->n_in != 2 + bwd || c->n_out != 1 + bwd) {

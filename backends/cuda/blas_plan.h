@@ -23,24 +23,16 @@
 #include <stdint.h>
 
 #include "core/base/gpu_plugin.h"
+#include "ops/linalg/linalg_params.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* The operator families' parameter structs, as ops/linalg parses them
- * (dot.c's dot_param, linalg.h's mxc__fc_param). The plug-in may not
- * include ops/ (tools/layers.bzl); tests/gpu:test_cuda_blas_plan parses
- * parameters with the real parser and reads them through these. */
-typedef struct mxc__cuda_dot_param {
-  int transpose_a, transpose_b;
-} mxc__cuda_dot_param;
-
-typedef struct mxc__cuda_fc_param {
-  int64_t num_hidden;
-  int no_bias;
-  int flatten;
-} mxc__cuda_fc_param;
+/* The parameters are the operator families' own structs (ops/linalg
+ * parses them): mxc__dot_param for dot and batch_dot, mxc__fc_param for
+ * FullyConnected. Both libraries come from one source version (the loader
+ * checks it). */
 
 /* The operators, one kernel each. */
 enum {

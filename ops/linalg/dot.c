@@ -24,9 +24,7 @@
 #include "ops/linalg/linalg.h"
 #include "core/op/half_compute.h"
 
-typedef struct dot_param {
-  int transpose_a, transpose_b;
-} dot_param;
+typedef mxc__dot_param dot_param; /* linalg.h */
 
 static const mxc__param_def k_dot_params[] = {
     MXC__PARAM(dot_param, transpose_a, MXC__P_BOOL, "false",

@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "core/op/common.h"
+#include "ops/linalg/linalg_params.h"
 
 /* ---- GEMM ---- */
 
@@ -152,11 +153,7 @@ int mxc__conv_forward(const mxc__op *op, const mxc__opctx *ctx,
 
 /* ---- fully connected ---- */
 
-typedef struct mxc__fc_param {
-  int64_t num_hidden;
-  int no_bias;
-  int flatten;
-} mxc__fc_param;
+/* mxc__fc_param: linalg_params.h. */
 
 /* FullyConnected's parameter table entries, shape inference and forward
  * kernel, as for Convolution above. */

@@ -46,8 +46,8 @@ TEST(CudaBlas, WithoutCublasEveryKernelSaysWhatToInstall) {
   ASSERT_NE(p, nullptr);
   // Shapes every operator accepts: (2, 3) x (3, 2) as dot's operands,
   // FullyConnected data (2, 3) with num_hidden 2 and weight (2, 3).
-  mxc__cuda_dot_param dot = {0, 0};
-  mxc__cuda_fc_param fc = {2, 1, 1};
+  mxc__dot_param dot = {0, 0};
+  mxc__fc_param fc = {2, 1, 1};
   const char *ops[] = {"dot", "_backward_dot", "FullyConnected",
                        "_backward_FullyConnected"};
   mxc__gpu_array a = Matrix(2, 3), w = Matrix(2, 3), b = Matrix(3, 2);
@@ -78,7 +78,7 @@ TEST(CudaBlas, NothingToComputeNeedsNoLibrary) {
   ASSERT_NE(p, nullptr);
   const mxc__gpu_kernel *k = Find(p, "dot");
   ASSERT_NE(k, nullptr);
-  mxc__cuda_dot_param dot = {0, 0};
+  mxc__dot_param dot = {0, 0};
   mxc__gpu_array in[2] = {Matrix(0, 3), Matrix(3, 2)};
   mxc__gpu_array out = Matrix(0, 2);
   int req = MXC__GPU_REQ_WRITE;

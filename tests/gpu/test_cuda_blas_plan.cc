@@ -140,13 +140,13 @@ TEST(CudaBlasPlan, BackwardMatchesTheCpu) {
 // The plug-in reads libmxc's parameter structs through its mirrors.
 TEST(CudaBlasPlan, ParameterMirrorsMatchTheParser) {
   BlasCase d = mxct::Dot("dot", 1, 0, {2, 3}, {2, 4}, {3, 4});
-  auto *dp = static_cast<mxc__cuda_dot_param *>(Parse(d));
+  auto *dp = static_cast<mxc__dot_param *>(Parse(d));
   EXPECT_EQ(mxc__op_find("dot")->param_size, sizeof *dp);
   EXPECT_EQ(dp->transpose_a, 1);
   EXPECT_EQ(dp->transpose_b, 0);
   mxc__free(dp);
   BlasCase f = mxct::Fc(7, 0, 0, {2, 3}, {2, 7});
-  auto *fp = static_cast<mxc__cuda_fc_param *>(Parse(f));
+  auto *fp = static_cast<mxc__fc_param *>(Parse(f));
   EXPECT_EQ(mxc__op_find("FullyConnected")->param_size, sizeof *fp);
   EXPECT_EQ(fp->num_hidden, 7);
   EXPECT_EQ(fp->no_bias, 1);
@@ -156,7 +156,7 @@ TEST(CudaBlasPlan, ParameterMirrorsMatchTheParser) {
 
 // cuBLAS's interface takes int sizes: larger ones are refused by name.
 TEST(CudaBlasPlan, SizesBeyondIntAreRefused) {
-  mxc__cuda_dot_param p = {0, 0};
+  mxc__dot_param p = {0, 0};
   int64_t big = (int64_t)INT_MAX + 1;
   mxc__gpu_array a = {nullptr, big, 2, {1, big}, MXC_DTYPE_FLOAT32};
   mxc__gpu_array b = {nullptr, big, 2, {big, 1}, MXC_DTYPE_FLOAT32};
@@ -173,7 +173,7 @@ TEST(CudaBlasPlan, SizesBeyondIntAreRefused) {
 
 // An array smaller than the shapes say is caught before any cuBLAS call.
 TEST(CudaBlasPlan, StepsReachingPastAnArrayAreRefused) {
-  mxc__cuda_dot_param p = {0, 0};
+  mxc__dot_param p = {0, 0};
   mxc__gpu_array in[2] = {{nullptr, 6, 2, {2, 3}, MXC_DTYPE_FLOAT32},
                           {nullptr, 12, 2, {3, 4}, MXC_DTYPE_FLOAT32}};
   mxc__gpu_array out = {nullptr, 4, 2, {2, 4}, MXC_DTYPE_FLOAT32};
