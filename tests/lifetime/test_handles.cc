@@ -364,6 +364,7 @@ std::vector<Entry> table(World *w) {
       {"mxc_kvstore_pushpull", KV, [w](uintptr_t h) { const int64_t k = 0; return mxc_kvstore_pushpull(as<mxc_kvstore>(h), 1, &k, nullptr, &w->arr, &w->arr2, 0); }},
       {"mxc_kvstore_set_optimizer", KV, [](uintptr_t h) { const char *k[] = {"lr"}, *v[] = {"0.1"}; return mxc_kvstore_set_optimizer(as<mxc_kvstore>(h), "sgd_update", k, v, 1); }},
       {"mxc_kvstore_set_updater", KV, [](uintptr_t h) { return mxc_kvstore_set_updater(as<mxc_kvstore>(h), kv_updater, nullptr); }},
+      {"mxc_kvstore_set_updater_ex", KV, [](uintptr_t h) { return mxc_kvstore_set_updater_ex(as<mxc_kvstore>(h), kv_updater, nullptr, nullptr); }},
       {"mxc_ndarray_detach", ND, [o](uintptr_t h) { mxc_ndarray r = o(); return mxc_ndarray_detach(as<mxc_ndarray>(h), &r); }},
       {"mxc_block_free", BLOCK, [](uintptr_t h) { mxc_block_free(as<mxc_block>(h)); return -1; }},
       {"mxc_block_add", BLOCK, [w](uintptr_t h) { return mxc_block_add(as<mxc_block>(h), w->block); }},
