@@ -42,10 +42,11 @@ public final class KVStore extends NativeObject {
    *
    * <p>It runs on the thread that called push (or pushPull, or a {@link
    * Fit} training through the store), synchronously; it may call other
-   * stores, read this one and replace or remove itself ({@link #setUpdater}). An exception it throws fails that push,
-   * which throws {@link MxcException} ({@code MXC_ERR_OPERATOR}, or the code
-   * of an MxcException thrown) with the exception as cause and names the
-   * key; the keys pushed before in that call were updated, the store
+   * stores, read this one and replace or remove itself ({@link
+   * #setUpdater}). An exception it throws fails that push, which throws
+   * {@link MxcException} ({@code MXC_ERR_OPERATOR}, or the code of an
+   * MxcException thrown) with the exception as cause and a message naming
+   * the key and the exception; the keys pushed before in that call were updated, the store
    * stays usable.
    */
   @FunctionalInterface
