@@ -5,24 +5,24 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+
+	"mxc.dev/mxc/internal/cmxc"
 )
 
 // Failures of Go callbacks that C calls (user blocks' forward functions,
-// KVStore updaters). C only learns an error code from them and has no way
-// to take a message, so the Go error is kept here, per OS thread: the
-// callback runs on the thread of the C call that called it (mxc.h says so
-// for both), which package mxc holds locked, and the next lastError on
-// that thread (the failing call's own check) turns the code into an
-// *Error with the callback's message, wrapping its error.
+// KVStore updaters). The callback's text goes to mxc
+// (mxc_set_last_error), which reports it in the failing call's message
+// behind its own prefixes (the key of a push). The Go error itself is kept
+// here, per OS thread, for errors.Is/As: the callback runs on the thread
+// of the C call that called it (mxc.h says so for both), which package mxc
+// holds locked, and the next lastError on that thread (the failing call's
+// own check) wraps it.
 
-// callbackError is a kept failure: the message the caller will see and
-// the callback's own error (nil for a panic).
+// callbackError is a kept failure: the callback's own error (nil for a
+// panic).
 type callbackError struct {
-	msg   string
 	cause error
 }
-
-func (e *callbackError) Error() string { return e.msg }
 
 var pendingCallbackErrors struct {
 	sync.Mutex
@@ -36,14 +36,16 @@ var pendingCallbackErrors struct {
 func keepCallbackError(what string, err error, panicked any) int {
 	e := &callbackError{cause: err}
 	code := ErrOperator
+	var msg string
 	if panicked != nil {
-		e.msg, e.cause, code = fmt.Sprintf("%s panicked: %v", what, panicked), nil, ErrInternal
+		msg, e.cause, code = fmt.Sprintf("%s panicked: %v", what, panicked), nil, ErrInternal
 	} else {
-		e.msg = what + ": " + err.Error()
+		msg = what + ": " + err.Error()
 		if me, ok := err.(*Error); ok && me.Code != 0 {
 			code = me.Code
 		}
 	}
+	cmxc.Go_set_last_error(code, msg)
 	p := &pendingCallbackErrors
 	p.Lock()
 	if p.byThread == nil {

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 )
 
@@ -465,5 +467,88 @@ func TestLayerAPIBadArguments(t *testing.T) {
 func noErr(err error) {
 	if err != nil {
 		panic(err)
+	}
+}
+
+// A fit pushes from C, so the store's Go updater may be replaced from
+// another goroutine while it trains: the store deletes each replaced
+// cgo.Handle only after its last call (a deleted handle would panic in
+// the updater, a freed one be a use after free under ASan, a race under
+// TSan). The fit refuses a store with an updater when it sets up its keys
+// (the first step), so the replacing starts after the first batch, which
+// waits for the first replacement: every later push runs some updater.
+// Each stores the plain sum (grad copied into weight), as a store without
+// one does, so the parameters must be the same bits as a run without a
+// store, and every handle must be released at the end.
+func TestReplacingTheUpdaterWhileTheFitPushesIsSafe(t *testing.T) {
+	d := writeFitData(t)
+	before := numUpdaters()
+	var calls, replaced atomic.Int64
+	copyUpdater := func(_ Key, grad, weight *NDArray) error {
+		calls.Add(1)
+		return grad.CopyTo(weight)
+	}
+	train := func(kv *KVStore, l Listener) map[string][]float32 {
+		var out map[string][]float32
+		noErr(WithScope(func() error {
+			noErr(RandomSeed(5))
+			opts := []FitOption{WithEpochs(2)}
+			if kv != nil {
+				opts = append(opts, WithKVStore(kv), WithListener(l))
+			}
+			net, fit := newRun(t, opts...)
+			if err := fit.Run(iter(t, d.train, d.trainLabels, 16), nil); err != nil {
+				return err
+			}
+			out = params(t, net)
+			return nil
+		}))
+		return out
+	}
+	alone := train(nil, nil)
+
+	kv := ok(NewKVStore("local"))
+	firstBatch, firstUpdater := make(chan struct{}), make(chan struct{})
+	var once sync.Once
+	var done atomic.Bool
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		<-firstBatch
+		for i := 0; !done.Load() || i < 200; i++ {
+			// A new handle each time.
+			noErr(kv.SetUpdater(func(k Key, g, w *NDArray) error { return copyUpdater(k, g, w) }))
+			replaced.Add(1)
+			if i == 0 {
+				close(firstUpdater)
+			}
+		}
+	}()
+	withStore := train(kv, func(FitEvent, *Fit) error {
+		once.Do(func() {
+			close(firstBatch)
+			<-firstUpdater
+		})
+		return nil
+	})
+	done.Store(true)
+	<-stopped
+	kv.Close()
+	if calls.Load() == 0 || replaced.Load() < 200 {
+		t.Fatalf("%d updater calls, %d replacements", calls.Load(), replaced.Load())
+	}
+	for n, w := range alone {
+		o := withStore[n]
+		if len(o) != len(w) {
+			t.Fatalf("%s has %d values, want %d", n, len(o), len(w))
+		}
+		for j := range w {
+			if math.Float32bits(w[j]) != math.Float32bits(o[j]) {
+				t.Fatalf("%s[%d] = %v, without a store %v", n, j, o[j], w[j])
+			}
+		}
+	}
+	if got := numUpdaters(); got != before {
+		t.Fatalf("%d updaters held after the fit and Close, want %d", got, before)
 	}
 }

@@ -3,7 +3,9 @@ package mxc
 import (
 	"fmt"
 	"runtime"
+	"runtime/cgo"
 	"sync"
+	"sync/atomic"
 
 	"mxc.dev/mxc/internal/cmxc"
 )
@@ -27,9 +29,8 @@ import (
 // arrays stay the caller's. Thread-safety: methods may be called from any
 // goroutine.
 type KVStore struct {
-	mu      sync.Mutex
-	h       uintptr // the mxc_kvstore; 0 once closed
-	updater uintptr // registry id of the Go updater (SetUpdater); 0: none
+	mu sync.Mutex
+	h  uintptr // the mxc_kvstore; 0 once closed
 }
 
 // NewKVStore makes a store of type "local" or "dist_sync". A process not
@@ -62,8 +63,6 @@ func (kv *KVStore) Close() error {
 		kv.h = 0
 		runtime.SetFinalizer(kv, nil)
 	}
-	unregisterUpdater(kv.updater)
-	kv.updater = 0
 	return nil
 }
 
@@ -176,11 +175,7 @@ func (kv *KVStore) SetOptimizer(name string, params map[string]string) error {
 	if err != nil {
 		return err
 	}
-	err = kv.with(func(h cmxc.KVStoreHandle) { cmxc.Kvstore_set_optimizer(h, name, packed) })
-	if err == nil {
-		kv.dropUpdater()
-	}
-	return err
+	return kv.with(func(h cmxc.KVStoreHandle) { cmxc.Kvstore_set_optimizer(h, name, packed) })
 }
 
 // ---- int keys ----
@@ -245,106 +240,59 @@ func (k Key) String() string {
 // not keep them (Close does nothing; after the call they are closed).
 type Updater func(key Key, grad, weight *NDArray) error
 
-// kvUpdaters maps the ids C holds as user data to updaters. Not a
-// cgo.Handle: a push running in another goroutine may still call an
-// updater that SetUpdater just replaced, and must find its id gone
-// (an error) rather than a deleted handle (a panic).
-var kvUpdaters struct {
-	sync.Mutex
-	m    map[uintptr]Updater
-	next uintptr
-}
+// liveUpdaters counts the updaters whose cgo.Handle a store holds: made
+// by SetUpdater, deleted by the store (cmxc.SetKVFree).
+var liveUpdaters atomic.Int64
 
-func registerUpdater(fn Updater) uintptr {
-	r := &kvUpdaters
-	r.Lock()
-	defer r.Unlock()
-	if r.m == nil {
-		r.m = map[uintptr]Updater{}
-	}
-	r.next++
-	r.m[r.next] = fn
-	return r.next
-}
+// numUpdaters is how many updaters stores hold (for tests).
+func numUpdaters() int { return int(liveUpdaters.Load()) }
 
-func unregisterUpdater(id uintptr) {
-	if id == 0 {
-		return
-	}
-	kvUpdaters.Lock()
-	delete(kvUpdaters.m, id)
-	kvUpdaters.Unlock()
-}
-
-// numUpdaters is how many updaters are registered (for tests).
-func numUpdaters() int {
-	kvUpdaters.Lock()
-	defer kvUpdaters.Unlock()
-	return len(kvUpdaters.m)
-}
-
-// SetUpdater makes fn the store's updater (mxc_kvstore_set_updater): each
-// push then calls fn once per key pushed, with the sum over the list
+// SetUpdater makes fn the store's updater (mxc_kvstore_set_updater_ex):
+// each push then calls fn once per key pushed, with the sum over the list
 // (and the workers, for "dist_sync"), after the sums were pushed; fn
 // updates the stored array. nil removes it (a push then stores the sum).
-// Replaces any optimizer or earlier updater, whose registration is then
-// dropped (as at Close).
+// Replaces any optimizer or earlier updater.
+//
+// Ownership: the store holds fn (a cgo.Handle) until it is replaced or
+// removed or the store is freed, and lets go of it once no push still
+// calls it, on whichever thread that is; a fit training through the
+// store keeps calling it after Close until the fit lets go of the store.
 //
 // fn runs on the goroutine that called Push or PushPull, on its OS
-// thread, once per key in first-appearance order, and may use the store.
-// Its error, or a panic (recovered), is returned by that Push as an
-// *Error naming the key (errors.Is/As reach the error; a panic is
-// ErrInternal); the store keeps working. A push that runs in another
-// goroutine while SetUpdater replaces the updater calls either the old
-// or the new one, or fails with ErrInvalidHandle naming the replacement.
-// fn must not capture kv (the registration would keep it from the
-// collector until Close).
+// thread, once per key in first-appearance order, and may use the store
+// (also replace the updater). Its error, or a panic (recovered), is
+// returned by that Push as an *Error naming the key (errors.Is/As reach
+// the error; a panic is ErrInternal); the store keeps working.
+// Thread-safety: SetUpdater may be called from any goroutine at any time;
+// a push running meanwhile (from Go or from a fit) calls either the old
+// or the new updater. fn must not capture kv (the store holding fn would
+// keep kv from the collector until Close).
 func (kv *KVStore) SetUpdater(fn Updater) error {
-	if kv == nil {
-		return newError(ErrInvalidHandle, "nil KVStore")
-	}
-	kv.mu.Lock()
-	defer kv.mu.Unlock()
-	if kv.h == 0 {
-		return newError(ErrInvalidHandle, "the KVStore is closed")
-	}
-	var id uintptr
-	if fn != nil {
-		id = registerUpdater(fn)
-	}
-	err := call(func() { cmxc.Go_kvstore_set_updater(uint64(kv.h), uint64(id)) })
-	if err != nil {
-		unregisterUpdater(id)
-		return err
-	}
-	unregisterUpdater(kv.updater)
-	kv.updater = id
-	return nil
+	return kv.with(func(k cmxc.KVStoreHandle) {
+		// Made only when C is called: C deletes it, also on failure.
+		var h cgo.Handle
+		if fn != nil {
+			h = cgo.NewHandle(fn)
+			liveUpdaters.Add(1)
+		}
+		cmxc.Go_kvstore_set_updater(uint64(k.Swigcptr()), uint64(h))
+	})
 }
 
-// dropUpdater drops the Go updater's registration after SetOptimizer
-// replaced it in C.
-func (kv *KVStore) dropUpdater() {
-	kv.mu.Lock()
-	unregisterUpdater(kv.updater)
-	kv.updater = 0
-	kv.mu.Unlock()
+// freeUpdater is the store's release of an updater's handle (any thread).
+func freeUpdater(h uintptr) {
+	cgo.Handle(h).Delete()
+	liveUpdaters.Add(-1)
 }
 
-// update runs updater id for C: see cmxc.SetKVUpdate.
-func update(id uintptr, strKey *string, intKey int64, recv, local uintptr) (code int) {
+// update runs updater h for C: see cmxc.SetKVUpdate.
+func update(h uintptr, strKey *string, intKey int64, recv, local uintptr) (code int) {
 	key := Key{Int: intKey}
 	if strKey != nil {
 		key = Key{Str: *strKey, IsStr: true}
 	}
-	what := "kvstore updater, key " + key.String()
-	kvUpdaters.Lock()
-	fn := kvUpdaters.m[id]
-	kvUpdaters.Unlock()
-	if fn == nil {
-		return keepCallbackError(what, newError(ErrInvalidHandle,
-			"the updater was replaced (SetUpdater) or the store closed during this push"), nil)
-	}
+	const what = "kvstore updater" // mxc puts the key before it
+	fn := cgo.Handle(h).Value().(Updater)
 	grad, endGrad := lend(recv)
 	weight, endWeight := lend(local)
 	defer func() {
@@ -360,4 +308,7 @@ func update(id uintptr, strKey *string, intKey int64, recv, local uintptr) (code
 	return 0
 }
 
-func init() { cmxc.SetKVUpdate(update) }
+func init() {
+	cmxc.SetKVUpdate(update)
+	cmxc.SetKVFree(freeUpdater)
+}

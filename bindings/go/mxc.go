@@ -92,13 +92,11 @@ func lastError() error {
 	if code == 0 {
 		return nil
 	}
+	e := &Error{Code: code, Name: cmxc.Error_name(code), Message: cmxc.Last_message()}
 	if cause != nil {
-		// The C message is not the callback's (C cannot be given one).
-		return &Error{Code: code, Name: cmxc.Error_name(code),
-			Message: cause.Error(), cause: cause.cause}
+		e.cause = cause.cause // the message has its text already (mxc's)
 	}
-	return &Error{Code: code, Name: cmxc.Error_name(code),
-		Message: cmxc.Last_message()}
+	return e
 }
 
 // call runs fn, which makes one or more mxcb calls that each leave the

@@ -631,8 +631,8 @@ static mxc_block mxcb_java_block_create_user(JNIEnv *jenv_, const char *name,
 static int mxcj_kv_update(const char *str_key, int64_t int_key,
                           mxc_ndarray recv, mxc_ndarray local, void *user) {
   mxcj_upcall *u = (mxcj_upcall *)user;
-  /* u is not read after the call: org.mxc refuses to replace an updater
-   * from inside one, but only the copy keeps that a Java-side rule. */
+  /* u is not read after the call: the updater may replace itself, and the
+   * store frees u (mxcj_upcall_free) once this call has returned. */
   JavaVM *vm = u->vm;
   int attached = 0, rc = MXC_ERR_OOM;
   JNIEnv *env = mxcj_env(vm, &attached);
@@ -653,30 +653,21 @@ static int mxcj_kv_update(const char *str_key, int64_t int_key,
 }
 
 /* Makes target's int update(String, long, long, long) the store's updater
- * (target null: none). The C API gives user_data no free function, so
- * the caller owns the returned token (0 for none) and gives it to
- * mxcb_java_upcall_release once the updater is replaced or removed, or
- * the store freed, when no push can be calling it any more. */
-static int64_t mxcb_java_kvstore_set_updater(JNIEnv *jenv_, mxc_kvstore kv,
-                                             jobject target) {
+ * (target null: none). The store owns the global reference
+ * (mxc_kvstore_set_updater_ex): it drops it through mxcj_upcall_free once
+ * the updater is replaced or removed or the store freed, after every push
+ * still calling it has returned, on whichever thread that is (a Fit's
+ * pushes come from C, without any Java lock), also when this call fails. */
+static void mxcb_java_kvstore_set_updater(JNIEnv *jenv_, mxc_kvstore kv,
+                                          jobject target) {
   mxcj_upcall *u = NULL;
   mxcb__begin();
   if (target != NULL) {
     u = mxcj_upcall_new(jenv_, target, "update", "(Ljava/lang/String;JJJ)I");
-    if (u == NULL) return 0;
+    if (u == NULL) return;
   }
-  if (mxcb__check(mxc_kvstore_set_updater(kv, u ? mxcj_kv_update : NULL, u))) {
-    mxcj_upcall_free(u);
-    return 0;
-  }
-  return (int64_t)(intptr_t)u;
-}
-
-/* Drops an updater's global reference (token from the call above; 0 is
- * accepted). */
-static void mxcb_java_upcall_release(int64_t token) {
-  mxcb__begin();
-  mxcj_upcall_free((void *)(intptr_t)token);
+  mxcb__check(mxc_kvstore_set_updater_ex(kv, u ? mxcj_kv_update : NULL, u,
+                                         u ? mxcj_upcall_free : NULL));
 }
 
 /* Global references held by user blocks and updaters (tests). */
@@ -729,13 +720,13 @@ static void mxcb_java_kvstore_pushpull_int(mxc_kvstore kv,
 %}
 
 %inline %{
-/* mxc's message of the calling thread's last failure: a callback that
- * fails reads it, because mxc prefixes that message on the way out ("fn:
- * " + message), and the C API gives a block's forward function no way to
- * set its own; org.mxc.Upcalls swaps it for the Java exception's text. */
-static const char *mxcb_java_last_error(void) {
-  mxcb__begin();
-  return mxc_last_error();
+/* Makes message (the Java exception's text) the calling thread's mxc
+ * failure with code, from inside a callback (org.mxc.Upcalls.fail), so the
+ * native call that ran the callback reports it behind its own prefixes
+ * ("mxc_kvstore_push: key 2: " + message). Returns code. */
+static int mxcb_java_set_last_error(int code, const char *message) {
+  mxcb__begin(); /* not a failure of this call: nothing to throw */
+  return mxc_set_last_error(code, message);
 }
 %}
 

@@ -730,27 +730,27 @@ static void *mxcr__get(SEXP x, const char *cls, const char *what) {
 #define MXCR__BLOCK(x) ((mxc_block)mxcr__get((x), "mx_block", "expected an mx_block"))
 #define MXCR__FIT(x) ((mxc_fit)mxcr__get((x), "mx_fit", "expected an mx_fit"))
 
-/* The message of the last R callback (a user block's forward function,
- * a KVStore updater) that failed, "" when none: mxc only learns an error
- * code from a callback, so the R message waits here until the mxc call
- * that ran the callback has unwound and mxcr__ok raises it. R runs one
- * callback at a time (one thread). */
+/* The R message of the callback running now (a user block's forward
+ * function, a KVStore updater), written by its dispatcher's evaluation
+ * (R runs one callback at a time: one thread) and handed to mxc at once
+ * by mxcr__cb_fail. */
 static char mxcr__cb_msg[2048];
 
-static void mxcr__cb_fail(const char *what, const char *msg) {
+/* Fails the running callback with what + ": " + msg as mxc's message
+ * (mxc_set_last_error): the mxc call that ran it reports that message
+ * behind its own prefixes (e.g. "key 4: "), and mxcr__ok raises it once
+ * mxc has unwound. Returns MXC_ERR_OPERATOR for the callback to return. */
+static int mxcr__cb_fail(const char *what, const char *msg) {
+  char text[sizeof mxcr__cb_msg];
   /* Bounded pieces (what is short), so the message always fits. */
-  snprintf(mxcr__cb_msg, sizeof mxcr__cb_msg, "%.255s: %.1780s", what, msg);
+  snprintf(text, sizeof text, "%.255s: %.1780s", what, msg);
+  return mxc_set_last_error(MXC_ERR_OPERATOR, text);
 }
 
-/* Raises the failure of an mxc call (rc != MXC_OK) as an mxc_error: a
- * callback's message if one failed, else mxc's. A kept message is dropped
- * either way (after a call that succeeded it is stale). */
+/* Raises the failure of an mxc call (rc != MXC_OK) as an mxc_error with
+ * mxc's message (a failed callback's own text included). */
 static void mxcr__ok(int rc) {
-  char msg[sizeof mxcr__cb_msg];
-  int from_cb = mxcr__cb_msg[0] != '\0';
-  if (from_cb) memcpy(msg, mxcr__cb_msg, sizeof msg);
-  mxcr__cb_msg[0] = '\0';
-  if (rc != MXC_OK) mxcr__raise_code(rc, from_cb ? msg : mxc_last_error());
+  if (rc != MXC_OK) mxcr__raise_code(rc, mxc_last_error());
 }
 
 /* Keys and values of kv (c(k0, v0, k1, v1, ...)), R_alloc'ed. */
@@ -1159,7 +1159,7 @@ static const char *mxcr__block_what(mxc_block b, char *buf, size_t n) {
 static int mxcr__user_forward(void *user, mxc_block self, int n_in,
                               const mxc_ndarray *in, mxc_ndarray *out) {
   mxcr__fwd f;
-  char what[256], msg[sizeof mxcr__cb_msg];
+  char what[256];
   memset(&f, 0, sizeof f);
   f.fn = (SEXP)user;
   f.self = self;
@@ -1173,13 +1173,8 @@ static int mxcr__user_forward(void *user, mxc_block self, int n_in,
     return MXC_OK;
   }
   mxcr__block_what(self, what, sizeof what);
-  if (f.r_failed) {
-    memcpy(msg, mxcr__cb_msg, sizeof msg);
-    mxcr__cb_fail(what, msg);
-  } else {
-    mxcr__cb_fail(what, f.err != NULL ? f.err : "no output");
-  }
-  return MXC_ERR_OPERATOR;
+  if (f.r_failed) return mxcr__cb_fail(what, mxcr__cb_msg);
+  return mxcr__cb_fail(what, f.err != NULL ? f.err : "no output");
 }
 
 typedef struct mxcr__upd {
@@ -1214,7 +1209,6 @@ static void mxcr__update_eval(void *data) {
 static int mxcr__kv_update(const char *str_key, int64_t int_key,
                            mxc_ndarray recv, mxc_ndarray local, void *user) {
   mxcr__upd u;
-  char what[256], msg[sizeof mxcr__cb_msg];
   u.fn = (SEXP)user;
   u.str_key = str_key;
   u.int_key = int_key;
@@ -1223,14 +1217,10 @@ static int mxcr__kv_update(const char *str_key, int64_t int_key,
   u.ok = 0;
   mxcr__cb_msg[0] = '\0';
   if (R_ToplevelExec(mxcr__update_eval, &u) && u.ok) return MXC_OK;
-  if (str_key != NULL) {
-    snprintf(what, sizeof what, "kvstore updater, key '%.200s'", str_key);
-  } else {
-    snprintf(what, sizeof what, "kvstore updater, key %lld", (long long)int_key);
-  }
-  memcpy(msg, mxcr__cb_msg, sizeof msg);
-  mxcr__cb_fail(what, msg[0] ? msg : "the R updater was interrupted");
-  return MXC_ERR_OPERATOR;
+  /* mxc puts the key before the message ("key 4: kvstore updater: ..."). */
+  return mxcr__cb_fail("kvstore updater", mxcr__cb_msg[0]
+                                              ? mxcr__cb_msg
+                                              : "the R updater was interrupted");
 }
 
 /* Keys of a KVStore call: a character vector (string keys) or whole
@@ -1323,7 +1313,15 @@ static SEXP mxcb_r_kvstore_call(SEXP kv, SEXP op, SEXP keys, SEXP values,
 /* Makes the R dispatcher fn(key, grad, weight) the store's updater (NULL:
  * none). The store's external pointer keeps fn, and the one it replaces,
  * alive (its protected slot): a push may still be running the one an
- * updater just replaced. */
+ * updater just replaced (from inside it: R has one thread).
+ * Why not mxc_kvstore_set_updater_ex with R_ReleaseObject as the free
+ * function, as user blocks do: the store may run that function on another
+ * thread (one leaving an mxc call after the last push that used the
+ * updater), and R's memory manager may only be touched from R's thread.
+ * A block's free function runs when the block is freed, which for R
+ * happens on R's thread; a store's updater has no such promise. So R keeps
+ * the reference itself, released by R's collector when the store's
+ * pointer drops it. */
 static SEXP mxcb_r_kvstore_set_updater(SEXP kv, SEXP fn) {
   mxc_kvstore k = (mxc_kvstore)mxcr__handle(
       kv, SWIGTYPE_p_mxc_kvstore_s, "kv must be an mx_kvstore", 0);

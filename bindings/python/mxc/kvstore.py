@@ -19,10 +19,12 @@ arrays (mxc.keep moves it out). Every method may be called from any thread; with
 every worker must make the same calls in the same order.
 """
 
+import itertools
+import threading
 from ctypes import CFUNCTYPE, byref, c_char_p, c_int, c_int64, c_void_p
 
 from . import memory as _scope
-from ._lib import check, handle, lib, strings
+from ._lib import MxcError, check, handle, lib, strings
 from .ndarray import NDArray
 
 # int (*)(const char *str_key, int64_t int_key, mxc_ndarray recv,
@@ -45,7 +47,44 @@ lib.mxc_kvstore_pushpull.argtypes = [handle, c_int, c_void_p, c_void_p,
                                      c_void_p, c_void_p, c_int]
 lib.mxc_kvstore_set_optimizer.argtypes = [handle, c_char_p, c_void_p,
                                           c_void_p, c_int]
-lib.mxc_kvstore_set_updater.argtypes = [handle, _UPDATER, c_void_p]
+# void (*)(void *user_data): mxc_free_fn.
+_UPDATER_FREE = CFUNCTYPE(None, c_void_p)
+lib.mxc_kvstore_set_updater_ex.argtypes = [handle, _UPDATER, c_void_p,
+                                           _UPDATER_FREE]
+lib.mxc_set_last_error.argtypes = [c_int, c_char_p]
+lib.mxc_set_last_error.restype = c_int
+
+# user_data -> the ctypes callback of an updater a store holds. The store
+# owns it (mxc_kvstore_set_updater_ex): _updater_free drops the entry, so
+# the callback's code, once the updater is replaced or removed or the
+# store freed and no push (in any thread, also a fit's) still calls it.
+_updaters = {}
+_updaters_lock = threading.Lock()
+_updaters_next = itertools.count(1)
+
+
+@_UPDATER_FREE
+def _updater_free(user_data):
+    # Any thread; calls no mxc function (mxc.h forbids it here).
+    with _updaters_lock:
+        _updaters.pop(user_data or 0, None)
+
+
+def _updater_call(fn):
+    """The C updater over fn(key, recv, local). An exception fails the
+    push with its text (mxc_set_last_error: mxc puts the key before it)."""
+    def call(str_key, int_key, recv, local, _ud):
+        key = str_key.decode("utf-8") if str_key is not None else int_key
+        try:
+            fn(key, _Borrowed(recv), _Borrowed(local))
+            return 0
+        except MxcError as e:
+            return lib.mxc_set_last_error(e.code, e.message.encode("utf-8"))
+        except Exception as e:  # noqa: BLE001 -- reported as a failed push
+            text = "KVStore updater raised %r" % (e,)
+            # MXC_ERR_INVALID_ARGUMENT, as before the message existed.
+            return lib.mxc_set_last_error(1, text.encode("utf-8", "replace"))
+    return _UPDATER(call)
 
 
 def _listed(x):
@@ -80,7 +119,6 @@ class KVStore:
 
     def __init__(self, type="local"):
         self._handle = None
-        self._updater = None  # keeps the ctypes callback alive
         h = handle()
         check(lib.mxc_kvstore_create(type.encode("ascii"), byref(h)))
         self._handle = h.value
@@ -91,7 +129,6 @@ class KVStore:
         h, self._handle = self._handle, None
         if h is not None and not _scope.released(self):
             lib.mxc_kvstore_free(h)
-        self._updater = None
 
     def __enter__(self):
         return self
@@ -169,23 +206,25 @@ class KVStore:
     def set_updater(self, fn):
         """fn(key, recv, local): updates the NDArray local (the stored
         value) from recv (the sum of a push); key is the int or str. The
-        arrays are borrowed for the call. None removes the updater."""
+        arrays are borrowed for the call. None removes the updater.
+
+        The store holds fn until it is replaced or removed or the store
+        freed, and lets go of it after the last push still calling it.
+        Thread-safe: may be called while other threads (or a fit training
+        through the store) push; each push runs the old or the new fn.
+        fn's exception fails the push (MxcError naming the key and the
+        exception)."""
+        h = self.handle
         if fn is None:
-            check(lib.mxc_kvstore_set_updater(self.handle, _UPDATER(), None))
-            self._updater = None
+            check(lib.mxc_kvstore_set_updater_ex(h, _UPDATER(), None,
+                                                 _UPDATER_FREE()))
             return
-
-        def call(str_key, int_key, recv, local, _ud):
-            key = str_key.decode("utf-8") if str_key is not None else int_key
-            try:
-                fn(key, _Borrowed(recv), _Borrowed(local))
-                return 0
-            except Exception:  # noqa: BLE001 -- reported as a failed push
-                return 1  # MXC_ERR_INVALID_ARGUMENT
-
-        cb = _UPDATER(call)
-        check(lib.mxc_kvstore_set_updater(self.handle, cb, None))
-        self._updater = cb
+        cb = _updater_call(fn)
+        with _updaters_lock:
+            ud = next(_updaters_next)
+            _updaters[ud] = cb
+        # Frees ud (through _updater_free) also when it fails.
+        check(lib.mxc_kvstore_set_updater_ex(h, cb, ud, _updater_free))
 
 
 class _Borrowed(NDArray):

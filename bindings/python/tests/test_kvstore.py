@@ -2,6 +2,7 @@
 pushpull, an optimizer against calling its operator directly, an updater
 in Python, errors; the "dist_sync" reason outside an MPI job.
 (kvstore_dist.py runs the store across 2 MPI ranks.)"""
+import threading
 import unittest
 
 import numpy as np
@@ -75,6 +76,65 @@ class KVStoreTest(unittest.TestCase):
         np.testing.assert_array_equal(out.asnumpy(), [9, 18])
         self.assertEqual(seen, ["a"])
         self.kv.set_updater(None)
+
+    def test_updater_exception_fails_the_push_with_its_text(self):
+        def update(key, recv, local):
+            if key == 2:
+                raise ValueError("refuses key 2")
+            mxc.op.elemwise_add(local, recv, out=local)
+
+        self.kv.set_updater(update)
+        self.kv.init([1, 2], [mxc.zeros((2,)), mxc.zeros((2,))])
+        g = mxc.array(np.array([1, 2], np.float32))
+        with self.assertRaises(mxc.MxcError) as e:
+            self.kv.push([1, 2], [g, g])
+        self.assertEqual(e.exception.code, 1)
+        self.assertRegex(e.exception.message,
+                         r"key 2: KVStore updater raised "
+                         r"ValueError\('refuses key 2'\)")
+        out = mxc.zeros((2,))
+        self.kv.pull(1, out)  # key 1 was updated before key 2 failed
+        np.testing.assert_array_equal(out.asnumpy(), [1, 2])
+
+    def test_replacing_the_updater_while_another_thread_pushes(self):
+        # The store frees each replaced ctypes callback only after the
+        # last push calling it: freed earlier, the pushing thread would
+        # jump into freed memory. Every updater subtracts the sum, so the
+        # result is known whichever one each push ran.
+        pushes = 200
+        self.kv.init("w", mxc.zeros((3,)))
+        one = mxc.array(np.ones(3, np.float32))
+
+        def update(key, recv, local):
+            mxc.op.elemwise_sub(local, recv, out=local)
+
+        self.kv.set_updater(update)
+        live = len(mxc.kvstore._updaters)
+        done = threading.Event()
+        failed = []
+
+        def push():
+            try:
+                for _ in range(pushes):
+                    self.kv.push("w", one)
+            except Exception as e:  # pylint: disable=broad-except
+                failed.append(e)
+            done.set()
+
+        t = threading.Thread(target=push)
+        t.start()
+        replaced = 0
+        while not done.is_set() or replaced < 200:
+            self.kv.set_updater(lambda k, r, l: update(k, r, l))
+            replaced += 1
+        t.join()
+        self.assertEqual(failed, [])
+        out = mxc.zeros((3,))
+        self.kv.pull("w", out)
+        np.testing.assert_array_equal(out.asnumpy(), [-pushes] * 3)
+        self.assertEqual(len(mxc.kvstore._updaters), live)
+        self.kv.set_updater(None)
+        self.assertEqual(len(mxc.kvstore._updaters), live - 1)
 
     def test_errors(self):
         with self.assertRaises(mxc.MxcError) as e:

@@ -13,7 +13,8 @@ import "unsafe"
 var (
 	blockForward func(h, self uintptr, in []uintptr) (code int, out uintptr)
 	blockFree    func(h uintptr)
-	kvUpdate     func(id uintptr, strKey *string, intKey int64, recv, local uintptr) int
+	kvUpdate     func(h uintptr, strKey *string, intKey int64, recv, local uintptr) int
+	kvFree       func(h uintptr)
 )
 
 // SetBlockForward registers the function a user block's C forward pass
@@ -28,12 +29,17 @@ func SetBlockForward(fn func(h, self uintptr, in []uintptr) (int, uintptr)) {
 // cgo.Handle h when C frees the block.
 func SetBlockFree(fn func(h uintptr)) { blockFree = fn }
 
-// SetKVUpdate registers the function a KVStore updater runs: id the
-// updater's registry id, strKey nil for an int key (then intKey is it),
+// SetKVUpdate registers the function a KVStore updater runs: h the
+// updater's cgo.Handle, strKey nil for an int key (then intKey is it),
 // recv and local lent handles.
-func SetKVUpdate(fn func(id uintptr, strKey *string, intKey int64, recv, local uintptr) int) {
+func SetKVUpdate(fn func(h uintptr, strKey *string, intKey int64, recv, local uintptr) int) {
 	kvUpdate = fn
 }
+
+// SetKVFree registers the function that releases an updater's cgo.Handle
+// h: the store calls it once no push can call the updater any more
+// (mxc_kvstore_set_updater_ex), on any thread, also one Go did not start.
+func SetKVFree(fn func(h uintptr)) { kvFree = fn }
 
 //export cmxcGoBlockForward
 func cmxcGoBlockForward(h, self C.uintptr_t, nIn C.int, in, out *C.uintptr_t) C.int {
@@ -49,14 +55,17 @@ func cmxcGoBlockForward(h, self C.uintptr_t, nIn C.int, in, out *C.uintptr_t) C.
 }
 
 //export cmxcGoKVUpdate
-func cmxcGoKVUpdate(id C.uintptr_t, strKey *C.char, intKey C.int64_t, recv, local C.uintptr_t) C.int {
+func cmxcGoKVUpdate(h C.uintptr_t, strKey *C.char, intKey C.int64_t, recv, local C.uintptr_t) C.int {
 	var key *string
 	if strKey != nil {
 		s := C.GoString(strKey)
 		key = &s
 	}
-	return C.int(kvUpdate(uintptr(id), key, int64(intKey), uintptr(recv), uintptr(local)))
+	return C.int(kvUpdate(uintptr(h), key, int64(intKey), uintptr(recv), uintptr(local)))
 }
 
 //export cmxcGoBlockFree
 func cmxcGoBlockFree(h C.uintptr_t) { blockFree(uintptr(h)) }
+
+//export cmxcGoKVFree
+func cmxcGoKVFree(h C.uintptr_t) { kvFree(uintptr(h)) }

@@ -42,10 +42,11 @@ public final class KVStore extends NativeObject {
    *
    * <p>It runs on the thread that called push (or pushPull, or a {@link
    * Fit} training through the store), synchronously; it may call other
-   * stores and read this one. An exception it throws fails that push,
-   * which throws {@link MxcException} ({@code MXC_ERR_OPERATOR}, or the code
-   * of an MxcException thrown) with the exception as cause and names the
-   * key; the keys pushed before in that call were updated, the store
+   * stores, read this one and replace or remove itself ({@link
+   * #setUpdater}). An exception it throws fails that push, which throws
+   * {@link MxcException} ({@code MXC_ERR_OPERATOR}, or the code of an
+   * MxcException thrown) with the exception as cause and a message naming
+   * the key and the exception; the keys pushed before in that call were updated, the store
    * stays usable.
    */
   @FunctionalInterface
@@ -55,49 +56,16 @@ public final class KVStore extends NativeObject {
   }
 
   /**
-   * The Java updater's native holder (a JNI global reference, which the C
-   * API leaves the binding to drop: mxc_kvstore_set_updater has no free
-   * function). Its monitor serialises pushes (which may run the updater)
-   * with replacing and dropping it, so a holder is released only while no
-   * push can be calling it. Holds nothing of the KVStore, so the Cleaner
-   * can use it.
+   * Held by pushes made through this object, so that they run (with their
+   * updater calls) one at a time, and so that close() can tell it is being
+   * called from inside one. The updater's lifetime needs no Java lock: the
+   * store owns it (mxc_kvstore_set_updater_ex) and drops it after the last
+   * call in progress, whichever thread pushes.
    */
-  private static final class Slot {
-    long token; // 0: no Java updater
-    Scope hooked; // the scope whose end drops the updater, once registered
+  private final Object pushing = new Object();
 
-    void release() {
-      long t = token;
-      token = 0;
-      if (t != 0) MxcNative.java_upcall_release(t);
-    }
-
-    /** Removes the Java updater from the live store h and drops it. */
-    void drop(long h) {
-      if (token == 0) return;
-      try {
-        // A fit may hold the store beyond this handle: it must not call
-        // the dropped updater.
-        MxcNative.java_kvstore_set_updater(h, null);
-      } catch (MxcException e) {
-        // The store is gone already: nothing can call the updater.
-      }
-      release();
-    }
-  }
-
-  private final Slot slot;
-
-  private KVStore(long handle, Slot slot) {
-    super(handle, h -> free(h, slot), "KVStore");
-    this.slot = slot;
-  }
-
-  private static void free(long h, Slot slot) {
-    synchronized (slot) {
-      slot.drop(h);
-      MxcNative.kvstore_free(h);
-    }
+  private KVStore(long handle) {
+    super(handle, MxcNative::kvstore_free, "KVStore");
   }
 
   /**
@@ -105,7 +73,7 @@ public final class KVStore extends NativeObject {
    * why, outside an MPI job or without the MPI plug-in).
    */
   public static KVStore create(String type) {
-    return new KVStore(MxcNative.kvstore_create(type), new Slot());
+    return new KVStore(MxcNative.kvstore_create(type));
   }
 
   /** "local" or "dist_sync". */
@@ -146,7 +114,7 @@ public final class KVStore extends NativeObject {
   /** Sums arrays[i] for keys[i] over the list and the workers. */
   public void push(String[] keys, int priority, NDArray... arrays) {
     Upcalls.clear();
-    synchronized (slot) {
+    synchronized (pushing) {
       MxcNative.kvstore_push(handle(), keys, Op.handles(arrays), priority);
     }
   }
@@ -159,7 +127,7 @@ public final class KVStore extends NativeObject {
   /** Sums arrays[i] for the int keys keys[i] over the list and the workers. */
   public void push(long[] keys, int priority, NDArray... arrays) {
     Upcalls.clear();
-    synchronized (slot) {
+    synchronized (pushing) {
       MxcNative.java_kvstore_push_int(handle(), keys, Op.handles(arrays), priority);
     }
   }
@@ -182,7 +150,7 @@ public final class KVStore extends NativeObject {
   /** Pushes the arrays and pulls the results back into them. */
   public void pushPull(String[] keys, int priority, NDArray... arrays) {
     Upcalls.clear();
-    synchronized (slot) {
+    synchronized (pushing) {
       MxcNative.kvstore_pushpull(handle(), keys, Op.handles(arrays), priority);
     }
   }
@@ -195,7 +163,7 @@ public final class KVStore extends NativeObject {
   /** Pushes the arrays of the int keys and pulls the results back into them. */
   public void pushPull(long[] keys, int priority, NDArray... arrays) {
     Upcalls.clear();
-    synchronized (slot) {
+    synchronized (pushing) {
       MxcNative.java_kvstore_pushpull_int(handle(), keys, Op.handles(arrays), priority);
     }
   }
@@ -203,81 +171,44 @@ public final class KVStore extends NativeObject {
   /**
    * Makes the update operator name ("sgd_update", "sgd_mom_update",
    * "adam_update", ...) with params ("lr" = 0.1, ...) the store's updater,
-   * replacing any {@link Updater}.
+   * replacing any {@link Updater}. May be called from any thread, also
+   * while pushes run (from Java, from inside the updater or from a {@link
+   * Fit} training through the store): a push runs either the old updater
+   * or the new one.
    */
   public void setOptimizer(String name, Map<String, ?> params) {
-    notFromTheUpdater("setOptimizer");
-    synchronized (slot) {
-      MxcNative.kvstore_set_optimizer(handle(), name, Op.kv(params));
-      slot.release(); // replaced in C: no push is running it (they hold slot)
-    }
+    MxcNative.kvstore_set_optimizer(handle(), name, Op.kv(params));
   }
 
   /**
    * Makes updater the store's updater (see {@link Updater}), replacing any
    * updater or optimizer; null removes it (pushes then store the sum).
-   * The store holds updater (a JNI global reference) until it is replaced
-   * or removed, or the store is closed (by {@link #close()}, its Scope's
-   * end or the Cleaner), then drops it: a {@link Fit} still training
-   * through a closed store trains without it. Thread-safety: pushes made
-   * through this object are serialised with this call, but a {@link Fit}
-   * training through the store pushes from C without that lock, so do not
-   * replace or remove the updater (nor call {@link #setOptimizer}) while
-   * such a fit runs on another thread.
+   * The native store holds updater (a JNI global reference) until it is
+   * replaced or removed or the store is freed, and drops it once the last
+   * push still calling it has returned: a {@link Fit} training through the
+   * store keeps calling it after {@link #close()} until the fit lets go of
+   * the store. Thread-safety: may be called from any thread at any time,
+   * also while pushes run (from Java, from inside the updater itself, or
+   * from a Fit pushing from C on another thread); each push runs either
+   * the old updater or the new one.
    */
   public void setUpdater(Updater updater) {
-    notFromTheUpdater("setUpdater");
-    synchronized (slot) {
-      long token = MxcNative.java_kvstore_set_updater(
-          handle(), updater == null ? null : new UpdaterCall(updater));
-      slot.release(); // the one replaced (no push is running it)
-      slot.token = token;
-    }
-    if (updater != null) dropAtScopeEnd();
+    MxcNative.java_kvstore_set_updater(
+        handle(), updater == null ? null : new UpdaterCall(updater));
   }
 
   /**
-   * Frees the store (idempotent) and drops its Java updater; a {@link Fit}
-   * holding the store trains on without the updater. Not from inside the
-   * updater (INVALID_ARGUMENT).
+   * Frees the store's handle (idempotent); the store itself, and with it
+   * its updater, lives on while a {@link Fit} trains through it. Not from
+   * inside a push made through this object (INVALID_ARGUMENT).
    */
   @Override
   public void close() {
-    notFromTheUpdater("close");
-    super.close();
-  }
-
-  /**
-   * The updater runs inside push, which holds slot: replacing or dropping
-   * it from there would free what the running push still calls.
-   */
-  private void notFromTheUpdater(String what) {
-    if (Thread.holdsLock(slot)) {
+    if (Thread.holdsLock(pushing)) {
       throw new MxcException(MxcException.INVALID_ARGUMENT,
-          "KVStore." + what + ": not from inside a push (the updater is running)");
+          "KVStore.close: not from inside a push (the updater is running)");
     }
-  }
-
-  /** The end of the scope owning this store drops the updater while the handle works. */
-  private void dropAtScopeEnd() {
-    Scope s = ownerScope();
-    synchronized (slot) {
-      if (s == null || slot.hooked == s) return;
-      slot.hooked = s;
-    }
-    s.beforeEnd(() -> scopeEnding(s));
-  }
-
-  private void scopeEnding(Scope s) {
-    synchronized (slot) {
-      slot.hooked = null;
-      if (!isOpen() || slot.token == 0) return;
-      if (ownerScope() == s) {
-        slot.drop(handle());
-        return;
-      }
-    }
-    dropAtScopeEnd(); // moved out of s (keep()): its new scope's end, if any
+    super.close();
   }
 
   private static long[] longs(int[] keys) {

@@ -44,7 +44,7 @@ public class MxcException extends RuntimeException {
    * Called from native code only (mxc_java.i): a failure of the library
    * that a Java callback on this thread caused (a {@link UserBlock}'s
    * forward function or a {@link KVStore.Updater} that threw) carries that
-   * exception as its cause, and its message says what was thrown.
+   * exception as its cause; mxc's message already says what was thrown.
    */
   @SuppressWarnings("unused")
   private MxcException(int code, String message, boolean fromNative) {
@@ -52,7 +52,7 @@ public class MxcException extends RuntimeException {
   }
 
   private MxcException(int code, String message, Upcalls.Failure failure) {
-    super(Upcalls.describe(message, failure));
+    super(message);
     this.code = code;
     // Only when there is one: a null cause could never be set later.
     Throwable cause = Upcalls.cause(failure);

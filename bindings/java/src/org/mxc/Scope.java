@@ -40,8 +40,6 @@ public final class Scope implements AutoCloseable {
   private final Scope parent;
   private final String tag; // the opening line, with debugging on
   private volatile boolean ended;
-  /** Run by close() before the native scope ends (see {@link #beforeEnd}). */
-  private java.util.List<Runnable> beforeEnd;
 
   /** The classes whose frames a caller line skips. */
   private static final java.util.Set<String> BINDING =
@@ -93,37 +91,10 @@ public final class Scope implements AutoCloseable {
           "Scope.close: not this thread's innermost open scope (close scopes on the thread "
               + "that opened them, innermost first)");
     }
-    runBeforeEnd();
     ended = true; // first: Cleaners running meanwhile must not free again
     TOP.set(parent);
     MxcNative.scope_end(handle);
     if (tag != null) MxcNative.handle_tag_set(parent != null ? parent.tag : null);
-  }
-
-  /**
-   * Runs r when this scope closes, before its objects are freed, on the
-   * scope's thread: what an object must undo while its handle still works
-   * (a KVStore drops its Java updater). Any thread may register.
-   */
-  synchronized void beforeEnd(Runnable r) {
-    if (beforeEnd == null) beforeEnd = new java.util.ArrayList<>();
-    beforeEnd.add(r);
-  }
-
-  private void runBeforeEnd() {
-    java.util.List<Runnable> list;
-    synchronized (this) {
-      list = beforeEnd;
-      beforeEnd = null;
-    }
-    if (list == null) return;
-    for (Runnable r : list) {
-      try {
-        r.run();
-      } catch (MxcException e) {
-        // Best effort: the scope must end whatever one object could not undo.
-      }
-    }
   }
 
   /** Live handles registered in this scope (not in scopes inside it). */

@@ -9,7 +9,8 @@ import org.mxc.swig.MxcNative;
  * returns an {@code MXC_ERR_*} code, which fails the native call that ran
  * the callback (a forward pass, a fit run, a push). The MxcException that
  * call then throws on this same thread takes the recorded exception as its
- * cause ({@link MxcException}'s native constructor). A record is consumed
+ * cause ({@link MxcException}'s native constructor); its message is mxc's,
+ * which ends with the exception's text (set through mxc_set_last_error). A record is consumed
  * by the next native failure of the thread, and only attached when its
  * code is the one the failure reports.
  */
@@ -18,14 +19,12 @@ final class Upcalls {
   static final int OPERATOR = 11;
 
   /**
-   * A callback's exception, the code given to C, what threw (for the
-   * message) and mxc's message of the thread at that moment: mxc only
-   * prefixes a message as a failure travels up ("fn: " + message), and the
-   * C API gives a forward function no way to set its own, so the message
-   * the native call ends with is prefixes + that stale text, which {@link
-   * #describe} replaces with the exception's.
+   * A callback's exception and the code given to C. Only the exception
+   * object is kept here (to become the cause): its text travels through mxc
+   * itself (mxc_set_last_error), which keeps it behind the prefixes the
+   * failure gathers on its way out ("mxc_kvstore_push: key 2: " + text).
    */
-  record Failure(Throwable error, int code, String what, String stale) {}
+  record Failure(Throwable error, int code) {}
 
   private static final ThreadLocal<Failure> PENDING = new ThreadLocal<>();
 
@@ -33,18 +32,22 @@ final class Upcalls {
 
   /**
    * Records t, thrown by a callback on this thread (what: "UserBlock
-   * forward", ...); returns the code to give C.
+   * forward", ...), makes its text mxc's message of the failure, and
+   * returns the code to give C.
    */
   static int fail(Throwable t, String what) {
     int code = t instanceof MxcException ? ((MxcException) t).code() : OPERATOR;
-    String stale = "";
     try {
-      stale = MxcNative.java_last_error();
+      MxcNative.java_set_last_error(code, text(t, what));
     } catch (Throwable ignored) {
-      // Only the message gets worse.
+      // Only the message gets worse: mxc says the code the callback returned.
     }
-    PENDING.set(new Failure(t, code, what, stale));
+    PENDING.set(new Failure(t, code));
     return code;
+  }
+
+  private static String text(Throwable t, String what) {
+    return t instanceof MxcException ? t.getMessage() : what + " threw " + t;
   }
 
   /**
@@ -66,18 +69,5 @@ final class Upcalls {
 
   static Throwable cause(Failure f) {
     return f == null ? null : f.error();
-  }
-
-  /** The message of a native failure that f (may be null) caused. */
-  static String describe(String message, Failure f) {
-    if (f == null) return message;
-    Throwable t = f.error();
-    String text = t instanceof MxcException ? t.getMessage() : f.what() + " threw " + t;
-    if (message == null) message = "";
-    String stale = f.stale();
-    if (!stale.isEmpty() && message.endsWith(stale)) {
-      return message.substring(0, message.length() - stale.length()) + text;
-    }
-    return message.isEmpty() ? text : message + ": " + text;
   }
 }

@@ -13,6 +13,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -192,6 +194,79 @@ class FitTest {
           () -> newRun(new Fit.Options().kvstore("no_such_store")));
       assertTrue(e.getMessage().contains("no_such_store"), e.getMessage());
     }
+  }
+
+  /**
+   * A Fit pushes from C, without any Java lock, so the store's Java updater
+   * may be replaced on another thread while it runs (the store drops each
+   * replaced one after its last call; under ASan a dropped global
+   * reference still called is a use after free, under TSan a race). The
+   * fit refuses a store that has an updater when it sets up its keys (the
+   * first step), so the replacing starts after the first batch, which waits
+   * for the first replacement (every later push then runs some updater).
+   * Every updater stores the plain sum (recv copied into local), as a store
+   * without one does, so the parameters must be the same bits as a run
+   * without a store; and the JNI references must all be dropped at the end.
+   */
+  @Test
+  void replacingTheUpdaterWhileTheFitPushesIsSafe() throws Exception {
+    long refs = UserBlockTest.settledCallbacks();
+    Map<String, float[]> alone, withStore;
+    AtomicInteger calls = new AtomicInteger(), replaced = new AtomicInteger();
+    CountDownLatch firstBatch = new CountDownLatch(1), firstUpdater = new CountDownLatch(1);
+    AtomicBoolean done = new AtomicBoolean();
+    KVStore.Updater copy = (key, recv, local) -> {
+      calls.incrementAndGet();
+      recv.copyTo(local);
+    };
+    try (Scope s = Scope.open()) {
+      Mxc.seed(5);
+      Run r = newRun(new Fit.Options().epochs(2));
+      r.fit().run(trainIter(), null);
+      alone = values(r.net());
+    }
+    try (Scope s = Scope.open(); KVStore kv = KVStore.create("local")) {
+      Mxc.seed(5);
+      Run r = newRun(new Fit.Options().epochs(2).kvstore(kv));
+      r.fit().addListener((event, f) -> {
+        if (firstBatch.getCount() == 0) return;
+        firstBatch.countDown();
+        try {
+          firstUpdater.await();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      });
+      Thread replacer = new Thread(() -> {
+        try {
+          firstBatch.await();
+          for (int i = 0; !done.get() || i < 200; i++) {
+            // Each a new object, so a new global reference each time.
+            kv.setUpdater((key, recv, local) -> copy.update(key, recv, local));
+            replaced.incrementAndGet();
+            firstUpdater.countDown();
+          }
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        } finally {
+          firstUpdater.countDown(); // never leave the fit waiting
+        }
+      });
+      replacer.start();
+      try {
+        r.fit().run(trainIter(), null);
+      } finally {
+        done.set(true);
+        firstBatch.countDown();
+        replacer.join();
+      }
+      withStore = values(r.net());
+    }
+    assertTrue(calls.get() > 0, "the fit never ran an updater");
+    assertTrue(replaced.get() >= 200, "replaced " + replaced.get());
+    assertEquals(alone.keySet(), withStore.keySet());
+    alone.forEach((k, v) -> assertArrayEquals(v, withStore.get(k), k));
+    assertEquals(refs, UserBlockTest.settledCallbacks());
   }
 
   /** Rows of the validation set as one (n, 4) array. */

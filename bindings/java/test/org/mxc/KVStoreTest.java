@@ -201,12 +201,20 @@ class KVStoreTest {
       NDArray one = NDArray.zeros(DType.FLOAT32, 2);
       kv.pull(new int[] {1}, 0, one);
       assertArrayEquals(new float[] {11, 21}, one.toFloatArray()); // key 1 was updated
-      // Replacing the updater from inside it is refused (the push still runs it).
-      kv.setUpdater((key, grad, weight) -> kv.setUpdater(null));
+      // Closing the store from inside its updater is refused.
+      kv.setUpdater((key, grad, weight) -> kv.close());
       e = assertThrows(MxcException.class, () -> kv.push(new int[] {1}, 0, g));
       assertEquals(MxcException.INVALID_ARGUMENT, e.code());
       assertTrue(e.getMessage().contains("not from inside a push"), e.getMessage());
-      kv.setUpdater(null); // pushes store the sum again
+      // Replacing it from inside works: the store drops the running updater
+      // once this call returns, and the next push stores the plain sum.
+      kv.setUpdater((key, grad, weight) -> {
+        Op.get("elemwise_add").callInto(weight, null, weight, grad);
+        kv.setUpdater(null);
+      });
+      kv.push(new int[] {1}, 0, g);
+      kv.pull(new int[] {1}, 0, one);
+      assertArrayEquals(new float[] {21, 41}, one.toFloatArray()); // 11 + 10, 21 + 20
       kv.push(new int[] {2}, 0, g);
       kv.pull(new int[] {2}, 0, one);
       assertArrayEquals(new float[] {10, 20}, one.toFloatArray());

@@ -146,8 +146,9 @@ test_that("an error in the R updater fails that push, naming the key", {
   e <- catch(mx_kvstore_push(kv, 4, mx_ones(2)))
   expect_s3_class(e, "mxc_error")
   expect_equal(e$name, "MXC_ERR_OPERATOR")
-  expect_match(conditionMessage(e), "key 4")
-  expect_match(conditionMessage(e), "failed on purpose")
+  # mxc's prefixes, then the R error (mxc_set_last_error): the key once.
+  expect_match(conditionMessage(e), "key 4: kvstore updater: .*failed on purpose")
+  expect_false(grepl("key 4.*key 4", conditionMessage(e)))
   fail <- FALSE
   x <- mx_ones(2)
   mx_kvstore_pushpull(kv, 4, x)
