@@ -13,6 +13,7 @@
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 
+#include "backends/cuda/bcast.h"
 #include "backends/cuda/blas.h"
 #include "backends/cuda/dnn.h"
 #include "backends/cuda/elementwise.h"
@@ -133,6 +134,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_BLAS_ROWS
     MXC__CUDA_DNN_ROWS
     MXC__CUDA_TRAIN_ROWS
+    MXC__CUDA_BCAST_ROWS
 };
 
 static const mxc__gpu_plugin k_plugin = {

@@ -1,9 +1,10 @@
 // Conformance cases of the training-step kernels (backends/cuda/train.h):
 // sgd_update, sgd_mom_update, adam_update (the new weight and the states
 // they update in place), Activation and _backward_Activation for every
-// act_type, on the GPU against the CPU operators with the same random
-// inputs: GPU outputs poisoned before a write (an element never written
-// fails), write, add and in-place modes, several shapes, an empty array.
+// act_type, and of the broadcast kernels (backends/cuda/bcast.h), on the
+// GPU against the CPU operators with the same random inputs: GPU outputs
+// poisoned before a write (an element never written fails), write, add
+// and in-place modes, several shapes, an empty array.
 //
 // Tolerance, in float ulps of the larger of the CPU's value and (add
 // mode) the output's value before the call:
@@ -17,6 +18,8 @@
 //   from glibc's by an ulp of double, which rounds to the same float
 //   except near a tie. The backward's relu, sigmoid and tanh are float
 //   operations from the output, the same on both (bitwise expected).
+// - broadcast_add/sub/mul/div: bitwise (one float operation per element
+//   on both sides, -fmad=false).
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
@@ -217,6 +220,68 @@ void ActCases(bool backward, int dev, std::mt19937 *g) {
   }
 }
 
+// Broadcast cases: (lhs, rhs, output) shapes.
+const std::vector<std::vector<Dims>> kBcast = {
+    {{3, 4}, {4}, {3, 4}},
+    {{2, 1, 5}, {3, 1}, {2, 3, 5}},
+    {{}, {2, 2}, {2, 2}},
+    {{4, 1, 3, 1}, {1, 5, 1, 2}, {4, 5, 3, 2}},
+    {{2, 1, 1, 3, 1, 2}, {1, 4, 2, 1, 3, 2}, {2, 4, 2, 3, 3, 2}},
+    {{129, 1}, {1, 257}, {129, 257}},
+    {{0, 3}, {1, 3}, {0, 3}},
+};
+
+// One broadcast call on one device: the output's values (from base).
+int RunBcast(const char *op_name, int dev, const std::vector<Dims> &d,
+             const Vec &a, const Vec &b, Vec *out, int req) {
+  mxc_op op = nullptr;
+  if (mxc_op_find(op_name, &op) != MXC_OK) return MXC_ERR_NOT_FOUND;
+  mxc_ndarray in[2] = {Filled(d[0], dev, a), Filled(d[1], dev, b)};
+  mxc_ndarray o = Filled(d[2], dev, *out);
+  int rc = mxc_op_invoke(op, nullptr, nullptr, 0, in, 2, &o, 1, &req);
+  if (rc == MXC_OK) rc = mxc_ndarray_wait_to_read(o);
+  if (rc == MXC_OK && !out->empty()) {
+    rc = mxc_ndarray_copy_to_host(o, out->data(), out->size() * 4);
+  }
+  mxc_ndarray_free(in[0]), mxc_ndarray_free(in[1]), mxc_ndarray_free(o);
+  return rc;
+}
+
+void BcastCases(const char *op, int dev, std::mt19937 *g) {
+  for (size_t k = 0; k < kBcast.size(); ++k) {
+    const auto &d = kBcast[k];
+    // Divisors away from 0 (broadcast_div): magnitudes in [0.5, 3].
+    Vec a = Random(d[0], 0.5f, 3, g), b = Random(d[1], 0.5f, 3, g);
+    for (float &x : b) x = (*g)() % 2 ? x : -x;
+    Vec base = Random(d[2], -1, 1, g);
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      std::string what = std::string(op) + " case " + std::to_string(k) +
+                         (req == MXC_REQ_ADD ? " add" : " write");
+      Vec cpu = base, gpu = base;
+      if (req != MXC_REQ_ADD) gpu.assign(gpu.size(), Poison());
+      ASSERT_EQ(RunBcast(op, MXC_DEVICE_CPU, d, a, b, &cpu, req), MXC_OK)
+          << what << " on the CPU: " << LastError();
+      ASSERT_EQ(RunBcast(op, dev, d, a, b, &gpu, req), MXC_OK)
+          << what << " on the GPU: " << LastError();
+      ExpectUlps(what, gpu, cpu, Vec(), 0);
+    }
+  }
+}
+
+const char *const kBcastOps[] = {"broadcast_add", "broadcast_sub",
+                                 "broadcast_mul", "broadcast_div"};
+
+const mxct::RegisterCase kBcastCases[] = {
+    {"broadcast_add",
+     [](std::mt19937 *g) { BcastCases("broadcast_add", MXC_DEVICE_GPU, g); }},
+    {"broadcast_sub",
+     [](std::mt19937 *g) { BcastCases("broadcast_sub", MXC_DEVICE_GPU, g); }},
+    {"broadcast_mul",
+     [](std::mt19937 *g) { BcastCases("broadcast_mul", MXC_DEVICE_GPU, g); }},
+    {"broadcast_div",
+     [](std::mt19937 *g) { BcastCases("broadcast_div", MXC_DEVICE_GPU, g); }},
+};
+
 const mxct::RegisterCase kSgd("sgd_update", [](std::mt19937 *g) {
   OptCases("sgd_update", MXC_DEVICE_GPU, g);
 });
@@ -242,6 +307,7 @@ TEST(GpuConformanceTrain, CasesAreValidCallsOnTheCpu) {
   }
   ActCases(false, MXC_DEVICE_CPU, &g);
   ActCases(true, MXC_DEVICE_CPU, &g);
+  for (const char *op : kBcastOps) BcastCases(op, MXC_DEVICE_CPU, &g);
 }
 
 TEST(GpuConformanceTrain, TheComparisonCanFail) {

@@ -8,6 +8,7 @@
 #include <string>
 
 extern "C" {
+#include "backends/cuda/bcast.h"
 #include "backends/cuda/train.h"
 #include "ops/nn/act_params.h"
 #include "ops/random/optimizer_params.h"
@@ -41,6 +42,18 @@ TEST(CudaTrainCall, ShapeMismatchIsRefusedFirst) {
       << why;
 }
 
+TEST(CudaTrainCall, BroadcastShapesAreCheckedFirst) {
+  float buf[12] = {0};
+  mxc__gpu_array in[2] = {Arr(buf, 4), Arr(buf, 5)};
+  mxc__gpu_array out = Arr(buf, 4);
+  int req = MXC__GPU_REQ_WRITE;
+  mxc__gpu_call c = {0, nullptr, in, 2, &out, 1, &req, 0};
+  char why[256] = "";
+  EXPECT_EQ(mxc__cuda_broadcast_mul(&c, why, sizeof why), MXC_ERR_SHAPE);
+  EXPECT_NE(std::string(why).find("do not broadcast"), std::string::npos)
+      << why;
+}
+
 TEST(CudaTrainCall, WriteModeNullDoesNothing) {
   float buf[4] = {1, 2, 3, 4};
   mxc__gpu_array in = Arr(buf, 4), out = Arr(buf, 4);
@@ -71,7 +84,7 @@ TEST(CudaTrainCall, NoDeviceIsAnError) {
 }
 
 TEST(CudaTrainCall, EveryRowHasAConformanceCase) {
-  const mxc__gpu_kernel rows[] = {MXC__CUDA_TRAIN_ROWS};
+  const mxc__gpu_kernel rows[] = {MXC__CUDA_TRAIN_ROWS MXC__CUDA_BCAST_ROWS};
   for (const mxc__gpu_kernel &k : rows) {
     EXPECT_EQ(mxct::CaseRunners().count(k.op), 1u) << k.op;
   }
