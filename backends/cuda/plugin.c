@@ -17,6 +17,7 @@
 #include "backends/cuda/blas.h"
 #include "backends/cuda/dnn.h"
 #include "backends/cuda/elementwise.h"
+#include "backends/cuda/sum.h"
 #include "backends/cuda/train.h"
 #include "core/base/gpu_plugin.h"
 
@@ -135,6 +136,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_DNN_ROWS
     MXC__CUDA_TRAIN_ROWS
     MXC__CUDA_BCAST_ROWS
+    MXC__CUDA_SUM_ROWS
 };
 
 static const mxc__gpu_plugin k_plugin = {

@@ -1,7 +1,8 @@
 // Conformance cases of the training-step kernels (backends/cuda/train.h):
 // sgd_update, sgd_mom_update, adam_update (the new weight and the states
 // they update in place), Activation and _backward_Activation for every
-// act_type, and of the broadcast kernels (backends/cuda/bcast.h), on the
+// act_type, of the broadcast kernels (backends/cuda/bcast.h) and of sum
+// and mean (backends/cuda/sum.h), on the
 // GPU against the CPU operators with the same random inputs: GPU outputs
 // poisoned before a write (an element never written fails), write, add
 // and in-place modes, several shapes, an empty array.
@@ -20,6 +21,10 @@
 //   operations from the output, the same on both (bitwise expected).
 // - broadcast_add/sub/mul/div: bitwise (one float operation per element
 //   on both sides, -fmad=false).
+// - sum, mean: 2 ulps. Both sum in double, in different orders (the GPU's
+//   strided partials and tree), so the floats differ only where the two
+//   double sums round differently; inputs in [-1, 1] without heavy
+//   cancellation.
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
@@ -101,6 +106,25 @@ int Run(const char *name, const Kv &kv, int dev, const Dims &d,
   }
   for (mxc_ndarray x : a) mxc_ndarray_free(x);
   if (!inplace) mxc_ndarray_free(o);
+  return rc;
+}
+
+// One single-input call (sum, mean) of input shape din, output dout.
+int RunShapes(const char *name, const Kv &kv, int dev, const Dims &din,
+              const Dims &dout, std::vector<Vec> *ins, Vec *out, int req) {
+  mxc_op op = nullptr;
+  if (mxc_op_find(name, &op) != MXC_OK) return MXC_ERR_NOT_FOUND;
+  std::vector<const char *> k, v;
+  for (const auto &p : kv) k.push_back(p.first.c_str());
+  for (const auto &p : kv) v.push_back(p.second.c_str());
+  mxc_ndarray a = Filled(din, dev, (*ins)[0]), o = Filled(dout, dev, *out);
+  int rc = mxc_op_invoke(op, k.data(), v.data(), (int)k.size(), &a, 1, &o, 1,
+                         &req);
+  if (rc == MXC_OK) rc = mxc_ndarray_wait_to_read(o);
+  if (rc == MXC_OK && !out->empty()) {
+    rc = mxc_ndarray_copy_to_host(o, out->data(), out->size() * 4);
+  }
+  mxc_ndarray_free(a), mxc_ndarray_free(o);
   return rc;
 }
 
@@ -282,6 +306,54 @@ const mxct::RegisterCase kBcastCases[] = {
      [](std::mt19937 *g) { BcastCases("broadcast_div", MXC_DEVICE_GPU, g); }},
 };
 
+// sum and mean cases: input shape, output shape, parameters.
+struct SumCase {
+  Dims in, out;
+  Kv kv;
+};
+
+const std::vector<SumCase> kSum = {
+    {{2, 3, 4}, {1}, {}},
+    {{2, 3, 4}, {2, 4}, {{"axis", "1"}}},
+    {{2, 3, 4}, {2, 3, 1}, {{"axis", "-1"}, {"keepdims", "true"}}},
+    {{2, 3, 4}, {3}, {{"axis", "(0,2)"}}},
+    {{2, 3, 4}, {3}, {{"axis", "1"}, {"exclude", "true"}}},
+    {{5, 1, 7}, {5, 7}, {{"axis", "1"}}},
+    {{0, 3}, {3}, {{"axis", "0"}}},
+    {{3, 0}, {0}, {{"axis", "0"}}},
+    {{100003}, {1}, {{"axis", "0"}}},
+    {{64, 1030}, {64}, {{"axis", "1"}}},
+    {{1000, 33}, {33}, {{"axis", "0"}}},
+    {{3, 4, 5, 6}, {4, 6}, {{"axis", "(0,2)"}}},
+};
+
+void SumCases(const char *op, int dev, std::mt19937 *g) {
+  for (size_t k = 0; k < kSum.size(); ++k) {
+    const SumCase &c = kSum[k];
+    std::vector<Vec> in = {Random(c.in, -1, 1, g)};
+    Vec base = Random(c.out, -1, 1, g);
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      std::string what = std::string(op) + " case " + std::to_string(k) +
+                         (req == MXC_REQ_ADD ? " add" : " write");
+      Vec cpu = base, gpu = base;
+      if (req != MXC_REQ_ADD) gpu.assign(gpu.size(), Poison());
+      std::vector<Vec> ci = in, gi = in;
+      ASSERT_EQ(RunShapes(op, c.kv, MXC_DEVICE_CPU, c.in, c.out, &ci, &cpu,
+                          req),
+                MXC_OK)
+          << what << " on the CPU: " << LastError();
+      ASSERT_EQ(RunShapes(op, c.kv, dev, c.in, c.out, &gi, &gpu, req), MXC_OK)
+          << what << " on the GPU: " << LastError();
+      ExpectUlps(what, gpu, cpu, req == MXC_REQ_ADD ? base : Vec(), 2);
+    }
+  }
+}
+
+const mxct::RegisterCase kSumCases[] = {
+    {"sum", [](std::mt19937 *g) { SumCases("sum", MXC_DEVICE_GPU, g); }},
+    {"mean", [](std::mt19937 *g) { SumCases("mean", MXC_DEVICE_GPU, g); }},
+};
+
 const mxct::RegisterCase kSgd("sgd_update", [](std::mt19937 *g) {
   OptCases("sgd_update", MXC_DEVICE_GPU, g);
 });
@@ -308,6 +380,8 @@ TEST(GpuConformanceTrain, CasesAreValidCallsOnTheCpu) {
   ActCases(false, MXC_DEVICE_CPU, &g);
   ActCases(true, MXC_DEVICE_CPU, &g);
   for (const char *op : kBcastOps) BcastCases(op, MXC_DEVICE_CPU, &g);
+  SumCases("sum", MXC_DEVICE_CPU, &g);
+  SumCases("mean", MXC_DEVICE_CPU, &g);
 }
 
 TEST(GpuConformanceTrain, TheComparisonCanFail) {

@@ -9,6 +9,7 @@
 
 extern "C" {
 #include "backends/cuda/bcast.h"
+#include "backends/cuda/sum.h"
 #include "backends/cuda/train.h"
 #include "ops/nn/act_params.h"
 #include "ops/random/optimizer_params.h"
@@ -84,7 +85,8 @@ TEST(CudaTrainCall, NoDeviceIsAnError) {
 }
 
 TEST(CudaTrainCall, EveryRowHasAConformanceCase) {
-  const mxc__gpu_kernel rows[] = {MXC__CUDA_TRAIN_ROWS MXC__CUDA_BCAST_ROWS};
+  const mxc__gpu_kernel rows[] = {
+      MXC__CUDA_TRAIN_ROWS MXC__CUDA_BCAST_ROWS MXC__CUDA_SUM_ROWS};
   for (const mxc__gpu_kernel &k : rows) {
     EXPECT_EQ(mxct::CaseRunners().count(k.op), 1u) << k.op;
   }
