@@ -43,6 +43,26 @@ __global__ void act_bwd_kernel(int t, int add, const float *g,
   }
 }
 
+// ga or gb NULL: that output's write mode is NULL.
+template <int OP>
+__global__ void bin_grad_kernel(const float *og, const float *a,
+                                const float *b, float *ga, float *gb,
+                                long long n, int add_a, int add_b) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    float g = og[i], x = a[i], y = b[i];
+    if (ga) {
+      float v = mxc__bin_grad_a(OP, g, x, y);
+      ga[i] = add_a ? ga[i] + v : v;
+    }
+    if (gb) {
+      float v = mxc__bin_grad_b(OP, g, x, y);
+      gb[i] = add_b ? gb[i] + v : v;
+    }
+  }
+}
+
 unsigned blocks_for(long long n) {
   long long want = (n + 255) / 256;
   return (unsigned)(want < 65535 * 16 ? want : 65535 * 16);
@@ -101,6 +121,34 @@ int run_opt(int kind, const mxc__gpu_call *c, char *why, size_t why_len) {
   return finish(why, why_len);
 }
 
+// Every input and both outputs hold n elements.
+int check_bin_grad(const mxc__gpu_call *c, char *why, size_t why_len) {
+  int rc = check_sizes(c, why, why_len);
+  if (rc == MXC_OK && c->out[1].size != c->out[0].size) {
+    snprintf(why, why_len, "the outputs have %lld and %lld elements: "
+             "expected one shape", (long long)c->out[0].size,
+             (long long)c->out[1].size);
+    rc = MXC_ERR_SHAPE;
+  }
+  return rc;
+}
+
+template <int OP>
+int run_bin_grad(const mxc__gpu_call *c, char *why, size_t why_len) {
+  int rc = check_bin_grad(c, why, why_len);
+  bool none = c->req[0] == MXC__GPU_REQ_NULL && c->req[1] == MXC__GPU_REQ_NULL;
+  if (rc != MXC_OK || none || c->out[0].size == 0) return rc;
+  if ((rc = begin(c, why, why_len)) != MXC_OK) return rc;
+  float *ga = c->req[0] == MXC__GPU_REQ_NULL ? nullptr : (float *)c->out[0].ptr;
+  float *gb = c->req[1] == MXC__GPU_REQ_NULL ? nullptr : (float *)c->out[1].ptr;
+  long long n = c->out[0].size;
+  bin_grad_kernel<OP><<<blocks_for(n), 256>>>(
+      (const float *)c->in[0].ptr, (const float *)c->in[1].ptr,
+      (const float *)c->in[2].ptr, ga, gb, n,
+      c->req[0] == MXC__GPU_REQ_ADD, c->req[1] == MXC__GPU_REQ_ADD);
+  return finish(why, why_len);
+}
+
 int act_type(const mxc__gpu_call *c) {
   return ((const mxc__act_param *)c->param)->act_type;
 }
@@ -150,4 +198,21 @@ extern "C" int mxc__cuda_activation_bwd(const mxc__gpu_call *c, char *why,
       (const float *)c->in[1].ptr, (const float *)c->in[2].ptr,
       (float *)c->out[0].ptr, n);
   return finish(why, why_len);
+}
+
+extern "C" int mxc__cuda_backward_add(const mxc__gpu_call *c, char *why,
+                                      size_t n) {
+  return run_bin_grad<MXC__BG_ADD>(c, why, n);
+}
+extern "C" int mxc__cuda_backward_sub(const mxc__gpu_call *c, char *why,
+                                      size_t n) {
+  return run_bin_grad<MXC__BG_SUB>(c, why, n);
+}
+extern "C" int mxc__cuda_backward_mul(const mxc__gpu_call *c, char *why,
+                                      size_t n) {
+  return run_bin_grad<MXC__BG_MUL>(c, why, n);
+}
+extern "C" int mxc__cuda_backward_div(const mxc__gpu_call *c, char *why,
+                                      size_t n) {
+  return run_bin_grad<MXC__BG_DIV>(c, why, n);
 }

@@ -135,4 +135,28 @@ MXC__HD float mxc__act_bwd(int t, float g, float xf, float y) {
   }
 }
 
+/* The same-shape binary operators' backward (_backward_add, _sub, _mul,
+ * _div: inputs ograd, lhs, rhs; outputs dlhs, drhs), as the CPU's float
+ * rows (ops/binary/kernels.c): g * d with d = the partial derivative
+ * computed in float. */
+enum { MXC__BG_ADD, MXC__BG_SUB, MXC__BG_MUL, MXC__BG_DIV };
+
+MXC__HD float mxc__bin_grad_a(int op, float og, float a, float b) {
+  (void)a;
+  switch (op) {
+    case MXC__BG_MUL: return og * b;
+    case MXC__BG_DIV: return og * (1 / b);
+    default: return og * 1.0f; /* add, sub */
+  }
+}
+
+MXC__HD float mxc__bin_grad_b(int op, float og, float a, float b) {
+  switch (op) {
+    case MXC__BG_ADD: return og * 1.0f;
+    case MXC__BG_SUB: return og * -1.0f;
+    case MXC__BG_MUL: return og * a;
+    default: return og * (-a / (b * b));
+  }
+}
+
 #endif /* MXC_BACKENDS_CUDA_TRAIN_PLAN_H_ */

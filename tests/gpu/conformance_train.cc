@@ -1,7 +1,8 @@
 // Conformance cases of the training-step kernels (backends/cuda/train.h):
 // sgd_update, sgd_mom_update, adam_update (the new weight and the states
 // they update in place), Activation and _backward_Activation for every
-// act_type, of the broadcast kernels (backends/cuda/bcast.h) and of sum
+// act_type, _backward_add/_sub/_mul/_div (each output in its own write
+// mode), of the broadcast kernels (backends/cuda/bcast.h) and of sum
 // and mean (backends/cuda/sum.h), on the
 // GPU against the CPU operators with the same random inputs: GPU outputs
 // poisoned before a write (an element never written fails), write, add
@@ -19,6 +20,7 @@
 //   from glibc's by an ulp of double, which rounds to the same float
 //   except near a tie. The backward's relu, sigmoid and tanh are float
 //   operations from the output, the same on both (bitwise expected).
+// - _backward_add/_sub/_mul/_div: bitwise (the CPU's float operations).
 // - broadcast_add/sub/mul/div: bitwise (one float operation per element
 //   on both sides, -fmad=false).
 // - sum, mean: 2 ulps. Both sum in double, in different orders (the GPU's
@@ -354,6 +356,75 @@ const mxct::RegisterCase kSumCases[] = {
     {"mean", [](std::mt19937 *g) { SumCases("mean", MXC_DEVICE_GPU, g); }},
 };
 
+// Runs a same-shape call of several outputs on one device: outs hold the
+// initial values and get the results.
+int RunMulti(const char *name, int dev, const Dims &d,
+             const std::vector<Vec> &in, std::vector<Vec> *outs,
+             const std::vector<int> &req) {
+  mxc_op op = nullptr;
+  if (mxc_op_find(name, &op) != MXC_OK) return MXC_ERR_NOT_FOUND;
+  std::vector<mxc_ndarray> a, o;
+  for (const Vec &x : in) a.push_back(Filled(d, dev, x));
+  for (const Vec &x : *outs) o.push_back(Filled(d, dev, x));
+  int rc = mxc_op_invoke(op, nullptr, nullptr, 0, a.data(), (int)a.size(),
+                         o.data(), (int)o.size(), req.data());
+  for (size_t i = 0; rc == MXC_OK && i < o.size(); ++i) {
+    rc = mxc_ndarray_wait_to_read(o[i]);
+    if (rc == MXC_OK && !(*outs)[i].empty()) {
+      rc = mxc_ndarray_copy_to_host(o[i], (*outs)[i].data(),
+                                    (*outs)[i].size() * 4);
+    }
+  }
+  for (mxc_ndarray x : a) mxc_ndarray_free(x);
+  for (mxc_ndarray x : o) mxc_ndarray_free(x);
+  return rc;
+}
+
+// _backward_<add|sub|mul|div>: inputs ograd, lhs, rhs; outputs dlhs,
+// drhs in every pair of modes (NULL: the output keeps its values).
+void BinGradCases(const char *op, int dev, std::mt19937 *g) {
+  for (const Dims &d : kShapes) {
+    Vec b = Random(d, 0.5f, 3, g);
+    for (float &x : b) x = (*g)() % 2 ? x : -x;
+    std::vector<Vec> in = {Random(d, -2, 2, g), Random(d, -3, 3, g), b};
+    std::vector<Vec> base = {Random(d, -1, 1, g), Random(d, -1, 1, g)};
+    const std::vector<std::vector<int>> reqs = {
+        {MXC_REQ_WRITE, MXC_REQ_WRITE}, {MXC_REQ_ADD, MXC_REQ_ADD},
+        {MXC_REQ_WRITE, MXC_REQ_NULL}, {MXC_REQ_NULL, MXC_REQ_ADD}};
+    for (const auto &req : reqs) {
+      std::string what = std::string(op) + " size " +
+                         std::to_string(Numel(d)) + " req " +
+                         std::to_string(req[0]) + std::to_string(req[1]);
+      std::vector<Vec> cpu = base, gpu = base;
+      for (int i = 0; i < 2; ++i) {
+        if (req[i] == MXC_REQ_WRITE) gpu[i].assign(gpu[i].size(), Poison());
+      }
+      ASSERT_EQ(RunMulti(op, MXC_DEVICE_CPU, d, in, &cpu, req), MXC_OK)
+          << what << " on the CPU: " << LastError();
+      ASSERT_EQ(RunMulti(op, dev, d, in, &gpu, req), MXC_OK)
+          << what << " on the GPU: " << LastError();
+      for (int i = 0; i < 2; ++i) {
+        ExpectUlps(what + " output " + std::to_string(i), gpu[i], cpu[i],
+                   Vec(), 0);
+      }
+    }
+  }
+}
+
+const char *const kBinGradOps[] = {"_backward_add", "_backward_sub",
+                                   "_backward_mul", "_backward_div"};
+
+const mxct::RegisterCase kBinGradCases[] = {
+    {"_backward_add",
+     [](std::mt19937 *g) { BinGradCases("_backward_add", MXC_DEVICE_GPU, g); }},
+    {"_backward_sub",
+     [](std::mt19937 *g) { BinGradCases("_backward_sub", MXC_DEVICE_GPU, g); }},
+    {"_backward_mul",
+     [](std::mt19937 *g) { BinGradCases("_backward_mul", MXC_DEVICE_GPU, g); }},
+    {"_backward_div",
+     [](std::mt19937 *g) { BinGradCases("_backward_div", MXC_DEVICE_GPU, g); }},
+};
+
 const mxct::RegisterCase kSgd("sgd_update", [](std::mt19937 *g) {
   OptCases("sgd_update", MXC_DEVICE_GPU, g);
 });
@@ -380,6 +451,7 @@ TEST(GpuConformanceTrain, CasesAreValidCallsOnTheCpu) {
   ActCases(false, MXC_DEVICE_CPU, &g);
   ActCases(true, MXC_DEVICE_CPU, &g);
   for (const char *op : kBcastOps) BcastCases(op, MXC_DEVICE_CPU, &g);
+  for (const char *op : kBinGradOps) BinGradCases(op, MXC_DEVICE_CPU, &g);
   SumCases("sum", MXC_DEVICE_CPU, &g);
   SumCases("mean", MXC_DEVICE_CPU, &g);
 }

@@ -290,4 +290,69 @@ TEST(CudaTrainPlan, AWrongActivationFails) {
   EXPECT_GE(FirstDiff(host, cpu, 0), 0);
 }
 
+// _backward_add/_sub/_mul/_div: both gradients, each write mode pair,
+// bitwise (the CPU's float rows, the same operations).
+TEST(CudaTrainPlan, BinaryGradientsMatchTheCpuBitwise) {
+  const char *ops[] = {"_backward_add", "_backward_sub", "_backward_mul",
+                       "_backward_div"};
+  std::mt19937 g(31);
+  const size_t n = 777;
+  for (int op = 0; op < 4; ++op) {
+    Vec og = Random(n, -2, 2, &g), a = Random(n, -3, 3, &g);
+    Vec b = Random(n, 0.5f, 3, &g), base_a = Random(n, -1, 1, &g),
+        base_b = Random(n, -1, 1, &g);
+    for (size_t i = 0; i < n; i += 2) b[i] = -b[i];
+    for (int ra : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      for (int rb : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+        mxc_op h = nullptr;
+        ASSERT_EQ(mxc_op_find(ops[op], &h), MXC_OK);
+        int64_t len = (int64_t)n;
+        std::vector<mxc_ndarray> in, out;
+        for (const Vec *v : {&og, &a, &b, &base_a, &base_b}) {
+          mxc_ndarray x = nullptr;
+          ASSERT_EQ(mxc_ndarray_create(&len, 1, MXC_DTYPE_FLOAT32,
+                                       MXC_DEVICE_CPU, 0, 0, &x),
+                    MXC_OK);
+          ASSERT_EQ(mxc_ndarray_copy_from_host(x, v->data(), n * 4), MXC_OK);
+          (in.size() < 3 ? in : out).push_back(x);
+        }
+        int req[2] = {ra, rb};
+        ASSERT_EQ(mxc_op_invoke(h, nullptr, nullptr, 0, in.data(), 3,
+                                out.data(), 2, req),
+                  MXC_OK)
+            << mxc_last_error();
+        Vec cpu_a(n), cpu_b(n), host_a = base_a, host_b = base_b;
+        ASSERT_EQ(mxc_ndarray_copy_to_host(out[0], cpu_a.data(), n * 4),
+                  MXC_OK);
+        ASSERT_EQ(mxc_ndarray_copy_to_host(out[1], cpu_b.data(), n * 4),
+                  MXC_OK);
+        for (mxc_ndarray x : in) mxc_ndarray_free(x);
+        for (mxc_ndarray x : out) mxc_ndarray_free(x);
+        for (size_t i = 0; i < n; ++i) {
+          float va = mxc__bin_grad_a(op, og[i], a[i], b[i]);
+          float vb = mxc__bin_grad_b(op, og[i], a[i], b[i]);
+          host_a[i] = ra == MXC_REQ_ADD ? host_a[i] + va : va;
+          host_b[i] = rb == MXC_REQ_ADD ? host_b[i] + vb : vb;
+        }
+        EXPECT_LT(FirstDiff(host_a, cpu_a, 0), 0) << ops[op] << " dlhs";
+        EXPECT_LT(FirstDiff(host_b, cpu_b, 0), 0) << ops[op] << " drhs";
+      }
+    }
+  }
+}
+
+// And it can fail: div's rhs gradient as -a/b^2 computed as -(a/b)/b
+// rounds differently somewhere.
+TEST(CudaTrainPlan, AWrongBinaryGradientFails) {
+  std::mt19937 g(32);
+  Vec a = Random(500, -3, 3, &g), b = Random(500, 0.5f, 3, &g);
+  bool differs = false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    float right = mxc__bin_grad_b(MXC__BG_DIV, 1.f, a[i], b[i]);
+    float wrong = 1.f * (-(a[i] / b[i]) / b[i]);
+    differs |= std::memcmp(&right, &wrong, 4) != 0;
+  }
+  EXPECT_TRUE(differs);
+}
+
 }  // namespace
