@@ -1,7 +1,8 @@
 /* The plug-in's training-step kernels (train.cu): the optimizer updates
- * sgd_update, sgd_mom_update, adam_update, Activation with its
- * gradient and the same-shape binary operators' gradients, float32, one grid-stride kernel per call computing the
- * per-element functions of train_plan.h. */
+ * sgd_update, sgd_mom_update, adam_update, Activation with its gradient
+ * and the same-shape binary operators' gradients, float32, one
+ * grid-stride kernel per call computing the per-element functions of
+ * train_plan.h. */
 #ifndef MXC_BACKENDS_CUDA_TRAIN_H_
 #define MXC_BACKENDS_CUDA_TRAIN_H_
 

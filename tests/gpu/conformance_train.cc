@@ -92,7 +92,9 @@ int Run(const char *name, const Kv &kv, int dev, const Dims &d,
   for (const auto &p : kv) k.push_back(p.first.c_str());
   for (const auto &p : kv) v.push_back(p.second.c_str());
   std::vector<mxc_ndarray> a;
-  for (const Vec &x : *ins) a.push_back(Filled(d, dev, inplace && a.empty() ? *out : x));
+  for (const Vec &x : *ins) {
+    a.push_back(Filled(d, dev, inplace && a.empty() ? *out : x));
+  }
   mxc_ndarray o = inplace ? a[0] : Filled(d, dev, *out);
   int rc = mxc_op_invoke(op, k.data(), v.data(), (int)k.size(), a.data(),
                          (int)a.size(), &o, 1, &req);

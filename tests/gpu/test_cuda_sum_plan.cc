@@ -142,7 +142,8 @@ long FirstDiff(const Vec &a, const Vec &b, const Vec &base) {
   if (a.size() != b.size()) return 0;
   for (size_t i = 0; i < a.size(); ++i) {
     if (std::isnan(a[i]) && std::isnan(b[i])) continue;
-    double scale = std::fmax(std::fabs(b[i]), base.empty() ? 0 : std::fabs(base[i]));
+    double scale = std::fabs(b[i]);
+    if (!base.empty()) scale = std::fmax(scale, std::fabs(base[i]));
     if (!(std::fabs(a[i] - b[i]) <= 2 * FLT_EPSILON * scale)) return (long)i;
   }
   return -1;
