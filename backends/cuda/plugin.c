@@ -13,9 +13,12 @@
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 
+#include "backends/cuda/bcast.h"
 #include "backends/cuda/blas.h"
 #include "backends/cuda/dnn.h"
 #include "backends/cuda/elementwise.h"
+#include "backends/cuda/sum.h"
+#include "backends/cuda/train.h"
 #include "core/base/gpu_plugin.h"
 
 /* mxc's GPU code targets compute capability 8.0 and newer (Ampere,
@@ -131,6 +134,9 @@ static const mxc__gpu_kernel k_kernels[] = {
 #undef ROW
     MXC__CUDA_BLAS_ROWS
     MXC__CUDA_DNN_ROWS
+    MXC__CUDA_TRAIN_ROWS
+    MXC__CUDA_BCAST_ROWS
+    MXC__CUDA_SUM_ROWS
 };
 
 static const mxc__gpu_plugin k_plugin = {

@@ -7,18 +7,25 @@
 #include <math.h>
 
 #include "core/op/vmath.h"
+#include "ops/nn/act_params.h"
 #include "ops/nn/nn.h"
 #include "core/op/half_compute.h"
 
 /* ---- Activation ---- */
 
-enum { ACT_RELU, ACT_SIGMOID, ACT_TANH, ACT_SOFTRELU, ACT_SOFTSIGN };
+/* The struct and the enum are in their own header: the GPU plug-in reads
+ * them too. */
+enum {
+  ACT_RELU = MXC__ACT_RELU,
+  ACT_SIGMOID = MXC__ACT_SIGMOID,
+  ACT_TANH = MXC__ACT_TANH,
+  ACT_SOFTRELU = MXC__ACT_SOFTRELU,
+  ACT_SOFTSIGN = MXC__ACT_SOFTSIGN
+};
 static const char *const k_act_types[] = {"relu",     "sigmoid",  "tanh",
                                           "softrelu", "softsign", NULL};
 
-typedef struct act_param {
-  int act_type;
-} act_param;
+typedef mxc__act_param act_param;
 
 static const mxc__param_def k_act_params[] = {
     MXC__PARAM_ENUM(act_param, act_type, NULL, k_act_types,

@@ -26,14 +26,10 @@
 #include "core/op/parallel.h"
 #include "core/op/registry.h"
 #include "ops/random/internal.h"
+#include "ops/random/optimizer_params.h"
 
-typedef struct opt_param {
-  double lr, wd, rescale_grad, clip_gradient;
-  double momentum, beta1, beta2, epsilon;
-  double gamma1, gamma2, clip_weights;
-  double lamda1, beta, wd_lh;
-  int lazy_update;
-} opt_param;
+/* The struct is in its own header: the GPU plug-in reads it too. */
+typedef mxc__opt_param opt_param;
 
 /* Clipping as MXNet does it: NaN passes through (fmin/fmax would drop
  * it and hide a diverged gradient). */

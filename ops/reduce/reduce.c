@@ -20,12 +20,8 @@
 #include "ops/reduce/reduce_impl.h"
 #include "core/op/registry.h"
 
-typedef struct red_param {
-  mxc__tuple axis;
-  int keepdims;
-  int exclude;
-  int64_t ord; /* norm only */
-} red_param;
+/* The struct is in reduce_impl.h: the GPU plug-in reads it too. */
+typedef mxc__red_param red_param;
 
 /* ---- kernels ---- */
 

@@ -30,6 +30,15 @@ typedef struct mxc__softmax_param {
   int use_length;
 } mxc__softmax_param;
 
+/* The axis reductions' parameters (reduce.c: sum, mean, prod, ...), here
+ * for the GPU plug-in's kernels too. */
+typedef struct mxc__red_param {
+  mxc__tuple axis;
+  int keepdims;
+  int exclude;
+  int64_t ord; /* norm only */
+} mxc__red_param;
+
 typedef struct mxc__red_plan {
   int nd;                     /* merged dimensions, >= 1 */
   int64_t dim[MXC_MAX_NDIM];  /* extents */

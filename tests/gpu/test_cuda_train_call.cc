@@ -1,0 +1,95 @@
+// The training-step kernels (backends/cuda/train.h) called directly where
+// the toolkit is installed: what a call answers before any device work
+// (shape mismatch, write mode NULL), what it answers without a usable
+// device (here: no GPU), and that every row of theirs has a conformance
+// case (tests/gpu/conformance_train.cc), which a GPU run compares.
+#include <gtest/gtest.h>
+
+#include <string>
+
+extern "C" {
+#include "backends/cuda/bcast.h"
+#include "backends/cuda/sum.h"
+#include "backends/cuda/train.h"
+#include "ops/nn/act_params.h"
+#include "ops/random/optimizer_params.h"
+}
+#include "mxc/mxc.h"
+#include "tests/gpu/conformance.h"
+
+namespace {
+
+mxc__gpu_array Arr(float *p, int64_t n) {
+  mxc__gpu_array a = {};
+  a.ptr = p, a.size = n, a.ndim = 1, a.dims[0] = n;
+  a.dtype = MXC_DTYPE_FLOAT32;
+  return a;
+}
+
+// The host buffers stand for device memory: these calls must fail or
+// return before touching them.
+TEST(CudaTrainCall, ShapeMismatchIsRefusedFirst) {
+  float buf[8] = {0};
+  mxc__gpu_array in[2] = {Arr(buf, 4), Arr(buf + 4, 3)};
+  mxc__gpu_array out = Arr(buf, 4);
+  int req = MXC__GPU_REQ_WRITE;
+  mxc__opt_param p = {};
+  p.lr = 0.1, p.clip_gradient = -1;
+  mxc__gpu_call c = {0, &p, in, 2, &out, 1, &req, 0};
+  char why[256] = "";
+  EXPECT_EQ(mxc__cuda_sgd_update(&c, why, sizeof why), MXC_ERR_SHAPE);
+  EXPECT_NE(std::string(why).find("input 1 has 3 elements"),
+            std::string::npos)
+      << why;
+}
+
+TEST(CudaTrainCall, BroadcastShapesAreCheckedFirst) {
+  float buf[12] = {0};
+  mxc__gpu_array in[2] = {Arr(buf, 4), Arr(buf, 5)};
+  mxc__gpu_array out = Arr(buf, 4);
+  int req = MXC__GPU_REQ_WRITE;
+  mxc__gpu_call c = {0, nullptr, in, 2, &out, 1, &req, 0};
+  char why[256] = "";
+  EXPECT_EQ(mxc__cuda_broadcast_mul(&c, why, sizeof why), MXC_ERR_SHAPE);
+  EXPECT_NE(std::string(why).find("do not broadcast"), std::string::npos)
+      << why;
+}
+
+TEST(CudaTrainCall, WriteModeNullDoesNothing) {
+  float buf[4] = {1, 2, 3, 4};
+  mxc__gpu_array in = Arr(buf, 4), out = Arr(buf, 4);
+  int req = MXC__GPU_REQ_NULL;
+  mxc__act_param p = {MXC__ACT_TANH};
+  mxc__gpu_call c = {0, &p, &in, 1, &out, 1, &req, 0};
+  char why[256] = "";
+  EXPECT_EQ(mxc__cuda_activation(&c, why, sizeof why), MXC_OK) << why;
+  EXPECT_EQ(buf[3], 4.f);
+}
+
+// Without a usable GPU (this machine) the call fails with the CUDA
+// runtime's reason instead of crashing; on a GPU this test is moot.
+TEST(CudaTrainCall, NoDeviceIsAnError) {
+  int n = 0;
+  if (mxc_device_count(MXC_DEVICE_GPU, &n) == MXC_OK && n > 0) {
+    GTEST_SKIP() << "a GPU is present";
+  }
+  float buf[4] = {1, 2, 3, 4};
+  mxc__gpu_array in = Arr(buf, 4), out = Arr(buf, 4);
+  int req = MXC__GPU_REQ_WRITE;
+  mxc__act_param p = {MXC__ACT_RELU};
+  mxc__gpu_call c = {0, &p, &in, 1, &out, 1, &req, 0};
+  char why[256] = "";
+  EXPECT_NE(mxc__cuda_activation(&c, why, sizeof why), MXC_OK);
+  EXPECT_NE(std::string(why).find("cudaSetDevice"), std::string::npos)
+      << why;
+}
+
+TEST(CudaTrainCall, EveryRowHasAConformanceCase) {
+  const mxc__gpu_kernel rows[] = {
+      MXC__CUDA_TRAIN_ROWS MXC__CUDA_BCAST_ROWS MXC__CUDA_SUM_ROWS};
+  for (const mxc__gpu_kernel &k : rows) {
+    EXPECT_EQ(mxct::CaseRunners().count(k.op), 1u) << k.op;
+  }
+}
+
+}  // namespace
