@@ -146,18 +146,28 @@ static int check_nonempty(const mxc__dnn_conv_plan *pl, char *why, size_t len) {
   return MXC_OK;
 }
 
+/* What a convolution's and a deconvolution's plans start with: the call
+ * checked, the plan cleared, its rank, groups, bias and empty batch. */
+static int plan_start(const mxc__conv_param *p, const int64_t *data,
+                      int ndim, mxc__dnn_conv_plan *pl, char *why,
+                      size_t why_len) {
+  int rc = check_call(p, ndim, data, why, why_len);
+  if (rc != MXC_OK) return rc;
+  *pl = (mxc__dnn_conv_plan){0};
+  pl->nbdims = p->kernel.ndim == 3 ? 5 : 4;
+  pl->groups = (int)p->num_group;
+  pl->has_bias = !p->no_bias;
+  pl->batch_empty = data[0] == 0;
+  return MXC_OK;
+}
+
 int mxc__dnn_conv_plan_make(const void *param, const int64_t *data, int ndim,
                             const mxc__gpu_array *out, mxc__dnn_conv_plan *pl,
                             char *why, size_t why_len) {
   const mxc__conv_param *p = param;
-  int rc = check_call(p, ndim, data, why, why_len);
+  int rc = plan_start(p, data, ndim, pl, why, why_len);
   if (rc != MXC_OK) return rc;
   int nsp = p->kernel.ndim;
-  *pl = (mxc__dnn_conv_plan){0};
-  pl->nbdims = nsp == 3 ? 5 : 4;
-  pl->groups = (int)p->num_group;
-  pl->has_bias = !p->no_bias;
-  pl->batch_empty = data[0] == 0;
   rc = fill_dims(p, data, nsp, pl, why, why_len);
   if (rc == MXC_OK && out) rc = check_out(pl, out, nsp, why, why_len);
   if (rc != MXC_OK) return rc;
@@ -474,14 +484,9 @@ int mxc__dnn_deconv_plan_make(const void *param, const int64_t *data, int ndim,
                               const mxc__gpu_array *out, mxc__dnn_conv_plan *pl,
                               char *why, size_t why_len) {
   const mxc__conv_param *p = param;
-  int rc = check_call(p, ndim, data, why, why_len);
+  int rc = plan_start(p, data, ndim, pl, why, why_len);
   if (rc != MXC_OK) return rc;
   int nsp = p->kernel.ndim;
-  *pl = (mxc__dnn_conv_plan){0};
-  pl->nbdims = nsp == 3 ? 5 : 4;
-  pl->groups = (int)p->num_group;
-  pl->has_bias = !p->no_bias;
-  pl->batch_empty = data[0] == 0;
   rc = deconv_channels(p, data, pl, why, why_len);
   if (rc == MXC_OK) rc = deconv_dims(p, data, nsp, pl, why, why_len);
   if (rc != MXC_OK) return rc;
