@@ -97,7 +97,7 @@ static uint64_t hash_of(const unsigned char *b, size_t n) {
 /* ---- entries ---- */
 
 static void release_locked(mxc__dnnl_prim *p) {
-  dnnl_primitive_destroy(p->prim);
+  mxc__dnnl_prim_destroy(p->prim);
   p->prim = NULL;
   p->pd = NULL;
   g.entries--;
@@ -152,7 +152,7 @@ static int insert(const mxc__dnnl_key *k, uint64_t h, dnnl_primitive_t prim,
   if (i >= 0) {
     *out = hold_locked(i);
     pthread_mutex_unlock(&g.mu);
-    dnnl_primitive_destroy(prim);
+    mxc__dnnl_prim_destroy(prim);
     return MXC_OK;
   }
   i = k->overflow ? -1 : free_slot_locked();
@@ -170,7 +170,7 @@ static int insert(const mxc__dnnl_key *k, uint64_t h, dnnl_primitive_t prim,
   }
   pthread_mutex_unlock(&g.mu);
   if (!p) {
-    dnnl_primitive_destroy(prim);
+    mxc__dnnl_prim_destroy(prim);
     return mxc__error_set(MXC_ERR_OOM,
                           "oneDNN backend: out of memory holding a primitive");
   }
@@ -201,7 +201,7 @@ int mxc__dnnl_cache_get(const mxc__dnnl_key *k, mxc__dnnl_build_fn build,
   int rc = mxc__dnnl_check(dnnl_primitive_get_primitive_desc(prim, &pd), NULL,
                            "dnnl_primitive_get_primitive_desc");
   if (rc != MXC_OK) {
-    dnnl_primitive_destroy(prim);
+    mxc__dnnl_prim_destroy(prim);
     return rc;
   }
   return insert(k, h, prim, pd, out);
@@ -213,7 +213,7 @@ void mxc__dnnl_cache_put(mxc__dnnl_prim *p) {
   int gone = --p->refs == 0 && !p->cached;
   pthread_mutex_unlock(&g.mu);
   if (gone) {
-    dnnl_primitive_destroy(p->prim);
+    mxc__dnnl_prim_destroy(p->prim);
     mxc__free(p);
   }
 }

@@ -165,6 +165,10 @@ int mxc__dnnl_pd_create(const mxc__op *op, const void *desc,
                         const_dnnl_primitive_desc_t hint, const char *what,
                         dnnl_primitive_desc_t *out);
 /* The same, then the primitive (the descriptor is released). */
+/* Destroys a primitive (made by mxc__dnnl_prim_create or a reorder) under
+ * the lock creation takes (run.c says why). */
+void mxc__dnnl_prim_destroy(dnnl_primitive_t p);
+
 int mxc__dnnl_prim_create(const mxc__op *op, const void *desc,
                           const_dnnl_primitive_attr_t attr,
                           const_dnnl_primitive_desc_t hint, const char *what,

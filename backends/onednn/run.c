@@ -1,6 +1,7 @@
 /* Running a cached primitive on the plain arrays a kernel sees
  * (onednn.h): reorders into and out of the layouts the primitive chose,
  * write modes, and the thread budget around the calls. */
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -98,6 +99,29 @@ typedef struct reorder_req {
   int add;
 } reorder_req;
 
+/* oneDNN's primitive objects hold locks of its own global primitive cache
+ * (a primitive made for a key another thread is making waits on it).
+ * Creating and destroying them one at a time costs nothing (primitives
+ * are made once per shape and cached) and gives ThreadSanitizer, which
+ * does not see oneDNN's own synchronisation, the order between a
+ * creation in one thread and a destruction in another: without it,
+ * tests/nn:test_fit reported a race on such a lock about 1 run in 12. */
+static pthread_mutex_t g_prim_mu = PTHREAD_MUTEX_INITIALIZER;
+
+static dnnl_status_t prim_create_locked(dnnl_primitive_t *out,
+                                        const_dnnl_primitive_desc_t pd) {
+  pthread_mutex_lock(&g_prim_mu);
+  dnnl_status_t st = dnnl_primitive_create(out, pd);
+  pthread_mutex_unlock(&g_prim_mu);
+  return st;
+}
+
+void mxc__dnnl_prim_destroy(dnnl_primitive_t p) {
+  pthread_mutex_lock(&g_prim_mu);
+  dnnl_primitive_destroy(p);
+  pthread_mutex_unlock(&g_prim_mu);
+}
+
 static int build_reorder(void *arg, dnnl_primitive_t *out) {
   const reorder_req *q = arg;
   dnnl_engine_t eng;
@@ -117,7 +141,7 @@ static int build_reorder(void *arg, dnnl_primitive_t *out) {
       dnnl_reorder_primitive_desc_create(&pd, q->src, eng, q->dst, eng, attr),
       q->op, "dnnl_reorder_primitive_desc_create");
   if (rc == MXC_OK) {
-    rc = mxc__dnnl_check(dnnl_primitive_create(out, pd), q->op,
+    rc = mxc__dnnl_check(prim_create_locked(out, pd), q->op,
                          "dnnl_primitive_create (reorder)");
   }
   if (pd) dnnl_primitive_desc_destroy(pd);
@@ -148,7 +172,7 @@ int mxc__dnnl_prim_create(const mxc__op *op, const void *desc,
                           dnnl_primitive_t *out) {
   dnnl_primitive_desc_t pd;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_pd_create(op, desc, attr, hint, what, &pd));
-  dnnl_status_t st = dnnl_primitive_create(out, pd);
+  dnnl_status_t st = prim_create_locked(out, pd);
   dnnl_primitive_desc_destroy(pd);
   if (st == dnnl_success) return MXC_OK;
   char call[128];
