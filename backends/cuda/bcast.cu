@@ -9,6 +9,7 @@
 
 #include "backends/cuda/bcast.h"
 #include "backends/cuda/bcast_plan.h"
+#include "backends/cuda/cuda_rt.h"
 
 namespace {
 
@@ -33,17 +34,11 @@ typedef void (*launch_fn)(const mxc__bcast_plan &, const float *,
 template <int OP>
 void launch(const mxc__bcast_plan &p, const float *a, const float *b,
             float *out, long long n, int add, unsigned blocks) {
-  bcast_kernel<OP><<<blocks, 256>>>(p, a, b, out, n, add);
+  bcast_kernel<OP><<<blocks, MXC__CUDA_THREADS>>>(p, a, b, out, n, add);
 }
 
 const launch_fn k_launch[] = {launch<MXC__BC_ADD>, launch<MXC__BC_SUB>,
                               launch<MXC__BC_MUL>, launch<MXC__BC_DIV>};
-
-int fail(char *why, size_t len, const char *what, cudaError_t e) {
-  snprintf(why, len, "%s: %s (%s)", what, cudaGetErrorString(e),
-           cudaGetErrorName(e));
-  return MXC_ERR_INTERNAL;
-}
 
 int run(int op, const mxc__gpu_call *c, char *why, size_t why_len) {
   const mxc__gpu_array &o = c->out[0];
@@ -52,20 +47,12 @@ int run(int op, const mxc__gpu_call *c, char *why, size_t why_len) {
   if (rc != MXC_OK || c->req[0] == MXC__GPU_REQ_NULL || o.size == 0) {
     return rc;
   }
-  cudaError_t e = cudaSetDevice(c->dev);
-  if (e != cudaSuccess) return fail(why, why_len, "cudaSetDevice", e);
-  long long want = (o.size + 255) / 256;
-  unsigned blocks = (unsigned)(want < 65535 * 16 ? want : 65535 * 16);
+  rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
   k_launch[op](p, (const float *)c->in[0].ptr, (const float *)c->in[1].ptr,
-               (float *)o.ptr, o.size, c->req[0] == MXC__GPU_REQ_ADD, blocks);
-  if ((e = cudaGetLastError()) != cudaSuccess) {
-    return fail(why, why_len, "kernel launch", e);
-  }
-  // The first interface's kernels return when done (core/base/gpu_plugin.h).
-  if ((e = cudaStreamSynchronize(0)) != cudaSuccess) {
-    return fail(why, why_len, "kernel", e);
-  }
-  return MXC_OK;
+               (float *)o.ptr, o.size, c->req[0] == MXC__GPU_REQ_ADD,
+               mxc__cuda_grid_blocks(o.size));
+  return mxc__cuda_finish("broadcast kernel", why, why_len);
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "backends/cuda/cuda_rt.h"
 #include "backends/cuda/dynlib.h"
 
 /* Devices with a per-thread context; more are refused with a message. */
@@ -83,13 +84,6 @@ static void init_once(void) {
   const char *env = getenv("MXC_CUBLAS_LIBRARY");
   if (env && *env) g_files[0] = env;
   (void)pthread_key_create(&g_key, free_thread);
-}
-
-static int cuda_fail(char *why, size_t len, const char *what, cudaError_t e) {
-  snprintf(why, len, "%s: %s (%s)", what, cudaGetErrorString(e),
-           cudaGetErrorName(e));
-  (void)cudaGetLastError(); /* leave no non-sticky error behind */
-  return MXC_ERR_INTERNAL;
 }
 
 static int blas_fail(char *why, size_t len, const char *what,
@@ -155,7 +149,9 @@ static int ensure_ones(blas_ctx *b, int64_t n, char *why, size_t len) {
                    cudaMemcpyHostToDevice);
   }
   free(host);
-  if (e != cudaSuccess) return cuda_fail(why, len, "ones for cuBLAS", e);
+  if (e != cudaSuccess) {
+    return mxc__cuda_rt_fail(why, len, "ones for cuBLAS", e);
+  }
   b->n_ones = want;
   return MXC_OK;
 }
@@ -189,7 +185,8 @@ static int exec_step(const blas_ctx *b, const mxc__blas_step *s,
   cublasStatus_t st;
   if (s->kind == MXC__BLAS_ZERO) {
     cudaError_t e = cudaMemset(C, 0, (size_t)c->out[s->c].size * sizeof *C);
-    return e == cudaSuccess ? MXC_OK : cuda_fail(why, len, "cudaMemset", e);
+    return e == cudaSuccess ? MXC_OK
+                            : mxc__cuda_rt_fail(why, len, "cudaMemset", e);
   }
   if (s->kind == MXC__BLAS_GEMV) {
     st = FN(F_GEMV, cublasSgemv_v2)(b->h, op_of(s->trans_a), (int)s->m,
@@ -205,20 +202,14 @@ static int exec_step(const blas_ctx *b, const mxc__blas_step *s,
 
 static int exec_plan(const mxc__blas_plan *p, const mxc__gpu_call *c, char *why,
                      size_t len) {
-  cudaError_t e = cudaSetDevice(c->dev);
-  if (e != cudaSuccess) return cuda_fail(why, len, "cudaSetDevice", e);
   blas_ctx *b = NULL;
-  int rc = ctx_of(c->dev, &b, why, len);
+  int rc = mxc__cuda_use_device(c->dev, why, len);
+  if (rc == MXC_OK) rc = ctx_of(c->dev, &b, why, len);
   if (rc == MXC_OK) rc = ensure_ones(b, p->ones, why, len);
   for (int i = 0; rc == MXC_OK && i < p->n; ++i) {
     rc = exec_step(b, &p->step[i], c, why, len);
   }
-  if (rc != MXC_OK) return rc;
-  /* The first interface's kernels return when done (gpu_plugin.h). */
-  if ((e = cudaStreamSynchronize(0)) != cudaSuccess) {
-    return cuda_fail(why, len, "cuBLAS kernel", e);
-  }
-  return MXC_OK;
+  return mxc__cuda_wait(rc, "cuBLAS kernel", why, len);
 }
 
 int mxc__cuda_blas_run(int op, const mxc__gpu_call *c, char *why,

@@ -117,12 +117,9 @@ static int call_begin(const mxc__gpu_call *c, conv_call *k, char *why,
 /* Waits for the call's work (ABI v1: results are in device memory when
  * run returns) while the workspace is still held, then releases all. */
 static int call_end(conv_call *k, int rc, char *why, size_t len) {
-  cudaError_t e = cudaStreamSynchronize(0);
+  rc = mxc__cuda_wait(rc, "cuDNN convolution", why, len);
   pthread_mutex_unlock(&k->ws->mu);
   descs_free(&k->d);
-  if (rc == MXC_OK && e != cudaSuccess) {
-    rc = mxc__cuda_rt_fail(why, len, "cuDNN convolution", e);
-  }
   return rc;
 }
 
@@ -239,12 +236,14 @@ static int bias_grad(conv_call *k, cudnnTensorDescriptor_t gd, const void *g,
 static int bwd_empty(const mxc__gpu_call *c, char *why, size_t len) {
   for (int o = 1; o < c->n_out; ++o) {
     if (mxc__dnn_beta(c->req[o]) != 0 || c->out[o].size == 0) continue;
-    cudaError_t e = cudaSetDevice(c->dev);
-    if (e == cudaSuccess) {
-      e = cudaMemset(c->out[o].ptr, 0, (size_t)c->out[o].size * sizeof(float));
-    }
-    if (e == cudaSuccess) e = cudaStreamSynchronize(0);
+    int rc = mxc__cuda_use_device(c->dev, why, len);
+    if (rc != MXC_OK) return rc;
+    cudaError_t e =
+        cudaMemset(c->out[o].ptr, 0, (size_t)c->out[o].size * sizeof(float));
     if (e != cudaSuccess) return mxc__cuda_rt_fail(why, len, "cudaMemset", e);
+    if ((rc = mxc__cuda_wait(MXC_OK, "cudaMemset", why, len)) != MXC_OK) {
+      return rc;
+    }
   }
   return MXC_OK;
 }

@@ -80,12 +80,6 @@ int mxc__cudnn_fail(char *why, size_t len, const char *what, cudnnStatus_t s) {
   return (int)s / 1000 == 3 ? MXC_ERR_UNSUPPORTED : MXC_ERR_INTERNAL;
 }
 
-int mxc__cuda_rt_fail(char *why, size_t len, const char *what, cudaError_t e) {
-  snprintf(why, len, "%s: %s (%s)", what, cudaGetErrorString(e),
-           cudaGetErrorName(e));
-  return MXC_ERR_INTERNAL;
-}
-
 /* ---- one handle per (thread, device) ---- */
 
 typedef struct thread_handles {
@@ -176,7 +170,6 @@ int mxc__cudnn_begin(int dev, cudnnHandle_t *h, char *why, size_t len) {
   int rc = cudnn_load(why, len);
   if (rc != MXC_OK) return rc;
   (void)pthread_once(&g_once, init_once);
-  cudaError_t e = cudaSetDevice(dev);
-  if (e != cudaSuccess) return mxc__cuda_rt_fail(why, len, "cudaSetDevice", e);
-  return get_handle(dev, h, why, len);
+  rc = mxc__cuda_use_device(dev, why, len);
+  return rc == MXC_OK ? get_handle(dev, h, why, len) : rc;
 }

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stddef.h>
 
+#include "backends/cuda/cuda_rt.h"
 #include "backends/cuda/dnn_fns.h"
 #include "backends/cuda/dnn_plan.h"
 
@@ -69,8 +70,5 @@ int mxc__cudnn_tensor_desc(int nbdims, const mxc__dnn_tensor *t,
 /* The message of a failed cuDNN call; MXC_ERR_UNSUPPORTED for cuDNN's
  * NOT_SUPPORTED family, MXC_ERR_INTERNAL otherwise. */
 int mxc__cudnn_fail(char *why, size_t len, const char *what, cudnnStatus_t s);
-
-/* The message of a failed CUDA runtime call; MXC_ERR_INTERNAL. */
-int mxc__cuda_rt_fail(char *why, size_t len, const char *what, cudaError_t e);
 
 #endif /* MXC_BACKENDS_CUDA_DNN_LIB_H_ */

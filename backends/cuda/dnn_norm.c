@@ -63,11 +63,8 @@ static int pool_begin(const mxc__gpu_call *c, const mxc__gpu_array *data,
 }
 
 static int pool_end(pool_call *k, int rc, char *why, size_t len) {
-  cudaError_t e = cudaStreamSynchronize(0);
+  rc = mxc__cuda_wait(rc, "cuDNN pooling", why, len);
   pool_descs_free(k);
-  if (rc == MXC_OK && e != cudaSuccess) {
-    rc = mxc__cuda_rt_fail(why, len, "cuDNN pooling", e);
-  }
   return rc;
 }
 
@@ -106,15 +103,13 @@ static int pool_bwd_run(pool_call *k, const mxc__gpu_call *c, float beta,
                                  c->in[0].ptr, k->x, c->in[1].ptr, &beta, k->x,
                                  c->out[0].ptr);
   }
-  /* The workspace is in use until the device is done with it. */
-  cudaError_t e = cudaStreamSynchronize(0);
-  pthread_mutex_unlock(&ws->mu);
-  if (rc != MXC_OK) return rc;
-  if (s != CUDNN_STATUS_SUCCESS) {
-    return mxc__cudnn_fail(why, len, "cudnnPoolingBackward", s);
+  if (rc == MXC_OK && s != CUDNN_STATUS_SUCCESS) {
+    rc = mxc__cudnn_fail(why, len, "cudnnPoolingBackward", s);
   }
-  return e == cudaSuccess ? MXC_OK
-                          : mxc__cuda_rt_fail(why, len, "cuDNN pooling", e);
+  /* The workspace is in use until the device is done with it. */
+  rc = mxc__cuda_wait(rc, "cuDNN pooling", why, len);
+  pthread_mutex_unlock(&ws->mu);
+  return rc;
 }
 
 int mxc__cuda_pool_backward(const mxc__gpu_call *c, char *why, size_t why_len) {
@@ -161,13 +156,12 @@ static int softmax_run(const mxc__gpu_call *c, int log, int bwd, char *why,
                                      c->out[0].ptr)
           : DN(cudnnSoftmaxForward)(h, algo, CUDNN_SOFTMAX_MODE_CHANNEL, &one,
                                     d, c->in[0].ptr, &b, d, c->out[0].ptr);
-  cudaError_t e = cudaStreamSynchronize(0);
+  rc = s == CUDNN_STATUS_SUCCESS
+           ? MXC_OK
+           : mxc__cudnn_fail(why, len, "cuDNN softmax", s);
+  rc = mxc__cuda_wait(rc, "cuDNN softmax", why, len);
   (void)DN(cudnnDestroyTensorDescriptor)(d);
-  if (s != CUDNN_STATUS_SUCCESS) {
-    return mxc__cudnn_fail(why, len, "cuDNN softmax", s);
-  }
-  return e == cudaSuccess ? MXC_OK
-                          : mxc__cuda_rt_fail(why, len, "cuDNN softmax", e);
+  return rc;
 }
 
 int mxc__cuda_softmax_forward(const mxc__gpu_call *c, char *why,
@@ -255,13 +249,10 @@ fail:
 }
 
 static int bn_end(bn_call *k, int rc, char *why, size_t len) {
-  cudaError_t e = cudaStreamSynchronize(0);
+  rc = mxc__cuda_wait(rc, "cuDNN batch norm", why, len);
   pthread_mutex_unlock(&k->ws->mu);
   (void)DN(cudnnDestroyTensorDescriptor)(k->x);
   (void)DN(cudnnDestroyTensorDescriptor)(k->c);
-  if (rc == MXC_OK && e != cudaSuccess) {
-    rc = mxc__cuda_rt_fail(why, len, "cuDNN batch norm", e);
-  }
   return rc;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "backends/cuda/elementwise.h"
+#include "backends/cuda/cuda_rt.h"
 
 namespace {
 
@@ -43,7 +44,7 @@ typedef void (*launch_fn)(const float *, const float *, float *, long long,
 template <int K>
 void launch(const float *x, const float *y, float *out, long long n, int add,
             unsigned blocks) {
-  elementwise<K><<<blocks, 256>>>(x, y, out, n, add);
+  elementwise<K><<<blocks, MXC__CUDA_THREADS>>>(x, y, out, n, add);
 }
 
 const launch_fn k_launch[] = {
@@ -58,12 +59,6 @@ bool same_shape(const mxc__gpu_array &a, const mxc__gpu_array &b) {
     if (a.dims[d] != b.dims[d]) return false;
   }
   return true;
-}
-
-int fail(char *why, size_t len, const char *what, cudaError_t e) {
-  snprintf(why, len, "%s: %s (%s)", what, cudaGetErrorString(e),
-           cudaGetErrorName(e));
-  return MXC_ERR_INTERNAL;
 }
 
 }  // namespace
@@ -81,20 +76,10 @@ extern "C" int mxc__cuda_elementwise(int kind, const mxc__gpu_call *c,
     }
   }
   if (c->req[0] == MXC__GPU_REQ_NULL || o.size == 0) return MXC_OK;
-  cudaError_t e = cudaSetDevice(c->dev);
-  if (e != cudaSuccess) return fail(why, why_len, "cudaSetDevice", e);
-  long long n = o.size;
-  long long want = (n + 255) / 256;
-  unsigned blocks = (unsigned)(want < 65535 * 16 ? want : 65535 * 16);
+  int rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
   const float *y = c->n_in > 1 ? (const float *)c->in[1].ptr : nullptr;
-  k_launch[kind]((const float *)c->in[0].ptr, y, (float *)o.ptr, n,
-                 c->req[0] == MXC__GPU_REQ_ADD, blocks);
-  if ((e = cudaGetLastError()) != cudaSuccess) {
-    return fail(why, why_len, "kernel launch", e);
-  }
-  // The first interface's kernels return when done (core/base/gpu_plugin.h).
-  if ((e = cudaStreamSynchronize(0)) != cudaSuccess) {
-    return fail(why, why_len, "kernel", e);
-  }
-  return MXC_OK;
+  k_launch[kind]((const float *)c->in[0].ptr, y, (float *)o.ptr, o.size,
+                 c->req[0] == MXC__GPU_REQ_ADD, mxc__cuda_grid_blocks(o.size));
+  return mxc__cuda_finish("element-wise kernel", why, why_len);
 }

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "backends/cuda/sum.h"
+#include "backends/cuda/cuda_rt.h"
 
 namespace {
 
@@ -38,27 +39,13 @@ __global__ void sum_kernel(mxc__sum_plan p, const float *x, float *out,
   }
 }
 
-int fail(char *why, size_t len, const char *what, cudaError_t e) {
-  snprintf(why, len, "%s: %s (%s)", what, cudaGetErrorString(e),
-           cudaGetErrorName(e));
-  return MXC_ERR_INTERNAL;
-}
-
 }  // namespace
 
 extern "C" int mxc__cuda_sum_launch(int dev, const mxc__sum_plan *p,
                                     const float *x, float *out, int add,
                                     char *why, size_t why_len) {
-  cudaError_t e = cudaSetDevice(dev);
-  if (e != cudaSuccess) return fail(why, why_len, "cudaSetDevice", e);
-  long long blocks = p->n_out < 65535 * 16 ? p->n_out : 65535 * 16;
-  sum_kernel<<<(unsigned)blocks, kThreads>>>(*p, x, out, add);
-  if ((e = cudaGetLastError()) != cudaSuccess) {
-    return fail(why, why_len, "kernel launch", e);
-  }
-  // The first interface's kernels return when done (core/base/gpu_plugin.h).
-  if ((e = cudaStreamSynchronize(0)) != cudaSuccess) {
-    return fail(why, why_len, "kernel", e);
-  }
-  return MXC_OK;
+  int rc = mxc__cuda_use_device(dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  sum_kernel<<<mxc__cuda_grid_cap(p->n_out), kThreads>>>(*p, x, out, add);
+  return mxc__cuda_finish("sum kernel", why, why_len);
 }

@@ -9,6 +9,7 @@
 
 #include "backends/cuda/train.h"
 #include "backends/cuda/train_plan.h"
+#include "backends/cuda/cuda_rt.h"
 
 namespace {
 
@@ -63,17 +64,6 @@ __global__ void bin_grad_kernel(const float *og, const float *a,
   }
 }
 
-unsigned blocks_for(long long n) {
-  long long want = (n + 255) / 256;
-  return (unsigned)(want < 65535 * 16 ? want : 65535 * 16);
-}
-
-int fail(char *why, size_t len, const char *what, cudaError_t e) {
-  snprintf(why, len, "%s: %s (%s)", what, cudaGetErrorString(e),
-           cudaGetErrorName(e));
-  return MXC_ERR_INTERNAL;
-}
-
 // Every array of the call holds the output's element count (the
 // operators' shape inference made them one shape).
 int check_sizes(const mxc__gpu_call *c, char *why, size_t why_len) {
@@ -89,36 +79,22 @@ int check_sizes(const mxc__gpu_call *c, char *why, size_t why_len) {
   return MXC_OK;
 }
 
-// Sets the device; after the launch, waits (ABI 1's kernels return when
-// done) and turns an error into the reason.
-int begin(const mxc__gpu_call *c, char *why, size_t why_len) {
-  cudaError_t e = cudaSetDevice(c->dev);
-  return e == cudaSuccess ? MXC_OK : fail(why, why_len, "cudaSetDevice", e);
-}
-
-int finish(char *why, size_t why_len) {
-  cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess) return fail(why, why_len, "kernel launch", e);
-  e = cudaStreamSynchronize(0);
-  return e == cudaSuccess ? MXC_OK : fail(why, why_len, "kernel", e);
-}
-
 int run_opt(int kind, const mxc__gpu_call *c, char *why, size_t why_len) {
   int rc = check_sizes(c, why, why_len);
   // REQ_NULL skips the whole update, states included, as on the CPU.
   if (rc != MXC_OK || c->req[0] == MXC__GPU_REQ_NULL || c->out[0].size == 0) {
     return rc;
   }
-  if ((rc = begin(c, why, why_len)) != MXC_OK) return rc;
+  if ((rc = mxc__cuda_use_device(c->dev, why, why_len)) != MXC_OK) return rc;
   mxc__opt_plan p;
   mxc__opt_plan_make(kind, (const mxc__opt_param *)c->param, c->req[0], &p);
   float *s0 = c->n_in > 2 ? (float *)c->in[2].ptr : nullptr;
   float *s1 = c->n_in > 3 ? (float *)c->in[3].ptr : nullptr;
   long long n = c->out[0].size;
-  opt_kernel<<<blocks_for(n), 256>>>(p, (const float *)c->in[0].ptr,
-                                     (const float *)c->in[1].ptr, s0, s1,
-                                     (float *)c->out[0].ptr, n);
-  return finish(why, why_len);
+  opt_kernel<<<mxc__cuda_grid_blocks(n), MXC__CUDA_THREADS>>>(
+      p, (const float *)c->in[0].ptr, (const float *)c->in[1].ptr, s0, s1,
+      (float *)c->out[0].ptr, n);
+  return mxc__cuda_finish("optimizer kernel", why, why_len);
 }
 
 // Every input and both outputs hold n elements.
@@ -138,15 +114,15 @@ int run_bin_grad(const mxc__gpu_call *c, char *why, size_t why_len) {
   int rc = check_bin_grad(c, why, why_len);
   bool none = c->req[0] == MXC__GPU_REQ_NULL && c->req[1] == MXC__GPU_REQ_NULL;
   if (rc != MXC_OK || none || c->out[0].size == 0) return rc;
-  if ((rc = begin(c, why, why_len)) != MXC_OK) return rc;
+  if ((rc = mxc__cuda_use_device(c->dev, why, why_len)) != MXC_OK) return rc;
   float *ga = c->req[0] == MXC__GPU_REQ_NULL ? nullptr : (float *)c->out[0].ptr;
   float *gb = c->req[1] == MXC__GPU_REQ_NULL ? nullptr : (float *)c->out[1].ptr;
   long long n = c->out[0].size;
-  bin_grad_kernel<OP><<<blocks_for(n), 256>>>(
+  bin_grad_kernel<OP><<<mxc__cuda_grid_blocks(n), MXC__CUDA_THREADS>>>(
       (const float *)c->in[0].ptr, (const float *)c->in[1].ptr,
       (const float *)c->in[2].ptr, ga, gb, n,
       c->req[0] == MXC__GPU_REQ_ADD, c->req[1] == MXC__GPU_REQ_ADD);
-  return finish(why, why_len);
+  return mxc__cuda_finish("element-wise gradient kernel", why, why_len);
 }
 
 int act_type(const mxc__gpu_call *c) {
@@ -176,12 +152,12 @@ extern "C" int mxc__cuda_activation(const mxc__gpu_call *c, char *why,
   if (rc != MXC_OK || c->req[0] == MXC__GPU_REQ_NULL || c->out[0].size == 0) {
     return rc;
   }
-  if ((rc = begin(c, why, why_len)) != MXC_OK) return rc;
+  if ((rc = mxc__cuda_use_device(c->dev, why, why_len)) != MXC_OK) return rc;
   long long n = c->out[0].size;
-  act_fwd_kernel<<<blocks_for(n), 256>>>(
+  act_fwd_kernel<<<mxc__cuda_grid_blocks(n), MXC__CUDA_THREADS>>>(
       act_type(c), c->req[0] == MXC__GPU_REQ_ADD, (const float *)c->in[0].ptr,
       (float *)c->out[0].ptr, n);
-  return finish(why, why_len);
+  return mxc__cuda_finish("Activation kernel", why, why_len);
 }
 
 // Inputs (ograd, data, output), as the CPU's _backward_Activation.
@@ -191,13 +167,13 @@ extern "C" int mxc__cuda_activation_bwd(const mxc__gpu_call *c, char *why,
   if (rc != MXC_OK || c->req[0] == MXC__GPU_REQ_NULL || c->out[0].size == 0) {
     return rc;
   }
-  if ((rc = begin(c, why, why_len)) != MXC_OK) return rc;
+  if ((rc = mxc__cuda_use_device(c->dev, why, why_len)) != MXC_OK) return rc;
   long long n = c->out[0].size;
-  act_bwd_kernel<<<blocks_for(n), 256>>>(
+  act_bwd_kernel<<<mxc__cuda_grid_blocks(n), MXC__CUDA_THREADS>>>(
       act_type(c), c->req[0] == MXC__GPU_REQ_ADD, (const float *)c->in[0].ptr,
       (const float *)c->in[1].ptr, (const float *)c->in[2].ptr,
       (float *)c->out[0].ptr, n);
-  return finish(why, why_len);
+  return mxc__cuda_finish("Activation gradient kernel", why, why_len);
 }
 
 extern "C" int mxc__cuda_backward_add(const mxc__gpu_call *c, char *why,

@@ -1,0 +1,60 @@
+/* The CUDA runtime calls every kernel file of the plug-in shares: one
+ * error formatter, the device switch, the grid size of a grid-stride
+ * kernel, and the end of a kernel call (launch check, then completion).
+ *
+ * Why one place: the end of a call is where the engine's per-GPU streams
+ * plug in (a kernel then runs on its worker's stream instead of the legacy
+ * default stream); every kernel reaching it through mxc__cuda_finish keeps
+ * that change to this file.
+ *
+ * Callable from C and from nvcc's C++ (.cu files). Thread-safety: every
+ * function may be called from any thread; each acts on the calling thread's
+ * current device. */
+#ifndef MXC_BACKENDS_CUDA_CUDA_RT_H_
+#define MXC_BACKENDS_CUDA_CUDA_RT_H_
+
+#include <stddef.h>
+
+#include <cuda_runtime_api.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Writes "WHAT: <runtime's message> (<error name>)" into why (len bytes),
+ * clears a non-sticky error so that the thread's next call does not report
+ * it again, and returns MXC_ERR_INTERNAL. */
+int mxc__cuda_rt_fail(char *why, size_t len, const char *what, cudaError_t e);
+
+/* Makes dev the calling thread's device: MXC_OK, or the runtime's reason. */
+int mxc__cuda_use_device(int dev, char *why, size_t len);
+
+/* Threads per block of the grid-stride kernels. */
+#define MXC__CUDA_THREADS 256
+
+/* blocks, capped where more blocks only add scheduling (a grid-stride
+ * kernel's threads then loop). */
+unsigned mxc__cuda_grid_cap(long long blocks);
+
+/* Blocks of MXC__CUDA_THREADS for a grid-stride loop over n > 0 elements. */
+unsigned mxc__cuda_grid_blocks(long long n);
+
+/* Waits until the work queued so far on the call's stream (the legacy
+ * default stream under ABI 1) is complete, whether or not the call failed:
+ * a workspace the work reads is in use until then. Returns rc unchanged
+ * (why untouched) when rc is not MXC_OK, else MXC_OK or the runtime's
+ * reason naming what. */
+int mxc__cuda_wait(int rc, const char *what, char *why, size_t len);
+
+/* Ends one kernel call after its launches: checks them (an invalid launch
+ * configuration is reported here), then waits until they are complete on
+ * the call's stream, which is the legacy default stream under ABI 1
+ * (core/base/gpu_plugin.h: kernels return when their results are in device
+ * memory). what names the work in the reason ("sum kernel"). */
+int mxc__cuda_finish(const char *what, char *why, size_t len);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MXC_BACKENDS_CUDA_CUDA_RT_H_ */
