@@ -29,12 +29,12 @@ __global__ void bcast_kernel(mxc__bcast_plan p, const float *a,
 }
 
 typedef void (*launch_fn)(const mxc__bcast_plan &, const float *,
-                          const float *, float *, long long, int, unsigned);
+                          const float *, float *, long long, int);
 
 template <int OP>
 void launch(const mxc__bcast_plan &p, const float *a, const float *b,
-            float *out, long long n, int add, unsigned blocks) {
-  bcast_kernel<OP><<<blocks, MXC__CUDA_THREADS>>>(p, a, b, out, n, add);
+            float *out, long long n, int add) {
+  bcast_kernel<OP><<<MXC__CUDA_GRID(n)>>>(p, a, b, out, n, add);
 }
 
 const launch_fn k_launch[] = {launch<MXC__BC_ADD>, launch<MXC__BC_SUB>,
@@ -50,8 +50,7 @@ int run(int op, const mxc__gpu_call *c, char *why, size_t why_len) {
   rc = mxc__cuda_use_device(c->dev, why, why_len);
   if (rc != MXC_OK) return rc;
   k_launch[op](p, (const float *)c->in[0].ptr, (const float *)c->in[1].ptr,
-               (float *)o.ptr, o.size, c->req[0] == MXC__GPU_REQ_ADD,
-               mxc__cuda_grid_blocks(o.size));
+               (float *)o.ptr, o.size, c->req[0] == MXC__GPU_REQ_ADD);
   return mxc__cuda_finish("broadcast kernel", why, why_len);
 }
 

@@ -16,6 +16,8 @@ int mxc__cuda_rt_fail(char *why, size_t len, const char *what, cudaError_t e) {
   return MXC_ERR_INTERNAL;
 }
 
+cudaStream_t mxc__cuda_stream(void) { return 0; }
+
 int mxc__cuda_use_device(int dev, char *why, size_t len) {
   cudaError_t e = cudaSetDevice(dev);
   return e == cudaSuccess ? MXC_OK
@@ -41,7 +43,7 @@ int mxc__cuda_finish(const char *what, char *why, size_t len) {
 }
 
 int mxc__cuda_wait(int rc, const char *what, char *why, size_t len) {
-  cudaError_t e = cudaStreamSynchronize(0);
+  cudaError_t e = cudaStreamSynchronize(mxc__cuda_stream());
   if (rc != MXC_OK || e == cudaSuccess) return rc;
   return mxc__cuda_rt_fail(why, len, what, e);
 }

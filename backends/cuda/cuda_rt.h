@@ -29,6 +29,12 @@ int mxc__cuda_rt_fail(char *why, size_t len, const char *what, cudaError_t e);
 /* Makes dev the calling thread's device: MXC_OK, or the runtime's reason. */
 int mxc__cuda_use_device(int dev, char *why, size_t len);
 
+/* The stream the calling thread's kernel call runs on: launches, library
+ * handles (cublasSetStream, cudnnSetStream) and asynchronous copies of a
+ * kernel use it. The legacy default stream (0) under ABI 1; per-GPU engine
+ * workers with their own streams set it per call. */
+cudaStream_t mxc__cuda_stream(void);
+
 /* Threads per block of the grid-stride kernels. */
 #define MXC__CUDA_THREADS 256
 
@@ -45,6 +51,13 @@ unsigned mxc__cuda_grid_blocks(long long n);
  * (why untouched) when rc is not MXC_OK, else MXC_OK or the runtime's
  * reason naming what. */
 int mxc__cuda_wait(int rc, const char *what, char *why, size_t len);
+
+#ifdef __CUDACC__
+/* A grid-stride kernel's launch over n elements on the call's stream:
+ * kernel<<<MXC__CUDA_GRID(n)>>>(...). */
+#define MXC__CUDA_GRID(n) \
+  mxc__cuda_grid_blocks(n), MXC__CUDA_THREADS, 0, mxc__cuda_stream()
+#endif
 
 /* Ends one kernel call after its launches: checks them (an invalid launch
  * configuration is reported here), then waits until they are complete on

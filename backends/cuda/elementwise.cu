@@ -39,12 +39,12 @@ __global__ void elementwise(const float *x, const float *y, float *out,
 }
 
 typedef void (*launch_fn)(const float *, const float *, float *, long long,
-                          int, unsigned);
+                          int);
 
 template <int K>
-void launch(const float *x, const float *y, float *out, long long n, int add,
-            unsigned blocks) {
-  elementwise<K><<<blocks, MXC__CUDA_THREADS>>>(x, y, out, n, add);
+void launch(const float *x, const float *y, float *out, long long n,
+            int add) {
+  elementwise<K><<<MXC__CUDA_GRID(n)>>>(x, y, out, n, add);
 }
 
 const launch_fn k_launch[] = {
@@ -80,6 +80,6 @@ extern "C" int mxc__cuda_elementwise(int kind, const mxc__gpu_call *c,
   if (rc != MXC_OK) return rc;
   const float *y = c->n_in > 1 ? (const float *)c->in[1].ptr : nullptr;
   k_launch[kind]((const float *)c->in[0].ptr, y, (float *)o.ptr, o.size,
-                 c->req[0] == MXC__GPU_REQ_ADD, mxc__cuda_grid_blocks(o.size));
+                 c->req[0] == MXC__GPU_REQ_ADD);
   return mxc__cuda_finish("element-wise kernel", why, why_len);
 }

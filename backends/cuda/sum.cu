@@ -46,6 +46,7 @@ extern "C" int mxc__cuda_sum_launch(int dev, const mxc__sum_plan *p,
                                     char *why, size_t why_len) {
   int rc = mxc__cuda_use_device(dev, why, why_len);
   if (rc != MXC_OK) return rc;
-  sum_kernel<<<mxc__cuda_grid_cap(p->n_out), kThreads>>>(*p, x, out, add);
+  sum_kernel<<<mxc__cuda_grid_cap(p->n_out), kThreads, 0,
+               mxc__cuda_stream()>>>(*p, x, out, add);
   return mxc__cuda_finish("sum kernel", why, why_len);
 }

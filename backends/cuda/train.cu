@@ -91,7 +91,7 @@ int run_opt(int kind, const mxc__gpu_call *c, char *why, size_t why_len) {
   float *s0 = c->n_in > 2 ? (float *)c->in[2].ptr : nullptr;
   float *s1 = c->n_in > 3 ? (float *)c->in[3].ptr : nullptr;
   long long n = c->out[0].size;
-  opt_kernel<<<mxc__cuda_grid_blocks(n), MXC__CUDA_THREADS>>>(
+  opt_kernel<<<MXC__CUDA_GRID(n)>>>(
       p, (const float *)c->in[0].ptr, (const float *)c->in[1].ptr, s0, s1,
       (float *)c->out[0].ptr, n);
   return mxc__cuda_finish("optimizer kernel", why, why_len);
@@ -118,7 +118,7 @@ int run_bin_grad(const mxc__gpu_call *c, char *why, size_t why_len) {
   float *ga = c->req[0] == MXC__GPU_REQ_NULL ? nullptr : (float *)c->out[0].ptr;
   float *gb = c->req[1] == MXC__GPU_REQ_NULL ? nullptr : (float *)c->out[1].ptr;
   long long n = c->out[0].size;
-  bin_grad_kernel<OP><<<mxc__cuda_grid_blocks(n), MXC__CUDA_THREADS>>>(
+  bin_grad_kernel<OP><<<MXC__CUDA_GRID(n)>>>(
       (const float *)c->in[0].ptr, (const float *)c->in[1].ptr,
       (const float *)c->in[2].ptr, ga, gb, n,
       c->req[0] == MXC__GPU_REQ_ADD, c->req[1] == MXC__GPU_REQ_ADD);
@@ -154,7 +154,7 @@ extern "C" int mxc__cuda_activation(const mxc__gpu_call *c, char *why,
   }
   if ((rc = mxc__cuda_use_device(c->dev, why, why_len)) != MXC_OK) return rc;
   long long n = c->out[0].size;
-  act_fwd_kernel<<<mxc__cuda_grid_blocks(n), MXC__CUDA_THREADS>>>(
+  act_fwd_kernel<<<MXC__CUDA_GRID(n)>>>(
       act_type(c), c->req[0] == MXC__GPU_REQ_ADD, (const float *)c->in[0].ptr,
       (float *)c->out[0].ptr, n);
   return mxc__cuda_finish("Activation kernel", why, why_len);
@@ -169,7 +169,7 @@ extern "C" int mxc__cuda_activation_bwd(const mxc__gpu_call *c, char *why,
   }
   if ((rc = mxc__cuda_use_device(c->dev, why, why_len)) != MXC_OK) return rc;
   long long n = c->out[0].size;
-  act_bwd_kernel<<<mxc__cuda_grid_blocks(n), MXC__CUDA_THREADS>>>(
+  act_bwd_kernel<<<MXC__CUDA_GRID(n)>>>(
       act_type(c), c->req[0] == MXC__GPU_REQ_ADD, (const float *)c->in[0].ptr,
       (const float *)c->in[1].ptr, (const float *)c->in[2].ptr,
       (float *)c->out[0].ptr, n);
