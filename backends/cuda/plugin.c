@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "backends/cuda/bcast.h"
+#include "backends/cuda/bgrad.h"
 #include "backends/cuda/blas.h"
 #include "backends/cuda/dnn.h"
 #include "backends/cuda/elementwise.h"
@@ -137,6 +138,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_TRAIN_ROWS
     MXC__CUDA_BCAST_ROWS
     MXC__CUDA_SUM_ROWS
+    MXC__CUDA_BGRAD_ROWS
 };
 
 static const mxc__gpu_plugin k_plugin = {

@@ -34,6 +34,12 @@ int mxc__sum_plan_make(const mxc__gpu_array *in, int axis_ndim,
   uint32_t mask = 0;
   int rc = axes_mask(in->ndim, axis_ndim, axis, exclude, &mask, why, why_len);
   if (rc != MXC_OK) return rc;
+  mxc__sum_plan_masked(in, mask, mean, p);
+  return MXC_OK;
+}
+
+void mxc__sum_plan_masked(const mxc__gpu_array *in, uint32_t mask, int mean,
+                          mxc__sum_plan *p) {
   int64_t st[MXC_MAX_NDIM], run = 1;
   for (int a = in->ndim - 1; a >= 0; --a) st[a] = run, run *= in->dims[a];
   p->nk = p->nr = 0;
@@ -49,7 +55,13 @@ int mxc__sum_plan_make(const mxc__gpu_array *in, int axis_ndim,
       if (e != 1) p->kext[p->nk] = e, p->kstr[p->nk++] = st[a];
     }
   }
-  return MXC_OK;
+}
+
+int mxc__sum_axes_mask(const void *param, int ndim, uint32_t *mask,
+                       char *why, size_t why_len) {
+  const mxc__red_param *rp = param;
+  return axes_mask(ndim, rp->axis.ndim, rp->axis.d, rp->exclude, mask, why,
+                   why_len);
 }
 
 int mxc__sum_plan_from_param(const void *param, const mxc__gpu_array *in,

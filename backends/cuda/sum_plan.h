@@ -46,6 +46,19 @@ int mxc__sum_plan_make(const mxc__gpu_array *in, int axis_ndim,
                        const int64_t *axis, int exclude, int mean,
                        mxc__sum_plan *p, char *why, size_t why_len);
 
+/* The plan reducing the axes in mask (bit a: input axis a), which need
+ * not come from the operators' parameters: the broadcast gradients
+ * (bgrad_plan.h) reduce the axes an operand was stretched along. */
+void mxc__sum_plan_masked(const mxc__gpu_array *in, uint32_t mask, int mean,
+                          mxc__sum_plan *p);
+
+/* The mask of reduced axes of an input of ndim axes from the operators'
+ * parsed parameters (axis, exclude), as the CPU's mxc__red_axes_mask:
+ * MXC_OK, or MXC_ERR_INVALID_ARGUMENT with the reason in why. The
+ * reductions' gradients (red_plan.h) map elements with it. */
+int mxc__sum_axes_mask(const void *param, int ndim, uint32_t *mask,
+                       char *why, size_t why_len);
+
 /* The same from the operators' parsed parameter struct (ops/reduce's
  * mxc__red_param, read in sum_plan.c: its header is C only). */
 int mxc__sum_plan_from_param(const void *param, const mxc__gpu_array *in,

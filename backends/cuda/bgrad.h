@@ -1,0 +1,39 @@
+/* The plug-in's broadcast binary gradients (bgrad.cu):
+ * _backward_broadcast_add, _sub, _mul, _div in float32, each gradient
+ * reduced over the axes its operand was stretched along (bgrad_plan.h),
+ * one table row each. */
+#ifndef MXC_BACKENDS_CUDA_BGRAD_H_
+#define MXC_BACKENDS_CUDA_BGRAD_H_
+
+#include <stddef.h>
+
+#include "core/base/gpu_plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Each runs call c (inputs ograd, lhs, rhs; outputs dlhs, drhs in the
+ * operands' shapes, each in its own write mode) on gpu(c->dev) and waits
+ * for it. Thread-safety: any thread (no state). */
+int mxc__cuda_backward_broadcast_add(const mxc__gpu_call *c, char *why,
+                                     size_t n);
+int mxc__cuda_backward_broadcast_sub(const mxc__gpu_call *c, char *why,
+                                     size_t n);
+int mxc__cuda_backward_broadcast_mul(const mxc__gpu_call *c, char *why,
+                                     size_t n);
+int mxc__cuda_backward_broadcast_div(const mxc__gpu_call *c, char *why,
+                                     size_t n);
+
+/* The kernel table's rows (plugin.c): float32 only (supports NULL). */
+#define MXC__CUDA_BGRAD_ROWS                                              \
+  {"_backward_broadcast_add", NULL, mxc__cuda_backward_broadcast_add},    \
+      {"_backward_broadcast_sub", NULL, mxc__cuda_backward_broadcast_sub}, \
+      {"_backward_broadcast_mul", NULL, mxc__cuda_backward_broadcast_mul}, \
+      {"_backward_broadcast_div", NULL, mxc__cuda_backward_broadcast_div},
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MXC_BACKENDS_CUDA_BGRAD_H_ */

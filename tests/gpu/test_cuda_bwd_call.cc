@@ -1,0 +1,81 @@
+// The backward and reduction kernels of backends/cuda/bgrad.h called
+// directly where the toolkit is installed: what a call answers before
+// any device work (shapes refused, write mode NULL, nothing to do), what
+// it answers without a usable device (here: no GPU), and that every row
+// has a conformance case (tests/gpu/conformance_bwd.cc), which a GPU run
+// compares.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "backends/cuda/bgrad.h"
+}
+#include "mxc/mxc.h"
+#include "tests/gpu/conformance.h"
+
+namespace {
+
+mxc__gpu_array Arr(float *p, std::vector<int64_t> d) {
+  mxc__gpu_array a = {};
+  a.ptr = p, a.ndim = (int)d.size(), a.size = 1;
+  for (size_t i = 0; i < d.size(); ++i) a.dims[i] = d[i], a.size *= d[i];
+  a.dtype = MXC_DTYPE_FLOAT32;
+  return a;
+}
+
+bool HaveGpu() {
+  int n = 0;
+  return mxc_device_count(MXC_DEVICE_GPU, &n) == MXC_OK && n > 0;
+}
+
+// The host buffers stand for device memory: these calls must fail or
+// return before touching them.
+TEST(CudaBwdCall, BroadcastGradientShapesAreCheckedFirst) {
+  float buf[24] = {0};
+  mxc__gpu_array in[3] = {Arr(buf, {3, 4}), Arr(buf, {3, 4}), Arr(buf, {5})};
+  mxc__gpu_array out[2] = {Arr(buf, {3, 4}), Arr(buf, {5})};
+  int req[2] = {MXC__GPU_REQ_WRITE, MXC__GPU_REQ_WRITE};
+  mxc__gpu_call c = {0, nullptr, in, 3, out, 2, req, 0};
+  char why[256] = "";
+  EXPECT_EQ(mxc__cuda_backward_broadcast_mul(&c, why, sizeof why),
+            MXC_ERR_SHAPE);
+  EXPECT_NE(std::string(why).find("do not broadcast"), std::string::npos)
+      << why;
+}
+
+TEST(CudaBwdCall, BroadcastGradientWithBothNullDoesNothing) {
+  float buf[12] = {1, 2, 3};
+  mxc__gpu_array in[3] = {Arr(buf, {3, 4}), Arr(buf, {3, 4}), Arr(buf, {4})};
+  mxc__gpu_array out[2] = {Arr(buf, {3, 4}), Arr(buf, {4})};
+  int req[2] = {MXC__GPU_REQ_NULL, MXC__GPU_REQ_NULL};
+  mxc__gpu_call c = {0, nullptr, in, 3, out, 2, req, 0};
+  char why[256] = "";
+  EXPECT_EQ(mxc__cuda_backward_broadcast_add(&c, why, sizeof why), MXC_OK)
+      << why;
+  EXPECT_EQ(buf[2], 3.f);
+}
+
+// Without a usable GPU (this machine) the call fails with the CUDA
+// runtime's reason instead of crashing; on a GPU this test is moot.
+TEST(CudaBwdCall, NoDeviceIsAnError) {
+  if (HaveGpu()) GTEST_SKIP() << "a GPU is present";
+  float buf[12] = {0};
+  mxc__gpu_array in[3] = {Arr(buf, {3, 4}), Arr(buf, {3, 4}), Arr(buf, {4})};
+  mxc__gpu_array out[2] = {Arr(buf, {3, 4}), Arr(buf, {4})};
+  int req[2] = {MXC__GPU_REQ_WRITE, MXC__GPU_REQ_ADD};
+  mxc__gpu_call c = {0, nullptr, in, 3, out, 2, req, 0};
+  char why[256] = "";
+  EXPECT_NE(mxc__cuda_backward_broadcast_div(&c, why, sizeof why), MXC_OK);
+  EXPECT_NE(std::string(why).find("cudaSetDevice"), std::string::npos) << why;
+}
+
+TEST(CudaBwdCall, EveryRowHasAConformanceCase) {
+  const mxc__gpu_kernel rows[] = {MXC__CUDA_BGRAD_ROWS};
+  for (const mxc__gpu_kernel &k : rows) {
+    EXPECT_EQ(mxct::CaseRunners().count(k.op), 1u) << k.op;
+  }
+}
+
+}  // namespace
