@@ -1,5 +1,7 @@
 // Conformance cases of the backward and reduction kernels of
-// backends/cuda/bgrad.h (_backward_broadcast_add/sub/mul/div), on the GPU
+// backends/cuda/bgrad.h (_backward_broadcast_add/sub/mul/div) and red.h
+// (max, min, prod, nansum, nanprod, norm; _backward_sum, _mean, _max,
+// _min, _nansum, _norm), on the GPU
 // against the CPU operators with the same random inputs: GPU outputs
 // poisoned before a write (an element never written fails), every pair
 // of write modes, shapes stretched along leading, trailing and middle
@@ -12,6 +14,11 @@
 //   partials and a tree), so the floats differ only where the two double
 //   sums round differently; groups of one element are bitwise. Magnitudes
 //   in [0.5, 3]: little cancellation.
+// - max, min: bitwise (exact comparisons; NaN propagates on both sides).
+// - prod, nansum, nanprod, norm: 2 ulps (double accumulations in different
+//   orders, as sum and mean).
+// - the reductions' gradients: bitwise (one double expression of ograd,
+//   the element and the forward output, rounded once on both sides).
 //
 // The same cases run CPU against CPU on every machine
 // (GpuConformanceBwd.CasesAreValidCallsOnTheCpu).
@@ -228,11 +235,155 @@ const mxct::RegisterCase kBgradCases[] = {
      [](std::mt19937 *g) { BgradCases(kBgradOps[3], MXC_DEVICE_GPU, g); }},
 };
 
+// ---- reductions and their gradients ----
+
+struct RedCase {
+  Dims in, out;
+  Kv kv;
+};
+
+// Shapes and axes; kExcludeCase only for the operators with exclude (not
+// norm), kEmptyGroupCase not for max and min (no identity).
+const std::vector<RedCase> kRed = {
+    {{2, 3, 4}, {1}, {}},
+    {{2, 3, 4}, {2, 4}, {{"axis", "1"}}},
+    {{2, 3, 4}, {2, 3, 1}, {{"axis", "-1"}, {"keepdims", "true"}}},
+    {{2, 3, 4}, {3}, {{"axis", "(0,2)"}}},
+    {{5, 1, 7}, {5, 7}, {{"axis", "1"}}},
+    {{3, 0}, {0}, {{"axis", "0"}}},
+    {{100003}, {1}, {{"axis", "0"}}},
+    {{64, 1030}, {64}, {{"axis", "1"}}},
+    {{1000, 33}, {33}, {{"axis", "0"}}},
+    {{3, 4, 5, 6}, {4, 6}, {{"axis", "(0,2)"}}},
+};
+const RedCase kExcludeCase = {
+    {2, 3, 4}, {3}, {{"axis", "1"}, {"exclude", "true"}}};
+const RedCase kEmptyGroupCase = {{0, 3}, {3}, {{"axis", "0"}}};
+
+bool Is(const char *a, const char *b) { return std::string(a) == b; }
+
+std::vector<RedCase> RedCasesOf(const char *op, const Kv &extra) {
+  std::vector<RedCase> cs = kRed;
+  if (!Is(op, "norm")) cs.push_back(kExcludeCase);
+  if (!Is(op, "max") && !Is(op, "min")) cs.push_back(kEmptyGroupCase);
+  for (RedCase &c : cs) c.kv.insert(c.kv.end(), extra.begin(), extra.end());
+  return cs;
+}
+
+// Data for a reduction: small integers for max/min (ties), magnitudes
+// near 1 for products (no overflow over 100003 elements: the long cases
+// hold mostly 1s), NaNs now and then for the nan* kinds, zeros first (a
+// zero norm, zero products).
+Vec RedData(const char *op, const Dims &d, std::mt19937 *g) {
+  bool prod = Is(op, "prod") || Is(op, "nanprod");
+  Vec v = Random(d, -1, 1, g);
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (Is(op, "max") || Is(op, "min")) v[i] = (float)((int)((*g)() % 7) - 3);
+    if (prod) v[i] = (*g)() % 64 ? 1.f : ((*g)() % 2 ? 1.125f : -0.875f);
+    if (Is(op, "nansum") || Is(op, "nanprod")) {
+      if ((*g)() % 5 == 0) v[i] = NAN;
+    }
+    if (i < 4) v[i] = 0.f;
+  }
+  return v;
+}
+
+// Forward: max/min bitwise (exact); prod, nansum, nanprod, norm 2 ulps
+// (double accumulations in different orders).
+void RedFwdCases(const char *op, const Kv &extra, int dev, std::mt19937 *g) {
+  std::vector<RedCase> cs = RedCasesOf(op, extra);
+  int ulps = Is(op, "max") || Is(op, "min") ? 0 : 2;
+  for (size_t k = 0; k < cs.size(); ++k) {
+    const RedCase &c = cs[k];
+    std::vector<Arg> in = {{c.in, RedData(op, c.in, g)}};
+    std::vector<Arg> out = {{c.out, Random(c.out, -1, 1, g)}};
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      std::string what = std::string(op) + (extra.empty() ? "" : " ord 1") +
+                         " case " + std::to_string(k) +
+                         (req == MXC_REQ_ADD ? " add" : " write");
+      Compare(dev, what, op, c.kv, in, out, {req}, false, ulps);
+    }
+  }
+}
+
+// Backward (inputs ograd, data[, the forward's output computed on the
+// CPU]): bitwise, one double expression rounded once on both sides.
+void RedBwdCases(const char *fwd, const Kv &extra, int dev, std::mt19937 *g) {
+  std::string op = std::string("_backward_") + fwd;
+  bool uses_y = Is(fwd, "max") || Is(fwd, "min") || Is(fwd, "norm");
+  std::vector<RedCase> cs = RedCasesOf(fwd, extra);
+  for (size_t k = 0; k < cs.size(); ++k) {
+    const RedCase &c = cs[k];
+    std::vector<Arg> in = {{c.out, Random(c.out, -2, 2, g)},
+                           {c.in, RedData(fwd, c.in, g)}};
+    if (uses_y) {
+      std::vector<Arg> fi = {in[1]}, fo = {{c.out, Vec(in[0].v.size())}};
+      ASSERT_EQ(
+          Run(fwd, c.kv, MXC_DEVICE_CPU, &fi, &fo, {MXC_REQ_WRITE}, false),
+          MXC_OK)
+          << fwd << ": " << LastError();
+      in.push_back(fo[0]);
+    }
+    std::vector<Arg> out = {{c.in, Random(c.in, -1, 1, g)}};
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      std::string what = op + (extra.empty() ? "" : " ord 1") + " case " +
+                         std::to_string(k) +
+                         (req == MXC_REQ_ADD ? " add" : " write");
+      Compare(dev, what, op.c_str(), c.kv, in, out, {req}, false, 0);
+    }
+  }
+}
+
+const Kv kOrd1 = {{"ord", "1"}};
+
+void NormCases(bool backward, int dev, std::mt19937 *g) {
+  for (const Kv &extra : {Kv(), kOrd1}) {
+    if (backward) {
+      RedBwdCases("norm", extra, dev, g);
+    } else {
+      RedFwdCases("norm", extra, dev, g);
+    }
+  }
+}
+
+const char *const kRedFwdOps[] = {"max", "min", "prod", "nansum", "nanprod"};
+const char *const kRedBwdOps[] = {"sum", "mean", "max", "min", "nansum"};
+
+#define RED_FWD_CASE(op)                                                \
+  {                                                                     \
+    op, [](std::mt19937 *g) { RedFwdCases(op, {}, MXC_DEVICE_GPU, g); } \
+  }
+#define RED_BWD_CASE(op)                                                \
+  {                                                                     \
+    "_backward_" op,                                                    \
+        [](std::mt19937 *g) { RedBwdCases(op, {}, MXC_DEVICE_GPU, g); } \
+  }
+
+const mxct::RegisterCase kRedCases[] = {
+    RED_FWD_CASE("max"),
+    RED_FWD_CASE("min"),
+    RED_FWD_CASE("prod"),
+    RED_FWD_CASE("nansum"),
+    RED_FWD_CASE("nanprod"),
+    {"norm", [](std::mt19937 *g) { NormCases(false, MXC_DEVICE_GPU, g); }},
+    RED_BWD_CASE("sum"),
+    RED_BWD_CASE("mean"),
+    RED_BWD_CASE("max"),
+    RED_BWD_CASE("min"),
+    RED_BWD_CASE("nansum"),
+    {"_backward_norm",
+     [](std::mt19937 *g) { NormCases(true, MXC_DEVICE_GPU, g); }},
+};
+
 // On every machine: the cases are valid calls, CPU against CPU (bitwise
 // equal there), so a GPU run does not spend its minutes on a broken case.
 TEST(GpuConformanceBwd, CasesAreValidCallsOnTheCpu) {
   std::mt19937 g(17);
   for (const char *op : kBgradOps) BgradCases(op, MXC_DEVICE_CPU, &g);
+  for (const char *op : kRedFwdOps) RedFwdCases(op, {}, MXC_DEVICE_CPU, &g);
+  for (const char *op : kRedBwdOps) RedBwdCases(op, {}, MXC_DEVICE_CPU, &g);
+  NormCases(false, MXC_DEVICE_CPU, &g);
+  NormCases(true, MXC_DEVICE_CPU, &g);
 }
 
 TEST(GpuConformanceBwd, TheComparisonCanFail) {

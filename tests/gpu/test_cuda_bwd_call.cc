@@ -11,6 +11,9 @@
 
 extern "C" {
 #include "backends/cuda/bgrad.h"
+#include "backends/cuda/red.h"
+#include "core/base/alloc.h"
+#include "core/op/op.h"
 }
 #include "mxc/mxc.h"
 #include "tests/gpu/conformance.h"
@@ -57,6 +60,47 @@ TEST(CudaBwdCall, BroadcastGradientWithBothNullDoesNothing) {
   EXPECT_EQ(buf[2], 3.f);
 }
 
+// The parsed parameters of op for axis (freed with mxc__free).
+void *Axis(const char *op, const char *axis) {
+  const char *k[] = {"axis"}, *v[] = {axis};
+  void *param = nullptr;
+  EXPECT_EQ(mxc__op_parse_params(mxc__op_find(op), k, v, 1, &param), MXC_OK);
+  return param;
+}
+
+TEST(CudaBwdCall, ReductionShapesAreCheckedFirst) {
+  float buf[24] = {0};
+  void *p = Axis("max", "1");
+  mxc__gpu_array in = Arr(buf, {2, 3, 4}), out = Arr(buf, {2, 3});
+  int req = MXC__GPU_REQ_WRITE;
+  mxc__gpu_call c = {0, p, &in, 1, &out, 1, &req, 0};
+  char why[256] = "";
+  EXPECT_EQ(mxc__cuda_red_max(&c, why, sizeof why), MXC_ERR_SHAPE);
+  EXPECT_NE(std::string(why).find("the output has 6 elements; expected 8"),
+            std::string::npos)
+      << why;
+  mxc__free(p);
+  c.param = p = Axis("prod", "3");
+  EXPECT_EQ(mxc__cuda_red_prod(&c, why, sizeof why), MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(why).find("axis 3"), std::string::npos) << why;
+  mxc__free(p);
+}
+
+TEST(CudaBwdCall, ReductionGradientShapesAreCheckedFirst) {
+  float buf[24] = {0};
+  void *p = Axis("_backward_sum", "1");
+  mxc__gpu_array in[2] = {Arr(buf, {2, 3}), Arr(buf, {2, 3, 4})};
+  mxc__gpu_array out = Arr(buf, {2, 3, 4});
+  int req = MXC__GPU_REQ_WRITE;
+  mxc__gpu_call c = {0, p, in, 2, &out, 1, &req, 0};
+  char why[256] = "";
+  EXPECT_EQ(mxc__cuda_red_backward_sum(&c, why, sizeof why), MXC_ERR_SHAPE);
+  EXPECT_NE(std::string(why).find("input 0 (ograd) has 6 elements"),
+            std::string::npos)
+      << why;
+  mxc__free(p);
+}
+
 // Without a usable GPU (this machine) the call fails with the CUDA
 // runtime's reason instead of crashing; on a GPU this test is moot.
 TEST(CudaBwdCall, NoDeviceIsAnError) {
@@ -72,7 +116,7 @@ TEST(CudaBwdCall, NoDeviceIsAnError) {
 }
 
 TEST(CudaBwdCall, EveryRowHasAConformanceCase) {
-  const mxc__gpu_kernel rows[] = {MXC__CUDA_BGRAD_ROWS};
+  const mxc__gpu_kernel rows[] = {MXC__CUDA_BGRAD_ROWS MXC__CUDA_RED_ROWS};
   for (const mxc__gpu_kernel &k : rows) {
     EXPECT_EQ(mxct::CaseRunners().count(k.op), 1u) << k.op;
   }

@@ -1,0 +1,127 @@
+// The other axis reductions and the reductions' gradients of the CUDA
+// plug-in (red.h), over the host-made plans of red_plan.h: forward, a
+// thread per small group or a block per large one (256 strided double
+// partials, then a fixed shared-memory tree: atomic-free, so a result
+// does not depend on scheduling); backward, one grid-stride element map.
+#include <cuda_runtime.h>
+
+#include "backends/cuda/cuda_rt.h"
+#include "backends/cuda/red.h"
+#include "backends/cuda/red_plan.h"
+
+namespace {
+
+constexpr int kThreads = 256;
+
+__global__ void fwd_thread_kernel(mxc__gred_fwd_plan p, const float *x,
+                                  float *out, int add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+       o < p.s.n_out; o += stride) {
+    int64_t base = mxc__sum_base(&p.s, o);
+    double acc = mxc__gred_init(p.kind);
+    for (int64_t k = 0; k < p.s.n_red; ++k) {
+      acc = mxc__gred_step(p.kind, acc, x[base + mxc__sum_step(&p.s, k)]);
+    }
+    float v = mxc__gred_final(p.kind, acc, p.s.n_red);
+    out[o] = add ? out[o] + v : v;
+  }
+}
+
+__global__ void fwd_block_kernel(mxc__gred_fwd_plan p, const float *x,
+                                 float *out, int add) {
+  __shared__ double part[kThreads];
+  for (long long o = blockIdx.x; o < p.s.n_out; o += gridDim.x) {
+    int64_t base = mxc__sum_base(&p.s, o);
+    double acc = mxc__gred_init(p.kind);
+    for (long long k = threadIdx.x; k < p.s.n_red; k += kThreads) {
+      acc = mxc__gred_step(p.kind, acc, x[base + mxc__sum_step(&p.s, k)]);
+    }
+    part[threadIdx.x] = acc;
+    __syncthreads();
+    for (int half = kThreads / 2; half > 0; half /= 2) {
+      if (threadIdx.x < half) {
+        part[threadIdx.x] =
+            mxc__gred_comb(p.kind, part[threadIdx.x], part[threadIdx.x + half]);
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      float v = mxc__gred_final(p.kind, part[0], p.s.n_red);
+      out[o] = add ? out[o] + v : v;
+    }
+    __syncthreads();  // part[] is reused by the next group
+  }
+}
+
+// y: the forward output, or nullptr when the kind does not read it.
+__global__ void bwd_kernel(mxc__gred_bwd_plan p, const float *og,
+                           const float *x, const float *y, float *dx,
+                           long long n, int add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    int64_t io, unused;
+    mxc__bcast_offsets(&p.map, i, &io, &unused);
+    float v = (float)mxc__gred_grad(&p, og[io], x[i], y ? y[io] : 0.f);
+    dx[i] = add ? dx[i] + v : v;
+  }
+}
+
+int run_fwd(int kind, const mxc__gpu_call *c, char *why, size_t why_len) {
+  mxc__gred_fwd_plan p;
+  int rc = mxc__gred_fwd_plan_make(kind, c, &p, why, why_len);
+  if (rc != MXC_OK || c->req[0] == MXC__GPU_REQ_NULL || p.s.n_out == 0) {
+    return rc;
+  }
+  if ((rc = mxc__cuda_use_device(c->dev, why, why_len)) != MXC_OK) return rc;
+  const float *x = (const float *)c->in[0].ptr;
+  float *out = (float *)c->out[0].ptr;
+  int add = c->req[0] == MXC__GPU_REQ_ADD;
+  if (p.per_thread) {
+    fwd_thread_kernel<<<MXC__CUDA_GRID(p.s.n_out)>>>(p, x, out, add);
+  } else {
+    fwd_block_kernel<<<mxc__cuda_grid_cap(p.s.n_out), kThreads, 0,
+                       mxc__cuda_stream()>>>(p, x, out, add);
+  }
+  return mxc__cuda_finish("reduction kernel", why, why_len);
+}
+
+int run_bwd(int kind, const mxc__gpu_call *c, char *why, size_t why_len) {
+  mxc__gred_bwd_plan p;
+  int rc = mxc__gred_bwd_plan_make(kind, c, &p, why, why_len);
+  long long n = c->out[0].size;
+  if (rc != MXC_OK || c->req[0] == MXC__GPU_REQ_NULL || n == 0) return rc;
+  if ((rc = mxc__cuda_use_device(c->dev, why, why_len)) != MXC_OK) return rc;
+  const float *y =
+      mxc__gred_grad_uses_y(p.kind) ? (const float *)c->in[2].ptr : nullptr;
+  bwd_kernel<<<MXC__CUDA_GRID(n)>>>(
+      p, (const float *)c->in[0].ptr, (const float *)c->in[1].ptr, y,
+      (float *)c->out[0].ptr, n, c->req[0] == MXC__GPU_REQ_ADD);
+  return mxc__cuda_finish("reduction gradient kernel", why, why_len);
+}
+
+}  // namespace
+
+#define MXC__RED_FWD(fn, kind)                                         \
+  extern "C" int mxc__cuda_red_##fn(const mxc__gpu_call *c, char *why, \
+                                    size_t n) {                        \
+    return run_fwd(kind, c, why, n);                                   \
+  }
+#define MXC__RED_BWD(fn, kind)                                       \
+  extern "C" int mxc__cuda_red_backward_##fn(const mxc__gpu_call *c, \
+                                             char *why, size_t n) {  \
+    return run_bwd(kind, c, why, n);                                 \
+  }
+MXC__RED_FWD(max, MXC__GR_MAX)
+MXC__RED_FWD(min, MXC__GR_MIN)
+MXC__RED_FWD(prod, MXC__GR_PROD)
+MXC__RED_FWD(nansum, MXC__GR_NANSUM)
+MXC__RED_FWD(nanprod, MXC__GR_NANPROD)
+MXC__RED_FWD(norm, MXC__GR_NORM)
+MXC__RED_BWD(sum, MXC__GR_SUM)
+MXC__RED_BWD(mean, MXC__GR_MEAN)
+MXC__RED_BWD(max, MXC__GR_MAX)
+MXC__RED_BWD(min, MXC__GR_MIN)
+MXC__RED_BWD(nansum, MXC__GR_NANSUM)
+MXC__RED_BWD(norm, MXC__GR_NORM)

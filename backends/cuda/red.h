@@ -1,0 +1,53 @@
+/* The plug-in's other axis reductions and the reductions' gradients
+ * (red.cu over red_plan.h): max, min, prod, nansum, nanprod, norm and
+ * _backward_sum, _mean, _max, _min, _nansum, _norm in float32 (sum and
+ * mean are sum.h's), one table row each. */
+#ifndef MXC_BACKENDS_CUDA_RED_H_
+#define MXC_BACKENDS_CUDA_RED_H_
+
+#include <stddef.h>
+
+#include "core/base/gpu_plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Each runs call c on gpu(c->dev) and waits for it: the forward ones
+ * (input data, output the reduction) and the backward ones (inputs
+ * ograd, data[, output]; output d data). Thread-safety: any thread (no
+ * state). */
+int mxc__cuda_red_max(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_red_min(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_red_prod(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_red_nansum(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_red_nanprod(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_red_norm(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_red_backward_sum(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_red_backward_mean(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_red_backward_max(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_red_backward_min(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_red_backward_nansum(const mxc__gpu_call *c, char *why,
+                                  size_t n);
+int mxc__cuda_red_backward_norm(const mxc__gpu_call *c, char *why, size_t n);
+
+/* The kernel table's rows (plugin.c): float32 only (supports NULL). */
+#define MXC__CUDA_RED_ROWS                                         \
+  {"max", NULL, mxc__cuda_red_max},                                \
+      {"min", NULL, mxc__cuda_red_min},                            \
+      {"prod", NULL, mxc__cuda_red_prod},                          \
+      {"nansum", NULL, mxc__cuda_red_nansum},                      \
+      {"nanprod", NULL, mxc__cuda_red_nanprod},                    \
+      {"norm", NULL, mxc__cuda_red_norm},                          \
+      {"_backward_sum", NULL, mxc__cuda_red_backward_sum},         \
+      {"_backward_mean", NULL, mxc__cuda_red_backward_mean},       \
+      {"_backward_max", NULL, mxc__cuda_red_backward_max},         \
+      {"_backward_min", NULL, mxc__cuda_red_backward_min},         \
+      {"_backward_nansum", NULL, mxc__cuda_red_backward_nansum},   \
+      {"_backward_norm", NULL, mxc__cuda_red_backward_norm},
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MXC_BACKENDS_CUDA_RED_H_ */
