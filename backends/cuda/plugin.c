@@ -14,13 +14,12 @@
 #include <stdio.h>
 
 #include "backends/cuda/bcast.h"
-#include "backends/cuda/bgrad.h"
 #include "backends/cuda/blas.h"
 #include "backends/cuda/dnn.h"
 #include "backends/cuda/elementwise.h"
-#include "backends/cuda/red.h"
 #include "backends/cuda/sum.h"
 #include "backends/cuda/train.h"
+#include "backends/cuda/train2.h"
 #include "core/base/gpu_plugin.h"
 
 /* mxc's GPU code targets compute capability 8.0 and newer (Ampere,
@@ -139,8 +138,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_TRAIN_ROWS
     MXC__CUDA_BCAST_ROWS
     MXC__CUDA_SUM_ROWS
-    MXC__CUDA_BGRAD_ROWS
-    MXC__CUDA_RED_ROWS
+    MXC__CUDA_TRAIN2_ROWS
 };
 
 static const mxc__gpu_plugin k_plugin = {

@@ -1,7 +1,10 @@
 // Conformance cases of the backward and reduction kernels of
 // backends/cuda/bgrad.h (_backward_broadcast_add/sub/mul/div) and red.h
 // (max, min, prod, nansum, nanprod, norm; _backward_sum, _mean, _max,
-// _min, _nansum, _norm), on the GPU
+// _min, _nansum, _norm) and optim.h (nag_mom_update, rmsprop_update,
+// rmspropalex_update, adagrad_update, ftrl_update, signsgd_update,
+// signum_update: the new weight and the states, write, add and in-place
+// calls), on the GPU
 // against the CPU operators with the same random inputs: GPU outputs
 // poisoned before a write (an element never written fails), every pair
 // of write modes, shapes stretched along leading, trailing and middle
@@ -19,6 +22,7 @@
 //   orders, as sum and mean).
 // - the reductions' gradients: bitwise (one double expression of ograd,
 //   the element and the forward output, rounded once on both sides).
+// - the optimizer updates: 1 ulp (see OptCases: expected bitwise).
 //
 // The same cases run CPU against CPU on every machine
 // (GpuConformanceBwd.CasesAreValidCallsOnTheCpu).
@@ -375,6 +379,102 @@ const mxct::RegisterCase kRedCases[] = {
      [](std::mt19937 *g) { NormCases(true, MXC_DEVICE_GPU, g); }},
 };
 
+// ---- the other optimizer updates ----
+
+struct OptCase {
+  int n_states;
+  std::vector<Kv> params;  // plain, then with clipping
+};
+
+const std::vector<std::pair<const char *, OptCase>> kOpt = {
+    {"nag_mom_update",
+     {1,
+      {{{"lr", "0.1"}, {"wd", "0.01"}, {"momentum", "0.9"}},
+       {{"lr", "0.05"}, {"momentum", "0.8"}, {"clip_gradient", "0.3"}}}}},
+    {"rmsprop_update",
+     {1,
+      {{{"lr", "0.01"}, {"wd", "0.001"}, {"gamma1", "0.9"}},
+       {{"lr", "0.02"}, {"clip_gradient", "0.5"}, {"clip_weights", "1.5"}}}}},
+    {"rmspropalex_update",
+     {3,
+      {{{"lr", "0.01"}, {"gamma1", "0.9"}, {"gamma2", "0.8"}},
+       {{"lr", "0.03"}, {"clip_gradient", "0.4"}, {"clip_weights", "1.2"}}}}},
+    {"adagrad_update",
+     {1,
+      {{{"lr", "0.1"}, {"wd", "0.01"}},
+       {{"lr", "0.05"}, {"clip_gradient", "0.2"}}}}},
+    {"ftrl_update",
+     {2,
+      {{{"lr", "0.1"}, {"lamda1", "0.05"}},
+       {{"lr", "0.2"},
+        {"wd", "0.1"},
+        {"lamda1", "0.5"},
+        {"clip_gradient", "0.7"}}}}},
+    {"signsgd_update",
+     {0, {{{"lr", "0.1"}, {"wd", "0.01"}}, {{"lr", "0.05"}}}}},
+    {"signum_update",
+     {1,
+      {{{"lr", "0.1"}, {"wd", "0.01"}, {"momentum", "0.9"}},
+       {{"lr", "0.05"}, {"wd_lh", "0.1"}, {"clip_gradient", "0.1"}}}}},
+};
+
+const std::vector<Dims> kOptShapes = {{1}, {7}, {3, 5, 2}, {1031}, {0}};
+
+// States in the ranges the rules are defined on: squared averages in
+// [1, 2] (above rmspropalex's squared mean, its second state in
+// [-0.5, 0.5]), momenta and FTRL's z in [-0.5, 0.5], FTRL's n in [1, 2].
+bool PositiveState(const char *op, int s) {
+  if (Is(op, "nag_mom_update") || Is(op, "signum_update")) return false;
+  if (Is(op, "rmspropalex_update")) return s == 0;
+  if (Is(op, "ftrl_update")) return s == 1;
+  return true;
+}
+
+// Weight and states compared: 1 ulp (the CPU's double rule in its order,
+// rounded once, double sqrt and division correctly rounded on both:
+// expected bitwise; the ulp is slack, not a known difference).
+void OptCases(const char *op, int dev, std::mt19937 *g) {
+  for (const auto &entry : kOpt) {
+    if (!Is(entry.first, op)) continue;
+    const OptCase &c = entry.second;
+    for (size_t k = 0; k < c.params.size(); ++k) {
+      for (const Dims &d : kOptShapes) {
+        std::vector<Arg> in = {{d, Random(d, -2, 2, g)},
+                               {d, Random(d, -3, 3, g)}};
+        for (int s = 0; s < c.n_states; ++s) {
+          in.push_back({d, PositiveState(op, s) ? Random(d, 1, 2, g)
+                                                : Random(d, -.5f, .5f, g)});
+        }
+        std::vector<Arg> out = {{d, Random(d, -1, 1, g)}};
+        for (int mode = 0; mode < 3; ++mode) {
+          std::string what = std::string(op) + " parameters " +
+                             std::to_string(k) + " size " +
+                             std::to_string(Numel(d)) +
+                             (mode == 0   ? " write"
+                              : mode == 1 ? " add"
+                                          : " in place");
+          std::vector<Arg> o = out;
+          if (mode == 2) o[0] = in[0];
+          Compare(dev, what, op, c.params[k], in, o,
+                  {mode == 1 ? MXC_REQ_ADD : MXC_REQ_WRITE}, mode == 2, 1);
+        }
+      }
+    }
+  }
+}
+
+#define OPT_CASE(op)                                             \
+  {                                                              \
+    op, [](std::mt19937 *g) { OptCases(op, MXC_DEVICE_GPU, g); } \
+  }
+
+const mxct::RegisterCase kOptCases[] = {
+    OPT_CASE("nag_mom_update"),     OPT_CASE("rmsprop_update"),
+    OPT_CASE("rmspropalex_update"), OPT_CASE("adagrad_update"),
+    OPT_CASE("ftrl_update"),        OPT_CASE("signsgd_update"),
+    OPT_CASE("signum_update"),
+};
+
 // On every machine: the cases are valid calls, CPU against CPU (bitwise
 // equal there), so a GPU run does not spend its minutes on a broken case.
 TEST(GpuConformanceBwd, CasesAreValidCallsOnTheCpu) {
@@ -384,6 +484,7 @@ TEST(GpuConformanceBwd, CasesAreValidCallsOnTheCpu) {
   for (const char *op : kRedBwdOps) RedBwdCases(op, {}, MXC_DEVICE_CPU, &g);
   NormCases(false, MXC_DEVICE_CPU, &g);
   NormCases(true, MXC_DEVICE_CPU, &g);
+  for (const auto &entry : kOpt) OptCases(entry.first, MXC_DEVICE_CPU, &g);
 }
 
 TEST(GpuConformanceBwd, TheComparisonCanFail) {

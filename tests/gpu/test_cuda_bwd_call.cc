@@ -1,4 +1,4 @@
-// The backward and reduction kernels of backends/cuda/bgrad.h called
+// The kernels of backends/cuda/train2.h (bgrad.h, red.h, optim.h) called
 // directly where the toolkit is installed: what a call answers before
 // any device work (shapes refused, write mode NULL, nothing to do), what
 // it answers without a usable device (here: no GPU), and that every row
@@ -10,8 +10,7 @@
 #include <vector>
 
 extern "C" {
-#include "backends/cuda/bgrad.h"
-#include "backends/cuda/red.h"
+#include "backends/cuda/train2.h"
 #include "core/base/alloc.h"
 #include "core/op/op.h"
 }
@@ -101,6 +100,27 @@ TEST(CudaBwdCall, ReductionGradientShapesAreCheckedFirst) {
   mxc__free(p);
 }
 
+TEST(CudaBwdCall, OptimizerInputsAreCheckedFirst) {
+  float buf[8] = {0};
+  mxc__gpu_array in[3] = {Arr(buf, {4}), Arr(buf, {4}), Arr(buf, {3})};
+  mxc__gpu_array out = Arr(buf, {4});
+  int req = MXC__GPU_REQ_WRITE;
+  void *p = nullptr;
+  const char *k[] = {"lr"}, *v[] = {"0.1"};
+  ASSERT_EQ(mxc__op_parse_params(mxc__op_find("adagrad_update"), k, v, 1, &p),
+            MXC_OK);
+  mxc__gpu_call c = {0, p, in, 3, &out, 1, &req, 0};
+  char why[256] = "";
+  EXPECT_EQ(mxc__cuda_adagrad_update(&c, why, sizeof why), MXC_ERR_SHAPE);
+  EXPECT_NE(std::string(why).find("input 2 has 3 elements"), std::string::npos)
+      << why;
+  c.n_in = 2;
+  EXPECT_EQ(mxc__cuda_adagrad_update(&c, why, sizeof why),
+            MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(why).find("expected 3"), std::string::npos) << why;
+  mxc__free(p);
+}
+
 // Without a usable GPU (this machine) the call fails with the CUDA
 // runtime's reason instead of crashing; on a GPU this test is moot.
 TEST(CudaBwdCall, NoDeviceIsAnError) {
@@ -116,7 +136,7 @@ TEST(CudaBwdCall, NoDeviceIsAnError) {
 }
 
 TEST(CudaBwdCall, EveryRowHasAConformanceCase) {
-  const mxc__gpu_kernel rows[] = {MXC__CUDA_BGRAD_ROWS MXC__CUDA_RED_ROWS};
+  const mxc__gpu_kernel rows[] = {MXC__CUDA_TRAIN2_ROWS};
   for (const mxc__gpu_kernel &k : rows) {
     EXPECT_EQ(mxct::CaseRunners().count(k.op), 1u) << k.op;
   }

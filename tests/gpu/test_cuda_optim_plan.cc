@@ -1,0 +1,244 @@
+// The other optimizer updates' per-element rules (backends/cuda/
+// optim_plan.h, what optim.cu runs on the device) run on the host
+// against the CPU operators through the C API, on every machine:
+// nag_mom_update, rmsprop_update, rmspropalex_update, adagrad_update,
+// ftrl_update, signsgd_update, signum_update; the new weight and every
+// state, in write, add and in-place calls, with and without gradient and
+// weight clipping, bitwise. The parameters reach the rules through the
+// operators' own parser (mxc__op_parse_params), so a drift between
+// ops/random's struct and the rules' reading of it fails here.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+extern "C" {
+#include "backends/cuda/optim_plan.h"
+#include "core/base/alloc.h"
+#include "core/op/op.h"
+}
+#include "mxc/mxc.h"
+
+namespace {
+
+using Vec = std::vector<float>;
+using Kv = std::vector<std::pair<std::string, std::string>>;
+
+struct Op {
+  const char *name;
+  int kind;
+  std::vector<Kv> params;
+};
+
+const std::vector<Op> kOps = {
+    {"nag_mom_update",
+     MXC__OPT2_NAG_MOM,
+     {{{"lr", "0.1"}, {"wd", "0.01"}, {"momentum", "0.9"}},
+      {{"lr", "0.05"},
+       {"momentum", "0.8"},
+       {"clip_gradient", "0.3"},
+       {"rescale_grad", "2"}}}},
+    {"rmsprop_update",
+     MXC__OPT2_RMSPROP,
+     {{{"lr", "0.01"}, {"wd", "0.001"}, {"gamma1", "0.9"}},
+      {{"lr", "0.02"},
+       {"clip_gradient", "0.5"},
+       {"clip_weights", "1.5"},
+       {"epsilon", "1e-6"}}}},
+    {"rmspropalex_update",
+     MXC__OPT2_RMSPROPALEX,
+     {{{"lr", "0.01"}, {"gamma1", "0.9"}, {"gamma2", "0.8"}},
+      {{"lr", "0.03"},
+       {"wd", "0.01"},
+       {"clip_gradient", "0.4"},
+       {"clip_weights", "1.2"}}}},
+    {"adagrad_update",
+     MXC__OPT2_ADAGRAD,
+     {{{"lr", "0.1"}, {"wd", "0.01"}},
+      {{"lr", "0.05"}, {"clip_gradient", "0.2"}, {"rescale_grad", "0.5"}}}},
+    {"ftrl_update",
+     MXC__OPT2_FTRL,
+     {{{"lr", "0.1"}, {"lamda1", "0.05"}, {"beta", "1"}},
+      {{"lr", "0.2"},
+       {"wd", "0.1"},
+       {"lamda1", "0.5"},
+       {"clip_gradient", "0.7"}}}},
+    {"signsgd_update",
+     MXC__OPT2_SIGNSGD,
+     {{{"lr", "0.1"}, {"wd", "0.01"}},
+      {{"lr", "0.05"}, {"rescale_grad", "-1"}}}},
+    {"signum_update",
+     MXC__OPT2_SIGNUM,
+     {{{"lr", "0.1"}, {"wd", "0.01"}, {"momentum", "0.9"}},
+      {{"lr", "0.05"}, {"wd_lh", "0.1"}, {"clip_gradient", "0.1"}}}},
+};
+
+Vec Random(size_t n, float lo, float hi, std::mt19937 *g) {
+  std::uniform_real_distribution<float> u(lo, hi);
+  Vec v(n);
+  for (auto &x : v) x = u(*g);
+  return v;
+}
+
+// Inputs of op over n elements: weight, grad, then states in ranges the
+// rules are defined on (squared averages >= 0 and above the squared
+// mean, rmspropalex's second state being that mean).
+std::vector<Vec> Inputs(const Op &op, size_t n, std::mt19937 *g) {
+  std::vector<Vec> in = {Random(n, -2, 2, g), Random(n, -3, 3, g)};
+  int ns = mxc__opt2_states(op.kind);
+  for (int s = 0; s < ns; ++s) {
+    bool positive = op.kind != MXC__OPT2_NAG_MOM &&
+                    op.kind != MXC__OPT2_SIGNUM &&
+                    !(op.kind == MXC__OPT2_RMSPROPALEX && s > 0) &&
+                    !(op.kind == MXC__OPT2_FTRL && s == 0);
+    in.push_back(positive ? Random(n, 1, 2, g) : Random(n, -.5f, .5f, g));
+  }
+  return in;
+}
+
+mxc_ndarray Host1d(const Vec &v) {
+  int64_t n = (int64_t)v.size();
+  mxc_ndarray h = nullptr;
+  EXPECT_EQ(
+      mxc_ndarray_create(&n, 1, MXC_DTYPE_FLOAT32, MXC_DEVICE_CPU, 0, 0, &h),
+      MXC_OK);
+  if (n > 0) {
+    EXPECT_EQ(mxc_ndarray_copy_from_host(h, v.data(), v.size() * 4), MXC_OK);
+  }
+  return h;
+}
+
+void Back(mxc_ndarray h, Vec *v) {
+  if (!v->empty()) {
+    EXPECT_EQ(mxc_ndarray_copy_to_host(h, v->data(), v->size() * 4), MXC_OK);
+  }
+}
+
+// The CPU operator: ins updated (states), out from its initial values
+// (inplace: the output is input 0's array).
+void Cpu(const Op &op, const Kv &kv, std::vector<Vec> *ins, Vec *out, int req,
+         bool inplace) {
+  mxc_op h = nullptr;
+  ASSERT_EQ(mxc_op_find(op.name, &h), MXC_OK) << op.name;
+  std::vector<const char *> k, v;
+  for (const auto &p : kv) k.push_back(p.first.c_str());
+  for (const auto &p : kv) v.push_back(p.second.c_str());
+  if (inplace) (*ins)[0] = *out;
+  std::vector<mxc_ndarray> a;
+  for (const Vec &x : *ins) a.push_back(Host1d(x));
+  mxc_ndarray o = inplace ? a[0] : Host1d(*out);
+  ASSERT_EQ(mxc_op_invoke(h, k.data(), v.data(), (int)k.size(), a.data(),
+                          (int)a.size(), &o, 1, &req),
+            MXC_OK)
+      << op.name << ": " << mxc_last_error();
+  Back(o, out);
+  for (size_t i = 0; i < a.size(); ++i) Back(a[i], &(*ins)[i]);
+  for (mxc_ndarray x : a) mxc_ndarray_free(x);
+  if (!inplace) mxc_ndarray_free(o);
+}
+
+// optim.cu's element function over the arrays on the host.
+void Host(const Op &op, const mxc__opt_param *p, std::vector<Vec> *ins,
+          Vec *out, int req, bool inplace) {
+  if (inplace) (*ins)[0] = *out;
+  float *s[3] = {nullptr, nullptr, nullptr};
+  for (size_t k = 2; k < ins->size(); ++k) s[k - 2] = (*ins)[k].data();
+  float *o = inplace ? (*ins)[0].data() : out->data();
+  for (size_t i = 0; i < out->size(); ++i) {
+    mxc__opt2_elem(op.kind, p, (*ins)[0].data(), (*ins)[1].data(), s, o,
+                   req == MXC_REQ_ADD, (int64_t)i);
+  }
+  if (inplace) *out = (*ins)[0];
+}
+
+void *Parse(const char *name, const Kv &kv) {
+  std::vector<const char *> k, v;
+  for (const auto &q : kv) k.push_back(q.first.c_str());
+  for (const auto &q : kv) v.push_back(q.second.c_str());
+  void *param = nullptr;
+  EXPECT_EQ(mxc__op_parse_params(mxc__op_find(name), k.data(), v.data(),
+                                 (int)k.size(), &param),
+            MXC_OK)
+      << name;
+  return param;
+}
+
+bool Same(const Vec &a, const Vec &b) {
+  return a.size() == b.size() &&
+         (a.empty() || std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
+}
+
+// Host against CPU for one call; returns whether every array agreed.
+bool Agree(const Op &op, const Kv &kv, const mxc__opt_param *p,
+           const std::vector<Vec> &in, const Vec &base, int mode) {
+  int req = mode == 1 ? MXC_REQ_ADD : MXC_REQ_WRITE;
+  bool inplace = mode == 2;
+  std::vector<Vec> ci = in, hi = in;
+  Vec co = inplace ? in[0] : base, ho = co;
+  Cpu(op, kv, &ci, &co, req, inplace);
+  Host(op, p, &hi, &ho, req, inplace);
+  bool ok = Same(co, ho);
+  for (size_t i = 2; i < ci.size(); ++i) ok = ok && Same(ci[i], hi[i]);
+  return ok;
+}
+
+TEST(CudaOptimPlan, UpdatesMatchTheCpuBitwise) {
+  std::mt19937 g(61);
+  for (const Op &op : kOps) {
+    for (size_t k = 0; k < op.params.size(); ++k) {
+      void *param = Parse(op.name, op.params[k]);
+      const auto *p = (const mxc__opt_param *)param;
+      for (size_t n : {1, 7, 1031, 0}) {
+        std::vector<Vec> in = Inputs(op, n, &g);
+        Vec base = Random(n, -1, 1, &g);
+        for (int mode = 0; mode < 3; ++mode) {
+          EXPECT_TRUE(Agree(op, op.params[k], p, in, base, mode))
+              << op.name << " parameters " << k << " size " << n << " mode "
+              << (mode == 0   ? "write"
+                  : mode == 1 ? "add"
+                              : "in place");
+        }
+      }
+      mxc__free(param);
+    }
+  }
+}
+
+// Clipping reaches the rules: rmsprop's weights clipped at 1.5 in some
+// elements (a rule ignoring clip_weights would fail above).
+TEST(CudaOptimPlan, WeightClippingIsExercised) {
+  std::mt19937 g(62);
+  const Op &op = kOps[1];
+  void *param = Parse(op.name, op.params[1]);
+  std::vector<Vec> in = Inputs(op, 1031, &g);
+  Vec out(1031, 0.f);
+  Host(op, (const mxc__opt_param *)param, &in, &out, MXC_REQ_WRITE, false);
+  int clipped = 0;
+  for (float w : out) clipped += w == 1.5f || w == -1.5f;
+  EXPECT_GT(clipped, 10);
+  mxc__free(param);
+}
+
+// The comparison can fail: a rule one rounding away from the CPU's (the
+// momentum rounded to float first), and one with a parameter misread.
+TEST(CudaOptimPlan, AWrongRuleFails) {
+  std::mt19937 g(63);
+  const Op &op = kOps[0];
+  void *param = Parse(op.name, op.params[0]);
+  mxc__opt_param p = *(const mxc__opt_param *)param;
+  mxc__free(param);
+  std::vector<Vec> in = Inputs(op, 1031, &g);
+  Vec base(1031, 0.f);
+  ASSERT_TRUE(Agree(op, op.params[0], &p, in, base, 0));
+  mxc__opt_param wrong = p;
+  wrong.momentum = (float)p.momentum;
+  EXPECT_FALSE(Agree(op, op.params[0], &wrong, in, base, 0));
+  wrong = p;
+  wrong.wd = 0;
+  EXPECT_FALSE(Agree(op, op.params[0], &wrong, in, base, 0));
+}
+
+}  // namespace
