@@ -68,6 +68,77 @@ __global__ void bwd_kernel(mxc__gred_bwd_plan p, const float *og,
   }
 }
 
+// One element's gradient of prod/nanprod, written in the call's mode.
+__device__ __forceinline__ void prod_store(int kind, const float *x, float *dx,
+                                           int64_t off, double g,
+                                           const mxc__gred_pstat &st, int add) {
+  float v = (float)mxc__gred_prod_grad(kind, g, x[off], &st);
+  dx[off] = add ? dx[off] + v : v;
+}
+
+__global__ void prod_bwd_thread_kernel(mxc__gred_prod_plan p, const float *og,
+                                       const float *x, float *dx, int add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+       o < p.s.n_out; o += stride) {
+    int64_t base = mxc__sum_base(&p.s, o);
+    mxc__gred_pstat st = mxc__gred_pstat_init();
+    for (int64_t k = 0; k < p.s.n_red; ++k) {
+      mxc__gred_pstat_step(p.kind, &st, x[base + mxc__sum_step(&p.s, k)]);
+    }
+    for (int64_t k = 0; k < p.s.n_red; ++k) {
+      prod_store(p.kind, x, dx, base + mxc__sum_step(&p.s, k), og[o], st, add);
+    }
+  }
+}
+
+// A block per group: its statistics by strided shares and the tree, then
+// its elements' gradients by the same shares.
+__global__ void prod_bwd_block_kernel(mxc__gred_prod_plan p, const float *og,
+                                      const float *x, float *dx, int add) {
+  __shared__ mxc__gred_pstat part[kThreads];
+  for (long long o = blockIdx.x; o < p.s.n_out; o += gridDim.x) {
+    int64_t base = mxc__sum_base(&p.s, o);
+    mxc__gred_pstat st = mxc__gred_pstat_init();
+    for (long long k = threadIdx.x; k < p.s.n_red; k += kThreads) {
+      mxc__gred_pstat_step(p.kind, &st, x[base + mxc__sum_step(&p.s, k)]);
+    }
+    part[threadIdx.x] = st;
+    __syncthreads();
+    for (int half = kThreads / 2; half > 0; half /= 2) {
+      if (threadIdx.x < half) {
+        mxc__gred_pstat_comb(&part[threadIdx.x], &part[threadIdx.x + half]);
+      }
+      __syncthreads();
+    }
+    st = part[0];
+    for (long long k = threadIdx.x; k < p.s.n_red; k += kThreads) {
+      prod_store(p.kind, x, dx, base + mxc__sum_step(&p.s, k), og[o], st, add);
+    }
+    __syncthreads();  // part[] is reused by the next group
+  }
+}
+
+int run_prod_bwd(int kind, const mxc__gpu_call *c, char *why, size_t why_len) {
+  mxc__gred_prod_plan p;
+  int rc = mxc__gred_prod_plan_make(kind, c, &p, why, why_len);
+  if (rc != MXC_OK || c->req[0] == MXC__GPU_REQ_NULL || c->out[0].size == 0) {
+    return rc;
+  }
+  if ((rc = mxc__cuda_use_device(c->dev, why, why_len)) != MXC_OK) return rc;
+  const float *og = (const float *)c->in[0].ptr;
+  const float *x = (const float *)c->in[1].ptr;
+  float *dx = (float *)c->out[0].ptr;
+  int add = c->req[0] == MXC__GPU_REQ_ADD;
+  if (p.per_thread) {
+    prod_bwd_thread_kernel<<<MXC__CUDA_GRID(p.s.n_out)>>>(p, og, x, dx, add);
+  } else {
+    prod_bwd_block_kernel<<<mxc__cuda_grid_cap(p.s.n_out), kThreads, 0,
+                            mxc__cuda_stream()>>>(p, og, x, dx, add);
+  }
+  return mxc__cuda_finish("product gradient kernel", why, why_len);
+}
+
 int run_fwd(int kind, const mxc__gpu_call *c, char *why, size_t why_len) {
   mxc__gred_fwd_plan p;
   int rc = mxc__gred_fwd_plan_make(kind, c, &p, why, why_len);
@@ -125,3 +196,12 @@ MXC__RED_BWD(max, MXC__GR_MAX)
 MXC__RED_BWD(min, MXC__GR_MIN)
 MXC__RED_BWD(nansum, MXC__GR_NANSUM)
 MXC__RED_BWD(norm, MXC__GR_NORM)
+
+extern "C" int mxc__cuda_red_backward_prod(const mxc__gpu_call *c, char *why,
+                                           size_t n) {
+  return run_prod_bwd(MXC__GR_PROD, c, why, n);
+}
+extern "C" int mxc__cuda_red_backward_nanprod(const mxc__gpu_call *c, char *why,
+                                              size_t n) {
+  return run_prod_bwd(MXC__GR_NANPROD, c, why, n);
+}

@@ -1,7 +1,7 @@
 /* The plug-in's other axis reductions and the reductions' gradients
  * (red.cu over red_plan.h): max, min, prod, nansum, nanprod, norm and
- * _backward_sum, _mean, _max, _min, _nansum, _norm in float32 (sum and
- * mean are sum.h's), one table row each. */
+ * _backward_sum, _mean, _max, _min, _nansum, _norm, _prod, _nanprod in
+ * float32 (sum and mean are sum.h's), one table row each. */
 #ifndef MXC_BACKENDS_CUDA_RED_H_
 #define MXC_BACKENDS_CUDA_RED_H_
 
@@ -30,6 +30,9 @@ int mxc__cuda_red_backward_min(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_red_backward_nansum(const mxc__gpu_call *c, char *why,
                                   size_t n);
 int mxc__cuda_red_backward_norm(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_red_backward_prod(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_red_backward_nanprod(const mxc__gpu_call *c, char *why,
+                                   size_t n);
 
 /* The kernel table's rows (plugin.c): float32 only (supports NULL). */
 #define MXC__CUDA_RED_ROWS                                         \
@@ -44,7 +47,9 @@ int mxc__cuda_red_backward_norm(const mxc__gpu_call *c, char *why, size_t n);
       {"_backward_max", NULL, mxc__cuda_red_backward_max},         \
       {"_backward_min", NULL, mxc__cuda_red_backward_min},         \
       {"_backward_nansum", NULL, mxc__cuda_red_backward_nansum},   \
-      {"_backward_norm", NULL, mxc__cuda_red_backward_norm},
+      {"_backward_norm", NULL, mxc__cuda_red_backward_norm},       \
+      {"_backward_prod", NULL, mxc__cuda_red_backward_prod},       \
+      {"_backward_nanprod", NULL, mxc__cuda_red_backward_nanprod},
 
 #ifdef __cplusplus
 }

@@ -69,3 +69,23 @@ int mxc__gred_bwd_plan_make(int kind, const mxc__gpu_call *c,
   }
   return mxc__bcast_plan_make(&og, x, x, &p->map, why, why_len);
 }
+
+int mxc__gred_prod_plan_make(int kind, const mxc__gpu_call *c,
+                             mxc__gred_prod_plan *p, char *why,
+                             size_t why_len) {
+  const mxc__gpu_array *x = &c->in[1];
+  uint32_t mask = 0;
+  int rc = mxc__sum_axes_mask(c->param, x->ndim, &mask, why, why_len);
+  if (rc != MXC_OK) return rc;
+  p->kind = kind;
+  mxc__sum_plan_masked(x, mask, 0, &p->s);
+  p->per_thread = p->s.n_red <= MXC__GRED_THREAD_MAX;
+  if (c->in[0].size != p->s.n_out) {
+    return size_error(why, why_len, "input 0 (ograd)", c->in[0].size,
+                      p->s.n_out);
+  }
+  if (c->out[0].size != x->size) {
+    return size_error(why, why_len, "the gradient", c->out[0].size, x->size);
+  }
+  return MXC_OK;
+}

@@ -17,8 +17,14 @@
  *   is 0). The element map is a broadcast plan (bcast_plan.h) of ograd,
  *   with the reduced axes kept as 1, against data's shape.
  *
- * prod's and nanprod's gradients (a first pass of per-group zero counts
- * and products) stay on the CPU.
+ * - _backward_prod, _nanprod (inputs ograd, data): per group, its count
+ *   of zeros and the product of its other elements (NaN skipped by
+ *   nanprod), then per element og * P / x without zeros, og * P for the
+ *   one zero of a group holding one, else 0 (NaN elements of nanprod get
+ *   0). A thread or a block per group computes its statistics and then
+ *   writes its elements' gradients (no workspace); the product's order
+ *   differs from the CPU's, so these gradients may differ in the float's
+ *   last bit.
  *
  * Forward groups of at most MXC__GRED_THREAD_MAX elements are reduced by
  * one thread in order, larger ones by a block (256 strided partials, then
@@ -78,6 +84,9 @@ typedef struct mxc__gred_bwd_plan {
   int64_t n_red;       /* elements per group (mean's divisor) */
 } mxc__gred_bwd_plan;
 
+/* The gradients of prod and nanprod: the groups over data's shape. */
+typedef mxc__gred_fwd_plan mxc__gred_prod_plan;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -93,6 +102,14 @@ int mxc__gred_fwd_plan_make(int kind, const mxc__gpu_call *c,
  * data): MXC_OK or the same errors for shapes that do not fit. */
 int mxc__gred_bwd_plan_make(int kind, const mxc__gpu_call *c,
                            mxc__gred_bwd_plan *p, char *why, size_t why_len);
+
+/* The plan of _backward_prod (kind MXC__GR_PROD) or _backward_nanprod
+ * (MXC__GR_NANPROD) for call c (inputs ograd, data; output d data): the
+ * groups of data's elements (the kernel writes d data at the same
+ * offsets), MXC_OK or the errors of the others. */
+int mxc__gred_prod_plan_make(int kind, const mxc__gpu_call *c,
+                             mxc__gred_prod_plan *p, char *why,
+                             size_t why_len);
 
 #ifdef __cplusplus
 }
@@ -167,6 +184,42 @@ MXC__GRED_HD double mxc__gred_grad(const mxc__gred_bwd_plan *p, double g,
 /* Whether the gradient reads the forward output (input 2). */
 MXC__GRED_HD int mxc__gred_grad_uses_y(int kind) {
   return kind == MXC__GR_MAX || kind == MXC__GR_MIN || kind == MXC__GR_NORM2;
+}
+
+/* prod's gradient statistics of a group: zeros counted, the others
+ * multiplied (NaN skipped for nanprod), as the CPU's group_stats. */
+typedef struct mxc__gred_pstat {
+  double cnt, pnz;
+} mxc__gred_pstat;
+
+MXC__GRED_HD mxc__gred_pstat mxc__gred_pstat_init(void) {
+  mxc__gred_pstat s = {0, 1};
+  return s;
+}
+
+MXC__GRED_HD void mxc__gred_pstat_step(int kind, mxc__gred_pstat *s,
+                                       double v) {
+  if (kind == MXC__GR_NANPROD && v != v) return;
+  if (v == 0) {
+    s->cnt += 1;
+  } else {
+    s->pnz *= v;
+  }
+}
+
+MXC__GRED_HD void mxc__gred_pstat_comb(mxc__gred_pstat *a,
+                                       const mxc__gred_pstat *b) {
+  a->cnt += b->cnt;
+  a->pnz *= b->pnz;
+}
+
+/* d prod / d x times g for an element x of a group with statistics s. */
+MXC__GRED_HD double mxc__gred_prod_grad(int kind, double g, double x,
+                                        const mxc__gred_pstat *s) {
+  if (kind == MXC__GR_NANPROD && x != x) return 0;
+  if (s->cnt == 0) return g * s->pnz / x;
+  if (s->cnt == 1) return x == 0 ? g * s->pnz : 0;
+  return 0;
 }
 
 #endif /* MXC_BACKENDS_CUDA_RED_PLAN_H_ */

@@ -1,14 +1,13 @@
 // Conformance cases of the backward and reduction kernels of
 // backends/cuda/bgrad.h (_backward_broadcast_add/sub/mul/div) and red.h
 // (max, min, prod, nansum, nanprod, norm; _backward_sum, _mean, _max,
-// _min, _nansum, _norm) and optim.h (nag_mom_update, rmsprop_update,
-// rmspropalex_update, adagrad_update, ftrl_update, signsgd_update,
-// signum_update: the new weight and the states, write, add and in-place
-// calls), on the GPU
-// against the CPU operators with the same random inputs: GPU outputs
-// poisoned before a write (an element never written fails), every pair
-// of write modes, shapes stretched along leading, trailing and middle
-// axes, a bias-like (N, C, H, W) + (1, C, 1, 1), 0-d and empty arrays.
+// _min, _nansum, _norm, _prod, _nanprod) and optim.h (nag_mom_update,
+// rmsprop_update, rmspropalex_update, adagrad_update, ftrl_update,
+// signsgd_update, signum_update: the new weight and the states, write, add and
+// in-place calls), on the GPU against the CPU operators with the same random
+// inputs: GPU outputs poisoned before a write (an element never written fails),
+// every pair of write modes, shapes stretched along leading, trailing and
+// middle axes, a bias-like (N, C, H, W) + (1, C, 1, 1), 0-d and empty arrays.
 //
 // Tolerances, in float ulps of max(|cpu|, |output before an add|):
 // - _backward_broadcast_*: 2 ulps. Both sides sum float partials (the
@@ -21,7 +20,9 @@
 // - prod, nansum, nanprod, norm: 2 ulps (double accumulations in different
 //   orders, as sum and mean).
 // - the reductions' gradients: bitwise (one double expression of ograd,
-//   the element and the forward output, rounded once on both sides).
+//   the element and the forward output, rounded once on both sides), but
+//   prod's and nanprod's: 2 ulps (the group's product of the other
+//   elements in another order).
 // - the optimizer updates: 1 ulp (see OptCases: expected bitwise).
 //
 // The same cases run CPU against CPU on every machine
@@ -311,8 +312,10 @@ void RedFwdCases(const char *op, const Kv &extra, int dev, std::mt19937 *g) {
 }
 
 // Backward (inputs ograd, data[, the forward's output computed on the
-// CPU]): bitwise, one double expression rounded once on both sides.
+// CPU]): bitwise, one double expression rounded once on both sides;
+// prod's and nanprod's 2 ulps (the group's product in another order).
 void RedBwdCases(const char *fwd, const Kv &extra, int dev, std::mt19937 *g) {
+  int ulps = Is(fwd, "prod") || Is(fwd, "nanprod") ? 2 : 0;
   std::string op = std::string("_backward_") + fwd;
   bool uses_y = Is(fwd, "max") || Is(fwd, "min") || Is(fwd, "norm");
   std::vector<RedCase> cs = RedCasesOf(fwd, extra);
@@ -333,7 +336,7 @@ void RedBwdCases(const char *fwd, const Kv &extra, int dev, std::mt19937 *g) {
       std::string what = op + (extra.empty() ? "" : " ord 1") + " case " +
                          std::to_string(k) +
                          (req == MXC_REQ_ADD ? " add" : " write");
-      Compare(dev, what, op.c_str(), c.kv, in, out, {req}, false, 0);
+      Compare(dev, what, op.c_str(), c.kv, in, out, {req}, false, ulps);
     }
   }
 }
@@ -351,7 +354,8 @@ void NormCases(bool backward, int dev, std::mt19937 *g) {
 }
 
 const char *const kRedFwdOps[] = {"max", "min", "prod", "nansum", "nanprod"};
-const char *const kRedBwdOps[] = {"sum", "mean", "max", "min", "nansum"};
+const char *const kRedBwdOps[] = {"sum",    "mean", "max",    "min",
+                                  "nansum", "prod", "nanprod"};
 
 #define RED_FWD_CASE(op)                                                \
   {                                                                     \
@@ -375,6 +379,8 @@ const mxct::RegisterCase kRedCases[] = {
     RED_BWD_CASE("max"),
     RED_BWD_CASE("min"),
     RED_BWD_CASE("nansum"),
+    RED_BWD_CASE("prod"),
+    RED_BWD_CASE("nanprod"),
     {"_backward_norm",
      [](std::mt19937 *g) { NormCases(true, MXC_DEVICE_GPU, g); }},
 };

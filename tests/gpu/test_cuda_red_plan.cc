@@ -1,16 +1,17 @@
 // The reductions' plans (backends/cuda/red_plan.h) run on the host the
 // way red.cu runs them, against the CPU operators through the C API, on
 // every machine: forward max, min, prod, nansum, nanprod, norm (ord 1 and
-// 2) and the gradients _backward_sum, _mean, _max, _min, _nansum, _norm
+// 2) and the gradients _backward_sum, _mean, _max, _min, _nansum, _norm,
+// _prod, _nanprod
 // over one axis, several, negative ones, exclude, keepdims, every axis,
 // extent-1 and empty axes, groups for a thread and for a block, NaNs,
 // ties, a zero norm; write and add modes. The parameters reach the plans
 // through the operators' own parser.
 //
-// Tolerances: max, min and every gradient bitwise (exact comparisons, or
-// one double expression rounded once on both sides); sums, products and
-// norms 2 float ulps of max(|cpu|, |output before an add|) (double
-// accumulations in different orders).
+// Tolerances: max, min and the gradients bitwise (exact comparisons, or
+// one double expression rounded once on both sides); sums, products,
+// norms and the products' gradients 2 float ulps of max(|cpu|, |output before
+// an add|) (double accumulations in different orders).
 #include <gtest/gtest.h>
 
 #include <cfloat>
@@ -174,6 +175,45 @@ Vec HostBwd(const mxc__gred_bwd_plan &p, const Vec &og, const Vec &x,
   return r;
 }
 
+// red.cu's product gradient on the host: per group the statistics (by a
+// thread in order, or 256 strided shares and the tree), then each
+// element's gradient.
+Vec HostProdBwd(const mxc__gred_prod_plan &p, const Vec &og, const Vec &x,
+                const Vec &base, int req) {
+  Vec r = base;
+  const mxc__sum_plan &s = p.s;
+  for (int64_t o = 0; o < s.n_out; ++o) {
+    int64_t b = mxc__sum_base(&s, o);
+    auto at = [&](int64_t k) { return (size_t)(b + mxc__sum_step(&s, k)); };
+    mxc__gred_pstat st = mxc__gred_pstat_init();
+    if (p.per_thread) {
+      for (int64_t k = 0; k < s.n_red; ++k) {
+        mxc__gred_pstat_step(p.kind, &st, x[at(k)]);
+      }
+    } else {
+      mxc__gred_pstat part[256];
+      for (int t = 0; t < 256; ++t) {
+        part[t] = mxc__gred_pstat_init();
+        for (int64_t k = t; k < s.n_red; k += 256) {
+          mxc__gred_pstat_step(p.kind, &part[t], x[at(k)]);
+        }
+      }
+      for (int half = 128; half > 0; half /= 2) {
+        for (int t = 0; t < half; ++t) {
+          mxc__gred_pstat_comb(&part[t], &part[t + half]);
+        }
+      }
+      st = part[0];
+    }
+    for (int64_t k = 0; k < s.n_red; ++k) {
+      size_t i = at(k);
+      float v = (float)mxc__gred_prod_grad(p.kind, og[(size_t)o], x[i], &st);
+      r[i] = req == MXC_REQ_ADD ? r[i] + v : v;
+    }
+  }
+  return r;
+}
+
 long FirstDiff(const Vec &a, const Vec &b, const Vec &base, int ulps) {
   if (a.size() != b.size()) return 0;
   for (size_t i = 0; i < a.size(); ++i) {
@@ -243,6 +283,15 @@ Vec Data(const Op &op, const Dims &d, std::mt19937 *g) {
     }
   }
   for (size_t i = 0; i < v.size() && i < 4; ++i) v[i] = 0.f;
+  return v;
+}
+
+// An output gradient: uniform in [-2, 2] (no zeros forced: a zero ograd
+// would hide a wrong derivative).
+Vec Ograd(const Dims &d, std::mt19937 *g) {
+  std::uniform_real_distribution<float> u(-2.f, 2.f);
+  Vec v((size_t)Numel(d));
+  for (auto &x : v) x = u(*g);
   return v;
 }
 
@@ -316,8 +365,7 @@ TEST(CudaRedPlan, GradientsMatchTheCpuBitwise) {
       const Case &c = cs[k];
       mxc__gred_bwd_plan p;
       ASSERT_EQ(BwdPlan(op, c, &p), MXC_OK);
-      Vec x = Data(op, c.in, &g),
-          og = Data({"", MXC__GR_SUM, {}, 0}, c.out, &g);
+      Vec x = Data(op, c.in, &g), og = Ograd(c.out, &g);
       // The forward output, as the executor would pass it.
       Vec y = CpuOp(op.name, c.kv, {c.in}, {x}, c.out,
                     Vec((size_t)Numel(c.out)), MXC_REQ_WRITE);
@@ -333,6 +381,39 @@ TEST(CudaRedPlan, GradientsMatchTheCpuBitwise) {
         long at = FirstDiff(host, cpu, base, 0);
         EXPECT_LT(at, 0) << name << (op.extra.empty() ? "" : " ord 1")
                          << " case " << k << " req " << req << " element "
+                         << at;
+      }
+    }
+  }
+}
+
+// prod and nanprod's gradients: 2 ulps (the group products in another
+// order than the CPU's); groups with no zero, one and several.
+TEST(CudaRedPlan, ProductGradientsMatchTheCpu) {
+  std::mt19937 g(54);
+  for (const Op &op : {kFwd[2], kFwd[4]}) {
+    std::vector<Case> cs = CasesOf(op);
+    std::string name = std::string("_backward_") + op.name;
+    for (size_t k = 0; k < cs.size(); ++k) {
+      const Case &c = cs[k];
+      void *param = Params(name, c.kv);
+      mxc__gpu_array in[2] = {Arr(c.out), Arr(c.in)};
+      mxc__gpu_array out = Arr(c.in);
+      int req = MXC__GPU_REQ_WRITE;
+      mxc__gpu_call call = {0, param, in, 2, &out, 1, &req, 0};
+      char why[256] = "";
+      mxc__gred_prod_plan p;
+      ASSERT_EQ(mxc__gred_prod_plan_make(op.kind, &call, &p, why, sizeof why),
+                MXC_OK)
+          << why;
+      mxc__free(param);
+      Vec x = Data(op, c.in, &g), og = Ograd(c.out, &g);
+      Vec base((size_t)Numel(c.in), 0.25f);
+      for (int r : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+        Vec host = HostProdBwd(p, og, x, base, r);
+        Vec cpu = CpuOp(name, c.kv, {c.out, c.in}, {og, x}, c.in, base, r);
+        long at = FirstDiff(host, cpu, base, 2);
+        EXPECT_LT(at, 0) << name << " case " << k << " req " << r << " element "
                          << at;
       }
     }
@@ -391,7 +472,7 @@ TEST(CudaRedPlan, AWrongPlanFails) {
   const Op &mean = kBwd[1];
   mxc__gred_bwd_plan bp;
   ASSERT_EQ(BwdPlan(mean, c, &bp), MXC_OK);
-  Vec og = Data(kBwd[0], c.out, &g), bbase(24, 0.f);
+  Vec og = Ograd(c.out, &g), bbase(24, 0.f);
   Vec bcpu = CpuOp("_backward_mean", c.kv, {c.out, c.in}, {og, x}, c.in, bbase,
                    MXC_REQ_WRITE);
   ASSERT_LT(
