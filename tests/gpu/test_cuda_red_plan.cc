@@ -453,7 +453,7 @@ TEST(CudaRedPlan, RefusesBadCalls) {
 }
 
 // The comparisons can fail: a forward plan reducing the wrong axis, a
-// gradient map reading ograd along the reduced axis.
+// gradient map repeating ograd along a kept axis.
 TEST(CudaRedPlan, AWrongPlanFails) {
   std::mt19937 g(53);
   const Op &op = kFwd[0];  // max
@@ -479,7 +479,7 @@ TEST(CudaRedPlan, AWrongPlanFails) {
       FirstDiff(HostBwd(bp, og, x, og, bbase, MXC_REQ_WRITE), bcpu, bbase, 0),
       0);
   mxc__gred_bwd_plan bw = bp;
-  bw.map.sa[1] = 1;  // ograd advancing along the reduced axis
+  bw.map.sa[0] = 0;  // ograd repeated along the kept axis 0
   EXPECT_GE(
       FirstDiff(HostBwd(bw, og, x, og, bbase, MXC_REQ_WRITE), bcpu, bbase, 0),
       0);
