@@ -65,7 +65,81 @@ int run(const mxc__gpu_call *c, char *why, size_t why_len) {
   return mxc__cuda_finish("optimizer kernel", why, why_len);
 }
 
+// ---- FTML and LAMB ----
+
+// Arrays of an FTML or LAMB call: a[k] is input k (out the output).
+struct Arrays {
+  float *a[5];
+  float *out;
+};
+
+template <int KIND>
+__global__ void ext_kernel(mxc__opt3_plan q, Arrays x, long long n, int add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    if (KIND == MXC__OPT3_FTML) {
+      mxc__opt3_ftml(&q, x.a[0], x.a[1], x.a[2], x.a[3], x.a[4], x.out, add, i);
+    } else if (KIND == MXC__OPT3_LAMB1) {
+      mxc__opt3_lamb1(&q, x.a[0], x.a[1], x.a[2], x.a[3], x.out, add, i);
+    } else {
+      mxc__opt3_lamb2(&q, x.a[0], x.a[1], x.a[2], x.a[3], x.out, add, i);
+    }
+  }
+}
+
+// Inputs: FTML 5, LAMB 4, each of the output's size but LAMB phase 2's
+// norms r1, r2 (one element each).
+int check_ext(int kind, const mxc__gpu_call *c, char *why, size_t why_len) {
+  int want = kind == MXC__OPT3_FTML ? 5 : 4;
+  if (c->n_in != want) {
+    snprintf(why, why_len, "%d inputs; expected %d", c->n_in, want);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  for (int i = 0; i < c->n_in; ++i) {
+    int64_t n = kind == MXC__OPT3_LAMB2 && i >= 2 ? 1 : c->out[0].size;
+    if (c->in[i].size != n) {
+      snprintf(why, why_len, "input %d has %lld elements; expected %lld", i,
+               (long long)c->in[i].size, (long long)n);
+      return MXC_ERR_SHAPE;
+    }
+  }
+  return MXC_OK;
+}
+
+template <int KIND>
+int run_ext(const mxc__gpu_call *c, char *why, size_t why_len) {
+  int rc = check_ext(KIND, c, why, why_len);
+  // REQ_NULL skips the whole update, states included, as on the CPU.
+  if (rc != MXC_OK || c->req[0] == MXC__GPU_REQ_NULL || c->out[0].size == 0) {
+    return rc;
+  }
+  if ((rc = mxc__cuda_use_device(c->dev, why, why_len)) != MXC_OK) return rc;
+  Arrays x = {{nullptr, nullptr, nullptr, nullptr, nullptr},
+              (float *)c->out[0].ptr};
+  for (int k = 0; k < c->n_in; ++k) x.a[k] = (float *)c->in[k].ptr;
+  mxc__opt3_plan q =
+      mxc__opt3_plan_make(KIND, (const mxc__opt_ext_param *)c->param);
+  long long n = c->out[0].size;
+  ext_kernel<KIND>
+      <<<MXC__CUDA_GRID(n)>>>(q, x, n, c->req[0] == MXC__GPU_REQ_ADD);
+  return mxc__cuda_finish("optimizer kernel", why, why_len);
+}
+
 }  // namespace
+
+extern "C" int mxc__cuda_ftml_update(const mxc__gpu_call *c, char *why,
+                                     size_t n) {
+  return run_ext<MXC__OPT3_FTML>(c, why, n);
+}
+extern "C" int mxc__cuda_lamb_update_phase1(const mxc__gpu_call *c, char *why,
+                                            size_t n) {
+  return run_ext<MXC__OPT3_LAMB1>(c, why, n);
+}
+extern "C" int mxc__cuda_lamb_update_phase2(const mxc__gpu_call *c, char *why,
+                                            size_t n) {
+  return run_ext<MXC__OPT3_LAMB2>(c, why, n);
+}
 
 #define MXC__OPT2_DEFINE(fn, kind)                                             \
   extern "C" int mxc__cuda_##fn(const mxc__gpu_call *c, char *why, size_t n) { \

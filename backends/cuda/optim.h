@@ -1,7 +1,8 @@
 /* The plug-in's other optimizer updates (optim.cu over optim_plan.h):
  * nag_mom_update, rmsprop_update, rmspropalex_update, adagrad_update,
- * ftrl_update, signsgd_update, signum_update in float32, one fused kernel
- * per call, one table row each (sgd, sgd_mom and adam are train.h's). */
+ * ftrl_update, signsgd_update, signum_update, ftml_update,
+ * lamb_update_phase1 and _phase2 in float32, one fused kernel per call,
+ * one table row each (sgd, sgd_mom and adam are train.h's). */
 #ifndef MXC_BACKENDS_CUDA_OPTIM_H_
 #define MXC_BACKENDS_CUDA_OPTIM_H_
 
@@ -25,6 +26,14 @@ int mxc__cuda_adagrad_update(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_ftrl_update(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_signsgd_update(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_signum_update(const mxc__gpu_call *c, char *why, size_t n);
+/* ftml_update (weight, grad, d, v, z), lamb_update_phase1 (weight, grad,
+ * mean, var; output g), lamb_update_phase2 (weight, g, r1, r2: the norms,
+ * one element each, read on the device). */
+int mxc__cuda_ftml_update(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_lamb_update_phase1(const mxc__gpu_call *c, char *why,
+                                 size_t n);
+int mxc__cuda_lamb_update_phase2(const mxc__gpu_call *c, char *why,
+                                 size_t n);
 
 /* The kernel table's rows (plugin.c): float32 only (supports NULL). */
 #define MXC__CUDA_OPTIM_ROWS                                        \
@@ -34,7 +43,10 @@ int mxc__cuda_signum_update(const mxc__gpu_call *c, char *why, size_t n);
       {"adagrad_update", NULL, mxc__cuda_adagrad_update},           \
       {"ftrl_update", NULL, mxc__cuda_ftrl_update},                 \
       {"signsgd_update", NULL, mxc__cuda_signsgd_update},           \
-      {"signum_update", NULL, mxc__cuda_signum_update},
+      {"signum_update", NULL, mxc__cuda_signum_update},             \
+      {"ftml_update", NULL, mxc__cuda_ftml_update},                 \
+      {"lamb_update_phase1", NULL, mxc__cuda_lamb_update_phase1},   \
+      {"lamb_update_phase2", NULL, mxc__cuda_lamb_update_phase2},
 
 #ifdef __cplusplus
 }

@@ -1,7 +1,9 @@
 /* The optimizer updates beyond sgd/sgd_mom/adam (optim.cu):
  * nag_mom_update, rmsprop_update, rmspropalex_update, adagrad_update,
  * ftrl_update, signsgd_update, signum_update, as the CPU computes them
- * for float32 (ops/random/optimizer.c): per element, the weight, the
+ * for float32 (ops/random/optimizer.c), and ftml_update,
+ * lamb_update_phase1 and _phase2 (optimizer_ext.c, at the end): per
+ * element, the weight, the
  * gradient and the states read as doubles, the rule evaluated in double
  * in the CPU's operation order, each state and the new weight rounded
  * once to float (write mode ADD adds the rounded weight in float, as the
@@ -19,6 +21,7 @@
 #include <stdint.h>
 
 #include "backends/cuda/train_plan.h"
+#include "ops/random/optimizer_ext_params.h"
 #include "ops/random/optimizer_params.h"
 
 #ifdef __CUDACC__
@@ -144,6 +147,86 @@ MXC__OPT2_HD void mxc__opt2_elem(int kind, const mxc__opt_param *p,
   double nw = mxc__opt2_rule(kind, p, w[i], g[i], st);
   for (int k = 0; k < ns; ++k) s[k][i] = (float)st[k];
   out[i] = add ? out[i] + (float)nw : (float)nw;
+}
+
+/* ---- FTML and LAMB (ops/random/optimizer_ext.c) ----
+ *
+ * ftml_update (weight, grad, d, v, z), lamb_update_phase1 (weight, grad,
+ * mean, var) -> g, lamb_update_phase2 (weight, g, r1, r2 of shape (1,)).
+ * The same rounding as the others (double rules, values rounded once),
+ * except write mode ADD: these add the output's old value in double and
+ * round once (the CPU's mxc__opt_st_req). The bias corrections
+ * 1 - beta^t come from the host's pow (plan), as the CPU's. */
+enum { MXC__OPT3_FTML, MXC__OPT3_LAMB1, MXC__OPT3_LAMB2 };
+
+typedef struct mxc__opt3_plan {
+  mxc__opt_ext_param p;
+  double c1, c2; /* 1 - beta1^t, 1 - beta2^t (1 without LAMB's correction) */
+} mxc__opt3_plan;
+
+/* The plan of update kind (MXC__OPT3_*) for the parsed parameters p. Host
+ * only (glibc's pow, as the CPU). */
+static inline mxc__opt3_plan mxc__opt3_plan_make(int kind,
+                                                 const mxc__opt_ext_param *p) {
+  mxc__opt3_plan r;
+  r.p = *p;
+  int correct = kind == MXC__OPT3_FTML || p->bias_correction;
+  r.c1 = correct ? 1 - pow(p->beta1, (double)p->t) : 1;
+  r.c2 = correct ? 1 - pow(p->beta2, (double)p->t) : 1;
+  return r;
+}
+
+/* out[i] from value v: rounded once, with the old value in add mode. */
+MXC__OPT2_HD void mxc__opt3_store(float *out, int64_t i, double v, int add) {
+  out[i] = (float)(add ? v + (double)out[i] : v);
+}
+
+/* FTML, element i: states d, v, z updated, new weight into out (may be
+ * w: read first). */
+MXC__OPT2_HD void mxc__opt3_ftml(const mxc__opt3_plan *q, const float *w,
+                                 const float *g, float *d, float *v, float *z,
+                                 float *out, int add, int64_t i) {
+  const mxc__opt_ext_param *p = &q->p;
+  double wv = w[i];
+  double r = mxc__opt_clip(p->rescale_grad * g[i] + p->wd * wv, p->clip_grad);
+  double vn = p->beta2 * v[i] + (1 - p->beta2) * r * r;
+  double dn = q->c1 / p->lr * (sqrt(vn / q->c2) + p->epsilon);
+  double zn = p->beta1 * z[i] + (1 - p->beta1) * r - (dn - p->beta1 * d[i]) * wv;
+  d[i] = (float)dn, v[i] = (float)vn, z[i] = (float)zn;
+  mxc__opt3_store(out, i, -zn / dn, add);
+}
+
+/* LAMB phase 1, element i: mean and var updated, the normalized update
+ * (with weight decay from w) into out (may be w: read first). */
+MXC__OPT2_HD void mxc__opt3_lamb1(const mxc__opt3_plan *q, const float *w,
+                                  const float *g, float *mean, float *var,
+                                  float *out, int add, int64_t i) {
+  const mxc__opt_ext_param *p = &q->p;
+  double r = mxc__opt_clip(p->rescale_grad * g[i], p->clip_gradient);
+  double m = p->beta1 * mean[i] + (1 - p->beta1) * r;
+  double u = p->beta2 * var[i] + (1 - p->beta2) * r * r;
+  mean[i] = (float)m, var[i] = (float)u;
+  double up = (m / q->c1) / (sqrt(u / q->c2) + p->epsilon) + p->wd * w[i];
+  mxc__opt3_store(out, i, up, add);
+}
+
+/* LAMB phase 2's learning rate from the norms r1 (clamped to the bounds
+ * set) and r2: lr * r1 / r2, or lr when either is 0. */
+MXC__OPT2_HD double mxc__opt3_lamb2_lr(const mxc__opt3_plan *q, double r1,
+                                       double r2) {
+  const mxc__opt_ext_param *p = &q->p;
+  if (p->lower_bound >= 0) r1 = r1 > p->lower_bound ? r1 : p->lower_bound;
+  if (p->upper_bound >= 0) r1 = r1 < p->upper_bound ? r1 : p->upper_bound;
+  return r1 == 0 || r2 == 0 ? p->lr : p->lr * r1 / r2;
+}
+
+/* LAMB phase 2, element i: w - lr' * g into out (may be w). */
+MXC__OPT2_HD void mxc__opt3_lamb2(const mxc__opt3_plan *q, const float *w,
+                                  const float *g, const float *r1,
+                                  const float *r2, float *out, int add,
+                                  int64_t i) {
+  double lr = mxc__opt3_lamb2_lr(q, r1[0], r2[0]);
+  mxc__opt3_store(out, i, w[i] - lr * g[i], add);
 }
 
 #endif /* MXC_BACKENDS_CUDA_OPTIM_PLAN_H_ */

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "core/op/registry.h"
+#include "ops/random/optimizer_ext_params.h"
 #include "ops/random/optimizer_util.h"
 
 /* ---- helpers (optimizer_util.h) ---- */
@@ -74,13 +75,8 @@ int mxc__opt_same_shape(const mxc__op *op, const void *param, mxc__shape *in,
 
 /* ---- parameters ---- */
 
-typedef struct ext_param {
-  double lr, beta1, beta2, epsilon, wd, rescale_grad, clip_gradient;
-  double clip_grad; /* ftml_update's name for clip_gradient */
-  double lower_bound, upper_bound;
-  int64_t t;
-  int bias_correction;
-} ext_param;
+/* The struct is in its own header: the GPU plug-in reads it too. */
+typedef mxc__opt_ext_param ext_param;
 
 #define F(field, def, doc) \
   MXC__PARAM(ext_param, field, MXC__P_FLOAT, def, doc)

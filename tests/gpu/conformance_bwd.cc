@@ -1,13 +1,15 @@
 // Conformance cases of the backward and reduction kernels of
 // backends/cuda/bgrad.h (_backward_broadcast_add/sub/mul/div) and red.h
 // (max, min, prod, nansum, nanprod, norm; _backward_sum, _mean, _max,
-// _min, _nansum, _norm, _prod, _nanprod) and optim.h (nag_mom_update,
-// rmsprop_update, rmspropalex_update, adagrad_update, ftrl_update,
-// signsgd_update, signum_update: the new weight and the states, write, add and
-// in-place calls), on the GPU against the CPU operators with the same random
-// inputs: GPU outputs poisoned before a write (an element never written fails),
-// every pair of write modes, shapes stretched along leading, trailing and
-// middle axes, a bias-like (N, C, H, W) + (1, C, 1, 1), 0-d and empty arrays.
+// _min, _nansum, _norm, _prod, _nanprod) and of the optimizer updates of
+// optim.h (nag_mom_update, rmsprop_update, rmspropalex_update,
+// adagrad_update, ftrl_update, signsgd_update, signum_update,
+// ftml_update, lamb_update_phase1 and _phase2: the new weight and the
+// states, write, add and in-place calls), on the GPU against the CPU
+// operators with the same random inputs: GPU outputs poisoned before a
+// write (an element never written fails), every pair of write modes,
+// shapes stretched along leading, trailing and middle axes, a bias-like
+// (N, C, H, W) + (1, C, 1, 1), 0-d and empty arrays.
 //
 // Tolerances, in float ulps of max(|cpu|, |output before an add|):
 // - _backward_broadcast_*: 2 ulps. Both sides sum float partials (the
@@ -469,6 +471,77 @@ void OptCases(const char *op, int dev, std::mt19937 *g) {
   }
 }
 
+// ftml_update, lamb_update_phase1, lamb_update_phase2: parameters, then
+// the inputs' ranges as in test_cuda_optim_plan (FTML's d > 0 and v >= 0,
+// LAMB's var >= 0; phase 2's norms one element each, r2 = 0 for one
+// shape); 1 ulp as the others (these add in double in add mode, on both
+// sides).
+const std::vector<std::pair<const char *, std::vector<Kv>>> kExtOpt = {
+    {"ftml_update",
+     {{{"lr", "0.05"}, {"t", "3"}},
+      {{"lr", "0.1"}, {"t", "1"}, {"wd", "0.01"}, {"clip_grad", "0.4"}}}},
+    {"lamb_update_phase1",
+     {{{"wd", "0.01"}, {"t", "5"}},
+      {{"wd", "0"},
+       {"t", "2"},
+       {"bias_correction", "false"},
+       {"clip_gradient", "0.3"}}}},
+    {"lamb_update_phase2",
+     {{{"lr", "0.01"}},
+      {{"lr", "0.02"}, {"lower_bound", "0.5"}, {"upper_bound", "1.5"}}}},
+};
+
+std::vector<Arg> ExtOptInputs(const char *op, const Dims &d, std::mt19937 *g) {
+  std::vector<Arg> in = {{d, Random(d, -2, 2, g)}, {d, Random(d, -3, 3, g)}};
+  if (Is(op, "ftml_update")) {
+    in.push_back({d, Random(d, 1, 2, g)});
+    in.push_back({d, Random(d, 0, 1, g)});
+    in.push_back({d, Random(d, -.5f, .5f, g)});
+  } else if (Is(op, "lamb_update_phase1")) {
+    in.push_back({d, Random(d, -.5f, .5f, g)});
+    in.push_back({d, Random(d, 0, 1, g)});
+  } else {
+    in.push_back({{1}, Random({1}, 0.2f, 2, g)});
+    in.push_back({{1}, Numel(d) == 7 ? Vec{0.f} : Random({1}, 0.5f, 3, g)});
+  }
+  return in;
+}
+
+void ExtOptCases(const char *op, int dev, std::mt19937 *g) {
+  for (const auto &entry : kExtOpt) {
+    if (!Is(entry.first, op)) continue;
+    for (size_t k = 0; k < entry.second.size(); ++k) {
+      for (const Dims &d : kOptShapes) {
+        std::vector<Arg> in = ExtOptInputs(op, d, g);
+        std::vector<Arg> out = {{d, Random(d, -1, 1, g)}};
+        for (int mode = 0; mode < 3; ++mode) {
+          std::string what = std::string(op) + " parameters " +
+                             std::to_string(k) + " size " +
+                             std::to_string(Numel(d)) +
+                             (mode == 0   ? " write"
+                              : mode == 1 ? " add"
+                                          : " in place");
+          std::vector<Arg> o = out;
+          if (mode == 2) o[0] = in[0];
+          Compare(dev, what, op, entry.second[k], in, o,
+                  {mode == 1 ? MXC_REQ_ADD : MXC_REQ_WRITE}, mode == 2, 1);
+        }
+      }
+    }
+  }
+}
+
+#define EXT_OPT_CASE(op)                                            \
+  {                                                                 \
+    op, [](std::mt19937 *g) { ExtOptCases(op, MXC_DEVICE_GPU, g); } \
+  }
+
+const mxct::RegisterCase kExtOptCases[] = {
+    EXT_OPT_CASE("ftml_update"),
+    EXT_OPT_CASE("lamb_update_phase1"),
+    EXT_OPT_CASE("lamb_update_phase2"),
+};
+
 #define OPT_CASE(op)                                             \
   {                                                              \
     op, [](std::mt19937 *g) { OptCases(op, MXC_DEVICE_GPU, g); } \
@@ -491,6 +564,9 @@ TEST(GpuConformanceBwd, CasesAreValidCallsOnTheCpu) {
   NormCases(false, MXC_DEVICE_CPU, &g);
   NormCases(true, MXC_DEVICE_CPU, &g);
   for (const auto &entry : kOpt) OptCases(entry.first, MXC_DEVICE_CPU, &g);
+  for (const auto &entry : kExtOpt) {
+    ExtOptCases(entry.first, MXC_DEVICE_CPU, &g);
+  }
 }
 
 TEST(GpuConformanceBwd, TheComparisonCanFail) {

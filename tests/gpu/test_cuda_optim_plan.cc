@@ -2,7 +2,8 @@
 // optim_plan.h, what optim.cu runs on the device) run on the host
 // against the CPU operators through the C API, on every machine:
 // nag_mom_update, rmsprop_update, rmspropalex_update, adagrad_update,
-// ftrl_update, signsgd_update, signum_update; the new weight and every
+// ftrl_update, signsgd_update, signum_update, ftml_update,
+// lamb_update_phase1 and _phase2; the new weight and every
 // state, in write, add and in-place calls, with and without gradient and
 // weight clipping, bitwise. The parameters reach the rules through the
 // operators' own parser (mxc__op_parse_params), so a drift between
@@ -205,6 +206,138 @@ TEST(CudaOptimPlan, UpdatesMatchTheCpuBitwise) {
       mxc__free(param);
     }
   }
+}
+
+// ---- ftml_update, lamb_update_phase1, lamb_update_phase2 ----
+
+struct ExtOp {
+  const char *name;
+  int kind;
+  std::vector<Kv> params;
+};
+
+const std::vector<ExtOp> kExtOps = {
+    {"ftml_update",
+     MXC__OPT3_FTML,
+     {{{"lr", "0.05"}, {"t", "3"}},
+      {{"lr", "0.1"},
+       {"t", "1"},
+       {"wd", "0.01"},
+       {"beta1", "0.5"},
+       {"clip_grad", "0.4"},
+       {"rescale_grad", "2"}}}},
+    {"lamb_update_phase1",
+     MXC__OPT3_LAMB1,
+     {{{"wd", "0.01"}, {"t", "5"}},
+      {{"wd", "0"},
+       {"t", "2"},
+       {"bias_correction", "false"},
+       {"clip_gradient", "0.3"},
+       {"epsilon", "1e-4"}}}},
+    {"lamb_update_phase2",
+     MXC__OPT3_LAMB2,
+     {{{"lr", "0.01"}},
+      {{"lr", "0.02"}, {"lower_bound", "0.5"}, {"upper_bound", "1.5"}}}},
+};
+
+// Inputs: weight, grad, then FTML's d (> 0), v (>= 0), z; LAMB's mean,
+// var (>= 0); phase 2's norms r1, r2 (one element each; r2 = 0 once).
+std::vector<Vec> ExtInputs(const ExtOp &op, size_t n, std::mt19937 *g) {
+  std::vector<Vec> in = {Random(n, -2, 2, g), Random(n, -3, 3, g)};
+  if (op.kind == MXC__OPT3_FTML) {
+    in.push_back(Random(n, 1, 2, g));
+    in.push_back(Random(n, 0, 1, g));
+    in.push_back(Random(n, -.5f, .5f, g));
+  } else if (op.kind == MXC__OPT3_LAMB1) {
+    in.push_back(Random(n, -.5f, .5f, g));
+    in.push_back(Random(n, 0, 1, g));
+  } else {
+    in.push_back(Random(1, 0.2f, 2, g));
+    in.push_back(n == 7 ? Vec{0.f} : Random(1, 0.5f, 3, g));
+  }
+  return in;
+}
+
+// optim.cu's FTML/LAMB element functions over the arrays on the host.
+void HostExt(const ExtOp &op, const mxc__opt3_plan *q, std::vector<Vec> *in,
+             Vec *out, int req, bool inplace) {
+  if (inplace) (*in)[0] = *out;
+  std::vector<float *> a;
+  for (Vec &x : *in) a.push_back(x.data());
+  float *o = inplace ? a[0] : out->data();
+  int add = req == MXC_REQ_ADD;
+  for (size_t i = 0; i < out->size(); ++i) {
+    if (op.kind == MXC__OPT3_FTML) {
+      mxc__opt3_ftml(q, a[0], a[1], a[2], a[3], a[4], o, add, (int64_t)i);
+    } else if (op.kind == MXC__OPT3_LAMB1) {
+      mxc__opt3_lamb1(q, a[0], a[1], a[2], a[3], o, add, (int64_t)i);
+    } else {
+      mxc__opt3_lamb2(q, a[0], a[1], a[2], a[3], o, add, (int64_t)i);
+    }
+  }
+  if (inplace) *out = (*in)[0];
+}
+
+bool AgreeExt(const ExtOp &op, const Kv &kv, const mxc__opt3_plan *q,
+              const std::vector<Vec> &in, const Vec &base, int mode) {
+  int req = mode == 1 ? MXC_REQ_ADD : MXC_REQ_WRITE;
+  bool inplace = mode == 2;
+  std::vector<Vec> ci = in, hi = in;
+  Vec co = inplace ? in[0] : base, ho = co;
+  Op cpu_op = {op.name, 0, {}};
+  Cpu(cpu_op, kv, &ci, &co, req, inplace);
+  HostExt(op, q, &hi, &ho, req, inplace);
+  bool ok = Same(co, ho);
+  for (size_t i = 1; i < ci.size(); ++i) ok = ok && Same(ci[i], hi[i]);
+  return ok;
+}
+
+TEST(CudaOptimPlan, FtmlAndLambMatchTheCpuBitwise) {
+  std::mt19937 g(64);
+  for (const ExtOp &op : kExtOps) {
+    for (size_t k = 0; k < op.params.size(); ++k) {
+      void *param = Parse(op.name, op.params[k]);
+      mxc__opt3_plan q =
+          mxc__opt3_plan_make(op.kind, (const mxc__opt_ext_param *)param);
+      mxc__free(param);
+      for (size_t n : {1, 7, 1031, 0}) {
+        std::vector<Vec> in = ExtInputs(op, n, &g);
+        Vec base = Random(n, -1, 1, &g);
+        for (int mode = 0; mode < 3; ++mode) {
+          EXPECT_TRUE(AgreeExt(op, op.params[k], &q, in, base, mode))
+              << op.name << " parameters " << k << " size " << n << " mode "
+              << (mode == 0   ? "write"
+                  : mode == 1 ? "add"
+                              : "in place");
+        }
+      }
+    }
+  }
+}
+
+// The comparison can fail: LAMB's bias correction from t - 1, the add
+// mode rounded twice (the other updates' rule).
+TEST(CudaOptimPlan, AWrongExtRuleFails) {
+  std::mt19937 g(65);
+  const ExtOp &op = kExtOps[1];
+  void *param = Parse(op.name, op.params[0]);
+  mxc__opt_ext_param p = *(const mxc__opt_ext_param *)param;
+  mxc__free(param);
+  mxc__opt3_plan q = mxc__opt3_plan_make(op.kind, &p);
+  std::vector<Vec> in = ExtInputs(op, 1031, &g);
+  Vec base = Random(1031, -1, 1, &g);
+  ASSERT_TRUE(AgreeExt(op, op.params[0], &q, in, base, 0));
+  p.t -= 1;
+  mxc__opt3_plan wrong = mxc__opt3_plan_make(op.kind, &p);
+  EXPECT_FALSE(AgreeExt(op, op.params[0], &wrong, in, base, 0));
+  // Add mode through the float addition of the rounded value.
+  std::vector<Vec> ci = in, hi = in;
+  Vec co = base, ho = base;
+  Cpu({op.name, 0, {}}, op.params[0], &ci, &co, MXC_REQ_ADD, false);
+  Vec zero(base.size(), 0.f);
+  HostExt(op, &q, &hi, &zero, MXC_REQ_WRITE, false);
+  for (size_t i = 0; i < ho.size(); ++i) ho[i] += zero[i];
+  EXPECT_FALSE(Same(co, ho));
 }
 
 // Clipping reaches the rules: rmsprop's weights clipped at 1.5 in some

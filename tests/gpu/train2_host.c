@@ -123,6 +123,28 @@ static int optim(int kind, const mxc__gpu_call *c, char *why, size_t len) {
   return MXC_OK;
 }
 
+static int optim_ext(int kind, const mxc__gpu_call *c, char *why, size_t len) {
+  if (c->n_in != (kind == MXC__OPT3_FTML ? 5 : 4)) {
+    snprintf(why, len, "fake GPU: %d inputs for an update", c->n_in);
+    return MXC_ERR_INTERNAL;
+  }
+  if (c->req[0] == MXC__GPU_REQ_NULL) return MXC_OK;
+  mxc__opt3_plan q = mxc__opt3_plan_make(kind, c->param);
+  float *a[5] = {NULL, NULL, NULL, NULL, NULL}, *o = f32(&c->out[0]);
+  for (int k = 0; k < c->n_in; ++k) a[k] = f32(&c->in[k]);
+  int add = c->req[0] == MXC__GPU_REQ_ADD;
+  for (int64_t i = 0; i < c->out[0].size; ++i) {
+    if (kind == MXC__OPT3_FTML) {
+      mxc__opt3_ftml(&q, a[0], a[1], a[2], a[3], a[4], o, add, i);
+    } else if (kind == MXC__OPT3_LAMB1) {
+      mxc__opt3_lamb1(&q, a[0], a[1], a[2], a[3], o, add, i);
+    } else {
+      mxc__opt3_lamb2(&q, a[0], a[1], a[2], a[3], o, add, i);
+    }
+  }
+  return MXC_OK;
+}
+
 static const int k_red_kinds[] = {MXC__GR_MAX,     MXC__GR_MIN,
                                   MXC__GR_PROD,    MXC__GR_NANSUM,
                                   MXC__GR_NANPROD, MXC__GR_NORM};
@@ -146,5 +168,8 @@ int mxct_train2_fake_run(int which, const mxc__gpu_call *c,
     return prod_bwd(which == 16 ? MXC__GR_PROD : MXC__GR_NANPROD, &h, why,
                     why_len);
   }
-  return optim(which - 18 + MXC__OPT2_NAG_MOM, &h, why, why_len);
+  if (which < 25) {
+    return optim(which - 18 + MXC__OPT2_NAG_MOM, &h, why, why_len);
+  }
+  return optim_ext(which - 25 + MXC__OPT3_FTML, &h, why, why_len);
 }

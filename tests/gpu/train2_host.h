@@ -53,7 +53,10 @@ int mxct_train2_fake_run(int which, const mxc__gpu_call *c,
   X(fake_adagrad, 21, "adagrad_update")                            \
   X(fake_ftrl, 22, "ftrl_update")                                  \
   X(fake_signsgd, 23, "signsgd_update")                            \
-  X(fake_signum, 24, "signum_update")
+  X(fake_signum, 24, "signum_update")                              \
+  X(fake_ftml, 25, "ftml_update")                                  \
+  X(fake_lamb1, 26, "lamb_update_phase1")                          \
+  X(fake_lamb2, 27, "lamb_update_phase2")
 
 #ifdef __cplusplus
 }
