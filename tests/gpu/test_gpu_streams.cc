@@ -5,6 +5,13 @@
 // engine counted done before its stream finished it would show here as a
 // stale value (a dependent, or a copy to the host, ran first), as a fault
 // (its memory was freed under it) or as an error at the wrong wait.
+//
+// Built a second time against the real plug-in (MXCT_REAL_PLUGIN,
+// tests/gpu:test_cuda_streams, run by scripts/gpu_check.sh): the same
+// chains on real streams, copies big enough to go through the pinned
+// staging buffer in several chunks; the fake-only cases (an injected
+// fault, the fake's stream count) are left out, and everything skips
+// without a GPU.
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -24,15 +31,23 @@ using mxct::LastError;
 using mxct::Make;
 using mxct::ToHost;
 
-// A function of the loaded fake plug-in (dlopen of the same file returns
-// the handle mxc holds).
-int FakeCounter(const char *name) {
-  void *h = dlopen(std::getenv("MXC_CUDA_PLUGIN"), RTLD_NOW | RTLD_NOLOAD);
-  if (!h) return -1;
-  auto fn = reinterpret_cast<int (*)()>(dlsym(h, name));
-  int n = fn ? fn() : -1;
-  dlclose(h);
-  return n;
+// Skips the test without a GPU (the real plug-in on a machine without
+// one); the fake always has two.
+#define NEED_GPU()                                                   \
+  do {                                                               \
+    int n_ = 0;                                                      \
+    if (mxc_device_count(MXC_DEVICE_GPU, &n_) != MXC_OK || n_ == 0) { \
+      (void)mxc_device_check(MXC_DEVICE_GPU, 0);                     \
+      GTEST_SKIP() << "no GPU: " << LastError();                     \
+    }                                                                \
+  } while (0)
+
+// The second GPU of the chains: gpu(1), or gpu(0) again on a machine with
+// one (the copies still go through the copy worker).
+int Second() {
+  int n = 0;
+  (void)mxc_device_count(MXC_DEVICE_GPU, &n);
+  return n >= 2 ? 1 : 0;
 }
 
 std::vector<float> Random(size_t n, unsigned seed) {
@@ -69,9 +84,10 @@ mxc_ndarray Apply(const char *name, std::vector<mxc_ndarray> in,
 // once: the copy (on the copy worker's stream) must see the kernel's
 // values, which only the compute worker's wait for its stream guarantees.
 TEST(GpuStreams, CopyToHostSeesADelayedKernel) {
+  NEED_GPU();
   for (int round = 0; round < 20; ++round) {
     std::vector<float> x = Random(257, round);
-    mxc_ndarray a = FromHost(x, round % 2);
+    mxc_ndarray a = FromHost(x, round % 2 ? Second() : 0);
     mxc_ndarray r = Apply("relu", {a}, 1);
     std::vector<float> got = ToHost(r, x.size());
     for (size_t i = 0; i < x.size(); ++i) {
@@ -94,7 +110,8 @@ void Relu(std::vector<float> *a) {
 std::vector<float> Chain(const std::vector<float> &x0,
                          const std::vector<float> &x1, int steps,
                          std::vector<float> *ref) {
-  mxc_ndarray g0 = FromHost(x0, 0), g1 = FromHost(x1, 1);
+  const int second = Second();
+  mxc_ndarray g0 = FromHost(x0, 0), g1 = FromHost(x1, second);
   mxc_ndarray a = Apply("_copy", {g0}, 0);
   *ref = x0;
   for (int s = 0; s < steps; ++s) {
@@ -105,7 +122,7 @@ std::vector<float> Chain(const std::vector<float> &x0,
       Relu(ref);
     }
     if (s % 4 == 3) {  // over to gpu(1) and back
-      mxc_ndarray b = Make({(int64_t)x0.size()}, MXC_DEVICE_GPU, 1);
+      mxc_ndarray b = Make({(int64_t)x0.size()}, MXC_DEVICE_GPU, second);
       EXPECT_EQ(mxc_ndarray_copy(a, b), MXC_OK) << LastError();
       mxc_ndarray_free(a);
       b = Apply("elemwise_add", {b, g1}, 1);
@@ -123,6 +140,7 @@ std::vector<float> Chain(const std::vector<float> &x0,
 // Dependent operations spread over the compute workers of two GPUs and
 // their copy workers agree bitwise with the host, round after round.
 TEST(GpuStreams, DependentChainOverTwoGpusMatchesTheHost) {
+  NEED_GPU();
   const int rounds = 12, steps = 16;
   for (int round = 0; round < rounds; ++round) {
     std::vector<float> x0 = Random(1031, 100 + round);
@@ -136,6 +154,7 @@ TEST(GpuStreams, DependentChainOverTwoGpusMatchesTheHost) {
 
 // Independent chains pushed from several threads at once.
 TEST(GpuStreams, ChainsFromSeveralThreads) {
+  NEED_GPU();
   std::vector<std::thread> ts;
   std::vector<int> ok(4, 0);
   for (int t = 0; t < 4; ++t) {
@@ -148,6 +167,34 @@ TEST(GpuStreams, ChainsFromSeveralThreads) {
   }
   for (auto &t : ts) t.join();
   for (int t = 0; t < 4; ++t) EXPECT_TRUE(ok[t]) << "thread " << t;
+}
+
+// Copies of pageable host memory bigger than the staging buffer (two
+// halves of 4 MiB on the real plug-in: several chunks each way), and a
+// copy between the GPUs, come back byte for byte.
+TEST(GpuStreams, BigCopiesRoundTrip) {
+  NEED_GPU();
+  const size_t n = (size_t)5 << 20;  // 20 MiB of float32
+  std::vector<float> x = Random(n, 11);
+  mxc_ndarray a = FromHost(x, 0);
+  mxc_ndarray b = Make({(int64_t)n}, MXC_DEVICE_GPU, Second());
+  ASSERT_EQ(mxc_ndarray_copy(a, b), MXC_OK) << LastError();
+  std::vector<float> got = ToHost(b, n);
+  EXPECT_EQ(std::memcmp(got.data(), x.data(), n * 4), 0);
+  mxc_ndarray_free(a);
+  mxc_ndarray_free(b);
+}
+
+#ifndef MXCT_REAL_PLUGIN
+// A function of the loaded fake plug-in (dlopen of the same file returns
+// the handle mxc holds).
+int FakeCounter(const char *name) {
+  void *h = dlopen(std::getenv("MXC_CUDA_PLUGIN"), RTLD_NOW | RTLD_NOLOAD);
+  if (!h) return -1;
+  auto fn = reinterpret_cast<int (*)()>(dlsym(h, name));
+  int n = fn ? fn() : -1;
+  dlclose(h);
+  return n;
 }
 
 // A fault of asynchronous work (the fake's "exp" is launched fine and
@@ -194,5 +241,6 @@ TEST(GpuStreams, OneStreamPerWorker) {
   }
   EXPECT_EQ(FakeCounter("mxc_fake_gpu_live_streams"), 2 * (3 + 1));
 }
+#endif  // MXCT_REAL_PLUGIN
 
 }  // namespace
