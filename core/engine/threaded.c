@@ -21,6 +21,7 @@
  * from outside the engine's workers bumps `finished` under e->mu, which it
  * releases as its last touch of the engine; waiters look at the counts
  * only under e->mu, so a destroy that follows cannot overtake it. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -282,12 +283,14 @@ static int pool_for(mxc__engine *e, const mxc__push_args *a, mxc__pool **out) {
                       MXC__MAX_GPUS);
   int rc = gpu_pool(e, a->dev, a->copy ? MXC__LANE_COPY : MXC__LANE_COMPUTE,
                     out);
-  MXC_RETURN_ERROR_IF(rc != MXC_OK, rc,
-                      "engine: cannot start the workers of gpu(%d) for "
-                      "operator '%s': %s",
-                      a->dev.id, a->name ? a->name : "(unnamed)",
-                      mxc__error_msg());
-  return MXC_OK;
+  if (rc != MXC_OK) {
+    char what[160];
+    snprintf(what, sizeof what,
+             "engine: cannot start the workers of gpu(%d) for operator '%s'",
+             a->dev.id, a->name ? a->name : "(unnamed)");
+    mxc__error_prefix(what);
+  }
+  return rc;
 }
 
 /* Calls op's function. An async op stays valid until this worker drops

@@ -13,6 +13,7 @@
  * (device 1 has 5.2), many (20 devices), no_device, no_driver, old_driver,
  * bad_abi, old_version, null_table, oom (device memory runs out after 64
  * KiB in use), copy_fail (every copy fails as after a faulting kernel),
+ * stream_fail (no stream can be created),
  * conform (2 devices, only the kernels that compute: relu, add, _copy,
  * and the cuBLAS kernels' plans run on the host, tests/gpu/blas_host.h).
  * Kernels (below) are host loops, for every mode.
@@ -336,6 +337,10 @@ static void enqueue(fake_stream *st, fake_work *w) {
 }
 
 static int fake_stream_create(int dev, void **out, char *why, size_t why_len) {
+  if (mode_is("stream_fail")) {
+    snprintf(why, why_len, "out of memory (fake: no streams in this mode)");
+    return MXC_ERR_OOM;
+  }
   fake_stream *st = calloc(1, sizeof *st);
   if (!st) {
     snprintf(why, why_len, "fake GPU: out of memory for a stream");

@@ -241,6 +241,24 @@ TEST(GpuStreams, OneStreamPerWorker) {
   }
   EXPECT_EQ(FakeCounter("mxc_fake_gpu_live_streams"), 2 * (3 + 1));
 }
+
+// Mode stream_fail (tests/gpu:test_gpu_streams_fail): a GPU whose
+// workers cannot get a stream refuses work at the push, naming the
+// device and the plug-in's reason; the CPU is unaffected.
+TEST(StreamFail, PushesAreRefusedWithTheReason) {
+  mxc_ndarray a = Make({4}, MXC_DEVICE_GPU, 0);
+  std::vector<float> v(4, 1.f);
+  EXPECT_EQ(mxc_ndarray_copy_from_host(a, v.data(), 16), MXC_ERR_OOM);
+  EXPECT_NE(LastError().find("cannot start the workers of gpu(0)"),
+            std::string::npos)
+      << LastError();
+  EXPECT_NE(LastError().find("no streams in this mode"), std::string::npos)
+      << LastError();
+  mxc_ndarray_free(a);
+  mxc_ndarray c = Make({4}, MXC_DEVICE_CPU, 0);
+  EXPECT_EQ(mxc_ndarray_copy_from_host(c, v.data(), 16), MXC_OK);
+  mxc_ndarray_free(c);
+}
 #endif  // MXCT_REAL_PLUGIN
 
 }  // namespace
