@@ -180,9 +180,11 @@ int mxc__gpu_copy(void *dst, int dst_dev, const void *src, int src_dev,
 }
 
 int mxc__gpu_stream_create(int id, void **out) {
-  MXC__ASSERT(g.p && id >= 0 && id < g.n);
-  char why[STATUS_MAX / 2] = "";
   *out = NULL;
+  /* The engine makes streams for any gpu(N) pushed to, which only arrays
+   * of a usable GPU should be: refuse the others with the reason. */
+  MXC_FORWARD_IF_ERROR(mxc__gpu_check(id, "stream"));
+  char why[STATUS_MAX / 2] = "";
   int rc = g.p->stream_create(id, out, why, sizeof why);
   MXC_RETURN_ERROR_IF(rc != MXC_OK, rc, "gpu(%d): cannot create a stream: %s",
                       id, why);

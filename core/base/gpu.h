@@ -62,8 +62,9 @@ int mxc__gpu_copy(void *dst, int dst_dev, const void *src, int src_dev,
 
 /* ---- streams (core/base/gpu_plugin.h, ABI 2), for the engine ---- */
 
-/* A new stream on gpu(id) (accepted by mxc__gpu_check) in *out; the
- * error names the device and the plug-in's reason. */
+/* A new stream on gpu(id) in *out; MXC_ERR_UNSUPPORTED with the reason
+ * when gpu(id) cannot be used (mxc__gpu_check), else the error names the
+ * device and the plug-in's reason. */
 int mxc__gpu_stream_create(int id, void **out);
 /* Waits for the stream's work, then frees it. NULL: nothing. */
 void mxc__gpu_stream_destroy(void *stream);

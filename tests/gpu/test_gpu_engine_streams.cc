@@ -137,4 +137,30 @@ TEST(GpuEngineStreams, StreamFailureNamesTheFunction) {
   mxc__engine_destroy(e);
 }
 
+// Without a usable GPU (tests/gpu:test_gpu_engine_nogpu: no plug-in), a
+// push on a GPU is refused with the reason instead of starting workers.
+TEST(NoGpu, GpuPushIsRefused) {
+  mxc__engine *e = nullptr;
+  ASSERT_EQ(mxc__engine_create(MXC__ENGINE_THREADED, 1, &e), MXC_OK);
+  mxc__var *v = nullptr;
+  ASSERT_EQ(mxc__engine_new_var(e, &v), MXC_OK);
+  mxc__push_args a;
+  std::memset(&a, 0, sizeof a);
+  a.sync_fn = FailingCopy;  // never runs
+  a.writes = &v;
+  a.n_writes = 1;
+  a.name = "on_gpu";
+  a.dev.type = MXC_DEVICE_GPU;
+  EXPECT_EQ(mxc__engine_push(e, &a), MXC_ERR_UNSUPPORTED);
+  std::string msg = mxc__error_msg();
+  EXPECT_NE(msg.find("cannot start the workers of gpu(0) for operator "
+                     "'on_gpu'"),
+            std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("could not be loaded"), std::string::npos) << msg;
+  mxc__engine_delete_var(e, v, nullptr, nullptr);
+  EXPECT_EQ(mxc__engine_wait_all(e), MXC_OK);
+  mxc__engine_destroy(e);
+}
+
 }  // namespace
