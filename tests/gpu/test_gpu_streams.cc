@@ -24,6 +24,9 @@
 
 #include "mxc/mxc.h"
 #include "tests/gpu/gpu_test_util.h"
+#ifdef MXCT_REAL_PLUGIN
+#include "core/base/gpu_plugin.h"
+#endif
 
 namespace {
 
@@ -184,6 +187,54 @@ TEST(GpuStreams, BigCopiesRoundTrip) {
   mxc_ndarray_free(a);
   mxc_ndarray_free(b);
 }
+
+#ifdef MXCT_REAL_PLUGIN
+// The real plug-in's stream functions called directly (the table of
+// core/base/gpu_plugin.h, ABI 2): without a GPU a stream cannot be made
+// and the reason says why; with one, a stream copies pageable memory of
+// several staging chunks host -> device -> host and reports no error.
+const mxc__gpu_plugin *Table() {
+  const char *path = std::getenv("MXC_CUDA_PLUGIN");
+  void *h = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : nullptr;
+  if (!h) return nullptr;
+  auto entry = reinterpret_cast<mxc__gpu_plugin_entry_fn>(
+      dlsym(h, MXC__GPU_PLUGIN_ENTRY));
+  return entry ? entry() : nullptr;
+}
+
+TEST(CudaStreams, TableCallsDirectly) {
+  const mxc__gpu_plugin *p = Table();
+  ASSERT_NE(p, nullptr);
+  EXPECT_EQ(p->abi, (uint32_t)MXC__GPU_PLUGIN_ABI);
+  ASSERT_TRUE(p->stream_create && p->stream_destroy && p->stream_sync &&
+              p->copy_async && p->launch);
+  int n = 0;
+  char why[512] = "";
+  void *st = nullptr;
+  if (p->open(&n, why, sizeof why) != MXC_OK || n == 0) {
+    EXPECT_NE(p->stream_create(0, &st, why, sizeof why), MXC_OK);
+    EXPECT_NE(std::string(why), "") << "no reason given";
+    GTEST_SKIP() << "no GPU: " << why;
+  }
+  ASSERT_EQ(p->stream_create(0, &st, why, sizeof why), MXC_OK) << why;
+  const size_t bytes = (size_t)9 << 20;  // > 2 staging chunks
+  std::vector<float> x = Random(bytes / 4, 5), back(bytes / 4, 0.f);
+  void *dev = p->mem_alloc(0, bytes);
+  ASSERT_NE(dev, nullptr);
+  EXPECT_EQ(p->copy_async(dev, 0, x.data(), MXC__GPU_HOST, bytes, st, why,
+                          sizeof why),
+            MXC_OK)
+      << why;
+  EXPECT_EQ(p->copy_async(back.data(), MXC__GPU_HOST, dev, 0, bytes, st, why,
+                          sizeof why),
+            MXC_OK)
+      << why;
+  EXPECT_EQ(p->stream_sync(st, why, sizeof why), MXC_OK) << why;
+  EXPECT_EQ(std::memcmp(back.data(), x.data(), bytes), 0);
+  p->stream_destroy(st);
+  p->mem_free(0, dev);
+}
+#endif  // MXCT_REAL_PLUGIN
 
 #ifndef MXCT_REAL_PLUGIN
 // A function of the loaded fake plug-in (dlopen of the same file returns
