@@ -17,8 +17,7 @@ static size_t chunk_at(const mxc__stage *st, size_t off, size_t n) {
   return n - off < st->chunk ? n - off : st->chunk;
 }
 
-int mxc__stage_to_device(mxc__stage *st, void *dst, const void *src,
-                         size_t n) {
+int mxc__stage_to_device(mxc__stage *st, void *dst, const void *src, size_t n) {
   int rc = MXC_OK;
   for (size_t off = 0, i = 0; rc == MXC_OK && off < n; ++i) {
     int s = (int)(i & 1u);
@@ -48,8 +47,8 @@ int mxc__stage_to_host(mxc__stage *st, void *dst, const void *src, size_t n) {
     int s = (int)(i & 1u);
     size_t len = chunk_at(st, off, n);
     rc = claim(st, s);
-    if (rc == MXC_OK) rc = st->dma(st->ctx, st->slot[s], (const char *)src + off,
-                                   len, 0);
+    if (rc == MXC_OK)
+      rc = st->dma(st->ctx, st->slot[s], (const char *)src + off, len, 0);
     if (rc == MXC_OK) rc = st->mark(st->ctx, s);
     st->busy[s] = 1;
     /* The chunk before this one, while this one's DMA runs. */

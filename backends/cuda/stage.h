@@ -26,10 +26,10 @@ extern "C" {
 #endif
 
 typedef struct mxc__stage {
-  void *ctx;      /* for the callbacks (the stream) */
-  void *slot[2];  /* pinned host memory, chunk bytes each */
-  size_t chunk;   /* > 0 */
-  int busy[2];    /* a mark of the slot may not have passed yet */
+  void *ctx;     /* for the callbacks (the stream) */
+  void *slot[2]; /* pinned host memory, chunk bytes each */
+  size_t chunk;  /* > 0 */
+  int busy[2];   /* a mark of the slot may not have passed yet */
   /* Enqueues an asynchronous copy of n bytes (one side is a slot). */
   int (*dma)(void *ctx, void *dst, const void *src, size_t n, int to_device);
   /* Enqueues the slot's mark after the work enqueued so far. */
@@ -40,8 +40,7 @@ typedef struct mxc__stage {
 
 /* MXC_OK or the first failing callback's code (the callbacks write their
  * own reason). */
-int mxc__stage_to_device(mxc__stage *st, void *dst, const void *src,
-                         size_t n);
+int mxc__stage_to_device(mxc__stage *st, void *dst, const void *src, size_t n);
 int mxc__stage_to_host(mxc__stage *st, void *dst, const void *src, size_t n);
 
 /* Waits for both slots (before the buffer is freed or reused). */

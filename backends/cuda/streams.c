@@ -114,9 +114,12 @@ static int ensure_pinned(cuda_stream *st, char *why, size_t len) {
     st->pinned = NULL;
     return mxc__cuda_rt_fail(why, len, "pinned staging buffer", e);
   }
-  mxc__stage g = {st,         {st->pinned, (char *)st->pinned +
-                                               MXC__CUDA_STAGING_CHUNK},
-                  MXC__CUDA_STAGING_CHUNK, {0, 0}, stage_dma, stage_mark,
+  mxc__stage g = {st,
+                  {st->pinned, (char *)st->pinned + MXC__CUDA_STAGING_CHUNK},
+                  MXC__CUDA_STAGING_CHUNK,
+                  {0, 0},
+                  stage_dma,
+                  stage_mark,
                   stage_wait};
   st->stage = g;
   return MXC_OK;
@@ -132,15 +135,15 @@ static int is_pinned(const void *p) {
   return a.type == cudaMemoryTypeHost;
 }
 
-static int copy_staged(cuda_stream *st, void *dst, int dst_dev,
-                       const void *src, size_t n, char *why, size_t len) {
+static int copy_staged(cuda_stream *st, void *dst, int dst_dev, const void *src,
+                       size_t n, char *why, size_t len) {
   int rc = ensure_pinned(st, why, len);
   if (rc != MXC_OK) return rc;
   st->why = why;
   st->why_len = len;
-  return dst_dev == MXC__GPU_HOST ? mxc__stage_to_host(&st->stage, dst, src, n)
-                                  : mxc__stage_to_device(&st->stage, dst, src,
-                                                         n);
+  return dst_dev == MXC__GPU_HOST
+             ? mxc__stage_to_host(&st->stage, dst, src, n)
+             : mxc__stage_to_device(&st->stage, dst, src, n);
 }
 
 static cudaError_t copy_direct(cuda_stream *st, void *dst, int dst_dev,

@@ -169,8 +169,8 @@ int mxc__gpu_copy(void *dst, int dst_dev, const void *src, int src_dev,
   MXC__ASSERT(g.p);
   if (nbytes == 0) return MXC_OK;
   char why[STATUS_MAX / 2] = "";
-  void *s = mxc__gpu_thread_stream(dst_dev != MXC__GPU_HOST ? dst_dev
-                                                            : src_dev);
+  void *s =
+      mxc__gpu_thread_stream(dst_dev != MXC__GPU_HOST ? dst_dev : src_dev);
   int rc = s ? g.p->copy_async(dst, dst_dev, src, src_dev, nbytes, s, why,
                                sizeof why)
              : g.p->copy(dst, dst_dev, src, src_dev, nbytes, why, sizeof why);
@@ -202,8 +202,8 @@ int mxc__gpu_stream_sync(void *stream) {
   return MXC_OK;
 }
 
-int mxc__gpu_launch(const mxc__gpu_kernel *k, const mxc__gpu_call *c,
-                    char *why, size_t why_len) {
+int mxc__gpu_launch(const mxc__gpu_kernel *k, const mxc__gpu_call *c, char *why,
+                    size_t why_len) {
   MXC__ASSERT(g.p);
   return g.p->launch(k, c, mxc__gpu_thread_stream(c->dev), why, why_len);
 }

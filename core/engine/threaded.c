@@ -281,8 +281,8 @@ static int pool_for(mxc__engine *e, const mxc__push_args *a, mxc__pool **out) {
                       "%d GPUs the engine serves",
                       a->dev.id, a->name ? a->name : "(unnamed)",
                       MXC__MAX_GPUS);
-  int rc = gpu_pool(e, a->dev, a->copy ? MXC__LANE_COPY : MXC__LANE_COMPUTE,
-                    out);
+  int rc =
+      gpu_pool(e, a->dev, a->copy ? MXC__LANE_COPY : MXC__LANE_COMPUTE, out);
   if (rc != MXC_OK) {
     char what[160];
     snprintf(what, sizeof what,

@@ -24,8 +24,7 @@ namespace {
 int LiveStreams() {
   void *h = dlopen(std::getenv("MXC_CUDA_PLUGIN"), RTLD_NOW | RTLD_NOLOAD);
   if (!h) return -1;
-  auto fn =
-      reinterpret_cast<int (*)()>(dlsym(h, "mxc_fake_gpu_live_streams"));
+  auto fn = reinterpret_cast<int (*)()>(dlsym(h, "mxc_fake_gpu_live_streams"));
   int n = fn ? fn() : -1;
   dlclose(h);
   return n;
@@ -45,7 +44,8 @@ int RoundTrip(void *arg, mxc__exec *ex) {
   Step *s = static_cast<Step *>(arg);
   if (mxc__gpu_thread_stream(0) != nullptr) s->on_stream->fetch_add(1);
   int rc = mxc__gpu_copy(s->dev, 0, s->src, MXC__GPU_HOST, s->n * 4);
-  if (rc == MXC_OK) rc = mxc__gpu_copy(s->dst, MXC__GPU_HOST, s->dev, 0, s->n * 4);
+  if (rc == MXC_OK)
+    rc = mxc__gpu_copy(s->dst, MXC__GPU_HOST, s->dev, 0, s->n * 4);
   if (rc != MXC_OK) mxc__exec_set_error(ex, mxc__error_msg());
   return rc;
 }

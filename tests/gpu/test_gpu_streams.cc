@@ -36,13 +36,13 @@ using mxct::ToHost;
 
 // Skips the test without a GPU (the real plug-in on a machine without
 // one); the fake always has two.
-#define NEED_GPU()                                                   \
-  do {                                                               \
-    int n_ = 0;                                                      \
+#define NEED_GPU()                                                    \
+  do {                                                                \
+    int n_ = 0;                                                       \
     if (mxc_device_count(MXC_DEVICE_GPU, &n_) != MXC_OK || n_ == 0) { \
-      (void)mxc_device_check(MXC_DEVICE_GPU, 0);                     \
-      GTEST_SKIP() << "no GPU: " << LastError();                     \
-    }                                                                \
+      (void)mxc_device_check(MXC_DEVICE_GPU, 0);                      \
+      GTEST_SKIP() << "no GPU: " << LastError();                      \
+    }                                                                 \
   } while (0)
 
 // The second GPU of the chains: gpu(1), or gpu(0) again on a machine with
