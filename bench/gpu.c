@@ -81,16 +81,6 @@ static void fill(float *p, int64_t n, unsigned seed) {
   }
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return v[n / 2];
-}
-
 /* A gpu(0) array holding v. */
 static mxc_ndarray gpu_array(const float *v) {
   int64_t shape[2] = {N, N};
@@ -177,7 +167,7 @@ static void bench_dot(void) {
     tm[i] = time_mxc(dot, &o);
     tc[i] = time_cublas(&b, &o);
   }
-  double gm = median(tm, REPS), gc = median(tc, REPS);
+  double gm = bench_median(tm, REPS), gc = bench_median(tc, REPS);
   printf("dot4096_gpu_ms=%.3f\n", gm * 1e3);
   printf("dot4096_cublas_ms=%.3f\n", gc * 1e3);
   printf("dot4096_ratio_vs_cublas=%.3f\n", gc / gm);

@@ -25,6 +25,7 @@ programs=(
   "test_cuda_plugin=//tests/gpu:test_cuda_plugin"
   "test_gpu_conformance=//tests/gpu:test_gpu_conformance"
   "test_cuda_dnn_threads=//tests/gpu:test_cuda_dnn_threads"
+  "test_cuda_streams=//tests/gpu:test_cuda_streams"
 )
 # Benchmarks run by `run` after the tests (name=value lines; a SKIPPED
 # line means no GPU was used): NAME=BAZEL_TARGET.
