@@ -14,8 +14,9 @@ extern "C" {
 #endif
 
 /* Each runs call c (inputs ograd, lhs, rhs; outputs dlhs, drhs in the
- * operands' shapes, each in its own write mode) on gpu(c->dev) and waits
- * for it. Thread-safety: any thread (no state). */
+ * operands' shapes, each in its own write mode) on gpu(c->dev), on the
+ * call's stream, ending with mxc__cuda_finish (cuda_rt.h). Thread-safety:
+ * any thread (no state). */
 int mxc__cuda_backward_broadcast_add(const mxc__gpu_call *c, char *why,
                                      size_t n);
 int mxc__cuda_backward_broadcast_sub(const mxc__gpu_call *c, char *why,

@@ -15,9 +15,9 @@ extern "C" {
 #endif
 
 /* Each runs call c (inputs weight, grad, states; output the new weight,
- * usually the weight itself) on gpu(c->dev) and waits for it; the states
- * are updated in place, as the CPU operators do. Thread-safety: any
- * thread (no state). */
+ * usually the weight itself) on gpu(c->dev), on the call's stream, ending
+ * with mxc__cuda_finish (cuda_rt.h); the states are updated in place, as
+ * the CPU operators do. Thread-safety: any thread (no state). */
 int mxc__cuda_nag_mom_update(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_rmsprop_update(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_rmspropalex_update(const mxc__gpu_call *c, char *why,

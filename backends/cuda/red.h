@@ -13,10 +13,11 @@
 extern "C" {
 #endif
 
-/* Each runs call c on gpu(c->dev) and waits for it: the forward ones
- * (input data, output the reduction) and the backward ones (inputs
- * ograd, data[, output]; output d data). Thread-safety: any thread (no
- * state). */
+/* Each runs call c on gpu(c->dev), on the call's stream, ending with
+ * mxc__cuda_finish (cuda_rt.h: complete on return for a direct call): the
+ * forward ones (input data, output the reduction) and the backward ones
+ * (inputs ograd, data[, output]; output d data). Thread-safety: any
+ * thread (no state). */
 int mxc__cuda_red_max(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_red_min(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_red_prod(const mxc__gpu_call *c, char *why, size_t n);
