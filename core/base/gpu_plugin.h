@@ -66,6 +66,16 @@ typedef struct mxc__gpu_array {
 #define MXC__GPU_REQ_INPLACE 2 /* write; the output shares an input's memory */
 #define MXC__GPU_REQ_ADD 3
 
+/* The counters a random operator (MXC__RES_RANDOM) reserved at push time,
+ * in the pushing thread (core/op/invoke.c): core/resource/random.h's
+ * mxc__rng_slice, copied field by field because core/base sits below
+ * core/resource. All zero for other operators. */
+typedef struct mxc__gpu_rng {
+  uint32_t key[2];
+  uint64_t block; /* first counter */
+  uint64_t n_blocks;
+} mxc__gpu_rng;
+
 /* Everything one kernel call gets. */
 typedef struct mxc__gpu_call {
   int dev;
@@ -82,6 +92,10 @@ typedef struct mxc__gpu_call {
    * BatchNorm uses batch statistics then. Added within ABI 1: both
    * libraries come from one source version (the loader checks it). */
   int is_train;
+  /* The call's random slice: a GPU sampler computes from it the values the
+   * CPU's kernel would (core/resource/philox_impl.h). Added within ABI 1,
+   * as is_train. */
+  mxc__gpu_rng rng;
 } mxc__gpu_call;
 
 /* A kernel of one operator. */

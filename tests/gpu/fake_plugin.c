@@ -14,7 +14,8 @@
  * bad_abi, old_version, null_table, oom (device memory runs out after 64
  * KiB in use), copy_fail (every copy fails as after a faulting kernel),
  * conform (2 devices, only the kernels that compute: relu, add, _copy,
- * and the cuBLAS kernels' plans run on the host, tests/gpu/blas_host.h).
+ * the cuBLAS kernels' plans run on the host, tests/gpu/blas_host.h, and
+ * the random kernels' plan, tests/gpu/rng_host.h).
  * Kernels (below) are host loops, for every mode. */
 #include <pthread.h>
 #include <stdio.h>
@@ -25,6 +26,7 @@
 
 #include "core/base/gpu_plugin.h"
 #include "tests/gpu/blas_host.h"
+#include "tests/gpu/rng_host.h"
 
 #define MAX_BLOCKS 4096
 #define OOM_LIMIT (64 << 10)
@@ -246,6 +248,13 @@ static const mxc__gpu_plugin k_other_version = {
 MXCT_BLAS_FAKE_OPS(FAKE_BLAS_RUN)
 #undef FAKE_BLAS_RUN
 
+#define FAKE_RNG_RUN(fn, kind, name, dtypes)                         \
+  static int fn(const mxc__gpu_call *c, char *why, size_t why_len) { \
+    return mxct_rng_fake_run(kind, c, host_of, why, why_len);        \
+  }
+MXCT_RNG_FAKE_OPS(FAKE_RNG_RUN)
+#undef FAKE_RNG_RUN
+
 static const mxc__gpu_kernel k_conform_kernels[] = {
     {"relu", NULL, run_relu},
     {"add", NULL, run_add},
@@ -253,6 +262,9 @@ static const mxc__gpu_kernel k_conform_kernels[] = {
 #define FAKE_BLAS_ROW(fn, op, name) {name, NULL, fn},
     MXCT_BLAS_FAKE_OPS(FAKE_BLAS_ROW)
 #undef FAKE_BLAS_ROW
+#define FAKE_RNG_ROW(fn, kind, name, dtypes) {name, dtypes, fn},
+    MXCT_RNG_FAKE_OPS(FAKE_RNG_ROW)
+#undef FAKE_RNG_ROW
 };
 
 /* Mode conform: the kernels that compute (the conformance harness). */
