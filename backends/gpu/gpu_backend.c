@@ -74,19 +74,19 @@ static void to_array(const mxc__blob *b, mxc__gpu_array *a) {
   a->dtype = b->dtype;
 }
 
-/* mxc__req and the plug-in's MXC__GPU_REQ_* are the same numbers. */
-_Static_assert(MXC__REQ_WRITE == MXC__GPU_REQ_WRITE &&
-                   MXC__REQ_ADD == MXC__GPU_REQ_ADD &&
-                   MXC__REQ_INPLACE == MXC__GPU_REQ_INPLACE &&
-                   MXC__REQ_NULL == MXC__GPU_REQ_NULL,
-               "write modes differ");
-
 /* The slice reserved at push time (MXC__RES_RANDOM; zero otherwise): the
  * plug-in's samplers draw the numbers the CPU kernel would from it. */
 static mxc__gpu_rng rng_of(const mxc__rng_slice *s) {
   mxc__gpu_rng r = {{s->key[0], s->key[1]}, s->block, s->n_blocks};
   return r;
 }
+
+/* mxc__req and the plug-in's MXC__GPU_REQ_* are the same numbers. */
+_Static_assert(MXC__REQ_WRITE == MXC__GPU_REQ_WRITE &&
+                   MXC__REQ_ADD == MXC__GPU_REQ_ADD &&
+                   MXC__REQ_INPLACE == MXC__GPU_REQ_INPLACE &&
+                   MXC__REQ_NULL == MXC__GPU_REQ_NULL,
+               "write modes differ");
 
 static int run_call(const mxc__op *op, const mxc__gpu_kernel *k,
                     mxc__gpu_call *c) {

@@ -93,8 +93,8 @@ typedef struct mxc__gpu_call {
    * libraries come from one source version (the loader checks it). */
   int is_train;
   /* The call's random slice: a GPU sampler computes from it the values the
-   * CPU's kernel would (core/resource/philox_impl.h). Added within ABI 1,
-   * as is_train. */
+   * CPU's kernel would (core/resource/philox_impl.h). Both libraries come
+   * from one source version (the loader checks it). */
   mxc__gpu_rng rng;
 } mxc__gpu_call;
 
