@@ -180,6 +180,61 @@ TEST(GpuConformanceRng, CasesAreValidCallsOnTheCpu) {
   Tally().clear();
 }
 
+// One draw of case c on dev into a new output of n elements, with no seed
+// of its own: the stream continues from the calls before.
+Bytes DrawNext(const RngCase &c, int dev, int64_t n) {
+  Bytes b = Poisoned(c.dtype, n);
+  mxc_op op = nullptr;
+  mxc_ndarray out = nullptr;
+  EXPECT_EQ(mxc_op_find(c.op, &op), MXC_OK);
+  EXPECT_EQ(mxc_ndarray_create(&n, 1, c.dtype, dev, 0, 0, &out), MXC_OK)
+      << mxc_last_error();
+  std::vector<const char *> k, v;
+  for (const auto &p : c.kv) k.push_back(p.first.c_str());
+  for (const auto &p : c.kv) v.push_back(p.second.c_str());
+  EXPECT_EQ(mxc_op_invoke(op, k.data(), v.data(), (int)k.size(), nullptr, 0,
+                          &out, 1, nullptr),
+            MXC_OK)
+      << mxc_last_error();
+  EXPECT_EQ(mxc_ndarray_copy_to_host(out, b.data(), b.size()), MXC_OK)
+      << mxc_last_error();
+  mxc_ndarray_free(out);
+  return b;
+}
+
+// The promise across devices: one seed, then calls alternating between
+// the GPU and the CPU draw what the same calls all on the CPU draw.
+TEST(GpuConformanceRng, InterleavedDevicesDrawOneStream) {
+  int n_gpu = 0;
+  ASSERT_EQ(mxc_device_count(MXC_DEVICE_GPU, &n_gpu), MXC_OK);
+  if (n_gpu == 0) GTEST_SKIP() << "no usable GPU";
+  const std::vector<RngCase> calls = {
+      {"_random_uniform", MXC_DTYPE_FLOAT32, {}},
+      {"_random_normal", MXC_DTYPE_FLOAT64, {}},
+      {"_random_randint", MXC_DTYPE_INT64, {{"low", "-7"}, {"high", "99"}}},
+      {"_random_exponential", MXC_DTYPE_FLOAT32, {{"lam", "2"}}},
+      {"_random_uniform", MXC_DTYPE_FLOAT64, {{"high", "3"}}},
+  };
+  const int64_t sizes[] = {5, 7, 9, 4, 1000};
+  std::vector<Bytes> cpu, mixed[2];
+  ASSERT_EQ(mxc_random_seed(99), MXC_OK);
+  for (size_t i = 0; i < calls.size(); ++i) {
+    cpu.push_back(DrawNext(calls[i], MXC_DEVICE_CPU, sizes[i]));
+  }
+  for (int first = 0; first < 2; ++first) {
+    ASSERT_EQ(mxc_random_seed(99), MXC_OK);
+    for (size_t i = 0; i < calls.size(); ++i) {
+      int dev = (i + first) % 2 ? MXC_DEVICE_CPU : MXC_DEVICE_GPU;
+      mixed[first].push_back(DrawNext(calls[i], dev, sizes[i]));
+    }
+    for (size_t i = 0; i < calls.size(); ++i) {
+      Expect(calls[i], "interleaved call " + std::to_string(i),
+             mixed[first][i], cpu[i], Bytes());
+    }
+  }
+  Tally().clear();
+}
+
 // The bound itself: tight enough that a value from another slot of the
 // stream fails, loose enough for last-bit differences.
 TEST(GpuConformanceRng, TheBoundIsTight) {
