@@ -61,15 +61,20 @@ double Magnitude(const RngCase &c) {
   return 40 / Param(c, "lam", 1);
 }
 
+// Element i as a double (integers for messages only).
 double ValueAt(const Bytes &b, int dtype, size_t i) {
-  if (dtype == MXC_DTYPE_FLOAT32) {
+  if (dtype == MXC_DTYPE_FLOAT32 || dtype == MXC_DTYPE_INT32) {
     float f;
+    int32_t k;
     std::memcpy(&f, &b[i * 4], 4);
-    return f;
+    std::memcpy(&k, &b[i * 4], 4);
+    return dtype == MXC_DTYPE_INT32 ? k : f;
   }
   double d;
+  int64_t k;
   std::memcpy(&d, &b[i * 8], 8);
-  return d;
+  std::memcpy(&k, &b[i * 8], 8);
+  return dtype == MXC_DTYPE_INT64 ? (double)k : d;
 }
 
 // Per operator: values compared and values not bitwise equal (printed at
