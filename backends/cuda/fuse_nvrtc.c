@@ -68,15 +68,15 @@ static void init_once(void) {
   if (env && *env) g_files[0] = env;
 }
 
-static int load(char *why, size_t len) {
+int mxc__fuse_nvrtc_load(char *why, size_t why_len) {
   pthread_once(&g_once, init_once);
-  return mxc__cuda_dynlib_load(&g_nvrtc, why, len);
+  return mxc__cuda_dynlib_load(&g_nvrtc, why, why_len);
 }
 
 #define FN(i, type) ((type)g_fns[i])
 
 int mxc__fuse_nvrtc_version(char *buf, size_t len) {
-  int rc = load(buf, len);
+  int rc = mxc__fuse_nvrtc_load(buf, len);
   if (rc != MXC_OK) return rc;
   int major = 0, minor = 0;
   (void)FN(F_VERSION, nv_version_fn)(&major, &minor);
@@ -169,7 +169,7 @@ static int compile_arch(const char *text, int arch, int cubin,
 int mxc__fuse_nvrtc_compile(const char *text, int cc, mxc__fuse_image *img,
                             char *why, size_t why_len) {
   memset(img, 0, sizeof *img);
-  int rc = load(why, why_len);
+  int rc = mxc__fuse_nvrtc_load(why, why_len);
   if (rc != MXC_OK) return rc;
   int cubin = 0, arch = pick_arch(cc, &cubin);
   if (!arch) {

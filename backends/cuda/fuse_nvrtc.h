@@ -45,6 +45,10 @@ int mxc__fuse_nvrtc_compile(const char *text, int cc, mxc__fuse_image *img,
 
 void mxc__fuse_image_free(mxc__fuse_image *img);
 
+/* Opens NVRTC (the first time): MXC_OK, or MXC_ERR_UNSUPPORTED with the
+ * dynlib message (which file, what to install) in why. */
+int mxc__fuse_nvrtc_load(char *why, size_t why_len);
+
 /* "NVRTC MAJOR.MINOR" of the loaded library into buf, or the reason it
  * cannot be loaded; MXC_OK or MXC_ERR_UNSUPPORTED. */
 int mxc__fuse_nvrtc_version(char *buf, size_t len);

@@ -146,6 +146,9 @@ int mxc__cuda_fused(const mxc__gpu_call *c, char *why, size_t why_len) {
   if (rc == MXC_OK) rc = check_call(c, &p, why, why_len);
   if (rc != MXC_OK) return rc;
   if (c->req[0] == MXC__GPU_REQ_NULL || c->out[0].size == 0) return MXC_OK;
+  /* NVRTC before the device: its absence is the same answer everywhere. */
+  rc = mxc__fuse_nvrtc_load(why, why_len);
+  if (rc != MXC_OK) return rc;
   char *text = mxc__fuse_text(&p);
   if (!text) {
     snprintf(why, why_len, "out of memory for the fused kernel's text");
