@@ -46,6 +46,16 @@ struct Prog {
     return s;
   }
 
+  bool ReadsAResultTwice() const {
+    std::vector<int> reads(ins.size(), 0);
+    for (auto &i : ins) {
+      for (auto &a : i.args) {
+        if (a[0] == 'r' && ++reads[std::stoul(a.substr(1))] > 1) return true;
+      }
+    }
+    return false;
+  }
+
   bool UsesExp() const {
     for (auto &i : ins) {
       if (i.op == "exp" || i.op == "sigmoid" ||
