@@ -7,7 +7,8 @@
 // a program the generator refuses answers MXC_ERR_UNSUPPORTED naming the
 // operator; and executors: each multi-instruction program as a symbol
 // bound on gpu(0) (the executor's fusion pass makes the fused node) against
-// the same symbol on the CPU.
+// the same symbol on the CPU; and calls of several programs pushed at once
+// (concurrent compilations, the cache's waits).
 //
 // Tolerance: bitwise (NaN for NaN). The kernel calls fuse_prelude.h's
 // functions, which perform the CPU chain's float operations in its order
@@ -191,6 +192,57 @@ void CompareExecutors(std::mt19937 *g) {
   }
 }
 
+// Independent calls pushed at once, several of each program (new text for
+// the cache: a fresh scalar), which the engine's workers run concurrently:
+// each program is compiled once while the others wait for it, and every
+// result is still the CPU's.
+void CompareConcurrent(std::mt19937 *g) {
+  const int kCalls = 24;
+  const int64_t n = 5003;
+  mxc_op op = nullptr;
+  ASSERT_EQ(mxc_op_find("_fused_elemwise", &op), MXC_OK);
+  std::vector<Prog> progs;
+  for (int k = 0; k < 4; ++k) {
+    std::string s = "1." + std::to_string(g->operator()() % 1000);
+    progs.push_back({"concurrent" + std::to_string(k), 2,
+                     {fuseprog::I("mul", {"i0", "i1"}),
+                      fuseprog::I(k % 2 ? "_plus_scalar" : "_rdiv_scalar",
+                                  {"r0"}, {{"scalar", s}}),
+                      fuseprog::I(k < 2 ? "exp" : "sigmoid", {"r1"})}});
+  }
+  std::vector<std::vector<Vec>> ins;
+  std::vector<mxc_ndarray> keep, outs;
+  for (int c = 0; c < kCalls; ++c) {
+    const Prog &p = progs[(size_t)c % progs.size()];
+    ins.push_back({fuseprog::Inputs((size_t)n, 0, g),
+                   fuseprog::Inputs((size_t)n, 1, g)});
+    mxc_ndarray a[2] = {Filled(n, MXC_DEVICE_GPU, ins.back()[0]),
+                        Filled(n, MXC_DEVICE_GPU, ins.back()[1])};
+    mxc_ndarray out = Filled(n, MXC_DEVICE_GPU, Vec((size_t)n, Poison()));
+    std::string text = p.Text();
+    const char *k[] = {"num_inputs", "program"}, *v[] = {"2", text.c_str()};
+    ASSERT_EQ(mxc_op_invoke(op, k, v, 2, a, 2, &out, 1, nullptr), MXC_OK)
+        << LastError();
+    keep.insert(keep.end(), a, a + 2);
+    outs.push_back(out);
+  }
+  ASSERT_EQ(mxc_wait_all(), MXC_OK) << LastError();
+  for (int c = 0; c < kCalls; ++c) {
+    const Prog &p = progs[(size_t)c % progs.size()];
+    int rc = 0;
+    Vec cpu = Run(p, MXC_DEVICE_CPU, ins[(size_t)c], Vec((size_t)n, 0.f),
+                  MXC_REQ_WRITE, false, &rc);
+    ASSERT_EQ(rc, MXC_OK) << LastError();
+    EXPECT_EQ(fuseprog::FirstDifference(mxct::ToHost(outs[(size_t)c],
+                                                     (size_t)n),
+                                        cpu),
+              "")
+        << p.name << " call " << c;
+  }
+  for (auto h : keep) mxc_ndarray_free(h);
+  for (auto h : outs) mxc_ndarray_free(h);
+}
+
 void FusedCase(std::mt19937 *g) {
   for (const Prog &p : fuseprog::Supported()) {
     for (int64_t n : {1, 7, 1031, 300001, 0}) CompareOne(p, n, g);
@@ -210,6 +262,7 @@ void FusedCase(std::mt19937 *g) {
     EXPECT_EQ(mxc_wait_all(), MXC_OK) << LastError();
   }
   CompareExecutors(g);
+  CompareConcurrent(g);
 }
 
 mxct::RegisterCase g_fused("_fused_elemwise", FusedCase);
