@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "core/base/gpu_plugin.h"
+#include "tests/gpu/fuse_host.h"
 #include "tests/gpu/blas_host.h"
 
 #define MAX_BLOCKS 4096
@@ -488,7 +489,31 @@ static const mxc__gpu_plugin k_other_version =
 MXCT_BLAS_FAKE_OPS(FAKE_BLAS_RUN)
 #undef FAKE_BLAS_RUN
 
+/* _fused_elemwise: the run-time fused kernel's plan run on the host with
+ * the functions the generated CUDA calls (tests/gpu/fuse_host.h), so the
+ * conformance case and executors' fused nodes on a GPU device are
+ * exercised without one. */
+static int run_fused(const mxc__gpu_call *c, char *why, size_t why_len) {
+  mxc__fuse_plan p;
+  int rc = mxc__fuse_plan_make(c->param, &p, why, why_len);
+  if (rc != MXC_OK || c->req[0] == MXC__GPU_REQ_NULL) return rc;
+  const float *in[MXC__FUSED_MAX_INPUTS];
+  float *out = host_of(&c->out[0], c->dev);
+  for (int i = 0; i < c->n_in && i < MXC__FUSED_MAX_INPUTS; ++i) {
+    in[i] = host_of(&c->in[i], c->dev);
+    if (!in[i]) out = NULL;
+  }
+  if (!out || c->n_in != p.n_inputs) {
+    snprintf(why, why_len, "fake GPU: fused call's arrays do not fit");
+    return MXC_ERR_INTERNAL;
+  }
+  mxc__fuse_host_run(&p, in, out, c->out[0].size,
+                     c->req[0] == MXC__GPU_REQ_ADD);
+  return MXC_OK;
+}
+
 static const mxc__gpu_kernel k_conform_kernels[] = {
+    {"_fused_elemwise", NULL, run_fused},
     {"relu", NULL, run_relu},
     {"add", NULL, run_add},
     {"_copy", NULL, run_copy},
