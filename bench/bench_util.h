@@ -29,4 +29,15 @@ static inline void check(int rc, const char *what) {
   }
 }
 
+static inline int bench_cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+/* Sorts v[0..n) (n >= 1) ascending and returns its median. */
+static inline double bench_median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, bench_cmp_double);
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
 #endif /* MXC_BENCH_BENCH_UTIL_H_ */

@@ -286,11 +286,6 @@ static double iter_epoch(mxc_data_iter it, int batch, epochs *r, moments *m) {
   return now_s() - t0;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Warm-up epochs (the first starts when the iterator is created), then
  * the timed ones, each from reset to its last batch. The first epoch
  * also collects the moments. */
@@ -305,11 +300,8 @@ static epochs run_iter(const opts *o) {
     if (e >= o->warmup) rate[e - o->warmup] = (double)r.images / s;
   }
   mxc_data_iter_free(it);
-  qsort(rate, (size_t)o->epochs, sizeof rate[0], cmp_double);
+  r.median = bench_median(rate, o->epochs);
   r.best = rate[o->epochs - 1];
-  r.median = o->epochs % 2
-                 ? rate[o->epochs / 2]
-                 : 0.5 * (rate[o->epochs / 2 - 1] + rate[o->epochs / 2]);
   return r;
 }
 

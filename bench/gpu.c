@@ -13,8 +13,9 @@
  *                             call, so 0 is expected)
  * Both use cuBLAS's default math (float32, no TF32). Without a usable GPU
  * it prints one line, "bench_gpu: SKIPPED: ...", and exits 0. cuBLAS is
- * opened like the plug-in does (libcublas.so.13, or MXC_CUBLAS_LIBRARY). The
- * ResNet-50 and fused-chain figures of issue 17 are not here yet. */
+ * opened like the plug-in does (libcublas.so.13, or MXC_CUBLAS_LIBRARY).
+ * The fused element-wise chain's figures (fused_chain_*) come from
+ * gpu_fused.c. The ResNet-50 figures of issue 17 are not here yet. */
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bench/gpu_fused.h"
 #include "mxc/mxc.h"
 
 #define BENCH_NAME "bench_gpu"
@@ -79,16 +81,6 @@ static void fill(float *p, int64_t n, unsigned seed) {
     s = s * 1664525u + 1013904223u;
     p[i] = (float)((s >> 8) & 0xffff) / 65536.0f - 0.5f;
   }
-}
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static double median(double *v, int n) {
-  qsort(v, (size_t)n, sizeof *v, cmp_double);
-  return v[n / 2];
 }
 
 /* A gpu(0) array holding v. */
@@ -177,7 +169,7 @@ static void bench_dot(void) {
     tm[i] = time_mxc(dot, &o);
     tc[i] = time_cublas(&b, &o);
   }
-  double gm = median(tm, REPS), gc = median(tc, REPS);
+  double gm = bench_median(tm, REPS), gc = bench_median(tc, REPS);
   printf("dot4096_gpu_ms=%.3f\n", gm * 1e3);
   printf("dot4096_cublas_ms=%.3f\n", gc * 1e3);
   printf("dot4096_ratio_vs_cublas=%.3f\n", gc / gm);
@@ -199,5 +191,7 @@ int main(void) {
   print_name();
   printf("goal: dot4096_ratio_vs_cublas >= 0.95 (H100)\n");
   bench_dot();
+  printf("goal: fused_chain_ratio_vs_torch <= 0.5 (H100)\n");
+  bench_gpu_fused_chain();
   return 0;
 }

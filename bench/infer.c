@@ -8,8 +8,15 @@
  * the environment) and name=value lines per model M and batch B:
  *   M_bB_ms, M_bB_median_ms            mxc: best and median forward
  *   M_bB_torch_ms, M_bB_ort_ms (and _median_ms): the peers
- *   M_bB_ratio_vs_torch, M_bB_ratio_vs_ort: mxc best / peer best
+ *   M_bB_roundK_ratio_vs_torch, ..._vs_ort: round K's mxc best / peer best
+ *   M_bB_ratio_vs_torch, M_bB_ratio_vs_ort: the median of the rounds'
+ *     ratios (and _min, _max: their spread)
  *   M_bB_maxdiff_torch, M_bB_maxdiff_ort: max |mxc - peer| of the logits
+ * Everything runs --rounds times (3), the order of mxc and the peers
+ * reversed in odd rounds: the machine's speed drifts (a peer's time has
+ * moved by 45% within one session here), and one mxc run against one later
+ * peer run measures the drift as much as the code. The per-round _ms
+ * lines are printed as each run ends (the last round's are the last).
  * and the goals of issue 16 (resnet18_b1 and resnet50_b1 vs ONNX Runtime,
  * resnet50_b32 vs PyTorch). A fast wrong answer is worthless: the logits
  * of every peer must agree with mxc's within --tolerance times
@@ -19,6 +26,7 @@
  *
  * Usage: infer [--models resnet18,resnet50] [--batches 1,32]
  *              [--iters N (20)] [--warmup N (3)] [--image-size S (224)]
+ *              [--rounds R (3)]
  *              [--quick (iters 2, warmup 1)] [--threads N]
  *              [--bind-flags N (MXC_BIND_* bits)] [--no-onednn]
  *              [--no-infer-passes] [--tolerance T (1e-3)]
@@ -54,13 +62,17 @@
 
 #define MAX_MODELS 4
 #define MAX_BATCHES 8
+#define MAX_ROUNDS 20
+/* The peers, in the order of a round's runs after mxc. */
+enum { PEER_TORCH, PEER_ORT, N_PEERS };
+static const char *const k_peer[N_PEERS] = {"torch", "ort"};
 #define CLASSES 1000
 #define INPUT_SEED 7
 
 typedef struct opts {
   char models[MAX_MODELS][16];
   int64_t batches[MAX_BATCHES];
-  int n_models, n_batches, iters, warmup, image, threads, flags;
+  int n_models, n_batches, iters, warmup, image, threads, flags, rounds;
   int torch, ort, bf16;
   double tolerance;
   const char *python, *node;
@@ -73,6 +85,13 @@ typedef struct result {
   float *logits;
   int64_t n;
 } result;
+
+/* Per (model, batch) tag and peer, every round's ratio; ran[p]: peer p
+ * ran in every round so far. */
+typedef struct ratios {
+  double v[MAX_MODELS * MAX_BATCHES][N_PEERS][MAX_ROUNDS];
+  int n, ran[N_PEERS];
+} ratios;
 
 static void die(const char *what) {
   fprintf(stderr, "bench infer: %s\n", what);
@@ -182,11 +201,6 @@ static double forward_ms(mxc_executor ex, mxc_ndarray out) {
   return 1e3 * (now_s() - t0);
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 /* Times the forwards; records M_bB_ms and M_bB_median_ms. */
 static void time_forward(const opts *o, mxc_executor ex, mxc_ndarray out,
                          const char *tag, bench_kvs *kvs) {
@@ -194,9 +208,7 @@ static void time_forward(const opts *o, mxc_executor ex, mxc_ndarray out,
   double *t = malloc((size_t)o->iters * sizeof *t);
   if (t == NULL) die("out of memory for the timings");
   for (int i = 0; i < o->iters; ++i) t[i] = forward_ms(ex, out);
-  qsort(t, (size_t)o->iters, sizeof *t, cmp_double);
-  double med = o->iters % 2 ? t[o->iters / 2]
-                            : (t[o->iters / 2 - 1] + t[o->iters / 2]) / 2;
+  double med = bench_median(t, o->iters); /* sorts t */
   char key[96];
   snprintf(key, sizeof key, "%s_ms", tag);
   bench_kvs_set(kvs, key, t[0]);
@@ -405,15 +417,25 @@ static int compare(const opts *o, const char *tag, const char *peer,
   return 1;
 }
 
-static void print_ratio(const bench_kvs *kvs, const char *tag,
-                        const char *peer) {
+/* Round k's ratio of tag against peer p: printed and kept in *rs. */
+static void round_ratio(const bench_kvs *kvs, const char *tag, int t, int p,
+                        int k, ratios *rs) {
   char key[96];
   snprintf(key, sizeof key, "%s_ms", tag);
   double mine = bench_kvs_get(kvs, key);
-  snprintf(key, sizeof key, "%s_%s_ms", tag, peer);
-  double theirs = bench_kvs_get(kvs, key);
-  if (isnan(mine) || isnan(theirs)) return;
-  printf("%s_ratio_vs_%s=%.3f\n", tag, peer, mine / theirs);
+  snprintf(key, sizeof key, "%s_%s_ms", tag, k_peer[p]);
+  rs->v[t][p][k] = mine / bench_kvs_get(kvs, key);
+  printf("%s_round%d_ratio_vs_%s=%.3f\n", tag, k, k_peer[p], rs->v[t][p][k]);
+}
+
+/* The median of the rounds' ratios of tag t against peer p, and their
+ * spread. */
+static void print_ratio(const char *tag, int t, int p, ratios *rs) {
+  double *v = rs->v[t][p];
+  double med = bench_median(v, rs->n); /* sorts v */
+  printf("%s_ratio_vs_%s=%.3f\n", tag, k_peer[p], med);
+  printf("%s_ratio_vs_%s_min=%.3f\n", tag, k_peer[p], v[0]);
+  printf("%s_ratio_vs_%s_max=%.3f\n", tag, k_peer[p], v[rs->n - 1]);
 }
 
 static void print_goals(const bench_kvs *kvs) {
@@ -477,6 +499,7 @@ static void defaults(opts *o, const char *argv0) {
   parse_batches(o, "1,32");
   o->iters = 20;
   o->warmup = 3;
+  o->rounds = 3;
   o->image = 224;
   o->tolerance = 1e-3;
   o->torch = o->ort = 1;
@@ -518,6 +541,8 @@ static void parse_value(opts *o, const char *a, const char *v) {
     o->iters = int_arg(v, 1, 100000, a);
   } else if (strcmp(a, "--warmup") == 0) {
     o->warmup = int_arg(v, 0, 100000, a);
+  } else if (strcmp(a, "--rounds") == 0) {
+    o->rounds = int_arg(v, 1, MAX_ROUNDS, a);
   } else if (strcmp(a, "--image-size") == 0) {
     o->image = int_arg(v, 32, 1024, a);
   } else if (strcmp(a, "--threads") == 0) {
@@ -604,24 +629,82 @@ static void make_work_dir(opts *o) {
   if (mkdtemp(o->work) == NULL) die("cannot create a work folder");
 }
 
-/* Agreement of every (model, batch) with the peers that ran; prints the
- * ratios. Returns the number of disagreements. */
-static int check_all(const opts *o, result *r, int torch, int ort,
-                     const bench_kvs *kvs) {
+static void tag_of(const opts *o, int t, char *tag, size_t n) {
+  snprintf(tag, n, "%s_b%lld", o->models[t / o->n_batches],
+           (long long)o->batches[t % o->n_batches]);
+}
+
+/* Agreement of every (model, batch) with the peers that ran in round k,
+ * and the round's ratios. Returns the number of disagreements. */
+static int check_round(const opts *o, int k, result *r, const int *ran,
+                       const bench_kvs *kvs, ratios *rs) {
   int bad = 0;
-  for (int m = 0; m < o->n_models; ++m) {
-    for (int b = 0; b < o->n_batches; ++b) {
-      result *res = &r[m * o->n_batches + b];
-      char tag[64];
-      snprintf(tag, sizeof tag, "%s_b%lld", o->models[m],
-               (long long)o->batches[b]);
-      if (torch) bad += compare(o, tag, "torch", res);
-      if (ort) bad += compare(o, tag, "ort", res);
-      print_ratio(kvs, tag, "torch");
-      print_ratio(kvs, tag, "ort");
+  for (int t = 0; t < o->n_models * o->n_batches; ++t) {
+    char tag[64];
+    tag_of(o, t, tag, sizeof tag);
+    for (int p = 0; p < N_PEERS; ++p) {
+      if (!ran[p]) continue;
+      bad += compare(o, tag, k_peer[p], &r[t]);
+      round_ratio(kvs, tag, t, p, k, rs);
     }
   }
   return bad;
+}
+
+/* Every (model, batch) through mxc, logits into r (freed by the caller). */
+static void run_mxc_all(const opts *o, float **x, result *r, bench_kvs *kvs) {
+  for (int m = 0; m < o->n_models; ++m) {
+    for (int b = 0; b < o->n_batches; ++b) {
+      r[m * o->n_batches + b] =
+          run_mxc(o, o->models[m], o->batches[b], x[b], o->flags, "", kvs);
+    }
+  }
+}
+
+/* The peers that are still in (a peer that fails once is left out). */
+static void run_peers(const opts *o, int *ran, bench_kvs *kvs) {
+  if (ran[PEER_TORCH]) ran[PEER_TORCH] = run_torch(o, kvs);
+  if (ran[PEER_ORT]) ran[PEER_ORT] = run_ort(o, kvs);
+}
+
+/* Round k: mxc and the peers, the peers first in odd rounds so that a
+ * steady drift of the machine's speed favours neither side. Returns the
+ * number of disagreements. */
+static int run_round(const opts *o, float **x, int k, ratios *rs,
+                     bench_kvs *kvs) {
+  int n = o->n_models * o->n_batches;
+  result r[MAX_MODELS * MAX_BATCHES];
+  printf("round=%d\n", k);
+  if (k % 2 == 1) run_peers(o, rs->ran, kvs);
+  run_mxc_all(o, x, r, kvs);
+  if (k % 2 == 0) run_peers(o, rs->ran, kvs);
+  int bad = check_round(o, k, r, rs->ran, kvs, rs);
+  for (int t = 0; t < n; ++t) free(r[t].logits);
+  rs->n = k + 1;
+  return bad;
+}
+
+/* The median ratios over the rounds, for the peers that ran in all. */
+static void print_ratios(const opts *o, ratios *rs) {
+  for (int t = 0; t < o->n_models * o->n_batches; ++t) {
+    char tag[64];
+    tag_of(o, t, tag, sizeof tag);
+    for (int p = 0; p < N_PEERS; ++p) {
+      if (rs->ran[p]) print_ratio(tag, t, p, rs);
+    }
+  }
+}
+
+/* --bf16: each model and batch bound with MXC_BIND_BF16, once. */
+static void run_bf16(const opts *o, float **x, bench_kvs *kvs) {
+  for (int m = 0; m < o->n_models; ++m) {
+    for (int b = 0; b < o->n_batches; ++b) {
+      result h = run_mxc(o, o->models[m], o->batches[b], x[b],
+                         o->flags | MXC_BIND_BF16, "_bf16", kvs);
+      free(h.logits);
+    }
+    bf16_agreement(o, o->models[m]);
+  }
 }
 
 int main(int argc, char **argv) {
@@ -635,27 +718,15 @@ int main(int argc, char **argv) {
   if (bench_make_models(o.python, o.gen, o.model_dir, models) != 0) return 1;
   make_work_dir(&o);
   float **x = write_inputs(&o);
-  result *r = calloc((size_t)(o.n_models * o.n_batches), sizeof *r);
-  if (r == NULL) die("out of memory");
-  for (int m = 0; m < o.n_models; ++m) {
-    for (int b = 0; b < o.n_batches; ++b) {
-      r[m * o.n_batches + b] =
-          run_mxc(&o, o.models[m], o.batches[b], x[b], o.flags, "", &kvs);
-      if (o.bf16) {
-        result h = run_mxc(&o, o.models[m], o.batches[b], x[b],
-                           o.flags | MXC_BIND_BF16, "_bf16", &kvs);
-        free(h.logits);
-      }
-    }
-    if (o.bf16) bf16_agreement(&o, o.models[m]);
-  }
-  int torch = run_torch(&o, &kvs);
-  int ort = run_ort(&o, &kvs);
-  int bad = check_all(&o, r, torch, ort, &kvs);
+  static ratios rs;
+  rs.ran[PEER_TORCH] = o.torch;
+  rs.ran[PEER_ORT] = o.ort;
+  int bad = 0;
+  for (int k = 0; k < o.rounds; ++k) bad += run_round(&o, x, k, &rs, &kvs);
+  print_ratios(&o, &rs);
+  if (o.bf16) run_bf16(&o, x, &kvs);
   print_goals(&kvs);
-  printf("agreement_tolerance=%g\n", o.tolerance);
-  for (int i = 0; i < o.n_models * o.n_batches; ++i) free(r[i].logits);
-  free(r);
+  printf("rounds=%d agreement_tolerance=%g\n", o.rounds, o.tolerance);
   remove_work(&o, x);
   return bad ? 1 : 0;
 }

@@ -32,15 +32,10 @@
 #define BENCH_NAME "bench sparse"
 #include "bench/bench_util.h"
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
 static double median(double *t, int n, double *best) {
-  qsort(t, (size_t)n, sizeof *t, cmp_double);
+  double m = bench_median(t, n);
   *best = t[0];
-  return n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+  return m;
 }
 
 static uint32_t g_seed = 12345;

@@ -18,7 +18,7 @@
  *              [--model mlp|lenet|resnet18|both (mlp and lenet)|all
  *               (default)] [--threads N] [--no-torch]
  *              [--resnet-steps N (5)] [--resnet-batch B (32)]
- *              [--resnet-image-size S (224)]
+ *              [--resnet-image-size S (224)] [--resnet-rounds R (3)]
  *              [--profile (time per graph node instead; see profile_model)]
  *              [--python PATH] [--torch-script PATH] [--data-dir DIR]
  * Run as `bazel run -c opt //bench:train` (or bazel-bin/bench/train); the
@@ -243,7 +243,8 @@ static void parse_model(opts *o, const char *v) {
   die("--model", "expected mlp, lenet, resnet18, both or all");
 }
 
-/* --resnet-steps/-batch/-image-size (what is the text after --resnet-). */
+/* --resnet-steps/-batch/-image-size/-rounds (what: the text after
+ * --resnet-). */
 static void parse_resnet(opts *o, const char *what, const char *v) {
   int x = atoi(v);
   if (strcmp(what, "steps") == 0 && x >= 1 && x <= 900) {
@@ -252,9 +253,16 @@ static void parse_resnet(opts *o, const char *what, const char *v) {
     o->resnet.batch = x;
   } else if (strcmp(what, "image-size") == 0 && x >= 32 && x <= 1024) {
     o->resnet.image = x;
+  } else if (strcmp(what, "rounds") == 0 && x >= 1 &&
+             x <= RESNET_MAX_ROUNDS) {
+    o->resnet.rounds = x;
   } else {
-    die("parsing --resnet-*", "steps 1..900, batch 1..1024 or image-size "
-        "32..1024 expected");
+    char expected[128];
+    snprintf(expected, sizeof expected,
+             "steps 1..900, batch 1..1024, image-size 32..1024 or rounds "
+             "1..%d expected",
+             RESNET_MAX_ROUNDS);
+    die("parsing --resnet-*", expected);
   }
 }
 

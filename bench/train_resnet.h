@@ -6,20 +6,31 @@
 #ifndef MXC_BENCH_TRAIN_RESNET_H_
 #define MXC_BENCH_TRAIN_RESNET_H_
 
+/* Most rounds of --resnet-rounds. */
+#define RESNET_MAX_ROUNDS 20
+
 typedef struct resnet_opts {
-  int batch, image, steps, warmup, torch;
+  int batch, image, steps, warmup, torch, rounds;
   double lr, tolerance;
   const char *argv0, *python, *torch_script;
 } resnet_opts;
 
 /* Fills o with the defaults (batch 32, image 224, 5 timed steps after 1
- * warm-up step, lr 0.01, loss tolerance 0.02 relative). */
+ * warm-up step, 3 rounds, lr 0.01, loss tolerance 0.02 relative). */
 void resnet_opts_init(resnet_opts *o, const char *argv0);
 
-/* Runs both sides and prints name=value lines:
- *   resnet18_train_ms, resnet18_train_torch_ms: mean milliseconds per
- *     timed step (forward, backward, update of every parameter, the loss)
- *   resnet18_train_ratio_vs_torch (and _goal)
+/* Runs both sides o->rounds times, alternating which goes first (the
+ * machine's speed drifts: PyTorch's own step time has been seen to move by
+ * 45% within one session here, so one mxc run against one later PyTorch
+ * run measures the drift as much as the code), and prints name=value lines:
+ *   resnet18_train_roundK_ms, resnet18_train_roundK_torch_ms,
+ *     resnet18_train_roundK_ratio: round K's mean milliseconds per timed
+ *     step (forward, backward, update of every parameter, the loss) and
+ *     their ratio (PyTorch's own lines, resnet18_train_torch_ms, are
+ *     echoed as it prints them)
+ *   resnet18_train_ms: the median of mxc's rounds
+ *   resnet18_train_ratio_vs_torch: the median of the rounds' ratios (and
+ *     _goal), resnet18_train_ratio_min / _max: their spread
  *   resnet18_train_loss_first / _last (mxc), the same with _torch, and
  *   resnet18_train_loss_maxdiff: the largest relative difference of the
  *     per-step losses (every step runs on the same batch, so the loss

@@ -82,14 +82,25 @@ run() {
   fi
 }
 
+# smoke SECONDS: every target for SECONDS, MXC_FUZZ_PARALLEL (default:
+# the number of CPUs) at a time, since one libFuzzer job keeps one CPU
+# busy; each target's lines are printed together, in the list's order.
+smoke() {
+  local secs=$1 par=${MXC_FUZZ_PARALLEL:-$(nproc)} fail=0 t
+  mkdir -p fuzz-work
+  export -f run
+  export bin_dir
+  targets | xargs -P "$par" -I{} bash -c \
+    'run "$1" "$2" 1 > "fuzz-work/$1.smoke" 2>&1' _ {} "$secs" || fail=1
+  for t in $(targets); do cat "fuzz-work/$t.smoke"; done
+  return $fail
+}
+
 case "${1:-}" in
 --list) targets ;;
 --smoke)
-  secs=${2:-25}
   build
-  fail=0
-  for t in $(targets); do run "$t" "$secs" 1 || fail=1; done
-  exit $fail
+  smoke "${2:-25}"
   ;;
 fuzz_*)
   [ $# -ge 2 ] || { echo "usage: $0 TARGET MINUTES [JOBS]" >&2; exit 2; }

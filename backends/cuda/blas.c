@@ -12,9 +12,11 @@
  * gradient operand), created on first use and released when the thread
  * exits. Nothing is shared between threads, so nothing needs a lock.
  *
- * Stream: the handle's default, the legacy default stream, which also
- * orders the element-wise kernels and copies; run synchronizes it before
- * returning (ABI v1). A per-worker stream later is one cublasSetStream. */
+ * Stream: the call's (cublasSetStream per call: the engine worker's
+ * stream, or the legacy default stream for direct calls); the memset of
+ * an empty contraction and the ones go there too. On an engine stream
+ * run returns once the work is enqueued (the worker waits for its
+ * stream); on the legacy stream it waits for it (ABI 2, gpu_plugin.h). */
 #include "backends/cuda/blas.h"
 
 #include <cublas_api.h>
@@ -29,13 +31,23 @@
 /* Devices with a per-thread context; more are refused with a message. */
 #define MAX_DEV 64
 
-enum { F_CREATE, F_DESTROY, F_MATH, F_GEMM, F_GEMM_BATCHED, F_GEMV, F_STATUS };
+enum {
+  F_CREATE,
+  F_DESTROY,
+  F_MATH,
+  F_GEMM,
+  F_GEMM_BATCHED,
+  F_GEMV,
+  F_STATUS,
+  F_STREAM
+};
 
 static const char *const k_symbols[] = {
     "cublasCreate_v2",           "cublasDestroy_v2",
     "cublasSetMathMode",         "cublasSgemm_v2",
     "cublasSgemmStridedBatched", "cublasSgemv_v2",
-    "cublasGetStatusString",     NULL};
+    "cublasGetStatusString",     "cublasSetStream_v2",
+    NULL};
 static void *g_fns[sizeof k_symbols / sizeof k_symbols[0]];
 static const char *g_files[] = {"libcublas.so.13", NULL};
 
@@ -145,8 +157,11 @@ static int ensure_ones(blas_ctx *b, int64_t n, char *why, size_t len) {
   b->n_ones = 0;
   cudaError_t e = cudaMalloc((void **)&b->ones, (size_t)want * sizeof *host);
   if (e == cudaSuccess) {
-    e = cudaMemcpy(b->ones, host, (size_t)want * sizeof *host,
-                   cudaMemcpyHostToDevice);
+    /* On the call's stream: ordered before the products that read it
+   * (pageable memory: the host buffer is copied before the call
+   * returns). */
+  e = cudaMemcpyAsync(b->ones, host, (size_t)want * sizeof *host,
+                        cudaMemcpyHostToDevice, mxc__cuda_stream());
   }
   free(host);
   if (e != cudaSuccess) {
@@ -154,6 +169,14 @@ static int ensure_ones(blas_ctx *b, int64_t n, char *why, size_t len) {
   }
   b->n_ones = want;
   return MXC_OK;
+}
+
+/* The handle works on the call's stream (the engine worker's, or the
+ * legacy default stream for direct calls). */
+static int set_stream(const blas_ctx *b, char *why, size_t len) {
+  cublasStatus_t s = FN(F_STREAM, cublasSetStream_v2)(b->h, mxc__cuda_stream());
+  return s == CUBLAS_STATUS_SUCCESS ? MXC_OK
+                                    : blas_fail(why, len, "cublasSetStream", s);
 }
 
 static const float *operand(const mxc__gpu_call *c, const blas_ctx *b, int i) {
@@ -184,7 +207,8 @@ static int exec_step(const blas_ctx *b, const mxc__blas_step *s,
   const float one = 1.f;
   cublasStatus_t st;
   if (s->kind == MXC__BLAS_ZERO) {
-    cudaError_t e = cudaMemset(C, 0, (size_t)c->out[s->c].size * sizeof *C);
+    cudaError_t e = cudaMemsetAsync(
+        C, 0, (size_t)c->out[s->c].size * sizeof *C, mxc__cuda_stream());
     return e == cudaSuccess ? MXC_OK
                             : mxc__cuda_rt_fail(why, len, "cudaMemset", e);
   }
@@ -205,11 +229,15 @@ static int exec_plan(const mxc__blas_plan *p, const mxc__gpu_call *c, char *why,
   blas_ctx *b = NULL;
   int rc = mxc__cuda_use_device(c->dev, why, len);
   if (rc == MXC_OK) rc = ctx_of(c->dev, &b, why, len);
+  if (rc == MXC_OK) rc = set_stream(b, why, len);
   if (rc == MXC_OK) rc = ensure_ones(b, p->ones, why, len);
   for (int i = 0; rc == MXC_OK && i < p->n; ++i) {
     rc = exec_step(b, &p->step[i], c, why, len);
   }
-  return mxc__cuda_wait(rc, "cuBLAS kernel", why, len);
+  /* Nothing shared outlives the call (the handle and ones are this
+   * thread's): on an engine stream the engine waits for it. */
+  return rc == MXC_OK ? mxc__cuda_finish("cuBLAS kernel", why, len)
+                      : mxc__cuda_wait(rc, "cuBLAS kernel", why, len);
 }
 
 int mxc__cuda_blas_run(int op, const mxc__gpu_call *c, char *why,

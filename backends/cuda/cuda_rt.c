@@ -16,7 +16,13 @@ int mxc__cuda_rt_fail(char *why, size_t len, const char *what, cudaError_t e) {
   return MXC_ERR_INTERNAL;
 }
 
-cudaStream_t mxc__cuda_stream(void) { return 0; }
+/* The calling thread's stream: set by streams.c's launch around a kernel
+ * call, so that every kernel file reaches it without an argument. */
+static _Thread_local cudaStream_t tls_stream;
+
+cudaStream_t mxc__cuda_stream(void) { return tls_stream; }
+
+void mxc__cuda_set_stream(cudaStream_t s) { tls_stream = s; }
 
 int mxc__cuda_use_device(int dev, char *why, size_t len) {
   cudaError_t e = cudaSetDevice(dev);
@@ -39,6 +45,7 @@ int mxc__cuda_finish(const char *what, char *why, size_t len) {
     snprintf(launch, sizeof launch, "launching %s", what);
     return mxc__cuda_rt_fail(why, len, launch, e);
   }
+  if (tls_stream != 0) return MXC_OK; /* the engine syncs its stream */
   return mxc__cuda_wait(MXC_OK, what, why, len);
 }
 

@@ -30,10 +30,15 @@ int mxc__cuda_rt_fail(char *why, size_t len, const char *what, cudaError_t e);
 int mxc__cuda_use_device(int dev, char *why, size_t len);
 
 /* The stream the calling thread's kernel call runs on: launches, library
- * handles (cublasSetStream, cudnnSetStream) and asynchronous copies of a
- * kernel use it. The legacy default stream (0) under ABI 1; per-GPU engine
- * workers with their own streams set it per call. */
+ * handles (cublasSetStream, cudnnSetStream), memsets and copies of a
+ * kernel use it. The engine worker's stream during a call made through
+ * the table's launch with a stream (streams.c sets it around run), else
+ * the legacy default stream (0): direct calls, the naive engine. */
 cudaStream_t mxc__cuda_stream(void);
+
+/* Sets the calling thread's stream (0: the legacy default stream). For
+ * streams.c's launch only. */
+void mxc__cuda_set_stream(cudaStream_t s);
 
 /* Threads per block of the grid-stride kernels. */
 #define MXC__CUDA_THREADS 256
@@ -45,11 +50,11 @@ unsigned mxc__cuda_grid_cap(long long blocks);
 /* Blocks of MXC__CUDA_THREADS for a grid-stride loop over n > 0 elements. */
 unsigned mxc__cuda_grid_blocks(long long n);
 
-/* Waits until the work queued so far on the call's stream (the legacy
- * default stream under ABI 1) is complete, whether or not the call failed:
- * a workspace the work reads is in use until then. Returns rc unchanged
- * (why untouched) when rc is not MXC_OK, else MXC_OK or the runtime's
- * reason naming what. */
+/* Waits until the work queued so far on the call's stream is complete,
+ * whether or not the call failed: a workspace shared between streams (the
+ * cuDNN kernels' per-device workspace) is in use until then. Returns rc
+ * unchanged (why untouched) when rc is not MXC_OK, else MXC_OK or the
+ * runtime's reason naming what. */
 int mxc__cuda_wait(int rc, const char *what, char *why, size_t len);
 
 #ifdef __CUDACC__
@@ -60,10 +65,12 @@ int mxc__cuda_wait(int rc, const char *what, char *why, size_t len);
 #endif
 
 /* Ends one kernel call after its launches: checks them (an invalid launch
- * configuration is reported here), then waits until they are complete on
- * the call's stream, which is the legacy default stream under ABI 1
- * (core/base/gpu_plugin.h: kernels return when their results are in device
- * memory). what names the work in the reason ("sum kernel"). */
+ * configuration is reported here). On an engine worker's stream that is
+ * all: completion is the engine's business (it syncs the stream, and an
+ * asynchronous fault surfaces there). On the legacy default stream
+ * (direct calls) it also waits until they are complete
+ * (core/base/gpu_plugin.h). what names the work in the reason ("sum
+ * kernel"). */
 int mxc__cuda_finish(const char *what, char *why, size_t len);
 
 #ifdef __cplusplus

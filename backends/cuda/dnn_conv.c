@@ -238,8 +238,9 @@ static int bwd_empty(const mxc__gpu_call *c, char *why, size_t len) {
     if (mxc__dnn_beta(c->req[o]) != 0 || c->out[o].size == 0) continue;
     int rc = mxc__cuda_use_device(c->dev, why, len);
     if (rc != MXC_OK) return rc;
-    cudaError_t e =
-        cudaMemset(c->out[o].ptr, 0, (size_t)c->out[o].size * sizeof(float));
+    cudaError_t e = cudaMemsetAsync(c->out[o].ptr, 0,
+                                    (size_t)c->out[o].size * sizeof(float),
+                                    mxc__cuda_stream());
     if (e != cudaSuccess) return mxc__cuda_rt_fail(why, len, "cudaMemset", e);
     if ((rc = mxc__cuda_wait(MXC_OK, "cudaMemset", why, len)) != MXC_OK) {
       return rc;

@@ -12,6 +12,7 @@
   X(cudnnGetErrorString)                            \
   X(cudnnCreate)                                    \
   X(cudnnDestroy)                                   \
+  X(cudnnSetStream)                                 \
   X(cudnnCreateTensorDescriptor)                    \
   X(cudnnDestroyTensorDescriptor)                   \
   X(cudnnSetTensorNdDescriptor)                     \

@@ -171,5 +171,10 @@ int mxc__cudnn_begin(int dev, cudnnHandle_t *h, char *why, size_t len) {
   if (rc != MXC_OK) return rc;
   (void)pthread_once(&g_once, init_once);
   rc = mxc__cuda_use_device(dev, why, len);
-  return rc == MXC_OK ? get_handle(dev, h, why, len) : rc;
+  if (rc == MXC_OK) rc = get_handle(dev, h, why, len);
+  /* The handle is this thread's; the stream is the call's (the engine
+   * worker's, or the legacy default stream for direct calls). */
+  if (rc == MXC_OK) DN_TRY(DN(cudnnSetStream)(*h, mxc__cuda_stream()),
+                           "cudnnSetStream");
+  return rc;
 }

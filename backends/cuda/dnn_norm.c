@@ -212,8 +212,11 @@ static int bn_constants(bn_call *k, char *why, size_t len) {
   for (size_t i = 0; i < C; ++i) {
     host[i] = 1.f, host[C + i] = 0.f, host[2 * C + i] = -1.f;
   }
-  cudaError_t e = cudaMemcpy(k->slot[BN_ONES], host, 3 * C * sizeof *host,
-                             cudaMemcpyHostToDevice);
+  /* On the call's stream, before the cuDNN calls that read it (from
+   * pageable memory: host is copied out before the call returns). */
+  cudaError_t e =
+      cudaMemcpyAsync(k->slot[BN_ONES], host, 3 * C * sizeof *host,
+                      cudaMemcpyHostToDevice, mxc__cuda_stream());
   free(host);
   return e == cudaSuccess ? MXC_OK
                           : mxc__cuda_rt_fail(why, len, "cudaMemcpy", e);
@@ -279,7 +282,8 @@ static int bn_fwd_train(bn_call *k, const mxc__gpu_call *c, void *y, float beta,
   /* With factor 1 the running slots get (1 - 1) * old + batch: cleared
    * first, as 0 * NaN left in the workspace would be NaN. */
   size_t C = (size_t)p->c.dims[1];
-  cudaError_t e = cudaMemset(k->slot[BN_C], 0, 2 * C * sizeof(float));
+  cudaError_t e = cudaMemsetAsync(k->slot[BN_C], 0, 2 * C * sizeof(float),
+                                  mxc__cuda_stream());
   if (e != cudaSuccess) return mxc__cuda_rt_fail(why, len, "cudaMemset", e);
   DN_TRY(DN(cudnnBatchNormalizationForwardTraining)(
              k->h, CUDNN_BATCHNORM_SPATIAL, &one, &beta, k->x, c->in[0].ptr,
@@ -363,8 +367,9 @@ static int bn_fixed_dx(bn_call *k, const mxc__gpu_call *c, const void *scale,
 /* The gamma gradient under fix_gamma: 0 (written unless adding). */
 static int bn_zero_dgamma(const mxc__gpu_call *c, char *why, size_t len) {
   if (c->n_out < 2 || mxc__dnn_beta(c->req[1]) != 0) return MXC_OK;
-  cudaError_t e =
-      cudaMemset(c->out[1].ptr, 0, (size_t)c->out[1].size * sizeof(float));
+  cudaError_t e = cudaMemsetAsync(c->out[1].ptr, 0,
+                                  (size_t)c->out[1].size * sizeof(float),
+                                  mxc__cuda_stream());
   return e == cudaSuccess ? MXC_OK
                           : mxc__cuda_rt_fail(why, len, "cudaMemset", e);
 }

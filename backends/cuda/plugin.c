@@ -8,8 +8,12 @@
  *
  * Devices: every call names its device and sets it as the calling
  * thread's current device first (cudaSetDevice is a thread-local switch,
- * cheap once the device's context exists), because the engine's workers
- * serve every device. */
+ * cheap once the device's context exists): the legacy copy and direct
+ * kernel calls may come from any thread.
+ *
+ * Streams (ABI 2, streams.c): the engine's GPU workers each own a
+ * stream; kernels launched through `launch` and copies through
+ * `copy_async` are enqueued there and complete at `stream_sync`. */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 
@@ -17,7 +21,9 @@
 #include "backends/cuda/blas.h"
 #include "backends/cuda/dnn.h"
 #include "backends/cuda/elementwise.h"
+#include "backends/cuda/fuse.h"
 #include "backends/cuda/rng.h"
+#include "backends/cuda/streams.h"
 #include "backends/cuda/sum.h"
 #include "backends/cuda/train.h"
 #include "core/base/gpu_plugin.h"
@@ -138,6 +144,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_TRAIN_ROWS
     MXC__CUDA_BCAST_ROWS
     MXC__CUDA_SUM_ROWS
+    MXC__CUDA_FUSE_ROWS
     MXC__CUDA_RNG_ROWS
 };
 
@@ -154,6 +161,11 @@ static const mxc__gpu_plugin k_plugin = {
     .mxc_version = MXC__GPU_MXC_VERSION,
     .kernels = k_kernels,
     .n_kernels = (int)(sizeof k_kernels / sizeof k_kernels[0]),
+    .stream_create = mxc__cuda_stream_create,
+    .stream_destroy = mxc__cuda_stream_destroy,
+    .stream_sync = mxc__cuda_stream_sync,
+    .copy_async = mxc__cuda_copy_async,
+    .launch = mxc__cuda_launch,
 };
 
-const mxc__gpu_plugin *mxc_gpu_plugin_v1(void) { return &k_plugin; }
+const mxc__gpu_plugin *mxc_gpu_plugin_v2(void) { return &k_plugin; }

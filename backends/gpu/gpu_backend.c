@@ -88,10 +88,13 @@ _Static_assert(MXC__REQ_WRITE == MXC__GPU_REQ_WRITE &&
                    MXC__REQ_NULL == MXC__GPU_REQ_NULL,
                "write modes differ");
 
+/* On the engine's GPU workers the kernel is enqueued on the worker's
+ * stream; the worker waits for the stream before the operation counts as
+ * done (an asynchronous failure surfaces there, named by the engine). */
 static int run_call(const mxc__op *op, const mxc__gpu_kernel *k,
                     mxc__gpu_call *c) {
   char why[512] = "";
-  int rc = k->run(c, why, sizeof why);
+  int rc = mxc__gpu_launch(k, c, why, sizeof why);
   MXC_RETURN_ERROR_IF(rc != MXC_OK, rc, "operator '%s' on gpu(%d): %s",
                       op->name, c->dev, why);
   return MXC_OK;

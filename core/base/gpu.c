@@ -148,13 +148,62 @@ void mxc__gpu_free(int id, void *ptr) {
   if (ptr) g.p->mem_free(id, ptr);
 }
 
+/* The calling thread's stream (an engine GPU worker's), with its
+ * device. */
+static _Thread_local struct {
+  int id;
+  void *stream;
+} tls_stream = {-1, NULL};
+
+void mxc__gpu_set_thread_stream(int id, void *stream) {
+  tls_stream.id = stream ? id : -1;
+  tls_stream.stream = stream;
+}
+
+void *mxc__gpu_thread_stream(int id) {
+  return tls_stream.id == id && id >= 0 ? tls_stream.stream : NULL;
+}
+
 int mxc__gpu_copy(void *dst, int dst_dev, const void *src, int src_dev,
                   size_t nbytes) {
   MXC__ASSERT(g.p);
   if (nbytes == 0) return MXC_OK;
   char why[STATUS_MAX / 2] = "";
-  int rc = g.p->copy(dst, dst_dev, src, src_dev, nbytes, why, sizeof why);
+  void *s =
+      mxc__gpu_thread_stream(dst_dev != MXC__GPU_HOST ? dst_dev : src_dev);
+  int rc = s ? g.p->copy_async(dst, dst_dev, src, src_dev, nbytes, s, why,
+                               sizeof why)
+             : g.p->copy(dst, dst_dev, src, src_dev, nbytes, why, sizeof why);
   MXC_RETURN_ERROR_IF(rc != MXC_OK, rc, "copy of %zu bytes (device %d to %d): %s",
                       nbytes, src_dev, dst_dev, why);
   return MXC_OK;
+}
+
+int mxc__gpu_stream_create(int id, void **out) {
+  *out = NULL;
+  /* The engine makes streams for any gpu(N) pushed to, which only arrays
+   * of a usable GPU should be: refuse the others with the reason. */
+  MXC_FORWARD_IF_ERROR(mxc__gpu_check(id, "stream"));
+  char why[STATUS_MAX / 2] = "";
+  int rc = g.p->stream_create(id, out, why, sizeof why);
+  MXC_RETURN_ERROR_IF(rc != MXC_OK, rc, "gpu(%d): cannot create a stream: %s",
+                      id, why);
+  return MXC_OK;
+}
+
+void mxc__gpu_stream_destroy(void *stream) {
+  if (stream) g.p->stream_destroy(stream);
+}
+
+int mxc__gpu_stream_sync(void *stream) {
+  char why[STATUS_MAX / 2] = "";
+  int rc = g.p->stream_sync(stream, why, sizeof why);
+  MXC_RETURN_ERROR_IF(rc != MXC_OK, rc, "%s", why);
+  return MXC_OK;
+}
+
+int mxc__gpu_launch(const mxc__gpu_kernel *k, const mxc__gpu_call *c, char *why,
+                    size_t why_len) {
+  MXC__ASSERT(g.p);
+  return g.p->launch(k, c, mxc__gpu_thread_stream(c->dev), why, why_len);
 }

@@ -49,10 +49,42 @@ const mxc__gpu_props *mxc__gpu_props_of(int id);
 void *mxc__gpu_alloc(int id, size_t nbytes);
 void mxc__gpu_free(int id, void *ptr);
 
-/* Synchronous copy between host (MXC__GPU_HOST) and device memory, or
- * between two devices. MXC_ERR_INTERNAL with the plug-in's reason when
- * the runtime reports an error. */
+/* Copy between host (MXC__GPU_HOST) and device memory, or between two
+ * devices. On a thread with a stream of the device that does the copy
+ * (the destination's, or the source's for a copy to the host; see
+ * mxc__gpu_thread_stream) it is enqueued there and complete only after
+ * mxc__gpu_stream_sync of that stream (the engine's GPU workers sync
+ * after each function); elsewhere it is complete on return.
+ * MXC_ERR_INTERNAL with the plug-in's reason when the runtime reports an
+ * error. */
 int mxc__gpu_copy(void *dst, int dst_dev, const void *src, int src_dev,
                   size_t nbytes);
+
+/* ---- streams (core/base/gpu_plugin.h, ABI 2), for the engine ---- */
+
+/* A new stream on gpu(id) in *out; MXC_ERR_UNSUPPORTED with the reason
+ * when gpu(id) cannot be used (mxc__gpu_check), else the error names the
+ * device and the plug-in's reason. */
+int mxc__gpu_stream_create(int id, void **out);
+/* Waits for the stream's work, then frees it. NULL: nothing. */
+void mxc__gpu_stream_destroy(void *stream);
+/* Waits for the work enqueued on stream so far: MXC_OK, or the first
+ * error of that work with the runtime's message as the thread's error. */
+int mxc__gpu_stream_sync(void *stream);
+
+/* Makes stream (of gpu(id)) the calling thread's stream: kernels
+ * (mxc__gpu_launch) and copies (mxc__gpu_copy) of gpu(id) this thread
+ * runs are enqueued on it. stream NULL: none (synchronous calls). Each
+ * engine GPU worker sets its own once. */
+void mxc__gpu_set_thread_stream(int id, void *stream);
+/* The calling thread's stream when it is one of gpu(id), else NULL. */
+void *mxc__gpu_thread_stream(int id);
+
+/* Runs kernel k of the plug-in's table for c on the calling thread's
+ * stream of gpu(c->dev), if any: then the work may still be running on
+ * return, and is done after mxc__gpu_stream_sync. Returns the kernel's
+ * code, its reason in why. */
+int mxc__gpu_launch(const mxc__gpu_kernel *k, const mxc__gpu_call *c,
+                    char *why, size_t why_len);
 
 #endif /* MXC_CORE_BASE_GPU_H_ */

@@ -21,9 +21,19 @@
  * write a NUL-terminated reason of at most why_len bytes into `why`, which
  * the loader turns into the thread's error message.
  *
+ * Streams (ABI 2): a stream is the plug-in's opaque queue of device work
+ * on one device (a CUDA stream, with its pinned staging buffer).
+ * libmxc's engine gives each GPU worker thread a stream of its own; work
+ * enqueued on one stream runs in order, work on two streams in any order,
+ * so libmxc's engine orders it: an operation counts as done only after
+ * stream_sync of the stream it was enqueued on returned MXC_OK. Errors of
+ * asynchronous work (a faulting kernel) are reported by that stream_sync.
+ * A stream is used by one thread at a time (its worker).
+ *
  * Thread-safety: open runs once, before any other function except that
  * the kernel table may be read before open. The others may be called from
- * any thread at the same time. */
+ * any thread at the same time (a given stream from one thread at a
+ * time). */
 #ifndef MXC_CORE_BASE_GPU_PLUGIN_H_
 #define MXC_CORE_BASE_GPU_PLUGIN_H_
 
@@ -32,8 +42,10 @@
 
 #include "mxc/mxc.h"
 
-#define MXC__GPU_PLUGIN_ABI 1
-#define MXC__GPU_PLUGIN_ENTRY "mxc_gpu_plugin_v1"
+/* ABI 2 (streams): kernels and copies are enqueued on a stream the
+ * caller owns (stream_create) and complete at stream_sync. */
+#define MXC__GPU_PLUGIN_ABI 2
+#define MXC__GPU_PLUGIN_ENTRY "mxc_gpu_plugin_v2"
 /* The library file looked up by the dynamic loader's rules (the Debian
  * package libmxc-cuda1 installs it beside libmxc.so.1); the environment
  * variable MXC_CUDA_PLUGIN, read once, names another file. */
@@ -89,8 +101,7 @@ typedef struct mxc__gpu_call {
   int n_out;
   const int *req; /* per output: MXC__GPU_REQ_* */
   /* 1 when the operator runs in training mode (the opctx's is_train):
-   * BatchNorm uses batch statistics then. Added within ABI 1: both
-   * libraries come from one source version (the loader checks it). */
+   * BatchNorm uses batch statistics then. */
   int is_train;
   /* The call's random slice: a GPU sampler computes from it the values the
    * CPU's kernel would (core/resource/philox_impl.h). Both libraries come
@@ -104,9 +115,11 @@ typedef struct mxc__gpu_kernel {
   /* 1 when the kernel handles a call with these dtypes: n_in inputs, then
    * n_out outputs (-1: not decided yet). NULL: float32 everywhere. */
   int (*supports)(const int *dtypes, int n_in, int n_out);
-  /* Runs the call on gpu(c->dev); returns once the results are in device
-   * memory in the order of the device's other work (the first version
-   * synchronizes the device's stream before returning). */
+  /* Runs the call on gpu(c->dev), on the calling thread's current stream
+   * (the table's launch sets it; libmxc never calls run directly). On a
+   * stream it may return before the work is done; on the legacy default
+   * stream (a direct call) it returns when the results are in device
+   * memory. */
   int (*run)(const mxc__gpu_call *c, char *why, size_t why_len);
 } mxc__gpu_kernel;
 
@@ -136,7 +149,8 @@ typedef struct mxc__gpu_plugin {
   /* Returns what mem_alloc gave (ptr non-NULL). */
   void (*mem_free)(int dev, void *ptr);
   /* Copies nbytes from src on src_dev to dst on dst_dev (MXC__GPU_HOST
-   * for host memory), returning when the copy is complete. */
+   * for host memory) on the legacy default stream, returning when the
+   * copy is complete. */
   int (*copy)(void *dst, int dst_dev, const void *src, int src_dev,
               size_t nbytes, char *why, size_t why_len);
   /* "MAJOR.MINOR.PATCH" of the mxc sources it was built from: kernels read
@@ -146,11 +160,38 @@ typedef struct mxc__gpu_plugin {
    * the registry is built; reading them does not open the runtime. */
   const mxc__gpu_kernel *kernels;
   int n_kernels;
+  /* ---- ABI 2: streams ---- */
+  /* A new stream on dev in *out, with its resources (a pinned staging
+   * buffer is made on first use). MXC_ERR_* and the reason on failure. */
+  int (*stream_create)(int dev, void **out, char *why, size_t why_len);
+  /* Waits for the stream's work (errors ignored), then frees it. */
+  void (*stream_destroy)(void *stream);
+  /* Waits until every piece of work enqueued on the stream so far is
+   * complete (never the whole device). MXC_OK, or the first error of that
+   * work with the runtime's message (reported once). */
+  int (*stream_sync)(void *stream, char *why, size_t why_len);
+  /* As copy, enqueued on stream (which belongs to dst_dev, or to src_dev
+   * when dst is host memory). It may return before the copy is done:
+   * both sides must stay valid and untouched until stream_sync returned.
+   * Host memory that is not pinned goes through the stream's pinned
+   * staging buffer. */
+  int (*copy_async)(void *dst, int dst_dev, const void *src, int src_dev,
+                    size_t nbytes, void *stream, char *why, size_t why_len);
+  /* Runs kernel k (a row of kernels) for c on stream (of device c->dev),
+   * made the calling thread's current stream around k->run so that the
+   * kernel's launches, library handles and copies use it: run may then
+   * return before the work is done, and the caller waits with
+   * stream_sync before it reads the outputs or frees anything the call
+   * names (param included; the arrays c points to may go at once).
+   * stream NULL: the legacy default stream, complete on return (the
+   * naive engine, threads without a stream). */
+  int (*launch)(const mxc__gpu_kernel *k, const mxc__gpu_call *c,
+                void *stream, char *why, size_t why_len);
 } mxc__gpu_plugin;
 
 /* The entry point's type, and its declaration for the plug-in that
  * defines it (libmxc never does: it finds it with dlsym). */
 typedef const mxc__gpu_plugin *(*mxc__gpu_plugin_entry_fn)(void);
-MXC_API const mxc__gpu_plugin *mxc_gpu_plugin_v1(void);
+MXC_API const mxc__gpu_plugin *mxc_gpu_plugin_v2(void);
 
 #endif /* MXC_CORE_BASE_GPU_PLUGIN_H_ */

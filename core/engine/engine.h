@@ -25,7 +25,11 @@
  *
  * Kinds: MXC__ENGINE_NAIVE runs each function synchronously in the pushing
  * thread (for debugging; pushes are serialized by one lock).
- * MXC__ENGINE_THREADED runs them on per-device worker pools. */
+ * MXC__ENGINE_THREADED runs them on per-device worker pools: the CPU's,
+ * and per GPU (on its first push) MXC_GPU_WORKERS compute workers
+ * (default 2) and one copy worker, each owning a GPU stream. A GPU
+ * worker waits for its stream after each function (blocking that worker
+ * only, never the CPU workers). */
 #ifndef MXC_CORE_ENGINE_ENGINE_H_
 #define MXC_CORE_ENGINE_ENGINE_H_
 
@@ -66,14 +70,26 @@ typedef struct mxc__push_args {
   int n_writes;
   int priority;           /* higher runs earlier among ready work */
   const char *name;       /* not copied: must stay valid until free_fn */
-  mxc__device dev;        /* where it runs; CPU only for now */
+  /* Where it runs. MXC_DEVICE_CPU: the CPU workers. MXC_DEVICE_GPU id:
+   * that GPU's workers (created on its first push), each with a stream of
+   * its own (core/base/gpu.h): the function's GPU work (kernels through
+   * mxc__gpu_launch, mxc__gpu_copy) is enqueued there, and the function
+   * counts as done (dependents run, waits return) only once that stream
+   * has finished it; an asynchronous GPU error fails the function like
+   * a returned one. */
+  mxc__device dev;
+  /* Nonzero for a GPU: run on the GPU's copy worker (copies between host
+   * and device or devices) instead of its compute workers, so that copies
+   * overlap kernels. Ignored for the CPU. */
+  int copy;
   /* Nonzero: when every variable is free at push time, a synchronous
    * function runs in the calling thread before push returns, instead of
    * being handed to a worker. For callers that wait for the function right
    * away (host copies): the hand-off to a worker and back costs tens of
    * microseconds on a busy machine, the copy itself nanoseconds. Work that
    * becomes ready when it finishes still goes to the workers. Ignored for
-   * async functions; the naive engine always runs in the caller. */
+   * async functions and GPU devices (their work needs a worker's stream);
+   * the naive engine always runs in the caller. */
   int run_here;
 } mxc__push_args;
 

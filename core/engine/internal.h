@@ -17,6 +17,9 @@
  *   2. resize_mu           (set_num_workers / destroy)
  *   3. gen_mu              (waiting for generations to drain)
  *   4. wide_mu             (threaded push; see "Pushing many variables")
+ *   4b. gpu_mu             (threaded push: creating a GPU's pools; held
+ *                          by nothing else, holds nothing of the engine
+ *                          but the new pools' own)
  *   5. var->mu             several at once only in ascending address order
  *                          (push); everywhere else at most one
  *   6. cache_mu, pool->mu, err_mu, mu   leaves: nothing is taken under them
@@ -30,6 +33,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "core/base/gpu.h"
 #include "core/engine/engine.h"
 
 /* ---- error records (failure.c) ---------------------------------------- */
@@ -159,11 +163,21 @@ typedef struct mxc__worker {
   struct mxc__pool *pool;
   int idx;
   pthread_t tid;
+  /* A GPU pool's worker: its own stream (mxc__gpu_stream_create), made
+   * before the thread starts and destroyed after it is joined. Every
+   * function it runs enqueues its GPU work there; the worker waits for
+   * the stream before the function counts as done. NULL on the CPU. */
+  void *stream;
 } mxc__worker;
+
+/* Lanes of a GPU: compute workers, and one copy worker for copies between
+ * host and device or devices (mxc__push_args.copy). */
+enum { MXC__LANE_COMPUTE = 0, MXC__LANE_COPY = 1, MXC__LANES = 2 };
 
 typedef struct mxc__pool {
   mxc__engine *engine;
   mxc__device dev;
+  int lane; /* MXC__LANE_*; the CPU pool is a compute lane */
   pthread_mutex_t mu; /* guards q, n_sleeping */
   pthread_cond_t cv;
   mxc__readyq q;
@@ -176,7 +190,8 @@ typedef struct mxc__pool {
   int n_workers;
 } mxc__pool;
 
-int mxc__pool_create(mxc__engine *e, mxc__device dev, int n, mxc__pool **out);
+int mxc__pool_create(mxc__engine *e, mxc__device dev, int lane, int n,
+                     mxc__pool **out);
 /* Stops and joins every worker, frees the pool. The queue must be empty. */
 void mxc__pool_destroy(mxc__pool *p);
 /* Starts or stops workers; on failure the pool keeps its old size. */
@@ -226,7 +241,11 @@ struct mxc__engine {
   /* Threaded engine. */
   pthread_mutex_t resize_mu;
   pthread_mutex_t wide_mu; /* see "Pushing many variables" */
-  mxc__pool *cpu; /* the one pool for MXC_DEVICE_CPU; GPUs get theirs */
+  mxc__pool *cpu; /* the one pool for MXC_DEVICE_CPU */
+  /* Per GPU and lane, created on the first push there (under gpu_mu;
+   * read without it once set), destroyed with the engine. */
+  _Atomic(mxc__pool *) gpu[MXC__MAX_GPUS][MXC__LANES];
+  pthread_mutex_t gpu_mu;
   /* Op record recycling (op.c). */
   pthread_mutex_t cache_mu; /* guards cache */
   mxc__op *cache;

@@ -5,15 +5,18 @@
  * submitters signal only when some worker sleeps, so a busy pool costs one
  * uncontended-ish lock per queued op and no system calls.
  *
- * Only the CPU pool exists today; a GPU pool would be another mxc__pool
- * with its own device and workers (one per stream, say), chosen by the
- * engine from the op's device. */
+ * The CPU has one pool. Each GPU gets two on its first push (threaded.c):
+ * compute workers and one copy worker, each worker owning a stream of the
+ * plug-in (core/base/gpu.h) on which the functions it runs enqueue their
+ * GPU work; run_op (threaded.c) waits for that stream before an op counts
+ * as done. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/base/alloc.h"
 #include "core/base/error.h"
+#include "core/base/gpu.h"
 #include "core/base/assert.h"
 #include "core/engine/internal.h"
 #include "core/profiler/profiler.h"
@@ -66,15 +69,25 @@ static mxc__op *take(mxc__worker *w) {
   }
 }
 
+/* The worker's track in a profile (kept in the thread; no allocation
+ * unless it records). */
+static void name_thread(const mxc__worker *w) {
+  char name[MXC__PROF_NAME_MAX];
+  const mxc__pool *p = w->pool;
+  if (p->dev.type == MXC_DEVICE_CPU) {
+    snprintf(name, sizeof name, "engine cpu worker %d", w->idx);
+  } else {
+    snprintf(name, sizeof name, "engine gpu(%d) %s worker %d", p->dev.id,
+             p->lane == MXC__LANE_COPY ? "copy" : "compute", w->idx);
+  }
+  mxc__prof_thread_name(name);
+}
+
 static void *worker_main(void *arg) {
   mxc__worker *w = arg;
   tls_worker = w;
-  /* The worker's track in a profile (kept in the thread; no allocation
-   * unless it records). A GPU pool would name its stream workers. */
-  char name[MXC__PROF_NAME_MAX];
-  snprintf(name, sizeof name, "engine %s worker %d",
-           w->pool->dev.type == MXC_DEVICE_CPU ? "cpu" : "gpu", w->idx);
-  mxc__prof_thread_name(name);
+  if (w->stream) mxc__gpu_set_thread_stream(w->pool->dev.id, w->stream);
+  name_thread(w);
   mxc__op *op;
   while ((op = take(w)) != NULL) {
     /* mxc__thr_run hands back a successor made ready by op, if any, to
@@ -83,6 +96,7 @@ static void *worker_main(void *arg) {
       op = mxc__thr_run(op, w);
     } while (op != NULL);
   }
+  mxc__gpu_set_thread_stream(-1, NULL);
   tls_worker = NULL;
   return NULL;
 }
@@ -119,6 +133,7 @@ static void stop_workers(mxc__pool *p, int from, int to) {
   pthread_mutex_unlock(&p->mu);
   for (int i = from; i < to; i++) {
     pthread_join(p->workers[i]->tid, NULL);
+    mxc__gpu_stream_destroy(p->workers[i]->stream);
     mxc__free(p->workers[i]);
     p->workers[i] = NULL;
   }
@@ -131,8 +146,16 @@ static int start_worker(mxc__pool *p, int idx) {
   memset(w, 0, sizeof *w);
   w->pool = p;
   w->idx = idx;
+  if (p->dev.type == MXC_DEVICE_GPU) {
+    int src = mxc__gpu_stream_create(p->dev.id, &w->stream);
+    if (src != MXC_OK) {
+      mxc__free(w);
+      return src;
+    }
+  }
   int rc = pthread_create(&w->tid, NULL, worker_main, w);
   if (rc != 0) {
+    mxc__gpu_stream_destroy(w->stream);
     mxc__free(w);
     return mxc__error_set(rc == EAGAIN ? MXC_ERR_OOM : MXC_ERR_INTERNAL,
                           "engine: cannot start worker thread %d (%s)", idx,
@@ -166,13 +189,15 @@ int mxc__pool_resize(mxc__pool *p, int n) {
   return MXC_OK;
 }
 
-int mxc__pool_create(mxc__engine *e, mxc__device dev, int n, mxc__pool **out) {
+int mxc__pool_create(mxc__engine *e, mxc__device dev, int lane, int n,
+                     mxc__pool **out) {
   mxc__pool *p = mxc__malloc(sizeof *p);
   MXC_RETURN_ERROR_IF(p == NULL, MXC_ERR_OOM,
                       "engine: out of memory creating a worker pool");
   memset(p, 0, sizeof *p);
   p->engine = e;
   p->dev = dev;
+  p->lane = lane;
   atomic_init(&p->n_queued, 0);
   atomic_init(&p->target, 0);
   if (pthread_mutex_init(&p->mu, NULL) != 0) {

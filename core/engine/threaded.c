@@ -21,6 +21,8 @@
  * from outside the engine's workers bumps `finished` under e->mu, which it
  * releases as its last touch of the engine; waiters look at the counts
  * only under e->mu, so a destroy that follows cannot overtake it. */
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/base/alloc.h"
@@ -148,12 +150,14 @@ static void submit_ready(mxc__op *ready) {
 }
 
 /* Acts on deps just granted: counts down their ops (collecting the ready
- * ones), runs deletions, wakes waiters. With allow_inline, returns one
- * ready op for the caller to run itself; everything else is queued.
+ * ones), runs deletions, wakes waiters. With inline_pool (the calling
+ * worker's pool, or NULL), returns one ready op of that pool for the
+ * caller to run itself; everything else is queued.
  * deleted[g] += deletions of generation g run (the caller counts them
  * finished). */
 static mxc__op *process_grants(mxc__engine *e, mxc__dep *granted,
-                               int allow_inline, long long deleted[2]) {
+                               const mxc__pool *inline_pool,
+                               long long deleted[2]) {
   mxc__op *ready = NULL;
   while (granted != NULL) {
     mxc__dep *d = granted;
@@ -180,11 +184,12 @@ static mxc__op *process_grants(mxc__engine *e, mxc__dep *granted,
       pthread_mutex_unlock(&e->mu);
     }
   }
-  /* Run a successor here only if nothing waits in the queue: queued work
-   * may have a higher priority, and a long chain run inline must not
-   * starve it. */
+  /* Run a successor here only if it belongs to this worker's pool (a GPU
+   * op needs its pool's stream; CPU work must not block a GPU worker) and
+   * nothing waits in the queue: queued work may have a higher priority,
+   * and a long chain run inline must not starve it. */
   mxc__op *mine = NULL;
-  if (allow_inline && ready != NULL &&
+  if (inline_pool != NULL && ready != NULL && ready->pool == inline_pool &&
       atomic_load_explicit(&ready->pool->n_queued, memory_order_relaxed) == 0) {
     mine = ready;
     ready = ready->next;
@@ -227,21 +232,65 @@ static mxc__op *finish(mxc__op *op, mxc__worker *w, int allow_inline) {
   long long done[2] = {0, 0};
   done[op->gen] = 1;
   mxc__op_put(e, op);
-  mxc__op *next = process_grants(e, granted, allow_inline, done);
+  mxc__op *next = process_grants(
+      e, granted, allow_inline && w != NULL ? w->pool : NULL, done);
   mark_finished(e, done, w == NULL);
   return next;
 }
 
-/* The pool that runs work for dev. Only the CPU pool exists, and
- * mxc__engine_push has already turned other devices away; per-GPU pools
- * would be looked up here. */
-/* GPU work runs on the CPU workers for now: the plug-in's kernels return
- * when their results are ready (core/base/gpu_plugin.h), so a CPU worker
- * blocked on one is what orders it. Per-GPU workers with their own
- * streams replace this. */
-static mxc__pool *pool_for(mxc__engine *e, mxc__device dev) {
-  (void)dev;
-  return e->cpu;
+/* GPU workers: MXC_GPU_WORKERS compute workers per GPU (1..16, default
+ * 2: one enqueues while the other's work runs), plus one copy worker. */
+#define GPU_WORKERS_DEFAULT 2
+#define GPU_WORKERS_MAX 16
+
+static int gpu_workers(int lane) {
+  if (lane == MXC__LANE_COPY) return 1;
+  const char *v = getenv("MXC_GPU_WORKERS");
+  int n = v && *v ? atoi(v) : GPU_WORKERS_DEFAULT;
+  return n < 1 ? 1 : n > GPU_WORKERS_MAX ? GPU_WORKERS_MAX : n;
+}
+
+/* The pool of gpu(dev.id)'s lane, created on first use: its workers and
+ * their streams. Once set, the pointer never changes until the engine is
+ * destroyed, so it is read without gpu_mu. */
+static int gpu_pool(mxc__engine *e, mxc__device dev, int lane,
+                    mxc__pool **out) {
+  _Atomic(mxc__pool *) *slot = &e->gpu[dev.id][lane];
+  *out = atomic_load_explicit(slot, memory_order_acquire);
+  if (*out != NULL) return MXC_OK;
+  pthread_mutex_lock(&e->gpu_mu);
+  int rc = MXC_OK;
+  *out = atomic_load_explicit(slot, memory_order_relaxed);
+  if (*out == NULL) {
+    rc = mxc__pool_create(e, dev, lane, gpu_workers(lane), out);
+    if (rc == MXC_OK) atomic_store_explicit(slot, *out, memory_order_release);
+  }
+  pthread_mutex_unlock(&e->gpu_mu);
+  return rc;
+}
+
+/* The pool that runs a's function: the CPU's, or the compute or copy
+ * lane of its GPU. */
+static int pool_for(mxc__engine *e, const mxc__push_args *a, mxc__pool **out) {
+  if (a->dev.type != MXC_DEVICE_GPU) {
+    *out = e->cpu;
+    return MXC_OK;
+  }
+  MXC_RETURN_ERROR_IF(a->dev.id >= MXC__MAX_GPUS, MXC_ERR_INVALID_ARGUMENT,
+                      "engine_push: gpu(%d) for operator '%s' is beyond the "
+                      "%d GPUs the engine serves",
+                      a->dev.id, a->name ? a->name : "(unnamed)",
+                      MXC__MAX_GPUS);
+  int rc =
+      gpu_pool(e, a->dev, a->copy ? MXC__LANE_COPY : MXC__LANE_COMPUTE, out);
+  if (rc != MXC_OK) {
+    char what[160];
+    snprintf(what, sizeof what,
+             "engine: cannot start the workers of gpu(%d) for operator '%s'",
+             a->dev.id, a->name ? a->name : "(unnamed)");
+    mxc__error_prefix(what);
+  }
+  return rc;
 }
 
 /* Calls op's function. An async op stays valid until this worker drops
@@ -253,6 +302,23 @@ static void call_fn(mxc__op *op) {
   }
   atomic_store_explicit(&op->async_parts, 2, memory_order_relaxed);
   op->async_fn(op->arg, &op->ex);
+}
+
+/* After a synchronous function on a GPU worker: waits for the worker's
+ * stream (that stream only, never the whole device), so that the op
+ * counts as done only once its GPU work is. A failure of that work (a
+ * faulting kernel, a failed copy) is the op's, reported with its name
+ * like any failure; a function that failed still has its earlier work
+ * waited for (it may read memory freed once the op finishes). */
+static void gpu_settle(mxc__op *op, const mxc__worker *w) {
+  if (w == NULL || w->stream == NULL) return;
+  int rc = mxc__gpu_stream_sync(w->stream);
+  if (rc == MXC_OK || op->ex.code != MXC_OK) {
+    if (rc != MXC_OK) mxc__error_clear();
+    return;
+  }
+  op->ex.code = rc;
+  mxc__exec_set_error(&op->ex, mxc__error_msg());
 }
 
 /* The function's run as a span of this worker's track (for an async
@@ -288,6 +354,7 @@ static mxc__op *run_op(mxc__op *op, mxc__worker *w, int allow_inline) {
   } else {
     call_fn(op);
   }
+  if (op->sync_fn != NULL) gpu_settle(op, w);
   tls_current = outer;
   if (op->sync_fn != NULL) return finish(op, w, allow_inline);
   if (atomic_fetch_sub_explicit(&op->async_parts, 1, memory_order_acq_rel) ==
@@ -371,6 +438,8 @@ static int queue_deps(mxc__engine *e, mxc__dep *deps, int n) {
 }
 
 int mxc__thr_push(mxc__engine *e, const mxc__push_args *a) {
+  mxc__pool *pool = NULL;
+  MXC_FORWARD_IF_ERROR(pool_for(e, a, &pool));
   mxc__op *op = mxc__op_get(e, a->n_reads + a->n_writes);
   MXC_RETURN_ERROR_IF(op == NULL, MXC_ERR_OOM,
                       "engine: out of memory pushing operator '%s'",
@@ -383,7 +452,7 @@ int mxc__thr_push(mxc__engine *e, const mxc__push_args *a) {
   op->arg = a->arg;
   op->free_fn = a->free_fn;
   op->priority = a->priority;
-  op->pool = pool_for(e, a->dev);
+  op->pool = pool;
   op->next = op->child = NULL;
   int n = mxc__deps_build(a, op->deps, op);
   op->n_deps = n;
@@ -394,10 +463,10 @@ int mxc__thr_push(mxc__engine *e, const mxc__push_args *a) {
   int granted = queue_deps(e, op->deps, n);
   if (atomic_fetch_sub_explicit(&op->wait, granted + 1, memory_order_acq_rel) ==
       granted + 1) {
-    if (a->run_here && a->sync_fn != NULL) {
+    if (a->run_here && a->sync_fn != NULL && pool == e->cpu) {
       /* Ready now and the caller will wait for it: run it here. The op is
        * counted as pushed already, so wait_all sees it pending until
-       * finish counts it done. */
+       * finish counts it done. (GPU work needs its worker's stream.) */
       (void)run_op(op, NULL, 0);
     } else {
       op->next = NULL;
@@ -428,7 +497,7 @@ int mxc__thr_wait_var(mxc__engine *e, mxc__var *v, int for_write) {
   mxc__dep *granted = NULL;
   mxc__var_release(v, &wt.dep, &granted);
   long long deleted[2] = {0, 0};
-  process_grants(e, granted, 0, deleted);
+  process_grants(e, granted, NULL, deleted);
   mark_finished(e, deleted, 0);
   if (f == NULL) return MXC_OK;
   int rc = mxc__failure_report(f);
@@ -473,7 +542,25 @@ int mxc__thr_set_num_workers(mxc__engine *e, int n) {
 
 int mxc__thr_init(mxc__engine *e, int num_workers) {
   mxc__device cpu = {MXC_DEVICE_CPU, 0};
-  return mxc__pool_create(e, cpu, num_workers, &e->cpu);
+  for (int d = 0; d < MXC__MAX_GPUS; d++) {
+    for (int l = 0; l < MXC__LANES; l++) atomic_init(&e->gpu[d][l], NULL);
+  }
+  MXC_RETURN_ERROR_IF(pthread_mutex_init(&e->gpu_mu, NULL) != 0, MXC_ERR_OOM,
+                      "engine: out of memory creating a lock");
+  int rc = mxc__pool_create(e, cpu, MXC__LANE_COMPUTE, num_workers, &e->cpu);
+  if (rc != MXC_OK) pthread_mutex_destroy(&e->gpu_mu);
+  return rc;
+}
+
+/* After the drain: every GPU pool's workers joined, their streams
+ * destroyed (each waits for its stream's work first). */
+static void destroy_gpu_pools(mxc__engine *e) {
+  for (int d = 0; d < MXC__MAX_GPUS; d++) {
+    for (int l = 0; l < MXC__LANES; l++) {
+      mxc__pool_destroy(atomic_load(&e->gpu[d][l]));
+      atomic_store(&e->gpu[d][l], NULL);
+    }
+  }
 }
 
 void mxc__thr_fini(mxc__engine *e) {
@@ -481,6 +568,8 @@ void mxc__thr_fini(mxc__engine *e) {
   pthread_mutex_lock(&e->resize_mu);
   mxc__pool_destroy(e->cpu);
   e->cpu = NULL;
+  destroy_gpu_pools(e);
   pthread_mutex_unlock(&e->resize_mu);
+  pthread_mutex_destroy(&e->gpu_mu);
   mxc__op_cache_clear(e);
 }

@@ -109,6 +109,30 @@ void mxc__kv_sum_raw(void *dst, const void *const *srcs, int n,
 /* Pushes a write of zeros over dst. */
 int mxc__kv_push_zero(const mxc__ndarray *dst);
 
+/* ---- GPU values (stage.c) ---- */
+
+/* 1 when a is an array on a GPU. */
+int mxc__kv_on_gpu(const mxc__ndarray *a);
+
+/* A call's values with every GPU array replaced by a host copy of it. */
+typedef struct mxc__kv_staged {
+  mxc__ndarray **vals; /* the call's own list when no value is on a GPU */
+  mxc__ndarray **temps; /* [n]: the host copies made (NULL: none) */
+  int n;
+} mxc__kv_staged;
+
+/* Fills s for vals[0..n) (NULL entries pass through, for the checks that
+ * follow), pushing the copies; on failure nothing is held. */
+int mxc__kv_stage(int n, mxc__ndarray *const *vals, mxc__kv_staged *s);
+/* Drops the host copies (work pushed over them keeps its references). */
+void mxc__kv_staged_free(mxc__kv_staged *s);
+
+/* A pull's copy of the stored array src into dst: host work into a host
+ * array (mxc__kv_push_copy, with priority), an engine copy into a GPU
+ * array. */
+int mxc__kv_copy_out(const mxc__ndarray *src, const mxc__ndarray *dst,
+                     int priority, const char *what);
+
 /* MXC_OK when the store can hold arrays of this dtype (the sums are
  * written for a few types), else MXC_ERR_UNSUPPORTED naming `what`. */
 int mxc__kv_check_dtype(int dtype, const char *what);

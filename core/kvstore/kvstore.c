@@ -96,10 +96,11 @@ static int check_value(const mxc__ndarray *v, const char *what) {
                       "%s: the array is sparse (storage type %d); a kvstore "
                       "holds dense arrays",
                       what, v->stype);
-  MXC_RETURN_ERROR_IF(v->chunk->dev.type != MXC_DEVICE_CPU,
+  MXC_RETURN_ERROR_IF(v->chunk->dev.type != MXC_DEVICE_CPU &&
+                          v->chunk->dev.type != MXC_DEVICE_GPU,
                       MXC_ERR_UNSUPPORTED,
-                      "%s: the array is on device type %d; a kvstore sums "
-                      "CPU arrays for now",
+                      "%s: the array is on device type %d; a kvstore holds "
+                      "CPU and GPU arrays",
                       what, v->chunk->dev.type);
   return mxc__kv_check_dtype(v->dtype, what);
 }
@@ -124,12 +125,13 @@ static int entry_new(const mxc__kvstore *kv, const mxc__kv_key *k,
   if (k->str && !(e->key.str = mxc__strdup(k->str))) {
     rc = mxc__error_set(MXC_ERR_OOM, "%s: out of memory", what);
   }
+  /* In host memory whatever v's device (stage.c). */
+  mxc__device cpu = {MXC_DEVICE_CPU, 0};
   if (rc == MXC_OK) {
-    rc = mxc__ndarray_create(&v->shape, v->dtype, v->chunk->dev, 0,
-                             &e->stored);
+    rc = mxc__ndarray_create(&v->shape, v->dtype, cpu, 0, &e->stored);
   }
   if (rc == MXC_OK) {
-    rc = mxc__ndarray_create(&v->shape, v->dtype, v->chunk->dev, 1, &e->merge);
+    rc = mxc__ndarray_create(&v->shape, v->dtype, cpu, 1, &e->merge);
   }
   if (rc == MXC_OK) rc = first_value(kv, e, v, what);
   if (rc != MXC_OK) {
@@ -204,8 +206,8 @@ static int add_entry(mxc__kvstore *kv, mxc__kv_keys keys,
   return MXC_OK;
 }
 
-int mxc__kvstore_init(mxc__kvstore *kv, int n, mxc__kv_keys keys,
-                      mxc__ndarray *const *vals) {
+static int init_staged(mxc__kvstore *kv, int n, mxc__kv_keys keys,
+                       mxc__ndarray *const *vals) {
   pthread_mutex_lock(&kv->lock);
   int rc = check_init(kv, n, keys, vals);
   if (rc == MXC_OK) rc = reserve_entries(kv, n);
@@ -216,6 +218,16 @@ int mxc__kvstore_init(mxc__kvstore *kv, int n, mxc__kv_keys keys,
    * is whole); the caller sees the error naming the key that failed. */
   for (int i = 0; i < n && rc == MXC_OK; ++i) rc = add_entry(kv, keys, vals, i);
   pthread_mutex_unlock(&kv->lock);
+  return rc;
+}
+
+/* GPU values go through host copies (stage.c), here and in push. */
+int mxc__kvstore_init(mxc__kvstore *kv, int n, mxc__kv_keys keys,
+                      mxc__ndarray *const *vals) {
+  mxc__kv_staged s;
+  MXC_FORWARD_IF_ERROR(mxc__kv_stage(n, vals, &s));
+  int rc = init_staged(kv, n, keys, s.vals);
+  mxc__kv_staged_free(&s);
   return rc;
 }
 
@@ -379,9 +391,8 @@ static int run_updater(mxc__kv_updater_fn fn, void *ud,
   return MXC_OK;
 }
 
-int mxc__kvstore_push(mxc__kvstore *kv, int n, mxc__kv_keys keys,
-                      mxc__ndarray *const *vals, int priority) {
-  MXC_FORWARD_IF_ERROR(check_call("push", n, keys, vals));
+static int push_staged(mxc__kvstore *kv, int n, mxc__kv_keys keys,
+                       mxc__ndarray *const *vals, int priority) {
   push_scratch s;
   MXC_FORWARD_IF_ERROR(scratch_new(n, &s));
   int n_updates = 0;
@@ -396,6 +407,16 @@ int mxc__kvstore_push(mxc__kvstore *kv, int n, mxc__kv_keys keys,
   return rc;
 }
 
+int mxc__kvstore_push(mxc__kvstore *kv, int n, mxc__kv_keys keys,
+                      mxc__ndarray *const *vals, int priority) {
+  MXC_FORWARD_IF_ERROR(check_call("push", n, keys, vals));
+  mxc__kv_staged st;
+  MXC_FORWARD_IF_ERROR(mxc__kv_stage(n, vals, &st));
+  int rc = push_staged(kv, n, keys, st.vals, priority);
+  mxc__kv_staged_free(&st);
+  return rc;
+}
+
 /* Copies each stored array into outs[j] whose entry is o->entries[j],
  * but those marked done. */
 static int pull_rest(push_scratch *o, int n, mxc__ndarray *const *outs,
@@ -405,7 +426,7 @@ static int pull_rest(push_scratch *o, int n, mxc__ndarray *const *outs,
     char what[160];
     mxc__kv_key_str(&o->entries[j]->key, what, sizeof what);
     MXC_FORWARD_IF_ERROR(
-        mxc__kv_push_copy(o->entries[j]->stored, outs[j], priority, what));
+        mxc__kv_copy_out(o->entries[j]->stored, outs[j], priority, what));
   }
   return MXC_OK;
 }
@@ -439,14 +460,15 @@ static int check_pull(mxc__kvstore *kv, int n, mxc__kv_keys keys,
 /* A dist_sync pushpull without an updater: the collective of a key that
  * has one output in the call writes the sum into that output too (in
  * cache, as it finishes each piece), in place of a pull copying the whole
- * stored array afterwards; keys with several outputs are pulled. The
+ * stored array afterwards; keys with several outputs, and outputs on a
+ * GPU (the collective writes host memory), are pulled. The
  * stored array still gets the sum, as for any push. */
 /* Quadratic in the call's keys: a model's few hundred parameters cost
  * well under a millisecond, next to a collective's round trip. */
 static void mark_direct(push_scratch *s, push_scratch *o, int n, int ng,
                         mxc__ndarray *const *outs) {
   for (int j = 0; j < n; ++j) {
-    int count = 0;
+    int count = mxc__kv_on_gpu(outs[j]) ? 2 : 0; /* 2: never direct */
     for (int i = 0; i < n; ++i) count += o->entries[i] == o->entries[j];
     for (int g = 0; g < ng && count == 1; ++g) {
       if (s->groups[g].e == o->entries[j]) {
@@ -485,11 +507,9 @@ static int pushpull_dist(mxc__kvstore *kv, int n, mxc__kv_keys keys,
   return rc;
 }
 
-int mxc__kvstore_pushpull(mxc__kvstore *kv, int n, mxc__kv_keys keys,
-                          mxc__ndarray *const *vals,
-                          mxc__ndarray *const *outs, int priority) {
-  MXC_FORWARD_IF_ERROR(check_call("pushpull", n, keys, vals));
-  MXC_FORWARD_IF_ERROR(check_call("pushpull", n, keys, outs));
+static int pushpull_staged(mxc__kvstore *kv, int n, mxc__kv_keys keys,
+                           mxc__ndarray *const *vals,
+                           mxc__ndarray *const *outs, int priority) {
   pthread_mutex_lock(&kv->lock);
   int direct = kv->dist && !kv->opt && !kv->updater;
   /* resolves the outputs itself before pushing: no check_pull */
@@ -499,4 +519,16 @@ int mxc__kvstore_pushpull(mxc__kvstore *kv, int n, mxc__kv_keys keys,
   MXC_FORWARD_IF_ERROR(check_pull(kv, n, keys, outs));
   MXC_FORWARD_IF_ERROR(mxc__kvstore_push(kv, n, keys, vals, priority));
   return mxc__kvstore_pull(kv, n, keys, outs, priority);
+}
+
+int mxc__kvstore_pushpull(mxc__kvstore *kv, int n, mxc__kv_keys keys,
+                          mxc__ndarray *const *vals,
+                          mxc__ndarray *const *outs, int priority) {
+  MXC_FORWARD_IF_ERROR(check_call("pushpull", n, keys, vals));
+  MXC_FORWARD_IF_ERROR(check_call("pushpull", n, keys, outs));
+  mxc__kv_staged st; /* GPU values: host copies (stage.c) */
+  MXC_FORWARD_IF_ERROR(mxc__kv_stage(n, vals, &st));
+  int rc = pushpull_staged(kv, n, keys, st.vals, outs, priority);
+  mxc__kv_staged_free(&st);
+  return rc;
 }

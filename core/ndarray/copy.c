@@ -72,12 +72,18 @@ static int check_nbytes(const mxc__ndarray *a, size_t nbytes,
   return MXC_OK;
 }
 
-/* The worker pool that runs a copy. A copy involving a GPU is host code
- * calling the plug-in's synchronous copy, so it runs on the CPU workers
- * until GPUs have engine workers and streams of their own. */
-static mxc__device copy_device(const mxc__ndarray *a) {
+/* The device whose workers run a copy: a copy involving a GPU runs on
+ * that GPU's copy worker (the destination's, or the source's for a copy
+ * to the host: the side mxc__gpu_copy enqueues on), asynchronously on its
+ * stream; a host copy on the CPU workers. */
+static mxc__device copy_device(const mxc__ndarray *read,
+                               const mxc__ndarray *write) {
+  if (write && write->chunk->dev.type == MXC_DEVICE_GPU) {
+    return write->chunk->dev;
+  }
+  if (read && read->chunk->dev.type == MXC_DEVICE_GPU) return read->chunk->dev;
   mxc__device cpu = {MXC_DEVICE_CPU, 0};
-  return a->chunk->dev.type == MXC_DEVICE_GPU ? cpu : a->chunk->dev;
+  return cpu;
 }
 
 static int push_impl(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
@@ -97,7 +103,8 @@ static int push_impl(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
   p.n_writes = write ? 1 : 0;
   p.priority = priority;
   p.name = name;
-  p.dev = fn == copy_fn ? copy_device(on) : on->chunk->dev;
+  p.dev = fn == copy_fn ? copy_device(read, write) : on->chunk->dev;
+  p.copy = fn == copy_fn && p.dev.type == MXC_DEVICE_GPU;
   p.run_here = run_here;
   return mxc__engine_push(mxc__ndarray_engine(on), &p);
 }
@@ -121,8 +128,10 @@ int mxc__ndarray_push(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
 }
 
 /* Pushes one copy with arguments on the caller's stack and waits for it:
- * the wait covers the pushed function, so the stack outlives its use.
- * The copy runs in this thread when the array is free (run_here). */
+ * the wait covers the pushed function (for a GPU, until its stream has
+ * done the copy), so the stack outlives its use. A host copy runs in
+ * this thread when the array is free (run_here); a GPU copy on the GPU's
+ * copy worker. */
 static int push_and_wait(const mxc__ndarray *a, copy_args *args, int writes,
                          const char *name) {
   /* Priority 1: a caller is blocked on it. */

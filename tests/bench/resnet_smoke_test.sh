@@ -1,6 +1,7 @@
 #!/bin/bash
 # bench/infer and bench/train --model resnet18, quickly: both run to the
-# end, print their figures, and agree with PyTorch (exit status 0); a
+# end (two rounds each: mxc and PyTorch alternate), print their figures,
+# and agree with PyTorch (exit status 0); a
 # model whose graph says something else than its weights (BatchNorm eps
 # changed in the MXNet JSON only) makes bench/infer fail. Skips (SKIPPED,
 # exit 0) without PyTorch and torchvision.
@@ -17,14 +18,15 @@ if ! "$py" -c 'import torch, torchvision' 2>/dev/null; then
 fi
 tmp="${TEST_TMPDIR:-$(mktemp -d)}"
 export MXC_BENCH_CACHE="$tmp/cache"  # models generated here; no ONNX Runtime
-quick=(--models resnet18 --image-size 64 --iters 1 --warmup 0)
+quick=(--models resnet18 --image-size 64 --iters 1 --warmup 0 --rounds 1)
 
-"$infer" "${quick[@]}" --batches 1,2 >"$tmp/infer.txt" 2>"$tmp/infer.err" || {
+"$infer" "${quick[@]}" --rounds 2 --batches 1,2 >"$tmp/infer.txt" 2>"$tmp/infer.err" || {
   echo "FAIL: bench/infer"; cat "$tmp/infer.txt" "$tmp/infer.err"; exit 1; }
 cat "$tmp/infer.txt"
 for key in cpu mxc_version resnet18_b1_ms resnet18_b2_ms resnet18_b1_torch_ms \
     resnet18_b1_maxdiff_torch resnet18_b2_maxdiff_torch \
-    resnet18_b1_ratio_vs_torch; do
+    resnet18_b1_ratio_vs_torch resnet18_b1_round0_ratio_vs_torch \
+    resnet18_b2_round1_ratio_vs_torch resnet18_b1_ratio_vs_torch_max; do
   grep -q "^$key=" "$tmp/infer.txt" || { echo "FAIL: no $key= line"; exit 1; }
 done
 grep -q "skipping ONNX Runtime" "$tmp/infer.err" || {
@@ -46,11 +48,12 @@ grep -q "FAIL: resnet18_b1 logits differ from torch's" "$tmp/wrong.err"
 echo "ok: a wrong model is caught"
 
 "$train" --model resnet18 --resnet-batch 4 --resnet-image-size 32 \
-  --resnet-steps 1 >"$tmp/train.txt" 2>"$tmp/train.err" || {
+  --resnet-steps 1 --resnet-rounds 2 >"$tmp/train.txt" 2>"$tmp/train.err" || {
   echo "FAIL: bench/train"; cat "$tmp/train.txt" "$tmp/train.err"; exit 1; }
 cat "$tmp/train.txt"
 for key in resnet18_train_ms resnet18_train_torch_ms \
-    resnet18_train_ratio_vs_torch resnet18_train_loss_maxdiff; do
+    resnet18_train_ratio_vs_torch resnet18_train_loss_maxdiff \
+    resnet18_train_round1_ratio resnet18_train_ratio_max; do
   grep -q "^$key=" "$tmp/train.txt" || { echo "FAIL: no $key= line"; exit 1; }
 done
 echo "ok: bench/train's ResNet-18 step agrees with PyTorch"

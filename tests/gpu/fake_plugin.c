@@ -13,11 +13,18 @@
  * (device 1 has 5.2), many (20 devices), no_device, no_driver, old_driver,
  * bad_abi, old_version, null_table, oom (device memory runs out after 64
  * KiB in use), copy_fail (every copy fails as after a faulting kernel),
+ * stream_fail (no stream can be created),
  * conform (2 devices, only the kernels that compute: relu, add, _copy,
  * the cuBLAS kernels' plans run on the host, tests/gpu/blas_host.h, and
  * the random kernels' plan, tests/gpu/rng_host.h).
- * Kernels (below) are host loops, for every mode. */
+ * Kernels (below) are host loops, for every mode.
+ *
+ * Streams (ABI 2, fake_streams.h): real queues, each served by a host
+ * thread that runs its work after a random delay (up to
+ * MXC_FAKE_GPU_DELAY_US microseconds, default 300), so that a missing
+ * wait or a wrong order shows as a wrong value or a fault on the host. */
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +32,7 @@
 #include <unistd.h>
 
 #include "core/base/gpu_plugin.h"
+#include "tests/gpu/fuse_host.h"
 #include "tests/gpu/blas_host.h"
 #include "tests/gpu/rng_host.h"
 
@@ -217,29 +225,264 @@ static int run_failing(const mxc__gpu_call *c, char *why, size_t why_len) {
   return MXC_ERR_INTERNAL;
 }
 
+/* An asynchronous fault: the work itself "runs" and fails later, on the
+ * stream, like a kernel that reads out of bounds (the launch succeeded). */
+static int run_async_fault(const mxc__gpu_call *c, char *why, size_t why_len) {
+  (void)c;
+  snprintf(why, why_len,
+           "an illegal memory access was encountered (asynchronous)");
+  return MXC_ERR_INTERNAL;
+}
+
 static const mxc__gpu_kernel k_kernels[] = {
     {"relu", NULL, run_relu},
     {"add", NULL, run_add},
     {"_copy", NULL, run_copy},
     {"sigmoid", NULL, run_failing},
+    {"exp", NULL, run_async_fault},
 };
 
-static const mxc__gpu_plugin k_plugin = {
-    MXC__GPU_PLUGIN_ABI, sizeof(mxc__gpu_plugin), "fake", 80, fake_open,
-    fake_props, fake_alloc, fake_free, fake_copy, MXC__GPU_MXC_VERSION,
-    k_kernels, (int)(sizeof k_kernels / sizeof k_kernels[0]),
-};
+/* ---- streams (ABI 2): a queue per stream, served by a host thread that
+ * runs each piece of work after a random delay. The engine must wait for
+ * a stream (stream_sync) before it counts the work done: a dependent that
+ * ran earlier would read stale values, a copy to the host would not be
+ * there yet, and freed memory would make the work fail ("outside device
+ * memory"), which the next sync reports. ---- */
 
-static const mxc__gpu_plugin k_other_abi = {
-    MXC__GPU_PLUGIN_ABI + 98, sizeof(mxc__gpu_plugin), "fake", 80, fake_open,
-    fake_props, fake_alloc, fake_free, fake_copy, MXC__GPU_MXC_VERSION,
-    k_kernels, 0,
-};
+typedef struct fake_work {
+  struct fake_work *next;
+  int (*exec)(struct fake_work *w, char *why, size_t why_len);
+  /* A kernel: the row and a deep copy of the call (param is the caller's:
+   * valid until its stream_sync; the arrays are not). */
+  const mxc__gpu_kernel *k;
+  mxc__gpu_call c;
+  mxc__gpu_array *arrays;
+  int *req;
+  /* A copy. */
+  void *dst;
+  const void *src;
+  int dst_dev, src_dev;
+  size_t n;
+} fake_work;
 
-static const mxc__gpu_plugin k_other_version = {
-    MXC__GPU_PLUGIN_ABI, sizeof(mxc__gpu_plugin), "fake", 80, fake_open,
-    fake_props, fake_alloc, fake_free, fake_copy, "0.9.0", k_kernels, 0,
-};
+typedef struct fake_stream {
+  int dev;
+  pthread_t tid;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  fake_work *head, *tail;
+  int pending; /* queued or running */
+  int stop;
+  int err; /* first error of the work since the last sync */
+  char why[256];
+  unsigned seed;
+} fake_stream;
+
+static int g_live_streams;
+
+static int delay_us(void) {
+  const char *v = getenv("MXC_FAKE_GPU_DELAY_US");
+  return v && *v ? atoi(v) : 300;
+}
+
+static void work_free(fake_work *w) {
+  free(w->arrays);
+  free(w->req);
+  free(w);
+}
+
+/* Runs w after the delay; records its failure as the stream's. */
+static void serve_one(fake_stream *st, fake_work *w) {
+  int d = delay_us();
+  if (d > 0) usleep((useconds_t)(rand_r(&st->seed) % (unsigned)d));
+  char why[256] = "";
+  int rc = w->exec(w, why, sizeof why);
+  pthread_mutex_lock(&st->mu);
+  if (rc != MXC_OK && st->err == MXC_OK) {
+    st->err = rc;
+    snprintf(st->why, sizeof st->why, "%s", why);
+  }
+  st->head = w->next;
+  if (!st->head) st->tail = NULL;
+  st->pending--;
+  pthread_cond_broadcast(&st->cv);
+  pthread_mutex_unlock(&st->mu);
+  work_free(w);
+}
+
+static void *stream_main(void *arg) {
+  fake_stream *st = arg;
+  pthread_mutex_lock(&st->mu);
+  for (;;) {
+    while (!st->head && !st->stop) pthread_cond_wait(&st->cv, &st->mu);
+    if (!st->head) break;
+    fake_work *w = st->head; /* stays queued (in order) while it runs */
+    pthread_mutex_unlock(&st->mu);
+    serve_one(st, w);
+    pthread_mutex_lock(&st->mu);
+  }
+  pthread_mutex_unlock(&st->mu);
+  return NULL;
+}
+
+static void enqueue(fake_stream *st, fake_work *w) {
+  pthread_mutex_lock(&st->mu);
+  w->next = NULL;
+  if (st->tail) {
+    st->tail->next = w;
+  } else {
+    st->head = w;
+  }
+  st->tail = w;
+  st->pending++;
+  pthread_cond_broadcast(&st->cv);
+  pthread_mutex_unlock(&st->mu);
+}
+
+static int fake_stream_create(int dev, void **out, char *why, size_t why_len) {
+  if (mode_is("stream_fail")) {
+    snprintf(why, why_len, "out of memory (fake: no streams in this mode)");
+    return MXC_ERR_OOM;
+  }
+  fake_stream *st = calloc(1, sizeof *st);
+  if (!st) {
+    snprintf(why, why_len, "fake GPU: out of memory for a stream");
+    return MXC_ERR_OOM;
+  }
+  st->dev = dev;
+  st->seed = (unsigned)(uintptr_t)st;
+  pthread_mutex_init(&st->mu, NULL);
+  pthread_cond_init(&st->cv, NULL);
+  if (pthread_create(&st->tid, NULL, stream_main, st) != 0) {
+    free(st);
+    snprintf(why, why_len, "fake GPU: cannot start a stream thread");
+    return MXC_ERR_INTERNAL;
+  }
+  pthread_mutex_lock(&g_lock);
+  g_live_streams++;
+  pthread_mutex_unlock(&g_lock);
+  *out = st;
+  return MXC_OK;
+}
+
+/* Waits until the stream is idle; returns (and clears) its first error. */
+static int fake_stream_sync(void *stream, char *why, size_t why_len) {
+  fake_stream *st = stream;
+  pthread_mutex_lock(&st->mu);
+  while (st->pending > 0) pthread_cond_wait(&st->cv, &st->mu);
+  int rc = st->err;
+  if (rc != MXC_OK) snprintf(why, why_len, "%s", st->why);
+  st->err = MXC_OK;
+  pthread_mutex_unlock(&st->mu);
+  return rc;
+}
+
+static void fake_stream_destroy(void *stream) {
+  fake_stream *st = stream;
+  char why[256];
+  (void)fake_stream_sync(st, why, sizeof why);
+  pthread_mutex_lock(&st->mu);
+  st->stop = 1;
+  pthread_cond_broadcast(&st->cv);
+  pthread_mutex_unlock(&st->mu);
+  pthread_join(st->tid, NULL);
+  pthread_cond_destroy(&st->cv);
+  pthread_mutex_destroy(&st->mu);
+  free(st);
+  pthread_mutex_lock(&g_lock);
+  g_live_streams--;
+  pthread_mutex_unlock(&g_lock);
+}
+
+static int exec_copy(fake_work *w, char *why, size_t why_len) {
+  return fake_copy(w->dst, w->dst_dev, w->src, w->src_dev, w->n, why,
+                   why_len);
+}
+
+static int fake_copy_async(void *dst, int dst_dev, const void *src,
+                           int src_dev, size_t nbytes, void *stream,
+                           char *why, size_t why_len) {
+  fake_work *w = calloc(1, sizeof *w);
+  if (!w) {
+    snprintf(why, why_len, "fake GPU: out of memory queuing a copy");
+    return MXC_ERR_OOM;
+  }
+  w->exec = exec_copy;
+  w->dst = dst, w->src = src, w->n = nbytes;
+  w->dst_dev = dst_dev, w->src_dev = src_dev;
+  enqueue(stream, w);
+  return MXC_OK;
+}
+
+static int exec_kernel(fake_work *w, char *why, size_t why_len) {
+  return w->k->run(&w->c, why, why_len);
+}
+
+/* A copy of c that outlives the caller's arrays. */
+static fake_work *copy_call(const mxc__gpu_kernel *k, const mxc__gpu_call *c) {
+  fake_work *w = calloc(1, sizeof *w);
+  int n = c->n_in + c->n_out;
+  if (w) w->arrays = calloc((size_t)(n ? n : 1), sizeof *w->arrays);
+  if (w) w->req = calloc((size_t)(c->n_out ? c->n_out : 1), sizeof *w->req);
+  if (!w || !w->arrays || !w->req) {
+    if (w) work_free(w);
+    return NULL;
+  }
+  if (c->n_in) memcpy(w->arrays, c->in, (size_t)c->n_in * sizeof *c->in);
+  if (c->n_out) {
+    memcpy(w->arrays + c->n_in, c->out, (size_t)c->n_out * sizeof *c->out);
+    memcpy(w->req, c->req, (size_t)c->n_out * sizeof *c->req);
+  }
+  w->exec = exec_kernel;
+  w->k = k;
+  w->c = *c;
+  w->c.in = w->arrays;
+  w->c.out = w->arrays + c->n_in;
+  w->c.req = w->req;
+  return w;
+}
+
+/* Without a stream the kernel runs here (synchronous, as ABI 1); with
+ * one it is queued there and may fail later (at stream_sync). */
+static int fake_launch(const mxc__gpu_kernel *k, const mxc__gpu_call *c,
+                       void *stream, char *why, size_t why_len) {
+  fake_stream *st = stream;
+  if (!st) return k->run(c, why, why_len);
+  if (st->dev != c->dev) {
+    snprintf(why, why_len, "fake GPU: a call on gpu(%d) got a stream of "
+             "gpu(%d)", c->dev, st->dev);
+    return MXC_ERR_INTERNAL;
+  }
+  fake_work *w = copy_call(k, c);
+  if (!w) {
+    snprintf(why, why_len, "fake GPU: out of memory queuing a kernel");
+    return MXC_ERR_OOM;
+  }
+  enqueue(st, w);
+  return MXC_OK;
+}
+
+#define FAKE_TABLE(abi_, version_, kernels_, n_)                              \
+  {                                                                       \
+    .abi = (abi_), .size = sizeof(mxc__gpu_plugin), .name = "fake",        \
+    .min_cc = 80, .open = fake_open, .props = fake_props,                 \
+    .mem_alloc = fake_alloc, .mem_free = fake_free, .copy = fake_copy,    \
+    .mxc_version = (version_), .kernels = (kernels_), .n_kernels = (n_),     \
+    .stream_create = fake_stream_create,                                  \
+    .stream_destroy = fake_stream_destroy,                                \
+    .stream_sync = fake_stream_sync, .copy_async = fake_copy_async,       \
+    .launch = fake_launch,                                                \
+  }
+
+static const mxc__gpu_plugin k_plugin =
+    FAKE_TABLE(MXC__GPU_PLUGIN_ABI, MXC__GPU_MXC_VERSION, k_kernels,
+               (int)(sizeof k_kernels / sizeof k_kernels[0]));
+
+static const mxc__gpu_plugin k_other_abi =
+    FAKE_TABLE(99 /* not MXC__GPU_PLUGIN_ABI */, MXC__GPU_MXC_VERSION, k_kernels, 0);
+
+static const mxc__gpu_plugin k_other_version =
+    FAKE_TABLE(MXC__GPU_PLUGIN_ABI, "0.9.0", k_kernels, 0);
 
 #define FAKE_BLAS_RUN(fn, op, name)                                  \
   static int fn(const mxc__gpu_call *c, char *why, size_t why_len) { \
@@ -255,7 +498,31 @@ MXCT_BLAS_FAKE_OPS(FAKE_BLAS_RUN)
 MXCT_RNG_FAKE_OPS(FAKE_RNG_RUN)
 #undef FAKE_RNG_RUN
 
+/* _fused_elemwise: the run-time fused kernel's plan run on the host with
+ * the functions the generated CUDA calls (tests/gpu/fuse_host.h), so the
+ * conformance case and executors' fused nodes on a GPU device are
+ * exercised without one. */
+static int run_fused(const mxc__gpu_call *c, char *why, size_t why_len) {
+  mxc__fuse_plan p;
+  int rc = mxc__fuse_plan_make(c->param, &p, why, why_len);
+  if (rc != MXC_OK || c->req[0] == MXC__GPU_REQ_NULL) return rc;
+  const float *in[MXC__FUSED_MAX_INPUTS];
+  float *out = host_of(&c->out[0], c->dev);
+  for (int i = 0; i < c->n_in && i < MXC__FUSED_MAX_INPUTS; ++i) {
+    in[i] = host_of(&c->in[i], c->dev);
+    if (!in[i]) out = NULL;
+  }
+  if (!out || c->n_in != p.n_inputs) {
+    snprintf(why, why_len, "fake GPU: fused call's arrays do not fit");
+    return MXC_ERR_INTERNAL;
+  }
+  mxc__fuse_host_run(&p, in, out, c->out[0].size,
+                     c->req[0] == MXC__GPU_REQ_ADD);
+  return MXC_OK;
+}
+
 static const mxc__gpu_kernel k_conform_kernels[] = {
+    {"_fused_elemwise", NULL, run_fused},
     {"relu", NULL, run_relu},
     {"add", NULL, run_add},
     {"_copy", NULL, run_copy},
@@ -268,18 +535,24 @@ static const mxc__gpu_kernel k_conform_kernels[] = {
 };
 
 /* Mode conform: the kernels that compute (the conformance harness). */
-static const mxc__gpu_plugin k_conform = {
-    MXC__GPU_PLUGIN_ABI, sizeof(mxc__gpu_plugin), "fake", 80, fake_open,
-    fake_props, fake_alloc, fake_free, fake_copy, MXC__GPU_MXC_VERSION,
-    k_conform_kernels,
-    (int)(sizeof k_conform_kernels / sizeof k_conform_kernels[0]),
-};
+static const mxc__gpu_plugin k_conform =
+    FAKE_TABLE(MXC__GPU_PLUGIN_ABI, MXC__GPU_MXC_VERSION, k_conform_kernels,
+               (int)(sizeof k_conform_kernels / sizeof k_conform_kernels[0]));
 
-const mxc__gpu_plugin *mxc_gpu_plugin_v1(void) {
+const mxc__gpu_plugin *mxc_gpu_plugin_v2(void) {
   if (mode_is("null_table")) return NULL;
   if (mode_is("conform")) return &k_conform;
   if (mode_is("old_version")) return &k_other_version;
   return mode_is("bad_abi") ? &k_other_abi : &k_plugin;
+}
+
+/* For the tests: streams not yet destroyed. */
+MXC_API int mxc_fake_gpu_live_streams(void);
+int mxc_fake_gpu_live_streams(void) {
+  pthread_mutex_lock(&g_lock);
+  int n = g_live_streams;
+  pthread_mutex_unlock(&g_lock);
+  return n;
 }
 
 /* For the tests: blocks of device memory not yet freed. */

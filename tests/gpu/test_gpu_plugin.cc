@@ -59,7 +59,7 @@ TEST(NoLibrary, ReasonNamesTheFileAndThePackage) {
 }
 
 TEST(NotAPlugin, ReasonNamesTheEntryPoint) {
-  ExpectNoGpu("is not an mxc GPU plug-in (no mxc_gpu_plugin_v1");
+  ExpectNoGpu("is not an mxc GPU plug-in (no mxc_gpu_plugin_v2");
 }
 
 TEST(NullTable, RefusedLikeAMissingEntry) {
@@ -72,7 +72,7 @@ TEST(OldVersion, ReasonNamesBothVersions) {
 
 TEST(BadAbi, ReasonNamesBothVersions) {
   ExpectNoGpu("has plug-in ABI 99");
-  ExpectGpuRefused(0, "this libmxc needs ABI 1");
+  ExpectGpuRefused(0, "this libmxc needs ABI 2");
 }
 
 TEST(NoDriver, ReasonIsThePluginsOwn) {

@@ -2194,8 +2194,9 @@ MXC_API int mxc_profiler_counter(const char *name, int64_t value);
  * copied): exactly one of the two is non-NULL. Int and string keys are
  * separate name spaces (3 and "3" are two keys).
  *
- * Values: dense CPU arrays of float32, float64, int32 or int64, of the
- * shape and dtype the key was initialised with. A push's values of one
+ * Values: dense CPU or GPU arrays of float32, float64, int32 or int64, of
+ * the shape and dtype the key was initialised with (see mxc_kvstore_init
+ * for GPU arrays). A push's values of one
  * key are summed element by element in the order they are listed (a
  * fixed order: the same inputs always give bit-identical sums).
  *
@@ -2263,7 +2264,11 @@ MXC_API int mxc_kvstore_barrier(mxc_kvstore kv);
 
 /* Stores a copy of vals[i] under key i, for i < n: keys distinct and not
  * initialised before. vals are borrowed for the call (the copy is engine
- * work reading them). With an optimizer set, the key's states are made
+ * work reading them). Values and outputs of every store call may be CPU
+ * or GPU arrays, mixed: the store keeps its arrays in host memory and sums
+ * and updates there (MXNet's "local" model), so a GPU value is copied to
+ * host memory first and a pull into a GPU array is a copy (both engine
+ * work, ordered with the arrays' other work). With an optimizer set, the key's states are made
  * (zeros). "dist_sync": every worker holds rank 0's values; every worker
  * must init the same keys in the same order with the same shapes and
  * dtypes, which the call checks across the job, waiting for every
