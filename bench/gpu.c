@@ -13,8 +13,9 @@
  *                             call, so 0 is expected)
  * Both use cuBLAS's default math (float32, no TF32). Without a usable GPU
  * it prints one line, "bench_gpu: SKIPPED: ...", and exits 0. cuBLAS is
- * opened like the plug-in does (libcublas.so.13, or MXC_CUBLAS_LIBRARY). The
- * ResNet-50 and fused-chain figures of issue 17 are not here yet. */
+ * opened like the plug-in does (libcublas.so.13, or MXC_CUBLAS_LIBRARY).
+ * The fused element-wise chain's figures (fused_chain_*) come from
+ * gpu_fused.c. The ResNet-50 figures of issue 17 are not here yet. */
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -23,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "bench/gpu_fused.h"
 #include "mxc/mxc.h"
 
 #define BENCH_NAME "bench_gpu"
@@ -189,5 +191,7 @@ int main(void) {
   print_name();
   printf("goal: dot4096_ratio_vs_cublas >= 0.95 (H100)\n");
   bench_dot();
+  printf("goal: fused_chain_ratio_vs_torch <= 0.5 (H100)\n");
+  bench_gpu_fused_chain();
   return 0;
 }

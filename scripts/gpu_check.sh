@@ -12,10 +12,12 @@
 #        and ends with a table: cases passed/failed/skipped per program,
 #        then each benchmark's figures (name=value lines).
 #        Exit status 0 only when nothing failed and a GPU was used.
-#        The toolkit's libraries the plug-in opens itself (cuBLAS, cuDNN)
-#        do not travel (hundreds of MB): where the dynamic loader does not
-#        find them, `run` adds the lib folders of the nvidia-* Python
-#        wheels (PyTorch's) to LD_LIBRARY_PATH and prints which.
+#        The toolkit's libraries the plug-in opens itself (cuBLAS, cuDNN,
+#        NVRTC) do not travel (hundreds of MB): where the dynamic loader
+#        does not find them, `run` adds the lib folders of the nvidia-*
+#        Python wheels (PyTorch's) to LD_LIBRARY_PATH and prints which.
+#        bench_gpu's PyTorch peer runs with the first Python found that
+#        imports torch (PyTorch's venv under /opt, or python3).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmd=${1:-}
@@ -56,6 +58,7 @@ prepare() {
     grep -vE "$system_lib" | grep -vE "$toolkit_lib" |
     xargs -r cp -L -t "$dir/lib/"
   cp scripts/gpu_check.sh "$dir/"
+  cp bench/gpu_fused_torch.py "$dir/"
   tar -C "$(dirname "$dir")" -cJf "$dir.tar.xz" "$(basename "$dir")"
   echo "gpu_check: prepared $dir ($(du -sh "$dir" | cut -f1)), packed" \
     "$dir.tar.xz ($(du -sh "$dir.tar.xz" | cut -f1)); carry $dir.tar.xz and" \
@@ -83,10 +86,12 @@ wheel_lib_dirs() {
   done | sort -u
 }
 
-# cuBLAS and cuDNN from the wheels where the loader does not find them.
+# cuBLAS, cuDNN and NVRTC (fused kernels) from the wheels where the loader
+# does not find them (NVRTC: nvidia/cuda_nvrtc/lib or nvidia/cu13/lib,
+# which also hold the libnvrtc-builtins it opens).
 add_wheel_libs() {
   local lib d added=()
-  for lib in libcublas.so.13 libcudnn.so.9; do
+  for lib in libcublas.so.13 libcudnn.so.9 libnvrtc.so.13; do
     found "$lib" && continue
     for d in $(wheel_lib_dirs); do
       if [ -e "$d/$lib" ]; then
@@ -100,9 +105,23 @@ add_wheel_libs() {
   echo "gpu_check: wheel lib folders added: ${added[*]:-none}"
 }
 
+# The Python for bench_gpu's PyTorch peer: the first that imports torch
+# (MXC_BENCH_TORCH_PYTHON; unset when none does, and bench_gpu says so).
+find_torch_python() {
+  local py
+  for py in /opt/torch/.venv/bin/python3 /opt/*/.venv/bin/python3 python3; do
+    if "$py" -c 'import torch' >/dev/null 2>&1; then
+      export MXC_BENCH_TORCH_PYTHON=$py
+      echo "gpu_check: PyTorch peer: $py"
+      return
+    fi
+  done
+  echo "gpu_check: no Python with torch: no PyTorch figures"
+}
+
 # bench_row NAME LOG: the benchmark's figures for the summary.
 bench_rows() {
-  grep -E '^(gpu_name|[a-z0-9_]*_(ms|ratio_vs_[a-z0-9_]*|tflops|diff))=' "$2" |
+  grep -E '^(gpu_name|[a-z0-9_]*_(ms|ratio_vs_[a-z0-9_]*|tflops|gbps|peer|diff))=' "$2" |
     sed "s/^/$1: /" || echo "$1: (no figures)"
 }
 
@@ -122,6 +141,8 @@ run() {
   export LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   export MXC_CUDA_PLUGIN="$dir/lib/libmxc_cuda.so.1"
   add_wheel_libs
+  find_torch_python
+  export MXC_BENCH_GPU_TORCH_SCRIPT="$dir/gpu_fused_torch.py"
   echo "=== gpu_check: $(date -u +%FT%TZ)"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
     echo "gpu_check: nvidia-smi failed"

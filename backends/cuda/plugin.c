@@ -21,6 +21,8 @@
 #include "backends/cuda/blas.h"
 #include "backends/cuda/dnn.h"
 #include "backends/cuda/elementwise.h"
+#include "backends/cuda/fuse.h"
+#include "backends/cuda/rng.h"
 #include "backends/cuda/streams.h"
 #include "backends/cuda/sum.h"
 #include "backends/cuda/train.h"
@@ -144,6 +146,8 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_BCAST_ROWS
     MXC__CUDA_SUM_ROWS
     MXC__CUDA_TRAIN2_ROWS
+    MXC__CUDA_FUSE_ROWS
+    MXC__CUDA_RNG_ROWS
 };
 
 static const mxc__gpu_plugin k_plugin = {

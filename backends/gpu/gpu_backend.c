@@ -74,6 +74,13 @@ static void to_array(const mxc__blob *b, mxc__gpu_array *a) {
   a->dtype = b->dtype;
 }
 
+/* The slice reserved at push time (MXC__RES_RANDOM; zero otherwise): the
+ * plug-in's samplers draw the numbers the CPU kernel would from it. */
+static mxc__gpu_rng rng_of(const mxc__rng_slice *s) {
+  mxc__gpu_rng r = {{s->key[0], s->key[1]}, s->block, s->n_blocks};
+  return r;
+}
+
 /* mxc__req and the plug-in's MXC__GPU_REQ_* are the same numbers. */
 _Static_assert(MXC__REQ_WRITE == MXC__GPU_REQ_WRITE &&
                    MXC__REQ_ADD == MXC__GPU_REQ_ADD &&
@@ -111,7 +118,8 @@ static int compute(const mxc__op *op, const mxc__opctx *ctx,
     reqs[i] = req ? (int)req[i] : MXC__GPU_REQ_WRITE;
   }
   mxc__gpu_call c = {ctx->dev.id, param, arr,  n_in,
-                     arr + n_in,  n_out, reqs, ctx->is_train};
+                     arr + n_in,  n_out, reqs, ctx->is_train,
+                     rng_of(&ctx->rng)};
   int rc = run_call(op, k, &c);
   mxc__free(arr);
   return rc;

@@ -78,6 +78,16 @@ typedef struct mxc__gpu_array {
 #define MXC__GPU_REQ_INPLACE 2 /* write; the output shares an input's memory */
 #define MXC__GPU_REQ_ADD 3
 
+/* The counters a random operator (MXC__RES_RANDOM) reserved at push time,
+ * in the pushing thread (core/op/invoke.c): core/resource/random.h's
+ * mxc__rng_slice, copied field by field because core/base sits below
+ * core/resource. All zero for other operators. */
+typedef struct mxc__gpu_rng {
+  uint32_t key[2];
+  uint64_t block; /* first counter */
+  uint64_t n_blocks;
+} mxc__gpu_rng;
+
 /* Everything one kernel call gets. */
 typedef struct mxc__gpu_call {
   int dev;
@@ -93,6 +103,10 @@ typedef struct mxc__gpu_call {
   /* 1 when the operator runs in training mode (the opctx's is_train):
    * BatchNorm uses batch statistics then. */
   int is_train;
+  /* The call's random slice: a GPU sampler computes from it the values the
+   * CPU's kernel would (core/resource/philox_impl.h). Both libraries come
+   * from one source version (the loader checks it). */
+  mxc__gpu_rng rng;
 } mxc__gpu_call;
 
 /* A kernel of one operator. */

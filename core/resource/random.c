@@ -8,45 +8,14 @@
 #include <stddef.h>
 
 #include "core/base/assert.h"
+#include "core/resource/philox_impl.h"
 
-#define PHILOX_M0 UINT32_C(0xD2511F53)
-#define PHILOX_M1 UINT32_C(0xCD9E8D57)
-#define PHILOX_W0 UINT32_C(0x9E3779B9) /* golden ratio */
-#define PHILOX_W1 UINT32_C(0xBB67AE85) /* sqrt(3) - 1 */
-#define PHILOX_ROUNDS 10
-
-#define TWO_PI 6.283185307179586476925286766559
-
-/* ---- the generator ---- */
-
-static void mulhilo32(uint32_t a, uint32_t b, uint32_t *hi, uint32_t *lo) {
-  uint64_t p = (uint64_t)a * b;
-  *hi = (uint32_t)(p >> 32);
-  *lo = (uint32_t)p;
-}
+/* ---- the generator (its rounds are in philox_impl.h, shared with the
+ * CUDA plug-in) ---- */
 
 void mxc__philox4x32_10(const uint32_t ctr[4], const uint32_t key[2],
                         uint32_t out[4]) {
-  uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
-  uint32_t k0 = key[0], k1 = key[1];
-  for (int r = 0; r < PHILOX_ROUNDS; r++) {
-    if (r > 0) { /* the key schedule: a Weyl sequence between rounds */
-      k0 += PHILOX_W0;
-      k1 += PHILOX_W1;
-    }
-    uint32_t hi0, lo0, hi1, lo1;
-    mulhilo32(PHILOX_M0, c0, &hi0, &lo0);
-    mulhilo32(PHILOX_M1, c2, &hi1, &lo1);
-    uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
-    c0 = n0;
-    c1 = lo1;
-    c2 = n2;
-    c3 = lo0;
-  }
-  out[0] = c0;
-  out[1] = c1;
-  out[2] = c2;
-  out[3] = c3;
+  mxc__philox_block(ctr, key, out);
 }
 
 /* ---- the global stream ---- */
@@ -117,9 +86,7 @@ static block_cache cache_init(const mxc__rng_slice *s) {
 static uint32_t word_at(block_cache *c, uint64_t wi) {
   uint64_t blk = wi >> 2;
   if (blk != c->index) {
-    uint64_t ctr64 = c->s->block + blk;
-    uint32_t ctr[4] = {(uint32_t)ctr64, (uint32_t)(ctr64 >> 32), 0, 0};
-    mxc__philox4x32_10(ctr, c->s->key, c->w);
+    mxc__philox_slice_block(c->s->key, c->s->block, blk, c->w);
     c->index = blk;
   }
   return c->w[wi & 3];
@@ -133,20 +100,6 @@ static void check_range(const mxc__rng_slice *s, int64_t begin, int64_t n,
   MXC__ASSERT(s != NULL && begin >= 0 && n >= 0);
   MXC__ASSERT(n == 0 ||
               (uint64_t)(begin + n) * words_per_value <= s->n_blocks * 4);
-}
-
-/* [0, 1) with 24 bits; exact in float. */
-static float unit_f32(uint32_t w) {
-  return (float)(w >> 8) * (1.0f / 16777216.0f);
-}
-
-/* 53 bits from two words: [0, 1) exact in double. */
-static uint64_t bits53(uint32_t a, uint32_t b) {
-  return (((uint64_t)a << 32) | b) >> 11;
-}
-
-static double unit_f64(uint32_t a, uint32_t b) {
-  return (double)bits53(a, b) * (1.0 / 9007199254740992.0);
 }
 
 /* ---- fills ---- */
@@ -167,9 +120,8 @@ void mxc__rng_uniform_f32(const mxc__rng_slice *s, int64_t begin, int64_t n,
   double span = (double)hi - (double)lo;
   float below_hi = nextafterf(hi, -INFINITY);
   for (int64_t j = 0; j < n; j++) {
-    float u = unit_f32(word_at(&c, (uint64_t)(begin + j)));
-    float v = (float)((double)lo + span * (double)u);
-    out[j] = (v < hi || lo >= hi) ? v : below_hi;
+    out[j] = mxc__philox_uniform_f32(word_at(&c, (uint64_t)(begin + j)), lo,
+                                     hi, span, below_hi);
   }
 }
 
@@ -181,35 +133,21 @@ void mxc__rng_uniform_f64(const mxc__rng_slice *s, int64_t begin, int64_t n,
   double below_hi = nextafter(hi, -INFINITY);
   for (int64_t j = 0; j < n; j++) {
     uint64_t wi = 2 * (uint64_t)(begin + j);
-    double u = unit_f64(word_at(&c, wi), word_at(&c, wi + 1));
-    double v = lo + span * u;
-    out[j] = (v < hi || lo >= hi) ? v : below_hi;
+    out[j] = mxc__philox_uniform_f64(word_at(&c, wi), word_at(&c, wi + 1), lo,
+                                     hi, span, below_hi);
   }
-}
-
-/* Box-Muller: radius from u1 in (0, 1], angle from u2 in [0, 1). */
-static void box_muller(double u1, double u2, double *z_cos, double *z_sin) {
-  double r = sqrt(-2.0 * log(u1));
-  double theta = TWO_PI * u2;
-  *z_cos = r * cos(theta);
-  *z_sin = r * sin(theta);
 }
 
 /* Pair p of a normal_f32 fill: words 2p, 2p+1. */
 static void normal_pair_f32(block_cache *c, uint64_t p, double z[2]) {
-  uint32_t a = word_at(c, 2 * p), b = word_at(c, 2 * p + 1);
-  double u1 = ((double)a + 1.0) * (1.0 / 4294967296.0); /* (0, 1] */
-  double u2 = (double)b * (1.0 / 4294967296.0);         /* [0, 1) */
-  box_muller(u1, u2, &z[0], &z[1]);
+  mxc__philox_normal_pair_f32(word_at(c, 2 * p), word_at(c, 2 * p + 1), z);
 }
 
 /* Pair p of a normal_f64 fill: block p. */
 static void normal_pair_f64(block_cache *c, uint64_t p, double z[2]) {
-  uint64_t wi = 4 * p;
-  uint64_t m1 = bits53(word_at(c, wi), word_at(c, wi + 1));
-  double u1 = ((double)m1 + 1.0) * (1.0 / 9007199254740992.0); /* (0, 1] */
-  double u2 = unit_f64(word_at(c, wi + 2), word_at(c, wi + 3));
-  box_muller(u1, u2, &z[0], &z[1]);
+  uint32_t w[4];
+  for (int k = 0; k < 4; ++k) w[k] = word_at(c, 4 * p + (uint64_t)k);
+  mxc__philox_normal_pair_f64(w, z);
 }
 
 typedef void (*normal_pair_fn)(block_cache *c, uint64_t p, double z[2]);
@@ -231,7 +169,7 @@ static void normal_fill(const mxc__rng_slice *s, int64_t begin, int64_t n,
       have = i / 2;
       pair(&c, have, z);
     }
-    double v = mean + stddev * z[i & 1];
+    double v = mxc__philox_affine(mean, stddev, z[i & 1]);
     if (out32) {
       out32[j] = (float)v;
     } else {

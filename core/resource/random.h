@@ -7,6 +7,10 @@
  * numbers depend only on the seed and the order of pushes, never on how
  * many threads split the work or in which order they run.
  *
+ * The per-value functions (the Philox block, words as uniforms, the
+ * Box-Muller pair, ...) are in philox_impl.h, which the CUDA plug-in's
+ * kernels include too: a GPU draw computes what these fills compute.
+ *
  * Thread-safety: reserve and seed may be called from any thread; the fill
  * functions are pure and may be run concurrently on disjoint ranges. */
 #ifndef MXC_CORE_RESOURCE_RANDOM_H_

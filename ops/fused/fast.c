@@ -48,7 +48,11 @@ typedef uint32_t vu __attribute__((vector_size(64)));
  * 88.73 it overflows either way). */
 #define CLAMP_BITS 0x42d00000u
 
-#define SPLAT(s) ((vf){0} + (s))
+/* s in every lane: added to lanes of -0, which keeps every value, a
+ * scalar -0 included (lanes of +0 turned -0 into +0, so that
+ * _mul_scalar(x, scalar=-0) in a chain differed from the operator in the
+ * sign of zero). */
+#define SPLAT(s) ((vf)((vu){0} + 0x80000000u) + (s))
 
 /* a where mask m is all ones, b where it is zero. */
 #define VSELECT(m, a, b) ((vf)(((vi)(a) & (m)) | ((vi)(b) & ~(m))))
@@ -216,7 +220,8 @@ INLINE void chain_block(const mxc__fused_param *p, const float *const *in,
   for (int k = 0; k < p->n_instr; ++k) {
     const mxc__fused_uop *u = &p->instr[k].uop;
     if (u->src < 0) {
-      FOR_B(o[b] = SPLAT(u->s));
+      vf sv = SPLAT(u->s);
+      FOR_B(o[b] = sv);
     } else {
       const float *src = in[u->src] + i;
       FOR_B(if (MB > 0) load_n(&o[b], src + b * VN, MB);

@@ -20,9 +20,11 @@
 
 #include <stdint.h>
 
+#include "core/resource/philox_impl.h"
 #include "core/resource/random.h"
 #include "core/op/common.h"
 #include "core/op/op.h"
+#include "ops/random/sample_params.h"
 
 /* ---- random streams (stream.c) ---- */
 
@@ -37,21 +39,21 @@ mxc__substream mxc__substream_of(const mxc__rng_slice *s, uint32_t tag);
 void mxc__substream_block(const mxc__substream *ss, uint64_t value,
                           uint32_t attempt, uint32_t out[4]);
 
-/* [0, 1) with 53 bits from two words. */
+/* [0, 1) with 53 bits from two words (philox_impl.h). */
 static inline double mxc__unit53(uint32_t hi, uint32_t lo) {
-  uint64_t m = (((uint64_t)hi << 32) | lo) >> 11;
-  return (double)m * (1.0 / 9007199254740992.0);
+  return mxc__philox_unit_f64(hi, lo);
 }
 
 /* (0, 1] with 53 bits: never 0, so log() of it is finite. */
 static inline double mxc__unit53_pos(uint32_t hi, uint32_t lo) {
-  uint64_t m = (((uint64_t)hi << 32) | lo) >> 11;
-  return ((double)m + 1.0) * (1.0 / 9007199254740992.0);
+  return mxc__philox_unit_f64_pos(hi, lo);
 }
 
 /* floor(r * span / 2^64): an integer in [0, span) from 64 random bits.
  * The bias is at most span / 2^64, far below anything measurable. */
-uint64_t mxc__mulhi64(uint64_t r, uint64_t span);
+static inline uint64_t mxc__mulhi64(uint64_t r, uint64_t span) {
+  return mxc__philox_mulhi64(r, span);
+}
 
 /* MXC_ERR_INTERNAL naming op when the slice holds fewer than
  * n_values * words_per_value words (a reservation that changed). */
@@ -59,12 +61,6 @@ int mxc__rng_check(const char *op_name, const mxc__rng_slice *s,
                    int64_t n_values, int words_per_value);
 
 /* ---- samplers without inputs (sample.c) ---- */
-
-/* The first member of every sampler's parameter struct. */
-typedef struct mxc__sample_head {
-  mxc__tuple shape; /* ndim -1: take the output array's shape */
-  int dtype;        /* -1: the output array's dtype, else the default */
-} mxc__sample_head;
 
 /* Parameter definitions of the head, for a struct `st` whose first member
  * is a mxc__sample_head named `head`. */

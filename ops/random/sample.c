@@ -102,20 +102,16 @@ int mxc__sample_run(const mxc__op *op, const mxc__opctx *ctx, const void *param,
 
 /* ---- _random_uniform ---- */
 
-typedef struct uniform_param {
-  mxc__sample_head head;
-  double low, high;
-} uniform_param;
-
 static const mxc__param_def k_uniform_params[] = {
-    MXC__SAMPLE_HEAD_DEFS(uniform_param, "float32 (default) or float64."),
-    MXC__PARAM(uniform_param, low, MXC__P_FLOAT, "0", "Lower bound."),
-    MXC__PARAM(uniform_param, high, MXC__P_FLOAT, "1",
+    MXC__SAMPLE_HEAD_DEFS(mxc__uniform_param,
+                          "float32 (default) or float64."),
+    MXC__PARAM(mxc__uniform_param, low, MXC__P_FLOAT, "0", "Lower bound."),
+    MXC__PARAM(mxc__uniform_param, high, MXC__P_FLOAT, "1",
                "Upper bound (exclusive)."),
 };
 
 static int uniform_check(const char *op_name, void *param) {
-  const uniform_param *p = param;
+  const mxc__uniform_param *p = param;
   MXC_FORWARD_IF_ERROR(mxc__sample_check_head(op_name, &p->head));
   MXC_RETURN_ERROR_IF(!(p->low <= p->high) || !isfinite(p->high - p->low),
                       MXC_ERR_INVALID_ARGUMENT,
@@ -129,7 +125,7 @@ static int uniform_check(const char *op_name, void *param) {
  * that float32 samples are exactly what mxc__rng_uniform_f32 gives. */
 static void uniform_gen(const mxc__opctx *ctx, const void *param, int dtype,
                         int64_t begin, int64_t m, double *buf) {
-  const uniform_param *p = param;
+  const mxc__uniform_param *p = param;
   if (dtype == MXC_DTYPE_FLOAT32) {
     float tmp[MXC__SAMPLE_CHUNK];
     mxc__rng_uniform_f32(&ctx->rng, begin, m, (float)p->low, (float)p->high,
@@ -150,20 +146,15 @@ static int uniform_compute(const mxc__op *op, const mxc__opctx *ctx,
 
 /* ---- _random_normal ---- */
 
-typedef struct normal_param {
-  mxc__sample_head head;
-  double loc, scale;
-} normal_param;
-
 static const mxc__param_def k_normal_params[] = {
-    MXC__SAMPLE_HEAD_DEFS(normal_param, "float32 (default) or float64."),
-    MXC__PARAM(normal_param, loc, MXC__P_FLOAT, "0", "Mean."),
-    MXC__PARAM(normal_param, scale, MXC__P_FLOAT, "1",
+    MXC__SAMPLE_HEAD_DEFS(mxc__normal_param, "float32 (default) or float64."),
+    MXC__PARAM(mxc__normal_param, loc, MXC__P_FLOAT, "0", "Mean."),
+    MXC__PARAM(mxc__normal_param, scale, MXC__P_FLOAT, "1",
                "Standard deviation (>= 0)."),
 };
 
 static int normal_check(const char *op_name, void *param) {
-  const normal_param *p = param;
+  const mxc__normal_param *p = param;
   MXC_FORWARD_IF_ERROR(mxc__sample_check_head(op_name, &p->head));
   MXC_RETURN_ERROR_IF(
       !(p->scale >= 0) || !isfinite(p->scale) || !isfinite(p->loc),
@@ -177,7 +168,7 @@ static int normal_check(const char *op_name, void *param) {
 /* Box-Muller pairs: two words per value (random.h). */
 static void normal_gen(const mxc__opctx *ctx, const void *param, int dtype,
                        int64_t begin, int64_t m, double *buf) {
-  const normal_param *p = param;
+  const mxc__normal_param *p = param;
   if (dtype == MXC_DTYPE_FLOAT32) {
     float tmp[MXC__SAMPLE_CHUNK];
     mxc__rng_normal_f32(&ctx->rng, begin, m, (float)p->loc, (float)p->scale,
@@ -198,18 +189,15 @@ static int normal_compute(const mxc__op *op, const mxc__opctx *ctx,
 
 /* ---- _random_exponential ---- */
 
-typedef struct exponential_param {
-  mxc__sample_head head;
-  double lam;
-} exponential_param;
-
 static const mxc__param_def k_exponential_params[] = {
-    MXC__SAMPLE_HEAD_DEFS(exponential_param, "float32 (default) or float64."),
-    MXC__PARAM(exponential_param, lam, MXC__P_FLOAT, "1", "Rate (> 0)."),
+    MXC__SAMPLE_HEAD_DEFS(mxc__exponential_param,
+                          "float32 (default) or float64."),
+    MXC__PARAM(mxc__exponential_param, lam, MXC__P_FLOAT, "1",
+               "Rate (> 0)."),
 };
 
 static int exponential_check(const char *op_name, void *param) {
-  const exponential_param *p = param;
+  const mxc__exponential_param *p = param;
   MXC_FORWARD_IF_ERROR(mxc__sample_check_head(op_name, &p->head));
   MXC_RETURN_ERROR_IF(!(p->lam > 0) || !isfinite(p->lam),
                       MXC_ERR_INVALID_ARGUMENT,
@@ -224,9 +212,11 @@ static int exponential_check(const char *op_name, void *param) {
 static void exponential_gen(const mxc__opctx *ctx, const void *param, int dtype,
                             int64_t begin, int64_t m, double *buf) {
   (void)dtype;
-  const exponential_param *p = param;
+  const mxc__exponential_param *p = param;
   mxc__rng_uniform_f64(&ctx->rng, begin, m, 0.0, 1.0, buf);
-  for (int64_t j = 0; j < m; ++j) buf[j] = -log1p(-buf[j]) / p->lam;
+  for (int64_t j = 0; j < m; ++j) {
+    buf[j] = mxc__philox_exponential(buf[j], p->lam);
+  }
 }
 
 static int exponential_compute(const mxc__op *op, const mxc__opctx *ctx,
@@ -239,20 +229,15 @@ static int exponential_compute(const mxc__op *op, const mxc__opctx *ctx,
 
 /* ---- _random_randint ---- */
 
-typedef struct randint_param {
-  mxc__sample_head head;
-  int64_t low, high;
-} randint_param;
-
 static const mxc__param_def k_randint_params[] = {
-    MXC__SAMPLE_HEAD_DEFS(randint_param, "int32 (default) or int64."),
-    MXC__PARAM(randint_param, low, MXC__P_INT, NULL, "Lower bound."),
-    MXC__PARAM(randint_param, high, MXC__P_INT, NULL,
+    MXC__SAMPLE_HEAD_DEFS(mxc__randint_param, "int32 (default) or int64."),
+    MXC__PARAM(mxc__randint_param, low, MXC__P_INT, NULL, "Lower bound."),
+    MXC__PARAM(mxc__randint_param, high, MXC__P_INT, NULL,
                "Upper bound (exclusive)."),
 };
 
 static int randint_check(const char *op_name, void *param) {
-  const randint_param *p = param;
+  const mxc__randint_param *p = param;
   MXC_FORWARD_IF_ERROR(mxc__sample_check_head(op_name, &p->head));
   MXC_RETURN_ERROR_IF(p->low >= p->high, MXC_ERR_INVALID_ARGUMENT,
                       "operator '%s': parameters low = %lld and high = %lld; "
@@ -264,7 +249,7 @@ static int randint_check(const char *op_name, void *param) {
 static int randint_type(const mxc__op *op, const void *param, int *in, int n_in,
                         int *out, int n_out) {
   (void)in, (void)n_in, (void)n_out;
-  const randint_param *p = param;
+  const mxc__randint_param *p = param;
   MXC_FORWARD_IF_ERROR(resolve_dtype(op, &p->head, out, MXC_DTYPE_INT32));
   if (out[0] != MXC_DTYPE_INT32 && out[0] != MXC_DTYPE_INT64) {
     return mxc__unsupported_dtype(op->name, out[0],
@@ -288,7 +273,7 @@ static int randint_compute(const mxc__op *op, const mxc__opctx *ctx,
                            const mxc__blob *out, int n_out,
                            const mxc__req *req) {
   (void)in, (void)n_in, (void)n_out;
-  const randint_param *p = param;
+  const mxc__randint_param *p = param;
   if (req[0] == MXC__REQ_NULL) return MXC_OK;
   int64_t n = mxc__shape_size(&out[0].shape);
   MXC_FORWARD_IF_ERROR(mxc__rng_check(op->name, &ctx->rng, n, 2));
@@ -299,11 +284,11 @@ static int randint_compute(const mxc__op *op, const mxc__opctx *ctx,
     int64_t m = n - begin < MXC__SAMPLE_CHUNK ? n - begin : MXC__SAMPLE_CHUNK;
     mxc__rng_u32(&ctx->rng, 2 * begin, 2 * m, w);
     for (int64_t j = 0; j < m; ++j) {
-      uint64_t r = ((uint64_t)w[2 * j] << 32) | w[2 * j + 1];
       /* Wraps back into [low, high): the result is in range by
        * construction, and GCC/Clang convert out-of-range uint64 modulo
        * 2^64. */
-      int64_t v = (int64_t)((uint64_t)p->low + mxc__mulhi64(r, span));
+      int64_t v = (int64_t)mxc__philox_randint(w[2 * j], w[2 * j + 1],
+                                               (uint64_t)p->low, span);
       if (out[0].dtype == MXC_DTYPE_INT32) {
         int32_t *o = (int32_t *)out[0].ptr + begin;
         MXC__ASSIGN(req[0], o[j], (int32_t)v);
@@ -339,22 +324,23 @@ static const mxc__op k_ops[] = {
     SAMPLER("_random_uniform", k_uniform_aliases,
             "Samples from the uniform distribution on [low, high); output "
             "of the given shape.",
-            uniform_param, k_uniform_params, uniform_check,
+            mxc__uniform_param, k_uniform_params, uniform_check,
             mxc__sample_infer_type_float, uniform_compute),
     SAMPLER("_random_normal", k_normal_aliases,
             "Samples from the normal distribution N(loc, scale^2); output of "
             "the given shape.",
-            normal_param, k_normal_params, normal_check,
+            mxc__normal_param, k_normal_params, normal_check,
             mxc__sample_infer_type_float, normal_compute),
     SAMPLER("_random_exponential", k_exponential_aliases,
             "Samples from the exponential distribution with rate lam (mean "
             "1/lam); output of the given shape.",
-            exponential_param, k_exponential_params, exponential_check,
+            mxc__exponential_param, k_exponential_params,
+            exponential_check,
             mxc__sample_infer_type_float, exponential_compute),
     SAMPLER("_random_randint", k_randint_aliases,
             "Samples integers uniformly from [low, high); output of the "
             "given shape.",
-            randint_param, k_randint_params, randint_check, randint_type,
+            mxc__randint_param, k_randint_params, randint_check, randint_type,
             randint_compute),
 };
 

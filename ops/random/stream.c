@@ -26,16 +26,6 @@ void mxc__substream_block(const mxc__substream *ss, uint64_t value,
   mxc__philox4x32_10(ctr, ss->key, out);
 }
 
-uint64_t mxc__mulhi64(uint64_t r, uint64_t span) {
-  /* 64x64 -> high 64 bits from 32-bit halves (no __int128 needed). */
-  uint64_t r_lo = (uint32_t)r, r_hi = r >> 32;
-  uint64_t s_lo = (uint32_t)span, s_hi = span >> 32;
-  uint64_t ll = r_lo * s_lo, lh = r_lo * s_hi;
-  uint64_t hl = r_hi * s_lo, hh = r_hi * s_hi;
-  uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
-  return hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
-}
-
 int mxc__rng_check(const char *op_name, const mxc__rng_slice *s,
                    int64_t n_values, int words_per_value) {
   uint64_t need =

@@ -287,6 +287,12 @@ TEST(FusedOp, ChainsMatchUnfusedBitForBit) {
        {"mul", {"r", "i2"}, {}},
        {"BlockGrad", {"r"}, {}},
        {"negative", {"r"}, {}}},
+      // Scalars of -0: the chain must keep their sign (x * -0 is -0 for
+      // positive x).
+      {{"_mul_scalar", {"i0"}, {{"scalar", "-0"}}},
+       {"mul", {"r", "i1"}, {}},
+       {"_plus_scalar", {"r"}, {{"scalar", "-0"}}},
+       {"mul", {"i2", "r"}, {}}},
   };
   for (int64_t n : {1, 15, 16, 63, 64, 65, 200, 70001}) {
     std::vector<std::vector<double>> vals;

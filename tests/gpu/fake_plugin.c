@@ -15,8 +15,9 @@
  * KiB in use), copy_fail (every copy fails as after a faulting kernel),
  * stream_fail (no stream can be created),
  * conform (2 devices, only the kernels that compute: relu, add, _copy,
- * the cuBLAS kernels' plans run on the host, tests/gpu/blas_host.h, and
- * train2.h's plans, tests/gpu/train2_host.h).
+ * the cuBLAS kernels' plans run on the host, tests/gpu/blas_host.h,
+ * train2.h's plans, tests/gpu/train2_host.h, and the random kernels'
+ * plan, tests/gpu/rng_host.h).
  * Kernels (below) are host loops, for every mode.
  *
  * Streams (ABI 2, fake_streams.h): real queues, each served by a host
@@ -32,8 +33,10 @@
 #include <unistd.h>
 
 #include "core/base/gpu_plugin.h"
+#include "tests/gpu/fuse_host.h"
 #include "tests/gpu/blas_host.h"
 #include "tests/gpu/train2_host.h"
+#include "tests/gpu/rng_host.h"
 
 #define MAX_BLOCKS 4096
 #define OOM_LIMIT (64 << 10)
@@ -496,8 +499,38 @@ MXCT_BLAS_FAKE_OPS(FAKE_BLAS_RUN)
   }
 MXCT_TRAIN2_FAKE_OPS(FAKE_TRAIN2_RUN)
 #undef FAKE_TRAIN2_RUN
+#define FAKE_RNG_RUN(fn, kind, name, dtypes)                         \
+  static int fn(const mxc__gpu_call *c, char *why, size_t why_len) { \
+    return mxct_rng_fake_run(kind, c, host_of, why, why_len);        \
+  }
+MXCT_RNG_FAKE_OPS(FAKE_RNG_RUN)
+#undef FAKE_RNG_RUN
+
+/* _fused_elemwise: the run-time fused kernel's plan run on the host with
+ * the functions the generated CUDA calls (tests/gpu/fuse_host.h), so the
+ * conformance case and executors' fused nodes on a GPU device are
+ * exercised without one. */
+static int run_fused(const mxc__gpu_call *c, char *why, size_t why_len) {
+  mxc__fuse_plan p;
+  int rc = mxc__fuse_plan_make(c->param, &p, why, why_len);
+  if (rc != MXC_OK || c->req[0] == MXC__GPU_REQ_NULL) return rc;
+  const float *in[MXC__FUSED_MAX_INPUTS];
+  float *out = host_of(&c->out[0], c->dev);
+  for (int i = 0; i < c->n_in && i < MXC__FUSED_MAX_INPUTS; ++i) {
+    in[i] = host_of(&c->in[i], c->dev);
+    if (!in[i]) out = NULL;
+  }
+  if (!out || c->n_in != p.n_inputs) {
+    snprintf(why, why_len, "fake GPU: fused call's arrays do not fit");
+    return MXC_ERR_INTERNAL;
+  }
+  mxc__fuse_host_run(&p, in, out, c->out[0].size,
+                     c->req[0] == MXC__GPU_REQ_ADD);
+  return MXC_OK;
+}
 
 static const mxc__gpu_kernel k_conform_kernels[] = {
+    {"_fused_elemwise", NULL, run_fused},
     {"relu", NULL, run_relu},
     {"add", NULL, run_add},
     {"_copy", NULL, run_copy},
@@ -507,6 +540,9 @@ static const mxc__gpu_kernel k_conform_kernels[] = {
 #define FAKE_TRAIN2_ROW(fn, which, name) {name, NULL, fn},
     MXCT_TRAIN2_FAKE_OPS(FAKE_TRAIN2_ROW)
 #undef FAKE_TRAIN2_ROW
+#define FAKE_RNG_ROW(fn, kind, name, dtypes) {name, dtypes, fn},
+    MXCT_RNG_FAKE_OPS(FAKE_RNG_ROW)
+#undef FAKE_RNG_ROW
 };
 
 /* Mode conform: the kernels that compute (the conformance harness). */

@@ -178,7 +178,7 @@ int Plan(const Case &c, const Dims &o, mxc__bgrad_plan *p) {
   mxc__gpu_array in[3] = {Arr(o), Arr(c.a), Arr(c.b)};
   mxc__gpu_array out[2] = {Arr(c.a), Arr(c.b)};
   int req[2] = {MXC__GPU_REQ_WRITE, MXC__GPU_REQ_WRITE};
-  mxc__gpu_call call = {0, nullptr, in, 3, out, 2, req, 0};
+  mxc__gpu_call call = {0, nullptr, in, 3, out, 2, req, 0, {}};
   char why[256] = "";
   int rc = mxc__bgrad_plan_make(&call, p, why, sizeof why);
   EXPECT_EQ(rc, MXC_OK) << why;
@@ -263,7 +263,7 @@ TEST(CudaBgradPlan, RefusesBadShapes) {
   mxc__gpu_array in[3] = {Arr({3, 4}), Arr({3, 4}), Arr({5})};
   mxc__gpu_array out[2] = {Arr({3, 4}), Arr({5})};
   int req[2] = {MXC__GPU_REQ_WRITE, MXC__GPU_REQ_WRITE};
-  mxc__gpu_call c = {0, nullptr, in, 3, out, 2, req, 0};
+  mxc__gpu_call c = {0, nullptr, in, 3, out, 2, req, 0, {}};
   mxc__bgrad_plan p;
   char why[256] = "";
   EXPECT_EQ(mxc__bgrad_plan_make(&c, &p, why, sizeof why), MXC_ERR_SHAPE);

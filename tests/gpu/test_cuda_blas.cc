@@ -63,7 +63,7 @@ TEST(CudaBlas, WithoutCublasEveryKernelSaysWhatToInstall) {
     int req[2] = {MXC__GPU_REQ_WRITE, MXC__GPU_REQ_WRITE};
     if (!bwd) in[0] = a, in[1] = is_fc ? w : b, out[0] = g;
     mxc__gpu_call c = {
-        0, is_fc ? (const void *)&fc : &dot, in, 2 + bwd, out, 1 + bwd, req, 0};
+        0, is_fc ? (const void *)&fc : &dot, in, 2 + bwd, out, 1 + bwd, req, 0, {}};
     char why[512] = "";
     ASSERT_EQ(k->run(&c, why, sizeof why), MXC_ERR_UNSUPPORTED) << why;
     std::string w = why;
@@ -82,7 +82,7 @@ TEST(CudaBlas, NothingToComputeNeedsNoLibrary) {
   mxc__gpu_array in[2] = {Matrix(0, 3), Matrix(3, 2)};
   mxc__gpu_array out = Matrix(0, 2);
   int req = MXC__GPU_REQ_WRITE;
-  mxc__gpu_call c = {0, &dot, in, 2, &out, 1, &req, 0};
+  mxc__gpu_call c = {0, &dot, in, 2, &out, 1, &req, 0, {}};
   char why[512] = "";
   EXPECT_EQ(k->run(&c, why, sizeof why), MXC_OK) << why;
   req = MXC__GPU_REQ_NULL;

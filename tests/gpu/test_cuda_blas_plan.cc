@@ -84,7 +84,8 @@ std::vector<std::vector<float>> RunPlan(const BlasCase &c,
                         out_a.data(),
                         (int)out_a.size(),
                         req.data(),
-                        0};
+                        0,
+                        {}};
   mxc__blas_plan p;
   char why[256] = "";
   EXPECT_EQ(mxc__blas_plan_call(OpOf(c.op), &call, &p, why, sizeof why), MXC_OK)
@@ -163,7 +164,7 @@ TEST(CudaBlasPlan, SizesBeyondIntAreRefused) {
   mxc__gpu_array in[2] = {a, b};
   mxc__gpu_array out = {nullptr, 1, 2, {1, 1}, MXC_DTYPE_FLOAT32};
   int req = MXC__GPU_REQ_WRITE;
-  mxc__gpu_call c = {0, &p, in, 2, &out, 1, &req, 0};
+  mxc__gpu_call c = {0, &p, in, 2, &out, 1, &req, 0, {}};
   mxc__blas_plan plan;
   char why[256] = "";
   EXPECT_EQ(mxc__blas_plan_call(MXC__BLAS_DOT, &c, &plan, why, sizeof why),
@@ -178,7 +179,7 @@ TEST(CudaBlasPlan, StepsReachingPastAnArrayAreRefused) {
                           {nullptr, 12, 2, {3, 4}, MXC_DTYPE_FLOAT32}};
   mxc__gpu_array out = {nullptr, 4, 2, {2, 4}, MXC_DTYPE_FLOAT32};
   int req = MXC__GPU_REQ_WRITE;
-  mxc__gpu_call c = {0, &p, in, 2, &out, 1, &req, 0};
+  mxc__gpu_call c = {0, &p, in, 2, &out, 1, &req, 0, {}};
   mxc__blas_plan plan;
   char why[256] = "";
   EXPECT_EQ(mxc__blas_plan_call(MXC__BLAS_DOT, &c, &plan, why, sizeof why),

@@ -39,7 +39,7 @@ TEST(CudaBwdCall, BroadcastGradientShapesAreCheckedFirst) {
   mxc__gpu_array in[3] = {Arr(buf, {3, 4}), Arr(buf, {3, 4}), Arr(buf, {5})};
   mxc__gpu_array out[2] = {Arr(buf, {3, 4}), Arr(buf, {5})};
   int req[2] = {MXC__GPU_REQ_WRITE, MXC__GPU_REQ_WRITE};
-  mxc__gpu_call c = {0, nullptr, in, 3, out, 2, req, 0};
+  mxc__gpu_call c = {0, nullptr, in, 3, out, 2, req, 0, {}};
   char why[256] = "";
   EXPECT_EQ(mxc__cuda_backward_broadcast_mul(&c, why, sizeof why),
             MXC_ERR_SHAPE);
@@ -52,7 +52,7 @@ TEST(CudaBwdCall, BroadcastGradientWithBothNullDoesNothing) {
   mxc__gpu_array in[3] = {Arr(buf, {3, 4}), Arr(buf, {3, 4}), Arr(buf, {4})};
   mxc__gpu_array out[2] = {Arr(buf, {3, 4}), Arr(buf, {4})};
   int req[2] = {MXC__GPU_REQ_NULL, MXC__GPU_REQ_NULL};
-  mxc__gpu_call c = {0, nullptr, in, 3, out, 2, req, 0};
+  mxc__gpu_call c = {0, nullptr, in, 3, out, 2, req, 0, {}};
   char why[256] = "";
   EXPECT_EQ(mxc__cuda_backward_broadcast_add(&c, why, sizeof why), MXC_OK)
       << why;
@@ -72,7 +72,7 @@ TEST(CudaBwdCall, ReductionShapesAreCheckedFirst) {
   void *p = Axis("max", "1");
   mxc__gpu_array in = Arr(buf, {2, 3, 4}), out = Arr(buf, {2, 3});
   int req = MXC__GPU_REQ_WRITE;
-  mxc__gpu_call c = {0, p, &in, 1, &out, 1, &req, 0};
+  mxc__gpu_call c = {0, p, &in, 1, &out, 1, &req, 0, {}};
   char why[256] = "";
   EXPECT_EQ(mxc__cuda_red_max(&c, why, sizeof why), MXC_ERR_SHAPE);
   EXPECT_NE(std::string(why).find("the output has 6 elements; expected 8"),
@@ -91,7 +91,7 @@ TEST(CudaBwdCall, ReductionGradientShapesAreCheckedFirst) {
   mxc__gpu_array in[2] = {Arr(buf, {2, 3}), Arr(buf, {2, 3, 4})};
   mxc__gpu_array out = Arr(buf, {2, 3, 4});
   int req = MXC__GPU_REQ_WRITE;
-  mxc__gpu_call c = {0, p, in, 2, &out, 1, &req, 0};
+  mxc__gpu_call c = {0, p, in, 2, &out, 1, &req, 0, {}};
   char why[256] = "";
   EXPECT_EQ(mxc__cuda_red_backward_sum(&c, why, sizeof why), MXC_ERR_SHAPE);
   EXPECT_NE(std::string(why).find("input 0 (ograd) has 6 elements"),
@@ -109,7 +109,7 @@ TEST(CudaBwdCall, OptimizerInputsAreCheckedFirst) {
   const char *k[] = {"lr"}, *v[] = {"0.1"};
   ASSERT_EQ(mxc__op_parse_params(mxc__op_find("adagrad_update"), k, v, 1, &p),
             MXC_OK);
-  mxc__gpu_call c = {0, p, in, 3, &out, 1, &req, 0};
+  mxc__gpu_call c = {0, p, in, 3, &out, 1, &req, 0, {}};
   char why[256] = "";
   EXPECT_EQ(mxc__cuda_adagrad_update(&c, why, sizeof why), MXC_ERR_SHAPE);
   EXPECT_NE(std::string(why).find("input 2 has 3 elements"), std::string::npos)
@@ -129,7 +129,7 @@ TEST(CudaBwdCall, NoDeviceIsAnError) {
   mxc__gpu_array in[3] = {Arr(buf, {3, 4}), Arr(buf, {3, 4}), Arr(buf, {4})};
   mxc__gpu_array out[2] = {Arr(buf, {3, 4}), Arr(buf, {4})};
   int req[2] = {MXC__GPU_REQ_WRITE, MXC__GPU_REQ_ADD};
-  mxc__gpu_call c = {0, nullptr, in, 3, out, 2, req, 0};
+  mxc__gpu_call c = {0, nullptr, in, 3, out, 2, req, 0, {}};
   char why[256] = "";
   EXPECT_NE(mxc__cuda_backward_broadcast_div(&c, why, sizeof why), MXC_OK);
   EXPECT_NE(std::string(why).find("cudaSetDevice"), std::string::npos) << why;

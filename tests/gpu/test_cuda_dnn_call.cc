@@ -37,7 +37,7 @@ struct Conv {
     Set(&in[1], {2, 3, 3, 3});
     Set(&in[2], {2});
     Set(&out[0], {1, 2, 3, 3});
-    call = {0, param, in, 3, out, 1, req, 0};
+    call = {0, param, in, 3, out, 1, req, 0, {}};
   }
   ~Conv() { mxc__free(param); }
   void Set(mxc__gpu_array *a, std::initializer_list<int64_t> d) {
@@ -102,7 +102,7 @@ TEST(CudaDnnCall, PoolingCuDnnCannotMatchIsRefusedBeforeTheDevice) {
   for (int i = 0; i < 4; ++i) in.dims[i] = di[i], out.dims[i] = dout[i];
   in.size = 16, out.size = 9;
   int req = MXC__GPU_REQ_WRITE;
-  mxc__gpu_call call = {0, param, &in, 1, &out, 1, &req, 0};
+  mxc__gpu_call call = {0, param, &in, 1, &out, 1, &req, 0, {}};
   char why[512] = "";
   EXPECT_EQ(mxc__cuda_pool_forward(&call, why, sizeof why),
             MXC_ERR_UNSUPPORTED);

@@ -39,7 +39,7 @@ std::string CallConvolution(int *rc) {
     }
   }
   int req = MXC__GPU_REQ_WRITE;
-  mxc__gpu_call call = {0, param, in, 3, &out, 1, &req, 0};
+  mxc__gpu_call call = {0, param, in, 3, &out, 1, &req, 0, {}};
   char why[1024] = "";
   *rc = mxc__cuda_conv_forward(&call, why, sizeof why);
   mxc__free(param);

@@ -308,7 +308,7 @@ int FwdPlan(const Op &op, const Case &c, mxc__gred_fwd_plan *p) {
   void *param = Params(op.name, c.kv);
   mxc__gpu_array in = Arr(c.in), out = Arr(c.out);
   int req = MXC__GPU_REQ_WRITE;
-  mxc__gpu_call call = {0, param, &in, 1, &out, 1, &req, 0};
+  mxc__gpu_call call = {0, param, &in, 1, &out, 1, &req, 0, {}};
   char why[256] = "";
   int rc = mxc__gred_fwd_plan_make(op.kind, &call, p, why, sizeof why);
   EXPECT_EQ(rc, MXC_OK) << op.name << ": " << why;
@@ -323,7 +323,7 @@ int BwdPlan(const Op &op, const Case &c, mxc__gred_bwd_plan *p) {
   mxc__gpu_array out = Arr(c.in);
   int req = MXC__GPU_REQ_WRITE;
   int n_in = mxc__gred_grad_uses_y(op.kind) || IsNorm(op) ? 3 : 2;
-  mxc__gpu_call call = {0, param, in, n_in, &out, 1, &req, 0};
+  mxc__gpu_call call = {0, param, in, n_in, &out, 1, &req, 0, {}};
   char why[256] = "";
   int rc = mxc__gred_bwd_plan_make(op.kind, &call, p, why, sizeof why);
   EXPECT_EQ(rc, MXC_OK) << name << ": " << why;
@@ -400,7 +400,7 @@ TEST(CudaRedPlan, ProductGradientsMatchTheCpu) {
       mxc__gpu_array in[2] = {Arr(c.out), Arr(c.in)};
       mxc__gpu_array out = Arr(c.in);
       int req = MXC__GPU_REQ_WRITE;
-      mxc__gpu_call call = {0, param, in, 2, &out, 1, &req, 0};
+      mxc__gpu_call call = {0, param, in, 2, &out, 1, &req, 0, {}};
       char why[256] = "";
       mxc__gred_prod_plan p;
       ASSERT_EQ(mxc__gred_prod_plan_make(op.kind, &call, &p, why, sizeof why),
@@ -426,7 +426,7 @@ TEST(CudaRedPlan, RefusesBadCalls) {
   void *param = Params("max", kEmptyGroup.kv);
   mxc__gpu_array in = Arr(kEmptyGroup.in), out = Arr(kEmptyGroup.out);
   int req = MXC__GPU_REQ_WRITE;
-  mxc__gpu_call call = {0, param, &in, 1, &out, 1, &req, 0};
+  mxc__gpu_call call = {0, param, &in, 1, &out, 1, &req, 0, {}};
   char why[256] = "";
   EXPECT_EQ(mxc__gred_fwd_plan_make(max.kind, &call, &p, why, sizeof why),
             MXC_ERR_SHAPE);
@@ -442,7 +442,7 @@ TEST(CudaRedPlan, RefusesBadCalls) {
   param = Params("_backward_sum", kCases[1].kv);
   mxc__gpu_array bin[2] = {Arr({2, 3}), Arr({2, 3, 4})};
   mxc__gpu_array bout = Arr({2, 3, 4});
-  mxc__gpu_call bc = {0, param, bin, 2, &bout, 1, &req, 0};
+  mxc__gpu_call bc = {0, param, bin, 2, &bout, 1, &req, 0, {}};
   mxc__gred_bwd_plan bp;
   EXPECT_EQ(mxc__gred_bwd_plan_make(MXC__GR_SUM, &bc, &bp, why, sizeof why),
             MXC_ERR_SHAPE);

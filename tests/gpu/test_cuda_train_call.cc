@@ -35,7 +35,7 @@ TEST(CudaTrainCall, ShapeMismatchIsRefusedFirst) {
   int req = MXC__GPU_REQ_WRITE;
   mxc__opt_param p = {};
   p.lr = 0.1, p.clip_gradient = -1;
-  mxc__gpu_call c = {0, &p, in, 2, &out, 1, &req, 0};
+  mxc__gpu_call c = {0, &p, in, 2, &out, 1, &req, 0, {}};
   char why[256] = "";
   EXPECT_EQ(mxc__cuda_sgd_update(&c, why, sizeof why), MXC_ERR_SHAPE);
   EXPECT_NE(std::string(why).find("input 1 has 3 elements"),
@@ -48,7 +48,7 @@ TEST(CudaTrainCall, BroadcastShapesAreCheckedFirst) {
   mxc__gpu_array in[2] = {Arr(buf, 4), Arr(buf, 5)};
   mxc__gpu_array out = Arr(buf, 4);
   int req = MXC__GPU_REQ_WRITE;
-  mxc__gpu_call c = {0, nullptr, in, 2, &out, 1, &req, 0};
+  mxc__gpu_call c = {0, nullptr, in, 2, &out, 1, &req, 0, {}};
   char why[256] = "";
   EXPECT_EQ(mxc__cuda_broadcast_mul(&c, why, sizeof why), MXC_ERR_SHAPE);
   EXPECT_NE(std::string(why).find("do not broadcast"), std::string::npos)
@@ -60,7 +60,7 @@ TEST(CudaTrainCall, WriteModeNullDoesNothing) {
   mxc__gpu_array in = Arr(buf, 4), out = Arr(buf, 4);
   int req = MXC__GPU_REQ_NULL;
   mxc__act_param p = {MXC__ACT_TANH};
-  mxc__gpu_call c = {0, &p, &in, 1, &out, 1, &req, 0};
+  mxc__gpu_call c = {0, &p, &in, 1, &out, 1, &req, 0, {}};
   char why[256] = "";
   EXPECT_EQ(mxc__cuda_activation(&c, why, sizeof why), MXC_OK) << why;
   EXPECT_EQ(buf[3], 4.f);
@@ -77,7 +77,7 @@ TEST(CudaTrainCall, NoDeviceIsAnError) {
   mxc__gpu_array in = Arr(buf, 4), out = Arr(buf, 4);
   int req = MXC__GPU_REQ_WRITE;
   mxc__act_param p = {MXC__ACT_RELU};
-  mxc__gpu_call c = {0, &p, &in, 1, &out, 1, &req, 0};
+  mxc__gpu_call c = {0, &p, &in, 1, &out, 1, &req, 0, {}};
   char why[256] = "";
   EXPECT_NE(mxc__cuda_activation(&c, why, sizeof why), MXC_OK);
   EXPECT_NE(std::string(why).find("cudaSetDevice"), std::string::npos)
