@@ -4,8 +4,6 @@
 
 #include <gtest/gtest.h>
 
-#include <initializer_list>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -31,20 +29,6 @@ inline std::vector<float> ToHost(mxc_ndarray a, size_t n) {
       << LastError();
   return v;
 }
-
-// Operators whose kernels have a conformance case of their own (a file of
-// tests/gpu:gpu_conformance_cases declares a static OwnCase): the generic
-// same-shape case of test_gpu_conformance.cc skips them.
-inline std::set<std::string> &OwnCases() {
-  static std::set<std::string> s;
-  return s;
-}
-
-struct OwnCase {
-  explicit OwnCase(std::initializer_list<const char *> ops) {
-    for (const char *op : ops) OwnCases().insert(op);
-  }
-};
 
 }  // namespace mxct
 

@@ -7,14 +7,13 @@
 // kernels use cuBLAS's default math, no TF32, so only the summation order
 // differs from the CPU's float32 GEMM).
 //
-// The generic same-shape case of test_gpu_conformance.cc skips these
-// operators (OwnCase). Operators missing from the loaded plug-in's table
-// (the fake plug-in's) are not compared; with the real one they all are.
+// Each operator's cases are its case in the conformance suite's registry
+// (conformance.h), which test_gpu_conformance.cc's loop runs for the
+// operators of the loaded plug-in's table (the fake plug-in has none of
+// these; the real one has all).
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <map>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -23,29 +22,18 @@ extern "C" {
 }
 #include "mxc/mxc.h"
 #include "tests/gpu/blas_cases.h"
+#include "tests/gpu/conformance.h"
 #include "tests/gpu/gpu_test_util.h"
 
 namespace {
 
-const mxct::OwnCase kOwn({"dot", "_backward_dot", "batch_dot",
-                          "_backward_batch_dot", "FullyConnected",
-                          "_backward_FullyConnected"});
-
-std::set<std::string> TableOps() {
-  std::set<std::string> s;
+// 1 when the loaded plug-in's table has a kernel for op.
+bool InTable(const char *op) {
   const mxc__gpu_plugin *p = mxc__gpu_table();
-  for (int i = 0; p && i < p->n_kernels; ++i) s.insert(p->kernels[i].op);
-  return s;
-}
-
-int FailureCount() {
-  const testing::TestResult *r =
-      testing::UnitTest::GetInstance()->current_test_info()->result();
-  int n = 0;
-  for (int i = 0; i < r->total_part_count(); ++i) {
-    n += r->GetTestPartResult(i).failed();
+  for (int i = 0; p && i < p->n_kernels; ++i) {
+    if (std::strcmp(p->kernels[i].op, op) == 0) return true;
   }
-  return n;
+  return false;
 }
 
 float Poison() {
@@ -80,37 +68,27 @@ void Compare(const mxct::BlasCase &c, std::mt19937 *g) {
   }
 }
 
-TEST(GpuConformanceBlas, EveryCaseMatchesTheCpu) {
-  int n_gpu = 0;
-  ASSERT_EQ(mxc_device_count(MXC_DEVICE_GPU, &n_gpu), MXC_OK);
-  if (n_gpu == 0) {
-    mxc_device_check(MXC_DEVICE_GPU, 0);
-    GTEST_SKIP() << "no usable GPU: " << mxct::LastError();
-  }
-  std::set<std::string> ops = TableOps();
-  std::mt19937 g(20261129);
-  // Per operator: cases compared, cases failed (the summary of
-  // scripts/gpu_check.sh lists these lines).
-  std::map<std::string, std::pair<int, int>> per_op;
-  int compared = 0, cases = 0;
+// Every case of op (forward and backward forms), one operator's entry in
+// the suite's registry.
+void CompareOp(const std::string &op, std::mt19937 *g) {
   for (const auto &f : mxct::ForwardBlasCases()) {
     for (const auto &c : {f, mxct::BackwardOf(f)}) {
-      ++cases;
-      if (!ops.count(c.op)) continue;
-      int before = FailureCount();
-      Compare(c, &g);
-      per_op[c.op].first++;
-      per_op[c.op].second += FailureCount() > before;
-      ++compared;
+      if (c.op == op) Compare(c, g);
     }
   }
-  for (const auto &o : per_op) {
-    std::printf("gpu_conformance: %s: %d cases, %d failed\n", o.first.c_str(),
-                o.second.first, o.second.second);
-  }
-  std::printf("gpu_conformance_blas: %d of %d cases compared with the CPU\n",
-              compared, cases);
 }
+
+#define BLAS_CASE(op) \
+  {op, [](std::mt19937 *g) { CompareOp(op, g); }}
+const mxct::RegisterCase kBlasCases[] = {
+    BLAS_CASE("dot"),
+    BLAS_CASE("_backward_dot"),
+    BLAS_CASE("batch_dot"),
+    BLAS_CASE("_backward_batch_dot"),
+    BLAS_CASE("FullyConnected"),
+    BLAS_CASE("_backward_FullyConnected"),
+};
+#undef BLAS_CASE
 
 // Many independent products pushed at once: the engine's workers run them
 // concurrently, each thread with its own cuBLAS handle (backends/cuda/
@@ -122,7 +100,7 @@ TEST(GpuConformanceBlas, ConcurrentCallsAgree) {
     mxc_device_check(MXC_DEVICE_GPU, 0);
     GTEST_SKIP() << "no usable GPU: " << mxct::LastError();
   }
-  if (!TableOps().count("dot")) return;  // a plug-in without cuBLAS rows
+  if (!InTable("dot")) return;  // a plug-in without cuBLAS rows
   const int kCalls = 24;
   const int64_t a_shape[2] = {37, 29}, b_shape[2] = {29, 41};
   std::mt19937 g(17);
