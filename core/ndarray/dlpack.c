@@ -143,12 +143,32 @@ static int import_data(const DLTensor *t, const mxc__shape *shape,
   return MXC_OK;
 }
 
+/* kDLCPU, or kDLCUDA device_id as gpu(device_id), whose use
+ * mxc__ndarray_create_external checks (the GPU plug-in's reason when it
+ * cannot be used). CUDA memory comes as it is: work the producer still has
+ * in flight on it must be ordered before mxc's (mxc_ndarray_from_dlpack's
+ * doc). */
+static int import_device(const DLDevice *d, mxc__device *out) {
+  MXC_RETURN_ERROR_IF(
+      d->device_type != kDLCPU && d->device_type != kDLCUDA,
+      MXC_ERR_UNSUPPORTED,
+      "from_dlpack: device type %d is not supported; expected kDLCPU (%d) "
+      "or kDLCUDA (%d)",
+      (int)d->device_type, (int)kDLCPU, (int)kDLCUDA);
+  MXC_RETURN_ERROR_IF(d->device_type == kDLCUDA && d->device_id < 0,
+                      MXC_ERR_INVALID_ARGUMENT,
+                      "from_dlpack: kDLCUDA device_id %d is negative",
+                      (int)d->device_id);
+  *out = d->device_type == kDLCPU
+             ? (mxc__device){MXC_DEVICE_CPU, 0}
+             : (mxc__device){MXC_DEVICE_GPU, (int)d->device_id};
+  return MXC_OK;
+}
+
 int mxc__ndarray_from_dlpack(DLManagedTensor *mt, mxc__ndarray **out) {
   const DLTensor *t = &mt->dl_tensor;
-  MXC_RETURN_ERROR_IF(t->device.device_type != kDLCPU, MXC_ERR_UNSUPPORTED,
-                      "from_dlpack: device type %d is not supported; this "
-                      "build imports CPU tensors (kDLCPU) only",
-                      (int)t->device.device_type);
+  mxc__device dev;
+  MXC_FORWARD_IF_ERROR(import_device(&t->device, &dev));
   MXC_RETURN_ERROR_IF(t->ndim < 0 || t->ndim > MXC_MAX_NDIM, MXC_ERR_SHAPE,
                       "from_dlpack: ndim %d is out of range 0..%d", t->ndim,
                       MXC_MAX_NDIM);
@@ -163,7 +183,6 @@ int mxc__ndarray_from_dlpack(DLManagedTensor *mt, mxc__ndarray **out) {
   MXC_FORWARD_IF_ERROR(check_strides(t));
   char *data = NULL;
   MXC_FORWARD_IF_ERROR(import_data(t, &shape, mxc__dtype_size(dtype), &data));
-  mxc__device dev = {MXC_DEVICE_CPU, 0};
   return mxc__ndarray_create_external(&shape, dtype, dev, data, import_free,
                                       mt, out);
 }

@@ -163,9 +163,14 @@ TEST(DLPack, RejectsWhatItCannotImportAndKeepsOwnershipWithCaller) {
   // Compact strides given explicitly are fine.
   f->strides = {3, 1};
   f->managed.dl_tensor.strides = f->strides.data();
+  f->managed.dl_tensor.device.device_type = kDLOpenCL;
+  EXPECT_EQ(mxc_ndarray_from_dlpack(&f->managed, &a), MXC_ERR_UNSUPPORTED);
+  EXPECT_NE(err().find("device type 4 is not supported"), std::string::npos)
+      << err();
+  // A CUDA tensor without a usable GPU (no plug-in here): the reason.
   f->managed.dl_tensor.device.device_type = kDLCUDA;
   EXPECT_EQ(mxc_ndarray_from_dlpack(&f->managed, &a), MXC_ERR_UNSUPPORTED);
-  EXPECT_NE(err().find("device type 2"), std::string::npos) << err();
+  EXPECT_NE(err().find("gpu(0)"), std::string::npos) << err();
   f->managed.dl_tensor.device.device_type = kDLCPU;
   f->managed.dl_tensor.dtype = {kDLFloat, 64, 4};
   EXPECT_EQ(mxc_ndarray_from_dlpack(&f->managed, &a), MXC_ERR_DTYPE);

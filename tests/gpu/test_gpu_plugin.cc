@@ -388,6 +388,46 @@ TEST(Ok, DlpackExportNamesTheDevice) {
   mxc_ndarray_free(g);
 }
 
+// Exported and imported back: the import is gpu(1) over the same device
+// memory (no copy), its values the original's; the exported tensor is
+// released when the import is freed.
+TEST(Ok, DlpackImportOfACudaTensorIsAGpuArray) {
+  mxc_ndarray g = Make({2, 3}, MXC_DEVICE_GPU, 1);
+  const std::vector<float> v{1, 2, 3, 4, 5, 6};
+  ASSERT_EQ(mxc_ndarray_copy_from_host(g, v.data(), 24), MXC_OK);
+  DLManagedTensor *t = nullptr;
+  ASSERT_EQ(mxc_ndarray_to_dlpack(g, &t), MXC_OK) << LastError();
+  void *data = t->dl_tensor.data;
+  mxc_ndarray b = nullptr;
+  ASSERT_EQ(mxc_ndarray_from_dlpack(t, &b), MXC_OK) << LastError();
+  int type = -1, id = -1;
+  ASSERT_EQ(mxc_ndarray_device(b, &type, &id), MXC_OK);
+  EXPECT_EQ(type, MXC_DEVICE_GPU);
+  EXPECT_EQ(id, 1);
+  DLManagedTensor *again = nullptr;
+  ASSERT_EQ(mxc_ndarray_to_dlpack(b, &again), MXC_OK) << LastError();
+  EXPECT_EQ(again->dl_tensor.data, data);  // the same memory
+  again->deleter(again);
+  std::vector<float> out(6, -1.f);
+  ASSERT_EQ(mxc_ndarray_copy_to_host(b, out.data(), 24), MXC_OK);
+  EXPECT_EQ(out, v);
+  mxc_ndarray_free(b);  // calls t's deleter
+  mxc_ndarray_free(g);
+}
+
+// A CUDA tensor naming a GPU the plug-in does not have.
+TEST(Ok, DlpackImportOfAMissingGpuIsRefused) {
+  mxc_ndarray g = Make({2}, MXC_DEVICE_GPU, 0);
+  DLManagedTensor *t = nullptr;
+  ASSERT_EQ(mxc_ndarray_to_dlpack(g, &t), MXC_OK) << LastError();
+  t->dl_tensor.device.device_id = 7;
+  mxc_ndarray b = nullptr;
+  EXPECT_EQ(mxc_ndarray_from_dlpack(t, &b), MXC_ERR_UNSUPPORTED);
+  EXPECT_NE(LastError().find("gpu(7)"), std::string::npos) << LastError();
+  t->deleter(t);  // refused: still the caller's
+  mxc_ndarray_free(g);
+}
+
 TEST(Oom, DeviceMemoryExhaustedIsOom) {
   mxc_ndarray a = nullptr;
   int64_t shape[1] = {1 << 20};

@@ -399,8 +399,14 @@ struct DLManagedTensor;
 MXC_API int mxc_ndarray_to_dlpack(mxc_ndarray arr,
                                   struct DLManagedTensor **out);
 
-/* Imports a DLPack tensor without copying. Accepted: CPU device, a dtype
- * mxc knows, compact row-major layout (strides NULL or row-major).
+/* Imports a DLPack tensor without copying. Accepted: a kDLCPU tensor, or a
+ * kDLCUDA one on a GPU mxc can use (device_id N becomes gpu(N); otherwise
+ * MXC_ERR_UNSUPPORTED with the reason), a dtype mxc knows, compact
+ * row-major layout (strides NULL or row-major). CUDA memory is taken as it
+ * is: the producer's work writing it must be complete or enqueued on the
+ * legacy default stream (which mxc's GPU streams wait for), as with
+ * torch.utils.dlpack.to_dlpack of a tensor computed on torch's default
+ * stream.
  * On success mxc owns tensor: it calls tensor->deleter (if not NULL) once
  * the array and every view of it are freed and their work has finished;
  * *out is a new handle owned by the caller. On failure the caller keeps
