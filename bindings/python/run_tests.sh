@@ -18,6 +18,9 @@ if ! "$py" -c 'import numpy, torch' 2>/dev/null; then
   mxc_test_skip "$py lacks numpy or torch (Debian: apt-get install python3-numpy python3-torch)"
 fi
 here=$(pwd)/bindings/python
+# The fake GPU plug-in's path (BUILD's env) is relative to the runfiles
+# root; the suite runs from bindings/python.
+[ -z "${MXC_CUDA_PLUGIN:-}" ] || export MXC_CUDA_PLUGIN=$(realpath "$MXC_CUDA_PLUGIN")
 export PYTHONPATH=$here
 export PYTHONDONTWRITEBYTECODE=1
 [ -z "$MXC_SANITIZER" ] || export MXC_PY_LEAK_ITERS=${MXC_PY_LEAK_ITERS:-100000}

@@ -14,6 +14,7 @@ from ctypes import byref, c_int, c_int64
 
 from . import _lib
 from ._lib import MxcError, check
+from .device import Device, cpu, device_check, gpu, num_gpus
 from .ndarray import NDArray, array, empty, zeros
 from . import op, autograd, profiler  # noqa: E402  (op needs NDArray)
 from . import custom  # noqa: E402
@@ -29,7 +30,8 @@ from .memory import (Scope, detach_from_scope, dump_handles,  # noqa: E402
                      keep, memory_stats, scope, set_handle_debug)
 from . import nn  # noqa: E402
 
-__all__ = ["MxcError", "NDArray", "array", "empty", "zeros", "op",
+__all__ = ["MxcError", "Device", "cpu", "gpu", "num_gpus", "device_check",
+           "NDArray", "array", "empty", "zeros", "op",
            "autograd", "profiler", "custom", "from_dlpack", "Symbol", "save",
            "load", "load_checkpoint", "save_checkpoint", "Predictor",
            "PredictorPool",

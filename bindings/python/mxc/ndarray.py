@@ -16,6 +16,7 @@ import numpy as np
 from . import _lib
 from . import memory as _scope
 from ._lib import check, lib
+from .device import Device, as_device
 
 CPU = 1
 STYPE_NAMES = {0: "default", 1: "row_sparse", 2: "csr"}
@@ -133,10 +134,13 @@ class NDArray:
 
     @property
     def device(self):
-        """(device type, id): MXC_DEVICE_CPU is 1, MXC_DEVICE_GPU 2."""
+        """The array's mxc.Device (a (device type, id) named tuple:
+        MXC_DEVICE_CPU is 1, MXC_DEVICE_GPU 2)."""
         t, i = c_int(), c_int()
         check(lib.mxc_ndarray_device(self.handle, byref(t), byref(i)))
-        return (t.value, i.value)
+        return Device(t.value, i.value)
+
+    context = device  # MXNet's name
 
     def __len__(self):
         shape = self.shape
@@ -185,6 +189,32 @@ class NDArray:
         check(lib.mxc_ndarray_wait_to_read(self.handle))
         return self
 
+    def copyto(self, other):
+        """Copies the values into other: an NDArray of the same shape and
+        dtype on any device (returned), or a device (mxc.gpu(1)), where a
+        new array the caller owns is created. The copy is asynchronous
+        (ordered by the engine; reading the result waits for it). Dense
+        arrays only. A device that cannot be used raises MxcError."""
+        if isinstance(other, NDArray):
+            check(lib.mxc_ndarray_copy(self.handle, other.handle))
+            return other
+        dst = empty(self.shape, self.dtype, device=other)
+        try:
+            check(lib.mxc_ndarray_copy(self.handle, dst.handle))
+        except BaseException:
+            dst.close()
+            raise
+        return dst
+
+    def as_in_context(self, device):
+        """This array when it is already on device, else copyto(device)
+        (a new array). MXNet's name; also as_in_device."""
+        if self.device == as_device(device):
+            return self
+        return self.copyto(device)
+
+    as_in_device = as_in_context
+
     # ---- autograd --------------------------------------------------------
 
     def attach_grad(self, grad_req="write"):
@@ -221,7 +251,9 @@ class NDArray:
         return dlpack.to_capsule(self, stream)
 
     def __dlpack_device__(self):
-        return (1, self.device[1])  # kDLCPU: only CPU arrays export
+        # kDLCPU is 1, kDLCUDA 2: mxc exports GPU arrays as kDLCUDA.
+        dev = self.device
+        return (1 if dev.device_type == CPU else 2, dev.device_id)
 
     def data_ptr(self):
         """Address of the first element (exported briefly through DLPack,
@@ -261,23 +293,28 @@ class NDArray:
         return ops.negative(self)
 
 
-def empty(shape, dtype=np.float32):
-    """A new dense CPU array with unspecified contents."""
+def empty(shape, dtype=np.float32, device=None, ctx=None):
+    """A new dense array with unspecified contents on device (mxc.cpu(),
+    the default, or mxc.gpu(n); ctx is MXNet's name for it). A GPU that
+    cannot be used raises MxcError (MXC_ERR_UNSUPPORTED) with the reason."""
+    dev = as_device(device if device is not None else ctx)
     dims, ndim = _shape_arg(shape)
     out = _lib.handle()
-    check(lib.mxc_ndarray_create(dims, ndim, dtype_code(dtype), CPU, 0, 0,
+    check(lib.mxc_ndarray_create(dims, ndim, dtype_code(dtype),
+                                 dev.device_type, dev.device_id, 0,
                                  byref(out)))
     return NDArray(out.value)
 
 
-def array(source, dtype=None):
-    """A new dense CPU array holding a copy of a numpy array (or anything
-    np.asarray accepts). dtype defaults to the source's (float64 Python
-    floats stay float64; pass dtype=np.float32 for the usual type)."""
+def array(source, dtype=None, device=None, ctx=None):
+    """A new dense array on device (default: the CPU) holding a copy of a
+    numpy array (or anything np.asarray accepts). dtype defaults to the
+    source's (float64 Python floats stay float64; pass dtype=np.float32
+    for the usual type)."""
     src = np.asarray(source, dtype=dtype)
     if src.dtype not in _FROM_NUMPY:
         raise TypeError("mxc.array: dtype %s is not supported" % src.dtype)
-    arr = empty(src.shape, src.dtype)
+    arr = empty(src.shape, src.dtype, device, ctx)
     try:
         arr.copyfrom(src)
     except BaseException:
@@ -286,8 +323,9 @@ def array(source, dtype=None):
     return arr
 
 
-def zeros(shape, dtype=np.float32):
-    arr = empty(shape, dtype)
+def zeros(shape, dtype=np.float32, device=None, ctx=None):
+    """A new dense array of zeros on device (default: the CPU)."""
+    arr = empty(shape, dtype, device, ctx)
     try:
         arr.copyfrom(np.zeros(arr.shape, dtype=arr.dtype))
     except BaseException:
