@@ -17,6 +17,8 @@ if ! command -v java >/dev/null || [ ! -r "$junit" ]; then
   mxc_test_skip "needs java (OpenJDK 17) and $junit (Debian: junit5)"
 fi
 tmp=${TEST_TMPDIR:-$(mktemp -d)}
+# The fake GPU plug-in (BUILD's env): a path relative to the runfiles root.
+[ -z "${MXC_CUDA_PLUGIN:-}" ] || export MXC_CUDA_PLUGIN=$(realpath "$MXC_CUDA_PLUGIN")
 # A fixed, pre-touched heap: the resident-memory test then measures native
 # memory, not the JVM growing its heap. Every cache and temporary file
 # (the extracted JNI library) under the test's own directory.

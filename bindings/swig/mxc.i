@@ -122,6 +122,7 @@ struct mxc_fit_s {};
 
 /* New objects: the caller owns the result. */
 %newobject mxcb_ndarray_create;
+%newobject mxcb_ndarray_create_on;
 %newobject mxcb_ndarray_reshape;
 %newobject mxcb_ndarray_slice;
 %newobject mxcb_ndarray_at;
@@ -138,6 +139,7 @@ struct mxc_fit_s {};
 %newobject mxcb_symbol_list_arguments;
 %newobject mxcb_symbol_list_outputs;
 %newobject mxcb_executor_simple_bind;
+%newobject mxcb_executor_simple_bind_on;
 %newobject mxcb_executor_output;
 %newobject mxcb_executor_arg;
 %newobject mxcb_executor_grad;

@@ -137,15 +137,53 @@ static inline int mxcb_dtype_size(int dtype) { return mxc_dtype_size(dtype); }
 
 /* ---- arrays ------------------------------------------------------------ */
 
-/* A new dense CPU array (contents unspecified until written). */
-static inline mxc_ndarray mxcb_ndarray_create(const int64_t *DIMS, int NDIM,
-                                       int dtype) {
+/* A new dense array on device (dev_type MXC_DEVICE_*, dev_id), contents
+ * unspecified until written. A GPU that cannot be used fails with
+ * MXC_ERR_UNSUPPORTED and mxc's reason. */
+static inline mxc_ndarray mxcb_ndarray_create_on(const int64_t *DIMS, int NDIM,
+                                                 int dtype, int dev_type,
+                                                 int dev_id) {
   mxc_ndarray out = NULL;
   mxcb__begin();
-  if (mxcb__check(mxc_ndarray_create(DIMS, NDIM, dtype, MXC_DEVICE_CPU, 0, 0,
+  if (mxcb__check(mxc_ndarray_create(DIMS, NDIM, dtype, dev_type, dev_id, 0,
                                      &out)))
     return NULL;
   return out;
+}
+
+/* A new dense CPU array (contents unspecified until written). */
+static inline mxc_ndarray mxcb_ndarray_create(const int64_t *DIMS, int NDIM,
+                                       int dtype) {
+  return mxcb_ndarray_create_on(DIMS, NDIM, dtype, MXC_DEVICE_CPU, 0);
+}
+
+/* The array's device type (MXC_DEVICE_*), -1 on failure. */
+static inline int mxcb_ndarray_device_type(mxc_ndarray a) {
+  int t = 0, id = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_ndarray_device(a, &t, &id)) ? -1 : t;
+}
+
+/* The array's device id, -1 on failure. */
+static inline int mxcb_ndarray_device_id(mxc_ndarray a) {
+  int t = 0, id = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_ndarray_device(a, &t, &id)) ? -1 : id;
+}
+
+/* How many devices of dev_type this process can use (0 GPUs without the
+ * plug-in, a driver or a GPU: not a failure), -1 on failure. */
+static inline int mxcb_device_count(int dev_type) {
+  int n = 0;
+  mxcb__begin();
+  return mxcb__check(mxc_device_count(dev_type, &n)) ? -1 : n;
+}
+
+/* Fails (MXC_ERR_UNSUPPORTED with the reason) when the device cannot be
+ * used; returns nothing. */
+static inline void mxcb_device_check(int dev_type, int dev_id) {
+  mxcb__begin();
+  mxcb__check(mxc_device_check(dev_type, dev_id));
 }
 
 /* Frees a handle; NULL is accepted. Never fails. */
@@ -519,11 +557,12 @@ static inline int mxcb__parse_shape(const char *s, int64_t *dims, int max) {
   return nd;
 }
 
-/* simple_bind on the CPU. KV: argument name, shape string ("(128,784)")
- * pairs; every argument gets gradient request default_req. */
-static inline mxc_executor mxcb_executor_simple_bind(mxc_symbol s,
-                                              const char *const *KV, int N_KV,
-                                              int default_req) {
+/* simple_bind on device (dev_type, dev_id). KV: argument name, shape
+ * string ("(128,784)") pairs; every argument gets gradient request
+ * default_req. */
+static inline mxc_executor mxcb_executor_simple_bind_on(
+    mxc_symbol s, const char *const *KV, int N_KV, int default_req,
+    int dev_type, int dev_id) {
   const char *keys[MXCB__MAX_PARAMS], *vals[MXCB__MAX_PARAMS];
   int ndims[MXCB__MAX_PARAMS];
   int64_t dims[MXCB__MAX_PARAMS * MXC_MAX_NDIM];
@@ -542,10 +581,18 @@ static inline mxc_executor mxcb_executor_simple_bind(mxc_symbol s,
     total += nd;
   }
   return mxcb__check(mxc_executor_simple_bind(
-             s, MXC_DEVICE_CPU, 0, N_KV / 2, keys, ndims, dims, NULL,
+             s, dev_type, dev_id, N_KV / 2, keys, ndims, dims, NULL,
              default_req, 0, NULL, NULL, MXC_BIND_DEFAULT, &out))
              ? NULL
              : out;
+}
+
+/* simple_bind on the CPU (see mxcb_executor_simple_bind_on). */
+static inline mxc_executor mxcb_executor_simple_bind(mxc_symbol s,
+                                              const char *const *KV, int N_KV,
+                                              int default_req) {
+  return mxcb_executor_simple_bind_on(s, KV, N_KV, default_req,
+                                      MXC_DEVICE_CPU, 0);
 }
 
 static inline void mxcb_executor_forward(mxc_executor e, int is_train) {

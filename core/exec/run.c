@@ -77,7 +77,25 @@ static int fill_fn(void *arg, mxc__exec *ex) {
   return MXC_OK;
 }
 
+/* A GPU array is filled by a copy from a filled host array: host code
+ * pushed over device memory is refused (mxc__ndarray_push), copies are
+ * not. The host array is freed at once; the pending copy keeps its
+ * storage alive. */
+static int fill_on_gpu(const mxc__ndarray *a, double value, const char *name) {
+  mxc__ndarray *h = NULL;
+  mxc__device cpu = {MXC_DEVICE_CPU, 0};
+  MXC_FORWARD_IF_ERROR(mxc__ndarray_create(&a->shape, a->dtype, cpu, 0, &h));
+  int rc = mxc__exec_fill(h, value, name);
+  if (rc == MXC_OK) rc = mxc__ndarray_copy(h, a);
+  mxc__ndarray_free(h);
+  return rc;
+}
+
 int mxc__exec_fill(const mxc__ndarray *a, double value, const char *name) {
+  if (a->chunk->dev.type == MXC_DEVICE_GPU && a->fmt == MXC__FMT_PLAIN &&
+      a->stype == MXC_STYPE_DEFAULT) {
+    return fill_on_gpu(a, value, name);
+  }
   MXC_FORWARD_IF_ERROR(mxc__ndarray_ensure_alloc(a));
   fill_args *f = mxc__malloc(sizeof *f);
   MXC_RETURN_ERROR_IF(!f, MXC_ERR_OOM, "%s: out of memory", name);

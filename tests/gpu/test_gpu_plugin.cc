@@ -317,6 +317,40 @@ TEST(Ok, ExecutorRunsOnTheGpu) {
   mxc_ndarray_free(g);
 }
 
+// simple_bind on a GPU: its arguments and gradients start as zeros, made
+// by a copy from host memory (host fills cannot touch device memory), so
+// binding succeeds and the arrays read back as zeros.
+TEST(Ok, SimpleBindZerosGpuArrays) {
+  const char *json = R"({"nodes": [
+      {"op": "null", "name": "x", "inputs": []},
+      {"op": "relu", "name": "r", "inputs": [[0, 0, 0]]}],
+      "arg_nodes": [0], "heads": [[1, 0, 0]]})";
+  mxc_symbol sym = nullptr;
+  ASSERT_EQ(mxc_symbol_from_json(json, &sym), MXC_OK) << LastError();
+  const char *names[1] = {"x"};
+  int ndims[1] = {2};
+  int64_t dims[2] = {2, 3};
+  mxc_executor ex = nullptr;
+  ASSERT_EQ(mxc_executor_simple_bind(sym, MXC_DEVICE_GPU, 0, 1, names, ndims,
+                                     dims, nullptr, MXC_REQ_WRITE, 0, nullptr,
+                                     nullptr, MXC_BIND_DEFAULT, &ex),
+            MXC_OK)
+      << LastError();
+  mxc_ndarray x = nullptr, gx = nullptr;
+  ASSERT_EQ(mxc_executor_arg(ex, "x", &x), MXC_OK) << LastError();
+  ASSERT_EQ(mxc_executor_grad(ex, "x", &gx), MXC_OK) << LastError();
+  int t = 0, id = -1;
+  ASSERT_EQ(mxc_ndarray_device(x, &t, &id), MXC_OK);
+  EXPECT_EQ(t, MXC_DEVICE_GPU);
+  EXPECT_EQ(id, 0);
+  EXPECT_EQ(ToHost(x, 6), std::vector<float>(6, 0.0f));
+  EXPECT_EQ(ToHost(gx, 6), std::vector<float>(6, 0.0f));
+  mxc_ndarray_free(gx);
+  mxc_ndarray_free(x);
+  mxc_executor_free(ex);
+  mxc_symbol_free(sym);
+}
+
 // Both file formats stage a GPU array through host memory.
 TEST(Ok, SaveCopiesToTheHost) {
   std::vector<float> src = {1, -2, 3.5f, 4, 5, 6};

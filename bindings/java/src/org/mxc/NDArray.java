@@ -9,7 +9,9 @@ import java.util.concurrent.locks.ReentrantLock;
 import org.mxc.swig.MxcNative;
 
 /**
- * A dense n-dimensional array on the CPU, owning one mxc array handle.
+ * A dense n-dimensional array on a {@link Device} (the CPU unless created
+ * on a GPU), owning one mxc array handle. Reads of a GPU array ({@link
+ * #toFloatArray()}, ...) copy it to host memory.
  *
  * <p><b>Lifetime.</b> {@link #close()} frees the handle at once and is
  * idempotent; an array that is never closed is freed by a {@link Cleaner}
@@ -224,16 +226,37 @@ public final class NDArray implements AutoCloseable {
 
   // ---- creation -------------------------------------------------------
 
-  /** A new array of this type and shape with unspecified contents. */
+  /** A new CPU array of this type and shape with unspecified contents. */
   public static NDArray empty(DType dtype, long... shape) {
     return new NDArray(MxcNative.ndarray_create(shape, dtype.code));
   }
 
-  /** A new array of zeros. */
+  /**
+   * A new array on device with unspecified contents. A GPU that cannot be
+   * used throws MxcException ({@link MxcException#UNSUPPORTED}, with mxc's
+   * reason).
+   */
+  public static NDArray empty(Device device, DType dtype, long... shape) {
+    return new NDArray(
+        MxcNative.ndarray_create_on(shape, dtype.code, device.typeCode(), device.id()));
+  }
+
+  /** A new CPU array of zeros. */
   public static NDArray zeros(DType dtype, long... shape) {
     NDArray a = empty(dtype, shape);
     MxcNative.init_array(a.handle, "zeros", null);
     return a;
+  }
+
+  /**
+   * A new array of zeros on device. On a GPU the zeros are copied from
+   * host memory (mxc runs no host fill over device memory).
+   */
+  public static NDArray zeros(Device device, DType dtype, long... shape) {
+    if (device.kind() == Device.Kind.CPU) return zeros(dtype, shape);
+    try (NDArray host = zeros(dtype, shape)) {
+      return host.copyTo(device);
+    }
   }
 
   /** A float32 array holding a copy of data; no shape means 1-D. */
@@ -389,13 +412,42 @@ public final class NDArray implements AutoCloseable {
     }
   }
 
-  /** Copies this array into dst (same shape and dtype), asynchronously. */
+  /**
+   * Copies this array into dst (same shape and dtype, any device),
+   * asynchronously: later work on dst and reads of it see the copy.
+   */
   public void copyTo(NDArray dst) {
     try {
       MxcNative.ndarray_copy(handle(), dst.handle());
     } finally {
       Reference.reachabilityFence(this);
       Reference.reachabilityFence(dst);
+    }
+  }
+
+  /**
+   * A new array on device (owned by the caller: close it) holding a copy of
+   * this one; the copy is asynchronous, reads of the result wait for it. A
+   * GPU that cannot be used throws MxcException (UNSUPPORTED).
+   */
+  public NDArray copyTo(Device device) {
+    NDArray dst = empty(device, dtype(), shape());
+    try {
+      copyTo(dst);
+    } catch (RuntimeException e) {
+      dst.close();
+      throw e;
+    }
+    return dst;
+  }
+
+  /** The device this array's memory is on. */
+  public Device device() {
+    try {
+      long h = handle();
+      return Device.of(MxcNative.ndarray_device_type(h), MxcNative.ndarray_device_id(h));
+    } finally {
+      Reference.reachabilityFence(this);
     }
   }
 

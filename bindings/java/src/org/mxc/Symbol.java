@@ -91,6 +91,15 @@ public final class Symbol extends NativeObject {
    * written by each backward.
    */
   public Executor simpleBind(Map<String, long[]> shapes, boolean withGrad) {
+    return simpleBind(Device.cpu(), shapes, withGrad);
+  }
+
+  /**
+   * As {@link #simpleBind(Map, boolean)}, every array on device. A GPU that
+   * cannot be used throws MxcException (UNSUPPORTED); operators without a
+   * kernel for the device fail at bind or forward, naming the operator.
+   */
+  public Executor simpleBind(Device device, Map<String, long[]> shapes, boolean withGrad) {
     String[] kv = new String[2 * shapes.size()];
     int i = 0;
     for (Map.Entry<String, long[]> e : shapes.entrySet()) {
@@ -98,7 +107,9 @@ public final class Symbol extends NativeObject {
       kv[i++] = Op.render(e.getValue());
     }
     try {
-      return new Executor(MxcNative.executor_simple_bind(handle(), kv, withGrad ? 1 : 0));
+      return new Executor(
+          MxcNative.executor_simple_bind_on(
+              handle(), kv, withGrad ? 1 : 0, device.typeCode(), device.id()));
     } finally {
       Reference.reachabilityFence(this);
     }
