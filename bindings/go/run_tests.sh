@@ -49,6 +49,9 @@ tmp=${TEST_TMPDIR:-$(mktemp -d)}
 # The KVStore's MPI job (below): BUILD names mpirun and the plug-in where
 # Open MPI is installed.
 mpi_plugin=${MXC_TEST_MPI_PLUGIN:+$PWD/$MXC_TEST_MPI_PLUGIN}
+# The fake GPU plug-in (BUILD's env), relative to the runfiles root: the
+# tests run from the copy below.
+[ -z "${MXC_CUDA_PLUGIN:-}" ] || export MXC_CUDA_PLUGIN=$(realpath "$MXC_CUDA_PLUGIN")
 src=$tmp/src
 rm -rf "$src"
 mkdir -p "$src/bindings" "$src/examples" "$src/bench/bindings"

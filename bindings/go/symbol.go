@@ -208,6 +208,13 @@ type Executor struct {
 // (the other shapes are inferred) and binds them; every argument gets a
 // gradient array with request req (GradNull: inference only).
 func (s *Symbol) SimpleBind(shapes map[string][]int64, req GradReq) (*Executor, error) {
+	return s.SimpleBindOn(CPU(), shapes, req)
+}
+
+// SimpleBindOn is SimpleBind with every array on device d. A GPU that
+// cannot be used is an *Error with code ErrUnsupported; an operator
+// without a kernel for d fails at bind or Forward, naming the operator.
+func (s *Symbol) SimpleBindOn(d Device, shapes map[string][]int64, req GradReq) (*Executor, error) {
 	t, err := s.typed()
 	if err != nil {
 		return nil, err
@@ -227,7 +234,7 @@ func (s *Symbol) SimpleBind(shapes map[string][]int64, req GradReq) (*Executor, 
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	defer runtime.KeepAlive(s)
-	h := cmxc.Executor_simple_bind(t, packed, int(req))
+	h := cmxc.Executor_simple_bind_on(t, packed, int(req), int(d.Kind), d.ID)
 	if h == nil || h.Swigcptr() == 0 {
 		return nil, lastError()
 	}
