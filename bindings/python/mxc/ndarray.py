@@ -221,7 +221,7 @@ class NDArray:
         """Marks this array as an autograd variable with a zero gradient
         buffer of the same shape and dtype (see mxc.autograd)."""
         from . import autograd
-        with zeros(self.shape, self.dtype) as g:
+        with zeros(self.shape, self.dtype, device=self.device) as g:
             autograd.mark_variables([self], [g], grad_req)
 
     @property
