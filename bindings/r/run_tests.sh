@@ -44,6 +44,9 @@ export MXC_PREDICTOR_MODEL=$PWD/tests/predict/model
 # The independent RecordIO / image / iterator scripts the RecordIO tests
 # run (test-recordio.R skips without them or without python3's numpy/PIL).
 export MXC_SCRIPTS=$PWD/scripts
+# The fake GPU plug-in (BUILD's env) for test-gpu.R, relative to the
+# runfiles root: the package is checked from a copy elsewhere.
+[ -z "${MXC_CUDA_PLUGIN:-}" ] || export MXC_CUDA_PLUGIN=$(realpath "$MXC_CUDA_PLUGIN")
 if [ -z "${MXC_MXNET_MODELS:-}" ]; then
   root=$(dirname "$(dirname "$(readlink -f scripts/make_predictor_model.py)")")
   for up in ../shared ../../shared shared; do

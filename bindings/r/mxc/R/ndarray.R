@@ -6,8 +6,9 @@
 # the way in and out (aperm); mxc's row-major operators then agree with
 # R's own (dot with %*%, sum over axis 0 with colSums, ...).
 
-mx_array <- function(x, dtype = "float32") {
+mx_array <- function(x, dtype = "float32", device = NULL) {
   code <- .dtype_code(dtype)
+  device <- .as_device(device)
   if (inherits(x, "mx_ndarray")) x <- as.array(x)
   if (!(is.numeric(x) || is.logical(x)) || is.object(x))
     stop("x must be a numeric or logical vector, matrix or array",
@@ -15,25 +16,31 @@ mx_array <- function(x, dtype = "float32") {
   d <- dim(x)
   if (is.null(d) || length(d) == 1L) {
     # The common case first: no transposition, the C side reads x as is.
-    a <- .Call(C_R_swig_ndarray_create, length(x), code, FALSE)
+    a <- .empty_on(length(x), code, device)
     .Call(C_R_swig_r_ndarray_from_r, a, x)
     return(a)
   }
-  a <- .Call(C_R_swig_ndarray_create, d, code, FALSE)
+  a <- .empty_on(d, code, device)
   # aperm() with no perm reverses the dimensions: its column-major data is
   # the row-major data of x.
   .Call(C_R_swig_r_ndarray_from_r, a, aperm(x))
   a
 }
 
-mx_zeros <- function(shape, dtype = "float32") {
+# On a GPU the values are made on the host and copied (the fill operators
+# have no GPU kernel).
+mx_zeros <- function(shape, dtype = "float32", device = NULL) {
   .dtype_code(dtype)
-  mx_invoke("_zeros", params = list(shape = as.double(shape), dtype = dtype))
+  device <- .as_device(device)
+  a <- mx_invoke("_zeros", params = list(shape = as.double(shape), dtype = dtype))
+  if (.is_gpu(device)) mx_copyto(a, device) else a
 }
 
-mx_ones <- function(shape, dtype = "float32") {
+mx_ones <- function(shape, dtype = "float32", device = NULL) {
   .dtype_code(dtype)
-  mx_invoke("_ones", params = list(shape = as.double(shape), dtype = dtype))
+  device <- .as_device(device)
+  a <- mx_invoke("_ones", params = list(shape = as.double(shape), dtype = dtype))
+  if (.is_gpu(device)) mx_copyto(a, device) else a
 }
 
 mx_assign <- function(dst, value) {

@@ -38,14 +38,16 @@ print.mx_symbol <- function(x, ...) {
   invisible(x)
 }
 
-mx_simple_bind <- function(symbol, shapes, grad_req = "write") {
+mx_simple_bind <- function(symbol, shapes, grad_req = "write", device = NULL) {
+  device <- .as_device(device)
   nm <- names(shapes)
   if (length(shapes) == 0L || is.null(nm) || any(nm == ""))
     stop("shapes must be a named list, e.g. list(data = c(128, 784))",
          call. = FALSE)
   kv <- as.vector(rbind(nm, vapply(shapes, function(s)
     paste0("(", paste(sprintf("%.0f", as.double(s)), collapse = ","), ")"), "")))
-  .Call(C_R_swig_executor_simple_bind, symbol, kv, .req_code(grad_req), FALSE)
+  .Call(C_R_swig_executor_simple_bind_on, symbol, kv, .req_code(grad_req),
+        device$type, device$id, FALSE)
 }
 
 mx_forward <- function(executor, is_train = FALSE) {
