@@ -14,11 +14,15 @@ extern "C" {
 #include "backends/cuda/bcast_plan.h"
 }
 #include "mxc/mxc.h"
+#include "tests/gpu/plan_test_util.h"
 
 namespace {
 
 using Vec = std::vector<float>;
 using Dims = std::vector<int64_t>;
+using mxct::Numel;
+using mxct::Arr;
+using mxct::Cpu;
 
 struct Case {
   Dims a, b, out;
@@ -38,33 +42,6 @@ const Case kCases[] = {
 
 const char *const kOps[] = {"broadcast_add", "broadcast_sub",
                             "broadcast_mul", "broadcast_div"};
-
-int64_t Numel(const Dims &d) {
-  int64_t n = 1;
-  for (int64_t v : d) n *= v;
-  return n;
-}
-
-mxc__gpu_array Arr(const Dims &d) {
-  mxc__gpu_array a = {};
-  a.ndim = (int)d.size();
-  for (size_t i = 0; i < d.size(); ++i) a.dims[i] = d[i];
-  a.size = Numel(d);
-  a.dtype = MXC_DTYPE_FLOAT32;
-  return a;
-}
-
-mxc_ndarray Cpu(const Dims &d, const Vec &v) {
-  mxc_ndarray h = nullptr;
-  EXPECT_EQ(mxc_ndarray_create(d.data(), (int)d.size(), MXC_DTYPE_FLOAT32,
-                               MXC_DEVICE_CPU, 0, 0, &h),
-            MXC_OK)
-      << mxc_last_error();
-  if (!v.empty()) {
-    EXPECT_EQ(mxc_ndarray_copy_from_host(h, v.data(), v.size() * 4), MXC_OK);
-  }
-  return h;
-}
 
 // The CPU operator's result.
 Vec CpuOp(const char *name, const Case &c, const Vec &a, const Vec &b,

@@ -25,11 +25,15 @@ extern "C" {
 #include "backends/cuda/bgrad_plan.h"
 }
 #include "mxc/mxc.h"
+#include "tests/gpu/plan_test_util.h"
 
 namespace {
 
 using Vec = std::vector<float>;
 using Dims = std::vector<int64_t>;
+using mxct::Numel;
+using mxct::Arr;
+using mxct::Cpu;
 
 struct Case {
   Dims a, b;
@@ -57,12 +61,6 @@ const char *const kOps[] = {
     "_backward_broadcast_add", "_backward_broadcast_sub",
     "_backward_broadcast_mul", "_backward_broadcast_div"};
 
-int64_t Numel(const Dims &d) {
-  int64_t n = 1;
-  for (int64_t v : d) n *= v;
-  return n;
-}
-
 Dims Broadcast(const Dims &a, const Dims &b) {
   size_t nd = a.size() > b.size() ? a.size() : b.size();
   Dims o(nd);
@@ -74,32 +72,11 @@ Dims Broadcast(const Dims &a, const Dims &b) {
   return o;
 }
 
-mxc__gpu_array Arr(const Dims &d) {
-  mxc__gpu_array a = {};
-  a.ndim = (int)d.size();
-  for (size_t i = 0; i < d.size(); ++i) a.dims[i] = d[i];
-  a.size = Numel(d);
-  a.dtype = MXC_DTYPE_FLOAT32;
-  return a;
-}
-
 Vec Random(const Dims &d, std::mt19937 *g) {
   std::uniform_real_distribution<float> u(0.5f, 3.f);
   Vec v((size_t)Numel(d));
   for (auto &x : v) x = (*g)() % 2 ? u(*g) : -u(*g);
   return v;
-}
-
-mxc_ndarray Cpu(const Dims &d, const Vec &v) {
-  mxc_ndarray h = nullptr;
-  EXPECT_EQ(mxc_ndarray_create(d.data(), (int)d.size(), MXC_DTYPE_FLOAT32,
-                               MXC_DEVICE_CPU, 0, 0, &h),
-            MXC_OK)
-      << mxc_last_error();
-  if (!v.empty()) {
-    EXPECT_EQ(mxc_ndarray_copy_from_host(h, v.data(), v.size() * 4), MXC_OK);
-  }
-  return h;
 }
 
 struct Inputs {

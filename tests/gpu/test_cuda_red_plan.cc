@@ -28,11 +28,15 @@ extern "C" {
 #include "core/op/op.h"
 }
 #include "mxc/mxc.h"
+#include "tests/gpu/plan_test_util.h"
 
 namespace {
 
 using Vec = std::vector<float>;
 using Dims = std::vector<int64_t>;
+using mxct::Numel;
+using mxct::Arr;
+using mxct::Cpu;
 using Kv = std::vector<std::pair<std::string, std::string>>;
 
 struct Case {
@@ -57,33 +61,6 @@ const Case kCases[] = {
 // and min refuse it).
 const Case kExclude = {{2, 3, 4}, {3}, {{"axis", "1"}, {"exclude", "true"}}};
 const Case kEmptyGroup = {{0, 3}, {3}, {{"axis", "0"}}};
-
-int64_t Numel(const Dims &d) {
-  int64_t n = 1;
-  for (int64_t v : d) n *= v;
-  return n;
-}
-
-mxc__gpu_array Arr(const Dims &d) {
-  mxc__gpu_array a = {};
-  a.ndim = (int)d.size();
-  for (size_t i = 0; i < d.size(); ++i) a.dims[i] = d[i];
-  a.size = Numel(d);
-  a.dtype = MXC_DTYPE_FLOAT32;
-  return a;
-}
-
-mxc_ndarray Cpu(const Dims &d, const Vec &v) {
-  mxc_ndarray h = nullptr;
-  EXPECT_EQ(mxc_ndarray_create(d.data(), (int)d.size(), MXC_DTYPE_FLOAT32,
-                               MXC_DEVICE_CPU, 0, 0, &h),
-            MXC_OK)
-      << mxc_last_error();
-  if (!v.empty()) {
-    EXPECT_EQ(mxc_ndarray_copy_from_host(h, v.data(), v.size() * 4), MXC_OK);
-  }
-  return h;
-}
 
 // The CPU operator over inputs (shapes ds, values xs) into an output of
 // shape dout from base.

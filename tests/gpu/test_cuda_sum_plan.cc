@@ -25,11 +25,14 @@ extern "C" {
 #include "core/op/op.h"
 }
 #include "mxc/mxc.h"
+#include "tests/gpu/plan_test_util.h"
 
 namespace {
 
 using Vec = std::vector<float>;
 using Dims = std::vector<int64_t>;
+using mxct::Numel;
+using mxct::Cpu;
 using Kv = std::vector<std::pair<std::string, std::string>>;
 
 struct Case {
@@ -52,29 +55,11 @@ const Case kCases[] = {
     {{3, 4, 5, 6}, {4, 6}, {{"axis", "(0,2)"}}},
 };
 
-int64_t Numel(const Dims &d) {
-  int64_t n = 1;
-  for (int64_t v : d) n *= v;
-  return n;
-}
-
 Vec Random(const Dims &d, std::mt19937 *g) {
   std::uniform_real_distribution<float> u(-1.f, 1.f);
   Vec v((size_t)Numel(d));
   for (auto &x : v) x = u(*g);
   return v;
-}
-
-mxc_ndarray Cpu(const Dims &d, const Vec &v) {
-  mxc_ndarray h = nullptr;
-  EXPECT_EQ(mxc_ndarray_create(d.data(), (int)d.size(), MXC_DTYPE_FLOAT32,
-                               MXC_DEVICE_CPU, 0, 0, &h),
-            MXC_OK)
-      << mxc_last_error();
-  if (!v.empty()) {
-    EXPECT_EQ(mxc_ndarray_copy_from_host(h, v.data(), v.size() * 4), MXC_OK);
-  }
-  return h;
 }
 
 Vec CpuOp(const char *name, const Case &c, const Vec &x, const Vec &base,
