@@ -47,6 +47,8 @@
 
 namespace {
 
+using mxct::Poison;
+
 using mxct::LastError;
 using Vec = std::vector<float>;
 using Dims = std::vector<int64_t>;
@@ -66,14 +68,6 @@ Vec Random(const Dims &d, float lo, float hi, std::mt19937 *g,
   Vec v((size_t)Numel(d));
   for (auto &x : v) x = signed_ && (*g)() % 2 ? -u(*g) : u(*g);
   return v;
-}
-
-const uint32_t kPoisonBits = 0x7fc0dead;
-
-float Poison() {
-  float f;
-  std::memcpy(&f, &kPoisonBits, 4);
-  return f;
 }
 
 // An array of shape d on dev holding v.
@@ -140,7 +134,7 @@ void ExpectUlps(const std::string &what, const Vec &gpu, const Vec &cpu,
   for (size_t i = 0; i < gpu.size(); ++i) {
     uint32_t bits;
     std::memcpy(&bits, &gpu[i], 4);
-    if (bits == kPoisonBits) {
+    if (bits == mxct::kPoisonBits) {
       ADD_FAILURE() << what << ": element " << i << " was never written";
       return;
     }

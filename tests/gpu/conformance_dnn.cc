@@ -27,6 +27,8 @@
 
 namespace {
 
+using mxct::Poison;
+
 using mxct::LastError;
 using Vec = std::vector<float>;
 using Dims = std::vector<int64_t>;
@@ -79,13 +81,6 @@ Vec Random(const Dims &d, std::mt19937 *g) {
   Vec v((size_t)Numel(d));
   for (auto &x : v) x = u(*g);
   return v;
-}
-
-float Poison() {
-  uint32_t bits = 0x7fc0dead;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
 }
 
 mxc_ndarray Filled(const Dims &d, int dev, const Vec &v) {
@@ -144,7 +139,7 @@ void ExpectClose(const std::string &what, const Vec &gpu, const Vec &cpu) {
   for (size_t i = 0; i < gpu.size(); ++i) {
     uint32_t bits;
     std::memcpy(&bits, &gpu[i], 4);
-    if (bits == 0x7fc0dead) {
+    if (bits == mxct::kPoisonBits) {
       ADD_FAILURE() << what << ": element " << i << " was never written";
       return;
     }

@@ -29,16 +29,11 @@
 
 namespace {
 
+using mxct::Poison;
+
 using fuseprog::Prog;
 using mxct::LastError;
 using Vec = std::vector<float>;
-
-float Poison() {
-  uint32_t bits = 0x7fc0dead;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
 
 mxc_ndarray Filled(int64_t n, int dev, const Vec &v) {
   mxc_ndarray a = mxct::Make({n}, dev, 0);

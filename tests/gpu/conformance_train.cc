@@ -45,6 +45,8 @@
 
 namespace {
 
+using mxct::Poison;
+
 using mxct::LastError;
 using Vec = std::vector<float>;
 using Dims = std::vector<int64_t>;
@@ -63,13 +65,6 @@ Vec Random(const Dims &d, float lo, float hi, std::mt19937 *g) {
   Vec v((size_t)Numel(d));
   for (auto &x : v) x = u(*g);
   return v;
-}
-
-float Poison() {
-  uint32_t bits = 0x7fc0dead;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
 }
 
 mxc_ndarray Filled(const Dims &d, int dev, const Vec &v) {
@@ -140,7 +135,7 @@ void ExpectUlps(const std::string &what, const Vec &gpu, const Vec &cpu,
   for (size_t i = 0; i < gpu.size(); ++i) {
     uint32_t bits;
     std::memcpy(&bits, &gpu[i], 4);
-    if (bits == 0x7fc0dead) {
+    if (bits == mxct::kPoisonBits) {
       ADD_FAILURE() << what << ": element " << i << " was never written";
       return;
     }

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,23 @@ inline mxc_ndarray Make(const std::vector<int64_t> &shape, int dev_type,
             MXC_OK)
       << LastError();
   return a;
+}
+
+// The bits every conformance test writes into an output before a kernel
+// runs (a quiet NaN with a payload no computation makes): an element
+// still holding them was never written.
+constexpr uint32_t kPoisonBits = 0x7fc0dead;
+
+inline float Poison() {
+  float f;
+  std::memcpy(&f, &kPoisonBits, 4);
+  return f;
+}
+
+inline bool IsPoison(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, 4);
+  return bits == kPoisonBits;
 }
 
 inline std::vector<float> ToHost(mxc_ndarray a, size_t n) {

@@ -41,6 +41,8 @@ std::map<std::string, ConformanceCase> &CaseRunners() {
 
 namespace {
 
+using mxct::Poison;
+
 using mxct::LastError;
 using mxct::Make;
 using mxct::ToHost;
@@ -92,13 +94,6 @@ std::vector<float> RunOn(mxc_op op, int n_in,
 }
 
 // NaN with a payload no arithmetic produces: the poison.
-float Poison() {
-  uint32_t bits = 0x7fc0dead;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
-}
-
 void ExpectSame(const std::string &what, const std::vector<float> &gpu,
                 const std::vector<float> &cpu) {
   ASSERT_EQ(gpu.size(), cpu.size()) << what;
@@ -106,7 +101,7 @@ void ExpectSame(const std::string &what, const std::vector<float> &gpu,
     uint32_t a, b;
     std::memcpy(&a, &gpu[i], 4);
     std::memcpy(&b, &cpu[i], 4);
-    if (a == 0x7fc0dead) {
+    if (a == mxct::kPoisonBits) {
       ADD_FAILURE() << what << ": element " << i << " was never written";
       return;
     }

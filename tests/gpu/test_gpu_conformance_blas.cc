@@ -27,6 +27,8 @@ extern "C" {
 
 namespace {
 
+using mxct::Poison;
+
 // 1 when the loaded plug-in's table has a kernel for op.
 bool InTable(const char *op) {
   const mxc__gpu_plugin *p = mxc__gpu_table();
@@ -34,13 +36,6 @@ bool InTable(const char *op) {
     if (std::strcmp(p->kernels[i].op, op) == 0) return true;
   }
   return false;
-}
-
-float Poison() {
-  uint32_t bits = 0x7fc0dead;
-  float f;
-  std::memcpy(&f, &bits, 4);
-  return f;
 }
 
 void Compare(const mxct::BlasCase &c, std::mt19937 *g) {
