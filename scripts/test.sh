@@ -101,7 +101,11 @@ if [ "${MXC_TEST_QUICK:-0}" != 1 ]; then
   # compiles those once).
   pass "ASan+UBSan" bazel test --config=asan --build_tests_only //...
   skipped bazel-out/k8-optasan/testlogs
-  pass "TSan" bazel test --config=tsan --build_tests_only //...
+  # Tests tagged no_tsan (single-threaded host logic, or the real GPU
+  # plug-in without a GPU: tests/gpu/BUILD says which and why) are neither
+  # built nor run under TSan; the two passes above run them.
+  pass "TSan" bazel test --config=tsan --build_tests_only \
+    --test_tag_filters=-no_tsan //...
   skipped bazel-out/k8-opttsan/testlogs
   # Every libFuzzer target for a short run under ASan+UBSan (clang,
   # --config=fuzz; long runs: scripts/fuzz.sh TARGET MINUTES). The corpus
