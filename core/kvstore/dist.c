@@ -210,7 +210,10 @@ static void *comm_main(void *arg) {
   }
   /* The communicator goes before MPI does; at exit (stop) without
    * waiting for peers that may be gone. */
-  mxc__kv_nccl_end(g.stop);
+  pthread_mutex_lock(&g.lock);
+  int at_exit = g.stop;
+  pthread_mutex_unlock(&g.lock);
+  mxc__kv_nccl_end(at_exit);
   g.p->finalize();
   return NULL;
 }
