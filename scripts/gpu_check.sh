@@ -13,7 +13,7 @@
 #        then each benchmark's figures (name=value lines).
 #        Exit status 0 only when nothing failed and a GPU was used.
 #        The toolkit's libraries the plug-in opens itself (cuBLAS, cuDNN,
-#        NVRTC) do not travel (hundreds of MB): where the dynamic loader
+#        NVRTC, NCCL) do not travel (hundreds of MB): where the dynamic loader
 #        does not find them, `run` adds the lib folders of the nvidia-*
 #        Python wheels (PyTorch's) to LD_LIBRARY_PATH and prints which.
 #        bench_gpu's PyTorch peer runs with the first Python found that
@@ -28,6 +28,13 @@ programs=(
   "test_gpu_conformance=//tests/gpu:test_gpu_conformance"
   "test_cuda_dnn_threads=//tests/gpu:test_cuda_dnn_threads"
   "test_cuda_streams=//tests/gpu:test_cuda_streams"
+  "test_kvstore_nccl_cuda=//tests/kvstore:test_kvstore_nccl_cuda"
+)
+# Shared libraries the programs load by name from lib/ (LD_LIBRARY_PATH):
+# the one-rank MPI plug-in of the KVStore's NCCL case (the GPU machine has
+# no MPI): NAME=BAZEL_TARGET.
+plugins=(
+  "libmxc_mpi_single.so=//tests/kvstore:libmxc_mpi_single.so"
 )
 # Benchmarks run by `run` after the tests (name=value lines; a SKIPPED
 # line means no GPU was used): NAME=BAZEL_TARGET.
@@ -43,11 +50,16 @@ system_lib='/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux[^/]*)\.so'
 
 prepare() {
   local targets=(//backends/cuda:libmxc_cuda.so.1) p
-  for p in "${programs[@]}" "${benches[@]}"; do targets+=("${p#*=}"); done
+  for p in "${programs[@]}" "${benches[@]}" "${plugins[@]}"; do
+    targets+=("${p#*=}")
+  done
   bazel build "${targets[@]}"
   rm -rf "$dir" "$dir.tar.xz"
   mkdir -p "$dir/bin" "$dir/lib"
   cp bazel-bin/backends/cuda/libmxc_cuda.so.1 "$dir/lib/"
+  for p in "${plugins[@]}"; do
+    cp "bazel-bin/$(echo "${p#*=}" | sed 's|^//||; s|:|/|')" "$dir/lib/${p%%=*}"
+  done
   for p in "${programs[@]}" "${benches[@]}"; do
     local t=${p#*=}
     cp "bazel-bin/${t#//}" "$dir/bin/${p%%=*}" 2>/dev/null ||
@@ -86,12 +98,13 @@ wheel_lib_dirs() {
   done | sort -u
 }
 
-# cuBLAS, cuDNN and NVRTC (fused kernels) from the wheels where the loader
-# does not find them (NVRTC: nvidia/cuda_nvrtc/lib or nvidia/cu13/lib,
-# which also hold the libnvrtc-builtins it opens).
+# cuBLAS, cuDNN, NVRTC (fused kernels) and NCCL (the KVStore's GPU sums)
+# from the wheels where the loader does not find them (NVRTC:
+# nvidia/cuda_nvrtc/lib or nvidia/cu13/lib, which also hold the
+# libnvrtc-builtins it opens; NCCL: nvidia/nccl/lib).
 add_wheel_libs() {
   local lib d added=()
-  for lib in libcublas.so.13 libcudnn.so.9 libnvrtc.so.13; do
+  for lib in libcublas.so.13 libcudnn.so.9 libnvrtc.so.13 libnccl.so.2; do
     found "$lib" && continue
     for d in $(wheel_lib_dirs); do
       if [ -e "$d/$lib" ]; then

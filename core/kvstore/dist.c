@@ -208,6 +208,12 @@ static void *comm_main(void *arg) {
     r->run(r);
     finished_request();
   }
+  /* The communicator goes before MPI does; at exit (stop) without
+   * waiting for peers that may be gone. */
+  pthread_mutex_lock(&g.lock);
+  int at_exit = g.stop;
+  pthread_mutex_unlock(&g.lock);
+  mxc__kv_nccl_end(at_exit);
   g.p->finalize();
   return NULL;
 }
@@ -373,7 +379,10 @@ static void enqueue(dist_req *r) {
 
 /* ---- collectives over arrays: a bucket ---- */
 
-enum { BUCKET_ALLREDUCE, BUCKET_BROADCAST };
+/* BUCKET_NCCL: one key with one GPU value, summed on the GPUs by NCCL
+ * (nccl.c); the sum goes to a GPU array (the pushpull's output, or a
+ * temporary) and from there to the stored array in host memory. */
+enum { BUCKET_ALLREDUCE, BUCKET_BROADCAST, BUCKET_NCCL };
 
 /* One collective over the arrays of one or more keys. Per key k: its
  * values views[first[k] .. first[k] + n_vals[k]) then its destination
@@ -388,6 +397,7 @@ typedef struct bucket {
   char *has_also; /* key k's group has an also view after its dst */
   const char *src; /* the ring's input: buf, or a key's one value */
   char *buf;
+  mxc__ndarray *recv; /* BUCKET_NCCL without a GPU output: the sum */
   mxc__exec *ex;
   char name[200];
 } bucket;
@@ -411,6 +421,7 @@ static void bucket_free(void *arg) {
   bucket *b = arg;
   if (fused(b)) mxc__free(b->buf); /* NULL once run */
   for (int i = 0; i < b->n_views; ++i) mxc__ndarray_free(b->views[i]);
+  if (b->recv) mxc__ndarray_free(b->recv);
   mxc__free(b->views);
   mxc__free(b->first);
   mxc__free(b->n_vals);
@@ -430,11 +441,19 @@ static void unpack(bucket *b) {
   }
 }
 
+/* The NCCL bucket's collective: the value, into recv, then a copy into
+ * the key's destination in host memory. */
+static int run_nccl(bucket *b, char *why, size_t len) {
+  return mxc__kv_nccl_allreduce(b->src, b->buf, b->total, b->dtype,
+                                mxc__ndarray_ptr(dst_of(b, 0)), why, len);
+}
+
 static void run_bucket(dist_req *r) {
   bucket *b = (bucket *)r;
   char why[WHY_MAX] = "";
   int rc =
-      b->kind == BUCKET_BROADCAST
+      b->kind == BUCKET_NCCL ? run_nccl(b, why, sizeof why)
+      : b->kind == BUCKET_BROADCAST
           ? g.p->broadcast(b->buf,
                            b->total * (int64_t)mxc__dtype_size(b->dtype), 0,
                            why, sizeof why)
@@ -486,6 +505,15 @@ static int one_value(const bucket *b) {
 static void bucket_ready(void *arg, mxc__exec *ex) {
   bucket *b = arg;
   b->ex = ex;
+  if (b->kind == BUCKET_NCCL) {
+    /* The values' writers are complete (the engine syncs a GPU worker's
+     * stream before its work counts as done), so NCCL's own stream may
+     * read them. */
+    b->src = mxc__ndarray_ptr(b->views[0]);
+    b->buf = mxc__ndarray_ptr(b->recv ? b->recv : also_of(b, 0));
+    enqueue(&b->req);
+    return;
+  }
   if (!fused(b)) b->buf = mxc__ndarray_ptr(dst_of(b, 0));
   b->src = b->buf;
   if (one_value(b)) {
@@ -504,6 +532,7 @@ static int64_t group_bytes(const mxc__kv_group *gr) {
 
 /* How many groups from gs[0] go into one bucket (>= 1). */
 static int bucket_span(const mxc__kv_group *gs, int n) {
+  if (gs[0].nccl) return 1; /* NCCL buckets are never fused (yet) */
   int64_t limit = g_fusion_bytes, bytes = group_bytes(&gs[0]);
   int k = 1;
   while (k < n && gs[k].dst->dtype == gs[0].dst->dtype &&
@@ -542,7 +571,9 @@ static int take_view(bucket *b, const mxc__ndarray *a) {
 static void bucket_name(bucket *b, const mxc__kv_group *gs, int n) {
   char key[128];
   mxc__kv_key_str(&gs[0].e->key, key, sizeof key);
-  const char *verb = b->kind == BUCKET_BROADCAST ? "broadcast" : "allreduce";
+  const char *verb = b->kind == BUCKET_BROADCAST ? "broadcast"
+                     : b->kind == BUCKET_NCCL    ? "NCCL allreduce"
+                                                 : "allreduce";
   if (n == 1) {
     snprintf(b->name, sizeof b->name, "kvstore %s %s", verb, key);
   } else {
@@ -565,6 +596,18 @@ static int fusion_buffer(bucket *b) {
                       "pushed",
                       b->name, bytes, g_fusion_bytes);
   return MXC_OK;
+}
+
+/* Where an NCCL bucket's sum goes: the pushpull's GPU output (also),
+ * else a GPU array of its own, allocated now for the same reason as a
+ * fusion buffer. */
+static int nccl_recv(bucket *b) {
+  if (also_of(b, 0)) return MXC_OK;
+  const mxc__ndarray *v = b->views[0];
+  int rc = mxc__ndarray_create(&v->shape, v->dtype, v->chunk->dev, 0,
+                               &b->recv);
+  if (rc != MXC_OK) mxc__error_prefix(b->name);
+  return rc;
 }
 
 static int bucket_new(const mxc__kv_group *gs, int n, int kind,
@@ -591,6 +634,7 @@ static int bucket_new(const mxc__kv_group *gs, int n, int kind,
     }
   }
   if (rc == MXC_OK && fused(b)) rc = fusion_buffer(b);
+  if (rc == MXC_OK && kind == BUCKET_NCCL) rc = nccl_recv(b);
   if (rc != MXC_OK) {
     bucket_free(b);
     return rc;
@@ -679,7 +723,8 @@ int mxc__kv_dist_push(const mxc__kv_group *gs, int n, int priority) {
   MXC_FORWARD_IF_ERROR(plan_new(gs, n, &p));
   int rc = MXC_OK;
   for (int i = 0; i < p.n && rc == MXC_OK; ++i) {
-    rc = bucket_new(gs + p.first[i], p.span[i], BUCKET_ALLREDUCE, &p.b[i]);
+    int kind = gs[p.first[i]].nccl ? BUCKET_NCCL : BUCKET_ALLREDUCE;
+    rc = bucket_new(gs + p.first[i], p.span[i], kind, &p.b[i]);
   }
   int pushed = 0;
   while (rc == MXC_OK && pushed < p.n) {
@@ -704,13 +749,17 @@ typedef struct sync_req {
   pthread_cond_t cv;
   int done, rc;
   int64_t *buf, count;
+  /* mxc__kv_dist_call's function, run in place of the above */
+  int (*fn)(void *arg, char *why, size_t why_len);
+  void *fn_arg;
   char name[64];
   char why[WHY_MAX];
 } sync_req;
 
 static void run_sync(dist_req *r) {
   sync_req *s = (sync_req *)r;
-  int rc = s->buf ? g.p->allreduce(s->buf, s->buf, NULL, s->count,
+  int rc = s->fn    ? s->fn(s->fn_arg, s->why, sizeof s->why)
+           : s->buf ? g.p->allreduce(s->buf, s->buf, NULL, s->count,
                                    MXC_DTYPE_INT64, s->why, sizeof s->why)
                   : g.p->barrier(s->why, sizeof s->why);
   pthread_mutex_lock(&s->lock);
@@ -764,4 +813,16 @@ int mxc__kv_dist_allgather(const int64_t *mine, int64_t len, int64_t **all) {
   }
   *all = buf;
   return MXC_OK;
+}
+
+int mxc__kv_dist_call(int (*fn)(void *arg, char *why, size_t why_len),
+                      void *arg, const char *what) {
+  sync_req s = {.fn = fn, .fn_arg = arg};
+  return run_and_wait(&s, what);
+}
+
+int mxc__kv_dist_sum_here(int64_t *buf, int64_t count, char *why,
+                          size_t why_len) {
+  return g.p->allreduce(buf, buf, NULL, count, MXC_DTYPE_INT64, why,
+                        why_len);
 }

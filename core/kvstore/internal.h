@@ -46,6 +46,9 @@ typedef struct mxc__kv_group {
    * collective itself in place of a pull's copy (dist_sync without an
    * updater; kvstore.c decides). */
   const mxc__ndarray *also;
+  /* 1: the values are on the NCCL communicator's GPU and are summed
+   * there (nccl.c); the group is a collective of its own. */
+  int nccl;
 } mxc__kv_group;
 
 /* ---- dist_sync (dist.c) ---- */
@@ -76,6 +79,38 @@ int mxc__kv_dist_allgather(const int64_t *mine, int64_t len, int64_t **all);
 int mxc__kv_dist_agree_init(const mxc__kvstore *kv, int n,
                             mxc__kv_keys keys, mxc__ndarray *const *vals,
                             int local_rc);
+
+/* Runs fn(arg, why, why_len) on the communication thread, in sequence
+ * with the collectives (after those pushed before), and waits for it:
+ * its result, with "what: why" as the message on failure. */
+int mxc__kv_dist_call(int (*fn)(void *arg, char *why, size_t why_len),
+                      void *arg, const char *what);
+/* On the communication thread only (a function of mxc__kv_dist_call):
+ * buf (count int64) becomes the sum over the ranks, the same bits on
+ * every rank. */
+int mxc__kv_dist_sum_here(int64_t *buf, int64_t count, char *why,
+                          size_t why_len);
+
+/* ---- NCCL for GPU values (nccl.c) ---- */
+
+/* How the values of a push call reach the collectives: *use 0, staged
+ * through host memory and summed over MPI; 1, summed on their GPU by NCCL
+ * (a dist_sync store, every value on one GPU, each key once). The first
+ * call that qualifies sets NCCL up across the job (a collective; waits)
+ * or decides, on every rank alike, to stage (logged). MXC_ERR_UNSUPPORTED
+ * when MXC_KVSTORE_NCCL=1 and NCCL cannot take the call. */
+int mxc__kv_nccl_route(const mxc__kvstore *kv, int n, mxc__kv_keys keys,
+                       mxc__ndarray *const *vals, int *use);
+/* 1 when out (a pushpull's output) may be written by an NCCL collective
+ * itself: an array on the communicator's GPU. */
+int mxc__kv_nccl_direct_ok(const mxc__ndarray *out);
+/* On the communication thread: recv = the sum over the ranks of send
+ * (device memory), then host = recv (host memory, or NULL). */
+int mxc__kv_nccl_allreduce(const void *send, void *recv, int64_t count,
+                           int dtype, void *host, char *why, size_t why_len);
+/* On the communication thread, before MPI_Finalize: frees the
+ * communicator (abort 1: without waiting for the peers). */
+void mxc__kv_nccl_end(int abort);
 
 /* The entry of key k, or NULL. Called with the lock held. */
 mxc__kv_entry *mxc__kv_find(const mxc__kvstore *kv, const mxc__kv_key *k);

@@ -318,7 +318,8 @@ static void scratch_free(push_scratch *s) {
  * its values in list order and its destination: the stored array, or
  * the merge buffer when an updater takes the sum. Returns the count. */
 static int make_groups(const mxc__kvstore *kv, int n,
-                       mxc__ndarray *const *vals, push_scratch *s) {
+                       mxc__ndarray *const *vals, push_scratch *s,
+                       int nccl) {
   int ng = 0, used = 0, updates = kv->opt || kv->updater;
   for (int i = 0; i < n; ++i) {
     if (s->done[i]) continue;
@@ -326,7 +327,8 @@ static int make_groups(const mxc__kvstore *kv, int n,
     int g = gather(s->entries, vals, n, i, s->done, s->grouped + used);
     s->groups[ng++] = (mxc__kv_group){.e = e, .vals = s->grouped + used,
                                       .n = g,
-                                      .dst = updates ? e->merge : e->stored};
+                                      .dst = updates ? e->merge : e->stored,
+                                      .nccl = nccl};
     used += g;
   }
   return ng;
@@ -361,8 +363,8 @@ static int run_optimizer(const mxc__kvstore *kv, const mxc__kv_group *gs,
 /* Pushes every key's sum, then the optimizer's updates; *n_groups = the
  * keys the callback (if any) must see afterwards. */
 static int push_all(mxc__kvstore *kv, int n, mxc__ndarray *const *vals,
-                    int priority, push_scratch *s, int *n_groups) {
-  int ng = make_groups(kv, n, vals, s);
+                    int priority, push_scratch *s, int *n_groups, int nccl) {
+  int ng = make_groups(kv, n, vals, s, nccl);
   MXC_FORWARD_IF_ERROR(push_sums(kv, s->groups, ng, priority));
   if (kv->opt) MXC_FORWARD_IF_ERROR(run_optimizer(kv, s->groups, ng));
   *n_groups = kv->updater ? ng : 0;
@@ -392,7 +394,7 @@ static int run_updater(mxc__kv_updater_fn fn, void *ud,
 }
 
 static int push_staged(mxc__kvstore *kv, int n, mxc__kv_keys keys,
-                       mxc__ndarray *const *vals, int priority) {
+                       mxc__ndarray *const *vals, int priority, int nccl) {
   push_scratch s;
   MXC_FORWARD_IF_ERROR(scratch_new(n, &s));
   int n_updates = 0;
@@ -400,7 +402,9 @@ static int push_staged(mxc__kvstore *kv, int n, mxc__kv_keys keys,
   mxc__kv_updater_fn fn = kv->updater;
   void *ud = kv->updater_ud;
   int rc = resolve(kv, n, keys, vals, "push", s.entries);
-  if (rc == MXC_OK) rc = push_all(kv, n, vals, priority, &s, &n_updates);
+  if (rc == MXC_OK) {
+    rc = push_all(kv, n, vals, priority, &s, &n_updates, nccl);
+  }
   pthread_mutex_unlock(&kv->lock);
   if (rc == MXC_OK && n_updates) rc = run_updater(fn, ud, s.groups, n_updates);
   scratch_free(&s);
@@ -410,9 +414,11 @@ static int push_staged(mxc__kvstore *kv, int n, mxc__kv_keys keys,
 int mxc__kvstore_push(mxc__kvstore *kv, int n, mxc__kv_keys keys,
                       mxc__ndarray *const *vals, int priority) {
   MXC_FORWARD_IF_ERROR(check_call("push", n, keys, vals));
-  mxc__kv_staged st;
-  MXC_FORWARD_IF_ERROR(mxc__kv_stage(n, vals, &st));
-  int rc = push_staged(kv, n, keys, st.vals, priority);
+  int nccl = 0; /* GPU values summed on their GPU (nccl.c) */
+  MXC_FORWARD_IF_ERROR(mxc__kv_nccl_route(kv, n, keys, vals, &nccl));
+  mxc__kv_staged st = {.vals = (mxc__ndarray **)vals};
+  if (!nccl) MXC_FORWARD_IF_ERROR(mxc__kv_stage(n, vals, &st));
+  int rc = push_staged(kv, n, keys, st.vals, priority, nccl);
   mxc__kv_staged_free(&st);
   return rc;
 }
@@ -460,18 +466,24 @@ static int check_pull(mxc__kvstore *kv, int n, mxc__kv_keys keys,
 /* A dist_sync pushpull without an updater: the collective of a key that
  * has one output in the call writes the sum into that output too (in
  * cache, as it finishes each piece), in place of a pull copying the whole
- * stored array afterwards; keys with several outputs, and outputs on a
- * GPU (the collective writes host memory), are pulled. The
- * stored array still gets the sum, as for any push. */
+ * stored array afterwards; keys with several outputs, and outputs the
+ * collective cannot write (a GPU array for the MPI ring, which writes
+ * host memory; anything but the communicator's GPU for NCCL), are pulled.
+ * The stored array still gets the sum, as for any push. */
 /* Quadratic in the call's keys: a model's few hundred parameters cost
  * well under a millisecond, next to a collective's round trip. */
+static int direct_fits(const mxc__kv_group *gr, const mxc__ndarray *out) {
+  return gr->nccl ? mxc__kv_nccl_direct_ok(out) : !mxc__kv_on_gpu(out);
+}
+
 static void mark_direct(push_scratch *s, push_scratch *o, int n, int ng,
                         mxc__ndarray *const *outs) {
   for (int j = 0; j < n; ++j) {
-    int count = mxc__kv_on_gpu(outs[j]) ? 2 : 0; /* 2: never direct */
+    int count = 0;
     for (int i = 0; i < n; ++i) count += o->entries[i] == o->entries[j];
     for (int g = 0; g < ng && count == 1; ++g) {
-      if (s->groups[g].e == o->entries[j]) {
+      if (s->groups[g].e == o->entries[j] &&
+          direct_fits(&s->groups[g], outs[j])) {
         s->groups[g].also = outs[j];
         o->done[j] = 1;
       }
@@ -482,10 +494,10 @@ static void mark_direct(push_scratch *s, push_scratch *o, int n, int ng,
 static int pushpull_direct(mxc__kvstore *kv, int n, mxc__kv_keys keys,
                            mxc__ndarray *const *vals,
                            mxc__ndarray *const *outs, int priority,
-                           push_scratch *s, push_scratch *o) {
+                           push_scratch *s, push_scratch *o, int nccl) {
   MXC_FORWARD_IF_ERROR(resolve(kv, n, keys, vals, "push", s->entries));
   MXC_FORWARD_IF_ERROR(resolve(kv, n, keys, outs, "pull", o->entries));
-  int ng = make_groups(kv, n, vals, s);
+  int ng = make_groups(kv, n, vals, s, nccl);
   mark_direct(s, o, n, ng, outs);
   MXC_FORWARD_IF_ERROR(mxc__kv_dist_push(s->groups, ng, priority));
   return pull_rest(o, n, outs, priority);
@@ -493,7 +505,7 @@ static int pushpull_direct(mxc__kvstore *kv, int n, mxc__kv_keys keys,
 
 static int pushpull_dist(mxc__kvstore *kv, int n, mxc__kv_keys keys,
                          mxc__ndarray *const *vals,
-                         mxc__ndarray *const *outs, int priority) {
+                         mxc__ndarray *const *outs, int priority, int nccl) {
   push_scratch s, o;
   MXC_FORWARD_IF_ERROR(scratch_new(n, &s));
   int rc = scratch_new(n, &o);
@@ -501,7 +513,7 @@ static int pushpull_dist(mxc__kvstore *kv, int n, mxc__kv_keys keys,
     scratch_free(&s);
     return rc;
   }
-  rc = pushpull_direct(kv, n, keys, vals, outs, priority, &s, &o);
+  rc = pushpull_direct(kv, n, keys, vals, outs, priority, &s, &o, nccl);
   scratch_free(&s);
   scratch_free(&o);
   return rc;
@@ -509,11 +521,13 @@ static int pushpull_dist(mxc__kvstore *kv, int n, mxc__kv_keys keys,
 
 static int pushpull_staged(mxc__kvstore *kv, int n, mxc__kv_keys keys,
                            mxc__ndarray *const *vals,
-                           mxc__ndarray *const *outs, int priority) {
+                           mxc__ndarray *const *outs, int priority,
+                           int nccl) {
   pthread_mutex_lock(&kv->lock);
   int direct = kv->dist && !kv->opt && !kv->updater;
   /* resolves the outputs itself before pushing: no check_pull */
-  int rc = direct ? pushpull_dist(kv, n, keys, vals, outs, priority) : MXC_OK;
+  int rc = direct ? pushpull_dist(kv, n, keys, vals, outs, priority, nccl)
+                  : MXC_OK;
   pthread_mutex_unlock(&kv->lock);
   if (direct) return rc;
   MXC_FORWARD_IF_ERROR(check_pull(kv, n, keys, outs));
@@ -526,9 +540,12 @@ int mxc__kvstore_pushpull(mxc__kvstore *kv, int n, mxc__kv_keys keys,
                           mxc__ndarray *const *outs, int priority) {
   MXC_FORWARD_IF_ERROR(check_call("pushpull", n, keys, vals));
   MXC_FORWARD_IF_ERROR(check_call("pushpull", n, keys, outs));
-  mxc__kv_staged st; /* GPU values: host copies (stage.c) */
-  MXC_FORWARD_IF_ERROR(mxc__kv_stage(n, vals, &st));
-  int rc = pushpull_staged(kv, n, keys, st.vals, outs, priority);
+  int nccl = 0; /* GPU values summed on their GPU (nccl.c) */
+  MXC_FORWARD_IF_ERROR(mxc__kv_nccl_route(kv, n, keys, vals, &nccl));
+  /* else GPU values: host copies (stage.c) */
+  mxc__kv_staged st = {.vals = (mxc__ndarray **)vals};
+  if (!nccl) MXC_FORWARD_IF_ERROR(mxc__kv_stage(n, vals, &st));
+  int rc = pushpull_staged(kv, n, keys, st.vals, outs, priority, nccl);
   mxc__kv_staged_free(&st);
   return rc;
 }

@@ -3,15 +3,21 @@
 // machine) the reason must be one of the plug-in's own and the device
 // cases skip; on a GPU machine (scripts/gpu_check.sh) they run: copies of
 // many sizes through device memory, views, device-to-device, the pool,
-// DLPack and out-of-memory.
+// DLPack and out-of-memory. Also the NCCL table's open (the KVStore's
+// GPU sums), in child processes: NCCL is opened once per process.
+#include <dlfcn.h>
 #include <dlpack/dlpack.h>
+#include <unistd.h>
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 extern "C" {
 #include "core/base/gpu.h"
+#include "core/base/nccl_plugin.h"
 #include "core/op/backend.h"
 }
 #include "mxc/mxc.h"
@@ -36,6 +42,72 @@ int GpuCount() {
       GTEST_SKIP() << "no usable GPU: " << LastError();                \
     }                                                                  \
   } while (0)
+
+// ---- the NCCL table's open, in a child process (this program again,
+// MXC_TEST_NCCL_CHILD set: it answers on stdout before any test runs) ----
+
+// In the child: "nccl_open RC MESSAGE-OR-VERSION".
+int NcclChild() {
+  if (!std::getenv("MXC_TEST_NCCL_CHILD")) return 0;
+  void *h = dlopen(std::getenv("MXC_CUDA_PLUGIN"), RTLD_NOW | RTLD_LOCAL);
+  void *sym = h ? dlsym(h, MXC__NCCL_PLUGIN_ENTRY) : nullptr;
+  if (!sym) {
+    std::printf("nccl_open -1 no table: %s\n", dlerror());
+    std::exit(0);
+  }
+  const mxc__nccl_plugin *t =
+      reinterpret_cast<mxc__nccl_plugin_entry_fn>(sym)();
+  char version[64] = "", why[1024] = "";
+  int rc = t->open(version, sizeof version, why, sizeof why);
+  std::printf("nccl_open %d %s\n", rc, rc == MXC_OK ? version : why);
+  std::exit(0);
+}
+const int g_nccl_child = NcclChild();
+
+// open() with MXC_NCCL_LIBRARY = lib, in a child: *rc and its text.
+std::string NcclOpen(const std::string &lib, int *rc) {
+  char self[4096] = "";  // this program (in the shell, /proc/self is sh)
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  self[n > 0 ? n : 0] = '\0';
+  std::string cmd = "MXC_TEST_NCCL_CHILD=1 MXC_NCCL_LIBRARY='" + lib +
+                    "' '" + self + "' 2>&1";
+  FILE *p = popen(cmd.c_str(), "r");
+  std::string out;
+  char buf[512];
+  while (p && std::fgets(buf, sizeof buf, p)) out += buf;
+  if (p) pclose(p);
+  size_t at = out.find("nccl_open ");
+  *rc = at == std::string::npos ? -2 : std::atoi(out.c_str() + at + 10);
+  return out;
+}
+
+TEST(CudaNccl, OpenSaysWhyNcclCannotBeUsed) {
+  int rc = 0;
+  std::string w = NcclOpen("/nonexistent/libnccl.so.2", &rc);
+  EXPECT_EQ(rc, MXC_ERR_UNSUPPORTED) << w;
+  EXPECT_NE(w.find("NCCL could not be loaded"), std::string::npos) << w;
+  EXPECT_NE(w.find("/nonexistent/libnccl.so.2"), std::string::npos) << w;
+  EXPECT_NE(w.find("libnccl2 package"), std::string::npos) << w;
+  w = NcclOpen("libm.so.6", &rc);
+  EXPECT_EQ(rc, MXC_ERR_UNSUPPORTED) << w;
+  EXPECT_NE(w.find("NCCL was loaded but has no ncclGetVersion"),
+            std::string::npos)
+      << w;
+  // Built here only (Bazel's env): the stand-in and the toolkit's NCCL.
+  if (const char *old = std::getenv("MXC_TEST_OLD_NCCL")) {
+    w = NcclOpen(old, &rc);
+    EXPECT_EQ(rc, MXC_ERR_UNSUPPORTED) << w;
+    EXPECT_NE(w.find("NCCL 2.3.7 ("), std::string::npos) << w;
+    EXPECT_NE(w.find("is not NCCL 2.4 or a later 2.x"), std::string::npos)
+        << w;
+  }
+  if (const char *real = std::getenv("MXC_TEST_NCCL_LIBRARY")) {
+    w = NcclOpen(real, &rc);
+    EXPECT_EQ(rc, MXC_OK) << w;
+    EXPECT_NE(w.find("nccl_open 0 NCCL 2."), std::string::npos) << w;
+    std::printf("%s", w.c_str());
+  }
+}
 
 // The plug-in loads here; without a GPU the reason is the driver's or
 // the device count's, never a loader error (the runtime is static).

@@ -7,6 +7,10 @@
 set -euo pipefail
 mpirun="$1" np="$2" bin="$3" plugin="$4"
 export MXC_MPI_PLUGIN="$PWD/$plugin"
+# The fake GPU plug-in, where the test names one (a path from here).
+if [ -n "${MXC_CUDA_PLUGIN:-}" ]; then
+  export MXC_CUDA_PLUGIN="$PWD/$MXC_CUDA_PLUGIN"
+fi
 export MXC_TEST_NP="$np"
 # Small enough that the tests' keys are fused several to a buffer and some
 # keys are larger than one.
@@ -28,4 +32,6 @@ exec timeout 240 "$mpirun" --allow-run-as-root --oversubscribe -np "$np" \
   --mca btl self,vader --bind-to none \
   -x MXC_MPI_PLUGIN -x MXC_TEST_NP -x MXC_KVSTORE_FUSION_BYTES \
   -x MXC_KVSTORE_TIMEOUT -x TEST_TMPDIR -x ASAN_OPTIONS -x TSAN_OPTIONS -x MXC_NUM_THREADS -x MXC_ENGINE \
+  -x MXC_CUDA_PLUGIN -x MXC_FAKE_GPU -x MXC_FAKE_NCCL -x MXC_KVSTORE_NCCL \
+  -x MXC_TEST_NCCL -x MXC_TEST_NCCL_WHY -x GTEST_FILTER \
   "$bin"

@@ -19,7 +19,10 @@
 //    the calling rank that pushes nothing, leaks nothing, and lets the
 //    job go on in step when the push is made again;
 //  - a key pushed first is reduced while a key pushed after it is still
-//    being computed (the overlap of communication with backward).
+//    being computed (the overlap of communication with backward);
+//  - GPU values (the fake GPU plug-in) sum as on the CPU, through NCCL or,
+//    where it is off, staged through host memory; a required NCCL that is
+//    off, and a failing NCCL allreduce, are errors naming why.
 #include <gtest/gtest.h>
 
 #include <condition_variable>
@@ -38,6 +41,8 @@
 #include "mxc/mxc.h"
 #include "tests/kvstore/kv_test_util.h"
 #include "tests/testutil/fault_walk.h"
+
+#include <dlfcn.h>
 
 extern "C" {
 #include "core/base/alloc.h"
@@ -624,6 +629,180 @@ TEST(Dist, FusionBufferOutOfMemoryIsAnErrorOnTheCallingRank) {
   }
 }
 
+// ---- GPU values (docs/kvstore.md, "NCCL") ----
+// With the fake GPU plug-in (MXC_CUDA_PLUGIN; its device memory faults on
+// any host access), whose NCCL table sums across the ranks through shared
+// memory. MXC_TEST_NCCL says what this run expects: "on" (default): every
+// push of GPU values alone goes through NCCL; "off": none does
+// (MXC_FAKE_NCCL=missing or init_fail, or MXC_KVSTORE_NCCL=0), and
+// MXC_TEST_NCCL_WHY is part of the reason; "error": NCCL's allreduce
+// fails (MXC_FAKE_NCCL=async_error). Sums are the same either way.
+
+std::string nccl_mode() {
+  const char *m = std::getenv("MXC_TEST_NCCL");
+  return m ? m : "on";
+}
+
+// The fake NCCL's count of allreduces in this process (-1: no fake).
+int fake_nccl_allreduces() {
+  const char *path = std::getenv("MXC_CUDA_PLUGIN");
+  void *h = path ? dlopen(path, RTLD_NOW | RTLD_NOLOAD) : nullptr;
+  void *sym = h ? dlsym(h, "mxc_fake_nccl_allreduces") : nullptr;
+  int n = sym ? reinterpret_cast<int (*)()>(sym)() : -1;
+  if (h) dlclose(h);
+  return n;
+}
+
+bool have_gpu() {
+  int n = 0;
+  return mxc_device_count(MXC_DEVICE_GPU, &n) == MXC_OK && n > 0;
+}
+
+template <class T>
+mxc_ndarray gpu_with(int dtype, const std::vector<T> &v) {
+  int64_t shape[] = {(int64_t)v.size()};
+  mxc_ndarray a = nullptr;
+  EXPECT_EQ(mxc_ndarray_create(shape, 1, dtype, MXC_DEVICE_GPU, 0, 0, &a),
+            MXC_OK)
+      << err();
+  EXPECT_EQ(mxc_ndarray_copy_from_host(a, v.data(), v.size() * sizeof(T)),
+            MXC_OK)
+      << err();
+  return a;
+}
+
+// The sum over the ranks of value(r, 0, key, i), as the CPU run has it.
+template <class T>
+std::vector<T> rank_sum(int64_t key, size_t n) {
+  std::vector<T> want(n, T(0));
+  for (int r = 0; r < job().size; ++r) {
+    for (size_t i = 0; i < n; ++i) want[i] += (T)value(r, 0, (int)key, i);
+  }
+  return want;
+}
+
+// Keys of one dtype, GPU values, pushpulled into GPU outputs (or in
+// place), then pulled into host arrays (the stored arrays' copy).
+template <class T>
+void check_gpu_sums(int dtype, const std::vector<int64_t> &keys,
+                    const std::vector<size_t> &sizes, bool in_place) {
+  Job &j = job();
+  std::vector<mxc_ndarray> w, v, out;
+  for (size_t k = 0; k < keys.size(); ++k) {
+    w.push_back(gpu_with<T>(dtype, std::vector<T>(sizes[k], T(0))));
+    v.push_back(gpu_with<T>(dtype, values<T>(j.rank, 0, (int)keys[k],
+                                             sizes[k])));
+    out.push_back(in_place ? v[k]
+                           : gpu_with<T>(dtype, std::vector<T>(sizes[k],
+                                                               T(-77))));
+  }
+  int n = (int)keys.size();
+  ASSERT_EQ(mxc_kvstore_init(j.kv, n, keys.data(), nullptr, w.data()),
+            MXC_OK)
+      << err();
+  ASSERT_EQ(mxc_kvstore_pushpull(j.kv, n, keys.data(), nullptr, v.data(),
+                                 out.data(), 0),
+            MXC_OK)
+      << err();
+  for (size_t k = 0; k < keys.size(); ++k) {
+    std::vector<T> want = rank_sum<T>(keys[k], sizes[k]);
+    EXPECT_EQ(read<T>(out[k], sizes[k]), want) << "key " << keys[k];
+    mxc_ndarray h = make_with<T>(dtype, std::vector<T>(sizes[k], T(-5)));
+    ASSERT_EQ(mxc_kvstore_pull(j.kv, 1, &keys[k], nullptr, &h, 0), MXC_OK)
+        << err();
+    EXPECT_EQ(read<T>(h, sizes[k]), want) << "key " << keys[k];
+    mxc_ndarray_free(h);
+  }
+  for (size_t k = 0; k < keys.size(); ++k) {
+    if (!in_place) mxc_ndarray_free(out[k]);
+    mxc_ndarray_free(v[k]);
+    mxc_ndarray_free(w[k]);
+  }
+}
+
+TEST(DistGpu, GpuValuesSumAsOnTheCpuThroughNcclOrStaging) {
+  if (!have_gpu()) GTEST_SKIP() << "no GPU plug-in in this run";
+  if (nccl_mode() == "error") GTEST_SKIP() << "NCCL fails in this run";
+  int before = fake_nccl_allreduces();
+  ASSERT_GE(before, 0) << "the fake GPU plug-in is expected";
+  // Sizes past the fake's 64 KiB chunks, every dtype, several keys in
+  // one call (never fused on the NCCL path), in place and not.
+  check_gpu_sums<float>(MXC_DTYPE_FLOAT32, {100}, {7}, false);
+  check_gpu_sums<float>(MXC_DTYPE_FLOAT32, {101}, {100001}, true);
+  check_gpu_sums<double>(MXC_DTYPE_FLOAT64, {102, 103}, {33, 20000}, false);
+  check_gpu_sums<int32_t>(MXC_DTYPE_INT32, {104}, {1001}, true);
+  check_gpu_sums<int64_t>(MXC_DTYPE_INT64, {105, 106, 107}, {3, 1, 5000},
+                          false);
+  int used = fake_nccl_allreduces() - before;
+  EXPECT_EQ(used, nccl_mode() == "on" ? 8 : 0);  // one per key
+  // A key given twice is summed on the host first: staged, never NCCL.
+  Job &j = job();
+  const int64_t keys[] = {108, 108};
+  mxc_ndarray w = gpu_with<float>(MXC_DTYPE_FLOAT32, {0, 0, 0});
+  ASSERT_EQ(mxc_kvstore_init(j.kv, 1, keys, nullptr, &w), MXC_OK) << err();
+  mxc_ndarray v[] = {
+      gpu_with<float>(MXC_DTYPE_FLOAT32, values<float>(j.rank, 0, 108, 3)),
+      gpu_with<float>(MXC_DTYPE_FLOAT32, values<float>(j.rank, 1, 108, 3))};
+  ASSERT_EQ(mxc_kvstore_pushpull(j.kv, 2, keys, nullptr, v, v, 0), MXC_OK)
+      << err();
+  std::vector<float> want(3, 0.0f);
+  for (int r = 0; r < j.size; ++r) {
+    for (size_t i = 0; i < 3; ++i) {
+      want[i] += (float)value(r, 0, 108, i) + (float)value(r, 1, 108, i);
+    }
+  }
+  EXPECT_EQ(read<float>(v[0], 3), want);
+  EXPECT_EQ(fake_nccl_allreduces() - before, used);
+  for (mxc_ndarray a : v) mxc_ndarray_free(a);
+  mxc_ndarray_free(w);
+}
+
+// Where NCCL is off, MXC_KVSTORE_NCCL=1 makes a push of GPU values an
+// error on every rank (nothing pushed: the job stays in step), naming
+// the reason NCCL was turned off.
+TEST(DistGpu, RequiredNcclThatIsOffIsAnErrorNamingWhy) {
+  if (!have_gpu() || nccl_mode() != "off") GTEST_SKIP() << "NCCL is on";
+  Job &j = job();
+  const char *old = std::getenv("MXC_KVSTORE_NCCL");
+  std::string keep = old ? old : "";
+  setenv("MXC_KVSTORE_NCCL", "1", 1);
+  const int64_t key = 109;
+  mxc_ndarray w = gpu_with<float>(MXC_DTYPE_FLOAT32, {1, 2});
+  ASSERT_EQ(mxc_kvstore_init(j.kv, 1, &key, nullptr, &w), MXC_OK) << err();
+  EXPECT_EQ(mxc_kvstore_pushpull(j.kv, 1, &key, nullptr, &w, &w, 0),
+            MXC_ERR_UNSUPPORTED);
+  EXPECT_NE(err().find("NCCL cannot be used"), std::string::npos) << err();
+  const char *why = std::getenv("MXC_TEST_NCCL_WHY");
+  EXPECT_NE(err().find(why ? why : "?"), std::string::npos) << err();
+  if (old) {
+    setenv("MXC_KVSTORE_NCCL", keep.c_str(), 1);
+  } else {
+    unsetenv("MXC_KVSTORE_NCCL");
+  }
+  EXPECT_EQ(read<float>(w, 2), (std::vector<float>{1, 2}));
+  mxc_ndarray_free(w);
+}
+
+// An NCCL failure fails the work of that key on every rank; the wait
+// names the key and NCCL's reason.
+TEST(DistGpu, AFailingNcclAllreduceNamesTheKeyAtTheWait) {
+  if (!have_gpu() || nccl_mode() != "error") GTEST_SKIP() << "no failure";
+  Job &j = job();
+  const int64_t key = 110;
+  mxc_ndarray w = gpu_with<float>(MXC_DTYPE_FLOAT32, {1, 2, 3});
+  ASSERT_EQ(mxc_kvstore_init(j.kv, 1, &key, nullptr, &w), MXC_OK) << err();
+  ASSERT_EQ(mxc_kvstore_pushpull(j.kv, 1, &key, nullptr, &w, &w, 0), MXC_OK)
+      << err();
+  std::vector<float> out(3);
+  EXPECT_NE(mxc_ndarray_copy_to_host(w, out.data(), sizeof(float) * 3),
+            MXC_OK);
+  EXPECT_NE(err().find("kvstore NCCL allreduce key 110"), std::string::npos)
+      << err();
+  EXPECT_NE(err().find("remote process exited"), std::string::npos) << err();
+  mxc_ndarray_free(w);
+  (void)mxc_wait_all();  // reports the failure once more, if at all
+}
+
 class DistEnv : public ::testing::Environment {
  public:
   void SetUp() override {
@@ -633,7 +812,10 @@ class DistEnv : public ::testing::Environment {
     ASSERT_EQ(mxc_kvstore_num_workers(j.kv, &j.size), MXC_OK);
   }
   void TearDown() override {
-    EXPECT_EQ(mxc_wait_all(), MXC_OK) << err();
+    int rc = mxc_wait_all();
+    if (nccl_mode() != "error") {
+      EXPECT_EQ(rc, MXC_OK) << err();
+    }
     mxc_kvstore_free(job().kv);
   }
 };
