@@ -315,6 +315,7 @@ static int g_live_events;
 static int g_hold;          /* streams serve nothing while set */
 static int g_fail_events;   /* event_create fails while set */
 static int g_max_queued;    /* most kernels and copies queued on a stream */
+static int g_queued;        /* kernels and copies queued on all streams */
 static pthread_cond_t g_hold_cv = PTHREAD_COND_INITIALIZER;
 
 static void mark_reached(fake_event *ev, unsigned long long gen, int err,
@@ -384,7 +385,12 @@ static void serve_one(fake_stream *st, fake_work *w) {
     st->err = rc;
     snprintf(st->why, sizeof st->why, "%s", why);
   }
-  if (w->exec) st->queued--;
+  if (w->exec) {
+    st->queued--;
+    pthread_mutex_lock(&g_lock);
+    g_queued--;
+    pthread_mutex_unlock(&g_lock);
+  }
   st->head = w->next;
   if (!st->head) st->tail = NULL;
   st->pending--;
@@ -423,6 +429,7 @@ static void enqueue(fake_stream *st, fake_work *w) {
   pthread_mutex_unlock(&st->mu);
   pthread_mutex_lock(&g_lock);
   if (queued > g_max_queued) g_max_queued = queued;
+  if (w->exec) g_queued++;
   pthread_mutex_unlock(&g_lock);
 }
 
@@ -769,6 +776,15 @@ int mxc_fake_gpu_max_queued(void) {
   pthread_mutex_lock(&g_lock);
   int n = g_max_queued;
   g_max_queued = 0;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+
+/* For the tests: kernels and copies queued or running on all streams. */
+MXC_API int mxc_fake_gpu_queued(void);
+int mxc_fake_gpu_queued(void) {
+  pthread_mutex_lock(&g_lock);
+  int n = g_queued;
   pthread_mutex_unlock(&g_lock);
   return n;
 }
