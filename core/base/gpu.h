@@ -104,7 +104,8 @@ void *mxc__gpu_thread_stream(int id);
 
 /* Runs kernel k of the plug-in's table for c on the calling thread's
  * stream of gpu(c->dev), if any: then the work may still be running on
- * return, and is done after mxc__gpu_stream_sync. Returns the kernel's
+ * return, and is done after mxc__gpu_stream_sync (or the sync of an
+ * event recorded after it). Returns the kernel's
  * code, its reason in why. */
 int mxc__gpu_launch(const mxc__gpu_kernel *k, const mxc__gpu_call *c,
                     char *why, size_t why_len);
