@@ -415,6 +415,8 @@ static void *stream_main(void *arg) {
 }
 
 static void enqueue(fake_stream *st, fake_work *w) {
+  /* Read before queuing: once queued, w may be served and freed. */
+  int is_work = w->exec != NULL;
   pthread_mutex_lock(&st->mu);
   w->next = NULL;
   if (st->tail) {
@@ -424,12 +426,12 @@ static void enqueue(fake_stream *st, fake_work *w) {
   }
   st->tail = w;
   st->pending++;
-  int queued = w->exec ? ++st->queued : 0;
+  int queued = is_work ? ++st->queued : 0;
   pthread_cond_broadcast(&st->cv);
   pthread_mutex_unlock(&st->mu);
   pthread_mutex_lock(&g_lock);
   if (queued > g_max_queued) g_max_queued = queued;
-  if (w->exec) g_queued++;
+  g_queued += is_work;
   pthread_mutex_unlock(&g_lock);
 }
 
