@@ -27,6 +27,7 @@
  * under mu, a leaf lock. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/base/alloc.h"
@@ -77,9 +78,18 @@ static void *completer_main(void *arg) {
   return NULL;
 }
 
+/* MXC_GPU_EVENTS=0, read when a GPU's pools are made: the workers wait
+ * for their streams (the way before events), to compare the two on a
+ * GPU. */
+static int events_wanted(void) {
+  const char *v = getenv("MXC_GPU_EVENTS");
+  return !(v != NULL && strcmp(v, "0") == 0);
+}
+
 int mxc__flight_start(mxc__worker *w) {
   w->flight = NULL;
-  if (!mxc__gpu_has_events()) return MXC_OK; /* the worker waits instead */
+  /* Otherwise the worker waits for its stream after each operation. */
+  if (!mxc__gpu_has_events() || !events_wanted()) return MXC_OK;
   mxc__flight *f = mxc__malloc(sizeof *f);
   MXC_RETURN_ERROR_IF(f == NULL, MXC_ERR_OOM,
                       "engine: out of memory starting worker %d", w->idx);

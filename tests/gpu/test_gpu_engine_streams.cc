@@ -297,14 +297,11 @@ TEST(GpuEngineStreams, DestroyWithFailuresInFlight) {
   mxc__gpu_free(0, dev);
 }
 
-// Where no event can be made (the fake's event_create fails), the
-// workers wait for their streams instead: independent uploads on the
-// copy worker's one stream are never queued there two at a time, and all
-// arrive; no event is left behind.
-TEST(GpuEngineStreams, WithoutEventsWorkersWaitForTheirStreams) {
-  ASSERT_EQ(mxc__gpu_check(0, "test"), MXC_OK) << mxc__error_msg();
+// Independent uploads on the copy worker's one stream of an engine whose
+// workers wait for their streams: never two queued there at a time, all
+// arrive, no event is left behind.
+void CheckWorkersWait() {
   const int events = LiveEvents();
-  FakeSet("mxc_fake_gpu_fail_events", 1);
   mxc__engine *e = nullptr;
   ASSERT_EQ(mxc__engine_create(MXC__ENGINE_THREADED, 1, &e), MXC_OK);
   const int n_ops = 16;
@@ -333,9 +330,26 @@ TEST(GpuEngineStreams, WithoutEventsWorkersWaitForTheirStreams) {
   }
   for (mxc__var *v : vars) mxc__engine_delete_var(e, v, nullptr, nullptr);
   mxc__engine_destroy(e);
-  FakeSet("mxc_fake_gpu_fail_events", 0);
   EXPECT_EQ(LiveEvents(), events);
   mxc__gpu_free(0, dev);
+}
+
+// Where no event can be made (the fake's event_create fails), the
+// workers wait for their streams instead.
+TEST(GpuEngineStreams, WithoutEventsWorkersWaitForTheirStreams) {
+  ASSERT_EQ(mxc__gpu_check(0, "test"), MXC_OK) << mxc__error_msg();
+  FakeSet("mxc_fake_gpu_fail_events", 1);
+  CheckWorkersWait();
+  FakeSet("mxc_fake_gpu_fail_events", 0);
+}
+
+// MXC_GPU_EVENTS=0 (read when a GPU's pools are made; no other thread
+// reads the environment between two engines here) does the same.
+TEST(GpuEngineStreams, EventsOffWorkersWaitForTheirStreams) {
+  ASSERT_EQ(mxc__gpu_check(0, "test"), MXC_OK) << mxc__error_msg();
+  ASSERT_EQ(setenv("MXC_GPU_EVENTS", "0", 1), 0);
+  CheckWorkersWait();
+  ASSERT_EQ(unsetenv("MXC_GPU_EVENTS"), 0);
 }
 
 // A GPU function's stream failure is the function's: the wait on its
