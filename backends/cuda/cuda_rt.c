@@ -45,7 +45,7 @@ int mxc__cuda_finish(const char *what, char *why, size_t len) {
     snprintf(launch, sizeof launch, "launching %s", what);
     return mxc__cuda_rt_fail(why, len, launch, e);
   }
-  if (tls_stream != 0) return MXC_OK; /* the engine syncs its stream */
+  if (tls_stream != 0) return MXC_OK; /* the engine waits for an event */
   return mxc__cuda_wait(MXC_OK, what, why, len);
 }
 

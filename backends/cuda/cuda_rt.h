@@ -66,8 +66,8 @@ int mxc__cuda_wait(int rc, const char *what, char *why, size_t len);
 
 /* Ends one kernel call after its launches: checks them (an invalid launch
  * configuration is reported here). On an engine worker's stream that is
- * all: completion is the engine's business (it syncs the stream, and an
- * asynchronous fault surfaces there). On the legacy default stream
+ * all: completion is the engine's business (it waits for an event
+ * recorded after the call, and an asynchronous fault surfaces there). On the legacy default stream
  * (direct calls) it also waits until they are complete
  * (core/base/gpu_plugin.h). what names the work in the reason ("sum
  * kernel"). */

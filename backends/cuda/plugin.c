@@ -13,7 +13,8 @@
  *
  * Streams (ABI 2, streams.c): the engine's GPU workers each own a
  * stream; kernels launched through `launch` and copies through
- * `copy_async` are enqueued there and complete at `stream_sync`. */
+ * `copy_async` are enqueued there and complete at `stream_sync`, or at
+ * the `event_sync` of an event recorded after them (the engine's way). */
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 
@@ -168,6 +169,12 @@ static const mxc__gpu_plugin k_plugin = {
     .stream_sync = mxc__cuda_stream_sync,
     .copy_async = mxc__cuda_copy_async,
     .launch = mxc__cuda_launch,
+    .event_create = mxc__cuda_event_create,
+    .event_destroy = mxc__cuda_event_destroy,
+    .event_record = mxc__cuda_event_record,
+    .event_query = mxc__cuda_event_query,
+    .event_sync = mxc__cuda_event_sync,
+    .stream_wait_event = mxc__cuda_stream_wait_event,
 };
 
 const mxc__gpu_plugin *mxc_gpu_plugin_v2(void) { return &k_plugin; }

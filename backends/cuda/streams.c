@@ -184,3 +184,85 @@ int mxc__cuda_launch(const mxc__gpu_kernel *k, const mxc__gpu_call *c,
   mxc__cuda_set_stream(0);
   return rc;
 }
+
+/* ---- events (core/base/gpu_plugin.h, ABI 2) ---- */
+
+typedef struct cuda_event {
+  int dev;
+  cudaEvent_t e;
+} cuda_event;
+
+/* Without timing: recording and waiting stay cheap (no timestamp). */
+int mxc__cuda_event_create(int dev, void **out, char *why, size_t len) {
+  cuda_event *ev = calloc(1, sizeof *ev);
+  if (!ev) {
+    snprintf(why, len, "out of host memory for an event");
+    return MXC_ERR_OOM;
+  }
+  ev->dev = dev;
+  cudaError_t e = cudaSetDevice(dev);
+  if (e == cudaSuccess) {
+    e = cudaEventCreateWithFlags(&ev->e, cudaEventDisableTiming);
+  }
+  if (e != cudaSuccess) {
+    free(ev);
+    return mxc__cuda_rt_fail(why, len, "creating an event", e);
+  }
+  *out = ev;
+  return MXC_OK;
+}
+
+void mxc__cuda_event_destroy(void *event) {
+  cuda_event *ev = event;
+  if (!ev) return;
+  (void)cudaEventDestroy(ev->e);
+  (void)cudaGetLastError();
+  free(ev);
+}
+
+int mxc__cuda_event_record(void *event, void *stream, char *why, size_t len) {
+  cuda_event *ev = event;
+  const cuda_stream *st = stream;
+  if (ev->dev != st->dev) {
+    snprintf(why, len, "an event of gpu(%d) recorded on a stream of gpu(%d)",
+             ev->dev, st->dev);
+    return MXC_ERR_INTERNAL;
+  }
+  cudaError_t e = cudaSetDevice(st->dev);
+  if (e == cudaSuccess) e = cudaEventRecord(ev->e, st->s);
+  return e == cudaSuccess ? MXC_OK
+                          : mxc__cuda_rt_fail(why, len, "cudaEventRecord", e);
+}
+
+/* The result of the work before the event, named by its device. */
+static int event_fail(const cuda_event *ev, char *why, size_t len,
+                      cudaError_t e) {
+  char what[64];
+  snprintf(what, sizeof what, "work on a stream of gpu(%d)", ev->dev);
+  return mxc__cuda_rt_fail(why, len, what, e);
+}
+
+int mxc__cuda_event_query(void *event, char *why, size_t len) {
+  cuda_event *ev = event;
+  cudaError_t e = cudaEventQuery(ev->e);
+  if (e == cudaSuccess) return MXC_OK;
+  if (e == cudaErrorNotReady) return MXC__GPU_NOT_READY;
+  return event_fail(ev, why, len, e);
+}
+
+int mxc__cuda_event_sync(void *event, char *why, size_t len) {
+  cuda_event *ev = event;
+  cudaError_t e = cudaEventSynchronize(ev->e);
+  return e == cudaSuccess ? MXC_OK : event_fail(ev, why, len, e);
+}
+
+int mxc__cuda_stream_wait_event(void *stream, void *event, char *why,
+                                size_t len) {
+  cuda_stream *st = stream;
+  const cuda_event *ev = event;
+  cudaError_t e = cudaSetDevice(st->dev);
+  if (e == cudaSuccess) e = cudaStreamWaitEvent(st->s, ev->e, 0);
+  return e == cudaSuccess
+             ? MXC_OK
+             : mxc__cuda_rt_fail(why, len, "cudaStreamWaitEvent", e);
+}

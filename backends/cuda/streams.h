@@ -32,4 +32,16 @@ int mxc__cuda_copy_async(void *dst, int dst_dev, const void *src, int src_dev,
 int mxc__cuda_launch(const mxc__gpu_kernel *k, const mxc__gpu_call *c,
                      void *stream, char *why, size_t len);
 
+/* Events (cudaEventDisableTiming): the engine records one after each
+ * operation and completes the operation when it is reached. An event is
+ * used by one thread at a time (recorded by a worker, then waited for by
+ * the thread that completes the operation). */
+int mxc__cuda_event_create(int dev, void **out, char *why, size_t len);
+void mxc__cuda_event_destroy(void *event);
+int mxc__cuda_event_record(void *event, void *stream, char *why, size_t len);
+int mxc__cuda_event_query(void *event, char *why, size_t len);
+int mxc__cuda_event_sync(void *event, char *why, size_t len);
+int mxc__cuda_stream_wait_event(void *stream, void *event, char *why,
+                                size_t len);
+
 #endif /* MXC_BACKENDS_CUDA_STREAMS_H_ */

@@ -89,8 +89,9 @@ _Static_assert(MXC__REQ_WRITE == MXC__GPU_REQ_WRITE &&
                "write modes differ");
 
 /* On the engine's GPU workers the kernel is enqueued on the worker's
- * stream; the worker waits for the stream before the operation counts as
- * done (an asynchronous failure surfaces there, named by the engine). */
+ * stream; the operation counts as done once an event recorded after it
+ * is reached (an asynchronous failure surfaces there, named by the
+ * engine: core/engine/flight.c). */
 static int run_call(const mxc__op *op, const mxc__gpu_kernel *k,
                     mxc__gpu_call *c) {
   char why[512] = "";

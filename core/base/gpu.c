@@ -202,6 +202,56 @@ int mxc__gpu_stream_sync(void *stream) {
   return MXC_OK;
 }
 
+int mxc__gpu_has_events(void) {
+  ensure_loaded();
+  const mxc__gpu_plugin *p = g.p;
+  return p && p->event_create && p->event_destroy && p->event_record &&
+         p->event_query && p->event_sync && p->stream_wait_event;
+}
+
+int mxc__gpu_event_create(int id, void **out) {
+  *out = NULL;
+  MXC_FORWARD_IF_ERROR(mxc__gpu_check(id, "event"));
+  char why[STATUS_MAX / 2] = "";
+  int rc = g.p->event_create(id, out, why, sizeof why);
+  MXC_RETURN_ERROR_IF(rc != MXC_OK, rc, "gpu(%d): cannot create an event: %s",
+                      id, why);
+  return MXC_OK;
+}
+
+void mxc__gpu_event_destroy(void *event) {
+  if (event) g.p->event_destroy(event);
+}
+
+int mxc__gpu_event_record(void *event, void *stream) {
+  char why[STATUS_MAX / 2] = "";
+  int rc = g.p->event_record(event, stream, why, sizeof why);
+  MXC_RETURN_ERROR_IF(rc != MXC_OK, rc, "%s", why);
+  return MXC_OK;
+}
+
+int mxc__gpu_event_sync(void *event) {
+  char why[STATUS_MAX / 2] = "";
+  int rc = g.p->event_sync(event, why, sizeof why);
+  MXC_RETURN_ERROR_IF(rc != MXC_OK, rc, "%s", why);
+  return MXC_OK;
+}
+
+int mxc__gpu_event_query(void *event) {
+  char why[STATUS_MAX / 2] = "";
+  int rc = g.p->event_query(event, why, sizeof why);
+  if (rc == MXC__GPU_NOT_READY) return rc;
+  MXC_RETURN_ERROR_IF(rc != MXC_OK, rc, "%s", why);
+  return MXC_OK;
+}
+
+int mxc__gpu_stream_wait_event(void *stream, void *event) {
+  char why[STATUS_MAX / 2] = "";
+  int rc = g.p->stream_wait_event(stream, event, why, sizeof why);
+  MXC_RETURN_ERROR_IF(rc != MXC_OK, rc, "%s", why);
+  return MXC_OK;
+}
+
 int mxc__gpu_launch(const mxc__gpu_kernel *k, const mxc__gpu_call *c, char *why,
                     size_t why_len) {
   MXC__ASSERT(g.p);

@@ -53,8 +53,9 @@ void mxc__gpu_free(int id, void *ptr);
  * devices. On a thread with a stream of the device that does the copy
  * (the destination's, or the source's for a copy to the host; see
  * mxc__gpu_thread_stream) it is enqueued there and complete only after
- * mxc__gpu_stream_sync of that stream (the engine's GPU workers sync
- * after each function); elsewhere it is complete on return.
+ * mxc__gpu_stream_sync of that stream, or the sync of an event recorded
+ * after it (the engine's GPU workers record one after each function);
+ * elsewhere it is complete on return.
  * MXC_ERR_INTERNAL with the plug-in's reason when the runtime reports an
  * error. */
 int mxc__gpu_copy(void *dst, int dst_dev, const void *src, int src_dev,
@@ -72,6 +73,27 @@ void mxc__gpu_stream_destroy(void *stream);
  * error of that work with the runtime's message as the thread's error. */
 int mxc__gpu_stream_sync(void *stream);
 
+/* ---- events (core/base/gpu_plugin.h), for the engine's completion ---- */
+
+/* 1 when the plug-in's table has the event functions. */
+int mxc__gpu_has_events(void);
+/* A new event of gpu(id) (usable: mxc__gpu_check) in *out; else the error
+ * names the device and the plug-in's reason. */
+int mxc__gpu_event_create(int id, void **out);
+/* Frees it. NULL: nothing. */
+void mxc__gpu_event_destroy(void *event);
+/* Marks the work enqueued on stream so far (see the table's
+ * event_record); the plug-in's reason as the thread's error. */
+int mxc__gpu_event_record(void *event, void *stream);
+/* Blocks until the work before the event's last record is complete:
+ * MXC_OK, or that work's error with the runtime's message as the thread's
+ * error. */
+int mxc__gpu_event_sync(void *event);
+/* MXC_OK (complete), MXC__GPU_NOT_READY, or the error as event_sync. */
+int mxc__gpu_event_query(void *event);
+/* Later work on stream waits on the device for the event's last record. */
+int mxc__gpu_stream_wait_event(void *stream, void *event);
+
 /* Makes stream (of gpu(id)) the calling thread's stream: kernels
  * (mxc__gpu_launch) and copies (mxc__gpu_copy) of gpu(id) this thread
  * runs are enqueued on it. stream NULL: none (synchronous calls). Each
@@ -82,7 +104,8 @@ void *mxc__gpu_thread_stream(int id);
 
 /* Runs kernel k of the plug-in's table for c on the calling thread's
  * stream of gpu(c->dev), if any: then the work may still be running on
- * return, and is done after mxc__gpu_stream_sync. Returns the kernel's
+ * return, and is done after mxc__gpu_stream_sync (or the sync of an
+ * event recorded after it). Returns the kernel's
  * code, its reason in why. */
 int mxc__gpu_launch(const mxc__gpu_kernel *k, const mxc__gpu_call *c,
                     char *why, size_t why_len);

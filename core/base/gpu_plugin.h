@@ -25,10 +25,13 @@
  * on one device (a CUDA stream, with its pinned staging buffer).
  * libmxc's engine gives each GPU worker thread a stream of its own; work
  * enqueued on one stream runs in order, work on two streams in any order,
- * so libmxc's engine orders it: an operation counts as done only after
- * stream_sync of the stream it was enqueued on returned MXC_OK. Errors of
- * asynchronous work (a faulting kernel) are reported by that stream_sync.
- * A stream is used by one thread at a time (its worker).
+ * so libmxc's engine orders it: an operation counts as done only once an
+ * event recorded on its stream after its work completed (event_sync
+ * returned MXC_OK), or, where no event can be had, after stream_sync of
+ * that stream. Errors of asynchronous work (a faulting kernel) are
+ * reported by that event_sync (or stream_sync). A stream is used by one
+ * thread at a time (its worker); an event too (recorded by the worker,
+ * then handed to the thread that waits for it).
  *
  * Thread-safety: open runs once, before any other function except that
  * the kernel table may be read before open. The others may be called from
@@ -43,7 +46,12 @@
 #include "mxc/mxc.h"
 
 /* ABI 2 (streams): kernels and copies are enqueued on a stream the
- * caller owns (stream_create) and complete at stream_sync. */
+ * caller owns (stream_create) and complete at stream_sync, or at the
+ * event_sync of an event recorded after them. The event functions were
+ * appended to the table of ABI 2 without a new version: both libraries
+ * come from one source package and the loader accepts only a table at
+ * least as large as its own, of the same mxc version (a plug-in without
+ * them is refused as a mixed install). */
 #define MXC__GPU_PLUGIN_ABI 2
 #define MXC__GPU_PLUGIN_ENTRY "mxc_gpu_plugin_v2"
 /* The library file looked up by the dynamic loader's rules (the Debian
@@ -61,6 +69,10 @@
 
 /* Host pointers in a copy: the device id for host memory. */
 #define MXC__GPU_HOST (-1)
+
+/* event_query: the work before the event is still running. Not an
+ * MXC_ERR_* code (those are positive). */
+#define MXC__GPU_NOT_READY (-1)
 
 /* One array of a kernel call: device memory of the call's device,
  * compact row-major. */
@@ -172,7 +184,8 @@ typedef struct mxc__gpu_plugin {
   int (*stream_sync)(void *stream, char *why, size_t why_len);
   /* As copy, enqueued on stream (which belongs to dst_dev, or to src_dev
    * when dst is host memory). It may return before the copy is done:
-   * both sides must stay valid and untouched until stream_sync returned.
+   * both sides must stay valid and untouched until stream_sync returned
+   * (or event_sync of an event recorded after the copy).
    * Host memory that is not pinned goes through the stream's pinned
    * staging buffer. */
   int (*copy_async)(void *dst, int dst_dev, const void *src, int src_dev,
@@ -180,13 +193,39 @@ typedef struct mxc__gpu_plugin {
   /* Runs kernel k (a row of kernels) for c on stream (of device c->dev),
    * made the calling thread's current stream around k->run so that the
    * kernel's launches, library handles and copies use it: run may then
-   * return before the work is done, and the caller waits with
-   * stream_sync before it reads the outputs or frees anything the call
-   * names (param included; the arrays c points to may go at once).
+   * return before the work is done, and the caller waits (stream_sync, or
+   * event_sync of an event recorded after it) before it reads the outputs
+   * or frees anything the call names (param included; the arrays c points
+   * to may go at once).
    * stream NULL: the legacy default stream, complete on return (the
    * naive engine, threads without a stream). */
   int (*launch)(const mxc__gpu_kernel *k, const mxc__gpu_call *c,
                 void *stream, char *why, size_t why_len);
+  /* ---- ABI 2: events (CUDA events without timing) ---- */
+  /* A new event of device dev in *out; MXC_ERR_* and the reason on
+   * failure. A new event counts as complete. */
+  int (*event_create)(int dev, void **out, char *why, size_t why_len);
+  /* Frees an event no stream waits for any more (any thread). */
+  void (*event_destroy)(void *event);
+  /* Marks the work enqueued on stream (of the event's device) so far: the
+   * event completes once that work has. Recording again moves the mark
+   * (the event must not be waited for meanwhile). */
+  int (*event_record)(void *event, void *stream, char *why, size_t why_len);
+  /* MXC_OK when the work before the event's last record is complete,
+   * MXC__GPU_NOT_READY while it runs, else the error of that work with
+   * the runtime's message. Never blocks. */
+  int (*event_query)(void *event, char *why, size_t why_len);
+  /* Blocks until the work before the event's last record is complete:
+   * MXC_OK, or the error of that work with the runtime's message. CUDA's
+   * asynchronous faults are sticky for the whole device context: after
+   * one, every later event of the device reports it too. */
+  int (*event_sync)(void *event, char *why, size_t why_len);
+  /* Work enqueued on stream after this call starts only once the event's
+   * last record (made before this call) is complete, on the device,
+   * without blocking the host (cudaStreamWaitEvent). The event may belong
+   * to another device. */
+  int (*stream_wait_event)(void *stream, void *event, char *why,
+                           size_t why_len);
 } mxc__gpu_plugin;
 
 /* The entry point's type, and its declaration for the plug-in that

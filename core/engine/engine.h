@@ -28,7 +28,11 @@
  * MXC__ENGINE_THREADED runs them on per-device worker pools: the CPU's,
  * and per GPU (on its first push) MXC_GPU_WORKERS compute workers
  * (default 2) and one copy worker, each owning a GPU stream. A GPU
- * worker waits for its stream after each function (blocking that worker
+ * worker records an event after each function and goes on; the
+ * function completes (its free_fn runs, its dependents become ready) on
+ * the worker's completer thread once the event is reached (flight.c).
+ * Where the plug-in has no events, or MXC_GPU_EVENTS=0, the worker
+ * waits for its stream after each function instead (blocking that worker
  * only, never the CPU workers). */
 #ifndef MXC_CORE_ENGINE_ENGINE_H_
 #define MXC_CORE_ENGINE_ENGINE_H_

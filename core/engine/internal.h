@@ -8,6 +8,7 @@
  *   op.c        op records (free-list cache) and deduplicated dep lists
  *   readyq.c    the priority ready queue of a worker pool
  *   pool.c      per-device worker pools (threads, sleeping, resizing)
+ *   flight.c    GPU operations in flight: completion through events
  *   threaded.c  the threaded engine: push, completion, waits, deletion
  *   naive.c     the naive engine
  *
@@ -22,7 +23,8 @@
  *                          but the new pools' own)
  *   5. var->mu             several at once only in ascending address order
  *                          (push); everywhere else at most one
- *   6. cache_mu, pool->mu, err_mu, mu   leaves: nothing is taken under them
+ *   6. cache_mu, pool->mu, err_mu, mu, flight->mu   leaves: nothing is
+ *                          taken under them
  * Engine callbacks (functions, free_fn, on_deleted) always run with no
  * engine lock held, except naive_mu in the naive engine. */
 #ifndef MXC_CORE_ENGINE_INTERNAL_H_
@@ -165,10 +167,34 @@ typedef struct mxc__worker {
   pthread_t tid;
   /* A GPU pool's worker: its own stream (mxc__gpu_stream_create), made
    * before the thread starts and destroyed after it is joined. Every
-   * function it runs enqueues its GPU work there; the worker waits for
-   * the stream before the function counts as done. NULL on the CPU. */
+   * function it runs enqueues its GPU work there; the function counts as
+   * done once an event recorded after it is reached (flight), or, where
+   * no event can be had, once the worker's wait for its stream returned.
+   * NULL on the CPU. */
   void *stream;
+  /* Its operations in flight and their completer thread (flight.c);
+   * NULL on the CPU and where the plug-in has no events. */
+  struct mxc__flight *flight;
 } mxc__worker;
+
+/* ---- GPU operations in flight (flight.c) ------------------------------ */
+
+/* Operations one GPU worker may have in flight before it waits. */
+#define MXC__FLIGHT_MAX 128
+
+typedef struct mxc__flight mxc__flight;
+
+/* Starts w's completer (w->flight; left NULL where the plug-in has no
+ * events). The caller then starts w's thread. */
+int mxc__flight_start(mxc__worker *w);
+/* After w's thread is joined: lets the completer finish what is left,
+ * joins it, frees its events. */
+void mxc__flight_stop(mxc__worker *w);
+/* On w's thread, after op's function enqueued its work on w's stream:
+ * records an event and hands op to the completer (1), which finishes it
+ * once the event is reached: op may be gone on return. 0: no event could
+ * be made or recorded (op untouched, the caller waits for the stream). */
+int mxc__flight_add(mxc__worker *w, struct mxc__op *op);
 
 /* Lanes of a GPU: compute workers, and one copy worker for copies between
  * host and device or devices (mxc__push_args.copy). */
@@ -350,6 +376,10 @@ void mxc__thr_complete(mxc__exec *ex);
 int mxc__thr_set_num_workers(mxc__engine *e, int n);
 /* Runs a ready op on worker w; returns a successor to run next, or NULL. */
 mxc__op *mxc__thr_run(mxc__op *op, mxc__worker *w);
+/* A completer (flight.c): op's GPU work is over; rc is the result of its
+ * event (the reason as the thread's error). Fails op by its name on
+ * error (unless its function failed first), then finishes it. */
+void mxc__thr_gpu_done(mxc__op *op, int rc);
 
 /* naive.c */
 void mxc__naive_fini(mxc__engine *e);

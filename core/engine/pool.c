@@ -8,8 +8,8 @@
  * The CPU has one pool. Each GPU gets two on its first push (threaded.c):
  * compute workers and one copy worker, each worker owning a stream of the
  * plug-in (core/base/gpu.h) on which the functions it runs enqueue their
- * GPU work; run_op (threaded.c) waits for that stream before an op counts
- * as done. */
+ * GPU work, and a completer thread (flight.c) that finishes each op once
+ * an event recorded after its work is reached. */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
@@ -133,6 +133,7 @@ static void stop_workers(mxc__pool *p, int from, int to) {
   pthread_mutex_unlock(&p->mu);
   for (int i = from; i < to; i++) {
     pthread_join(p->workers[i]->tid, NULL);
+    mxc__flight_stop(p->workers[i]);
     mxc__gpu_stream_destroy(p->workers[i]->stream);
     mxc__free(p->workers[i]);
     p->workers[i] = NULL;
@@ -148,13 +149,16 @@ static int start_worker(mxc__pool *p, int idx) {
   w->idx = idx;
   if (p->dev.type == MXC_DEVICE_GPU) {
     int src = mxc__gpu_stream_create(p->dev.id, &w->stream);
+    if (src == MXC_OK) src = mxc__flight_start(w);
     if (src != MXC_OK) {
+      mxc__gpu_stream_destroy(w->stream);
       mxc__free(w);
       return src;
     }
   }
   int rc = pthread_create(&w->tid, NULL, worker_main, w);
   if (rc != 0) {
+    mxc__flight_stop(w);
     mxc__gpu_stream_destroy(w->stream);
     mxc__free(w);
     return mxc__error_set(rc == EAGAIN ? MXC_ERR_OOM : MXC_ERR_INTERNAL,

@@ -304,21 +304,34 @@ static void call_fn(mxc__op *op) {
   op->async_fn(op->arg, &op->ex);
 }
 
-/* After a synchronous function on a GPU worker: waits for the worker's
- * stream (that stream only, never the whole device), so that the op
- * counts as done only once its GPU work is. A failure of that work (a
- * faulting kernel, a failed copy) is the op's, reported with its name
- * like any failure; a function that failed still has its earlier work
+/* rc: how op's GPU work ended (its reason as the thread's error). A
+ * failure of that work (a faulting kernel, a failed copy) is the op's,
+ * reported with its name like any failure, unless the function itself
+ * failed first (its own message stays). */
+static void gpu_result(mxc__op *op, int rc) {
+  if (rc == MXC_OK) return;
+  if (op->ex.code == MXC_OK) {
+    op->ex.code = rc;
+    mxc__exec_set_error(&op->ex, mxc__error_msg());
+  }
+  mxc__error_clear();
+}
+
+/* After a synchronous function on a GPU worker that could not hand it to
+ * its completer (no events): waits for the worker's stream (that stream
+ * only, never the whole device), so that the op counts as done only once
+ * its GPU work is; a function that failed still has its earlier work
  * waited for (it may read memory freed once the op finishes). */
 static void gpu_settle(mxc__op *op, const mxc__worker *w) {
   if (w == NULL || w->stream == NULL) return;
-  int rc = mxc__gpu_stream_sync(w->stream);
-  if (rc == MXC_OK || op->ex.code != MXC_OK) {
-    if (rc != MXC_OK) mxc__error_clear();
-    return;
-  }
-  op->ex.code = rc;
-  mxc__exec_set_error(&op->ex, mxc__error_msg());
+  gpu_result(op, mxc__gpu_stream_sync(w->stream));
+}
+
+void mxc__thr_gpu_done(mxc__op *op, int rc) {
+  gpu_result(op, rc);
+  /* Not one of the engine's workers: finishes like an async completion
+   * (dependents are queued, never run here). */
+  (void)finish(op, NULL, 0);
 }
 
 /* The function's run as a span of this worker's track (for an async
@@ -354,9 +367,15 @@ static mxc__op *run_op(mxc__op *op, mxc__worker *w, int allow_inline) {
   } else {
     call_fn(op);
   }
-  if (op->sync_fn != NULL) gpu_settle(op, w);
   tls_current = outer;
-  if (op->sync_fn != NULL) return finish(op, w, allow_inline);
+  if (op->sync_fn != NULL) {
+    /* On a GPU worker the op's work may still be running on the stream:
+     * its completer finishes it once the event after it is reached, and
+     * this worker goes on with its next op meanwhile. */
+    if (w != NULL && w->flight != NULL && mxc__flight_add(w, op)) return NULL;
+    gpu_settle(op, w);
+    return finish(op, w, allow_inline);
+  }
   if (atomic_fetch_sub_explicit(&op->async_parts, 1, memory_order_acq_rel) ==
       1) {
     /* completed already (maybe inside async_fn) */
@@ -552,8 +571,8 @@ int mxc__thr_init(mxc__engine *e, int num_workers) {
   return rc;
 }
 
-/* After the drain: every GPU pool's workers joined, their streams
- * destroyed (each waits for its stream's work first). */
+/* After the drain: every GPU pool's workers and completers joined, their
+ * events and streams destroyed (each stream waits for its work first). */
 static void destroy_gpu_pools(mxc__engine *e) {
   for (int d = 0; d < MXC__MAX_GPUS; d++) {
     for (int l = 0; l < MXC__LANES; l++) {

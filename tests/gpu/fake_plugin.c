@@ -20,10 +20,11 @@
  * plan, tests/gpu/rng_host.h).
  * Kernels (below) are host loops, for every mode.
  *
- * Streams (ABI 2, fake_streams.h): real queues, each served by a host
+ * Streams (ABI 2, below): real queues, each served by a host
  * thread that runs its work after a random delay (up to
  * MXC_FAKE_GPU_DELAY_US microseconds, default 300), so that a missing
- * wait or a wrong order shows as a wrong value or a fault on the host. */
+ * wait or a wrong order shows as a wrong value or a fault on the host.
+ * Events are markers in a stream's queue (below). */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -251,8 +252,16 @@ static const mxc__gpu_kernel k_kernels[] = {
  * there yet, and freed memory would make the work fail ("outside device
  * memory"), which the next sync reports. ---- */
 
+struct fake_event;
+
 typedef struct fake_work {
   struct fake_work *next;
+  /* An event's marker (exec NULL): reached when served; or, with wait
+   * set, a stream_wait_event: the stream holds until the event reaches
+   * gen. */
+  struct fake_event *ev;
+  unsigned long long gen;
+  int wait;
   int (*exec)(struct fake_work *w, char *why, size_t why_len);
   /* A kernel: the row and a deep copy of the call (param is the caller's:
    * valid until its stream_sync; the arrays are not). */
@@ -274,6 +283,7 @@ typedef struct fake_stream {
   pthread_cond_t cv;
   fake_work *head, *tail;
   int pending; /* queued or running */
+  int queued;  /* of which kernels and copies (not markers) */
   int stop;
   int err; /* first error of the work since the last sync */
   char why[256];
@@ -281,6 +291,56 @@ typedef struct fake_stream {
 } fake_stream;
 
 static int g_live_streams;
+
+/* ---- events: a marker queued on the stream; it is reached when the
+ * stream serves it, that is after every piece of work queued before it.
+ * Its result is the first error of the stream's work since the previous
+ * marker (or stream_sync): each error belongs to the work between two
+ * records, so the engine's attribution is checked exactly (CUDA's
+ * asynchronous faults are sticky for the whole context instead; the fake
+ * keeps the stream usable, as its stream_sync does). ---- */
+
+typedef struct fake_event {
+  int dev;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  unsigned long long recorded; /* records so far */
+  unsigned long long reached;  /* the last record the stream served */
+  int err;
+  char why[256];
+} fake_event;
+
+static int g_live_events;
+/* Test knobs and counters (functions at the end of the file). */
+static int g_hold;          /* streams serve nothing while set */
+static int g_fail_events;   /* event_create fails while set */
+static int g_max_queued;    /* most kernels and copies queued on a stream */
+static int g_queued;        /* kernels and copies queued on all streams */
+static pthread_cond_t g_hold_cv = PTHREAD_COND_INITIALIZER;
+
+static void mark_reached(fake_event *ev, unsigned long long gen, int err,
+                         const char *why) {
+  pthread_mutex_lock(&ev->mu);
+  ev->reached = gen;
+  ev->err = err;
+  snprintf(ev->why, sizeof ev->why, "%s", err ? why : "");
+  pthread_cond_broadcast(&ev->cv);
+  pthread_mutex_unlock(&ev->mu);
+}
+
+/* Blocks until ev has reached gen. */
+static void wait_reached(fake_event *ev, unsigned long long gen) {
+  pthread_mutex_lock(&ev->mu);
+  while (ev->reached < gen) pthread_cond_wait(&ev->cv, &ev->mu);
+  pthread_mutex_unlock(&ev->mu);
+}
+
+/* Blocks while a test holds the streams. */
+static void wait_unheld(void) {
+  pthread_mutex_lock(&g_lock);
+  while (g_hold) pthread_cond_wait(&g_hold_cv, &g_lock);
+  pthread_mutex_unlock(&g_lock);
+}
 
 static int delay_us(void) {
   const char *v = getenv("MXC_FAKE_GPU_DELAY_US");
@@ -293,16 +353,43 @@ static void work_free(fake_work *w) {
   free(w);
 }
 
+/* A marker: takes the stream's first error since the previous one. */
+static void serve_marker(fake_stream *st, fake_work *w) {
+  if (w->wait) {
+    wait_reached(w->ev, w->gen);
+    return;
+  }
+  pthread_mutex_lock(&st->mu);
+  int err = st->err;
+  char why[256];
+  snprintf(why, sizeof why, "%s", st->why);
+  st->err = MXC_OK;
+  pthread_mutex_unlock(&st->mu);
+  mark_reached(w->ev, w->gen, err, why);
+}
+
 /* Runs w after the delay; records its failure as the stream's. */
 static void serve_one(fake_stream *st, fake_work *w) {
+  wait_unheld();
   int d = delay_us();
   if (d > 0) usleep((useconds_t)(rand_r(&st->seed) % (unsigned)d));
   char why[256] = "";
-  int rc = w->exec(w, why, sizeof why);
+  int rc = MXC_OK;
+  if (w->exec) {
+    rc = w->exec(w, why, sizeof why);
+  } else {
+    serve_marker(st, w);
+  }
   pthread_mutex_lock(&st->mu);
   if (rc != MXC_OK && st->err == MXC_OK) {
     st->err = rc;
     snprintf(st->why, sizeof st->why, "%s", why);
+  }
+  if (w->exec) {
+    st->queued--;
+    pthread_mutex_lock(&g_lock);
+    g_queued--;
+    pthread_mutex_unlock(&g_lock);
   }
   st->head = w->next;
   if (!st->head) st->tail = NULL;
@@ -328,6 +415,8 @@ static void *stream_main(void *arg) {
 }
 
 static void enqueue(fake_stream *st, fake_work *w) {
+  /* Read before queuing: once queued, w may be served and freed. */
+  int is_work = w->exec != NULL;
   pthread_mutex_lock(&st->mu);
   w->next = NULL;
   if (st->tail) {
@@ -337,8 +426,13 @@ static void enqueue(fake_stream *st, fake_work *w) {
   }
   st->tail = w;
   st->pending++;
+  int queued = is_work ? ++st->queued : 0;
   pthread_cond_broadcast(&st->cv);
   pthread_mutex_unlock(&st->mu);
+  pthread_mutex_lock(&g_lock);
+  if (queued > g_max_queued) g_max_queued = queued;
+  g_queued += is_work;
+  pthread_mutex_unlock(&g_lock);
 }
 
 static int fake_stream_create(int dev, void **out, char *why, size_t why_len) {
@@ -464,6 +558,95 @@ static int fake_launch(const mxc__gpu_kernel *k, const mxc__gpu_call *c,
   return MXC_OK;
 }
 
+/* ---- events (ABI 2) ---- */
+
+static int fake_event_create(int dev, void **out, char *why, size_t why_len) {
+  pthread_mutex_lock(&g_lock);
+  int fail = g_fail_events;
+  pthread_mutex_unlock(&g_lock);
+  fake_event *ev = fail ? NULL : calloc(1, sizeof *ev);
+  if (!ev) {
+    snprintf(why, why_len, "fake GPU: out of memory for an event");
+    return MXC_ERR_OOM;
+  }
+  ev->dev = dev;
+  pthread_mutex_init(&ev->mu, NULL);
+  pthread_cond_init(&ev->cv, NULL);
+  pthread_mutex_lock(&g_lock);
+  g_live_events++;
+  pthread_mutex_unlock(&g_lock);
+  *out = ev;
+  return MXC_OK;
+}
+
+static void fake_event_destroy(void *event) {
+  fake_event *ev = event;
+  pthread_cond_destroy(&ev->cv);
+  pthread_mutex_destroy(&ev->mu);
+  free(ev);
+  pthread_mutex_lock(&g_lock);
+  g_live_events--;
+  pthread_mutex_unlock(&g_lock);
+}
+
+/* Queues a marker of ev (wait 0) or a wait for it (wait 1) on st. */
+static int queue_marker(fake_stream *st, fake_event *ev, int wait, char *why,
+                        size_t why_len) {
+  fake_work *w = calloc(1, sizeof *w);
+  if (!w) {
+    snprintf(why, why_len, "fake GPU: out of memory queuing an event");
+    return MXC_ERR_OOM;
+  }
+  w->ev = ev;
+  w->wait = wait;
+  pthread_mutex_lock(&ev->mu);
+  w->gen = wait ? ev->recorded : ++ev->recorded;
+  pthread_mutex_unlock(&ev->mu);
+  enqueue(st, w);
+  return MXC_OK;
+}
+
+static int fake_event_record(void *event, void *stream, char *why,
+                             size_t why_len) {
+  fake_event *ev = event;
+  fake_stream *st = stream;
+  if (ev->dev != st->dev) {
+    snprintf(why, why_len, "fake GPU: an event of gpu(%d) recorded on a "
+             "stream of gpu(%d)", ev->dev, st->dev);
+    return MXC_ERR_INTERNAL;
+  }
+  return queue_marker(st, ev, 0, why, why_len);
+}
+
+/* ev's result once its last record is reached, else NOT_READY. */
+static int event_result(fake_event *ev, char *why, size_t why_len) {
+  if (ev->reached < ev->recorded) return MXC__GPU_NOT_READY;
+  if (ev->err != MXC_OK) snprintf(why, why_len, "%s", ev->why);
+  return ev->err;
+}
+
+static int fake_event_query(void *event, char *why, size_t why_len) {
+  fake_event *ev = event;
+  pthread_mutex_lock(&ev->mu);
+  int rc = event_result(ev, why, why_len);
+  pthread_mutex_unlock(&ev->mu);
+  return rc;
+}
+
+static int fake_event_sync(void *event, char *why, size_t why_len) {
+  fake_event *ev = event;
+  pthread_mutex_lock(&ev->mu);
+  while (ev->reached < ev->recorded) pthread_cond_wait(&ev->cv, &ev->mu);
+  int rc = event_result(ev, why, why_len);
+  pthread_mutex_unlock(&ev->mu);
+  return rc;
+}
+
+static int fake_stream_wait_event(void *stream, void *event, char *why,
+                                  size_t why_len) {
+  return queue_marker(stream, event, 1, why, why_len);
+}
+
 #define FAKE_TABLE(abi_, version_, kernels_, n_)                              \
   {                                                                       \
     .abi = (abi_), .size = sizeof(mxc__gpu_plugin), .name = "fake",        \
@@ -473,7 +656,11 @@ static int fake_launch(const mxc__gpu_kernel *k, const mxc__gpu_call *c,
     .stream_create = fake_stream_create,                                  \
     .stream_destroy = fake_stream_destroy,                                \
     .stream_sync = fake_stream_sync, .copy_async = fake_copy_async,       \
-    .launch = fake_launch,                                                \
+    .launch = fake_launch, .event_create = fake_event_create,             \
+    .event_destroy = fake_event_destroy,                                  \
+    .event_record = fake_event_record, .event_query = fake_event_query,   \
+    .event_sync = fake_event_sync,                                        \
+    .stream_wait_event = fake_stream_wait_event,                          \
   }
 
 static const mxc__gpu_plugin k_plugin =
@@ -573,4 +760,53 @@ int mxc_fake_gpu_live_blocks(void) {
   int n = g_n_blocks;
   pthread_mutex_unlock(&g_lock);
   return n;
+}
+
+/* For the tests: events not yet destroyed. */
+MXC_API int mxc_fake_gpu_live_events(void);
+int mxc_fake_gpu_live_events(void) {
+  pthread_mutex_lock(&g_lock);
+  int n = g_live_events;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+
+/* For the tests: the most kernels and copies queued (not yet served) on
+ * one stream at once since the last call, which resets it. */
+MXC_API int mxc_fake_gpu_max_queued(void);
+int mxc_fake_gpu_max_queued(void) {
+  pthread_mutex_lock(&g_lock);
+  int n = g_max_queued;
+  g_max_queued = 0;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+
+/* For the tests: kernels and copies queued or running on all streams. */
+MXC_API int mxc_fake_gpu_queued(void);
+int mxc_fake_gpu_queued(void) {
+  pthread_mutex_lock(&g_lock);
+  int n = g_queued;
+  pthread_mutex_unlock(&g_lock);
+  return n;
+}
+
+/* For the tests: while on, no stream serves anything (work and markers
+ * stay queued), so a test sees how much the engine enqueues without
+ * waiting for the device. */
+MXC_API void mxc_fake_gpu_hold(int on);
+void mxc_fake_gpu_hold(int on) {
+  pthread_mutex_lock(&g_lock);
+  g_hold = on;
+  pthread_cond_broadcast(&g_hold_cv);
+  pthread_mutex_unlock(&g_lock);
+}
+
+/* For the tests: while on, event_create fails (the engine then waits for
+ * its streams instead). */
+MXC_API void mxc_fake_gpu_fail_events(int on);
+void mxc_fake_gpu_fail_events(int on) {
+  pthread_mutex_lock(&g_lock);
+  g_fail_events = on;
+  pthread_mutex_unlock(&g_lock);
 }

@@ -23,10 +23,8 @@
 #include <vector>
 
 #include "mxc/mxc.h"
-#include "tests/gpu/gpu_test_util.h"
-#ifdef MXCT_REAL_PLUGIN
 #include "core/base/gpu_plugin.h"
-#endif
+#include "tests/gpu/gpu_test_util.h"
 
 namespace {
 
@@ -188,11 +186,8 @@ TEST(GpuStreams, BigCopiesRoundTrip) {
   mxc_ndarray_free(b);
 }
 
-#ifdef MXCT_REAL_PLUGIN
-// The real plug-in's stream functions called directly (the table of
-// core/base/gpu_plugin.h, ABI 2): without a GPU a stream cannot be made
-// and the reason says why; with one, a stream copies pageable memory of
-// several staging chunks host -> device -> host and reports no error.
+// The plug-in's table (core/base/gpu_plugin.h), for calling it directly
+// (dlopen of the file mxc loaded returns the same library).
 const mxc__gpu_plugin *Table() {
   const char *path = std::getenv("MXC_CUDA_PLUGIN");
   void *h = path ? dlopen(path, RTLD_NOW | RTLD_LOCAL) : nullptr;
@@ -201,6 +196,57 @@ const mxc__gpu_plugin *Table() {
       dlsym(h, MXC__GPU_PLUGIN_ENTRY));
   return entry ? entry() : nullptr;
 }
+
+// The table's events called directly: an upload on stream a, an event
+// recorded after it, stream b told to wait for that event on the device,
+// then a copy back to the host on b. Round after round the host sees the
+// upload (on the fake, whose streams serve after a random delay, a
+// missing wait reads the previous round's values), and the event reads
+// as complete once b's work after it is.
+TEST(GpuStreams, EventOrdersTwoStreams) {
+  NEED_GPU();
+  const mxc__gpu_plugin *p = Table();
+  ASSERT_NE(p, nullptr);
+  ASSERT_TRUE(p->event_create && p->event_destroy && p->event_record &&
+              p->event_query && p->event_sync && p->stream_wait_event);
+  char why[512] = "";
+  void *a = nullptr, *b = nullptr, *ev = nullptr;
+  ASSERT_EQ(p->stream_create(0, &a, why, sizeof why), MXC_OK) << why;
+  ASSERT_EQ(p->stream_create(0, &b, why, sizeof why), MXC_OK) << why;
+  ASSERT_EQ(p->event_create(0, &ev, why, sizeof why), MXC_OK) << why;
+  EXPECT_EQ(p->event_query(ev, why, sizeof why), MXC_OK) << "a new event";
+  const size_t n = 3000;
+  void *dev = p->mem_alloc(0, n * 4);
+  ASSERT_NE(dev, nullptr);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<float> x = Random(n, 900 + round), back(n, 0.f);
+    ASSERT_EQ(p->copy_async(dev, 0, x.data(), MXC__GPU_HOST, n * 4, a, why,
+                            sizeof why),
+              MXC_OK)
+        << why;
+    ASSERT_EQ(p->event_record(ev, a, why, sizeof why), MXC_OK) << why;
+    ASSERT_EQ(p->stream_wait_event(b, ev, why, sizeof why), MXC_OK) << why;
+    ASSERT_EQ(p->copy_async(back.data(), MXC__GPU_HOST, dev, 0, n * 4, b, why,
+                            sizeof why),
+              MXC_OK)
+        << why;
+    ASSERT_EQ(p->stream_sync(b, why, sizeof why), MXC_OK) << why;
+    EXPECT_EQ(p->event_query(ev, why, sizeof why), MXC_OK) << why;
+    ASSERT_EQ(std::memcmp(back.data(), x.data(), n * 4), 0) << round;
+    ASSERT_EQ(p->event_sync(ev, why, sizeof why), MXC_OK) << why;
+  }
+  EXPECT_EQ(p->stream_sync(a, why, sizeof why), MXC_OK) << why;
+  p->event_destroy(ev);
+  p->stream_destroy(a);
+  p->stream_destroy(b);
+  p->mem_free(0, dev);
+}
+
+#ifdef MXCT_REAL_PLUGIN
+// The real plug-in's stream functions called directly (the table of
+// core/base/gpu_plugin.h, ABI 2): without a GPU a stream cannot be made
+// and the reason says why; with one, a stream copies pageable memory of
+// several staging chunks host -> device -> host and reports no error.
 
 TEST(CudaStreams, TableCallsDirectly) {
   const mxc__gpu_plugin *p = Table();
@@ -278,6 +324,38 @@ TEST(GpuStreams, AsynchronousFaultSurfacesAtTheWait) {
     ASSERT_EQ(got[i], x[i] > 0 ? x[i] : 0.f) << i;
   }
   mxc_ndarray_free(b);
+}
+
+// The fake's event reports the failure of the work recorded before it,
+// and the next record after good work reports none (the fake keeps a
+// stream usable after a fault; CUDA's faults are sticky instead).
+TEST(GpuStreams, FakeEventReportsTheFaultBeforeIt) {
+  const mxc__gpu_plugin *p = Table();
+  ASSERT_NE(p, nullptr);
+  char why[512] = "";
+  void *st = nullptr, *ev = nullptr;
+  ASSERT_EQ(p->stream_create(0, &st, why, sizeof why), MXC_OK) << why;
+  ASSERT_EQ(p->event_create(0, &ev, why, sizeof why), MXC_OK) << why;
+  static float not_device[4];
+  float host[4] = {1, 2, 3, 4};
+  ASSERT_EQ(p->copy_async(not_device, 0, host, MXC__GPU_HOST, sizeof host, st,
+                          why, sizeof why),
+            MXC_OK);
+  ASSERT_EQ(p->event_record(ev, st, why, sizeof why), MXC_OK) << why;
+  EXPECT_NE(p->event_sync(ev, why, sizeof why), MXC_OK);
+  EXPECT_NE(std::string(why).find("outside device memory"), std::string::npos)
+      << why;
+  void *dev = p->mem_alloc(0, sizeof host);
+  ASSERT_NE(dev, nullptr);
+  ASSERT_EQ(p->copy_async(dev, 0, host, MXC__GPU_HOST, sizeof host, st, why,
+                          sizeof why),
+            MXC_OK);
+  ASSERT_EQ(p->event_record(ev, st, why, sizeof why), MXC_OK) << why;
+  EXPECT_EQ(p->event_sync(ev, why, sizeof why), MXC_OK) << why;
+  EXPECT_EQ(p->stream_sync(st, why, sizeof why), MXC_OK) << why;
+  p->event_destroy(ev);
+  p->stream_destroy(st);
+  p->mem_free(0, dev);
 }
 
 // Each GPU used gets MXC_GPU_WORKERS compute streams and one copy stream
