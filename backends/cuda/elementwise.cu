@@ -1,22 +1,49 @@
-// Element-wise float32 kernels of the CUDA plug-in: one grid-stride
-// kernel per operator, instantiated from a template. Compiled with
-// -fmad=false (BUILD) so that `out + f(x)` in add mode is two roundings,
-// as on the CPU: the conformance test compares bitwise.
+// Element-wise kernels of the CUDA plug-in: one grid-stride kernel per
+// operator and dtype (float32, float16, bfloat16), instantiated from one
+// template. Compiled with -fmad=false (BUILD) so that `out + f(x)` in add
+// mode is two roundings, as on the CPU: the conformance test compares
+// bitwise.
+//
+// Half types compute as the CPU's kernels do (docs/dtypes.md): the unary
+// operators in double (ops/elemwise/unary.c goes through mxc__blob_get),
+// the binary ones and _copy's add mode in float (ops/binary/rows.c), then
+// one rounding to the dtype by half_hd.h, which rounds and treats NaN as
+// core/base/half.h does.
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <type_traits>
 
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/cuda_rt.h"
+#include "backends/cuda/half_hd.h"
+#include "backends/cuda/half_types.h"
 
 namespace {
 
-template <int K>
-__device__ __forceinline__ float apply(float x, float y) {
+constexpr int k_n_in[] = {
+#define MXC__CUDA_N_IN(kind, name, n_in) n_in,
+    MXC__CUDA_ELEMENTWISE(MXC__CUDA_N_IN)
+#undef MXC__CUDA_N_IN
+};
+
+// The type an operator computes in for storage dtype DT.
+template <int K, int DT>
+struct Compute {
+  typedef typename std::conditional<DT != MXC_DTYPE_FLOAT32 && k_n_in[K] == 1 &&
+                                        K != MXC__CUDA_COPY,
+                                    double, float>::type type;
+};
+
+__device__ __forceinline__ float abs_of(float x) { return fabsf(x); }
+__device__ __forceinline__ double abs_of(double x) { return fabs(x); }
+
+template <int K, typename C>
+__device__ __forceinline__ C apply(C x, C y) {
   switch (K) {
-    case MXC__CUDA_RELU: return x > 0.f || x != x ? x : 0.f;
+    case MXC__CUDA_RELU: return x > C(0) || x != x ? x : C(0);
     case MXC__CUDA_NEGATIVE: return -x;
-    case MXC__CUDA_ABS: return fabsf(x);
+    case MXC__CUDA_ABS: return abs_of(x);
     case MXC__CUDA_SQUARE: return x * x;
     case MXC__CUDA_ADD: return x + y;
     case MXC__CUDA_SUB: return x - y;
@@ -26,29 +53,43 @@ __device__ __forceinline__ float apply(float x, float y) {
   }
 }
 
-// x, y and out may alias (in-place calls): no __restrict__.
-template <int K>
-__global__ void elementwise(const float *x, const float *y, float *out,
-                            long long n, int add) {
+// x, y and out may alias (in-place calls): no __restrict__. _copy in
+// write mode copies the stored bits (the CPU's memcpy: NaN payloads kept).
+template <int K, int DT>
+__global__ void elementwise(const typename MxcElem<DT>::T *x,
+                            const typename MxcElem<DT>::T *y,
+                            typename MxcElem<DT>::T *out, long long n,
+                            int add) {
+  typedef MxcElem<DT> E;
+  typedef typename Compute<K, DT>::type C;
   long long stride = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += stride) {
-    float v = apply<K>(x[i], y ? y[i] : 0.f);
-    out[i] = add ? out[i] + v : v;
+    if (K == MXC__CUDA_COPY && !add) {
+      out[i] = x[i];
+      continue;
+    }
+    C v = apply<K, C>((C)E::load(x[i]), y ? (C)E::load(y[i]) : C(0));
+    out[i] = E::store((float)(add ? (C)E::load(out[i]) + v : v));
   }
 }
 
-typedef void (*launch_fn)(const float *, const float *, float *, long long,
+typedef void (*launch_fn)(const void *, const void *, void *, long long,
                           int);
 
-template <int K>
-void launch(const float *x, const float *y, float *out, long long n,
-            int add) {
-  elementwise<K><<<MXC__CUDA_GRID(n)>>>(x, y, out, n, add);
+template <int K, int DT>
+void launch(const void *x, const void *y, void *out, long long n, int add) {
+  typedef typename MxcElem<DT>::T T;
+  elementwise<K, DT><<<MXC__CUDA_GRID(n)>>>(
+      (const T *)x, (const T *)y, (T *)out, n, add);
 }
 
-const launch_fn k_launch[] = {
-#define MXC__CUDA_LAUNCH(kind, name, n_in) launch<MXC__CUDA_##kind>,
+// Indexed [kind][half_types.h slot].
+const launch_fn k_launch[][3] = {
+#define MXC__CUDA_LAUNCH(kind, name, n_in)               \
+  {launch<MXC__CUDA_##kind, MXC_DTYPE_FLOAT32>,          \
+   launch<MXC__CUDA_##kind, MXC_DTYPE_FLOAT16>,          \
+   launch<MXC__CUDA_##kind, MXC_DTYPE_BFLOAT16>},
     MXC__CUDA_ELEMENTWISE(MXC__CUDA_LAUNCH)
 #undef MXC__CUDA_LAUNCH
 };
@@ -76,10 +117,18 @@ extern "C" int mxc__cuda_elementwise(int kind, const mxc__gpu_call *c,
     }
   }
   if (c->req[0] == MXC__GPU_REQ_NULL || o.size == 0) return MXC_OK;
+  int slot = mxc__half_slot(o.dtype);
+  if (slot < 0) {
+    snprintf(why, why_len,
+             "dtype %d: the element-wise kernels take float32, float16 and "
+             "bfloat16",
+             o.dtype);
+    return MXC_ERR_DTYPE;
+  }
   int rc = mxc__cuda_use_device(c->dev, why, why_len);
   if (rc != MXC_OK) return rc;
-  const float *y = c->n_in > 1 ? (const float *)c->in[1].ptr : nullptr;
-  k_launch[kind]((const float *)c->in[0].ptr, y, (float *)o.ptr, o.size,
-                 c->req[0] == MXC__GPU_REQ_ADD);
+  const void *y = c->n_in > 1 ? c->in[1].ptr : nullptr;
+  k_launch[kind][slot](c->in[0].ptr, y, o.ptr, o.size,
+                       c->req[0] == MXC__GPU_REQ_ADD);
   return mxc__cuda_finish("element-wise kernel", why, why_len);
 }
