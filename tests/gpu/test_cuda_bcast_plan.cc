@@ -3,8 +3,16 @@
 // against the CPU's broadcast_add/sub/mul/div through the C API, on every
 // machine: operands of fewer axes, extent-1 axes on either side, a
 // scalar, an empty output, write and add modes, bitwise.
+//
+// Also the half-precision parts the element-wise, broadcast and sum
+// kernels share (backends/cuda/half_hd.h, half_types.h): the conversions
+// against core/base/half.h on every 16-bit pattern and on the rounding
+// boundaries of every half value, and the broadcast kernels' per-element
+// code in float16 / bfloat16 (MxcElem load, operation, store) against the
+// CPU operators, bitwise.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -12,8 +20,11 @@
 
 extern "C" {
 #include "backends/cuda/bcast_plan.h"
+#include "backends/cuda/half_types.h"
 }
+#include "backends/cuda/half_hd.h"
 #include "mxc/mxc.h"
+#include "tests/gpu/half_test_util.h"
 #include "tests/gpu/plan_test_util.h"
 
 namespace {
@@ -146,6 +157,174 @@ TEST(CudaBcastPlan, AWrongPlanFails) {
   ASSERT_TRUE(Same(HostOp(MXC__BC_SUB, p, x, y, base, MXC_REQ_WRITE), cpu));
   p.sa[p.nd - 1] = 0;  // the lhs repeated along the innermost axis
   EXPECT_FALSE(Same(HostOp(MXC__BC_SUB, p, x, y, base, MXC_REQ_WRITE), cpu));
+}
+
+// ---- half precision (half_hd.h, half_types.h) ----
+
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+float FromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// Widening: every 16-bit pattern, NaN payloads and signs included.
+TEST(CudaHalf, WideningMatchesTheCpuOnEveryPattern) {
+  for (uint32_t h = 0; h <= 0xffffu; ++h) {
+    uint16_t x = (uint16_t)h;
+    ASSERT_EQ(Bits(mxc__hd_f16_to_f32(x)), Bits(mxc__f16_to_f32(x))) << h;
+    ASSERT_EQ(Bits(mxc__hd_bf16_to_f32(x)), Bits(mxc__bf16_to_f32(x))) << h;
+  }
+}
+
+// Floats around every rounding decision of a 16-bit type: each value of
+// the type (exp_shift: bits below its last mantissa bit in a float,
+// 13 for float16 normals, 16 for bfloat16), the midpoints to the next and
+// one float ulp either side, plus special values and random patterns.
+std::vector<uint32_t> NarrowingInputs(bool f16) {
+  std::vector<uint32_t> v = {0x7f800000u, 0xff800000u, 0x7fc00000u,
+                             0xffc00001u, 0x7f800001u, 0x7fbfffffu,
+                             0x477ff000u, 0x477fefffu, 0x477ff001u,
+                             0x33000000u, 0x33000001u, 0x32ffffffu,
+                             0x38800000u, 0x387fffffu, 0x00000001u,
+                             0x80000000u, 0x7f7fffffu};
+  for (uint32_t h = 0; h <= 0x7fffu; ++h) {
+    float lo = f16 ? mxc__f16_to_f32((uint16_t)h) : mxc__bf16_to_f32((uint16_t)h);
+    float hi = f16 ? mxc__f16_to_f32((uint16_t)(h + 1))
+                   : mxc__bf16_to_f32((uint16_t)(h + 1));
+    if (!std::isfinite(lo)) continue;
+    uint32_t mid = Bits((float)(((double)lo + (double)hi) / 2));
+    for (uint32_t u : {Bits(lo), mid}) {
+      for (uint32_t d : {0u, 1u, 0x80000000u}) v.push_back(u ^ d);
+      v.push_back(u + 1), v.push_back(u - 1);
+      v.push_back((u + 1) | 0x80000000u), v.push_back((u - 1) | 0x80000000u);
+    }
+  }
+  std::mt19937 g(16);
+  for (int i = 0; i < 200000; ++i) v.push_back((uint32_t)g());
+  return v;
+}
+
+// Fails (tried once each) when the ties-to-even term of the normal path is
+// dropped or the subnormal path adds 0.25 instead of 0.5.
+TEST(CudaHalf, NarrowingMatchesTheCpu) {
+  for (uint32_t u : NarrowingInputs(true)) {
+    float f = FromBits(u);
+    ASSERT_EQ(mxc__hd_f32_to_f16(f), mxc__f32_to_f16(f)) << std::hex << u;
+  }
+  for (uint32_t u : NarrowingInputs(false)) {
+    float f = FromBits(u);
+    ASSERT_EQ(mxc__hd_f32_to_bf16(f), mxc__f32_to_bf16(f)) << std::hex << u;
+  }
+}
+
+TEST(CudaHalf, RowsTakeOneFloatOrHalfDtype) {
+  const int f32 = MXC_DTYPE_FLOAT32, f16 = MXC_DTYPE_FLOAT16,
+            bf16 = MXC_DTYPE_BFLOAT16;
+  const int same16[] = {f16, f16, f16}, same_bf[] = {bf16, -1, bf16},
+            mixed[] = {f16, f32, f16}, f64[] = {MXC_DTYPE_FLOAT64, -1, -1},
+            undecided[] = {-1, -1, -1}, ints[] = {MXC_DTYPE_INT32, -1, -1};
+  EXPECT_EQ(mxc__half_supports_same(same16, 2, 1), 1);
+  EXPECT_EQ(mxc__half_supports_same(same_bf, 2, 1), 1);
+  EXPECT_EQ(mxc__half_supports_same(undecided, 2, 1), 1);
+  EXPECT_EQ(mxc__half_supports_same(mixed, 2, 1), 0);
+  EXPECT_EQ(mxc__half_supports_same(f64, 2, 1), 0);
+  EXPECT_EQ(mxc__half_supports_same(ints, 2, 1), 0);
+  EXPECT_EQ(mxc__half_slot(f32), MXC__HALF_SLOT_F32);
+  EXPECT_EQ(mxc__half_slot(bf16), MXC__HALF_SLOT_BF16);
+  EXPECT_EQ(mxc__half_slot(MXC_DTYPE_INT8), -1);
+}
+
+// The CPU operator on arrays of dtype dt (values rounded to it).
+Vec CpuOpOf(int dt, const char *name, const Case &c, const Vec &a,
+            const Vec &b, const Vec &base, int req) {
+  mxc_op op = nullptr;
+  EXPECT_EQ(mxc_op_find(name, &op), MXC_OK);
+  auto make = [dt](const Dims &d, const Vec &v) {
+    mxc_ndarray h = nullptr;
+    EXPECT_EQ(mxc_ndarray_create(d.data(), (int)d.size(), dt, MXC_DEVICE_CPU,
+                                 0, 0, &h),
+              MXC_OK);
+    std::vector<uint8_t> bytes = mxct::ToBytes(dt, v);
+    if (!bytes.empty()) {
+      EXPECT_EQ(mxc_ndarray_copy_from_host(h, bytes.data(), bytes.size()),
+                MXC_OK);
+    }
+    return h;
+  };
+  mxc_ndarray in[2] = {make(c.a, a), make(c.b, b)}, out = make(c.out, base);
+  EXPECT_EQ(mxc_op_invoke(op, nullptr, nullptr, 0, in, 2, &out, 1, &req),
+            MXC_OK)
+      << mxc_last_error();
+  std::vector<uint8_t> r(base.size() * 2);
+  if (!r.empty()) {
+    EXPECT_EQ(mxc_ndarray_copy_to_host(out, r.data(), r.size()), MXC_OK);
+  }
+  mxc_ndarray_free(in[0]), mxc_ndarray_free(in[1]), mxc_ndarray_free(out);
+  return mxct::FromBytes(dt, r);
+}
+
+// bcast.cu's kernel body for dtype DT on the host: the same MxcElem loads,
+// operation and store.
+template <int DT>
+Vec HostOpHalf(int op, const mxc__bcast_plan &p, const Vec &a, const Vec &b,
+               const Vec &base, int req) {
+  typedef MxcElem<DT> E;
+  std::vector<uint16_t> ha, hb, hr;
+  for (float x : a) ha.push_back(mxct::FloatToHalf(DT, x));
+  for (float x : b) hb.push_back(mxct::FloatToHalf(DT, x));
+  for (float x : base) hr.push_back(mxct::FloatToHalf(DT, x));
+  for (size_t i = 0; i < hr.size(); ++i) {
+    int64_t ia, ib;
+    mxc__bcast_offsets(&p, (int64_t)i, &ia, &ib);
+    float v = mxc__bcast_apply(op, E::load(ha[(size_t)ia]),
+                               E::load(hb[(size_t)ib]));
+    hr[i] = E::store(req == MXC_REQ_ADD ? E::load(hr[i]) + v : v);
+  }
+  Vec r;
+  for (uint16_t h : hr) r.push_back(mxct::HalfToFloat(DT, h));
+  return r;
+}
+
+// Values that exercise half rounding: wide magnitudes (float16 overflow
+// and subnormals), exact ties, a NaN and an infinity.
+Vec HalfRandom(const Dims &d, std::mt19937 *g) {
+  std::uniform_real_distribution<float> e(-26.f, 17.f);
+  Vec v((size_t)Numel(d));
+  for (auto &x : v) x = ((*g)() % 2 ? 1.f : -1.f) * std::exp2(e(*g));
+  if (v.size() > 3) v[1] = NAN, v[2] = -INFINITY, v[3] = 1.f + 1.f / 2048;
+  return v;
+}
+
+template <int DT>
+void CheckBcastHalf() {
+  std::mt19937 g(25);
+  for (const Case &c : kCases) {
+    mxc__gpu_array a = Arr(c.a), b = Arr(c.b), o = Arr(c.out);
+    mxc__bcast_plan p;
+    char why[256] = "";
+    ASSERT_EQ(mxc__bcast_plan_make(&a, &b, &o, &p, why, sizeof why), MXC_OK);
+    Vec x = HalfRandom(c.a, &g), y = HalfRandom(c.b, &g),
+        base = HalfRandom(c.out, &g);
+    for (int op = 0; op < 4; ++op) {
+      for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+        EXPECT_TRUE(Same(HostOpHalf<DT>(op, p, x, y, base, req),
+                         CpuOpOf(DT, kOps[op], c, x, y, base, req)))
+            << kOps[op] << " " << mxct::DtypeName(DT) << ", "
+            << Numel(c.out) << " elements, req " << req;
+      }
+    }
+  }
+}
+
+TEST(CudaHalf, BroadcastKernelBodyMatchesTheCpuBitwise) {
+  CheckBcastHalf<MXC_DTYPE_FLOAT16>();
+  CheckBcastHalf<MXC_DTYPE_BFLOAT16>();
 }
 
 }  // namespace
