@@ -187,14 +187,14 @@ TEST(CudaHalf, WideningMatchesTheCpuOnEveryPattern) {
 // 13 for float16 normals, 16 for bfloat16), the midpoints to the next and
 // one float ulp either side, plus special values and random patterns.
 std::vector<uint32_t> NarrowingInputs(bool f16) {
-  std::vector<uint32_t> v = {0x7f800000u, 0xff800000u, 0x7fc00000u,
-                             0xffc00001u, 0x7f800001u, 0x7fbfffffu,
-                             0x477ff000u, 0x477fefffu, 0x477ff001u,
-                             0x33000000u, 0x33000001u, 0x32ffffffu,
-                             0x38800000u, 0x387fffffu, 0x00000001u,
-                             0x80000000u, 0x7f7fffffu};
+  std::vector<uint32_t> v = {0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u,
+                             0x7f800001u, 0x7fbfffffu, 0x477ff000u, 0x477fefffu,
+                             0x477ff001u, 0x33000000u, 0x33000001u, 0x32ffffffu,
+                             0x38800000u, 0x387fffffu, 0x00000001u, 0x80000000u,
+                             0x7f7fffffu};
   for (uint32_t h = 0; h <= 0x7fffu; ++h) {
-    float lo = f16 ? mxc__f16_to_f32((uint16_t)h) : mxc__bf16_to_f32((uint16_t)h);
+    float lo =
+        f16 ? mxc__f16_to_f32((uint16_t)h) : mxc__bf16_to_f32((uint16_t)h);
     float hi = f16 ? mxc__f16_to_f32((uint16_t)(h + 1))
                    : mxc__bf16_to_f32((uint16_t)(h + 1));
     if (!std::isfinite(lo)) continue;
@@ -241,14 +241,14 @@ TEST(CudaHalf, RowsTakeOneFloatOrHalfDtype) {
 }
 
 // The CPU operator on arrays of dtype dt (values rounded to it).
-Vec CpuOpOf(int dt, const char *name, const Case &c, const Vec &a,
-            const Vec &b, const Vec &base, int req) {
+Vec CpuOpOf(int dt, const char *name, const Case &c, const Vec &a, const Vec &b,
+            const Vec &base, int req) {
   mxc_op op = nullptr;
   EXPECT_EQ(mxc_op_find(name, &op), MXC_OK);
   auto make = [dt](const Dims &d, const Vec &v) {
     mxc_ndarray h = nullptr;
-    EXPECT_EQ(mxc_ndarray_create(d.data(), (int)d.size(), dt, MXC_DEVICE_CPU,
-                                 0, 0, &h),
+    EXPECT_EQ(mxc_ndarray_create(d.data(), (int)d.size(), dt, MXC_DEVICE_CPU, 0,
+                                 0, &h),
               MXC_OK);
     std::vector<uint8_t> bytes = mxct::ToBytes(dt, v);
     if (!bytes.empty()) {
@@ -282,8 +282,8 @@ Vec HostOpHalf(int op, const mxc__bcast_plan &p, const Vec &a, const Vec &b,
   for (size_t i = 0; i < hr.size(); ++i) {
     int64_t ia, ib;
     mxc__bcast_offsets(&p, (int64_t)i, &ia, &ib);
-    float v = mxc__bcast_apply(op, E::load(ha[(size_t)ia]),
-                               E::load(hb[(size_t)ib]));
+    float v =
+        mxc__bcast_apply(op, E::load(ha[(size_t)ia]), E::load(hb[(size_t)ib]));
     hr[i] = E::store(req == MXC_REQ_ADD ? E::load(hr[i]) + v : v);
   }
   Vec r;
@@ -315,8 +315,8 @@ void CheckBcastHalf() {
       for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
         EXPECT_TRUE(Same(HostOpHalf<DT>(op, p, x, y, base, req),
                          CpuOpOf(DT, kOps[op], c, x, y, base, req)))
-            << kOps[op] << " " << mxct::DtypeName(DT) << ", "
-            << Numel(c.out) << " elements, req " << req;
+            << kOps[op] << " " << mxct::DtypeName(DT) << ", " << Numel(c.out)
+            << " elements, req " << req;
       }
     }
   }
@@ -325,6 +325,68 @@ void CheckBcastHalf() {
 TEST(CudaHalf, BroadcastKernelBodyMatchesTheCpuBitwise) {
   CheckBcastHalf<MXC_DTYPE_FLOAT16>();
   CheckBcastHalf<MXC_DTYPE_BFLOAT16>();
+}
+
+// elementwise.cu computes relu, negative, abs and square of half arrays
+// in float, the CPU in double (ops/elemwise/unary.c): the same results,
+// bit for bit, write and add (the reasoning is elementwise.cu's). Every
+// 16-bit pattern as the input, against the CPU operators.
+template <int DT>
+void CheckUnaryInFloat() {
+  typedef MxcElem<DT> E;
+  std::mt19937 g(26);
+  Vec x, base = HalfRandom({65536}, &g);
+  for (uint32_t h = 0; h <= 0xffffu; ++h) {
+    x.push_back(mxct::HalfToFloat(DT, (uint16_t)h));
+  }
+  x[(size_t)mxct::HalfPoison(DT)] = 0.f;  // the tests' poison, not data
+  const char *names[] = {"relu", "negative", "abs", "square"};
+  for (int u = 0; u < 4; ++u) {
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      Vec host;
+      for (size_t i = 0; i < x.size(); ++i) {
+        float a = E::load(mxct::FloatToHalf(DT, x[i]));
+        float v = u == 0   ? (a > 0.f || a != a ? a : 0.f)
+                  : u == 1 ? -a
+                  : u == 2 ? std::fabs(a)
+                           : a * a;
+        float o = E::load(mxct::FloatToHalf(DT, base[i]));
+        host.push_back(
+            mxct::HalfToFloat(DT, E::store(req == MXC_REQ_ADD ? o + v : v)));
+      }
+      mxc_op op = nullptr;
+      ASSERT_EQ(mxc_op_find(names[u], &op), MXC_OK);
+      Case c = {{65536}, {65536}, {65536}};
+      Vec cpu;
+      {
+        mxc_ndarray in = nullptr, out = nullptr;
+        std::vector<uint8_t> bx = mxct::ToBytes(DT, x),
+                             bo = mxct::ToBytes(DT, base);
+        ASSERT_EQ(
+            mxc_ndarray_create(c.a.data(), 1, DT, MXC_DEVICE_CPU, 0, 0, &in),
+            MXC_OK);
+        ASSERT_EQ(
+            mxc_ndarray_create(c.a.data(), 1, DT, MXC_DEVICE_CPU, 0, 0, &out),
+            MXC_OK);
+        ASSERT_EQ(mxc_ndarray_copy_from_host(in, bx.data(), bx.size()), MXC_OK);
+        ASSERT_EQ(mxc_ndarray_copy_from_host(out, bo.data(), bo.size()),
+                  MXC_OK);
+        ASSERT_EQ(mxc_op_invoke(op, nullptr, nullptr, 0, &in, 1, &out, 1, &req),
+                  MXC_OK)
+            << mxc_last_error();
+        ASSERT_EQ(mxc_ndarray_copy_to_host(out, bo.data(), bo.size()), MXC_OK);
+        cpu = mxct::FromBytes(DT, bo);
+        mxc_ndarray_free(in), mxc_ndarray_free(out);
+      }
+      EXPECT_TRUE(Same(host, cpu))
+          << names[u] << " " << mxct::DtypeName(DT) << " req " << req;
+    }
+  }
+}
+
+TEST(CudaHalf, UnaryInFloatMatchesTheCpuBitwise) {
+  CheckUnaryInFloat<MXC_DTYPE_FLOAT16>();
+  CheckUnaryInFloat<MXC_DTYPE_BFLOAT16>();
 }
 
 }  // namespace

@@ -1,0 +1,231 @@
+// Conformance of the plug-in's float16 / bfloat16 kernels: every operator
+// whose table row takes a half dtype (its `supports`) runs on the GPU and
+// the CPU with the same inputs in float16 and in bfloat16, write and add
+// modes, outputs poisoned first (a half NaN with a payload, which reads
+// back as the float poison: half_test_util.h).
+//
+// Tolerances, per group (the CPU contract, docs/dtypes.md: a half result
+// is the float32 or double result rounded once):
+// - element-wise and broadcast operators: bitwise (the kernels compute
+//   in float and round with half_hd.h, which rounds and treats NaN as
+//   core/base/half.h); inputs span float16's subnormals to overflow, with
+//   NaN, infinity and exact ties. A NaN matches any NaN: the sign of a
+//   NaN an operation makes is the hardware's (x86's default NaN is
+//   negative, the GPU's canonical NaN positive, and the GPU does not pass
+//   an input NaN's sign through arithmetic); half_hd.h's own NaN rule is
+//   host-tested (tests/gpu:test_cuda_bcast_plan);
+// - sum and mean: bitwise too: both sides sum in double, and a double sum
+//   of at most a few thousand half values is exact in any order (a half
+//   has 11 significant bits over an exponent range the 53 bits cover);
+// - dot, batch_dot, FullyConnected and their gradients: one ulp of the
+//   dtype (blas_cases.h's ExpectNear): cuBLAS accumulates in float32 in
+//   another order than the CPU's GEMM, so a result near a rounding
+//   boundary may round to the neighbouring half value.
+//
+// Without a GPU the test skips; with the fake plug-in (no half rows) it
+// compares nothing and says so.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+extern "C" {
+#include "core/base/gpu.h"
+}
+#include "mxc/mxc.h"
+#include "tests/gpu/blas_cases.h"
+#include "tests/gpu/gpu_test_util.h"
+#include "tests/gpu/half_test_util.h"
+
+namespace {
+
+using mxct::BlasCase;
+using mxct::Shape;
+
+// The plug-in's row for op, or null.
+const mxc__gpu_kernel *RowOf(const std::string &op) {
+  const mxc__gpu_plugin *p = mxc__gpu_table();
+  for (int i = 0; p && i < p->n_kernels; ++i) {
+    if (op == p->kernels[i].op) return &p->kernels[i];
+  }
+  return nullptr;
+}
+
+// 1 when the row takes case c with every array of dtype dt.
+bool TakesHalf(const BlasCase &c, int dt) {
+  const mxc__gpu_kernel *k = RowOf(c.op);
+  if (!k || !k->supports) return false;
+  std::vector<int> dts(c.in.size() + c.out.size(), dt);
+  return k->supports(dts.data(), (int)c.in.size(), (int)c.out.size()) == 1;
+}
+
+// Wide-ranging values: float16's subnormals to beyond its range (2^-26 to
+// 2^17), both signs, with a NaN, an infinity and a float16 tie.
+std::vector<float> Wide(int64_t n, std::mt19937 *g) {
+  std::uniform_real_distribution<float> e(-26.f, 17.f);
+  std::vector<float> v((size_t)n);
+  for (auto &x : v) x = ((*g)() % 2 ? 1.f : -1.f) * std::exp2(e(*g));
+  if (v.size() > 3) v[1] = NAN, v[2] = -INFINITY, v[3] = 1.f + 1.f / 2048;
+  return v;
+}
+
+// Bitwise (bits of the widened values: widening is one-to-one), a NaN
+// matching any NaN (above).
+void ExpectSameBits(const std::string &what, const std::vector<float> &gpu,
+                    const std::vector<float> &cpu) {
+  ASSERT_EQ(gpu.size(), cpu.size()) << what;
+  for (size_t i = 0; i < gpu.size(); ++i) {
+    if (mxct::IsPoison(gpu[i])) {
+      ADD_FAILURE() << what << ": element " << i << " was never written";
+      return;
+    }
+    bool both_nan = std::isnan(gpu[i]) && std::isnan(cpu[i]);
+    if (std::memcmp(&gpu[i], &cpu[i], 4) != 0 && !both_nan) {
+      ADD_FAILURE() << what << ": element " << i << " is " << gpu[i]
+                    << " on the GPU, " << cpu[i] << " on the CPU";
+      return;
+    }
+  }
+}
+
+// One case in dtype dt: every write-mode set, GPU against CPU. bitwise or
+// blas_cases.h's one-ulp tolerance. Returns false when the plug-in's row
+// does not take the dtype (nothing run).
+bool Compare(const BlasCase &c, int dt, bool bitwise, bool wide,
+             std::mt19937 *g) {
+  if (!TakesHalf(c, dt)) return false;
+  SCOPED_TRACE(c.Name() + " " + mxct::DtypeName(dt));
+  std::vector<std::vector<float>> x, base;
+  for (const auto &s : c.in) {
+    x.push_back(wide ? Wide(mxct::Numel(s), g)
+                     : mxct::Uniform(mxct::Numel(s), g));
+  }
+  for (const auto &s : c.out) {
+    base.push_back(wide ? Wide(mxct::Numel(s), g)
+                        : mxct::Uniform(mxct::Numel(s), g));
+  }
+  for (const auto &req : mxct::ReqSets((int)c.out.size())) {
+    int rc = 0;
+    auto cpu = mxct::InvokeOn(c, x, base, req, MXC_DEVICE_CPU, &rc, dt);
+    EXPECT_EQ(rc, MXC_OK) << "CPU: " << mxc_last_error();
+    if (rc != MXC_OK) return true;
+    auto init = base;
+    for (size_t i = 0; i < req.size(); ++i) {
+      if (req[i] == MXC_REQ_WRITE) {
+        std::fill(init[i].begin(), init[i].end(), mxct::Poison());
+      }
+    }
+    auto gpu = mxct::InvokeOn(c, x, init, req, MXC_DEVICE_GPU, &rc, dt);
+    EXPECT_EQ(rc, MXC_OK) << "GPU: " << mxc_last_error();
+    if (rc != MXC_OK) return true;
+    for (size_t i = 0; i < gpu.size(); ++i) {
+      std::string what =
+          "output " + std::to_string(i) + " req " + std::to_string(req[i]);
+      if (bitwise) {
+        ExpectSameBits(what, gpu[i], cpu[i]);
+      } else {
+        mxct::ExpectNear(what, gpu[i], cpu[i], dt);
+      }
+    }
+  }
+  return true;
+}
+
+BlasCase Same(const char *op, int n_in, const Shape &s) {
+  return {op, {}, std::vector<Shape>((size_t)n_in, s), {s}};
+}
+
+BlasCase Red(const char *op, const char *axis, bool keep, const Shape &in,
+             const Shape &out) {
+  BlasCase c = {op, {{"keepdims", keep ? "true" : "false"}}, {in}, {out}};
+  if (axis) c.params.push_back({"axis", axis});
+  return c;
+}
+
+// The cases, each with its comparison: bitwise and wide-ranging inputs,
+// or [-1, 1] inputs (products and sums) and bitwise or one ulp.
+struct HalfCase {
+  BlasCase c;
+  bool bitwise, wide;
+};
+
+std::vector<HalfCase> Cases() {
+  std::vector<HalfCase> v;
+  const Shape shapes[] = {{7}, {3, 5, 2}, {1031}, {0}};
+  for (const char *op : {"_copy", "relu", "negative", "abs", "square"}) {
+    for (const auto &s : shapes) v.push_back({Same(op, 1, s), true, true});
+  }
+  for (const char *op : {"add", "sub", "mul", "div"}) {
+    for (const auto &s : shapes) v.push_back({Same(op, 2, s), true, true});
+  }
+  const Shape bc[][3] = {{{3, 4}, {4}, {3, 4}},
+                         {{2, 1, 5}, {3, 1}, {2, 3, 5}},
+                         {{1}, {2, 3}, {2, 3}},
+                         {{4, 1, 3, 1}, {1, 5, 1, 2}, {4, 5, 3, 2}},
+                         {{0, 3}, {1, 3}, {0, 3}}};
+  for (const char *op :
+       {"broadcast_add", "broadcast_sub", "broadcast_mul", "broadcast_div"}) {
+    for (const auto &s : bc)
+      v.push_back({{op, {}, {s[0], s[1]}, {s[2]}}, true, true});
+  }
+  for (const char *op : {"sum", "mean"}) {
+    v.push_back({Red(op, nullptr, false, {3, 4, 5}, {1}), true, false});
+    v.push_back({Red(op, "1", false, {3, 40, 5}, {3, 5}), true, false});
+    v.push_back({Red(op, "(0, 2)", true, {6, 7, 300}, {1, 7, 1}), true, false});
+    v.push_back({Red(op, "-1", false, {2, 2000}, {2}), true, false});
+    v.push_back({Red(op, "1", false, {4, 0}, {4}), true, false});
+  }
+  for (const auto &f : mxct::ForwardBlasCases()) {
+    v.push_back({f, false, false});
+    v.push_back({mxct::BackwardOf(f), false, false});
+  }
+  return v;
+}
+
+TEST(GpuConformanceHalf, HalfKernelsMatchTheCpu) {
+  int n_gpu = 0;
+  ASSERT_EQ(mxc_device_count(MXC_DEVICE_GPU, &n_gpu), MXC_OK);
+  if (n_gpu == 0) {
+    mxc_device_check(MXC_DEVICE_GPU, 0);
+    GTEST_SKIP() << "no usable GPU: " << mxct::LastError();
+  }
+  std::mt19937 g(1617);
+  const testing::TestResult *r =
+      testing::UnitTest::GetInstance()->current_test_info()->result();
+  int compared = 0;
+  for (int dt : {MXC_DTYPE_FLOAT16, MXC_DTYPE_BFLOAT16}) {
+    std::string last;
+    int before = r->total_part_count();
+    bool ran = false;
+    auto report = [&]() {
+      if (last.empty() || !ran) return;
+      // one line per operator and dtype, for gpu_check's summary
+      std::printf("gpu_conformance: %s/%s: %s\n", last.c_str(),
+                  mxct::DtypeName(dt),
+                  r->total_part_count() == before ? "ok" : "FAILED");
+      ++compared;
+    };
+    for (const HalfCase &h : Cases()) {
+      if (h.c.op != last) {
+        report();
+        last = h.c.op, before = r->total_part_count(), ran = false;
+      }
+      ran |= Compare(h.c, dt, h.bitwise, h.wide, &g);
+    }
+    report();
+  }
+  std::printf(
+      "gpu_conformance: %d operator/dtype pairs compared in half "
+      "precision\n",
+      compared);
+  // The real plug-in's rows take half types: comparing none would be a
+  // silent pass (the fake plug-in's rows are float32 only).
+  const mxc__gpu_kernel *relu = RowOf("relu");
+  if (relu && relu->supports) EXPECT_GT(compared, 0);
+}
+
+}  // namespace
