@@ -186,6 +186,25 @@ std::vector<HalfCase> Cases() {
   return v;
 }
 
+// Every case is a valid call on the CPU in both dtypes (every machine), so
+// that a GPU run does not spend its minutes on a malformed case.
+TEST(GpuConformanceHalf, CasesAreValidCallsOnTheCpu) {
+  std::mt19937 g(1618);
+  for (int dt : {MXC_DTYPE_FLOAT16, MXC_DTYPE_BFLOAT16}) {
+    for (const HalfCase &h : Cases()) {
+      SCOPED_TRACE(h.c.Name() + " " + mxct::DtypeName(dt));
+      std::vector<std::vector<float>> x, base;
+      for (const auto &s : h.c.in) x.push_back(Wide(mxct::Numel(s), &g));
+      for (const auto &s : h.c.out) base.push_back(Wide(mxct::Numel(s), &g));
+      for (const auto &req : mxct::ReqSets((int)h.c.out.size())) {
+        int rc = 0;
+        mxct::InvokeOn(h.c, x, base, req, MXC_DEVICE_CPU, &rc, dt);
+        ASSERT_EQ(rc, MXC_OK) << mxc_last_error();
+      }
+    }
+  }
+}
+
 TEST(GpuConformanceHalf, HalfKernelsMatchTheCpu) {
   int n_gpu = 0;
   ASSERT_EQ(mxc_device_count(MXC_DEVICE_GPU, &n_gpu), MXC_OK);
