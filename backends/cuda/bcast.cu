@@ -1,6 +1,7 @@
 // Broadcast binary kernels of the CUDA plug-in (bcast.h): one grid-stride
-// kernel per operator and dtype (float32, float16, bfloat16), each thread mapping its output index to the operands' offsets
-// with the host-made plan (bcast_plan.h, host-tested against the CPU).
+// kernel per operator and dtype (float32, float16, bfloat16), each thread
+// mapping its output index to the operands' offsets with the host-made
+// plan (bcast_plan.h, host-tested against the CPU).
 // -fmad=false (BUILD): one float operation per element, rounded as on the
 // CPU, so the results are bitwise the CPU's.
 #include <cuda_runtime.h>

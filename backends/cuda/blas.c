@@ -298,11 +298,11 @@ static int exec_step(const blas_ctx *b, const mxc__blas_plan *p,
   cublasStatus_t st;
   if (s->kind == MXC__BLAS_ZERO) return exec_zero(p, s, c, why, len);
   if (p->dtype != MXC_DTYPE_FLOAT32) { /* the plan has no GEMV for them */
-    cudaDataType t =
-        p->dtype == MXC_DTYPE_FLOAT16 ? CUDA_R_16F : CUDA_R_16BF;
+    cudaDataType t = p->dtype == MXC_DTYPE_FLOAT16 ? CUDA_R_16F : CUDA_R_16BF;
     st = gemm_ex(b, s, t, A, B, C);
-    return st == CUBLAS_STATUS_SUCCESS ? MXC_OK
-                                       : blas_fail(why, len, "cublasGemmEx", st);
+    return st == CUBLAS_STATUS_SUCCESS
+               ? MXC_OK
+               : blas_fail(why, len, "cublasGemmEx", st);
   }
   if (s->kind == MXC__BLAS_GEMV) {
     st = FN(F_GEMV, cublasSgemv_v2)(b->h, op_of(s->trans_a), (int)s->m,

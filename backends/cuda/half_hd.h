@@ -92,6 +92,20 @@ MXC__HALF_HD uint16_t mxc__hd_f32_to_bf16(float f) {
   return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
+/* float32 nearest to d with round-to-odd (ops/shape/cast.c's rule for
+ * float64 -> half: RN to float32 could round a value just above a half
+ * tie onto the tie, and the second rounding then goes the wrong way;
+ * round-to-odd keeps it off). RN first, one ulp toward zero if that
+ * rounded away from zero, then the last bit set when bits were lost. */
+MXC__HALF_HD float mxc__hd_f64_to_f32_odd(double d) {
+  float f = (float)d;
+  if (d != d || (double)f == d) return f; /* NaN, infinity or exact */
+  uint32_t u = mxc__hd_bits(f);
+  double af = f < 0 ? -(double)f : (double)f, ad = d < 0 ? -d : d;
+  if (af > ad) u -= 1; /* sign-magnitude: a decrement goes toward zero */
+  return mxc__hd_float(u | 1u);
+}
+
 #ifdef __cplusplus
 /* Element access by dtype for the .cu templates: MxcElem<DT>::T is the
  * storage type, load widens to float, store rounds from float. The
@@ -115,6 +129,46 @@ struct MxcElem<MXC_DTYPE_BFLOAT16> {
   static MXC__HALF_MEMBER float load(T x) { return mxc__hd_bf16_to_f32(x); }
   static MXC__HALF_MEMBER T store(float x) { return mxc__hd_f32_to_bf16(x); }
 };
+
+/* Cast between the floating dtypes (float32, float64, float16,
+ * bfloat16) as ops/shape/cast.c: the value read exactly as a double,
+ * converted once (float32 to nearest; half types to nearest even from
+ * the round-to-odd float32); add mode adds the converted value to the
+ * output in the output's type (float for the half types, as the CPU's
+ * strided add). cast.cu's kernel runs cast_elem; the host test too. */
+template <int DT>
+struct MxcCastT {
+  typedef typename MxcElem<DT>::T T;
+  static MXC__HALF_MEMBER double wide(T x) { return MxcElem<DT>::load(x); }
+  static MXC__HALF_MEMBER T from(double d) {
+    return MxcElem<DT>::store(mxc__hd_f64_to_f32_odd(d));
+  }
+  static MXC__HALF_MEMBER T add(T a, T b) {
+    return MxcElem<DT>::store(MxcElem<DT>::load(a) + MxcElem<DT>::load(b));
+  }
+};
+template <>
+struct MxcCastT<MXC_DTYPE_FLOAT32> {
+  typedef float T;
+  static MXC__HALF_MEMBER double wide(T x) { return x; }
+  static MXC__HALF_MEMBER T from(double d) { return (float)d; }
+  static MXC__HALF_MEMBER T add(T a, T b) { return a + b; }
+};
+template <>
+struct MxcCastT<MXC_DTYPE_FLOAT64> {
+  typedef double T;
+  static MXC__HALF_MEMBER double wide(T x) { return x; }
+  static MXC__HALF_MEMBER T from(double d) { return d; }
+  static MXC__HALF_MEMBER T add(T a, T b) { return a + b; }
+};
+
+/* One element of Cast from SRC to DST: out's new value. */
+template <int SRC, int DST>
+MXC__HALF_MEMBER typename MxcCastT<DST>::T mxc__hd_cast_elem(
+    typename MxcCastT<SRC>::T x, typename MxcCastT<DST>::T out, int add) {
+  typename MxcCastT<DST>::T v = MxcCastT<DST>::from(MxcCastT<SRC>::wide(x));
+  return add ? MxcCastT<DST>::add(out, v) : v;
+}
 #endif
 
 #endif /* MXC_BACKENDS_CUDA_HALF_HD_H_ */

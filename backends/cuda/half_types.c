@@ -21,3 +21,14 @@ int mxc__half_supports_same(const int *dtypes, int n_in, int n_out) {
   }
   return 1;
 }
+
+int mxc__cast_slot(int dt) {
+  return dt == MXC_DTYPE_FLOAT64 ? 3 : mxc__half_slot(dt);
+}
+
+int mxc__half_supports_cast(const int *dtypes, int n_in, int n_out) {
+  if (n_in < 1 || n_out < 1) return 0;
+  int in = dtypes[0], out = dtypes[n_in];
+  return (in == -1 || mxc__cast_slot(in) >= 0) &&
+         (out == -1 || mxc__cast_slot(out) >= 0);
+}

@@ -25,6 +25,16 @@ int mxc__half_slot(int dt);
  * n_in inputs, then n_out outputs. */
 int mxc__half_supports_same(const int *dtypes, int n_in, int n_out);
 
+/* The Cast rows' supports (cast.h): the input to convert (input 0) and
+ * the output are each float32, float64, float16 or bfloat16 (or not
+ * decided yet); _backward_Cast's second input (data, which lends its
+ * dtype) is not read. */
+int mxc__half_supports_cast(const int *dtypes, int n_in, int n_out);
+
+/* The slot of the Cast kernels' tables (cast.cu): 0 float32, 1 float16,
+ * 2 bfloat16 (as mxc__half_slot), 3 float64; -1 for another dtype. */
+int mxc__cast_slot(int dt);
+
 #ifdef __cplusplus
 }
 #endif

@@ -19,6 +19,7 @@
 
 #include "backends/cuda/bcast.h"
 #include "backends/cuda/blas.h"
+#include "backends/cuda/cast.h"
 #include "backends/cuda/dnn.h"
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/fuse.h"
@@ -149,6 +150,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_TRAIN2_ROWS
     MXC__CUDA_FUSE_ROWS
     MXC__CUDA_RNG_ROWS
+    MXC__CUDA_CAST_ROWS
 };
 
 static const mxc__gpu_plugin k_plugin = {

@@ -22,6 +22,11 @@
 //   another order than the CPU's GEMM, so a result near a rounding
 //   boundary may round to the neighbouring half value.
 //
+// - Cast and _backward_Cast between float32, float64, float16 and
+//   bfloat16 (cast.cu): their cases of their own (registered below, run by
+//   test_gpu_conformance.cc's loop as the table's rows), every pair, write
+//   and add, bitwise (a NaN matching any NaN).
+//
 // Without a GPU the test skips; with the fake plug-in (no half rows) it
 // compares nothing and says so.
 #include <gtest/gtest.h>
@@ -38,6 +43,7 @@ extern "C" {
 }
 #include "mxc/mxc.h"
 #include "tests/gpu/blas_cases.h"
+#include "tests/gpu/conformance.h"
 #include "tests/gpu/gpu_test_util.h"
 #include "tests/gpu/half_test_util.h"
 
@@ -246,5 +252,41 @@ TEST(GpuConformanceHalf, HalfKernelsMatchTheCpu) {
   const mxc__gpu_kernel *relu = RowOf("relu");
   if (relu && relu->supports) EXPECT_GT(compared, 0);
 }
+
+// Cast (or _backward_Cast) between every pair of the floating dtypes,
+// GPU against CPU.
+void CompareCast(const std::string &op, std::mt19937 *g) {
+  for (size_t n : {7, 1031, 0}) {
+    std::vector<double> v = mxct::CastValues(n, g), base =
+                                                      mxct::CastValues(n, g);
+    for (int src : mxct::FloatDtypes()) {
+      for (int dst : mxct::FloatDtypes()) {
+        std::vector<uint8_t> x = mxct::CastBytes(src, v);
+        std::vector<uint8_t> init = mxct::CastBytes(dst, base);
+        for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+          std::string what = op + " " + mxct::DtypeName(src) + " to " +
+                             mxct::DtypeName(dst) + " of " +
+                             std::to_string(n) + " req " +
+                             std::to_string(req);
+          int rc = 0;
+          auto cpu = mxct::RunCastOn(op, src, dst, x, init, req,
+                                     MXC_DEVICE_CPU, &rc);
+          ASSERT_EQ(rc, MXC_OK) << what << " CPU: " << mxc_last_error();
+          auto start = req == MXC_REQ_ADD ? init : mxct::PoisonBytes(dst, n);
+          auto gpu = mxct::RunCastOn(op, src, dst, x, start, req,
+                                     MXC_DEVICE_GPU, &rc);
+          ASSERT_EQ(rc, MXC_OK) << what << " GPU: " << mxc_last_error();
+          mxct::ExpectSameElems(what, dst, gpu, cpu);
+        }
+      }
+    }
+  }
+}
+
+const mxct::RegisterCase kCastCases[] = {
+    {"Cast", [](std::mt19937 *g) { CompareCast("Cast", g); }},
+    {"_backward_Cast",
+     [](std::mt19937 *g) { CompareCast("_backward_Cast", g); }},
+};
 
 }  // namespace

@@ -389,4 +389,93 @@ TEST(CudaHalf, UnaryInFloatMatchesTheCpuBitwise) {
   CheckUnaryInFloat<MXC_DTYPE_BFLOAT16>();
 }
 
+// cast.cu's per-element conversion (mxc__hd_cast_elem) on the host for
+// the (SRC, DST) pair, over arrays' bytes.
+template <int SRC, int DST>
+std::vector<uint8_t> HostCast(const std::vector<uint8_t> &x,
+                              const std::vector<uint8_t> &init, int add) {
+  typedef typename MxcCastT<SRC>::T S;
+  typedef typename MxcCastT<DST>::T D;
+  std::vector<uint8_t> r = init;
+  for (size_t i = 0; i < x.size() / sizeof(S); ++i) {
+    S s;
+    D d;
+    std::memcpy(&s, &x[i * sizeof(S)], sizeof(S));
+    std::memcpy(&d, &r[i * sizeof(D)], sizeof(D));
+    d = mxc__hd_cast_elem<SRC, DST>(s, d, add);
+    std::memcpy(&r[i * sizeof(D)], &d, sizeof(D));
+  }
+  return r;
+}
+
+typedef std::vector<uint8_t> (*host_cast_fn)(const std::vector<uint8_t> &,
+                                             const std::vector<uint8_t> &,
+                                             int);
+
+// Indexed by mxc__cast_slot of source and target, as cast.cu's table.
+#define HOST_CAST_ROW(src)                                                \
+  {HostCast<src, MXC_DTYPE_FLOAT32>, HostCast<src, MXC_DTYPE_FLOAT16>,   \
+   HostCast<src, MXC_DTYPE_BFLOAT16>, HostCast<src, MXC_DTYPE_FLOAT64>}
+const host_cast_fn kHostCast[4][4] = {
+    HOST_CAST_ROW(MXC_DTYPE_FLOAT32), HOST_CAST_ROW(MXC_DTYPE_FLOAT16),
+    HOST_CAST_ROW(MXC_DTYPE_BFLOAT16), HOST_CAST_ROW(MXC_DTYPE_FLOAT64)};
+#undef HOST_CAST_ROW
+
+// One pair, write and add: the host's conversion against the CPU's op.
+void CheckCastPair(const char *op, int src, int dst,
+                   const std::vector<double> &v,
+                   const std::vector<double> &base) {
+  std::vector<uint8_t> x = mxct::CastBytes(src, v);
+  std::vector<uint8_t> init = mxct::CastBytes(dst, base);
+  for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+    std::string what = std::string(op) + " " + mxct::DtypeName(src) +
+                       " to " + mxct::DtypeName(dst) + " req " +
+                       std::to_string(req);
+    int rc = 0;
+    std::vector<uint8_t> cpu =
+        mxct::RunCastOn(op, src, dst, x, init, req, MXC_DEVICE_CPU, &rc);
+    ASSERT_EQ(rc, MXC_OK) << what << ": " << mxc_last_error();
+    std::vector<uint8_t> host =
+        kHostCast[mxc__cast_slot(src)][mxc__cast_slot(dst)](
+            x, init, req == MXC_REQ_ADD);
+    mxct::ExpectSameElems(what, dst, host, cpu);
+  }
+}
+
+// Every pair of the four floating dtypes, write and add, against the
+// CPU's Cast and _backward_Cast bitwise (a NaN matching any NaN).
+TEST(CudaHalf, CastElemMatchesTheCpu) {
+  std::mt19937 g(27);
+  std::vector<double> v = mxct::CastValues(4096, &g);
+  std::vector<double> base = mxct::CastValues(4096, &g);
+  for (const char *op : {"Cast", "_backward_Cast"}) {
+    for (int src : mxct::FloatDtypes()) {
+      for (int dst : mxct::FloatDtypes()) CheckCastPair(op, src, dst, v, base);
+    }
+  }
+}
+
+// Rounding float64 to float32 to nearest first (instead of to odd) rounds
+// some of those values twice: the comparison above would fail.
+TEST(CudaHalf, CastRoundsFloat64ToHalfOnce) {
+  double d = 1. + 0x1p-11 + 0x1p-40;  // just above a float16 tie
+  EXPECT_EQ(mxc__hd_f32_to_f16(mxc__hd_f64_to_f32_odd(d)), 0x3c01);
+  EXPECT_EQ(mxc__hd_f32_to_f16((float)d), 0x3c00);  // the tie, to even
+}
+
+TEST(CudaHalf, CastRowsTakeTheFloatingDtypes) {
+  const int f64_to_f16[] = {MXC_DTYPE_FLOAT64, MXC_DTYPE_FLOAT16},
+            bwd[] = {MXC_DTYPE_BFLOAT16, MXC_DTYPE_INT32, MXC_DTYPE_INT32},
+            i32_to_f16[] = {MXC_DTYPE_INT32, MXC_DTYPE_FLOAT16},
+            undecided[] = {MXC_DTYPE_FLOAT32, -1},
+            bwd_ok[] = {MXC_DTYPE_FLOAT16, MXC_DTYPE_FLOAT32,
+                        MXC_DTYPE_FLOAT32};
+  EXPECT_EQ(mxc__half_supports_cast(f64_to_f16, 1, 1), 1);
+  EXPECT_EQ(mxc__half_supports_cast(undecided, 1, 1), 1);
+  EXPECT_EQ(mxc__half_supports_cast(bwd_ok, 2, 1), 1);
+  EXPECT_EQ(mxc__half_supports_cast(bwd, 2, 1), 0);  // int32 output
+  EXPECT_EQ(mxc__half_supports_cast(i32_to_f16, 1, 1), 0);
+  EXPECT_EQ(mxc__cast_slot(MXC_DTYPE_FLOAT64), 3);
+}
+
 }  // namespace

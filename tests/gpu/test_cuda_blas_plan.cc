@@ -70,11 +70,10 @@ mxc__gpu_array Array(const mxct::Shape &s, std::vector<uint8_t> *v,
 
 // Plans case c and runs the plan on host copies of x and init, as arrays
 // of dtype.
-std::vector<std::vector<float>> RunPlan(const BlasCase &c,
-                                        const std::vector<std::vector<float>> &xf,
-                                        const std::vector<std::vector<float>> &of,
-                                        const std::vector<int> &req,
-                                        int dtype) {
+std::vector<std::vector<float>> RunPlan(
+    const BlasCase &c, const std::vector<std::vector<float>> &xf,
+    const std::vector<std::vector<float>> &of, const std::vector<int> &req,
+    int dtype) {
   void *param = Parse(c);
   std::vector<std::vector<uint8_t>> x, out;
   for (const auto &v : xf) x.push_back(mxct::ToBytes(dtype, v));
