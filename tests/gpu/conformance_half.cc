@@ -22,6 +22,9 @@
 //   another order than the CPU's GEMM, so a result near a rounding
 //   boundary may round to the neighbouring half value.
 //
+// - Activation and _backward_Activation: relu bitwise, the others one ulp
+//   of the dtype (the CPU's float32 sigmoid and tanh are approximations a
+//   few float ulps from the device's); _backward_add/sub/mul/div bitwise;
 // - Cast and _backward_Cast between float32, float64, float16 and
 //   bfloat16 (cast.cu): their cases of their own (registered below, run by
 //   test_gpu_conformance.cc's loop as the table's rows), every pair, write
@@ -185,6 +188,29 @@ std::vector<HalfCase> Cases() {
     v.push_back({Red(op, "-1", false, {2, 2000}, {2}), true, false});
     v.push_back({Red(op, "1", false, {4, 0}, {4}), true, false});
   }
+  // Activation: relu bitwise; the others within one ulp (the CPU's float32
+  // sigmoid and tanh are vectorized approximations, core/op/vmath.h, a few
+  // float ulps from the device's; rounded to half they may differ by one).
+  for (int bwd = 0; bwd < 2; ++bwd) {
+    for (const char *t : {"relu", "sigmoid", "tanh", "softrelu", "softsign"}) {
+      bool relu = std::string(t) == "relu";
+      for (const auto &s : {Shape{7}, Shape{3, 5, 2}, Shape{1031}, Shape{0}}) {
+        BlasCase c = {bwd ? "_backward_Activation" : "Activation",
+                      {{"act_type", t}},
+                      std::vector<Shape>(bwd ? 3 : 1, s),
+                      {s}};
+        v.push_back({c, relu, relu});
+      }
+    }
+  }
+  // The same-shape binary gradients (ograd, lhs, rhs -> dlhs, drhs):
+  // bitwise (float operations in the CPU's order, one rounding each).
+  for (const char *op :
+       {"_backward_add", "_backward_sub", "_backward_mul", "_backward_div"}) {
+    for (const auto &s : {Shape{7}, Shape{1031}, Shape{0}}) {
+      v.push_back({{op, {}, {s, s, s}, {s, s}}, true, true});
+    }
+  }
   for (const auto &f : mxct::ForwardBlasCases()) {
     v.push_back({f, false, false});
     v.push_back({mxct::BackwardOf(f), false, false});
@@ -193,11 +219,16 @@ std::vector<HalfCase> Cases() {
 }
 
 // Every case is a valid call on the CPU in both dtypes (every machine), so
-// that a GPU run does not spend its minutes on a malformed case.
+// that a GPU run does not spend its minutes on a malformed case (the
+// cuBLAS cases: tests/gpu:test_cuda_blas_plan runs them in half).
 TEST(GpuConformanceHalf, CasesAreValidCallsOnTheCpu) {
   std::mt19937 g(1618);
+  const std::string blas_ops = " dot _backward_dot batch_dot "
+                               "_backward_batch_dot FullyConnected "
+                               "_backward_FullyConnected ";
   for (int dt : {MXC_DTYPE_FLOAT16, MXC_DTYPE_BFLOAT16}) {
     for (const HalfCase &h : Cases()) {
+      if (blas_ops.find(" " + h.c.op + " ") != std::string::npos) continue;
       SCOPED_TRACE(h.c.Name() + " " + mxct::DtypeName(dt));
       std::vector<std::vector<float>> x, base;
       for (const auto &s : h.c.in) x.push_back(Wide(mxct::Numel(s), &g));
@@ -257,8 +288,8 @@ TEST(GpuConformanceHalf, HalfKernelsMatchTheCpu) {
 // GPU against CPU.
 void CompareCast(const std::string &op, std::mt19937 *g) {
   for (size_t n : {7, 1031, 0}) {
-    std::vector<double> v = mxct::CastValues(n, g), base =
-                                                      mxct::CastValues(n, g);
+    std::vector<double> v = mxct::CastValues(n, g),
+                        base = mxct::CastValues(n, g);
     for (int src : mxct::FloatDtypes()) {
       for (int dst : mxct::FloatDtypes()) {
         std::vector<uint8_t> x = mxct::CastBytes(src, v);
