@@ -281,7 +281,9 @@ TEST(GpuConformanceHalf, HalfKernelsMatchTheCpu) {
   // The real plug-in's rows take half types: comparing none would be a
   // silent pass (the fake plug-in's rows are float32 only).
   const mxc__gpu_kernel *relu = RowOf("relu");
-  if (relu && relu->supports) EXPECT_GT(compared, 0);
+  if (relu && relu->supports) {
+    EXPECT_GT(compared, 0);
+  }
 }
 
 // Cast (or _backward_Cast) between every pair of the floating dtypes,
