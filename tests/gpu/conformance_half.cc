@@ -25,6 +25,8 @@
 // - Activation and _backward_Activation: relu bitwise, the others one ulp
 //   of the dtype (the CPU's float32 sigmoid and tanh are approximations a
 //   few float ulps from the device's); _backward_add/sub/mul/div bitwise;
+// - _backward_broadcast_add/sub/mul/div: one ulp of the dtype (float
+//   partials summed in double in another order than the CPU's);
 // - Cast and _backward_Cast between float32, float64, float16 and
 //   bfloat16 (cast.cu): their cases of their own (registered below, run by
 //   test_gpu_conformance.cc's loop as the table's rows), every pair, write
@@ -210,6 +212,18 @@ std::vector<HalfCase> Cases() {
     for (const auto &s : {Shape{7}, Shape{1031}, Shape{0}}) {
       v.push_back({{op, {}, {s, s, s}, {s, s}}, true, true});
     }
+  }
+  // The broadcast gradients (ograd, lhs, rhs -> dlhs, drhs in the
+  // operands' shapes): float partials summed in double in another order
+  // than the CPU's, rounded once: one ulp of the dtype.
+  for (const char *op : {"_backward_broadcast_add", "_backward_broadcast_sub",
+                         "_backward_broadcast_mul",
+                         "_backward_broadcast_div"}) {
+    for (const auto &s : bc) {
+      v.push_back({{op, {}, {s[2], s[0], s[1]}, {s[0], s[1]}}, false, false});
+    }
+    Shape big = {8, 64, 7, 7}, bias = {1, 64, 1, 1};
+    v.push_back({{op, {}, {big, big, bias}, {big, bias}}, false, false});
   }
   for (const auto &f : mxct::ForwardBlasCases()) {
     v.push_back({f, false, false});
