@@ -3,9 +3,19 @@
 // thread per small group or a block per large one (256 strided double
 // partials, then a fixed shared-memory tree: atomic-free, so a result
 // does not depend on scheduling); backward, one grid-stride element map.
+//
+// The forward reductions also take float16 / bfloat16 (one dtype per
+// call): widened to float and then double, the float result of
+// mxc__gred_final (plus the old value in add mode, in float) rounded once
+// (half_hd.h), as ops/reduce's st_f16 / st_bf16. The gradients stay
+// float32.
 #include <cuda_runtime.h>
 
+#include <cstdio>
+
 #include "backends/cuda/cuda_rt.h"
+#include "backends/cuda/half_hd.h"
+#include "backends/cuda/half_types.h"
 #include "backends/cuda/red.h"
 #include "backends/cuda/red_plan.h"
 
@@ -13,29 +23,37 @@ namespace {
 
 constexpr int kThreads = 256;
 
-__global__ void fwd_thread_kernel(mxc__gred_fwd_plan p, const float *x,
-                                  float *out, int add) {
+template <int DT>
+__global__ void fwd_thread_kernel(mxc__gred_fwd_plan p,
+                                  const typename MxcElem<DT>::T *x,
+                                  typename MxcElem<DT>::T *out, int add) {
+  typedef MxcElem<DT> E;
   long long stride = (long long)gridDim.x * blockDim.x;
   for (long long o = (long long)blockIdx.x * blockDim.x + threadIdx.x;
        o < p.s.n_out; o += stride) {
     int64_t base = mxc__sum_base(&p.s, o);
     double acc = mxc__gred_init(p.kind);
     for (int64_t k = 0; k < p.s.n_red; ++k) {
-      acc = mxc__gred_step(p.kind, acc, x[base + mxc__sum_step(&p.s, k)]);
+      acc = mxc__gred_step(p.kind, acc,
+                           E::load(x[base + mxc__sum_step(&p.s, k)]));
     }
     float v = mxc__gred_final(p.kind, acc, p.s.n_red);
-    out[o] = add ? out[o] + v : v;
+    out[o] = E::store(add ? E::load(out[o]) + v : v);
   }
 }
 
-__global__ void fwd_block_kernel(mxc__gred_fwd_plan p, const float *x,
-                                 float *out, int add) {
+template <int DT>
+__global__ void fwd_block_kernel(mxc__gred_fwd_plan p,
+                                 const typename MxcElem<DT>::T *x,
+                                 typename MxcElem<DT>::T *out, int add) {
+  typedef MxcElem<DT> E;
   __shared__ double part[kThreads];
   for (long long o = blockIdx.x; o < p.s.n_out; o += gridDim.x) {
     int64_t base = mxc__sum_base(&p.s, o);
     double acc = mxc__gred_init(p.kind);
     for (long long k = threadIdx.x; k < p.s.n_red; k += kThreads) {
-      acc = mxc__gred_step(p.kind, acc, x[base + mxc__sum_step(&p.s, k)]);
+      acc = mxc__gred_step(p.kind, acc,
+                           E::load(x[base + mxc__sum_step(&p.s, k)]));
     }
     part[threadIdx.x] = acc;
     __syncthreads();
@@ -48,7 +66,7 @@ __global__ void fwd_block_kernel(mxc__gred_fwd_plan p, const float *x,
     }
     if (threadIdx.x == 0) {
       float v = mxc__gred_final(p.kind, part[0], p.s.n_red);
-      out[o] = add ? out[o] + v : v;
+      out[o] = E::store(add ? E::load(out[o]) + v : v);
     }
     __syncthreads();  // part[] is reused by the next group
   }
@@ -139,22 +157,43 @@ int run_prod_bwd(int kind, const mxc__gpu_call *c, char *why, size_t why_len) {
   return mxc__cuda_finish("product gradient kernel", why, why_len);
 }
 
+template <int DT>
+void launch_fwd(const mxc__gred_fwd_plan &p, const void *xv, void *outv,
+                int add) {
+  typedef typename MxcElem<DT>::T T;
+  const T *x = (const T *)xv;
+  T *out = (T *)outv;
+  if (p.per_thread) {
+    fwd_thread_kernel<DT><<<MXC__CUDA_GRID(p.s.n_out)>>>(p, x, out, add);
+  } else {
+    fwd_block_kernel<DT><<<mxc__cuda_grid_cap(p.s.n_out), kThreads, 0,
+                           mxc__cuda_stream()>>>(p, x, out, add);
+  }
+}
+
+typedef void (*fwd_fn)(const mxc__gred_fwd_plan &, const void *, void *,
+                       int);
+
+// Indexed by half_types.h's slot.
+const fwd_fn k_fwd[] = {launch_fwd<MXC_DTYPE_FLOAT32>,
+                        launch_fwd<MXC_DTYPE_FLOAT16>,
+                        launch_fwd<MXC_DTYPE_BFLOAT16>};
+
 int run_fwd(int kind, const mxc__gpu_call *c, char *why, size_t why_len) {
   mxc__gred_fwd_plan p;
   int rc = mxc__gred_fwd_plan_make(kind, c, &p, why, why_len);
   if (rc != MXC_OK || c->req[0] == MXC__GPU_REQ_NULL || p.s.n_out == 0) {
     return rc;
   }
-  if ((rc = mxc__cuda_use_device(c->dev, why, why_len)) != MXC_OK) return rc;
-  const float *x = (const float *)c->in[0].ptr;
-  float *out = (float *)c->out[0].ptr;
-  int add = c->req[0] == MXC__GPU_REQ_ADD;
-  if (p.per_thread) {
-    fwd_thread_kernel<<<MXC__CUDA_GRID(p.s.n_out)>>>(p, x, out, add);
-  } else {
-    fwd_block_kernel<<<mxc__cuda_grid_cap(p.s.n_out), kThreads, 0,
-                       mxc__cuda_stream()>>>(p, x, out, add);
+  int slot = mxc__half_slot(c->in[0].dtype);
+  if (slot < 0) {
+    snprintf(why, why_len,
+             "dtype %d: the reductions take float32, float16 and bfloat16",
+             c->in[0].dtype);
+    return MXC_ERR_DTYPE;
   }
+  if ((rc = mxc__cuda_use_device(c->dev, why, why_len)) != MXC_OK) return rc;
+  k_fwd[slot](p, c->in[0].ptr, c->out[0].ptr, c->req[0] == MXC__GPU_REQ_ADD);
   return mxc__cuda_finish("reduction kernel", why, why_len);
 }
 

@@ -17,6 +17,9 @@
 // - sum and mean: bitwise too: both sides sum in double, and a double sum
 //   of at most a few thousand half values is exact in any order (a half
 //   has 11 significant bits over an exponent range the 53 bits cover);
+//   max, min and nansum alike; prod, nanprod and norm one ulp (double
+//   products, and sums of squares, may round, in another order than the
+//   CPU's);
 // - dot, batch_dot, FullyConnected and their gradients: one ulp of the
 //   dtype (blas_cases.h's ExpectNear): cuBLAS accumulates in float32 in
 //   another order than the CPU's GEMM, so a result near a rounding
@@ -189,6 +192,24 @@ std::vector<HalfCase> Cases() {
     v.push_back({Red(op, "(0, 2)", true, {6, 7, 300}, {1, 7, 1}), true, false});
     v.push_back({Red(op, "-1", false, {2, 2000}, {2}), true, false});
     v.push_back({Red(op, "1", false, {4, 0}, {4}), true, false});
+  }
+  // The other reductions: max, min and nansum (exact double sums of half
+  // values) bitwise; products and norm's sums of squares may round in
+  // double, in another order than the CPU's: one ulp.
+  for (const char *op : {"max", "min", "prod", "nansum", "nanprod", "norm"}) {
+    std::string o = op;
+    bool exact = o == "max" || o == "min" || o == "nansum";
+    v.push_back({Red(op, nullptr, false, {3, 4, 5}, {1}), exact, false});
+    v.push_back({Red(op, "1", false, {3, 40, 5}, {3, 5}), exact, false});
+    v.push_back({Red(op, "(0, 2)", true, {6, 7, 30}, {1, 7, 1}), exact, false});
+    if (o != "max" && o != "min") {  // no identity for an empty group
+      v.push_back({Red(op, "1", false, {4, 0}, {4}), exact, false});
+    }
+    if (o == "norm") {
+      HalfCase l1 = {Red(op, "1", false, {3, 40, 5}, {3, 5}), false, false};
+      l1.c.params.push_back({"ord", "1"});
+      v.push_back(l1);
+    }
   }
   // Activation: relu bitwise; the others within one ulp (the CPU's float32
   // sigmoid and tanh are vectorized approximations, core/op/vmath.h, a few
