@@ -28,6 +28,7 @@
 // - Activation and _backward_Activation: relu bitwise, the others one ulp
 //   of the dtype (the CPU's float32 sigmoid and tanh are approximations a
 //   few float ulps from the device's); _backward_add/sub/mul/div bitwise;
+// - the reductions' gradients: one ulp of the dtype;
 // - _backward_broadcast_add/sub/mul/div: one ulp of the dtype (float
 //   partials summed in double in another order than the CPU's);
 // - Cast and _backward_Cast between float32, float64, float16 and
@@ -232,6 +233,22 @@ std::vector<HalfCase> Cases() {
        {"_backward_add", "_backward_sub", "_backward_mul", "_backward_div"}) {
     for (const auto &s : {Shape{7}, Shape{1031}, Shape{0}}) {
       v.push_back({{op, {}, {s, s, s}, {s, s}}, true, true});
+    }
+  }
+  // The reductions' gradients (ograd, data[, output] -> d data): double
+  // gradients rounded once (one ulp: the same double operations, the
+  // slack for prod's statistics combined in another order).
+  for (const char *op : {"sum", "mean", "max", "min", "nansum", "norm",
+                         "prod", "nanprod"}) {
+    std::string o = op;
+    bool uses_out = o == "max" || o == "min" || o == "norm";
+    for (const char *axis : {"1", "(0, 2)"}) {
+      bool one = std::string(axis) == "1";
+      Shape data = one ? Shape{3, 40, 5} : Shape{6, 7, 30};
+      Shape red = one ? Shape{3, 5} : Shape{7};
+      BlasCase c = {"_backward_" + o, {{"axis", axis}}, {red, data}, {data}};
+      if (uses_out) c.in.push_back(red);
+      v.push_back({c, false, false});
     }
   }
   // The broadcast gradients (ograd, lhs, rhs -> dlhs, drhs in the
