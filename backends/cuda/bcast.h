@@ -1,11 +1,13 @@
 /* The plug-in's broadcast binary kernels (bcast.cu): broadcast_add,
- * broadcast_sub, broadcast_mul, broadcast_div in float32 with numpy's
+ * broadcast_sub, broadcast_mul, broadcast_div in float32, float16 and
+ * bfloat16 (computed in float, rounded once, as the CPU) with numpy's
  * broadcasting (bcast_plan.h), one table row each. */
 #ifndef MXC_BACKENDS_CUDA_BCAST_H_
 #define MXC_BACKENDS_CUDA_BCAST_H_
 
 #include <stddef.h>
 
+#include "backends/cuda/half_types.h"
 #include "core/base/gpu_plugin.h"
 
 #ifdef __cplusplus
@@ -19,12 +21,13 @@ int mxc__cuda_broadcast_sub(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_broadcast_mul(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_broadcast_div(const mxc__gpu_call *c, char *why, size_t n);
 
-/* The kernel table's rows (plugin.c): float32 only (supports NULL). */
-#define MXC__CUDA_BCAST_ROWS                              \
-  {"broadcast_add", NULL, mxc__cuda_broadcast_add},       \
-      {"broadcast_sub", NULL, mxc__cuda_broadcast_sub},   \
-      {"broadcast_mul", NULL, mxc__cuda_broadcast_mul},   \
-      {"broadcast_div", NULL, mxc__cuda_broadcast_div},
+/* The kernel table's rows (plugin.c): one dtype of float32, float16 and
+ * bfloat16 for all three arrays (half_types.h). */
+#define MXC__CUDA_BCAST_ROWS                                               \
+  {"broadcast_add", mxc__half_supports_same, mxc__cuda_broadcast_add},     \
+      {"broadcast_sub", mxc__half_supports_same, mxc__cuda_broadcast_sub}, \
+      {"broadcast_mul", mxc__half_supports_same, mxc__cuda_broadcast_mul}, \
+      {"broadcast_div", mxc__half_supports_same, mxc__cuda_broadcast_div},
 
 #ifdef __cplusplus
 }

@@ -4,25 +4,63 @@
 // strided double partials, then a fixed shared-memory tree as sum.cu):
 // atomic-free, so a result does not depend on scheduling. -fmad=false
 // (BUILD): the float partials round as the CPU's.
+//
+// float16 / bfloat16 (one dtype per call): ograd and the operands widen to
+// float, the same float partials and double sums, and the float result of
+// mxc__bgrad_final rounds once to the dtype (half_hd.h), as the CPU's
+// store_acc through mxc__blob_set.
 #include <cuda_runtime.h>
+
+#include <cstdio>
 
 #include "backends/cuda/bgrad.h"
 #include "backends/cuda/bgrad_plan.h"
 #include "backends/cuda/cuda_rt.h"
+#include "backends/cuda/half_hd.h"
+#include "backends/cuda/half_types.h"
 
 namespace {
 
 constexpr int kThreads = 256;
 
 // Inputs and gradients never alias (the backward operators declare no
-// in-place pair), but nothing here relies on it.
+// in-place pair), but nothing here relies on it. Arrays of the call's
+// dtype DT.
 struct Args {
-  const float *og, *a, *b;
-  float *g;
+  const void *og, *a, *b;
+  void *g;
   int x, add;
 };
 
-template <int OP>
+// Element j's partial: mxc__bgrad_partial (host-tested) for float32, the
+// same with widened loads for the half types.
+template <int OP, int DT>
+__device__ __forceinline__ float partial(const mxc__bgrad_plan &p,
+                                         const Args &q, int64_t j) {
+  typedef MxcElem<DT> E;
+  typedef typename E::T T;
+  if constexpr (DT == MXC_DTYPE_FLOAT32) {
+    return mxc__bgrad_partial(&p, OP, q.x, (const float *)q.og,
+                              (const float *)q.a, (const float *)q.b, j);
+  } else {
+    int64_t ia, ib;
+    mxc__bcast_offsets(&p.map, j, &ia, &ib);
+    float g = E::load(((const T *)q.og)[j]);
+    float a = E::load(((const T *)q.a)[ia]), b = E::load(((const T *)q.b)[ib]);
+    return q.x ? mxc__bin_grad_b(OP, g, a, b) : mxc__bin_grad_a(OP, g, a, b);
+  }
+}
+
+// Gradient element o from its group's double sum, in its write mode.
+template <int DT>
+__device__ __forceinline__ void store(const Args &q, long long o,
+                                      double acc) {
+  typedef MxcElem<DT> E;
+  typename E::T *g = (typename E::T *)q.g;
+  g[o] = E::store(mxc__bgrad_final(acc, q.add, q.add ? E::load(g[o]) : 0.f));
+}
+
+template <int OP, int DT>
 __global__ void group_thread_kernel(mxc__bgrad_plan p, Args q) {
   const mxc__sum_plan &r = p.red[q.x];
   long long stride = (long long)gridDim.x * blockDim.x;
@@ -31,14 +69,13 @@ __global__ void group_thread_kernel(mxc__bgrad_plan p, Args q) {
     int64_t base = mxc__sum_base(&r, o);
     double acc = 0;
     for (int64_t k = 0; k < r.n_red; ++k) {
-      acc += mxc__bgrad_partial(&p, OP, q.x, q.og, q.a, q.b,
-                                base + mxc__sum_step(&r, k));
+      acc += partial<OP, DT>(p, q, base + mxc__sum_step(&r, k));
     }
-    q.g[o] = mxc__bgrad_final(acc, q.add, q.add ? q.g[o] : 0.f);
+    store<DT>(q, o, acc);
   }
 }
 
-template <int OP>
+template <int OP, int DT>
 __global__ void group_block_kernel(mxc__bgrad_plan p, Args q) {
   __shared__ double part[kThreads];
   const mxc__sum_plan &r = p.red[q.x];
@@ -46,8 +83,7 @@ __global__ void group_block_kernel(mxc__bgrad_plan p, Args q) {
     int64_t base = mxc__sum_base(&r, o);
     double acc = 0;
     for (long long k = threadIdx.x; k < r.n_red; k += kThreads) {
-      acc += mxc__bgrad_partial(&p, OP, q.x, q.og, q.a, q.b,
-                                base + mxc__sum_step(&r, k));
+      acc += partial<OP, DT>(p, q, base + mxc__sum_step(&r, k));
     }
     part[threadIdx.x] = acc;
     __syncthreads();
@@ -55,26 +91,30 @@ __global__ void group_block_kernel(mxc__bgrad_plan p, Args q) {
       if (threadIdx.x < half) part[threadIdx.x] += part[threadIdx.x + half];
       __syncthreads();
     }
-    if (threadIdx.x == 0) {
-      q.g[o] = mxc__bgrad_final(part[0], q.add, q.add ? q.g[o] : 0.f);
-    }
+    if (threadIdx.x == 0) store<DT>(q, o, part[0]);
     __syncthreads();  // part[] is reused by the next group
   }
 }
 
-template <int OP>
+template <int OP, int DT>
 void launch(const mxc__bgrad_plan &p, const Args &q) {
   int64_t n = p.red[q.x].n_out;
   if (p.per_thread[q.x]) {
-    group_thread_kernel<OP><<<MXC__CUDA_GRID(n)>>>(p, q);
+    group_thread_kernel<OP, DT><<<MXC__CUDA_GRID(n)>>>(p, q);
   } else {
-    group_block_kernel<OP>
+    group_block_kernel<OP, DT>
         <<<mxc__cuda_grid_cap(n), kThreads, 0, mxc__cuda_stream()>>>(p, q);
   }
 }
 
+typedef void (*launch_fn)(const mxc__bgrad_plan &, const Args &);
+
 template <int OP>
 int run(const mxc__gpu_call *c, char *why, size_t why_len) {
+  // Indexed by half_types.h's slot of the call's dtype.
+  static const launch_fn k_launch[] = {launch<OP, MXC_DTYPE_FLOAT32>,
+                                       launch<OP, MXC_DTYPE_FLOAT16>,
+                                       launch<OP, MXC_DTYPE_BFLOAT16>};
   mxc__bgrad_plan p;
   int rc = mxc__bgrad_plan_make(c, &p, why, why_len);
   bool any = false;
@@ -82,16 +122,20 @@ int run(const mxc__gpu_call *c, char *why, size_t why_len) {
     any = any || (c->req[x] != MXC__GPU_REQ_NULL && c->out[x].size > 0);
   }
   if (rc != MXC_OK || !any) return rc;
+  int slot = mxc__half_slot(c->in[0].dtype);
+  if (slot < 0) {
+    snprintf(why, why_len,
+             "dtype %d: the broadcast gradients take float32, float16 and "
+             "bfloat16",
+             c->in[0].dtype);
+    return MXC_ERR_DTYPE;
+  }
   if ((rc = mxc__cuda_use_device(c->dev, why, why_len)) != MXC_OK) return rc;
   for (int x = 0; x < 2; ++x) {
     if (c->req[x] == MXC__GPU_REQ_NULL || c->out[x].size == 0) continue;
-    Args q = {(const float *)c->in[0].ptr,
-              (const float *)c->in[1].ptr,
-              (const float *)c->in[2].ptr,
-              (float *)c->out[x].ptr,
-              x,
-              c->req[x] == MXC__GPU_REQ_ADD};
-    launch<OP>(p, q);
+    Args q = {c->in[0].ptr, c->in[1].ptr, c->in[2].ptr, c->out[x].ptr,
+              x, c->req[x] == MXC__GPU_REQ_ADD};
+    k_launch[slot](p, q);
   }
   return mxc__cuda_finish("broadcast gradient kernel", why, why_len);
 }

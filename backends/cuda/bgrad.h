@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "backends/cuda/half_types.h"
 #include "core/base/gpu_plugin.h"
 
 #ifdef __cplusplus
@@ -26,12 +27,17 @@ int mxc__cuda_backward_broadcast_mul(const mxc__gpu_call *c, char *why,
 int mxc__cuda_backward_broadcast_div(const mxc__gpu_call *c, char *why,
                                      size_t n);
 
-/* The kernel table's rows (plugin.c): float32 only (supports NULL). */
-#define MXC__CUDA_BGRAD_ROWS                                              \
-  {"_backward_broadcast_add", NULL, mxc__cuda_backward_broadcast_add},    \
-      {"_backward_broadcast_sub", NULL, mxc__cuda_backward_broadcast_sub}, \
-      {"_backward_broadcast_mul", NULL, mxc__cuda_backward_broadcast_mul}, \
-      {"_backward_broadcast_div", NULL, mxc__cuda_backward_broadcast_div},
+/* The kernel table's rows (plugin.c): one dtype of float32, float16 and
+ * bfloat16 for every array (half_types.h). */
+#define MXC__CUDA_BGRAD_ROWS                                   \
+  {"_backward_broadcast_add", mxc__half_supports_same,         \
+   mxc__cuda_backward_broadcast_add},                          \
+      {"_backward_broadcast_sub", mxc__half_supports_same,     \
+       mxc__cuda_backward_broadcast_sub},                      \
+      {"_backward_broadcast_mul", mxc__half_supports_same,     \
+       mxc__cuda_backward_broadcast_mul},                      \
+      {"_backward_broadcast_div", mxc__half_supports_same,     \
+       mxc__cuda_backward_broadcast_div},
 
 #ifdef __cplusplus
 }

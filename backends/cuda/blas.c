@@ -12,6 +12,15 @@
  * gradient operand), created on first use and released when the thread
  * exits. Nothing is shared between threads, so nothing needs a lock.
  *
+ * Half precision (blas_plan.h): float16 / bfloat16 calls go through
+ * cublasGemmEx / cublasGemmStridedBatchedEx with CUBLAS_COMPUTE_32F, so
+ * products accumulate in float32 as on the CPU and each output rounds
+ * once. The handles forbid reduced-precision reductions
+ * (CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION): without it cuBLAS
+ * may add split-k partial sums in the output's half type. Default math
+ * otherwise: half inputs may use tensor cores, whose products of half
+ * values are exact in float32 and accumulate in float32.
+ *
  * Stream: the call's (cublasSetStream per call: the engine worker's
  * stream, or the legacy default stream for direct calls); the memset of
  * an empty contraction and the ones go there too. On an engine stream
@@ -24,6 +33,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "backends/cuda/cuda_rt.h"
 #include "backends/cuda/dynlib.h"
@@ -39,7 +49,9 @@ enum {
   F_GEMM_BATCHED,
   F_GEMV,
   F_STATUS,
-  F_STREAM
+  F_STREAM,
+  F_GEMM_EX,
+  F_GEMM_BATCHED_EX
 };
 
 static const char *const k_symbols[] = {
@@ -47,6 +59,7 @@ static const char *const k_symbols[] = {
     "cublasSetMathMode",         "cublasSgemm_v2",
     "cublasSgemmStridedBatched", "cublasSgemv_v2",
     "cublasGetStatusString",     "cublasSetStream_v2",
+    "cublasGemmEx",              "cublasGemmStridedBatchedEx",
     NULL};
 static void *g_fns[sizeof k_symbols / sizeof k_symbols[0]];
 static const char *g_files[] = {"libcublas.so.13", NULL};
@@ -65,10 +78,14 @@ static mxc__cuda_dynlib g_cublas = {
 /* The prototypes of cublas_api.h, applied to the resolved addresses. */
 #define FN(i, name) ((__typeof__(&name))g_fns[i])
 
+/* The ones vectors, one per dtype (half_types.h's slots would do, but
+ * this file stays plain C without the kernels' headers). */
+enum { ONES_F32, ONES_F16, ONES_BF16, N_ONES };
+
 typedef struct blas_ctx {
   cublasHandle_t h;
-  float *ones;
-  int64_t n_ones;
+  void *ones[N_ONES];
+  int64_t n_ones[N_ONES];
 } blas_ctx;
 
 typedef struct thread_ctx {
@@ -86,7 +103,9 @@ static void free_thread(void *p) {
     if (!b->h) continue;
     if (cudaSetDevice(d) == cudaSuccess) {
       (void)FN(F_DESTROY, cublasDestroy_v2)(b->h);
-      if (b->ones) (void)cudaFree(b->ones);
+      for (int i = 0; i < N_ONES; ++i) {
+        if (b->ones[i]) (void)cudaFree(b->ones[i]);
+      }
     }
   }
   free(t);
@@ -105,7 +124,8 @@ static int blas_fail(char *why, size_t len, const char *what,
   return MXC_ERR_INTERNAL;
 }
 
-/* A handle in math mode CUBLAS_DEFAULT_MATH: no TF32 (blas.h). */
+/* A handle in math mode CUBLAS_DEFAULT_MATH: no TF32 (blas.h); half
+ * products reduce in float32 (above). */
 static int make_handle(int dev, blas_ctx *b, char *why, size_t len) {
   cublasStatus_t s = FN(F_CREATE, cublasCreate_v2)(&b->h);
   if (s != CUBLAS_STATUS_SUCCESS) {
@@ -114,7 +134,9 @@ static int make_handle(int dev, blas_ctx *b, char *why, size_t len) {
              FN(F_STATUS, cublasGetStatusString)(s));
     return MXC_ERR_UNSUPPORTED;
   }
-  s = FN(F_MATH, cublasSetMathMode)(b->h, CUBLAS_DEFAULT_MATH);
+  s = FN(F_MATH, cublasSetMathMode)(
+      b->h, (cublasMath_t)(CUBLAS_DEFAULT_MATH |
+                           CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION));
   if (s == CUBLAS_STATUS_SUCCESS) return MXC_OK;
   /* Never keep a handle whose math mode is unknown (it could be TF32). */
   (void)FN(F_DESTROY, cublasDestroy_v2)(b->h);
@@ -142,32 +164,63 @@ static int ctx_of(int dev, blas_ctx **out, char *why, size_t len) {
   return (*out)->h ? MXC_OK : make_handle(dev, *out, why, len);
 }
 
-/* b->ones holds at least n ones (filled from the host once per size). */
-static int ensure_ones(blas_ctx *b, int64_t n, char *why, size_t len) {
-  if (n <= b->n_ones) return MXC_OK;
+/* The slot of dtype dt in blas_ctx's ones, its element size and the bits
+ * of 1.0 in it (float16 0x3c00, bfloat16 0x3f80). */
+static int ones_slot(int dt, size_t *size, uint32_t *one) {
+  switch (dt) {
+    case MXC_DTYPE_FLOAT16: *size = 2, *one = 0x3c00u; return ONES_F16;
+    case MXC_DTYPE_BFLOAT16: *size = 2, *one = 0x3f80u; return ONES_BF16;
+    default: *size = 4, *one = 0x3f800000u; return ONES_F32;
+  }
+}
+
+/* want elements of value 1 in dtype dt, in host memory (free). */
+static void *host_ones(int dt, int64_t want) {
+  size_t size;
+  uint32_t one;
+  (void)ones_slot(dt, &size, &one);
+  unsigned char *host = malloc((size_t)want * size);
+  for (int64_t i = 0; host && i < want; ++i) {
+    if (size == 2) {
+      uint16_t v = (uint16_t)one;
+      memcpy(host + i * 2, &v, 2);
+    } else {
+      memcpy(host + i * 4, &one, 4);
+    }
+  }
+  return host;
+}
+
+/* b's ones of dtype dt hold at least n ones (filled from the host once
+ * per size). */
+static int ensure_ones(blas_ctx *b, int dt, int64_t n, char *why,
+                       size_t len) {
+  size_t size;
+  uint32_t one;
+  int k = ones_slot(dt, &size, &one);
+  if (n <= b->n_ones[k]) return MXC_OK;
   int64_t want = (n + 1023) / 1024 * 1024;
-  float *host = malloc((size_t)want * sizeof *host);
+  void *host = host_ones(dt, want);
   if (!host) {
     snprintf(why, len, "out of host memory for %lld ones", (long long)want);
     return MXC_ERR_OOM;
   }
-  for (int64_t i = 0; i < want; ++i) host[i] = 1.f;
-  if (b->ones) (void)cudaFree(b->ones);
-  b->ones = NULL;
-  b->n_ones = 0;
-  cudaError_t e = cudaMalloc((void **)&b->ones, (size_t)want * sizeof *host);
+  if (b->ones[k]) (void)cudaFree(b->ones[k]);
+  b->ones[k] = NULL;
+  b->n_ones[k] = 0;
+  cudaError_t e = cudaMalloc(&b->ones[k], (size_t)want * size);
   if (e == cudaSuccess) {
     /* On the call's stream: ordered before the products that read it
-   * (pageable memory: the host buffer is copied before the call
-   * returns). */
-  e = cudaMemcpyAsync(b->ones, host, (size_t)want * sizeof *host,
+     * (pageable memory: the host buffer is copied before the call
+     * returns). */
+    e = cudaMemcpyAsync(b->ones[k], host, (size_t)want * size,
                         cudaMemcpyHostToDevice, mxc__cuda_stream());
   }
   free(host);
   if (e != cudaSuccess) {
     return mxc__cuda_rt_fail(why, len, "ones for cuBLAS", e);
   }
-  b->n_ones = want;
+  b->n_ones[k] = want;
   return MXC_OK;
 }
 
@@ -179,8 +232,12 @@ static int set_stream(const blas_ctx *b, char *why, size_t len) {
                                     : blas_fail(why, len, "cublasSetStream", s);
 }
 
-static const float *operand(const mxc__gpu_call *c, const blas_ctx *b, int i) {
-  return i == MXC__BLAS_ONES ? b->ones : (const float *)c->in[i].ptr;
+static const void *operand(const mxc__gpu_call *c, const blas_ctx *b,
+                           const mxc__blas_plan *p, int i) {
+  size_t size;
+  uint32_t one;
+  return i == MXC__BLAS_ONES ? b->ones[ones_slot(p->dtype, &size, &one)]
+                             : c->in[i].ptr;
 }
 
 static cublasOperation_t op_of(int t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
@@ -200,17 +257,52 @@ static cublasStatus_t gemm(const blas_ctx *b, const mxc__blas_step *s,
       &s->beta, C, (int)s->ldc, s->stride_c, (int)s->batch);
 }
 
-static int exec_step(const blas_ctx *b, const mxc__blas_step *s,
+/* A half product: inputs and output of type t, float32 accumulation and
+ * alpha/beta (CUBLAS_COMPUTE_32F), one rounding into C. */
+static cublasStatus_t gemm_ex(const blas_ctx *b, const mxc__blas_step *s,
+                              cudaDataType t, const void *A, const void *B,
+                              void *C) {
+  const float one = 1.f;
+  if (s->batch == 1) {
+    return FN(F_GEMM_EX, cublasGemmEx)(
+        b->h, op_of(s->trans_a), op_of(s->trans_b), (int)s->m, (int)s->n,
+        (int)s->k, &one, A, t, (int)s->lda, B, t, (int)s->ldb, &s->beta, C, t,
+        (int)s->ldc, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+  }
+  return FN(F_GEMM_BATCHED_EX, cublasGemmStridedBatchedEx)(
+      b->h, op_of(s->trans_a), op_of(s->trans_b), (int)s->m, (int)s->n,
+      (int)s->k, &one, A, t, (int)s->lda, s->stride_a, B, t, (int)s->ldb,
+      s->stride_b, &s->beta, C, t, (int)s->ldc, s->stride_c, (int)s->batch,
+      CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT);
+}
+
+static int exec_zero(const mxc__blas_plan *p, const mxc__blas_step *s,
                      const mxc__gpu_call *c, char *why, size_t len) {
-  float *C = c->out[s->c].ptr;
-  const float *A = operand(c, b, s->a), *B = operand(c, b, s->b);
+  size_t size;
+  uint32_t one;
+  (void)ones_slot(p->dtype, &size, &one);
+  /* all-zero bits are +0 in every one of the dtypes */
+  cudaError_t e = cudaMemsetAsync(c->out[s->c].ptr, 0,
+                                  (size_t)c->out[s->c].size * size,
+                                  mxc__cuda_stream());
+  return e == cudaSuccess ? MXC_OK
+                          : mxc__cuda_rt_fail(why, len, "cudaMemset", e);
+}
+
+static int exec_step(const blas_ctx *b, const mxc__blas_plan *p,
+                     const mxc__blas_step *s, const mxc__gpu_call *c,
+                     char *why, size_t len) {
+  void *C = c->out[s->c].ptr;
+  const void *A = operand(c, b, p, s->a), *B = operand(c, b, p, s->b);
   const float one = 1.f;
   cublasStatus_t st;
-  if (s->kind == MXC__BLAS_ZERO) {
-    cudaError_t e = cudaMemsetAsync(
-        C, 0, (size_t)c->out[s->c].size * sizeof *C, mxc__cuda_stream());
-    return e == cudaSuccess ? MXC_OK
-                            : mxc__cuda_rt_fail(why, len, "cudaMemset", e);
+  if (s->kind == MXC__BLAS_ZERO) return exec_zero(p, s, c, why, len);
+  if (p->dtype != MXC_DTYPE_FLOAT32) { /* the plan has no GEMV for them */
+    cudaDataType t = p->dtype == MXC_DTYPE_FLOAT16 ? CUDA_R_16F : CUDA_R_16BF;
+    st = gemm_ex(b, s, t, A, B, C);
+    return st == CUBLAS_STATUS_SUCCESS
+               ? MXC_OK
+               : blas_fail(why, len, "cublasGemmEx", st);
   }
   if (s->kind == MXC__BLAS_GEMV) {
     st = FN(F_GEMV, cublasSgemv_v2)(b->h, op_of(s->trans_a), (int)s->m,
@@ -230,9 +322,9 @@ static int exec_plan(const mxc__blas_plan *p, const mxc__gpu_call *c, char *why,
   int rc = mxc__cuda_use_device(c->dev, why, len);
   if (rc == MXC_OK) rc = ctx_of(c->dev, &b, why, len);
   if (rc == MXC_OK) rc = set_stream(b, why, len);
-  if (rc == MXC_OK) rc = ensure_ones(b, p->ones, why, len);
+  if (rc == MXC_OK) rc = ensure_ones(b, p->dtype, p->ones, why, len);
   for (int i = 0; rc == MXC_OK && i < p->n; ++i) {
-    rc = exec_step(b, &p->step[i], c, why, len);
+    rc = exec_step(b, p, &p->step[i], c, why, len);
   }
   /* Nothing shared outlives the call (the handle and ones are this
    * thread's): on an engine stream the engine waits for it. */

@@ -1,5 +1,7 @@
-/* The plug-in's cuBLAS kernels (blas.c): float32 dot, batch_dot,
- * FullyConnected and their backward operators, one table row each.
+/* The plug-in's cuBLAS kernels (blas.c): dot, batch_dot, FullyConnected
+ * and their backward operators in float32, float16 and bfloat16 (half
+ * types through cublasGemmEx with float32 accumulation, rounded once as
+ * the CPU's: blas_plan.h), one table row each.
  *
  * cuBLAS is opened on first use (dynlib.h): without it these kernels
  * answer MXC_ERR_UNSUPPORTED naming the library, and every other kernel
@@ -11,6 +13,7 @@
 #include <stddef.h>
 
 #include "backends/cuda/blas_plan.h"
+#include "backends/cuda/half_types.h"
 #include "core/base/gpu_plugin.h"
 
 #ifdef __cplusplus
@@ -31,14 +34,17 @@ int mxc__cuda_blas_batch_dot_bwd(const mxc__gpu_call *c, char *why,
 int mxc__cuda_blas_fc(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_blas_fc_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
 
-/* The kernel table's rows (plugin.c): float32 only (supports NULL). */
-#define MXC__CUDA_BLAS_ROWS                                        \
-  {"dot", NULL, mxc__cuda_blas_dot},                               \
-      {"_backward_dot", NULL, mxc__cuda_blas_dot_bwd},             \
-      {"batch_dot", NULL, mxc__cuda_blas_batch_dot},               \
-      {"_backward_batch_dot", NULL, mxc__cuda_blas_batch_dot_bwd}, \
-      {"FullyConnected", NULL, mxc__cuda_blas_fc},                 \
-      {"_backward_FullyConnected", NULL, mxc__cuda_blas_fc_bwd},
+/* The kernel table's rows (plugin.c): one dtype of float32, float16 and
+ * bfloat16 for every array (mxc__half_supports_same). */
+#define MXC__CUDA_BLAS_ROWS                                            \
+  {"dot", mxc__half_supports_same, mxc__cuda_blas_dot},                     \
+      {"_backward_dot", mxc__half_supports_same, mxc__cuda_blas_dot_bwd},   \
+      {"batch_dot", mxc__half_supports_same, mxc__cuda_blas_batch_dot},     \
+      {"_backward_batch_dot", mxc__half_supports_same,                      \
+       mxc__cuda_blas_batch_dot_bwd},                                  \
+      {"FullyConnected", mxc__half_supports_same, mxc__cuda_blas_fc},       \
+      {"_backward_FullyConnected", mxc__half_supports_same,                 \
+       mxc__cuda_blas_fc_bwd},
 
 #ifdef __cplusplus
 }

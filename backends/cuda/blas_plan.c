@@ -1,6 +1,9 @@
 #include "backends/cuda/blas_plan.h"
 
+#include "backends/cuda/half_types.h"
+
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -98,6 +101,10 @@ static int add_mode(const mxc__gpu_call *c, int i) {
   return c->req[i] == MXC__GPU_REQ_ADD;
 }
 
+static int is_half(int dt) {
+  return dt == MXC_DTYPE_FLOAT16 || dt == MXC_DTYPE_BFLOAT16;
+}
+
 static void plan_dot_fwd(const mxc__gpu_call *c, const mxc__dot_param *p,
                          const dot_dims *d, mxc__blas_plan *pl) {
   if (c->req[0] == MXC__GPU_REQ_NULL) return;
@@ -151,20 +158,27 @@ static void fc_view(const mxc__fc_param *p, const mxc__gpu_array *x,
   *feat = prod(x->dims + split, x->ndim - split);
 }
 
-/* out = X W^T (+ out), then + bias as the rank-1 product ones(rows) b^T
- * added to it (one rounding per element, as the CPU's bias loop). */
+/* float32: out = X W^T (+ out), then + bias as the rank-1 product
+ * ones(rows) b^T added to it (one rounding per element, as the CPU's bias
+ * loop). Half types: the bias first (1 * b is exact, so writing it
+ * rounds nothing), then the product added to it, so that a written
+ * output is rounded to half once, from float32 as on the CPU; in add mode
+ * the bias is added to the old value first, which rounds to half twice
+ * (within one half ulp of the CPU's single rounding: blas_cases.h). */
 static void plan_fc_fwd(const mxc__gpu_call *c, const mxc__fc_param *p,
                         mxc__blas_plan *pl) {
   if (c->req[0] == MXC__GPU_REQ_NULL) return;
   int64_t rows = 0, feat = 0, h = p->num_hidden;
   fc_view(p, &c->in[0], &rows, &feat);
+  int bias_first = c->n_in > 2 && is_half(pl->dtype);
   rm_gemm g = {0, 1, rows, h, feat,          0, 1, 0, feat, feat,
-               0, 0, 0,    1, add_mode(c, 0)};
+               0, 0, 0,    1, add_mode(c, 0) || bias_first};
+  rm_gemm bias = {0, 0, rows, h, 1, MXC__BLAS_ONES, 2, 0, 1, h,
+                  0, 0, 0,    1, !bias_first || add_mode(c, 0)};
+  if (bias_first) add_gemm(pl, &bias);
   add_gemm(pl, &g);
   if (c->n_in > 2) {
-    rm_gemm bias = {0, 0, rows, h, 1, MXC__BLAS_ONES, 2, 0, 1, h,
-                    0, 0, 0,    1, 1};
-    add_gemm(pl, &bias);
+    if (!bias_first) add_gemm(pl, &bias);
     pl->ones = rows;
   }
 }
@@ -178,6 +192,13 @@ static void plan_fc_dbias(const mxc__gpu_call *c, int64_t rows, int64_t h,
     add_zero(pl, 2);
     return;
   }
+  pl->ones = rows;
+  if (is_half(pl->dtype)) { /* row-major (1, h) = ones(1, rows) G */
+    rm_gemm g = {0, 0, 1, h, rows, MXC__BLAS_ONES, 0, 2, rows, h,
+                 0, 0, 0, 1, add_mode(c, 2)};
+    add_gemm(pl, &g);
+    return;
+  }
   mxc__blas_step *s = push(pl);
   s->c = 2;
   s->kind = MXC__BLAS_GEMV;
@@ -185,7 +206,6 @@ static void plan_fc_dbias(const mxc__gpu_call *c, int64_t rows, int64_t h,
   s->a = 0, s->lda = h;
   s->b = MXC__BLAS_ONES;
   s->beta = add_mode(c, 2) ? 1.f : 0.f;
-  pl->ones = rows;
 }
 
 /* Inputs (G, X, W[, b]), outputs (dX, dW[, db]): dX = G W, dW = G^T X. */
@@ -292,9 +312,33 @@ static int check_inside(const mxc__gpu_call *c, const mxc__blas_plan *p,
   return MXC_OK;
 }
 
+/* The call's one dtype into p->dtype. */
+static int plan_dtype(const mxc__gpu_call *c, mxc__blas_plan *p, char *why,
+                      size_t why_len) {
+  int dt[2 * MXC__BLAS_MAX_STEPS + 8];
+  int n = c->n_in + c->n_out;
+  if (n < 1 || n > (int)(sizeof dt / sizeof dt[0])) {
+    return shape_error(why, why_len, "cuBLAS kernel: wrong number of arrays");
+  }
+  for (int i = 0; i < c->n_in; ++i) dt[i] = c->in[i].dtype;
+  for (int i = 0; i < c->n_out; ++i) dt[c->n_in + i] = c->out[i].dtype;
+  if (!mxc__half_supports_same(dt, c->n_in, c->n_out) ||
+      mxc__half_slot(dt[0]) < 0) {
+    snprintf(why, why_len,
+             "the cuBLAS kernels take arrays of one dtype, float32, float16 "
+             "or bfloat16 (input 0 is dtype %d)",
+             dt[0]);
+    return MXC_ERR_DTYPE;
+  }
+  p->dtype = dt[0];
+  return MXC_OK;
+}
+
 int mxc__blas_plan_call(int op, const mxc__gpu_call *c, mxc__blas_plan *p,
                         char *why, size_t why_len) {
   memset(p, 0, sizeof *p);
+  int dt_rc = plan_dtype(c, p, why, why_len);
+  if (dt_rc != MXC_OK) return dt_rc;
   if (op == MXC__BLAS_FC || op == MXC__BLAS_FC_BWD) {
     int bwd = op == MXC__BLAS_FC_BWD;
     if (c->n_in < 2 + bwd || c->n_out < 1 + bwd || c->in[bwd].ndim < 1) {

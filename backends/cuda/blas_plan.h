@@ -10,6 +10,16 @@
  * follows cuBLAS's argument rules and compares with the CPU operators, so
  * it is checked on machines without a GPU. blas.c only executes steps.
  *
+ * Half precision (float16, bfloat16): the CPU widens to float32, runs
+ * the float32 product and rounds each output once (docs/dtypes.md).
+ * cublasGemmEx with CUBLAS_COMPUTE_32F rounds its float result
+ * (alpha * AB + beta * C) once into a half C, so every half output must
+ * come from ONE product step: the plan for a half call never lets two
+ * steps round into one output where the CPU rounds once (FullyConnected's
+ * bias goes in first, exactly, and the product adds to it), and it has
+ * no GEMV (no half GEMV in cuBLAS: the bias gradient is a GEMM with one
+ * column).
+ *
  * The trick: a row-major matrix X (r, c) with leading dimension ld is the
  * column-major matrix X^T (c, r) with the same ld, so the row-major
  * product C = op(A) op(B) is the column-major C^T = op(B)^T op(A)^T:
@@ -73,11 +83,17 @@ typedef struct mxc__blas_plan {
   int n;
   mxc__blas_step step[MXC__BLAS_MAX_STEPS];
   int64_t ones; /* elements of the ones vector the steps read */
+  /* The dtype of every array of the call (and of the ones): float32
+   * (cublasSgemm/Sgemv), or float16 / bfloat16 (cublasGemmEx with
+   * float32 accumulation, blas.c). */
+  int dtype;
 } mxc__blas_plan;
 
-/* Plans call c of operator `op` (MXC__BLAS_*): its shapes, parameters and
- * write modes, never its pointers. MXC_OK, or MXC_ERR_UNSUPPORTED (a size
- * beyond cuBLAS's 32-bit int) / MXC_ERR_SHAPE (shapes the CPU operator
+/* Plans call c of operator `op` (MXC__BLAS_*): its shapes, dtypes,
+ * parameters and write modes, never its pointers. MXC_OK, or
+ * MXC_ERR_UNSUPPORTED (a size beyond cuBLAS's 32-bit int) / MXC_ERR_DTYPE
+ * (arrays of different dtypes, or one not float32, float16 or bfloat16) /
+ * MXC_ERR_SHAPE (shapes the CPU operator
  * would refuse) / MXC_ERR_INTERNAL (a step would reach past an array of
  * the call: checked here so that it never reaches the GPU) with the
  * reason in why. Outputs with write mode NULL and

@@ -12,8 +12,10 @@ extern "C" {
 #endif
 
 /* One row per operator: the kernel's kind, the operator's canonical name
- * and its inputs (1 or 2). The float32 results are exactly the CPU's
- * (the same single operation per element, no contraction into FMA). */
+ * and its inputs (1 or 2). float32, float16 and bfloat16 (the rows'
+ * supports: mxc__half_supports_same); the results are exactly the CPU's
+ * (the same single operation per element, no contraction into FMA, half
+ * types computed in the CPU's type and rounded once). */
 #define MXC__CUDA_ELEMENTWISE(X) \
   X(COPY, "_copy", 1)            \
   X(RELU, "relu", 1)             \

@@ -20,9 +20,11 @@
 
 #include "backends/cuda/bcast.h"
 #include "backends/cuda/blas.h"
+#include "backends/cuda/cast.h"
 #include "backends/cuda/dnn.h"
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/fuse.h"
+#include "backends/cuda/half_types.h"
 #include "backends/cuda/rng.h"
 #include "backends/cuda/streams.h"
 #include "backends/cuda/sum.h"
@@ -138,7 +140,7 @@ MXC__CUDA_ELEMENTWISE(RUN_FN)
 #undef RUN_FN
 
 static const mxc__gpu_kernel k_kernels[] = {
-#define ROW(kind, name, n_in) {name, NULL, run_##kind},
+#define ROW(kind, name, n_in) {name, mxc__half_supports_same, run_##kind},
     MXC__CUDA_ELEMENTWISE(ROW)
 #undef ROW
     MXC__CUDA_BLAS_ROWS
@@ -149,6 +151,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_TRAIN2_ROWS
     MXC__CUDA_FUSE_ROWS
     MXC__CUDA_RNG_ROWS
+    MXC__CUDA_CAST_ROWS
 };
 
 static const mxc__gpu_plugin k_plugin = {

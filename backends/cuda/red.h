@@ -7,6 +7,7 @@
 
 #include <stddef.h>
 
+#include "backends/cuda/half_types.h"
 #include "core/base/gpu_plugin.h"
 
 #ifdef __cplusplus
@@ -35,22 +36,31 @@ int mxc__cuda_red_backward_prod(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_red_backward_nanprod(const mxc__gpu_call *c, char *why,
                                    size_t n);
 
-/* The kernel table's rows (plugin.c): float32 only (supports NULL). */
-#define MXC__CUDA_RED_ROWS                                         \
-  {"max", NULL, mxc__cuda_red_max},                                \
-      {"min", NULL, mxc__cuda_red_min},                            \
-      {"prod", NULL, mxc__cuda_red_prod},                          \
-      {"nansum", NULL, mxc__cuda_red_nansum},                      \
-      {"nanprod", NULL, mxc__cuda_red_nanprod},                    \
-      {"norm", NULL, mxc__cuda_red_norm},                          \
-      {"_backward_sum", NULL, mxc__cuda_red_backward_sum},         \
-      {"_backward_mean", NULL, mxc__cuda_red_backward_mean},       \
-      {"_backward_max", NULL, mxc__cuda_red_backward_max},         \
-      {"_backward_min", NULL, mxc__cuda_red_backward_min},         \
-      {"_backward_nansum", NULL, mxc__cuda_red_backward_nansum},   \
-      {"_backward_norm", NULL, mxc__cuda_red_backward_norm},       \
-      {"_backward_prod", NULL, mxc__cuda_red_backward_prod},       \
-      {"_backward_nanprod", NULL, mxc__cuda_red_backward_nanprod},
+/* The kernel table's rows (plugin.c): one dtype of float32, float16 and
+ * bfloat16 for every array (half_types.h). */
+#define MXC__CUDA_RED_ROWS                                             \
+  {"max", mxc__half_supports_same, mxc__cuda_red_max},                 \
+      {"min", mxc__half_supports_same, mxc__cuda_red_min},             \
+      {"prod", mxc__half_supports_same, mxc__cuda_red_prod},           \
+      {"nansum", mxc__half_supports_same, mxc__cuda_red_nansum},       \
+      {"nanprod", mxc__half_supports_same, mxc__cuda_red_nanprod},     \
+      {"norm", mxc__half_supports_same, mxc__cuda_red_norm},           \
+      {"_backward_sum", mxc__half_supports_same,                       \
+       mxc__cuda_red_backward_sum},                                    \
+      {"_backward_mean", mxc__half_supports_same,                      \
+       mxc__cuda_red_backward_mean},                                   \
+      {"_backward_max", mxc__half_supports_same,                       \
+       mxc__cuda_red_backward_max},                                    \
+      {"_backward_min", mxc__half_supports_same,                       \
+       mxc__cuda_red_backward_min},                                    \
+      {"_backward_nansum", mxc__half_supports_same,                    \
+       mxc__cuda_red_backward_nansum},                                 \
+      {"_backward_norm", mxc__half_supports_same,                      \
+       mxc__cuda_red_backward_norm},                                   \
+      {"_backward_prod", mxc__half_supports_same,                      \
+       mxc__cuda_red_backward_prod},                                   \
+      {"_backward_nanprod", mxc__half_supports_same,                   \
+       mxc__cuda_red_backward_nanprod},
 
 #ifdef __cplusplus
 }

@@ -16,8 +16,9 @@ static int run(const mxc__gpu_call *c, int mean, char *why, size_t why_len) {
     return MXC_ERR_SHAPE;
   }
   if (c->req[0] == MXC__GPU_REQ_NULL || p.n_out == 0) return MXC_OK;
-  return mxc__cuda_sum_launch(c->dev, &p, c->in[0].ptr, c->out[0].ptr,
-                              c->req[0] == MXC__GPU_REQ_ADD, why, why_len);
+  return mxc__cuda_sum_launch(c->dev, &p, c->in[0].dtype, c->in[0].ptr,
+                              c->out[0].ptr, c->req[0] == MXC__GPU_REQ_ADD,
+                              why, why_len);
 }
 
 int mxc__cuda_sum(const mxc__gpu_call *c, char *why, size_t why_len) {

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "mxc/mxc.h"
+#include "tests/gpu/half_test_util.h"
 
 namespace mxct {
 
@@ -142,11 +143,20 @@ inline std::vector<float> Uniform(int64_t n, std::mt19937 *g) {
 // inputs in [-1, 1] and at most 300 terms the difference is ~1e-5 at worst, so
 // a relative (or, near 0, absolute) 1e-4 catches any wrong term while allowing
 // any summation order.
+// float16 / bfloat16 (dtype): both sides round a float32 result to half
+// once, from float32 sums in different orders, so a result near a
+// rounding boundary may land on the neighbouring half value: one ulp of
+// the dtype at the result (no finer than at 1, see UlpAtLeast1). That
+// also covers FullyConnected's add mode, where the GPU rounds the old
+// value plus the bias before the product (blas_plan.h). A wrong term
+// moves a result by far more.
 inline void ExpectNear(const std::string &what, const std::vector<float> &got,
-                       const std::vector<float> &cpu) {
+                       const std::vector<float> &cpu,
+                       int dtype = MXC_DTYPE_FLOAT32) {
   ASSERT_EQ(got.size(), cpu.size()) << what;
   for (size_t i = 0; i < got.size(); ++i) {
-    float tol = 1e-4f * std::fmax(1.f, std::fabs(cpu[i]));
+    float tol = IsHalf(dtype) ? UlpAtLeast1(dtype, cpu[i])
+                              : 1e-4f * std::fmax(1.f, std::fabs(cpu[i]));
     if (!(std::fabs(got[i] - cpu[i]) <= tol)) {
       ADD_FAILURE() << what << ": element " << i << " is " << got[i]
                     << ", the CPU's " << cpu[i];
@@ -156,20 +166,23 @@ inline void ExpectNear(const std::string &what, const std::vector<float> &got,
 }
 
 // Runs c on device dev: inputs x, outputs pre-filled with init, write
-// modes req. The outputs' values, or *rc (and the thread's error).
+// modes req, every array of `dtype` (half types: the values rounded to it
+// on the way in, half_test_util.h). The outputs' values, or *rc (and the
+// thread's error).
 inline std::vector<std::vector<float>> InvokeOn(
     const BlasCase &c, const std::vector<std::vector<float>> &x,
     const std::vector<std::vector<float>> &init, const std::vector<int> &req,
-    int dev, int *rc) {
+    int dev, int *rc, int dtype = MXC_DTYPE_FLOAT32) {
   std::vector<mxc_ndarray> in, out;
-  auto make = [dev](const Shape &s, const std::vector<float> &v) {
+  auto make = [dev, dtype](const Shape &s, const std::vector<float> &v) {
     mxc_ndarray a = nullptr;
-    EXPECT_EQ(mxc_ndarray_create(s.data(), (int)s.size(), MXC_DTYPE_FLOAT32,
-                                 dev, 0, 0, &a),
-              MXC_OK)
+    EXPECT_EQ(
+        mxc_ndarray_create(s.data(), (int)s.size(), dtype, dev, 0, 0, &a),
+        MXC_OK)
         << mxc_last_error();
     if (!v.empty()) {
-      EXPECT_EQ(mxc_ndarray_copy_from_host(a, v.data(), v.size() * 4), MXC_OK)
+      std::vector<uint8_t> b = ToBytes(dtype, v);
+      EXPECT_EQ(mxc_ndarray_copy_from_host(a, b.data(), b.size()), MXC_OK)
           << mxc_last_error();
     }
     return a;
@@ -193,11 +206,11 @@ inline std::vector<std::vector<float>> InvokeOn(
   std::vector<std::vector<float>> res;
   for (size_t i = 0; *rc == MXC_OK && i < out.size(); ++i) {
     *rc = mxc_ndarray_wait_to_read(out[i]);
-    std::vector<float> v(init[i].size());
-    if (*rc == MXC_OK && !v.empty()) {
-      *rc = mxc_ndarray_copy_to_host(out[i], v.data(), v.size() * 4);
+    std::vector<uint8_t> b(init[i].size() * ElemSize(dtype));
+    if (*rc == MXC_OK && !b.empty()) {
+      *rc = mxc_ndarray_copy_to_host(out[i], b.data(), b.size());
     }
-    res.push_back(v);
+    res.push_back(FromBytes(dtype, b));
   }
   for (mxc_ndarray a : in) mxc_ndarray_free(a);
   for (mxc_ndarray a : out) mxc_ndarray_free(a);

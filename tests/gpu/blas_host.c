@@ -3,10 +3,34 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "backends/cuda/half_hd.h"
+
+/* An operand: float32, or float16 / bfloat16 (the plan's dtype) read
+ * widened and written rounded once from the float result, as
+ * cublasGemmEx with CUBLAS_COMPUTE_32F does. */
 typedef struct buf {
-  float *p;
+  void *p;
   int64_t size;
+  int dtype;
 } buf;
+
+static double get(buf b, int64_t i) {
+  const uint16_t *h = b.p;
+  switch (b.dtype) {
+    case MXC_DTYPE_FLOAT16: return mxc__hd_f16_to_f32(h[i]);
+    case MXC_DTYPE_BFLOAT16: return mxc__hd_bf16_to_f32(h[i]);
+    default: return ((const float *)b.p)[i];
+  }
+}
+
+static void set(buf b, int64_t i, float v) {
+  uint16_t *h = b.p;
+  switch (b.dtype) {
+    case MXC_DTYPE_FLOAT16: h[i] = mxc__hd_f32_to_f16(v); break;
+    case MXC_DTYPE_BFLOAT16: h[i] = mxc__hd_f32_to_bf16(v); break;
+    default: ((float *)b.p)[i] = v; break;
+  }
+}
 
 static int64_t max1(int64_t v) { return v > 1 ? v : 1; }
 
@@ -35,33 +59,35 @@ static const char *check_gemm(const mxc__blas_step *s, buf a, buf b, buf c) {
   return NULL;
 }
 
-static double at(const float *x, int trans, int64_t r, int64_t c, int64_t ld) {
-  return trans ? x[c + r * ld] : x[r + c * ld];
+static double at(buf x, int64_t off, int trans, int64_t r, int64_t c,
+                 int64_t ld) {
+  return get(x, off + (trans ? c + r * ld : r + c * ld));
 }
 
 /* C = op(A) op(B) + beta C for every matrix of the batch, in double. */
-static void gemm(const mxc__blas_step *s, const float *A, const float *B,
-                 float *C) {
+static void gemm(const mxc__blas_step *s, buf A, buf B, buf C) {
   for (int64_t t = 0; t < s->batch; ++t) {
-    const float *a = A + t * s->stride_a, *b = B + t * s->stride_b;
-    float *c = C + t * s->stride_c;
+    int64_t oa = t * s->stride_a, ob = t * s->stride_b, oc = t * s->stride_c;
     for (int64_t j = 0; j < s->n; ++j) {
       for (int64_t i = 0; i < s->m; ++i) {
         double acc = 0;
         for (int64_t l = 0; l < s->k; ++l) {
-          acc +=
-              at(a, s->trans_a, i, l, s->lda) * at(b, s->trans_b, l, j, s->ldb);
+          acc += at(A, oa, s->trans_a, i, l, s->lda) *
+                 at(B, ob, s->trans_b, l, j, s->ldb);
         }
-        float *o = &c[i + j * s->ldc];
-        *o = s->beta == 0.f ? (float)acc : (float)(acc + s->beta * *o);
+        int64_t o = oc + i + j * s->ldc;
+        set(C, o, s->beta == 0.f ? (float)acc
+                                 : (float)(acc + s->beta * get(C, o)));
       }
     }
   }
 }
 
-/* y = op(A) x + beta y, A m x n column-major. */
+/* y = op(A) x + beta y, A m x n column-major (float32 only: the plan has
+ * no GEMV for half types, cuBLAS none either). */
 static const char *gemv(const mxc__blas_step *s, buf a, buf x, buf y) {
   int64_t nx = s->trans_a ? s->m : s->n, ny = s->trans_a ? s->n : s->m;
+  if (a.dtype != MXC_DTYPE_FLOAT32) return "gemv: cuBLAS has no half GEMV";
   if (s->lda < max1(s->m)) return "gemv: lda below m";
   if (extent(s->m, s->n, s->lda) > a.size || nx > x.size || ny > y.size) {
     return "gemv: an operand reaches past its array";
@@ -69,15 +95,15 @@ static const char *gemv(const mxc__blas_step *s, buf a, buf x, buf y) {
   for (int64_t r = 0; r < ny; ++r) {
     double acc = 0;
     for (int64_t l = 0; l < nx; ++l) {
-      acc += at(a.p, s->trans_a, r, l, s->lda) * x.p[l];
+      acc += at(a, 0, s->trans_a, r, l, s->lda) * get(x, l);
     }
-    y.p[r] = s->beta == 0.f ? (float)acc : (float)(acc + s->beta * y.p[r]);
+    set(y, r, s->beta == 0.f ? (float)acc : (float)(acc + s->beta * get(y, r)));
   }
   return NULL;
 }
 
 static buf array_buf(const mxc__gpu_array *a, int dev, mxct_host_fn host) {
-  buf b = {host ? host(a, dev) : (float *)a->ptr, a->size};
+  buf b = {host ? (void *)host(a, dev) : a->ptr, a->size, a->dtype};
   return b;
 }
 
@@ -87,7 +113,7 @@ static const char *run_step(const mxc__blas_step *s, const mxc__gpu_call *c,
   buf b = s->b == MXC__BLAS_ONES ? ones : array_buf(&c->in[s->b], c->dev, host);
   buf o = array_buf(&c->out[s->c], c->dev, host);
   if (s->kind == MXC__BLAS_ZERO) {
-    for (int64_t i = 0; o.p && i < o.size; ++i) o.p[i] = 0.f;
+    for (int64_t i = 0; o.p && i < o.size; ++i) set(o, i, 0.f);
     return o.p || !o.size ? NULL : "array not on the device";
   }
   if ((!a.p && a.size) || (!b.p && b.size) || (!o.p && o.size)) {
@@ -95,15 +121,17 @@ static const char *run_step(const mxc__blas_step *s, const mxc__gpu_call *c,
   }
   if (s->kind == MXC__BLAS_GEMV) return gemv(s, a, b, o);
   const char *bad = check_gemm(s, a, b, o);
-  if (!bad) gemm(s, a.p, b.p, o.p);
+  if (!bad) gemm(s, a, b, o);
   return bad;
 }
 
 const char *mxct_blas_host_run(const mxc__blas_plan *p, const mxc__gpu_call *c,
                                mxct_host_fn host) {
-  buf ones = {malloc((size_t)(p->ones ? p->ones : 1) * sizeof(float)), p->ones};
+  /* the ones in the plan's dtype, as blas.c's */
+  buf ones = {malloc((size_t)(p->ones ? p->ones : 1) * sizeof(float)), p->ones,
+              p->dtype};
   if (!ones.p) return "out of memory";
-  for (int64_t i = 0; i < p->ones; ++i) ones.p[i] = 1.f;
+  for (int64_t i = 0; i < p->ones; ++i) set(ones, i, 1.f);
   const char *bad = NULL;
   for (int i = 0; !bad && i < p->n; ++i) {
     bad = run_step(&p->step[i], c, host, ones);

@@ -3,8 +3,16 @@
 // against the CPU's broadcast_add/sub/mul/div through the C API, on every
 // machine: operands of fewer axes, extent-1 axes on either side, a
 // scalar, an empty output, write and add modes, bitwise.
+//
+// Also the half-precision parts the element-wise, broadcast and sum
+// kernels share (backends/cuda/half_hd.h, half_types.h): the conversions
+// against core/base/half.h on every 16-bit pattern and on the rounding
+// boundaries of every half value, and the broadcast kernels' per-element
+// code in float16 / bfloat16 (MxcElem load, operation, store) against the
+// CPU operators, bitwise.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 #include <string>
@@ -12,8 +20,11 @@
 
 extern "C" {
 #include "backends/cuda/bcast_plan.h"
+#include "backends/cuda/half_types.h"
 }
+#include "backends/cuda/half_hd.h"
 #include "mxc/mxc.h"
+#include "tests/gpu/half_test_util.h"
 #include "tests/gpu/plan_test_util.h"
 
 namespace {
@@ -146,6 +157,325 @@ TEST(CudaBcastPlan, AWrongPlanFails) {
   ASSERT_TRUE(Same(HostOp(MXC__BC_SUB, p, x, y, base, MXC_REQ_WRITE), cpu));
   p.sa[p.nd - 1] = 0;  // the lhs repeated along the innermost axis
   EXPECT_FALSE(Same(HostOp(MXC__BC_SUB, p, x, y, base, MXC_REQ_WRITE), cpu));
+}
+
+// ---- half precision (half_hd.h, half_types.h) ----
+
+uint32_t Bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  return u;
+}
+
+float FromBits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+// Widening: every 16-bit pattern, NaN payloads and signs included.
+TEST(CudaHalf, WideningMatchesTheCpuOnEveryPattern) {
+  for (uint32_t h = 0; h <= 0xffffu; ++h) {
+    uint16_t x = (uint16_t)h;
+    ASSERT_EQ(Bits(mxc__hd_f16_to_f32(x)), Bits(mxc__f16_to_f32(x))) << h;
+    ASSERT_EQ(Bits(mxc__hd_bf16_to_f32(x)), Bits(mxc__bf16_to_f32(x))) << h;
+  }
+}
+
+// Floats around every rounding decision of a 16-bit type: each value of
+// the type (exp_shift: bits below its last mantissa bit in a float,
+// 13 for float16 normals, 16 for bfloat16), the midpoints to the next and
+// one float ulp either side, plus special values and random patterns.
+std::vector<uint32_t> NarrowingInputs(bool f16) {
+  std::vector<uint32_t> v = {0x7f800000u, 0xff800000u, 0x7fc00000u, 0xffc00001u,
+                             0x7f800001u, 0x7fbfffffu, 0x477ff000u, 0x477fefffu,
+                             0x477ff001u, 0x33000000u, 0x33000001u, 0x32ffffffu,
+                             0x38800000u, 0x387fffffu, 0x00000001u, 0x80000000u,
+                             0x7f7fffffu};
+  for (uint32_t h = 0; h <= 0x7fffu; ++h) {
+    float lo =
+        f16 ? mxc__f16_to_f32((uint16_t)h) : mxc__bf16_to_f32((uint16_t)h);
+    float hi = f16 ? mxc__f16_to_f32((uint16_t)(h + 1))
+                   : mxc__bf16_to_f32((uint16_t)(h + 1));
+    if (!std::isfinite(lo)) continue;
+    uint32_t mid = Bits((float)(((double)lo + (double)hi) / 2));
+    for (uint32_t u : {Bits(lo), mid}) {
+      for (uint32_t d : {0u, 1u, 0x80000000u}) v.push_back(u ^ d);
+      v.push_back(u + 1), v.push_back(u - 1);
+      v.push_back((u + 1) | 0x80000000u), v.push_back((u - 1) | 0x80000000u);
+    }
+  }
+  std::mt19937 g(16);
+  for (int i = 0; i < 200000; ++i) v.push_back((uint32_t)g());
+  return v;
+}
+
+// Fails (tried once each) when the ties-to-even term of the normal path is
+// dropped or the subnormal path adds 0.25 instead of 0.5.
+TEST(CudaHalf, NarrowingMatchesTheCpu) {
+  for (uint32_t u : NarrowingInputs(true)) {
+    float f = FromBits(u);
+    ASSERT_EQ(mxc__hd_f32_to_f16(f), mxc__f32_to_f16(f)) << std::hex << u;
+  }
+  for (uint32_t u : NarrowingInputs(false)) {
+    float f = FromBits(u);
+    ASSERT_EQ(mxc__hd_f32_to_bf16(f), mxc__f32_to_bf16(f)) << std::hex << u;
+  }
+}
+
+TEST(CudaHalf, RowsTakeOneFloatOrHalfDtype) {
+  const int f32 = MXC_DTYPE_FLOAT32, f16 = MXC_DTYPE_FLOAT16,
+            bf16 = MXC_DTYPE_BFLOAT16;
+  const int same16[] = {f16, f16, f16}, same_bf[] = {bf16, -1, bf16},
+            mixed[] = {f16, f32, f16}, f64[] = {MXC_DTYPE_FLOAT64, -1, -1},
+            undecided[] = {-1, -1, -1}, ints[] = {MXC_DTYPE_INT32, -1, -1};
+  EXPECT_EQ(mxc__half_supports_same(same16, 2, 1), 1);
+  EXPECT_EQ(mxc__half_supports_same(same_bf, 2, 1), 1);
+  EXPECT_EQ(mxc__half_supports_same(undecided, 2, 1), 1);
+  EXPECT_EQ(mxc__half_supports_same(mixed, 2, 1), 0);
+  EXPECT_EQ(mxc__half_supports_same(f64, 2, 1), 0);
+  EXPECT_EQ(mxc__half_supports_same(ints, 2, 1), 0);
+  EXPECT_EQ(mxc__half_slot(f32), MXC__HALF_SLOT_F32);
+  EXPECT_EQ(mxc__half_slot(bf16), MXC__HALF_SLOT_BF16);
+  EXPECT_EQ(mxc__half_slot(MXC_DTYPE_INT8), -1);
+}
+
+// The CPU operator on arrays of dtype dt (values rounded to it).
+Vec CpuOpOf(int dt, const char *name, const Case &c, const Vec &a, const Vec &b,
+            const Vec &base, int req) {
+  mxc_op op = nullptr;
+  EXPECT_EQ(mxc_op_find(name, &op), MXC_OK);
+  auto make = [dt](const Dims &d, const Vec &v) {
+    mxc_ndarray h = nullptr;
+    EXPECT_EQ(mxc_ndarray_create(d.data(), (int)d.size(), dt, MXC_DEVICE_CPU, 0,
+                                 0, &h),
+              MXC_OK);
+    std::vector<uint8_t> bytes = mxct::ToBytes(dt, v);
+    if (!bytes.empty()) {
+      EXPECT_EQ(mxc_ndarray_copy_from_host(h, bytes.data(), bytes.size()),
+                MXC_OK);
+    }
+    return h;
+  };
+  mxc_ndarray in[2] = {make(c.a, a), make(c.b, b)}, out = make(c.out, base);
+  EXPECT_EQ(mxc_op_invoke(op, nullptr, nullptr, 0, in, 2, &out, 1, &req),
+            MXC_OK)
+      << mxc_last_error();
+  std::vector<uint8_t> r(base.size() * 2);
+  if (!r.empty()) {
+    EXPECT_EQ(mxc_ndarray_copy_to_host(out, r.data(), r.size()), MXC_OK);
+  }
+  mxc_ndarray_free(in[0]), mxc_ndarray_free(in[1]), mxc_ndarray_free(out);
+  return mxct::FromBytes(dt, r);
+}
+
+// bcast.cu's kernel body for dtype DT on the host: the same MxcElem loads,
+// operation and store.
+template <int DT>
+Vec HostOpHalf(int op, const mxc__bcast_plan &p, const Vec &a, const Vec &b,
+               const Vec &base, int req) {
+  typedef MxcElem<DT> E;
+  std::vector<uint16_t> ha, hb, hr;
+  for (float x : a) ha.push_back(mxct::FloatToHalf(DT, x));
+  for (float x : b) hb.push_back(mxct::FloatToHalf(DT, x));
+  for (float x : base) hr.push_back(mxct::FloatToHalf(DT, x));
+  for (size_t i = 0; i < hr.size(); ++i) {
+    int64_t ia, ib;
+    mxc__bcast_offsets(&p, (int64_t)i, &ia, &ib);
+    float v =
+        mxc__bcast_apply(op, E::load(ha[(size_t)ia]), E::load(hb[(size_t)ib]));
+    hr[i] = E::store(req == MXC_REQ_ADD ? E::load(hr[i]) + v : v);
+  }
+  Vec r;
+  for (uint16_t h : hr) r.push_back(mxct::HalfToFloat(DT, h));
+  return r;
+}
+
+// Values that exercise half rounding: wide magnitudes (float16 overflow
+// and subnormals), exact ties, a NaN and an infinity.
+Vec HalfRandom(const Dims &d, std::mt19937 *g) {
+  std::uniform_real_distribution<float> e(-26.f, 17.f);
+  Vec v((size_t)Numel(d));
+  for (auto &x : v) x = ((*g)() % 2 ? 1.f : -1.f) * std::exp2(e(*g));
+  if (v.size() > 3) v[1] = NAN, v[2] = -INFINITY, v[3] = 1.f + 1.f / 2048;
+  return v;
+}
+
+template <int DT>
+void CheckBcastHalf() {
+  std::mt19937 g(25);
+  for (const Case &c : kCases) {
+    mxc__gpu_array a = Arr(c.a), b = Arr(c.b), o = Arr(c.out);
+    mxc__bcast_plan p;
+    char why[256] = "";
+    ASSERT_EQ(mxc__bcast_plan_make(&a, &b, &o, &p, why, sizeof why), MXC_OK);
+    Vec x = HalfRandom(c.a, &g), y = HalfRandom(c.b, &g),
+        base = HalfRandom(c.out, &g);
+    for (int op = 0; op < 4; ++op) {
+      for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+        EXPECT_TRUE(Same(HostOpHalf<DT>(op, p, x, y, base, req),
+                         CpuOpOf(DT, kOps[op], c, x, y, base, req)))
+            << kOps[op] << " " << mxct::DtypeName(DT) << ", " << Numel(c.out)
+            << " elements, req " << req;
+      }
+    }
+  }
+}
+
+TEST(CudaHalf, BroadcastKernelBodyMatchesTheCpuBitwise) {
+  CheckBcastHalf<MXC_DTYPE_FLOAT16>();
+  CheckBcastHalf<MXC_DTYPE_BFLOAT16>();
+}
+
+// elementwise.cu computes relu, negative, abs and square of half arrays
+// in float, the CPU in double (ops/elemwise/unary.c): the same results,
+// bit for bit, write and add (the reasoning is elementwise.cu's). Every
+// 16-bit pattern as the input, against the CPU operators.
+template <int DT>
+void CheckUnaryInFloat() {
+  typedef MxcElem<DT> E;
+  std::mt19937 g(26);
+  Vec x, base = HalfRandom({65536}, &g);
+  for (uint32_t h = 0; h <= 0xffffu; ++h) {
+    x.push_back(mxct::HalfToFloat(DT, (uint16_t)h));
+  }
+  x[(size_t)mxct::HalfPoison(DT)] = 0.f;  // the tests' poison, not data
+  const char *names[] = {"relu", "negative", "abs", "square"};
+  for (int u = 0; u < 4; ++u) {
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      Vec host;
+      for (size_t i = 0; i < x.size(); ++i) {
+        float a = E::load(mxct::FloatToHalf(DT, x[i]));
+        float v = u == 0   ? (a > 0.f || a != a ? a : 0.f)
+                  : u == 1 ? -a
+                  : u == 2 ? std::fabs(a)
+                           : a * a;
+        float o = E::load(mxct::FloatToHalf(DT, base[i]));
+        host.push_back(
+            mxct::HalfToFloat(DT, E::store(req == MXC_REQ_ADD ? o + v : v)));
+      }
+      mxc_op op = nullptr;
+      ASSERT_EQ(mxc_op_find(names[u], &op), MXC_OK);
+      Case c = {{65536}, {65536}, {65536}};
+      Vec cpu;
+      {
+        mxc_ndarray in = nullptr, out = nullptr;
+        std::vector<uint8_t> bx = mxct::ToBytes(DT, x),
+                             bo = mxct::ToBytes(DT, base);
+        ASSERT_EQ(
+            mxc_ndarray_create(c.a.data(), 1, DT, MXC_DEVICE_CPU, 0, 0, &in),
+            MXC_OK);
+        ASSERT_EQ(
+            mxc_ndarray_create(c.a.data(), 1, DT, MXC_DEVICE_CPU, 0, 0, &out),
+            MXC_OK);
+        ASSERT_EQ(mxc_ndarray_copy_from_host(in, bx.data(), bx.size()), MXC_OK);
+        ASSERT_EQ(mxc_ndarray_copy_from_host(out, bo.data(), bo.size()),
+                  MXC_OK);
+        ASSERT_EQ(mxc_op_invoke(op, nullptr, nullptr, 0, &in, 1, &out, 1, &req),
+                  MXC_OK)
+            << mxc_last_error();
+        ASSERT_EQ(mxc_ndarray_copy_to_host(out, bo.data(), bo.size()), MXC_OK);
+        cpu = mxct::FromBytes(DT, bo);
+        mxc_ndarray_free(in), mxc_ndarray_free(out);
+      }
+      EXPECT_TRUE(Same(host, cpu))
+          << names[u] << " " << mxct::DtypeName(DT) << " req " << req;
+    }
+  }
+}
+
+TEST(CudaHalf, UnaryInFloatMatchesTheCpuBitwise) {
+  CheckUnaryInFloat<MXC_DTYPE_FLOAT16>();
+  CheckUnaryInFloat<MXC_DTYPE_BFLOAT16>();
+}
+
+// cast.cu's per-element conversion (mxc__hd_cast_elem) on the host for
+// the (SRC, DST) pair, over arrays' bytes.
+template <int SRC, int DST>
+std::vector<uint8_t> HostCast(const std::vector<uint8_t> &x,
+                              const std::vector<uint8_t> &init, int add) {
+  typedef typename MxcCastT<SRC>::T S;
+  typedef typename MxcCastT<DST>::T D;
+  std::vector<uint8_t> r = init;
+  for (size_t i = 0; i < x.size() / sizeof(S); ++i) {
+    S s;
+    D d;
+    std::memcpy(&s, &x[i * sizeof(S)], sizeof(S));
+    std::memcpy(&d, &r[i * sizeof(D)], sizeof(D));
+    d = mxc__hd_cast_elem<SRC, DST>(s, d, add);
+    std::memcpy(&r[i * sizeof(D)], &d, sizeof(D));
+  }
+  return r;
+}
+
+typedef std::vector<uint8_t> (*host_cast_fn)(const std::vector<uint8_t> &,
+                                             const std::vector<uint8_t> &,
+                                             int);
+
+// Indexed by mxc__cast_slot of source and target, as cast.cu's table.
+#define HOST_CAST_ROW(src)                                                \
+  {HostCast<src, MXC_DTYPE_FLOAT32>, HostCast<src, MXC_DTYPE_FLOAT16>,   \
+   HostCast<src, MXC_DTYPE_BFLOAT16>, HostCast<src, MXC_DTYPE_FLOAT64>}
+const host_cast_fn kHostCast[4][4] = {
+    HOST_CAST_ROW(MXC_DTYPE_FLOAT32), HOST_CAST_ROW(MXC_DTYPE_FLOAT16),
+    HOST_CAST_ROW(MXC_DTYPE_BFLOAT16), HOST_CAST_ROW(MXC_DTYPE_FLOAT64)};
+#undef HOST_CAST_ROW
+
+// One pair, write and add: the host's conversion against the CPU's op.
+void CheckCastPair(const char *op, int src, int dst,
+                   const std::vector<double> &v,
+                   const std::vector<double> &base) {
+  std::vector<uint8_t> x = mxct::CastBytes(src, v);
+  std::vector<uint8_t> init = mxct::CastBytes(dst, base);
+  for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+    std::string what = std::string(op) + " " + mxct::DtypeName(src) +
+                       " to " + mxct::DtypeName(dst) + " req " +
+                       std::to_string(req);
+    int rc = 0;
+    std::vector<uint8_t> cpu =
+        mxct::RunCastOn(op, src, dst, x, init, req, MXC_DEVICE_CPU, &rc);
+    ASSERT_EQ(rc, MXC_OK) << what << ": " << mxc_last_error();
+    std::vector<uint8_t> host =
+        kHostCast[mxc__cast_slot(src)][mxc__cast_slot(dst)](
+            x, init, req == MXC_REQ_ADD);
+    mxct::ExpectSameElems(what, dst, host, cpu);
+  }
+}
+
+// Every pair of the four floating dtypes, write and add, against the
+// CPU's Cast and _backward_Cast bitwise (a NaN matching any NaN).
+TEST(CudaHalf, CastElemMatchesTheCpu) {
+  std::mt19937 g(27);
+  std::vector<double> v = mxct::CastValues(4096, &g);
+  std::vector<double> base = mxct::CastValues(4096, &g);
+  for (const char *op : {"Cast", "_backward_Cast"}) {
+    for (int src : mxct::FloatDtypes()) {
+      for (int dst : mxct::FloatDtypes()) CheckCastPair(op, src, dst, v, base);
+    }
+  }
+}
+
+// Rounding float64 to float32 to nearest first (instead of to odd) rounds
+// some of those values twice: the comparison above would fail.
+TEST(CudaHalf, CastRoundsFloat64ToHalfOnce) {
+  double d = 1. + 0x1p-11 + 0x1p-40;  // just above a float16 tie
+  EXPECT_EQ(mxc__hd_f32_to_f16(mxc__hd_f64_to_f32_odd(d)), 0x3c01);
+  EXPECT_EQ(mxc__hd_f32_to_f16((float)d), 0x3c00);  // the tie, to even
+}
+
+TEST(CudaHalf, CastRowsTakeTheFloatingDtypes) {
+  const int f64_to_f16[] = {MXC_DTYPE_FLOAT64, MXC_DTYPE_FLOAT16},
+            bwd[] = {MXC_DTYPE_BFLOAT16, MXC_DTYPE_INT32, MXC_DTYPE_INT32},
+            i32_to_f16[] = {MXC_DTYPE_INT32, MXC_DTYPE_FLOAT16},
+            undecided[] = {MXC_DTYPE_FLOAT32, -1},
+            bwd_ok[] = {MXC_DTYPE_FLOAT16, MXC_DTYPE_FLOAT32,
+                        MXC_DTYPE_FLOAT32};
+  EXPECT_EQ(mxc__half_supports_cast(f64_to_f16, 1, 1), 1);
+  EXPECT_EQ(mxc__half_supports_cast(undecided, 1, 1), 1);
+  EXPECT_EQ(mxc__half_supports_cast(bwd_ok, 2, 1), 1);
+  EXPECT_EQ(mxc__half_supports_cast(bwd, 2, 1), 0);  // int32 output
+  EXPECT_EQ(mxc__half_supports_cast(i32_to_f16, 1, 1), 0);
+  EXPECT_EQ(mxc__cast_slot(MXC_DTYPE_FLOAT64), 3);
 }
 
 }  // namespace

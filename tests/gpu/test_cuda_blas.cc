@@ -31,29 +31,29 @@ const mxc__gpu_kernel *Find(const mxc__gpu_plugin *p, const char *op) {
   return nullptr;
 }
 
-mxc__gpu_array Matrix(int64_t r, int64_t c) {
+mxc__gpu_array Matrix(int64_t r, int64_t c, int dt = MXC_DTYPE_FLOAT32) {
   mxc__gpu_array a = {};
   a.size = r * c;
   a.ndim = 2;
   a.dims[0] = r;
   a.dims[1] = c;
-  a.dtype = MXC_DTYPE_FLOAT32;
+  a.dtype = dt;
   return a;
 }
 
-TEST(CudaBlas, WithoutCublasEveryKernelSaysWhatToInstall) {
-  const mxc__gpu_plugin *p = Plugin();
-  ASSERT_NE(p, nullptr);
+// Every kernel's call in dtype dt without cuBLAS.
+void CheckWithoutCublas(const mxc__gpu_plugin *p, int dt) {
   // Shapes every operator accepts: (2, 3) x (3, 2) as dot's operands,
   // FullyConnected data (2, 3) with num_hidden 2 and weight (2, 3).
   mxc__dot_param dot = {0, 0};
   mxc__fc_param fc = {2, 1, 1};
   const char *ops[] = {"dot", "_backward_dot", "FullyConnected",
                        "_backward_FullyConnected"};
-  mxc__gpu_array a = Matrix(2, 3), w = Matrix(2, 3), b = Matrix(3, 2);
-  mxc__gpu_array g = Matrix(2, 2);
+  mxc__gpu_array a = Matrix(2, 3, dt), w = Matrix(2, 3, dt),
+                 b = Matrix(3, 2, dt);
+  mxc__gpu_array g = Matrix(2, 2, dt);
   for (const char *op : ops) {
-    SCOPED_TRACE(op);
+    SCOPED_TRACE(std::string(op) + " dtype " + std::to_string(dt));
     const mxc__gpu_kernel *k = Find(p, op);
     ASSERT_NE(k, nullptr);
     bool is_fc = std::string(op).find("Fully") != std::string::npos;
@@ -71,6 +71,33 @@ TEST(CudaBlas, WithoutCublasEveryKernelSaysWhatToInstall) {
     EXPECT_NE(w.find(std::getenv("MXC_CUBLAS_LIBRARY")), std::string::npos) << w;
     EXPECT_NE(w.find("nvidia-cublas"), std::string::npos) << w;
   }
+}
+
+TEST(CudaBlas, WithoutCublasEveryKernelSaysWhatToInstall) {
+  const mxc__gpu_plugin *p = Plugin();
+  ASSERT_NE(p, nullptr);
+  // float16 and bfloat16 calls (cublasGemmEx) fail the same way.
+  for (int dt : {MXC_DTYPE_FLOAT32, MXC_DTYPE_FLOAT16, MXC_DTYPE_BFLOAT16}) {
+    CheckWithoutCublas(p, dt);
+  }
+}
+
+// The rows take one dtype of float32, float16 and bfloat16 (libmxc then
+// routes the call here), and nothing else.
+TEST(CudaBlas, RowsTakeFloatAndHalfTypes) {
+  const mxc__gpu_plugin *p = Plugin();
+  ASSERT_NE(p, nullptr);
+  const mxc__gpu_kernel *k = Find(p, "dot");
+  ASSERT_NE(k, nullptr);
+  ASSERT_NE(k->supports, nullptr);
+  for (int dt : {MXC_DTYPE_FLOAT32, MXC_DTYPE_FLOAT16, MXC_DTYPE_BFLOAT16}) {
+    int dts[3] = {dt, dt, dt};
+    EXPECT_EQ(k->supports(dts, 2, 1), 1) << dt;
+  }
+  int f64[3] = {MXC_DTYPE_FLOAT64, MXC_DTYPE_FLOAT64, MXC_DTYPE_FLOAT64};
+  int mixed[3] = {MXC_DTYPE_FLOAT16, MXC_DTYPE_FLOAT32, MXC_DTYPE_FLOAT16};
+  EXPECT_EQ(k->supports(f64, 2, 1), 0);
+  EXPECT_EQ(k->supports(mixed, 2, 1), 0);
 }
 
 TEST(CudaBlas, NothingToComputeNeedsNoLibrary) {
