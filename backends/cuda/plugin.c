@@ -23,6 +23,7 @@
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/fuse.h"
 #include "backends/cuda/rng.h"
+#include "backends/cuda/sdot.h"
 #include "backends/cuda/streams.h"
 #include "backends/cuda/sum.h"
 #include "backends/cuda/train.h"
@@ -150,6 +151,11 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_RNG_ROWS
 };
 
+/* Kernels for calls with sparse arrays (mxc__gpu_sparse_kernel). */
+static const mxc__gpu_sparse_kernel k_sparse_kernels[] = {
+    MXC__CUDA_SPARSE_ROWS
+};
+
 static const mxc__gpu_plugin k_plugin = {
     .abi = MXC__GPU_PLUGIN_ABI,
     .size = sizeof(mxc__gpu_plugin),
@@ -168,6 +174,9 @@ static const mxc__gpu_plugin k_plugin = {
     .stream_sync = mxc__cuda_stream_sync,
     .copy_async = mxc__cuda_copy_async,
     .launch = mxc__cuda_launch,
+    .sparse_kernels = k_sparse_kernels,
+    .n_sparse_kernels =
+        (int)(sizeof k_sparse_kernels / sizeof k_sparse_kernels[0]),
 };
 
 const mxc__gpu_plugin *mxc_gpu_plugin_v2(void) { return &k_plugin; }
