@@ -13,7 +13,7 @@
 #        then each benchmark's figures (name=value lines).
 #        Exit status 0 only when nothing failed and a GPU was used.
 #        The toolkit's libraries the plug-in opens itself (cuBLAS, cuDNN,
-#        NVRTC) do not travel (hundreds of MB): where the dynamic loader
+#        NVRTC, cuSPARSE) do not travel (hundreds of MB): where the dynamic loader
 #        does not find them, `run` adds the lib folders of the nvidia-*
 #        Python wheels (PyTorch's) to LD_LIBRARY_PATH and prints which.
 #        bench_gpu's PyTorch peer runs with the first Python found that
@@ -86,12 +86,14 @@ wheel_lib_dirs() {
   done | sort -u
 }
 
-# cuBLAS, cuDNN and NVRTC (fused kernels) from the wheels where the loader
-# does not find them (NVRTC: nvidia/cuda_nvrtc/lib or nvidia/cu13/lib,
-# which also hold the libnvrtc-builtins it opens).
+# cuBLAS, cuDNN, NVRTC (fused kernels) and cuSPARSE (sparse dot, with the
+# nvJitLink it links) from the wheels where the loader does not find them
+# (NVRTC: nvidia/cuda_nvrtc/lib or nvidia/cu13/lib, which also hold the
+# libnvrtc-builtins it opens).
 add_wheel_libs() {
   local lib d added=()
-  for lib in libcublas.so.13 libcudnn.so.9 libnvrtc.so.13; do
+  for lib in libcublas.so.13 libcudnn.so.9 libnvrtc.so.13 libcusparse.so.12 \
+    libnvJitLink.so.13; do
     found "$lib" && continue
     for d in $(wheel_lib_dirs); do
       if [ -e "$d/$lib" ]; then

@@ -227,8 +227,17 @@ int GpuDot(mxc_ndarray lhs, mxc_ndarray rhs, const std::vector<int64_t> &os,
 // What the GPU does not run is refused by name, never crashed on: the
 // CPU's other sparse dot kernels, its storage fallback, other operators on
 // a GPU CSR, malformed input, row_sparse arrays.
+int64_t GpuBytesInUse() {
+  EXPECT_EQ(mxc_wait_all(), MXC_OK);
+  int64_t n = -1;
+  EXPECT_EQ(mxc_storage_stat(MXC_DEVICE_GPU, 0, MXC_STORAGE_BYTES_IN_USE, &n),
+            MXC_OK);
+  return n;
+}
+
 TEST(GpuSparseArrays, RefusedClearly) {
   if (!HaveGpu()) GTEST_SKIP() << "no usable GPU";
+  int64_t before = GpuBytesInUse();
   std::mt19937 g(17);
   SdotCase c = {5, 5, {5}, 0, 0.4, MXC_DTYPE_FLOAT32, MXC_DTYPE_INT64};
   CsrData d = mxct::RandomCsr(c, &g);
@@ -246,9 +255,17 @@ TEST(GpuSparseArrays, RefusedClearly) {
   mxc_op sq = nullptr;
   ASSERT_EQ(mxc_op_find("square", &sq), MXC_OK);
   mxc_ndarray out = nullptr;
-  EXPECT_NE(mxc_op_invoke(sq, nullptr, nullptr, 0, &csr, 1, &out, 1, nullptr),
-            MXC_OK);
-  mxc_ndarray_free(out);
+  EXPECT_EQ(mxc_op_invoke(sq, nullptr, nullptr, 0, &csr, 1, &out, 1, nullptr),
+            MXC_ERR_UNSUPPORTED)
+      << mxc_last_error();
+  EXPECT_EQ(out, nullptr);
+  // Storage casts on a GPU (host code on the CPU).
+  EXPECT_EQ(mxc_ndarray_cast_storage(csr, MXC_STYPE_DEFAULT, &out),
+            MXC_ERR_UNSUPPORTED)
+      << mxc_last_error();
+  EXPECT_EQ(mxc_ndarray_cast_storage(dense, MXC_STYPE_CSR, &out),
+            MXC_ERR_UNSUPPORTED)
+      << mxc_last_error();
   // Malformed host buffers never reach the GPU.
   const int64_t shape[2] = {2, 3};
   const int64_t ip[3] = {0, 2, 1}, ix[1] = {0};
@@ -268,6 +285,7 @@ TEST(GpuSparseArrays, RefusedClearly) {
             std::string::npos);
   mxc_ndarray_free(csr);
   mxc_ndarray_free(dense);
+  EXPECT_EQ(GpuBytesInUse(), before) << "device memory left behind";
 }
 
 }  // namespace
