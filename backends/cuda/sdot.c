@@ -202,6 +202,13 @@ static scalar scalar_of(const mxc__sdot_plan *p, double v) {
   return s;
 }
 
+/* The algorithms tried, in order: the library's default, then CSR_ALG1,
+ * which the documentation gives for every opA and dense order, in case
+ * the default declines a transposed product with row-major operands
+ * (CUSPARSE_STATUS_NOT_SUPPORTED). Unverified on a GPU so far. */
+static const cusparseSpMMAlg_t k_algs[] = {CUSPARSE_SPMM_ALG_DEFAULT,
+                                           CUSPARSE_SPMM_CSR_ALG1};
+
 static int spmm(const mxc__sdot_plan *p, sp_ctx *s, const descs *d, char *why,
                 size_t len) {
   cusparseOperation_t op_a = p->trans_a ? CUSPARSE_OPERATION_TRANSPOSE
@@ -209,17 +216,21 @@ static int spmm(const mxc__sdot_plan *p, sp_ctx *s, const descs *d, char *why,
   cusparseOperation_t op_b = CUSPARSE_OPERATION_NON_TRANSPOSE;
   cudaDataType ct = p->f64 ? CUDA_R_64F : CUDA_R_32F;
   scalar alpha = scalar_of(p, p->alpha), beta = scalar_of(p, p->beta);
-  size_t bytes = 0;
-  cusparseStatus_t st = FN(F_BUFSIZE, cusparseSpMM_bufferSize)(
-      s->h, op_a, op_b, &alpha, d->a, d->b, &beta, d->c, ct,
-      CUSPARSE_SPMM_ALG_DEFAULT, &bytes);
+  size_t bytes = 0, i = 0;
+  cusparseStatus_t st = CUSPARSE_STATUS_NOT_SUPPORTED;
+  for (; i < sizeof k_algs / sizeof k_algs[0]; ++i) {
+    st = FN(F_BUFSIZE, cusparseSpMM_bufferSize)(s->h, op_a, op_b, &alpha,
+                                                d->a, d->b, &beta, d->c, ct,
+                                                k_algs[i], &bytes);
+    if (st != CUSPARSE_STATUS_NOT_SUPPORTED) break;
+  }
   if (st != CUSPARSE_STATUS_SUCCESS) {
     return sp_fail(why, len, "cusparseSpMM_bufferSize", st);
   }
   int rc = ensure_work(s, bytes, why, len);
   if (rc != MXC_OK) return rc;
   st = FN(F_SPMM, cusparseSpMM)(s->h, op_a, op_b, &alpha, d->a, d->b, &beta,
-                                d->c, ct, CUSPARSE_SPMM_ALG_DEFAULT, s->work);
+                                d->c, ct, k_algs[i], s->work);
   return st == CUSPARSE_STATUS_SUCCESS ? MXC_OK
                                        : sp_fail(why, len, "cusparseSpMM", st);
 }
