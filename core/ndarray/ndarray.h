@@ -176,7 +176,13 @@ void mxc__chunk_release(mxc__chunk *c);
  *
  * Everything in mxc__sparse is read or written only under engine ordering
  * of the sparse chunk's variable (inside pushed work that reads or writes
- * it), except index_dtype, which never changes. */
+ * it), except index_dtype, which never changes.
+ *
+ * Devices: row_sparse arrays are on the CPU. A CSR array may be on a GPU
+ * (its blocks device memory, for the GPU's sparse kernels): it is made
+ * from host buffers checked in full first, or by mxc__sparse_copy from a
+ * checked array, so it is always valid; host code never reads its
+ * blocks, except sparse_sync.c's copies through the plug-in. */
 typedef struct mxc__sparse {
   int index_dtype;              /* MXC_DTYPE_INT32 or MXC_DTYPE_INT64 */
   int64_t nnz;                  /* csr: stored values; rsp: stored rows */
