@@ -457,6 +457,21 @@ static int pick_kernel(const mxc__op *op, const void *param,
  * backend's kernel with compute_sparse that supports these storage types
  * and dtypes, or MXC_ERR_UNSUPPORTED naming them (nothing falls back: the
  * arrays are in device memory). */
+/* "csr, default -> default": a call's storage types, as room allows. */
+static void stypes_str(const int *ist, int n_in, const int *ostype,
+                       int n_total, char *buf, size_t len) {
+  size_t pos = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < n_in + n_total && pos + 1 < len; ++i) {
+    int s = i < n_in ? ist[i] : ostype[i - n_in];
+    int n = snprintf(buf + pos, len - pos, "%s%s",
+                     i == 0 ? "" : i == n_in ? " -> " : ", ",
+                     mxc__stype_name(s));
+    if (n < 0) return;
+    pos += (size_t)n;
+  }
+}
+
 static int pick_sparse_kernel(const mxc__op *op, const void *param,
                               const int *itype, const int *ist, int n_in,
                               const int *otype, const int *ostype,
@@ -466,16 +481,7 @@ static int pick_sparse_kernel(const mxc__op *op, const void *param,
   *out = mxc__op_kernel(op, dev.type, param, &t);
   if (*out && (*out)->compute_sparse) return MXC_OK;
   char st[160];
-  size_t pos = 0;
-  st[0] = '\0';
-  for (int i = 0; i < n_in + n_total && pos + 1 < sizeof st; ++i) {
-    int s = i < n_in ? ist[i] : ostype[i - n_in];
-    int n = snprintf(st + pos, sizeof st - pos, "%s%s",
-                     i == 0 ? "" : i == n_in ? " -> " : ", ",
-                     mxc__stype_name(s));
-    if (n < 0) break;
-    pos += (size_t)n;
-  }
+  stypes_str(ist, n_in, ostype, n_total, st, sizeof st);
   return mxc__error_set(MXC_ERR_UNSUPPORTED,
                         "operator '%s': no kernel for storage types (%s) "
                         "on %s(%d); copy the arrays to the CPU "
