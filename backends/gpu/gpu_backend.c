@@ -234,8 +234,6 @@ static int compute_sparse(const mxc__op *op, const mxc__opctx *ctx,
 
 extern const mxc__backend mxc__backend_cuda;
 
-/* Sparse rows whose operator has no dense row get attached too (a
- * backend attaches one kernel per operator). */
 static void attach_one(mxc__registry *r, const char *name,
                        const mxc__kernel *k) {
   /* A kernel that cannot attach (an operator this build lacks) costs
@@ -248,6 +246,9 @@ static void attach_one(mxc__registry *r, const char *name,
   }
 }
 
+/* The plug-in's sparse rows (a table that has them); an operator with no
+ * dense row gets the backend's kernel here (one kernel per operator and
+ * backend: supports and compute_sparse pick the row). */
 static void attach_sparse(mxc__registry *r, const mxc__gpu_plugin *p,
                           const mxc__kernel *k) {
   size_t end = offsetof(mxc__gpu_plugin, n_sparse_kernels) + sizeof(int);
