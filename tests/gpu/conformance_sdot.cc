@@ -209,6 +209,57 @@ TEST(GpuSparseArrays, CopiedAndEmptyArraysCompute) {
   for (mxc_ndarray a : {cpu, gpu, empty}) mxc_ndarray_free(a);
 }
 
+// 24 independent sparse dots pushed at once, alternating transposes: the
+// engine's GPU workers run them concurrently, each thread with its own
+// cuSPARSE handle and workspace (grown as the shapes need).
+TEST(GpuSparseArrays, ConcurrentCallsAgree) {
+  if (!HaveGpu()) GTEST_SKIP() << "no usable GPU";
+  const int kCalls = 24;
+  std::mt19937 g(19);
+  mxc_op op = nullptr;
+  ASSERT_EQ(mxc_op_find("dot", &op), MXC_OK);
+  std::vector<SdotCase> cases;
+  std::vector<CsrData> csr;
+  std::vector<std::vector<char>> rhs;
+  std::vector<mxc_ndarray> outs, keep;
+  for (int i = 0; i < kCalls; ++i) {
+    cases.push_back({40 + i, 31 + 2 * i, {3 + i % 5}, i % 2, 0.1,
+                     MXC_DTYPE_FLOAT32, i % 3 ? MXC_DTYPE_INT64
+                                              : MXC_DTYPE_INT32});
+    const SdotCase &c = cases.back();
+    csr.push_back(mxct::RandomCsr(c, &g));
+    rhs.push_back(mxct::RandomValues(c.K() * c.N(), c.dtype, &g));
+    mxc_ndarray in[2] = {
+        mxct::MakeCsr(c, csr.back(), MXC_DEVICE_GPU, 0),
+        mxct::MakeDense(c.RhsShape(), c.dtype, rhs.back(), MXC_DEVICE_GPU, 0)};
+    mxc_ndarray out = mxct::MakeDense(c.OutShape(), c.dtype, {},
+                                      MXC_DEVICE_GPU, 0);
+    const char *keys[] = {"transpose_a"};
+    const char *vals[] = {c.ta ? "true" : "false"};
+    ASSERT_EQ(mxc_op_invoke(op, keys, vals, 1, in, 2, &out, 1, nullptr),
+              MXC_OK)
+        << mxc_last_error();
+    outs.push_back(out);
+    keep.insert(keep.end(), in, in + 2);
+  }
+  ASSERT_EQ(mxc_wait_all(), MXC_OK) << mxc_last_error();
+  for (int i = 0; i < kCalls; ++i) {
+    const SdotCase &c = cases[i];
+    int rc = 0;
+    auto zeros = std::vector<char>(c.M() * c.N() * 4, 0);
+    auto cpu = mxct::InvokeSdot(c, csr[i], rhs[i], zeros, MXC_REQ_WRITE,
+                                MXC_DEVICE_CPU, 0, &rc);
+    ASSERT_EQ(rc, MXC_OK) << mxc_last_error();
+    std::vector<char> got(cpu.size());
+    ASSERT_EQ(mxc_ndarray_copy_to_host(outs[i], got.data(), got.size()),
+              MXC_OK);
+    mxct::ExpectSdotClose("call " + std::to_string(i), got, cpu, c.dtype,
+                          1e-4);
+  }
+  for (mxc_ndarray a : outs) mxc_ndarray_free(a);
+  for (mxc_ndarray a : keep) mxc_ndarray_free(a);
+}
+
 // dot(lhs, rhs) on gpu(0) with these parameters: its return code; the
 // message in *msg.
 int GpuDot(mxc_ndarray lhs, mxc_ndarray rhs, const std::vector<int64_t> &os,
@@ -224,17 +275,19 @@ int GpuDot(mxc_ndarray lhs, mxc_ndarray rhs, const std::vector<int64_t> &os,
   return rc;
 }
 
-// What the GPU does not run is refused by name, never crashed on: the
-// CPU's other sparse dot kernels, its storage fallback, other operators on
-// a GPU CSR, malformed input, row_sparse arrays.
+// Device bytes in use once all work is done (a failed copy below is
+// reported by the wait as well: its result is not what is asked here).
 int64_t GpuBytesInUse() {
-  EXPECT_EQ(mxc_wait_all(), MXC_OK);
+  (void)mxc_wait_all();
   int64_t n = -1;
   EXPECT_EQ(mxc_storage_stat(MXC_DEVICE_GPU, 0, MXC_STORAGE_BYTES_IN_USE, &n),
             MXC_OK);
   return n;
 }
 
+// What the GPU does not run is refused by name, never crashed on: the
+// CPU's other sparse dot kernels, its storage fallback, other operators on
+// a GPU CSR, malformed input, row_sparse arrays; nothing is left behind.
 TEST(GpuSparseArrays, RefusedClearly) {
   if (!HaveGpu()) GTEST_SKIP() << "no usable GPU";
   int64_t before = GpuBytesInUse();
@@ -275,6 +328,21 @@ TEST(GpuSparseArrays, RefusedClearly) {
                                    ip, ix, 1, MXC_DEVICE_GPU, 0, &bad),
             MXC_ERR_INVALID_ARGUMENT);
   EXPECT_EQ(bad, nullptr);
+  // Nor through a copy: a CPU array is created unchecked, its copy to a
+  // GPU checks it and fails at the wait.
+  ASSERT_EQ(mxc_ndarray_create_csr(shape, MXC_DTYPE_FLOAT32, MXC_DTYPE_INT64,
+                                   v, ip, ix, 1, MXC_DEVICE_CPU, 0, &bad),
+            MXC_OK)
+      << mxc_last_error();
+  SdotCase c23 = {2, 3, {}, 0, 0.0, MXC_DTYPE_FLOAT32, MXC_DTYPE_INT64};
+  mxc_ndarray dst = EmptyCsr(c23, MXC_DTYPE_INT64, MXC_DEVICE_GPU, 0);
+  int rc = mxc_ndarray_copy(bad, dst);
+  if (rc == MXC_OK) rc = mxc_ndarray_wait_to_read(dst);
+  EXPECT_EQ(rc, MXC_ERR_INVALID_ARGUMENT) << mxc_last_error();
+  EXPECT_NE(std::string(mxc_last_error()).find("indptr"), std::string::npos)
+      << mxc_last_error();
+  mxc_ndarray_free(bad);
+  mxc_ndarray_free(dst);
   // row_sparse stays on the CPU.
   mxc_ndarray rsp = nullptr;
   EXPECT_EQ(mxc_ndarray_create_row_sparse(shape, 2, MXC_DTYPE_FLOAT32,
