@@ -26,6 +26,7 @@
 #include "backends/cuda/fuse.h"
 #include "backends/cuda/half_types.h"
 #include "backends/cuda/rng.h"
+#include "backends/cuda/sdot.h"
 #include "backends/cuda/streams.h"
 #include "backends/cuda/sum.h"
 #include "backends/cuda/train.h"
@@ -154,6 +155,11 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_CAST_ROWS
 };
 
+/* Kernels for calls with sparse arrays (mxc__gpu_sparse_kernel). */
+static const mxc__gpu_sparse_kernel k_sparse_kernels[] = {
+    MXC__CUDA_SPARSE_ROWS
+};
+
 static const mxc__gpu_plugin k_plugin = {
     .abi = MXC__GPU_PLUGIN_ABI,
     .size = sizeof(mxc__gpu_plugin),
@@ -178,6 +184,9 @@ static const mxc__gpu_plugin k_plugin = {
     .event_query = mxc__cuda_event_query,
     .event_sync = mxc__cuda_event_sync,
     .stream_wait_event = mxc__cuda_stream_wait_event,
+    .sparse_kernels = k_sparse_kernels,
+    .n_sparse_kernels =
+        (int)(sizeof k_sparse_kernels / sizeof k_sparse_kernels[0]),
 };
 
 const mxc__gpu_plugin *mxc_gpu_plugin_v2(void) { return &k_plugin; }

@@ -8,14 +8,17 @@
  * pays one failed dlopen; one without a GPU never opens the driver. The
  * kernels only ever run on arrays of a GPU that mxc__gpu_check accepted
  * (creating an array there made that check). */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "core/base/dtype.h"
 #include "core/base/error.h"
 #include "core/base/gpu.h"
 #include "core/base/log.h"
 #include "core/base/shape.h"
+#include "core/ndarray/ndarray.h"
 #include "core/op/backend.h"
 
 /* The plug-in's kernels sorted by operator name (bsearch per call): set
@@ -36,6 +39,11 @@ static const mxc__gpu_kernel *kernel_of(const mxc__op *op) {
   return hit ? *hit : NULL;
 }
 
+/* The plug-in's kernels for sparse arrays (mxc__gpu_sparse_kernel), in
+ * table order: set once in attach, read-only afterwards. */
+static const mxc__gpu_sparse_kernel *g_sparse;
+static int g_ns;
+
 static int all_dense(const int *stypes, int n) {
   for (int i = 0; stypes && i < n; ++i) {
     if (stypes[i] != MXC_STYPE_DEFAULT && stypes[i] != -1) return 0;
@@ -43,27 +51,60 @@ static int all_dense(const int *stypes, int n) {
   return 1;
 }
 
-/* The plug-in decides by dtypes; sparse calls never reach a GPU (sparse
- * arrays live on the CPU). */
-static int supports(const mxc__op *op, const void *param,
-                    const mxc__call_types *t) {
-  (void)param;
-  const mxc__gpu_kernel *k = kernel_of(op);
-  if (!k || !all_dense(t->in_stypes, t->n_in) ||
-      !all_dense(t->out_stypes, t->n_out)) {
-    return 0;
-  }
-  int dt[64];
-  if (t->n_in + t->n_out > (int)(sizeof dt / sizeof dt[0])) return 0;
-  for (int i = 0; i < t->n_in; ++i) dt[i] = t->in_dtypes[i];
-  for (int i = 0; i < t->n_out; ++i) dt[t->n_in + i] = t->out_dtypes[i];
+#define MAX_ARGS 64
+
+/* The call's inputs then outputs (dtypes, or storage types with NULL
+ * meaning dense) in out[]; 0 when there are more than MAX_ARGS. */
+static int join(const int *in, int n_in, const int *o, int n_out, int dflt,
+                int *out) {
+  if (n_in + n_out > MAX_ARGS) return 0;
+  for (int i = 0; i < n_in; ++i) out[i] = in ? in[i] : dflt;
+  for (int i = 0; i < n_out; ++i) out[n_in + i] = o ? o[i] : dflt;
+  return 1;
+}
+
+/* The row's dtype check (NULL: float32 everywhere). */
+static int dtypes_ok(const mxc__gpu_kernel *k, const int *dt, int n_in,
+                     int n_out) {
   if (!k->supports) {
-    for (int i = 0; i < t->n_in + t->n_out; ++i) {
+    for (int i = 0; i < n_in + n_out; ++i) {
       if (dt[i] != MXC_DTYPE_FLOAT32 && dt[i] != -1) return 0;
     }
     return 1;
   }
-  return k->supports(dt, t->n_in, t->n_out);
+  return k->supports(dt, n_in, n_out);
+}
+
+/* The first sparse row of op that takes these storage types and dtypes,
+ * or NULL. */
+static const mxc__gpu_sparse_kernel *sparse_of(const mxc__op *op,
+                                               const int *st, const int *dt,
+                                               int n_in, int n_out) {
+  for (int i = 0; i < g_ns; ++i) {
+    const mxc__gpu_sparse_kernel *sk = &g_sparse[i];
+    if (strcmp(sk->k.op, op->name) == 0 && sk->stypes(st, n_in, n_out) &&
+        dtypes_ok(&sk->k, dt, n_in, n_out)) {
+      return sk;
+    }
+  }
+  return NULL;
+}
+
+/* The plug-in decides by dtypes, and for calls with sparse arrays by
+ * storage types (its sparse rows). */
+static int supports(const mxc__op *op, const void *param,
+                    const mxc__call_types *t) {
+  (void)param;
+  int dt[MAX_ARGS] = {0}, st[MAX_ARGS] = {0};
+  if (!join(t->in_dtypes, t->n_in, t->out_dtypes, t->n_out, -1, dt)) return 0;
+  if (!all_dense(t->in_stypes, t->n_in) ||
+      !all_dense(t->out_stypes, t->n_out)) {
+    join(t->in_stypes, t->n_in, t->out_stypes, t->n_out, MXC_STYPE_DEFAULT,
+         st);
+    return sparse_of(op, st, dt, t->n_in, t->n_out) != NULL;
+  }
+  const mxc__gpu_kernel *k = kernel_of(op);
+  return k && dtypes_ok(k, dt, t->n_in, t->n_out);
 }
 
 static void to_array(const mxc__blob *b, mxc__gpu_array *a) {
@@ -72,6 +113,10 @@ static void to_array(const mxc__blob *b, mxc__gpu_array *a) {
   a->size = mxc__shape_size(&b->shape);
   for (int d = 0; d < b->shape.ndim; ++d) a->dims[d] = b->shape.dims[d];
   a->dtype = b->dtype;
+  a->stype = MXC_STYPE_DEFAULT;
+  a->index_dtype = 0;
+  a->nnz = 0;
+  a->aux[0] = a->aux[1] = NULL;
 }
 
 /* The slice reserved at push time (MXC__RES_RANDOM; zero otherwise): the
@@ -126,7 +171,101 @@ static int compute(const mxc__op *op, const mxc__opctx *ctx,
   return rc;
 }
 
+/* An array of a sparse call: dense arrays as in dense calls, a CSR
+ * array with its parts (core/base/gpu_plugin.h). GPU CSR arrays are
+ * checked when they are made (core/ndarray/sparse.c), never here: their
+ * indices are in device memory. */
+static int to_sparse_array(const mxc__op *op, const mxc__ndarray *x,
+                           mxc__gpu_array *a) {
+  mxc__blob b = {0};
+  b.ptr = x->stype == MXC_STYPE_DEFAULT ? mxc__ndarray_ptr(x) : NULL;
+  b.shape = x->shape;
+  b.dtype = x->dtype;
+  to_array(&b, a);
+  if (x->stype == MXC_STYPE_DEFAULT) return MXC_OK;
+  MXC_RETURN_ERROR_IF(!atomic_load(&x->chunk->sparse->valid),
+                      MXC_ERR_INTERNAL,
+                      "operator '%s': a %s array on gpu(%d) was never "
+                      "checked",
+                      op->name, mxc__stype_name(x->stype),
+                      x->chunk->dev.id);
+  a->stype = x->stype;
+  a->ptr = mxc__sparse_data(x).ptr;
+  a->index_dtype = mxc__sparse_index_dtype(x);
+  a->nnz = mxc__sparse_nnz(x);
+  for (int k = 0; k < mxc__sparse_n_aux(x->stype); ++k) {
+    a->aux[k] = mxc__sparse_aux(x, k).ptr;
+  }
+  return MXC_OK;
+}
+
+/* Runs a call with sparse arrays (invoke's sparse dispatch on a GPU): the
+ * sparse row that supports says it takes the call. */
+static int compute_sparse(const mxc__op *op, const mxc__opctx *ctx,
+                          const void *param, const mxc__ndarray *in, int n_in,
+                          const mxc__ndarray *out, int n_out,
+                          const mxc__req *req) {
+  int st[MAX_ARGS] = {0}, dt[MAX_ARGS] = {0};
+  MXC_RETURN_ERROR_IF(n_in + n_out > MAX_ARGS, MXC_ERR_INTERNAL,
+                      "operator '%s': too many arrays for a GPU kernel",
+                      op->name);
+  for (int i = 0; i < n_in + n_out; ++i) {
+    const mxc__ndarray *x = i < n_in ? &in[i] : &out[i - n_in];
+    st[i] = x->stype, dt[i] = x->dtype;
+  }
+  const mxc__gpu_sparse_kernel *sk = sparse_of(op, st, dt, n_in, n_out);
+  MXC_RETURN_ERROR_IF(!sk, MXC_ERR_INTERNAL,
+                      "operator '%s': no GPU kernel for these storage "
+                      "types, but one was picked",
+                      op->name);
+  mxc__gpu_array arr[MAX_ARGS];
+  int reqs[MAX_ARGS];
+  for (int i = 0; i < n_in + n_out; ++i) {
+    const mxc__ndarray *x = i < n_in ? &in[i] : &out[i - n_in];
+    MXC_FORWARD_IF_ERROR(to_sparse_array(op, x, &arr[i]));
+  }
+  for (int i = 0; i < n_out; ++i) {
+    reqs[i] = req ? (int)req[i] : MXC__GPU_REQ_WRITE;
+  }
+  mxc__gpu_call c = {ctx->dev.id, param, arr,  n_in,
+                     arr + n_in,  n_out, reqs, ctx->is_train,
+                     rng_of(&ctx->rng)};
+  return run_call(op, &sk->k, &c);
+}
+
 extern const mxc__backend mxc__backend_cuda;
+
+static void attach_one(mxc__registry *r, const char *name,
+                       const mxc__kernel *k) {
+  /* A kernel that cannot attach (an operator this build lacks) costs
+   * that kernel, not the registry: failing here would take every
+   * operator down, CPU ones included. */
+  if (mxc__registry_attach_kernel(r, name, k) != MXC_OK) {
+    mxc__log(MXC_LOG_WARNING, "GPU kernel of '%s' not attached: %s", name,
+             mxc__error_msg());
+    mxc__error_clear();
+  }
+}
+
+/* The plug-in's sparse rows (a table that has them); an operator with no
+ * dense row gets the backend's kernel here (one kernel per operator and
+ * backend: supports and compute_sparse pick the row). */
+static void attach_sparse(mxc__registry *r, const mxc__gpu_plugin *p,
+                          const mxc__kernel *k) {
+  size_t end = offsetof(mxc__gpu_plugin, n_sparse_kernels) + sizeof(int);
+  if (p->size < end || !p->sparse_kernels || p->n_sparse_kernels <= 0) return;
+  g_sparse = p->sparse_kernels;
+  g_ns = p->n_sparse_kernels;
+  for (int i = 0; i < g_ns; ++i) {
+    mxc__op probe = {0};
+    probe.name = g_sparse[i].k.op;
+    int seen = kernel_of(&probe) != NULL;
+    for (int j = 0; j < i && !seen; ++j) {
+      seen = strcmp(g_sparse[j].k.op, probe.name) == 0;
+    }
+    if (!seen) attach_one(r, probe.name, k);
+  }
+}
 
 static int attach(mxc__registry *r) {
   const mxc__gpu_plugin *p = mxc__gpu_table();
@@ -137,18 +276,12 @@ static int attach(mxc__registry *r) {
   for (int i = 0; i < p->n_kernels; ++i) g_sorted[i] = &p->kernels[i];
   qsort(g_sorted, (size_t)p->n_kernels, sizeof *g_sorted, by_name);
   g_n = p->n_kernels;
-  mxc__kernel k = {
-      .backend = &mxc__backend_cuda, .supports = supports, .compute = compute};
-  for (int i = 0; i < g_n; ++i) {
-    /* A kernel that cannot attach (an operator this build lacks) costs
-     * that kernel, not the registry: failing here would take every
-     * operator down, CPU ones included. */
-    if (mxc__registry_attach_kernel(r, g_sorted[i]->op, &k) != MXC_OK) {
-      mxc__log(MXC_LOG_WARNING, "GPU kernel of '%s' not attached: %s",
-               g_sorted[i]->op, mxc__error_msg());
-      mxc__error_clear();
-    }
-  }
+  mxc__kernel k = {.backend = &mxc__backend_cuda,
+                   .supports = supports,
+                   .compute = compute,
+                   .compute_sparse = compute_sparse};
+  for (int i = 0; i < g_n; ++i) attach_one(r, g_sorted[i]->op, &k);
+  attach_sparse(r, p, &k);
   return MXC_OK;
 }
 

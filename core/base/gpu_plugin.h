@@ -82,6 +82,17 @@ typedef struct mxc__gpu_array {
   int ndim;
   int64_t dims[MXC_MAX_NDIM];
   int dtype; /* MXC_DTYPE_* */
+  /* Sparse arrays, in calls of a kernel with an `stypes` function only
+   * (every other kernel gets dense arrays, stype 0): MXC_STYPE_CSR with
+   * dims/ndim/size the logical (rows, cols) matrix, ptr its nnz stored
+   * values (dtype), aux[0] its indptr (dims[0] + 1 entries) and aux[1]
+   * its column indices (nnz entries), both of index_dtype
+   * (MXC_DTYPE_INT32 or INT64), all in device memory and well-formed
+   * (libmxc checks a CSR array before it reaches a GPU). */
+  int stype;
+  int index_dtype;
+  int64_t nnz;
+  void *aux[2];
 } mxc__gpu_array;
 
 /* Write modes of an output, as the operator framework's (core/op/op.h). */
@@ -134,6 +145,19 @@ typedef struct mxc__gpu_kernel {
    * memory. */
   int (*run)(const mxc__gpu_call *c, char *why, size_t why_len);
 } mxc__gpu_kernel;
+
+/* A kernel of one operator for calls with sparse arrays (the plug-in's
+ * sparse_kernels): k as a dense row (its run gets the sparse arrays as
+ * mxc__gpu_array's sparse fields say), and the storage types it takes.
+ * An operator may have a dense row and sparse rows: libmxc runs a sparse
+ * row only for calls with a sparse array, the first whose stypes and
+ * dtypes accept it. */
+typedef struct mxc__gpu_sparse_kernel {
+  mxc__gpu_kernel k;
+  /* 1 when the kernel handles these storage types (MXC_STYPE_*: n_in
+   * inputs, then n_out outputs, -1 not decided yet). */
+  int (*stypes)(const int *stypes, int n_in, int n_out);
+} mxc__gpu_sparse_kernel;
 
 /* One device as the plug-in sees it. */
 typedef struct mxc__gpu_props {
@@ -226,6 +250,11 @@ typedef struct mxc__gpu_plugin {
    * to another device. */
   int (*stream_wait_event)(void *stream, void *event, char *why,
                            size_t why_len);
+  /* ---- appended: kernels for sparse arrays (static table; launched
+   * through launch with &row->k). libmxc reads them only from a table
+   * whose size covers them. ---- */
+  const mxc__gpu_sparse_kernel *sparse_kernels;
+  int n_sparse_kernels;
 } mxc__gpu_plugin;
 
 /* The entry point's type, and its declaration for the plug-in that

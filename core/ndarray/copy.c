@@ -86,9 +86,11 @@ static mxc__device copy_device(const mxc__ndarray *read,
   return cpu;
 }
 
+/* host: run on the CPU workers whatever the arrays' devices
+ * (mxc__ndarray_push_host). */
 static int push_impl(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
                      const mxc__ndarray *read, const mxc__ndarray *write,
-                     int priority, const char *name, int run_here) {
+                     int priority, const char *name, int run_here, int host) {
   const mxc__ndarray *on = write ? write : read;
   mxc__var *rv = read ? mxc__ndarray_var(read) : NULL;
   mxc__var *wv = write ? mxc__ndarray_var(write) : NULL;
@@ -103,7 +105,9 @@ static int push_impl(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
   p.n_writes = write ? 1 : 0;
   p.priority = priority;
   p.name = name;
-  p.dev = fn == copy_fn ? copy_device(read, write) : on->chunk->dev;
+  mxc__device cpu = {MXC_DEVICE_CPU, 0};
+  p.dev = host ? cpu : fn == copy_fn ? copy_device(read, write)
+                                     : on->chunk->dev;
   p.copy = fn == copy_fn && p.dev.type == MXC_DEVICE_GPU;
   p.run_here = run_here;
   return mxc__engine_push(mxc__ndarray_engine(on), &p);
@@ -124,7 +128,13 @@ int mxc__ndarray_push(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
                         "gpu(%d) yet",
                         name ? name : "work", a->chunk->dev.id);
   }
-  return push_impl(fn, arg, free_fn, read, write, priority, name, 0);
+  return push_impl(fn, arg, free_fn, read, write, priority, name, 0, 0);
+}
+
+int mxc__ndarray_push_host(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
+                           const mxc__ndarray *read, const mxc__ndarray *write,
+                           int priority, const char *name) {
+  return push_impl(fn, arg, free_fn, read, write, priority, name, 0, 1);
 }
 
 /* Pushes one copy with arguments on the caller's stack and waits for it:
@@ -136,7 +146,7 @@ static int push_and_wait(const mxc__ndarray *a, copy_args *args, int writes,
                          const char *name) {
   /* Priority 1: a caller is blocked on it. */
   MXC_FORWARD_IF_ERROR(push_impl(copy_fn, args, NULL, writes ? NULL : a,
-                                 writes ? a : NULL, 1, name, 1));
+                                 writes ? a : NULL, 1, name, 1, 0));
   /* Waits for the copy itself (a read when copying to the host); the
    * write, if any, was versioned when it was pushed. */
   return mxc__engine_wait_var(mxc__ndarray_engine(a), mxc__ndarray_var(a),

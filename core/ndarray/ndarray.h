@@ -145,6 +145,16 @@ int mxc__ndarray_push(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
                       const mxc__ndarray *read, const mxc__ndarray *write,
                       int priority, const char *name);
 
+/* As mxc__ndarray_push, for host work on sparse arrays that reaches
+ * device memory only through mxc__gpu_copy (core/ndarray/sparse_sync.c):
+ * it runs on the CPU workers whatever the arrays' devices, where
+ * mxc__gpu_copy is synchronous (no stream), and the engine's ordering by
+ * variables covers GPU work on the arrays (which completes before it
+ * counts as done). */
+int mxc__ndarray_push_host(mxc__sync_fn fn, void *arg, mxc__free_fn free_fn,
+                           const mxc__ndarray *read, const mxc__ndarray *write,
+                           int priority, const char *name);
+
 /* ---- autograd hook ----
  * core/autograd registers, before it sets any `ag` field, the function that
  * mxc__ndarray_free calls with a view's non-NULL `ag` (the layer below
@@ -166,7 +176,13 @@ void mxc__chunk_release(mxc__chunk *c);
  *
  * Everything in mxc__sparse is read or written only under engine ordering
  * of the sparse chunk's variable (inside pushed work that reads or writes
- * it), except index_dtype, which never changes. */
+ * it), except index_dtype, which never changes.
+ *
+ * Devices: row_sparse arrays are on the CPU. A CSR array may be on a GPU
+ * (its blocks device memory, for the GPU's sparse kernels): it is made
+ * from host buffers checked in full first, or by mxc__sparse_copy from a
+ * checked array, so it is always valid; host code never reads its
+ * blocks, except sparse_sync.c's copies through the plug-in. */
 typedef struct mxc__sparse {
   int index_dtype;              /* MXC_DTYPE_INT32 or MXC_DTYPE_INT64 */
   int64_t nnz;                  /* csr: stored values; rsp: stored rows */
@@ -243,7 +259,10 @@ int64_t mxc__sparse_idx_get(const mxc__dense_view *v, int64_t i);
 void mxc__sparse_idx_set(const mxc__dense_view *v, int64_t i, int64_t x);
 
 /* Under engine ordering (read src, write dst; same storage type, shape
- * and dtype): dst gets src's structure and values. */
+ * and dtype): dst gets src's structure and values. Either may be a GPU
+ * CSR array (then from a thread without a stream: the CPU workers); a CPU
+ * source going to a GPU is checked first (GPU CSR arrays are always
+ * valid). */
 int mxc__sparse_copy_now(const mxc__ndarray *src, const mxc__ndarray *dst);
 
 /* Asynchronous copy between sparse arrays of the same storage type, shape

@@ -10,6 +10,7 @@
 #include "core/base/alloc.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"
+#include "core/base/gpu.h"
 #include "core/ndarray/ndarray.h"
 
 int mxc__sparse_n_aux(int stype) {
@@ -198,16 +199,60 @@ static int sparse_new(int stype, const mxc__shape *shape, int dtype,
   return MXC_OK;
 }
 
-/* Sparse storage is host code throughout (formats are checked and walked
- * on the CPU), so its arrays live there until sparse GPU kernels exist. */
-static int sparse_device_check(mxc__device dev) {
+/* Sparse storage is host code (formats are checked and walked on the
+ * CPU). CSR arrays may live on a GPU for its sparse kernels (dot through
+ * cuSPARSE): their blocks are checked on the host before they go there,
+ * so a GPU CSR array is always well-formed (valid), and nothing reads
+ * them on the host. row_sparse arrays stay on the CPU. */
+static int sparse_device_check(int stype, mxc__device dev) {
   MXC_FORWARD_IF_ERROR(mxc__device_check(dev.type, dev.id, "device"));
-  MXC_RETURN_ERROR_IF(dev.type == MXC_DEVICE_GPU, MXC_ERR_UNSUPPORTED,
-                      "device: sparse arrays (csr, row_sparse) live on the "
-                      "CPU in this release, not gpu(%d); create it on the "
-                      "CPU, or use a dense array on the GPU",
+  MXC_RETURN_ERROR_IF(dev.type == MXC_DEVICE_GPU && stype != MXC_STYPE_CSR,
+                      MXC_ERR_UNSUPPORTED,
+                      "device: row_sparse arrays live on the CPU in this "
+                      "release, not gpu(%d) (csr arrays may be on a GPU); "
+                      "create it on the CPU, or use a dense array on the GPU",
                       dev.id);
   return MXC_OK;
+}
+
+/* Copies host blocks h into device blocks d of the same sizes on gpu(id),
+ * synchronously (the calling thread has no stream). */
+static int upload(const blocks *h, blocks *d, int id) {
+  int rc = mxc__gpu_copy(d->data.ptr, id, h->data.ptr, MXC__GPU_HOST,
+                         h->data.size);
+  for (int k = 0; k < 2 && rc == MXC_OK; ++k) {
+    if (h->aux[k].size) {
+      rc = mxc__gpu_copy(d->aux[k].ptr, id, h->aux[k].ptr, MXC__GPU_HOST,
+                         h->aux[k].size);
+    }
+  }
+  return rc;
+}
+
+/* A GPU array holding the contents of h, a checked CPU array (valid). */
+static int to_device(const mxc__ndarray *h, mxc__device dev,
+                     mxc__ndarray **out) {
+  const mxc__sparse *hs = sp_of(h);
+  blocks hb = {hs->data, {hs->aux[0], hs->aux[1]}}, db;
+  MXC_FORWARD_IF_ERROR(blocks_alloc(h->stype, &h->shape, h->dtype,
+                                    hs->index_dtype, dev, hs->nnz, &db));
+  int rc = upload(&hb, &db, dev.id);
+  if (rc == MXC_OK) {
+    rc = sparse_new(h->stype, &h->shape, h->dtype, hs->index_dtype, dev,
+                    hs->nnz, &db, 1, out);
+  }
+  if (rc != MXC_OK) blocks_free(&db);
+  return rc;
+}
+
+/* An empty CSR array's indptr (zeros) on gpu(id), from a host buffer. */
+static int zero_on_device(mxc__storage_block *blk, int id) {
+  void *z = mxc__calloc(1, blk->size ? blk->size : 1);
+  MXC_RETURN_ERROR_IF(!z, MXC_ERR_OOM,
+                      "out of memory for the indptr of an empty csr array");
+  int rc = mxc__gpu_copy(blk->ptr, id, z, MXC__GPU_HOST, blk->size);
+  mxc__free(z);
+  return rc;
 }
 
 int mxc__ndarray_create_sparse(int stype, const mxc__shape *shape, int dtype,
@@ -215,14 +260,19 @@ int mxc__ndarray_create_sparse(int stype, const mxc__shape *shape, int dtype,
                                mxc__ndarray **out) {
   MXC_FORWARD_IF_ERROR(
       check_layout(stype, shape, dtype, index_dtype, "create sparse array"));
-  MXC_FORWARD_IF_ERROR(sparse_device_check(dev));
+  MXC_FORWARD_IF_ERROR(sparse_device_check(stype, dev));
   blocks b;
   MXC_FORWARD_IF_ERROR(
       blocks_alloc(stype, shape, dtype, index_dtype, dev, 0, &b));
-  if (stype == MXC_STYPE_CSR) {
+  int rc = MXC_OK;
+  if (stype == MXC_STYPE_CSR && dev.type == MXC_DEVICE_GPU) {
+    rc = zero_on_device(&b.aux[0], dev.id);
+  } else if (stype == MXC_STYPE_CSR) {
     memset(b.aux[0].ptr, 0, b.aux[0].size); /* every row empty */
   }
-  int rc = sparse_new(stype, shape, dtype, index_dtype, dev, 0, &b, 1, out);
+  if (rc == MXC_OK) {
+    rc = sparse_new(stype, shape, dtype, index_dtype, dev, 0, &b, 1, out);
+  }
   if (rc != MXC_OK) blocks_free(&b);
   return rc;
 }
@@ -241,7 +291,7 @@ static int create_host(int stype, const mxc__shape *shape, int dtype,
                        const void *const *host, int64_t nnz, const char *what,
                        mxc__ndarray **out) {
   MXC_FORWARD_IF_ERROR(check_layout(stype, shape, dtype, index_dtype, what));
-  MXC_FORWARD_IF_ERROR(sparse_device_check(dev));
+  MXC_FORWARD_IF_ERROR(sparse_device_check(stype, dev));
   MXC_FORWARD_IF_ERROR(check_nnz(stype, shape, index_dtype, nnz,
                                  MXC_ERR_INVALID_ARGUMENT, what));
   blocks b;
@@ -279,8 +329,21 @@ int mxc__ndarray_create_csr_host(const mxc__shape *shape, int dtype,
                                       index_dtype, dev, out);
   }
   const void *host[2] = {indptr, indices};
-  return create_host(MXC_STYPE_CSR, shape, dtype, index_dtype, dev, data, host,
-                     nnz, "create csr", out);
+  if (dev.type != MXC_DEVICE_GPU) {
+    return create_host(MXC_STYPE_CSR, shape, dtype, index_dtype, dev, data,
+                       host, nnz, "create csr", out);
+  }
+  /* On a GPU: made and fully checked on the host first (see
+   * sparse_device_check), then uploaded. */
+  MXC_FORWARD_IF_ERROR(sparse_device_check(MXC_STYPE_CSR, dev));
+  mxc__device cpu = {MXC_DEVICE_CPU, 0};
+  mxc__ndarray *h = NULL;
+  MXC_FORWARD_IF_ERROR(create_host(MXC_STYPE_CSR, shape, dtype, index_dtype,
+                                   cpu, data, host, nnz, "create csr", &h));
+  int rc = mxc__sparse_check(h, 1, "create csr");
+  if (rc == MXC_OK) rc = to_device(h, dev, out);
+  mxc__ndarray_free(h);
+  return rc;
 }
 
 int mxc__ndarray_create_rsp_host(const mxc__shape *shape, int dtype,

@@ -13,6 +13,7 @@
 #include "core/base/alloc.h"
 #include "core/base/dtype.h"
 #include "core/base/error.h"
+#include "core/base/gpu.h"
 #include "core/ndarray/ndarray.h"
 
 /* ---- copies ---------------------------------------------------------- */
@@ -21,7 +22,72 @@ typedef struct copy_args {
   mxc__ndarray src, dst; /* view structs; pending work keeps the chunks */
 } copy_args;
 
+/* The GPU id of a's memory, or MXC__GPU_HOST. */
+static int gpu_of(const mxc__ndarray *a) {
+  return a->chunk->dev.type == MXC_DEVICE_GPU ? a->chunk->dev.id
+                                               : MXC__GPU_HOST;
+}
+
+/* Index block s (of src's index dtype, n entries, on src_gpu) into d (of
+ * dst's, on dst_gpu): straight when the dtypes agree, else converted on
+ * the host. */
+static int copy_index(const mxc__dense_view *s, int src_gpu,
+                      const mxc__dense_view *d, int dst_gpu) {
+  size_t n = (size_t)s->shape.dims[0];
+  if (s->dtype == d->dtype) {
+    return mxc__gpu_copy(d->ptr, dst_gpu, s->ptr, src_gpu,
+                         n * mxc__dtype_size(s->dtype));
+  }
+  void *hs = mxc__malloc(n * 8 + 1), *hd = mxc__malloc(n * 8 + 1);
+  int rc = hs && hd ? MXC_OK : MXC_ERR_OOM;
+  size_t sbytes = n * mxc__dtype_size(s->dtype);
+  if (rc == MXC_OK && src_gpu == MXC__GPU_HOST) {
+    memcpy(hs, s->ptr, sbytes);
+  } else if (rc == MXC_OK) {
+    rc = mxc__gpu_copy(hs, MXC__GPU_HOST, s->ptr, src_gpu, sbytes);
+  }
+  mxc__dense_view vs = *s, vd = *d;
+  vs.ptr = hs, vd.ptr = hd;
+  for (size_t i = 0; rc == MXC_OK && i < n; ++i) {
+    mxc__sparse_idx_set(&vd, (int64_t)i, mxc__sparse_idx_get(&vs, (int64_t)i));
+  }
+  if (rc == MXC_OK) {
+    rc = mxc__gpu_copy(d->ptr, dst_gpu, hd, MXC__GPU_HOST,
+                       n * mxc__dtype_size(d->dtype));
+  }
+  mxc__free(hs);
+  mxc__free(hd);
+  if (rc == MXC_ERR_OOM) {
+    return mxc__error_set(rc, "copy: out of memory converting %zu indices", n);
+  }
+  return rc;
+}
+
+/* mxc__sparse_copy_now with a GPU on either side: blocks through the
+ * plug-in's synchronous copies. A CPU source is checked first, so that a
+ * GPU array is always well-formed (its kernels cannot check it). */
+static int copy_now_dev(const mxc__ndarray *src, const mxc__ndarray *dst) {
+  int sg = gpu_of(src), dg = gpu_of(dst);
+  if (sg == MXC__GPU_HOST) {
+    MXC_FORWARD_IF_ERROR(mxc__sparse_require_valid(src, "copy"));
+  }
+  MXC_FORWARD_IF_ERROR(mxc__sparse_alloc(dst, mxc__sparse_nnz(src)));
+  mxc__dense_view sd = mxc__sparse_data(src), dd = mxc__sparse_data(dst);
+  MXC_FORWARD_IF_ERROR(mxc__gpu_copy(
+      dd.ptr, dg, sd.ptr, sg,
+      (size_t)mxc__shape_size(&sd.shape) * mxc__dtype_size(src->dtype)));
+  for (int k = 0; k < mxc__sparse_n_aux(src->stype); ++k) {
+    mxc__dense_view s = mxc__sparse_aux(src, k), d = mxc__sparse_aux(dst, k);
+    MXC_FORWARD_IF_ERROR(copy_index(&s, sg, &d, dg));
+  }
+  mxc__sparse_set_valid(dst);
+  return MXC_OK;
+}
+
 int mxc__sparse_copy_now(const mxc__ndarray *src, const mxc__ndarray *dst) {
+  if (gpu_of(src) != MXC__GPU_HOST || gpu_of(dst) != MXC__GPU_HOST) {
+    return copy_now_dev(src, dst);
+  }
   MXC_FORWARD_IF_ERROR(mxc__sparse_alloc(dst, mxc__sparse_nnz(src)));
   mxc__dense_view sd = mxc__sparse_data(src), dd = mxc__sparse_data(dst);
   size_t nbytes =
@@ -60,8 +126,8 @@ int mxc__sparse_copy(const mxc__ndarray *src, const mxc__ndarray *dst) {
   args->src = *src;
   args->dst = *dst;
   args->src.ag = args->dst.ag = NULL;
-  int rc =
-      mxc__ndarray_push(copy_fn, args, free_args, src, dst, 0, "copy_sparse");
+  int rc = mxc__ndarray_push_host(copy_fn, args, free_args, src, dst, 0,
+                                  "copy_sparse");
   if (rc != MXC_OK) mxc__free(args);
   return rc;
 }
@@ -95,14 +161,24 @@ static int run_read(const mxc__ndarray *a, read_args *r) {
   r->rc = MXC_OK;
   r->msg[0] = '\0';
   MXC_FORWARD_IF_ERROR(
-      mxc__ndarray_push(read_fn, r, NULL, a, NULL, 1, "sparse_read"));
+      mxc__ndarray_push_host(read_fn, r, NULL, a, NULL, 1, "sparse_read"));
   MXC_FORWARD_IF_ERROR(
       mxc__engine_wait_var(mxc__ndarray_engine(a), mxc__ndarray_var(a), 1));
   if (r->rc != MXC_OK) return mxc__error_set_raw(r->rc, r->msg);
   return MXC_OK;
 }
 
+/* A GPU CSR array was checked on its way there (sparse.c) and is never
+ * written by host code: nothing to read back. */
 static int check_body(read_args *r) {
+  if (gpu_of(&r->a) != MXC__GPU_HOST) {
+    MXC_RETURN_ERROR_IF(!atomic_load(&r->a.chunk->sparse->valid),
+                        MXC_ERR_INTERNAL,
+                        "check_format: a csr array on gpu(%d) was never "
+                        "checked",
+                        r->a.chunk->dev.id);
+    return MXC_OK;
+  }
   return mxc__sparse_check(&r->a, r->full, "check_format");
 }
 
@@ -134,7 +210,16 @@ static int part_body(read_args *r) {
   MXC_FORWARD_IF_ERROR(
       mxc__ndarray_create(&v.shape, v.dtype, r->a.chunk->dev, 0, &d));
   size_t nbytes = mxc__ndarray_nbytes(d);
-  if (nbytes) memcpy(mxc__ndarray_ptr(d), v.ptr, nbytes);
+  int g = gpu_of(&r->a), rc = MXC_OK;
+  if (g != MXC__GPU_HOST) {
+    rc = mxc__gpu_copy(mxc__ndarray_ptr(d), g, v.ptr, g, nbytes);
+  } else if (nbytes) {
+    memcpy(mxc__ndarray_ptr(d), v.ptr, nbytes);
+  }
+  if (rc != MXC_OK) {
+    mxc__ndarray_free(d);
+    return rc;
+  }
   r->out = d;
   return MXC_OK;
 }

@@ -55,7 +55,15 @@ typedef struct invoke_rec {
 
 static int run_rec_now(invoke_rec *r, mxc__exec *ex) {
   int rc;
-  if (r->arrs) {
+  if (r->arrs && r->kernel) {
+    /* A device backend's sparse kernel (a GPU's: sparse arrays there). */
+    const mxc__kernel *k = r->kernel;
+    rc = k->backend->ctx_prepare ? k->backend->ctx_prepare(&r->ctx) : MXC_OK;
+    if (rc == MXC_OK) {
+      rc = k->compute_sparse(r->op, &r->ctx, r->param, r->arrs, r->n_in,
+                             r->arrs + r->n_in, r->n_out, r->req);
+    }
+  } else if (r->arrs) {
     rc = mxc__op_compute_sparse(r->op)(r->op, &r->ctx, r->param, r->arrs,
                                        r->n_in, r->arrs + r->n_in, r->n_out,
                                        r->req);
@@ -444,6 +452,44 @@ static int pick_kernel(const mxc__op *op, const void *param,
   return MXC_OK;
 }
 
+/* The kernel for a call with sparse arrays on a device other than the
+ * CPU, whose sparse kernels (the storage functions') read host memory: a
+ * backend's kernel with compute_sparse that supports these storage types
+ * and dtypes, or MXC_ERR_UNSUPPORTED naming them (nothing falls back: the
+ * arrays are in device memory). */
+/* "csr, default -> default": a call's storage types, as room allows. */
+static void stypes_str(const int *ist, int n_in, const int *ostype,
+                       int n_total, char *buf, size_t len) {
+  size_t pos = 0;
+  buf[0] = '\0';
+  for (int i = 0; i < n_in + n_total && pos + 1 < len; ++i) {
+    int s = i < n_in ? ist[i] : ostype[i - n_in];
+    int n = snprintf(buf + pos, len - pos, "%s%s",
+                     i == 0 ? "" : i == n_in ? " -> " : ", ",
+                     mxc__stype_name(s));
+    if (n < 0) return;
+    pos += (size_t)n;
+  }
+}
+
+static int pick_sparse_kernel(const mxc__op *op, const void *param,
+                              const int *itype, const int *ist, int n_in,
+                              const int *otype, const int *ostype,
+                              int n_total, mxc__device dev,
+                              const mxc__kernel **out) {
+  mxc__call_types t = {itype, ist, n_in, otype, ostype, n_total};
+  *out = mxc__op_kernel(op, dev.type, param, &t);
+  if (*out && (*out)->compute_sparse) return MXC_OK;
+  char st[160];
+  stypes_str(ist, n_in, ostype, n_total, st, sizeof st);
+  return mxc__error_set(MXC_ERR_UNSUPPORTED,
+                        "operator '%s': no kernel for storage types (%s) "
+                        "on %s(%d); copy the arrays to the CPU "
+                        "(mxc_ndarray_copy) to run it there",
+                        op->name, st,
+                        dev.type == MXC_DEVICE_GPU ? "gpu" : "cpu", dev.id);
+}
+
 /* 1 when a and b name the same memory: one GPU, or the CPU (all of
  * whose ids share its memory). */
 static int same_memory(mxc__device a, mxc__device b) {
@@ -474,6 +520,17 @@ static int call_device(const mxc__op *op, mxc__ndarray *const *in, int n_in,
   return MXC_OK;
 }
 
+/* The storage fallback's refusal off the CPU, after the storage
+ * functions' own message (kept: it names what they support). */
+static int no_fallback_here(mxc__device dev) {
+  char msg[MXC__ERROR_MAX];
+  snprintf(msg, sizeof msg, "%s", mxc__error_msg());
+  return mxc__error_set(MXC_ERR_UNSUPPORTED,
+                        "%s; on gpu(%d) there is no storage fallback: copy "
+                        "the arrays to the CPU to run it there",
+                        msg, dev.id);
+}
+
 /* mxc__op_invoke once the counts are checked, with the call's arrays in
  * b (sized for n_in inputs and n_total outputs). */
 static int invoke_with(const mxc__op *op, const void *param,
@@ -496,9 +553,11 @@ static int invoke_with(const mxc__op *op, const void *param,
                            b->ist, ostype, &dispatch);
   if (MXC__UNLIKELY(st_rc != MXC_OK)) {
     /* No kernel for these storage types: run the dense one through dense
-     * temporaries (dense-only calls never get here). */
+     * temporaries (dense-only calls never get here). Off the CPU the
+     * temporaries would be made by host code from device memory. */
     if (st_rc == MXC_ERR_STYPE && op->compute &&
         mxc__op_has_sparse(in, n_in, given, n_total)) {
+      if (dev.type != MXC_DEVICE_CPU) return no_fallback_here(dev);
       return mxc__op_fallback(op, param, in, n_in, out, n_out, req);
     }
     return st_rc;
@@ -507,6 +566,10 @@ static int invoke_with(const mxc__op *op, const void *param,
   if (dispatch == MXC__DISPATCH_DENSE) {
     MXC_FORWARD_IF_ERROR(
         pick_kernel(op, param, b->itype, n_in, otype, n_total, dev, &kern));
+  } else if (dev.type != MXC_DEVICE_CPU) {
+    MXC_FORWARD_IF_ERROR(pick_sparse_kernel(op, param, b->itype, b->ist,
+                                            n_in, otype, ostype, n_total,
+                                            dev, &kern));
   }
   b->n_reads = b->n_writes = 0;
   for (int i = 0; i < n_total; ++i) b->created[i] = 0;

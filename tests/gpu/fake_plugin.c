@@ -38,6 +38,7 @@
 #include "tests/gpu/blas_host.h"
 #include "tests/gpu/train2_host.h"
 #include "tests/gpu/rng_host.h"
+#include "tests/gpu/sdot_host.h"
 
 #define MAX_BLOCKS 4096
 #define OOM_LIMIT (64 << 10)
@@ -243,6 +244,51 @@ static const mxc__gpu_kernel k_kernels[] = {
     {"_copy", NULL, run_copy},
     {"sigmoid", NULL, run_failing},
     {"exp", NULL, run_async_fault},
+};
+
+/* ---- sparse kernels (every mode): dot with a CSR lhs, the cuSPARSE
+ * kernel's plan (backends/cuda/sdot_plan.h) run by the host stand-in for
+ * cusparseSpMM (tests/gpu/sdot_host.h) on the arrays' read-write aliases,
+ * so that CSR arrays in device memory go through libmxc's sparse GPU
+ * dispatch end to end. ---- */
+
+/* The read-write alias of n bytes at p on gpu(dev); p itself for n = 0
+ * (never dereferenced); NULL when it is not device memory there. */
+static void *alias_bytes(const void *p, int dev, size_t n) {
+  if (n == 0) return (void *)p;
+  pthread_mutex_lock(&g_lock);
+  char *h = alias(p, dev, n);
+  pthread_mutex_unlock(&g_lock);
+  return h;
+}
+
+static int run_sdot(const mxc__gpu_call *c, char *why, size_t why_len) {
+  mxc__sdot_plan p;
+  int rc = mxc__sdot_plan_make(c, &p, why, why_len);
+  if (rc != MXC_OK || p.kind == MXC__SDOT_NOTHING) return rc;
+  size_t es = p.f64 ? 8 : 4, is = p.index64 ? 8 : 4;
+  const mxc__gpu_array *a = &c->in[0], *b = &c->in[1], *o = &c->out[0];
+  void *ip = alias_bytes(a->aux[0], c->dev, (size_t)(p.a_rows + 1) * is);
+  void *ix = alias_bytes(a->aux[1], c->dev, (size_t)p.nnz * is);
+  void *v = alias_bytes(a->ptr, c->dev, (size_t)p.nnz * es);
+  void *bh = alias_bytes(b->ptr, c->dev, (size_t)b->size * es);
+  void *ch = alias_bytes(o->ptr, c->dev, (size_t)o->size * es);
+  if (!ip || !ix || !v || !bh || !ch) {
+    snprintf(why, why_len, "fake GPU: a sparse dot array is not on gpu(%d)",
+             c->dev);
+    return MXC_ERR_INTERNAL;
+  }
+  const char *bad =
+      mxct_sdot_host_run(&p, ip, ix, v, bh, b->size, ch, o->size);
+  if (bad) {
+    snprintf(why, why_len, "fake GPU: cuSPARSE would refuse: %s", bad);
+    return MXC_ERR_INTERNAL;
+  }
+  return MXC_OK;
+}
+
+static const mxc__gpu_sparse_kernel k_sparse_kernels[] = {
+    {{"dot", mxc__sdot_dtypes, run_sdot}, mxc__sdot_stypes},
 };
 
 /* ---- streams (ABI 2): a queue per stream, served by a host thread that
@@ -661,6 +707,7 @@ static int fake_stream_wait_event(void *stream, void *event, char *why,
     .event_record = fake_event_record, .event_query = fake_event_query,   \
     .event_sync = fake_event_sync,                                        \
     .stream_wait_event = fake_stream_wait_event,                          \
+    .sparse_kernels = k_sparse_kernels, .n_sparse_kernels = 1,            \
   }
 
 static const mxc__gpu_plugin k_plugin =

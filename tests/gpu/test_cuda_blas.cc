@@ -2,7 +2,9 @@
 // (MXC_CUBLAS_LIBRARY names a missing file, BUILD): every one answers
 // MXC_ERR_UNSUPPORTED naming the library and what to install, from its run
 // function, before touching a device, so this runs on machines without a
-// GPU. A call with nothing to compute needs no library.
+// GPU. A call with nothing to compute needs no library. The same for the
+// cuSPARSE kernel (the sparse dot row; MXC_CUSPARSE_LIBRARY names a
+// missing file).
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -10,6 +12,7 @@
 #include <string>
 
 #include "backends/cuda/blas_plan.h"
+#include "backends/cuda/sdot_plan.h"
 #include "core/base/gpu_plugin.h"
 
 namespace {
@@ -116,6 +119,46 @@ TEST(CudaBlas, NothingToComputeNeedsNoLibrary) {
   out = Matrix(2, 2);
   in[0] = Matrix(2, 3);
   EXPECT_EQ(k->run(&c, why, sizeof why), MXC_OK) << why;
+}
+
+// A (2, 3) CSR with 2 stored values, device pointers never touched.
+mxc__gpu_array Csr() {
+  mxc__gpu_array a = Matrix(2, 3);
+  a.stype = MXC_STYPE_CSR;
+  a.index_dtype = MXC_DTYPE_INT64;
+  a.nnz = 2;
+  return a;
+}
+
+TEST(CudaSparse, WithoutCusparseTheSparseDotSaysWhatToInstall) {
+  const mxc__gpu_plugin *p = Plugin();
+  ASSERT_NE(p, nullptr);
+  ASSERT_EQ(p->n_sparse_kernels, 1);
+  const mxc__gpu_sparse_kernel *k = &p->sparse_kernels[0];
+  EXPECT_EQ(std::string(k->k.op), "dot");
+  const int st[3] = {MXC_STYPE_CSR, MXC_STYPE_DEFAULT, -1};
+  EXPECT_TRUE(k->stypes(st, 2, 1));
+  mxc__dot_param dot = {0, 0};
+  mxc__gpu_array in[2] = {Csr(), Matrix(3, 2)};
+  mxc__gpu_array out = Matrix(2, 2);
+  int req = MXC__GPU_REQ_ADD;
+  mxc__gpu_call c = {0, &dot, in, 2, &out, 1, &req, 0, {}};
+  char why[512] = "";
+  ASSERT_EQ(k->k.run(&c, why, sizeof why), MXC_ERR_UNSUPPORTED) << why;
+  std::string w = why;
+  EXPECT_NE(w.find("cuSPARSE could not be loaded"), std::string::npos) << w;
+  EXPECT_NE(w.find(std::getenv("MXC_CUSPARSE_LIBRARY")), std::string::npos)
+      << w;
+  EXPECT_NE(w.find("nvidia-cusparse"), std::string::npos) << w;
+  // Nothing to compute (null write mode, or nnz 0 added): no library.
+  req = MXC__GPU_REQ_NULL;
+  EXPECT_EQ(k->k.run(&c, why, sizeof why), MXC_OK) << why;
+  req = MXC__GPU_REQ_ADD;
+  in[0].nnz = 0;
+  EXPECT_EQ(k->k.run(&c, why, sizeof why), MXC_OK) << why;
+  // A call the CPU would refuse never reaches the library.
+  dot.transpose_b = 1;
+  EXPECT_EQ(k->k.run(&c, why, sizeof why), MXC_ERR_STYPE) << why;
 }
 
 }  // namespace

@@ -260,10 +260,10 @@ TEST(CudaBlasPlan, ParameterMirrorsMatchTheParser) {
 TEST(CudaBlasPlan, SizesBeyondIntAreRefused) {
   mxc__dot_param p = {0, 0};
   int64_t big = (int64_t)INT_MAX + 1;
-  mxc__gpu_array a = {nullptr, big, 2, {1, big}, MXC_DTYPE_FLOAT32};
-  mxc__gpu_array b = {nullptr, big, 2, {big, 1}, MXC_DTYPE_FLOAT32};
+  mxc__gpu_array a = {nullptr, big, 2, {1, big}, MXC_DTYPE_FLOAT32, 0, 0, 0, {}};
+  mxc__gpu_array b = {nullptr, big, 2, {big, 1}, MXC_DTYPE_FLOAT32, 0, 0, 0, {}};
   mxc__gpu_array in[2] = {a, b};
-  mxc__gpu_array out = {nullptr, 1, 2, {1, 1}, MXC_DTYPE_FLOAT32};
+  mxc__gpu_array out = {nullptr, 1, 2, {1, 1}, MXC_DTYPE_FLOAT32, 0, 0, 0, {}};
   int req = MXC__GPU_REQ_WRITE;
   mxc__gpu_call c = {0, &p, in, 2, &out, 1, &req, 0, {}};
   mxc__blas_plan plan;
@@ -276,9 +276,9 @@ TEST(CudaBlasPlan, SizesBeyondIntAreRefused) {
 // An array smaller than the shapes say is caught before any cuBLAS call.
 TEST(CudaBlasPlan, StepsReachingPastAnArrayAreRefused) {
   mxc__dot_param p = {0, 0};
-  mxc__gpu_array in[2] = {{nullptr, 6, 2, {2, 3}, MXC_DTYPE_FLOAT32},
-                          {nullptr, 12, 2, {3, 4}, MXC_DTYPE_FLOAT32}};
-  mxc__gpu_array out = {nullptr, 4, 2, {2, 4}, MXC_DTYPE_FLOAT32};
+  mxc__gpu_array in[2] = {{nullptr, 6, 2, {2, 3}, MXC_DTYPE_FLOAT32, 0, 0, 0, {}},
+                          {nullptr, 12, 2, {3, 4}, MXC_DTYPE_FLOAT32, 0, 0, 0, {}}};
+  mxc__gpu_array out = {nullptr, 4, 2, {2, 4}, MXC_DTYPE_FLOAT32, 0, 0, 0, {}};
   int req = MXC__GPU_REQ_WRITE;
   mxc__gpu_call c = {0, &p, in, 2, &out, 1, &req, 0, {}};
   mxc__blas_plan plan;

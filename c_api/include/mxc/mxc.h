@@ -979,6 +979,15 @@ MXC_API int mxc_metric_cross_entropy(mxc_ndarray prob, mxc_ndarray label,
  * fallback (operator, input and output storage types) logs one
  * MXC_LOG_WARNING line naming them and the parameters (see "Logging");
  * the environment variable MXC_STORAGE_FALLBACK_LOG=0 silences it.
+ * Devices: row_sparse arrays live on the CPU; CSR arrays may also live on
+ * gpu(N) (MXC_ERR_UNSUPPORTED where no GPU can be used), created there
+ * from host buffers (checked in full first: a GPU CSR array is always
+ * well-formed) or copied there with mxc_ndarray_copy (from a CPU or GPU
+ * CSR array); mxc_ndarray_nnz, _sparse_data and _aux work on them (the
+ * parts are dense arrays on the same GPU). On a GPU only `dot` of a CSR
+ * lhs and a dense rhs (transpose_a allowed) has a sparse kernel; other
+ * calls with sparse arrays there fail with MXC_ERR_UNSUPPORTED naming the
+ * operator and storage types (no storage fallback off the CPU).
  * Thread-safety as for dense arrays. */
 
 /* Aux arrays (mxc_ndarray_aux `which`). */
