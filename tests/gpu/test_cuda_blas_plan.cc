@@ -219,9 +219,10 @@ TEST(CudaBlasPlan, HalfPlansRoundEachOutputOnce) {
 // refused before any cuBLAS call.
 TEST(CudaBlasPlan, MixedOrOtherDtypesAreRefused) {
   mxc__dot_param p = {0, 0};
-  mxc__gpu_array in[2] = {{nullptr, 6, 2, {2, 3}, MXC_DTYPE_FLOAT16},
-                          {nullptr, 12, 2, {3, 4}, MXC_DTYPE_FLOAT32}};
-  mxc__gpu_array out = {nullptr, 8, 2, {2, 4}, MXC_DTYPE_FLOAT16};
+  mxc__gpu_array in[2] = {
+      {nullptr, 6, 2, {2, 3}, MXC_DTYPE_FLOAT16, 0, 0, 0, {}},
+      {nullptr, 12, 2, {3, 4}, MXC_DTYPE_FLOAT32, 0, 0, 0, {}}};
+  mxc__gpu_array out = {nullptr, 8, 2, {2, 4}, MXC_DTYPE_FLOAT16, 0, 0, 0, {}};
   int req = MXC__GPU_REQ_WRITE;
   mxc__gpu_call c = {0, &p, in, 2, &out, 1, &req, 0, {}};
   mxc__blas_plan plan;
