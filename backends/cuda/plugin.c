@@ -22,6 +22,7 @@
 #include "backends/cuda/dnn.h"
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/fuse.h"
+#include "backends/cuda/loss.h"
 #include "backends/cuda/rng.h"
 #include "backends/cuda/streams.h"
 #include "backends/cuda/sum.h"
@@ -148,6 +149,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_TRAIN2_ROWS
     MXC__CUDA_FUSE_ROWS
     MXC__CUDA_RNG_ROWS
+    MXC__CUDA_LOSS_ROWS
 };
 
 static const mxc__gpu_plugin k_plugin = {
