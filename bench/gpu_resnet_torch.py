@@ -25,6 +25,7 @@ Usage: gpu_resnet_torch.py --work WORK --device cuda|cpu --batch B
            --image S [--warmup N] [--steps N] [--lr 0.01] [--dump PATH]
 """
 import argparse
+import array
 import os
 import sys
 import time
@@ -99,14 +100,32 @@ def mxc_name(model_name, bns):
     return "%s_%s" % (base, leaf)
 
 
-def read_weights(work, np):
+def read_f32(path, torch):
+    """A little-endian float32 file as a 1-D tensor (no numpy needed: the
+    GPU machine's venv may lack it)."""
+    with open(path, "rb") as f:
+        raw = bytearray(f.read())
+    if sys.byteorder != "little":
+        raise RuntimeError("the files are little-endian float32")
+    return torch.frombuffer(raw, dtype=torch.float32).clone()
+
+
+def f32_bytes(t):
+    t = t.detach().float().cpu().contiguous().reshape(-1)
+    try:
+        return t.numpy().tobytes()
+    except Exception:  # no numpy: slower, same bytes
+        return array.array("f", t.tolist()).tobytes()
+
+
+def read_weights(work, torch):
     names = []
     with open(os.path.join(work, "weights.txt")) as f:
         for line in f:
             name, count = line.split()
             names.append((name, int(count)))
-    flat = np.fromfile(os.path.join(work, "weights.f32"), dtype="<f4")
-    if flat.size != sum(c for _, c in names):
+    flat = read_f32(os.path.join(work, "weights.f32"), torch)
+    if flat.numel() != sum(c for _, c in names):
         raise ValueError("weights.f32 does not match weights.txt")
     out, at = {}, 0
     for name, count in names:
@@ -124,10 +143,10 @@ def entries_of(model, torch):
             if not k.endswith("num_batches_tracked")}
 
 
-def load(model, work, torch, np):
+def load(model, work, torch):
     """Copies bench/gpu's weights into model; returns weights.txt's
     (name, count) list."""
-    order, values = read_weights(work, np)
+    order, values = read_weights(work, torch)
     entries = entries_of(model, torch)
     missing = [n for n, _ in order if n not in entries]
     extra = [n for n in entries if n not in values]
@@ -138,37 +157,35 @@ def load(model, work, torch, np):
     with torch.no_grad():
         for name, t in entries.items():
             v = values[name]
-            if v.size != t.numel():
+            if v.numel() != t.numel():
                 raise ValueError("%s: %d values for %d" %
-                                 (name, v.size, t.numel()))
-            t.copy_(torch.from_numpy(v.reshape(tuple(t.shape)).copy()))
+                                 (name, v.numel(), t.numel()))
+            t.copy_(v.reshape(t.shape))
     return order
 
 
-def batch(args, torch, np, dev):
+def batch(args, torch, dev):
     b, s = args.batch, args.image
-    x = np.fromfile(os.path.join(args.work, "data.f32"), dtype="<f4")
-    y = np.fromfile(os.path.join(args.work, "label.f32"), dtype="<f4")
-    x = torch.from_numpy(x.reshape(b, 3, s, s).copy()).to(dev)
-    return x, torch.from_numpy(y.astype("int64")).to(dev)
+    x = read_f32(os.path.join(args.work, "data.f32"), torch)
+    y = read_f32(os.path.join(args.work, "label.f32"), torch)
+    return x.reshape(b, 3, s, s).to(dev), y.long().to(dev)
 
 
-def dump(path, order, entries, np):
+def dump(path, order, entries):
     with open(path, "wb") as f:
         for name, _ in order:
-            f.write(entries[name].detach().float().cpu().numpy()
-                    .astype("<f4").tobytes())
+            f.write(f32_bytes(entries[name]))
 
 
-def run(args, torch, np):
+def run(args, torch):
     dev = torch.device(args.device)
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cuda.matmul.allow_tf32 = False
     model = make_model(torch)
-    order = load(model, args.work, torch, np)
+    order = load(model, args.work, torch)
     model.to(dev).train()
     entries = entries_of(model, torch)  # after .to(): buffers are new
-    x, y = batch(args, torch, np, dev)
+    x, y = batch(args, torch, dev)
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
     loss_fn = torch.nn.CrossEntropyLoss()
 
@@ -180,7 +197,7 @@ def run(args, torch, np):
         v = float(loss)  # the host waits for the step, as mxc's does
         print("torch_loss_%d=%.6f" % (k, v), flush=True)
         if k == 0 and args.dump:
-            dump(args.dump, order, entries, np)
+            dump(args.dump, order, entries)
 
     for k in range(args.warmup):
         step(k)
@@ -202,7 +219,6 @@ def main():
     ap.add_argument("--dump", help="weights after step 0 into this file")
     args = ap.parse_args()
     try:
-        import numpy as np
         import torch
         if args.device != "cpu" and not torch.cuda.is_available():
             raise RuntimeError("torch.cuda.is_available() is False")
@@ -213,7 +229,7 @@ def main():
         torch.set_num_threads(max(1, min(2, os.cpu_count() or 1)))
     print("torch_version=%s torch_device=%s torch_tf32=0"
           % (torch.__version__, args.device), flush=True)
-    ms = run(args, torch, np)
+    ms = run(args, torch)
     print("torch_ms_per_step=%.3f" % ms, flush=True)
     return 0
 
