@@ -87,7 +87,7 @@ typedef struct state {
   mxc_symbol sym;
   char work[BENCH_PATH];
   weights w0;
-  float **after;    /* mxc's trained weights after step 0 (round 0) */
+  float **after; /* mxc's trained weights after step 0 (round 0) */
   double loss[MAX_STEPS];
   double ms[R50_MAX_ROUNDS], torch_ms[R50_MAX_ROUNDS];
   int torch; /* the peer ran in every round so far */
@@ -175,8 +175,8 @@ int r50_parse(r50_opts *o, int argc, char **argv, int *i) {
   int r = value_opt(o, argv[*i], v);
   if (r == 1) ++*i;
   if (r < 0) {
-    fprintf(stderr, "%s: %s: expected a value in range, got '%s'\n",
-            BENCH_NAME, argv[*i], v ? v : "(nothing)");
+    fprintf(stderr, "%s: %s: expected a value in range, got '%s'\n", BENCH_NAME,
+            argv[*i], v ? v : "(nothing)");
   }
   return r;
 }
@@ -232,7 +232,8 @@ static void make_weights(weights *w, mxc_symbol sym, mxc_executor ex) {
   int sizes[2] = {0, 0};
   check(mxc_symbol_list_arguments(sym, &lists[0]), "list_arguments");
   check(mxc_symbol_list_auxiliary_states(sym, &lists[1]), "list_aux");
-  for (int l = 0; l < 2; ++l) check(mxc_str_list_size(lists[l], &sizes[l]), "size");
+  for (int l = 0; l < 2; ++l)
+    check(mxc_str_list_size(lists[l], &sizes[l]), "size");
   int cap = sizes[0] + sizes[1];
   w->names = xcalloc((size_t)cap, sizeof *w->names);
   w->count = xcalloc((size_t)cap, sizeof *w->count);
@@ -243,7 +244,8 @@ static void make_weights(weights *w, mxc_symbol sym, mxc_executor ex) {
       mxc_ndarray a = NULL;
       check(mxc_str_list_get(lists[l], i, &name), "mxc_str_list_get");
       if (l == 0 && is_input(name)) continue;
-      check(l == 0 ? mxc_executor_arg(ex, name, &a) : mxc_executor_aux(ex, name, &a),
+      check(l == 0 ? mxc_executor_arg(ex, name, &a)
+                   : mxc_executor_aux(ex, name, &a),
             name);
       add_weight(w, name, a);
       mxc_ndarray_free(a);
@@ -313,8 +315,8 @@ static mxc_executor bind(const state *s) {
   int64_t dims[5] = {o->batch, 3, o->image, o->image, o->batch};
   int reqs[2] = {MXC_REQ_NULL, MXC_REQ_NULL};
   mxc_executor ex = NULL;
-  check(mxc_executor_simple_bind(s->sym, o->dev_type, 0, 2, names, ndims,
-                                 dims, NULL, MXC_REQ_WRITE, 2, names, reqs,
+  check(mxc_executor_simple_bind(s->sym, o->dev_type, 0, 2, names, ndims, dims,
+                                 NULL, MXC_REQ_WRITE, 2, names, reqs,
                                  o->bind_flags, &ex),
         "mxc_executor_simple_bind (ResNet-50 training graph)");
   return ex;
@@ -348,8 +350,8 @@ static void load_weights(const state *s, net *nt) {
     int ndim = 0;
     const int64_t *shape = NULL;
     check(mxc_ndarray_shape(a, &ndim, &shape), "mxc_ndarray_shape");
-    check(mxc_ndarray_create(shape, ndim, MXC_DTYPE_FLOAT32, s->o->dev_type,
-                             0, 0, &nt->mom[i]),
+    check(mxc_ndarray_create(shape, ndim, MXC_DTYPE_FLOAT32, s->o->dev_type, 0,
+                             0, &nt->mom[i]),
           "momentum array");
   }
 }
@@ -467,7 +469,8 @@ static double run_mxc(state *s, int round) {
   return ms;
 }
 
-/* ---- PyTorch -------------------------------------------------------------- */
+/* ---- PyTorch --------------------------------------------------------------
+ */
 
 /* Runs the peer (round 0 also dumps its weights after step 0); 1 when it
  * printed its figures. */
@@ -483,8 +486,8 @@ static int run_torch(state *s, int round) {
            "'%s' '%s' --work '%s' --device %s --batch %d --image %d "
            "--warmup %d --steps %d --lr %.17g%s 2>&1",
            o->python, o->torch_script, s->work,
-           o->dev_type == MXC_DEVICE_GPU ? "cuda:0" : "cpu", o->batch,
-           o->image, o->warmup, o->steps, o->lr, dump);
+           o->dev_type == MXC_DEVICE_GPU ? "cuda:0" : "cpu", o->batch, o->image,
+           o->warmup, o->steps, o->lr, dump);
   int status = bench_run_peer(cmd, &s->kvs);
   double ms = bench_kvs_get(&s->kvs, "torch_ms_per_step");
   if (status == 0 && !isnan(ms)) {
@@ -497,7 +500,8 @@ static int run_torch(state *s, int round) {
   return 0;
 }
 
-/* ---- agreement ------------------------------------------------------------ */
+/* ---- agreement ------------------------------------------------------------
+ */
 
 /* Round 0's losses of steps [0, n) against the peer's (relative, as the
  * module says). */
@@ -575,16 +579,18 @@ static int agree(const state *s) {
   return 1;
 }
 
-/* ---- rounds and the report ------------------------------------------------ */
+/* ---- rounds and the report ------------------------------------------------
+ */
 
 static void run_round(state *s, int k) {
   if (k % 2 == 1 && s->torch) s->torch = run_torch(s, k);
   s->ms[k] = run_mxc(s, k);
   if (k % 2 == 0 && s->torch) s->torch = run_torch(s, k);
   if (s->torch) {
-    printf("resnet50_train_gpu_round%d: mxc_ms=%.3f torch_ms=%.3f "
-           "ratio=%.3f\n",
-           k, s->ms[k], s->torch_ms[k], s->ms[k] / s->torch_ms[k]);
+    printf(
+        "resnet50_train_gpu_round%d: mxc_ms=%.3f torch_ms=%.3f "
+        "ratio=%.3f\n",
+        k, s->ms[k], s->torch_ms[k], s->ms[k] / s->torch_ms[k]);
   } else {
     printf("resnet50_train_gpu_round%d: mxc_ms=%.3f\n", k, s->ms[k]);
   }
@@ -617,9 +623,8 @@ static void make_work(state *s) {
 }
 
 static void remove_work(const state *s) {
-  static const char *const files[] = {"weights.txt", "weights.f32",
-                                      "data.f32", "label.f32",
-                                      "torch_after.f32"};
+  static const char *const files[] = {"weights.txt", "weights.f32", "data.f32",
+                                      "label.f32", "torch_after.f32"};
   for (size_t i = 0; i < sizeof files / sizeof files[0]; ++i) {
     char path[2 * BENCH_PATH];
     path_of(s, files[i], path);
@@ -646,11 +651,12 @@ int bench_gpu_resnet50(const r50_opts *o) {
   }
   check(mxc_symbol_load(o->symbol, &s.sym), o->symbol);
   make_work(&s);
-  printf("resnet50_train_gpu_config: device=%s batch=%d image=%d warmup=%d "
-         "steps=%d rounds=%d lr=%g fusion=%d\n",
-         o->dev_type == MXC_DEVICE_GPU ? "gpu(0)" : "cpu(0)", o->batch,
-         o->image, o->warmup, o->steps, o->rounds, o->lr,
-         !(o->bind_flags & MXC_BIND_NO_FUSION));
+  printf(
+      "resnet50_train_gpu_config: device=%s batch=%d image=%d warmup=%d "
+      "steps=%d rounds=%d lr=%g fusion=%d\n",
+      o->dev_type == MXC_DEVICE_GPU ? "gpu(0)" : "cpu(0)", o->batch, o->image,
+      o->warmup, o->steps, o->rounds, o->lr,
+      !(o->bind_flags & MXC_BIND_NO_FUSION));
   for (int k = 0; k < o->rounds; ++k) run_round(&s, k);
   int rc = report(&s);
   remove_work(&s);

@@ -15,8 +15,8 @@ typedef struct r50_opts {
   int batch, image, warmup, steps, rounds;
   int bind_flags; /* MXC_BIND_*: MXC_BIND_NO_FUSION by default (below) */
   double lr;
-  double loss_tol;   /* of step 0's loss (relative) */
-  double update_tol; /* of step 0's weight change (relative 2-norm) */
+  double loss_tol;          /* of step 0's loss (relative) */
+  double update_tol;        /* of step 0's weight change (relative 2-norm) */
   const char *symbol;       /* resnet50_train-symbol.json */
   const char *python;       /* runs the peer; NULL or "": no PyTorch */
   const char *torch_script; /* bench/gpu_resnet_torch.py */
@@ -24,10 +24,10 @@ typedef struct r50_opts {
 
 /* Defaults: gpu(0), batch 64, image 224, 2 warm-up and 5 timed steps, 3
  * rounds, lr 0.01, tolerances 1e-3 for step 0's loss and 0.1 for its
- * weight change (relative, see gpu_resnet.c), bound with MXC_BIND_NO_FUSION: the
- * executor fuses the backward's gradient sums with the relu gradient
- * (add + _backward_Activation), which the GPU's run-time fusion cannot
- * express yet (tests/gpu's ResNet-50 kernel check lists it). */
+ * weight change (relative, see gpu_resnet.c), bound with MXC_BIND_NO_FUSION:
+ * the executor fuses the backward's gradient sums with the relu gradient (add +
+ * _backward_Activation), which the GPU's run-time fusion cannot express yet
+ * (tests/gpu's ResNet-50 kernel check lists it). */
 void r50_opts_init(r50_opts *o);
 
 /* Parses one option of argv at *i (advancing past its value): 1 when it

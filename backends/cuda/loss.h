@@ -20,8 +20,7 @@ extern "C" {
  * labels, use_ignore and smooth_alpha; normalization 'valid' is
  * MXC_ERR_UNSUPPORTED backward. float32 data and labels. Thread-safety:
  * any thread (no state). */
-int mxc__cuda_softmax_output(const mxc__gpu_call *c, char *why,
-                             size_t why_len);
+int mxc__cuda_softmax_output(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_softmax_output_bwd(const mxc__gpu_call *c, char *why,
                                  size_t why_len);
 
@@ -31,16 +30,16 @@ int mxc__cuda_softmax_output_bwd(const mxc__gpu_call *c, char *why,
 int mxc__cuda_reshape_copy(const mxc__gpu_call *c, char *why, size_t why_len);
 
 /* The kernel table's rows (plugin.c): float32 only (supports NULL). */
-#define MXC__CUDA_LOSS_ROWS                                          \
-  {"SoftmaxOutput", NULL, mxc__cuda_softmax_output},                 \
+#define MXC__CUDA_LOSS_ROWS                                            \
+  {"SoftmaxOutput", NULL, mxc__cuda_softmax_output},                   \
       {"_backward_SoftmaxOutput", NULL, mxc__cuda_softmax_output_bwd}, \
-      {"Reshape", NULL, mxc__cuda_reshape_copy},                     \
-      {"_backward_Reshape", NULL, mxc__cuda_reshape_copy},           \
-      {"Flatten", NULL, mxc__cuda_reshape_copy},                     \
-      {"_backward_Flatten", NULL, mxc__cuda_reshape_copy},           \
-      {"expand_dims", NULL, mxc__cuda_reshape_copy},                 \
-      {"_backward_expand_dims", NULL, mxc__cuda_reshape_copy},       \
-      {"squeeze", NULL, mxc__cuda_reshape_copy},                     \
+      {"Reshape", NULL, mxc__cuda_reshape_copy},                       \
+      {"_backward_Reshape", NULL, mxc__cuda_reshape_copy},             \
+      {"Flatten", NULL, mxc__cuda_reshape_copy},                       \
+      {"_backward_Flatten", NULL, mxc__cuda_reshape_copy},             \
+      {"expand_dims", NULL, mxc__cuda_reshape_copy},                   \
+      {"_backward_expand_dims", NULL, mxc__cuda_reshape_copy},         \
+      {"squeeze", NULL, mxc__cuda_reshape_copy},                       \
       {"_backward_squeeze", NULL, mxc__cuda_reshape_copy},
 
 #ifdef __cplusplus

@@ -8,8 +8,7 @@
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/loss.h"
 
-int mxc__cuda_reshape_copy(const mxc__gpu_call *c, char *why,
-                           size_t why_len) {
+int mxc__cuda_reshape_copy(const mxc__gpu_call *c, char *why, size_t why_len) {
   if (c->n_in < 1 || c->n_out != 1 || c->in[0].size != c->out[0].size) {
     snprintf(why, why_len,
              "reshaping copy: input 0 of %lld values for an output of %lld",

@@ -9,9 +9,7 @@
  * last with preserve_shape, else every axis after the first. */
 static void layout(const mxc__so_param *q, const mxc__gpu_array *d,
                    mxc__so_plan *p) {
-  int axis = q->multi_output     ? 1
-             : q->preserve_shape ? d->ndim - 1
-                                 : -1;
+  int axis = q->multi_output ? 1 : q->preserve_shape ? d->ndim - 1 : -1;
   p->outer = axis < 0 && d->ndim > 0 ? d->dims[0] : 1;
   p->n = 1;
   p->inner = 1;
@@ -45,12 +43,11 @@ static double scale_of(const mxc__so_param *q, const mxc__gpu_array *d,
   return q->grad_scale / (norm < 1 ? 1 : norm);
 }
 
-static int sizes_fit(const mxc__gpu_call *c, const mxc__so_plan *p,
-                     char *why, size_t why_len) {
+static int sizes_fit(const mxc__gpu_call *c, const mxc__so_plan *p, char *why,
+                     size_t why_len) {
   int64_t groups = p->outer * p->inner;
   int64_t label = c->in[1].size;
-  if (c->out[0].size != c->in[0].size ||
-      (label != groups && !p->prob_label)) {
+  if (c->out[0].size != c->in[0].size || (label != groups && !p->prob_label)) {
     snprintf(why, why_len,
              "SoftmaxOutput: output of %lld values, label of %lld, for data "
              "of %lld values in %lld groups",
@@ -66,8 +63,9 @@ int mxc__so_plan_make(const mxc__gpu_call *c, int backward, mxc__so_plan *p,
   const mxc__so_param *q = c->param;
   memset(p, 0, sizeof *p);
   if (!q || c->n_in != 2 || c->n_out != 1) {
-    snprintf(why, why_len, "SoftmaxOutput: expected 2 inputs, 1 output and "
-                           "the parsed parameters");
+    snprintf(why, why_len,
+             "SoftmaxOutput: expected 2 inputs, 1 output and "
+             "the parsed parameters");
     return MXC_ERR_INVALID_ARGUMENT;
   }
   layout(q, &c->in[0], p);

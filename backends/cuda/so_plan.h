@@ -64,8 +64,8 @@ MXC__SO_HD int64_t mxc__so_class(double v, int64_t n) {
 
 /* The forward of group g: y[i] = exp(x[i] - max) / sum, the sum in
  * double (or added into y in write mode ADD). */
-MXC__SO_HD void mxc__so_forward(const mxc__so_plan *p, const float *x,
-                                float *y, int64_t g) {
+MXC__SO_HD void mxc__so_forward(const mxc__so_plan *p, const float *x, float *y,
+                                int64_t g) {
   int64_t o = g / p->inner, k = g % p->inner;
   int64_t base = o * p->n * p->inner + k;
   double mx = -INFINITY, sum = 0;

@@ -73,7 +73,8 @@ int Run(const Call &c, int dev, const std::vector<Vec> &ins, Vec *out,
     }
   }
   mxc_ndarray o = mxct::Make(c.out_d, dev, 0);
-  if (!out->empty()) mxc_ndarray_copy_from_host(o, out->data(), out->size() * 4);
+  if (!out->empty())
+    mxc_ndarray_copy_from_host(o, out->data(), out->size() * 4);
   int rc = mxc_op_invoke(op, k.data(), v.data(), (int)k.size(), a.data(),
                          (int)a.size(), &o, 1, &req);
   if (rc == MXC_OK) rc = mxc_ndarray_wait_to_read(o);
@@ -94,10 +95,11 @@ void ExpectWithin(const std::string &what, const Vec &dev, const Vec &cpu,
       return;
     }
     if (std::isnan(dev[i]) && std::isnan(cpu[i])) continue;
-    double scale = std::fmax(std::fabs(cpu[i]),
-                             base.empty() ? 0.0 : std::fabs(base[i]));
-    bool ok = ulps == 0 ? std::memcmp(&dev[i], &cpu[i], 4) == 0
-                        : std::fabs(dev[i] - cpu[i]) <= ulps * FLT_EPSILON * scale;
+    double scale =
+        std::fmax(std::fabs(cpu[i]), base.empty() ? 0.0 : std::fabs(base[i]));
+    bool ok = ulps == 0
+                  ? std::memcmp(&dev[i], &cpu[i], 4) == 0
+                  : std::fabs(dev[i] - cpu[i]) <= ulps * FLT_EPSILON * scale;
     if (!ok) {
       ADD_FAILURE() << what << ": element " << i << " is " << dev[i]
                     << " there, " << cpu[i] << " on the CPU";
@@ -114,12 +116,12 @@ void Compare(const Call &c, const std::vector<Vec> &ins, int dev,
     std::string what = std::string(c.op) + " to " +
                        std::to_string(Numel(c.out_d)) + " values" +
                        (req == MXC_REQ_ADD ? " (add)" : "");
-    Vec cpu = base, out = req == MXC_REQ_ADD ? base : Vec(base.size(),
-                                                          mxct::Poison());
+    Vec cpu = base,
+        out = req == MXC_REQ_ADD ? base : Vec(base.size(), mxct::Poison());
     ASSERT_EQ(Run(c, MXC_DEVICE_CPU, ins, &cpu, req), MXC_OK)
         << what << ": " << LastError();
-    ASSERT_EQ(Run(c, dev, ins, &out, req), MXC_OK) << what << ": "
-                                                    << LastError();
+    ASSERT_EQ(Run(c, dev, ins, &out, req), MXC_OK)
+        << what << ": " << LastError();
     ExpectWithin(what, out, cpu, req == MXC_REQ_ADD ? base : Vec(), c.ulps);
   }
 }
@@ -138,8 +140,10 @@ const SoCase kSo[] = {
     {{{"multi_output", "true"}, {"normalization", "batch"}},
      {3, 4, 2, 3},
      {3, 2, 3}},
-    {{{"preserve_shape", "true"}, {"use_ignore", "true"},
-      {"ignore_label", "2"}, {"smooth_alpha", "0.1"}},
+    {{{"preserve_shape", "true"},
+      {"use_ignore", "true"},
+      {"ignore_label", "2"},
+      {"smooth_alpha", "0.1"}},
      {2, 3, 6},
      {2, 3}},
     {{{"grad_scale", "0.5"}}, {3, 6}, {3, 6}},
@@ -154,8 +158,8 @@ Vec Labels(const SoCase &c, std::mt19937 *g) {
   const float odd[] = {1.5f, -1.f, 1e6f, NAN, 2.f};
   Vec v((size_t)n);
   for (int64_t i = 0; i < n; ++i) {
-    v[(size_t)i] = i % 3 == 2 ? odd[(i / 3) % 5]
-                              : (float)((i * 7 + 3) % classes);
+    v[(size_t)i] =
+        i % 3 == 2 ? odd[(i / 3) % 5] : (float)((i * 7 + 3) % classes);
   }
   return v;
 }
@@ -170,8 +174,7 @@ void SoForward(int dev, std::mt19937 *g) {
 // The backward reads the forward's output: probabilities in (0, 1).
 void SoBackward(int dev, std::mt19937 *g) {
   for (const SoCase &c : kSo) {
-    Call call = {"_backward_SoftmaxOutput", c.kv, {c.data, c.label}, c.data,
-                 0};
+    Call call = {"_backward_SoftmaxOutput", c.kv, {c.data, c.label}, c.data, 0};
     Compare(call, {Random(c.data, 0, 1, g), Labels(c, g)}, dev, g);
   }
 }
@@ -206,17 +209,15 @@ void CopyBackward(const char *op, int dev, std::mt19937 *g) {
   for (const CopyCase &c : kCopies) {
     if (std::string("_backward_") + c.op != op) continue;
     Call call = {op, c.kv, {c.out, c.data}, c.data, 0};
-    Compare(call, {Random(c.out, -4, 4, g), Random(c.data, -4, 4, g)}, dev,
-            g);
+    Compare(call, {Random(c.out, -4, 4, g), Random(c.data, -4, 4, g)}, dev, g);
   }
 }
 
-#define COPY_CASES(name)                                             \
-  mxct::RegisterCase(name, [](std::mt19937 *g) {                     \
-    CopyForward(name, MXC_DEVICE_GPU, g);                            \
-  }),                                                                \
-      mxct::RegisterCase("_backward_" name, [](std::mt19937 *g) {    \
-        CopyBackward("_backward_" name, MXC_DEVICE_GPU, g);          \
+#define COPY_CASES(name)                                                    \
+  mxct::RegisterCase(                                                       \
+      name, [](std::mt19937 *g) { CopyForward(name, MXC_DEVICE_GPU, g); }), \
+      mxct::RegisterCase("_backward_" name, [](std::mt19937 *g) {           \
+        CopyBackward("_backward_" name, MXC_DEVICE_GPU, g);                 \
       })
 
 const mxct::RegisterCase kLossCases[] = {

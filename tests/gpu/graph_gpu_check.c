@@ -75,8 +75,8 @@ static int has_kernel(const mxc__executor *ex, int nid) {
   }
   for (int k = 0; k < n_out; ++k) out_dt[k] = ex->dtypes[g->entry_ptr[nid] + k];
   mxc__call_types t = {in_dt, NULL, n_in, out_dt, NULL, n_out};
-  return mxc__op_kernel(g->nodes[nid]->op, MXC_DEVICE_GPU,
-                        g->nodes[nid]->param, &t) != NULL;
+  return mxc__op_kernel(g->nodes[nid]->op, MXC_DEVICE_GPU, g->nodes[nid]->param,
+                        &t) != NULL;
 }
 
 int mxct_gpu_unsupported_nodes(mxc_executor h, char *out, size_t out_len,
