@@ -113,7 +113,7 @@ void r50_opts_init(r50_opts *o) {
   o->warmup = 2;
   o->steps = 5;
   o->rounds = 3;
-  o->bind_flags = MXC_BIND_NO_FUSION;
+  o->bind_flags = MXC_BIND_DEFAULT;
   o->lr = 0.01;
   o->loss_tol = 1e-3;
   o->update_tol = 0.1;
@@ -134,8 +134,8 @@ static int int_opt(const char *v, int lo, int hi, int *out) {
 static int flag_opt(r50_opts *o, const char *a) {
   if (strcmp(a, "--cpu") == 0) {
     o->dev_type = MXC_DEVICE_CPU;
-  } else if (strcmp(a, "--fusion") == 0) {
-    o->bind_flags &= ~MXC_BIND_NO_FUSION;
+  } else if (strcmp(a, "--no-fusion") == 0) {
+    o->bind_flags |= MXC_BIND_NO_FUSION;
   } else if (strcmp(a, "--no-torch") == 0) {
     o->python = NULL;
   } else {

@@ -13,7 +13,7 @@
 typedef struct r50_opts {
   int dev_type; /* MXC_DEVICE_GPU (gpu(0)) or MXC_DEVICE_CPU (--cpu) */
   int batch, image, warmup, steps, rounds;
-  int bind_flags; /* MXC_BIND_*: MXC_BIND_NO_FUSION by default (below) */
+  int bind_flags; /* MXC_BIND_*: the executor's default (fusion on) */
   double lr;
   double loss_tol;          /* of step 0's loss (relative) */
   double update_tol;        /* of step 0's weight change (relative 2-norm) */
@@ -24,16 +24,17 @@ typedef struct r50_opts {
 
 /* Defaults: gpu(0), batch 64, image 224, 2 warm-up and 5 timed steps, 3
  * rounds, lr 0.01, tolerances 1e-3 for step 0's loss and 0.1 for its
- * weight change (relative, see gpu_resnet.c), bound with MXC_BIND_NO_FUSION:
- * the executor fuses the backward's gradient sums with the relu gradient (add +
- * _backward_Activation), which the GPU's run-time fusion cannot express yet
- * (tests/gpu's ResNet-50 kernel check lists it). */
+ * weight change (relative, see gpu_resnet.c), bound with the executor's
+ * default flags: its fusion turns the backward's gradient sums and relu
+ * gradients (add + _backward_Activation) into fused nodes, which the GPU
+ * compiles at run time (--no-fusion runs them one by one). */
 void r50_opts_init(r50_opts *o);
 
 /* Parses one option of argv at *i (advancing past its value): 1 when it
  * was a ResNet-50 option, 0 when not, -1 with a message when its value is
  * bad. Options: --cpu, --batch B, --image S, --warmup N, --steps N,
- * --rounds R, --lr X, --loss-tolerance X, --update-tolerance X, --fusion,
+ * --rounds R, --lr X, --loss-tolerance X, --update-tolerance X,
+ * --no-fusion,
  * --symbol PATH, --python PATH, --torch-script PATH, --no-torch. */
 int r50_parse(r50_opts *o, int argc, char **argv, int *i);
 
