@@ -15,7 +15,18 @@
  * it prints one line, "bench_gpu: SKIPPED: ...", and exits 0. cuBLAS is
  * opened like the plug-in does (libcublas.so.13, or MXC_CUBLAS_LIBRARY).
  * The fused element-wise chain's figures (fused_chain_*) come from
- * gpu_fused.c. The ResNet-50 figures of issue 17 are not here yet. */
+ * gpu_fused.c, the ResNet-50 training step's (resnet50_train_gpu_*) from
+ * gpu_resnet.c.
+ *
+ * Usage: gpu [--resnet-only] [--cpu] [ResNet-50 options of gpu_resnet.h]
+ *   --resnet-only  only the ResNet-50 step
+ *   --cpu          only the ResNet-50 step, on the CPU (the smoke test of
+ *                  tests/bench runs the same code path there, small)
+ * The ResNet-50 peer: the Python of MXC_BENCH_TORCH_PYTHON (--python),
+ * the script MXC_BENCH_GPU_RESNET_SCRIPT (--torch-script, default
+ * bench/gpu_resnet_torch.py), the graph MXC_BENCH_GPU_RESNET_SYMBOL
+ * (--symbol, default bench/resnet50_train-symbol.json: both as bazel run
+ * finds them). Exit status 1 when mxc and PyTorch disagree. */
 #include <cublas_api.h>
 #include <cuda_runtime_api.h>
 #include <dlfcn.h>
@@ -23,8 +34,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "bench/gpu_fused.h"
+#include "bench/gpu_resnet.h"
 #include "mxc/mxc.h"
 
 #define BENCH_NAME "bench_gpu"
@@ -180,7 +193,35 @@ static void bench_dot(void) {
   free(ha), free(hb);
 }
 
-int main(void) {
+static const char *env_or(const char *name, const char *fallback) {
+  const char *v = getenv(name);
+  return v && *v ? v : fallback;
+}
+
+/* Options into o; *resnet_only set by --resnet-only and --cpu. */
+static void parse(int argc, char **argv, r50_opts *o, int *resnet_only) {
+  r50_opts_init(o);
+  o->python = getenv("MXC_BENCH_TORCH_PYTHON");
+  o->torch_script = env_or("MXC_BENCH_GPU_RESNET_SCRIPT", o->torch_script);
+  o->symbol = env_or("MXC_BENCH_GPU_RESNET_SYMBOL",
+                     "bench/resnet50_train-symbol.json");
+  for (int i = 1; i < argc; ++i) {
+    if (strcmp(argv[i], "--resnet-only") == 0) {
+      *resnet_only = 1;
+      continue;
+    }
+    int r = r50_parse(o, argc, argv, &i);
+    if (r == 0) fprintf(stderr, "%s: unknown option %s\n", BENCH_NAME, argv[i]);
+    if (r <= 0) exit(2);
+  }
+  if (o->dev_type == MXC_DEVICE_CPU) *resnet_only = 1;
+}
+
+int main(int argc, char **argv) {
+  r50_opts r50;
+  int resnet_only = 0;
+  parse(argc, argv, &r50, &resnet_only);
+  if (r50.dev_type == MXC_DEVICE_CPU) return bench_gpu_resnet50(&r50);
   int n = 0;
   check(mxc_device_count(MXC_DEVICE_GPU, &n), "mxc_device_count");
   if (n == 0) {
@@ -189,9 +230,13 @@ int main(void) {
     return 0;
   }
   print_name();
-  printf("goal: dot4096_ratio_vs_cublas >= 0.95 (H100)\n");
-  bench_dot();
-  printf("goal: fused_chain_ratio_vs_torch <= 0.5 (H100)\n");
-  bench_gpu_fused_chain();
-  return 0;
+  if (!resnet_only) {
+    printf("goal: dot4096_ratio_vs_cublas >= 0.95 (H100)\n");
+    bench_dot();
+    printf("goal: fused_chain_ratio_vs_torch <= 0.5 (H100)\n");
+    bench_gpu_fused_chain();
+  }
+  printf("goal: resnet50_train_gpu_ratio_vs_torch <= 1.0 (H100)\n");
+  fflush(stdout);
+  return bench_gpu_resnet50(&r50);
 }

@@ -41,6 +41,9 @@ plugins=(
 benches=(
   "bench_gpu=//bench:gpu"
 )
+# Built with the programs and packed beside them (bench_gpu's ResNet-50
+# graph; test_cuda_plugin reads it too).
+extra_targets=(//bench:resnet50_train_symbol)
 # Libraries opened at run time that must never be packed.
 toolkit_lib='/lib(cublas|cublasLt|cudnn[^/]*|cusparse|nvrtc|nccl)\.so'
 
@@ -53,7 +56,7 @@ prepare() {
   for p in "${programs[@]}" "${benches[@]}" "${plugins[@]}"; do
     targets+=("${p#*=}")
   done
-  bazel build "${targets[@]}"
+  bazel build "${targets[@]}" "${extra_targets[@]}"
   rm -rf "$dir" "$dir.tar.xz"
   mkdir -p "$dir/bin" "$dir/lib"
   cp bazel-bin/backends/cuda/libmxc_cuda.so.1 "$dir/lib/"
@@ -70,7 +73,8 @@ prepare() {
     grep -vE "$system_lib" | grep -vE "$toolkit_lib" |
     xargs -r cp -L -t "$dir/lib/"
   cp scripts/gpu_check.sh "$dir/"
-  cp bench/gpu_fused_torch.py "$dir/"
+  cp bench/gpu_fused_torch.py bench/gpu_resnet_torch.py "$dir/"
+  cp bazel-bin/bench/resnet50_train-symbol.json "$dir/"
   tar -C "$(dirname "$dir")" -cJf "$dir.tar.xz" "$(basename "$dir")"
   echo "gpu_check: prepared $dir ($(du -sh "$dir" | cut -f1)), packed" \
     "$dir.tar.xz ($(du -sh "$dir.tar.xz" | cut -f1)); carry $dir.tar.xz and" \
@@ -158,6 +162,12 @@ run() {
   add_wheel_libs
   find_torch_python
   export MXC_BENCH_GPU_TORCH_SCRIPT="$dir/gpu_fused_torch.py"
+  # bench_gpu's ResNet-50 step (batch 64, 224 x 224: 2 warm-up and 5 timed
+  # steps, 3 rounds, each side about 10 s a round with PyTorch's start)
+  # and test_cuda_plugin's check of its graph.
+  export MXC_BENCH_GPU_RESNET_SCRIPT="$dir/gpu_resnet_torch.py"
+  export MXC_BENCH_GPU_RESNET_SYMBOL="$dir/resnet50_train-symbol.json"
+  export MXC_RESNET50_SYMBOL="$dir/resnet50_train-symbol.json"
   echo "=== gpu_check: $(date -u +%FT%TZ)"
   nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader ||
     echo "gpu_check: nvidia-smi failed"

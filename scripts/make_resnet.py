@@ -3,6 +3,14 @@
 for the three runtimes that bench/infer and bench/train compare.
 
   make_resnet.py OUTDIR [--models resnet18,resnet50] [--force]
+  make_resnet.py OUTDIR --symbols-only [--models ...]
+
+With --symbols-only it writes the two symbol files alone (no weights, no
+stamp) and needs neither torch nor torchvision: the layout comes from
+spec() below, which describes torchvision's resnet18/resnet50 with the
+attributes graph() reads (tests/bench checks that both give the same
+JSON). bench/gpu uses it on the GPU machine, which has PyTorch but no
+torchvision, and makes its own weights.
 
 writes into OUTDIR, for each model M:
   M-symbol.json        MXNet 1.x graph for inference, torchvision's layout:
@@ -42,7 +50,6 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import make_mxnet_params  # noqa: E402  (the repo's one .params writer)
 
 SEEDS = {"resnet18": 18, "resnet50": 50}
 EPS = 1e-5
@@ -130,6 +137,62 @@ def graph(model, train):
     return g.json(x)
 
 
+class _Layers:
+    """The attributes of torchvision's modules that graph() reads."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+def _conv(cout, k, s, p):
+    return _Layers(kernel_size=(k, k), stride=(s, s), padding=(p, p),
+                   out_channels=cout)
+
+
+# name: (blocks per stage, bottleneck)
+SPECS = {"resnet18": ((2, 2, 2, 2), False), "resnet50": ((3, 4, 6, 3), True)}
+
+
+def _block(cin, planes, stride, bottleneck):
+    """torchvision's BasicBlock / Bottleneck (stride on the 3x3 conv, a
+    1x1 downsample when the shape changes); returns (block, cout)."""
+    cout = planes * (4 if bottleneck else 1)
+    if bottleneck:
+        b = _Layers(conv1=_conv(planes, 1, 1, 0),
+                    conv2=_conv(planes, 3, stride, 1),
+                    conv3=_conv(cout, 1, 1, 0))
+    else:
+        b = _Layers(conv1=_conv(planes, 3, stride, 1),
+                    conv2=_conv(planes, 3, 1, 1))
+    b.downsample = None
+    if stride != 1 or cin != cout:
+        b.downsample = [_conv(cout, 1, stride, 0), None]
+    return b, cout
+
+
+def spec(name, classes=1000):
+    """torchvision's model `name` as far as graph() looks at it."""
+    blocks, bottleneck = SPECS[name]
+    m = _Layers(conv1=_conv(64, 7, 2, 3), fc=_Layers(out_features=classes))
+    cin = 64
+    for li, n in enumerate(blocks):
+        layer = []
+        for bi in range(n):
+            stride = 2 if li > 0 and bi == 0 else 1
+            blk, cin = _block(cin, 64 << li, stride, bottleneck)
+            layer.append(blk)
+        setattr(m, "layer%d" % (li + 1), layer)
+    return m
+
+
+def write_symbols(out, name, model):
+    for train in (False, True):
+        sym = os.path.join(out, name + ("_train-symbol.json" if train
+                                        else "-symbol.json"))
+        with open(sym, "w") as f:
+            json.dump(graph(model, train), f, indent=1)
+
+
 BN_NAMES = {"weight": "gamma", "bias": "beta", "running_mean": "moving_mean",
             "running_var": "moving_var"}
 
@@ -184,10 +247,8 @@ def build(name, torch, torchvision):
 
 def write(out, name, model, torch):
     path = lambda suffix: os.path.join(out, name + suffix)
-    for train in (False, True):
-        sym = path("_train-symbol.json" if train else "-symbol.json")
-        with open(sym, "w") as f:
-            json.dump(graph(model, train), f, indent=1)
+    write_symbols(out, name, model)
+    import make_mxnet_params  # the repo's one .params writer (numpy)
     names, arrays = mxnet_params(model, torch)
     with open(path("-0000.params"), "wb") as f:
         f.write(make_mxnet_params.list_bytes(2, arrays, names))
@@ -227,11 +288,18 @@ def main():
     ap.add_argument("out")
     ap.add_argument("--models", default="resnet18,resnet50")
     ap.add_argument("--force", action="store_true")
+    ap.add_argument("--symbols-only", action="store_true",
+                    help="the symbol files from spec(): no torch needed")
     args = ap.parse_args()
     names = [m for m in args.models.split(",") if m]
     bad = [m for m in names if m not in SEEDS]
     if bad:
         ap.error("unknown model %s; expected some of %s" % (bad, list(SEEDS)))
+    if args.symbols_only:
+        os.makedirs(args.out, exist_ok=True)
+        for name in names:
+            write_symbols(args.out, name, spec(name))
+        return 0
     todo = [m for m in names if args.force or not up_to_date(args.out, m)]
     if not todo:
         return 0

@@ -8,6 +8,7 @@
 
 #include "mxc/mxc.h"
 #include "ops/fused/fused_internal.h"
+#include "ops/nn/act_params.h"
 
 static const struct {
   const char *name;
@@ -63,11 +64,31 @@ static int refuse(char *why, size_t len, int k, const mxc__fused_instr *in,
   snprintf(why, len,
            "program instruction %d ('%s') %s; the GPU fuses scalar and "
            "same-shape arithmetic, maximum, minimum, _copy, BlockGrad, "
-           "negative, abs, square, relu, exp, sigmoid and Activation "
-           "relu/sigmoid (bind with MXC_BIND_NO_FUSION to run the "
+           "negative, abs, square, relu, exp, sigmoid, Activation "
+           "relu/sigmoid and its relu gradient (bind with "
+           "MXC_BIND_NO_FUSION to run the "
            "operators one by one)",
            k, in->op ? in->op->name : "?", what);
   return MXC_ERR_UNSUPPORTED;
+}
+
+/* _backward_Activation(ograd, data, output) with act_type relu has no
+ * micro-op (the CPU runs the operator itself) but is two registers' work
+ * on the GPU: the gradient from ograd and the output (ResNet's backward
+ * fuses it with the sum of a residual block's gradients). 1 when *s is
+ * that step. */
+static int plan_relu_grad(const mxc__fused_instr *in, mxc__fuse_step *s) {
+  if (!in->op || strcmp(in->op->name, "_backward_Activation") != 0 ||
+      in->n_args != 3) {
+    return 0;
+  }
+  const mxc__act_param *a = (const mxc__act_param *)in->param.bytes;
+  if (a->act_type != MXC__ACT_RELU) return 0;
+  s->fn = MXC__FUSE_RELU_GRAD;
+  s->scalar = 0;
+  s->arg[0] = in->args[0];
+  s->arg[1] = in->args[2];
+  return 1;
 }
 
 /* Step of instruction k (its registers already those of the plan). Two
@@ -75,6 +96,7 @@ static int refuse(char *why, size_t len, int k, const mxc__fused_instr *in,
  * one a chain ran through, and fn(args[0], args[1]) is the operator. */
 static int plan_instr(const mxc__fused_instr *in, int k, mxc__fuse_step *s,
                       char *why, size_t len) {
+  if (plan_relu_grad(in, s)) return MXC_OK;
   size_t i = 0;
   while (i < sizeof k_uops / sizeof k_uops[0] && k_uops[i].uop != in->uop.kind) {
     ++i;

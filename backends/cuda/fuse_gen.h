@@ -50,7 +50,8 @@ extern "C" {
   X(SQUARE, mxf_square, 1) \
   X(RELU, mxf_relu, 1)    \
   X(EXP, mxf_exp, 1)      \
-  X(SIGMOID, mxf_sigmoid, 1)
+  X(SIGMOID, mxf_sigmoid, 1) \
+  X(RELU_GRAD, mxf_relu_grad, 2)
 
 enum {
 #define MXC__FUSE_ENUM(id, fn, arity) MXC__FUSE_##id,

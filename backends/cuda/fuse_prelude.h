@@ -66,6 +66,14 @@ MXF_FN float mxf_relu(float x) {
   return keep ? x : 0.0f;
 }
 
+/* relu's gradient from its output y, as Activation's backward computes it
+ * (core/op/vmath.c's vrelu_grad): g * y for a NaN y (NaN), g * 1 when y's
+ * bits as a signed int are > 0, g * 0 otherwise (an infinite g: NaN). */
+MXF_FN float mxf_relu_grad(float g, float y) {
+  float d = (int)mxf_u(y) > 0 ? 1.0f : 0.0f;
+  return g * (mxf_isnan(y) ? y : d);
+}
+
 /* e^x as fast.c's vexp: |x| clamped to 104 on its bits (a NaN kept),
  * n = round(x / ln 2) by the 1.5 * 2^23 shifter, r = x - n ln 2 in two
  * parts, the Taylor polynomial of degree 7, then 2^n as two factors. */

@@ -19,6 +19,15 @@ typedef struct mxc__bn_param {
   int64_t axis;
 } mxc__bn_param;
 
+/* SoftmaxOutput's parameters (softmax_loss.c), here for the GPU
+ * plug-in's kernels, which read them (backends/cuda/so_plan.c).
+ * normalization: MXC__SO_NORM_*. */
+enum { MXC__SO_NORM_NULL, MXC__SO_NORM_BATCH, MXC__SO_NORM_VALID };
+typedef struct mxc__so_param {
+  double grad_scale, ignore_label, smooth_alpha;
+  int multi_output, use_ignore, preserve_shape, normalization, out_grad;
+} mxc__so_param;
+
 /* A tensor seen as (outer, n, inner) around one axis: element
  * (o, j, k) is at (o * n + j) * inner + k. Normalizations reduce over j
  * (LayerNorm, softmax) or over o and k (BatchNorm). */

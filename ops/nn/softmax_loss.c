@@ -35,13 +35,15 @@
 
 #include "ops/nn/nn.h"
 
-enum { NORM_NULL, NORM_BATCH, NORM_VALID };
+enum {
+  NORM_NULL = MXC__SO_NORM_NULL,
+  NORM_BATCH = MXC__SO_NORM_BATCH,
+  NORM_VALID = MXC__SO_NORM_VALID
+};
 static const char *const k_norms[] = {"null", "batch", "valid", NULL};
 
-typedef struct so_param {
-  double grad_scale, ignore_label, smooth_alpha;
-  int multi_output, use_ignore, preserve_shape, normalization, out_grad;
-} so_param;
+/* In ops/nn/nn.h: the GPU plug-in reads it. */
+typedef mxc__so_param so_param;
 
 static const mxc__param_def k_so_params[] = {
     MXC__PARAM(so_param, grad_scale, MXC__P_FLOAT, "1",

@@ -120,6 +120,13 @@ inline std::vector<Prog> Supported() {
                {I("mul", {"i0", "i0"}), I("add", {"r0", "r0"}),
                 I("Activation", {"r1"}, {{"act_type", "relu"}}),
                 I("BlockGrad", {"r2"})}});
+  // ResNet's backward: a residual block's gradients summed, then the
+  // relu gradient from the block's output (_backward_Activation's
+  // inputs ograd, data, output; no CPU micro-op, a step on the GPU).
+  v.push_back({"relu_grad_sum", 4,
+               {I("add", {"i0", "i1"}),
+                I("_backward_Activation", {"r0", "i2", "i3"},
+                  {{"act_type", "relu"}})}});
   return v;
 }
 

@@ -22,6 +22,7 @@ extern "C" {
 }
 #include "mxc/mxc.h"
 #include "tests/gpu/gpu_test_util.h"
+#include "tests/gpu/graph_gpu_check.h"
 
 namespace {
 
@@ -143,6 +144,59 @@ TEST(Cuda, EveryKernelAttaches) {
       attached |= kern->backend->dev_type == MXC_DEVICE_GPU;
     }
     EXPECT_TRUE(attached) << p->kernels[i].op;
+  }
+}
+
+// bench/gpu's ResNet-50 training graph (scripts/make_resnet.py's, from
+// MXC_RESNET50_SYMBOL), bound on the CPU as a GPU bind makes it (no
+// channel-last values), with the executor's fusion (bench/gpu's default:
+// the backward fuses add + the relu gradient) and without, node by node
+// against the real plug-in's table and plans: a node without a GPU run
+// would fail bench/gpu there, so it fails here (no GPU needed). Batch 4
+// of 64 x 64 keeps 16 values per channel in the last BatchNorms (the
+// GPU's batch statistics need 2).
+mxc_executor BindResNet50(int flags) {
+  const char *path = std::getenv("MXC_RESNET50_SYMBOL");
+  mxc_symbol sym = nullptr;
+  EXPECT_EQ(mxc_symbol_load(path ? path : "bench/resnet50_train-symbol.json",
+                            &sym),
+            MXC_OK)
+      << LastError() << " (set MXC_RESNET50_SYMBOL)";
+  const char *names[2] = {"data", "softmax_label"};
+  int ndims[2] = {4, 1};
+  int64_t dims[5] = {4, 3, 64, 64, 4};
+  int reqs[2] = {MXC_REQ_NULL, MXC_REQ_NULL};
+  mxc_executor ex = nullptr;
+  EXPECT_EQ(mxc_executor_simple_bind(sym, MXC_DEVICE_CPU, 0, 2, names, ndims,
+                                     dims, nullptr, MXC_REQ_WRITE, 2, names,
+                                     reqs, flags | MXC_BIND_NO_ONEDNN, &ex),
+            MXC_OK)
+      << LastError();
+  mxc_symbol_free(sym);
+  return ex;
+}
+
+std::string Unsupported(int flags, int *count, int *nodes) {
+  mxc_executor ex = BindResNet50(flags);
+  if (!ex) return "bind failed";
+  std::vector<char> out(1 << 16);
+  *count = mxct_gpu_unsupported_nodes(ex, out.data(), out.size(), nodes);
+  mxc_executor_free(ex);
+  return out.data();
+}
+
+TEST(Cuda, ResNet50TrainingGraphHasGpuKernels) {
+  for (int flags : {MXC_BIND_DEFAULT, MXC_BIND_NO_FUSION}) {
+    int bad = -1, nodes = 0;
+    std::string list = Unsupported(flags, &bad, &nodes);
+    EXPECT_EQ(bad, 0) << "nodes bench/gpu's ResNet-50 step would not run on "
+                         "the GPU (flags "
+                      << flags << "):\n"
+                      << list;
+    EXPECT_GT(nodes, 300);  // forward and backward of 53 convolutions
+    std::printf("ResNet-50 training graph, flags %d: %d nodes, %d without a "
+                "GPU run\n",
+                flags, nodes, bad);
   }
 }
 

@@ -2,17 +2,22 @@
 // the toolkit is installed: what a call answers before any device work
 // (shape mismatch, write mode NULL), what it answers without a usable
 // device (here: no GPU), and that every row of theirs has a conformance
-// case (tests/gpu/conformance_train.cc), which a GPU run compares.
+// case (tests/gpu/conformance_train.cc), which a GPU run compares; the
+// same for SoftmaxOutput and the reshaping copies (backends/cuda/loss.h,
+// conformance_loss.cc).
 #include <gtest/gtest.h>
 
 #include <string>
 
 extern "C" {
 #include "backends/cuda/bcast.h"
+#include "backends/cuda/loss.h"
 #include "backends/cuda/sum.h"
 #include "backends/cuda/train.h"
 #include "ops/nn/act_params.h"
 #include "ops/random/optimizer_params.h"
+#include "core/base/alloc.h"
+#include "core/op/op.h"
 }
 #include "mxc/mxc.h"
 #include "tests/gpu/conformance.h"
@@ -84,9 +89,41 @@ TEST(CudaTrainCall, NoDeviceIsAnError) {
       << why;
 }
 
+// SoftmaxOutput's gradient with normalization 'valid' and a reshaping
+// copy between different sizes are refused before any device call; a
+// valid copy without a GPU answers the runtime's reason.
+TEST(CudaTrainCall, LossKernelsRefuseFirst) {
+  const char *k = "normalization", *v = "valid";
+  void *param = nullptr;
+  ASSERT_EQ(mxc__op_parse_params(mxc__op_find("_backward_SoftmaxOutput"), &k,
+                                 &v, 1, &param),
+            MXC_OK);
+  float buf[16] = {0};
+  mxc__gpu_array in[2] = {Arr(buf, 12), Arr(buf + 12, 4)};
+  in[0].ndim = 2, in[0].dims[0] = 4, in[0].dims[1] = 3;
+  mxc__gpu_array out = in[0];
+  int req = MXC__GPU_REQ_WRITE;
+  mxc__gpu_call c = {0, param, in, 2, &out, 1, &req, 0, {}};
+  char why[256] = "";
+  EXPECT_EQ(mxc__cuda_softmax_output_bwd(&c, why, sizeof why),
+            MXC_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(why).find("'valid'"), std::string::npos) << why;
+  mxc__free(param);
+  mxc__gpu_array small = Arr(buf, 5);
+  mxc__gpu_call copy = {0, nullptr, in, 2, &small, 1, &req, 0, {}};
+  EXPECT_EQ(mxc__cuda_reshape_copy(&copy, why, sizeof why), MXC_ERR_SHAPE);
+  int n = 0;
+  if (mxc_device_count(MXC_DEVICE_GPU, &n) == MXC_OK && n > 0) return;
+  copy.out = &out;
+  EXPECT_NE(mxc__cuda_reshape_copy(&copy, why, sizeof why), MXC_OK);
+  EXPECT_NE(std::string(why).find("cudaSetDevice"), std::string::npos)
+      << why;
+}
+
 TEST(CudaTrainCall, EveryRowHasAConformanceCase) {
   const mxc__gpu_kernel rows[] = {
-      MXC__CUDA_TRAIN_ROWS MXC__CUDA_BCAST_ROWS MXC__CUDA_SUM_ROWS};
+      MXC__CUDA_TRAIN_ROWS MXC__CUDA_BCAST_ROWS MXC__CUDA_SUM_ROWS
+          MXC__CUDA_LOSS_ROWS};
   for (const mxc__gpu_kernel &k : rows) {
     EXPECT_EQ(mxct::CaseRunners().count(k.op), 1u) << k.op;
   }

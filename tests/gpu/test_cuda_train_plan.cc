@@ -3,7 +3,9 @@
 // CPU operators through the C API, on every machine: sgd_update,
 // sgd_mom_update, adam_update (weight and mutated states; every write
 // mode; with and without clipping, which switches the CPU between its
-// float and double loops), Activation and _backward_Activation.
+// float and double loops), Activation and _backward_Activation, and
+// SoftmaxOutput and its gradient (backends/cuda/so_plan.h: every layout,
+// class and probability labels, ignore_label, smoothing, normalizations).
 //
 // The parameters reach the plan through the operator's own parser
 // (mxc__op_parse_params), so a drift between ops/*'s struct and the
@@ -19,12 +21,14 @@
 #include <vector>
 
 extern "C" {
+#include "backends/cuda/so_plan.h"
 #include "backends/cuda/train_plan.h"
 #include "core/base/alloc.h"
 #include "core/base/gpu_plugin.h"
 #include "core/op/op.h"
 }
 #include "mxc/mxc.h"
+#include "tests/gpu/plan_test_util.h"
 
 namespace {
 
@@ -353,6 +357,148 @@ TEST(CudaTrainPlan, AWrongBinaryGradientFails) {
     differs |= std::memcmp(&right, &wrong, 4) != 0;
   }
   EXPECT_TRUE(differs);
+}
+
+// ---- SoftmaxOutput (so_plan.h) ----
+
+struct SoCase {
+  Kv kv;
+  std::vector<int64_t> data, label;  // label == data: probabilities
+};
+
+const SoCase kSo[] = {
+    {{}, {5, 7}, {5}},
+    {{{"normalization", "batch"}, {"grad_scale", "1.5"}}, {4, 3, 2}, {4}},
+    {{{"multi_output", "true"}, {"normalization", "batch"}},
+     {3, 4, 2, 3},
+     {3, 2, 3}},
+    {{{"preserve_shape", "true"}, {"use_ignore", "true"},
+      {"ignore_label", "2"}, {"smooth_alpha", "0.1"}},
+     {2, 3, 6},
+     {2, 3}},
+    {{{"multi_output", "true"}, {"normalization", "null"}}, {2, 5, 4}, {2, 4}},
+    {{{"grad_scale", "0.5"}}, {3, 6}, {3, 6}},
+};
+
+// Labels: classes in range, and some that are not classes (fractional,
+// negative, too large, NaN: target 0 on both sides); ignore_label 2 among
+// them. Probabilities for a label shaped like the data.
+Vec SoLabels(const SoCase &c, int64_t n_classes, std::mt19937 *g) {
+  int64_t n = mxct::Numel(c.label);
+  if (c.label == c.data) return Random((size_t)n, 0, 1, g);
+  Vec v((size_t)n);
+  const float odd[] = {1.5f, -1.f, 1000.f, NAN, 2.f};
+  for (int64_t i = 0; i < n; ++i) {
+    v[(size_t)i] = i % 3 == 2 ? odd[(i / 3) % 5]
+                              : (float)((i * 7 + 3) % n_classes);
+  }
+  return v;
+}
+
+// op on the CPU over (in0, label) into an output starting as out.
+Vec SoCpu(const char *op_name, const SoCase &c, const Vec &in0,
+          const Vec &label, Vec out, int req) {
+  mxc_op op = nullptr;
+  EXPECT_EQ(mxc_op_find(op_name, &op), MXC_OK);
+  std::vector<const char *> k, v;
+  for (const auto &p : c.kv) k.push_back(p.first.c_str());
+  for (const auto &p : c.kv) v.push_back(p.second.c_str());
+  mxc_ndarray a[2] = {mxct::Cpu(c.data, in0), mxct::Cpu(c.label, label)};
+  mxc_ndarray o = mxct::Cpu(c.data, out);
+  EXPECT_EQ(mxc_op_invoke(op, k.data(), v.data(), (int)k.size(), a, 2, &o, 1,
+                          &req),
+            MXC_OK)
+      << mxc_last_error();
+  EXPECT_EQ(mxc_ndarray_copy_to_host(o, out.data(), out.size() * 4), MXC_OK);
+  for (mxc_ndarray x : {a[0], a[1], o}) mxc_ndarray_free(x);
+  return out;
+}
+
+// The plan of case c on the host, as loss.cu runs it (every group, or
+// every element backward); break_plan swaps the class and inner axes.
+Vec SoPlan(const SoCase &c, int backward, const Vec &in0, const Vec &label,
+           Vec out, int req, bool break_plan, int *rc) {
+  mxc__gpu_array arr[3] = {mxct::Arr(c.data), mxct::Arr(c.label),
+                           mxct::Arr(c.data)};
+  int gpu_req = req == MXC_REQ_ADD ? MXC__GPU_REQ_ADD : MXC__GPU_REQ_WRITE;
+  void *param = Parse(backward ? "_backward_SoftmaxOutput" : "SoftmaxOutput",
+                      c.kv);
+  mxc__gpu_call call = {};
+  call.param = param;
+  call.in = arr;
+  call.n_in = 2;
+  call.out = &arr[2];
+  call.n_out = 1;
+  call.req = &gpu_req;
+  mxc__so_plan p;
+  char why[256];
+  *rc = mxc__so_plan_make(&call, backward, &p, why, sizeof why);
+  mxc__free(param);
+  if (*rc != MXC_OK) return out;
+  if (break_plan) std::swap(p.n, p.inner);
+  int64_t n = (int64_t)out.size();
+  for (int64_t i = 0; i < (backward ? n : p.outer * p.inner); ++i) {
+    if (backward) {
+      mxc__so_backward(&p, in0.data(), label.data(), out.data(), i);
+    } else {
+      mxc__so_forward(&p, in0.data(), out.data(), i);
+    }
+  }
+  return out;
+}
+
+// Forward then backward of case c, write and add, the plan against the
+// CPU bitwise (the same double operations, the host's exp on both);
+// *same false at the first difference.
+void CheckSo(const SoCase &c, bool break_plan, bool *same) {
+  std::mt19937 g(41);
+  int64_t n = mxct::Numel(c.data);
+  Vec x = Random((size_t)n, -4, 4, &g), base = Random((size_t)n, -1, 1, &g);
+  int64_t classes = n / (c.label == c.data ? 1 : mxct::Numel(c.label));
+  Vec label = SoLabels(c, classes, &g);
+  *same = true;
+  for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+    int rc = 0;
+    Vec y = SoCpu("SoftmaxOutput", c, x, label, base, req);
+    Vec py = SoPlan(c, 0, x, label, base, req, break_plan, &rc);
+    EXPECT_EQ(rc, MXC_OK);
+    *same = *same && FirstDiff(py, y, 0) < 0;
+    Vec dx = SoCpu("_backward_SoftmaxOutput", c, y, label, base, req);
+    Vec pdx = SoPlan(c, 1, y, label, base, req, break_plan, &rc);
+    EXPECT_EQ(rc, MXC_OK);
+    *same = *same && FirstDiff(pdx, dx, 0) < 0;
+  }
+}
+
+TEST(CudaSoPlan, SoftmaxOutputMatchesTheCpuBitwise) {
+  for (const SoCase &c : kSo) {
+    bool same = false;
+    CheckSo(c, false, &same);
+    EXPECT_TRUE(same) << "case with " << c.kv.size() << " parameters, data of "
+                      << mxct::Numel(c.data) << " values";
+  }
+}
+
+// The check can fail: the class axis taken as the inner one.
+TEST(CudaSoPlan, AWrongLayoutFails) {
+  bool same = true;
+  CheckSo(kSo[2], true, &same);
+  EXPECT_FALSE(same);
+}
+
+// normalization 'valid' is refused backward (a count over the labels),
+// accepted forward; a label that fits no layout is a shape error.
+TEST(CudaSoPlan, RefusesWhatItDoesNotCompute) {
+  SoCase valid = {{{"normalization", "valid"}}, {4, 3}, {4}};
+  Vec x(12, 0.5f), label(4, 1.f), out(12, 0.f);
+  int rc = 0;
+  SoPlan(valid, 1, x, label, out, MXC_REQ_WRITE, false, &rc);
+  EXPECT_EQ(rc, MXC_ERR_UNSUPPORTED);
+  SoPlan(valid, 0, x, label, out, MXC_REQ_WRITE, false, &rc);
+  EXPECT_EQ(rc, MXC_OK);
+  SoCase bad = {{}, {4, 3}, {3}};
+  SoPlan(bad, 1, x, Vec(3, 1.f), out, MXC_REQ_WRITE, false, &rc);
+  EXPECT_EQ(rc, MXC_ERR_SHAPE);
 }
 
 }  // namespace
