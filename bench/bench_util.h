@@ -21,6 +21,17 @@ static inline double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Seconds of CPU time this process has used, all its threads together:
+ * on a machine shared with other jobs, a figure the others' load changes
+ * far less than the wall clock (threads waiting for a core do not
+ * count), though it also counts threads spinning while they wait for
+ * work (OpenMP teams do, for a while, on both sides of a comparison). */
+static inline double cpu_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
 /* Exits with a message naming `what` when rc is not MXC_OK. */
 static inline void check(int rc, const char *what) {
   if (rc != MXC_OK) {

@@ -12,7 +12,8 @@
  * the example computes, fed from the IDX iterator as in the example)
  * after a few warm-up steps, and scales to 60000 images. PyTorch runs
  * with 2 threads (torch.set_num_threads(2)), mxc with its default worker
- * count (all CPUs) unless --threads is given.
+ * count (all CPUs) unless --threads is given (the ResNet-18 peer then
+ * runs with as many).
  *
  * Usage: train [--batches N (default 100; 0: a whole epoch)]
  *              [--model mlp|lenet|resnet18|both (mlp and lenet)|all
@@ -300,7 +301,7 @@ static void parse(int argc, char **argv, opts *o) {
     } else if (strncmp(a, "--resnet-", 9) == 0) {
       parse_resnet(o, a + 9, v);
     } else if (strcmp(a, "--threads") == 0) {
-      o->threads = atoi(v);
+      o->threads = o->resnet.threads = atoi(v);
     } else if (strcmp(a, "--python") == 0) {
       o->python = o->resnet.python = v;
     } else if (strcmp(a, "--torch-script") == 0) {

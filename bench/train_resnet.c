@@ -141,8 +141,10 @@ static double step(const resnet_opts *o, net *nt) {
   return sum / (double)(count > 0 ? count : 1);
 }
 
-/* Milliseconds per timed step; loss[0..warmup+steps) as it went. */
-static double run_mxc(const resnet_opts *o, const paths *p, double *loss) {
+/* Milliseconds per timed step, and in *cpu_ms the process's CPU
+ * milliseconds per timed step; loss[0..warmup+steps) as it went. */
+static double run_mxc(const resnet_opts *o, const paths *p, double *loss,
+                      double *cpu_ms) {
   float *x = NULL, *y = NULL;
   make_batch(o, p, &x, &y);
   net nt;
@@ -151,10 +153,11 @@ static double run_mxc(const resnet_opts *o, const paths *p, double *loss) {
   free(y);
   for (int i = 0; i < o->warmup; ++i) loss[i] = step(o, &nt);
   check(mxc_wait_all(), "mxc_wait_all");
-  double t0 = now_s();
+  double t0 = now_s(), c0 = cpu_s();
   for (int i = 0; i < o->steps; ++i) loss[o->warmup + i] = step(o, &nt);
   check(mxc_wait_all(), "mxc_wait_all");
   double ms = 1e3 * (now_s() - t0) / o->steps;
+  *cpu_ms = 1e3 * (cpu_s() - c0) / o->steps;
   net_free(&nt);
   return ms;
 }
@@ -173,9 +176,10 @@ static int run_torch(const resnet_opts *o, const paths *p, bench_kvs *kvs) {
   snprintf(
       cmd, sizeof cmd,
       "'%s' '%s' --model resnet18 --resnet-dir '%s' --work '%s' "
-      "--batch-size %d --image-size %d --batches %d --warmup %d --lr %.17g",
+      "--batch-size %d --image-size %d --batches %d --warmup %d --lr %.17g "
+      "--threads %d",
       o->python, o->torch_script, p->models, p->work, o->batch, o->image,
-      o->steps, o->warmup, o->lr);
+      o->steps, o->warmup, o->lr, o->threads > 0 ? o->threads : 2);
   int status = bench_run_peer(cmd, kvs);
   if (status != 0) {
     fprintf(stderr,
@@ -204,17 +208,28 @@ static double loss_diff(const resnet_opts *o, const double *loss,
 /* The rounds' figures: mxc's and PyTorch's milliseconds per step. */
 typedef struct rounds {
   double ms[RESNET_MAX_ROUNDS], torch_ms[RESNET_MAX_ROUNDS];
+  double cpu[RESNET_MAX_ROUNDS], torch_cpu[RESNET_MAX_ROUNDS];
   int n, torch; /* torch: PyTorch ran in every round */
 } rounds;
 
-static void report_ratios(rounds *r) {
+/* The median of a[k] / b[k] over the rounds as resnet18_train_<what>_vs_torch
+ * and their spread as resnet18_train_<what>_min / _max. */
+static void report_ratio(const rounds *r, const double *a, const double *b,
+                         const char *what) {
   double ratio[RESNET_MAX_ROUNDS];
-  for (int k = 0; k < r->n; ++k) ratio[k] = r->ms[k] / r->torch_ms[k];
+  for (int k = 0; k < r->n; ++k) ratio[k] = a[k] / b[k];
   double med = bench_median(ratio, r->n); /* sorts ratio */
-  printf("resnet18_train_ratio_vs_torch=%.3f\n", med);
-  printf("resnet18_train_ratio_min=%.3f\n", ratio[0]);
-  printf("resnet18_train_ratio_max=%.3f\n", ratio[r->n - 1]);
+  printf("resnet18_train_%s_vs_torch=%.3f\n", what, med);
+  printf("resnet18_train_%s_min=%.3f\n", what, ratio[0]);
+  printf("resnet18_train_%s_max=%.3f\n", what, ratio[r->n - 1]);
+}
+
+static void report_ratios(rounds *r) {
+  report_ratio(r, r->ms, r->torch_ms, "ratio");
   printf("resnet18_train_ratio_vs_torch_goal=0.7\n");
+  if (!isnan(r->torch_cpu[0])) {
+    report_ratio(r, r->cpu, r->torch_cpu, "cpu_ratio");
+  }
 }
 
 static int report(const resnet_opts *o, rounds *r, const double *loss,
@@ -245,13 +260,17 @@ static void run_round(const resnet_opts *o, const paths *p, int k, rounds *r,
                       double *loss, bench_kvs *kvs) {
   double scratch[MAX_STEPS];
   if (k % 2 == 1 && r->torch) r->torch = run_torch(o, p, kvs);
-  r->ms[k] = run_mxc(o, p, k == 0 ? loss : scratch);
+  r->ms[k] = run_mxc(o, p, k == 0 ? loss : scratch, &r->cpu[k]);
   if (k % 2 == 0 && r->torch) r->torch = run_torch(o, p, kvs);
   r->torch_ms[k] = bench_kvs_get(kvs, "resnet18_train_torch_ms");
+  r->torch_cpu[k] = bench_kvs_get(kvs, "resnet18_train_torch_cpu_ms");
   printf("resnet18_train_round%d_ms=%.3f\n", k, r->ms[k]);
+  printf("resnet18_train_round%d_cpu_ms=%.3f\n", k, r->cpu[k]);
   if (!r->torch) return;
   printf("resnet18_train_round%d_torch_ms=%.3f\n", k, r->torch_ms[k]);
   printf("resnet18_train_round%d_ratio=%.3f\n", k, r->ms[k] / r->torch_ms[k]);
+  printf("resnet18_train_round%d_cpu_ratio=%.3f\n", k,
+         r->cpu[k] / r->torch_cpu[k]);
   fflush(stdout);
 }
 

@@ -11,6 +11,7 @@
 
 typedef struct resnet_opts {
   int batch, image, steps, warmup, torch, rounds;
+  int threads; /* PyTorch's threads (train's --threads); 0: 2 */
   double lr, tolerance;
   const char *argv0, *python, *torch_script;
 } resnet_opts;
@@ -28,6 +29,11 @@ void resnet_opts_init(resnet_opts *o, const char *argv0);
  *     step (forward, backward, update of every parameter, the loss) and
  *     their ratio (PyTorch's own lines, resnet18_train_torch_ms, are
  *     echoed as it prints them)
+ *   resnet18_train_roundK_cpu_ms, resnet18_train_roundK_cpu_ratio: the
+ *     same in CPU milliseconds of the process per step (mxc's own, and
+ *     PyTorch's resnet18_train_torch_cpu_ms): what other jobs' load on a
+ *     shared machine changes least; resnet18_train_cpu_ratio_vs_torch
+ *     their median (resnet18_train_cpu_ratio_min / _max their spread)
  *   resnet18_train_ms: the median of mxc's rounds
  *   resnet18_train_ratio_vs_torch: the median of the rounds' ratios (and
  *     _goal), resnet18_train_ratio_min / _max: their spread

@@ -20,6 +20,7 @@ CrossEntropyLoss and SGD (momentum 0.9) on one batch that bench/train wrote
 class numbers as float32), --warmup steps and then --batches timed steps,
 all on that batch. Prints
     resnet18_train_torch_ms=...       mean milliseconds per timed step
+    resnet18_train_torch_cpu_ms=...   the same in CPU time of the process
     resnet18_train_torch_loss_K=...   the loss of step K (warm-up first)
 
 Usage: train_torch.py [--model mlp|lenet|both] [--batches N]
@@ -143,10 +144,13 @@ def resnet_step_ms(args, torch):
 
     for k in range(args.warmup):
         step(k)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for k in range(args.batches):
         step(args.warmup + k)
-    return 1e3 * (time.perf_counter() - start) / max(args.batches, 1)
+    n = max(args.batches, 1)
+    print("resnet18_train_torch_cpu_ms=%.3f"
+          % (1e3 * (time.process_time() - cpu) / n), flush=True)
+    return 1e3 * (time.perf_counter() - start) / n
 
 
 def main():

@@ -9,7 +9,15 @@
  *    its gradient is then 0.
  * The hidden outputs are the statistics used: the mean and the inverse
  * standard deviation 1 / sqrt(var + eps). The backward reads them (as
- * the reference does) and hands oneDNN the variance 1 / inv_std^2 - eps. */
+ * the reference does) and hands oneDNN the variance 1 / inv_std^2 - eps.
+ *
+ * _FusedBatchNormReLU (the executor's BatchNorm + relu fusion) is the
+ * same forward with oneDNN's dnnl_fuse_norm_relu: the output rectified
+ * inside the primitive, no second pass over it. Training forwards then
+ * also write a workspace (a bit per element: the relu's mask), which only
+ * oneDNN's own fused backward would read; the gradient nodes stay
+ * BatchNorm's and Activation's, so it goes to a temporary that is
+ * dropped. */
 #include <math.h>
 #include <string.h>
 
@@ -21,7 +29,8 @@ typedef struct bn_call {
   const mxc__op *op;
   dnnl_memory_desc_t data, chan;
   float eps;
-  unsigned flags; /* dnnl_use_global_stats, dnnl_use_scale, dnnl_use_shift */
+  unsigned flags; /* dnnl_use_global_stats, dnnl_use_scale, dnnl_use_shift,
+                     dnnl_fuse_norm_relu */
   int backward;
 } bn_call;
 
@@ -79,6 +88,7 @@ static void assign(float *o, mxc__req req, double v) {
 typedef struct bn_opts {
   double eps, momentum;
   int fix_gamma, global;
+  int relu; /* _FusedBatchNormReLU */
 } bn_opts;
 
 static void read_opts(const mxc__op *op, const void *param, bn_opts *o) {
@@ -86,6 +96,7 @@ static void read_opts(const mxc__op *op, const void *param, bn_opts *o) {
   o->momentum = 0.9;
   o->fix_gamma = 1;
   o->global = 0;
+  o->relu = strcmp(op->name, "_FusedBatchNormReLU") == 0;
   (void)mxc__dnnl_param_float(op, param, "eps", &o->eps);
   (void)mxc__dnnl_param_float(op, param, "momentum", &o->momentum);
   (void)mxc__dnnl_param_bool(op, param, "fix_gamma", &o->fix_gamma);
@@ -130,7 +141,7 @@ static int run_fwd(const bn_call *c, const mxc__blob *in, const mxc__blob *out,
       mxc__dnnl_md_fmt(c->op, &out[0].shape, out[0].fmt, &dst));
   mxc__dnnl_prim *p;
   MXC_FORWARD_IF_ERROR(get_prim(c, &p));
-  mxc__dnnl_arg a[6] = {
+  mxc__dnnl_arg a[7] = {
       {DNNL_ARG_SRC, c->data, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
       {DNNL_ARG_DST, dst, out[0].ptr, 1, req, NULL, 0},
       {DNNL_ARG_SHIFT, c->chan, in[2].ptr, 0, MXC__REQ_WRITE, NULL, 0},
@@ -138,9 +149,19 @@ static int run_fwd(const bn_call *c, const mxc__blob *in, const mxc__blob *out,
        MXC__REQ_WRITE, NULL, 0},
       {DNNL_ARG_VARIANCE, c->chan, global ? in[4].ptr : stats + C, !global,
        MXC__REQ_WRITE, NULL, 0},
-      {DNNL_ARG_SCALE, c->chan, in[1].ptr, 0, MXC__REQ_WRITE, NULL, 0},
   };
-  int rc = mxc__dnnl_run(c->op, p, a, (c->flags & dnnl_use_scale) ? 6 : 5);
+  int n = 5;
+  if (c->flags & dnnl_use_scale) {
+    a[n++] = (mxc__dnnl_arg){DNNL_ARG_SCALE, c->chan, in[1].ptr, 0,
+                             MXC__REQ_WRITE, NULL, 0};
+  }
+  const dnnl_memory_desc_t *ws = dnnl_primitive_desc_query_md(
+      mxc__dnnl_prim_pd(p), dnnl_query_workspace_md, 0);
+  if (ws && dnnl_memory_desc_get_size(ws) > 0) { /* dropped: see the top */
+    a[n++] = (mxc__dnnl_arg){DNNL_ARG_WORKSPACE, *ws, NULL, 1,
+                             MXC__REQ_NULL, NULL, 0};
+  }
+  int rc = mxc__dnnl_run(c->op, p, a, n);
   mxc__dnnl_cache_put(p);
   return rc;
 }
@@ -148,6 +169,7 @@ static int run_fwd(const bn_call *c, const mxc__blob *in, const mxc__blob *out,
 /* The call for data x of format fmt (the primitive's data layout). */
 static int plan(const mxc__op *op, const mxc__shape *x, int fmt,
                 const bn_opts *o, int global, int backward, bn_call *c) {
+  unsigned relu = o->relu ? (unsigned)dnnl_fuse_norm_relu : 0u;
   if (x->ndim < 2 || x->ndim > 5 || mxc__shape_size(x) == 0) {
     return MXC_ERR_UNSUPPORTED;
   }
@@ -156,7 +178,7 @@ static int plan(const mxc__op *op, const mxc__shape *x, int fmt,
   c->eps = (float)o->eps;
   c->backward = backward;
   c->flags = dnnl_use_shift | (o->fix_gamma ? 0u : (unsigned)dnnl_use_scale) |
-             (global ? (unsigned)dnnl_use_global_stats : 0u);
+             (global ? (unsigned)dnnl_use_global_stats : 0u) | relu;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_md_fmt(op, x, fmt, &c->data));
   return mxc__dnnl_md_dims(op, 1, &x->dims[1], &c->chan);
 }
@@ -196,6 +218,16 @@ static int bn_kernel(const mxc__op *op, const mxc__opctx *ctx,
     return mxc__dnnl_reference(op, ctx, param, in, n_in, out, n_out, req);
   }
   return rc;
+}
+
+static int bn_relu_kernel(const mxc__op *op, const mxc__opctx *ctx,
+                          const void *param, const mxc__blob *in, int n_in,
+                          const mxc__blob *out, int n_out,
+                          const mxc__req *req) {
+  if (req[0] == MXC__REQ_ADD) {
+    return mxc__dnnl_reference(op, ctx, param, in, n_in, out, n_out, req);
+  }
+  return bn_kernel(op, ctx, param, in, n_in, out, n_out, req);
 }
 
 /* ---- backward: (ograd, data, gamma, beta, moving_mean, moving_var,
@@ -307,6 +339,11 @@ int mxc__dnnl_attach_bn(mxc__registry *r) {
                    .compute = bn_kernel,
                    .fmt_ok = bn_fmt_ok};
   MXC_FORWARD_IF_ERROR(mxc__registry_attach_kernel(r, "BatchNorm", &k));
+  /* The fused form takes no write mode add (ops/nn/batch_norm.c): its
+   * reference refuses it, and so does this kernel through it. */
+  k.compute = bn_relu_kernel;
+  MXC_FORWARD_IF_ERROR(
+      mxc__registry_attach_kernel(r, "_FusedBatchNormReLU", &k));
   k.compute = bn_bwd_kernel;
   k.fmt_ok = bn_bwd_fmt_ok;
   return mxc__registry_attach_kernel(r, "_backward_BatchNorm", &k);

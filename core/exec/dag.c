@@ -6,6 +6,7 @@
  * indexes again with fusion only when every entry is dense (fused kernels
  * read dense blobs), so the heads are made once and indexed up to twice. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/base/alloc.h"
@@ -142,6 +143,44 @@ static int make_order(mxc__executor *ex, uint8_t **fwd_mask, const char *fn) {
   return MXC_OK;
 }
 
+/* Releases the n entries' references and zeroes them. */
+static void release_entries(mxc__entry *e, int n) {
+  for (int i = 0; e && i < n; ++i) mxc__node_release(e[i].node);
+  if (e) memset(e, 0, sizeof *e * (size_t)n);
+}
+
+/* Whether BatchNorm-relu fusion runs: on CPU executors (its fused
+ * operator has CPU kernels only), unless MXC_FUSE_BN_RELU=0 in the
+ * environment (for comparisons, as MXC_CHANNELS_LAST=0). */
+static int bn_relu_wanted(const mxc__executor *ex) {
+  const char *e = getenv("MXC_FUSE_BN_RELU");
+  return ex->dev.type == MXC_DEVICE_CPU && !(e && strcmp(e, "0") == 0);
+}
+
+/* BatchNorm-relu fusion where wanted, element-wise fusion, then ex->g
+ * from the result. */
+static int fuse_and_build(mxc__executor *ex, const mxc__exec_dag *d,
+                          const char *fn) {
+  int n = d->n_heads, n_bnr = 0;
+  mxc__entry *bnr = zalloc((size_t)n, sizeof *bnr);
+  mxc__entry *fused = zalloc((size_t)n, sizeof *fused);
+  int rc = bnr && fused ? MXC_OK : oom(fn);
+  int cpu = bn_relu_wanted(ex);
+  if (rc == MXC_OK && cpu) rc = mxc__fuse_bn_relu(d->heads, n, bnr, &n_bnr);
+  if (rc == MXC_OK) {
+    rc = mxc__fuse_graph(cpu ? bnr : d->heads, n, fused, &ex->n_fused);
+  }
+  if (rc == MXC_OK) {
+    ex->n_fused += n_bnr;
+    rc = mxc__graph_build(fused, n, &ex->g);
+    release_entries(fused, n);
+  }
+  release_entries(bnr, n);
+  mxc__free(fused);
+  mxc__free(bnr);
+  return rc;
+}
+
 int mxc__exec_index(mxc__executor *ex, const mxc__graph *gf,
                     const mxc__exec_dag *d, int fuse, uint8_t **fwd,
                     const char *fn) {
@@ -152,14 +191,7 @@ int mxc__exec_index(mxc__executor *ex, const mxc__graph *gf,
   ex->n_fused = 0;
   int rc;
   if (fuse) {
-    mxc__entry *fused = zalloc((size_t)d->n_heads, sizeof *fused);
-    rc = fused ? mxc__fuse_graph(d->heads, d->n_heads, fused, &ex->n_fused)
-               : oom(fn);
-    if (rc == MXC_OK) {
-      rc = mxc__graph_build(fused, d->n_heads, &ex->g);
-      for (int i = 0; i < d->n_heads; ++i) mxc__node_release(fused[i].node);
-    }
-    mxc__free(fused);
+    rc = fuse_and_build(ex, d, fn);
   } else {
     rc = mxc__graph_build(d->heads, d->n_heads, &ex->g);
   }

@@ -24,4 +24,15 @@
 int mxc__fuse_graph(const mxc__entry *heads, int n_heads,
                     mxc__entry *out_heads, int *out_n_fused);
 
+/* BatchNorm + relu fusion (bn_relu.c): each BatchNorm whose output 0 is
+ * read by one relu (Activation act_type=relu, or relu) and otherwise only
+ * as the "output" input of _backward_BatchNorm (which keeps it alive but
+ * reads no value of it) or the "data" input of a relu's gradient (which
+ * reads only where it is above 0 or NaN) becomes one _FusedBatchNormReLU
+ * node computing the relu's output; those readers read that instead. For CPU
+ * executors, after the gradient pass and before element-wise fusion.
+ * Same contract as mxc__fuse_graph; *out_n_fused = pairs fused. */
+int mxc__fuse_bn_relu(const mxc__entry *heads, int n_heads,
+                      mxc__entry *out_heads, int *out_n_fused);
+
 #endif /* MXC_CORE_FUSE_FUSE_H_ */

@@ -268,7 +268,34 @@ static int bn_type(const mxc__op *op, const void *param, int *in, int n_in,
   return MXC_OK;
 }
 
+/* _FusedBatchNormReLU: BatchNorm whose output goes through relu (x above 0
+ * or NaN, else 0, as Activation's relu), made by the executor's fusion
+ * pass (core/fuse/bn_relu.c) where relu is the only reader of BatchNorm's
+ * output. Write mode add would need the unrectified sum, and the pass
+ * never asks for it. */
+static int bn_relu_forward(const mxc__op *op, const mxc__opctx *ctx,
+                           const void *param, const mxc__blob *in, int n_in,
+                           const mxc__blob *out, int n_out,
+                           const mxc__req *req) {
+  MXC_RETURN_ERROR_IF(req[0] == MXC__REQ_ADD, MXC_ERR_INVALID_ARGUMENT,
+                      "operator '%s': output 0 in write mode add; expected "
+                      "write or null (relu of a sum is not a sum)",
+                      op->name);
+  MXC_FORWARD_IF_ERROR(
+      bn_forward(op, ctx, param, in, n_in, out, n_out, req));
+  if (req[0] == MXC__REQ_NULL) return MXC_OK;
+  int64_t n = mxc__shape_size(&out[0].shape);
+  MXC__FLOAT_TYPED(out[0].dtype, {
+    T *y = out[0].ptr;
+    for (int64_t i = 0; i < n; ++i) {
+      if (y[i] <= 0) y[i] = 0; /* NaN stays */
+    }
+  });
+  return MXC_OK;
+}
+
 MXC__HALF_COMPUTE_FN(bn_forward_any, bn_forward, 0)
+MXC__HALF_COMPUTE_FN(bn_relu_forward_any, bn_relu_forward, 0)
 MXC__HALF_COMPUTE_FN(bn_backward_any, bn_backward, 0)
 
 static const mxc__op k_ops[] = {
@@ -307,6 +334,27 @@ static const mxc__op k_ops[] = {
         .infer_shape = bn_bwd_shape,
         .infer_type = bn_type,
         .compute = bn_backward_any,
+        .hidden = 1,
+    },
+    {
+        .name = "_FusedBatchNormReLU",
+        .doc = "relu(BatchNorm(...)) in one operator: BatchNorm's inputs, "
+               "parameters and outputs, the output rectified. Made by the "
+               "executor's fusion pass after the gradient pass (the "
+               "gradient nodes are BatchNorm's and the relu's), so it "
+               "has no gradient of its own.",
+        MXC__PARAMS_OF(bn_param, k_params),
+        .n_inputs = 5,
+        .input_names = k_in,
+        .n_aux = 2,
+        .n_outputs = 3,
+        .n_visible_outputs = 1,
+        .num_visible_outputs = bn_visible,
+        .output_names = k_out,
+        .infer_shape = bn_shape,
+        .infer_type = bn_type,
+        .compute = bn_relu_forward_any,
+        .mutate_inputs = (1u << 3) | (1u << 4),
         .hidden = 1,
     },
 };

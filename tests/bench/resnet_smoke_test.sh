@@ -53,7 +53,8 @@ echo "ok: a wrong model is caught"
 cat "$tmp/train.txt"
 for key in resnet18_train_ms resnet18_train_torch_ms \
     resnet18_train_ratio_vs_torch resnet18_train_loss_maxdiff \
-    resnet18_train_round1_ratio resnet18_train_ratio_max; do
+    resnet18_train_round1_ratio resnet18_train_ratio_max \
+    resnet18_train_round1_cpu_ms resnet18_train_cpu_ratio_vs_torch; do
   grep -q "^$key=" "$tmp/train.txt" || { echo "FAIL: no $key= line"; exit 1; }
 done
 echo "ok: bench/train's ResNet-18 step agrees with PyTorch"

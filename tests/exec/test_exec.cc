@@ -599,4 +599,106 @@ TEST(Executor, BatchNormOutputMeanVarHasThreeOutputs) {
   EXPECT_EQ(mxc_wait_all(), MXC_OK) << err();
 }
 
+// ---- BatchNorm + relu fusion (core/fuse/bn_relu.c) ----
+
+// Three conv/BatchNorm blocks: the first two end in relu (Activation, and
+// the relu operator), the third's BatchNorm output is also added to its
+// relu, so it has another reader and must stay unfused.
+mxc_symbol bn_relu_net() {
+  mxc_symbol x = var("data"), label = var("label");
+  std::vector<mxc_symbol> keep;
+  auto block = [&](mxc_symbol in, const std::string &k) {
+    mxc_symbol c = op("Convolution",
+                      {{"kernel", "(3,3)"}, {"num_filter", "8"},
+                       {"pad", "(1,1)"}},
+                      "conv" + k, {in});
+    mxc_symbol b = op("BatchNorm", {{"fix_gamma", k == "2" ? "true" : "false"}},
+                      "bn" + k, {c});
+    keep.push_back(c);
+    keep.push_back(b);
+    return b;
+  };
+  mxc_symbol b1 = block(x, "1");
+  mxc_symbol r1 = op("Activation", {{"act_type", "relu"}}, "act1", {b1});
+  mxc_symbol b2 = block(r1, "2");
+  mxc_symbol r2 = op("relu", {}, "relu2", {b2});
+  mxc_symbol b3 = block(r2, "3");
+  mxc_symbol r3 = op("Activation", {{"act_type", "relu"}}, "act3", {b3});
+  mxc_symbol s3 = op("elemwise_add", {}, "add3", {r3, b3});
+  mxc_symbol p = op("Pooling",
+                    {{"kernel", "(2,2)"}, {"stride", "(2,2)"},
+                     {"pool_type", "max"}},
+                    "pool", {s3});
+  mxc_symbol f = op("Flatten", {}, "flat", {p});
+  mxc_symbol fc = op("FullyConnected", {{"num_hidden", "3"}}, "fc", {f});
+  mxc_symbol out = op("SoftmaxOutput", {}, "sm", {fc, label});
+  for (auto s : {x, label, r1, r2, r3, s3, p, f, fc}) mxc_symbol_free(s);
+  for (auto s : keep) mxc_symbol_free(s);
+  return out;
+}
+
+int count_of(const std::string &s, const std::string &what) {
+  int n = 0;
+  for (size_t at = s.find(what); at != std::string::npos;
+       at = s.find(what, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+std::string debug_str(mxc_executor ex) {
+  char *dbg = nullptr;
+  EXPECT_EQ(mxc_executor_debug_str(ex, &dbg), MXC_OK) << err();
+  std::string s = dbg ? dbg : "";
+  mxc_string_free(dbg);
+  return s;
+}
+
+Vec aux_named(mxc_executor ex, const std::string &name) {
+  mxc_ndarray a = nullptr;
+  EXPECT_EQ(mxc_executor_aux(ex, name.c_str(), &a), MXC_OK) << err();
+  Vec v = a ? get(a) : Vec();
+  mxc_ndarray_free(a);
+  return v;
+}
+
+void bn_relu_case(int flags) {
+  Case fused, plain;
+  fused.sym = bn_relu_net();
+  plain.sym = bn_relu_net();
+  fused.bind({{"data", {4, 3, 6, 6}}}, {"label"}, MXC_REQ_WRITE, flags, 7);
+  plain.bind({{"data", {4, 3, 6, 6}}}, {"label"}, MXC_REQ_WRITE,
+             flags | MXC_BIND_NO_FUSION, 7);
+  for (Case *c : {&fused, &plain}) {
+    for (int rep = 0; rep < 2; ++rep) {
+      ASSERT_EQ(mxc_executor_forward(c->ex, 1), MXC_OK) << err();
+      ASSERT_EQ(mxc_executor_backward(c->ex, 0, nullptr), MXC_OK) << err();
+    }
+  }
+  std::string dbg = debug_str(fused.ex);
+  if (getenv("MXC_EXEC_TEST_PRINT")) printf("%s", dbg.c_str());
+  EXPECT_EQ(count_of(dbg, "(_FusedBatchNormReLU)"), 2) << dbg;
+  EXPECT_EQ(count_of(debug_str(plain.ex), "_FusedBatchNormReLU"), 0);
+  expect_close(output(fused.ex, 0), output(plain.ex, 0), 1e-6, "output");
+  for (const auto &name : arguments(fused.sym)) {
+    if (name == "label") continue;
+    expect_close(get_named(fused.ex, name, 1), get_named(plain.ex, name, 1),
+                 1e-5, "gradient of " + name);
+  }
+  for (const auto &name : aux_states(fused.sym)) {
+    expect_close(aux_named(fused.ex, name), aux_named(plain.ex, name), 1e-6,
+                 name);
+  }
+  compare_with_reference(fused, {"label"});
+  EXPECT_EQ(mxc_wait_all(), MXC_OK) << err();
+}
+
+TEST(Executor, BatchNormReluFusionKeepsValuesAndGradients) {
+  bn_relu_case(MXC_BIND_DEFAULT);
+}
+
+TEST(Executor, BatchNormReluFusionOnReferenceKernels) {
+  bn_relu_case(MXC_BIND_NO_ONEDNN);
+}
+
 }  // namespace

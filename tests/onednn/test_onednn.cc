@@ -439,6 +439,31 @@ TEST(OneDnnBackward, BatchNormTrainingForwardAndBackward) {
   }
 }
 
+// The executor's BatchNorm + relu (core/fuse/bn_relu.c): oneDNN's
+// dnnl_fuse_norm_relu against the reference (BatchNorm, then relu), in
+// training (batch statistics, moving ones updated) and inference, data
+// of both signs so that the relu cuts.
+TEST(OneDnnBackward, FusedBatchNormReluForward) {
+  for (const char *fix : {"true", "false"}) {
+    for (bool train : {true, false}) {
+      Case f{"_FusedBatchNormReLU", {{"fix_gamma", fix}, {"momentum", "0.8"}},
+             {{3, 4, 5, 2}, {4}, {4}, {4}, {4}}, 1e-4};
+      f.n_out = 3;
+      f.lo = 0.1;  // positive moving variances (normalized data still
+      f.hi = 2;    // has both signs, so the relu cuts some)
+      f.train = train;
+      compare(f);
+    }
+  }
+  Case d{"_FusedBatchNormReLU", {{"fix_gamma", "false"}},
+         {{2, 16, 3, 3}, {16}, {16}, {16}, {16}}, 1e-4};
+  d.n_out = 3;
+  d.lo = -1;  // gamma and beta of both signs (training: the moving
+  d.hi = 1;   // variance is only updated, never used)
+  d.train = true;
+  compare(d);
+}
+
 // (ograd, data, weight[, bias]) -> (ddata, dweight[, dbias]).
 TEST(OneDnnBackward, Deconvolution) {
   compare({"_backward_Deconvolution",
