@@ -176,8 +176,14 @@ mxc_executor BindResNet50(int flags) {
   return ex;
 }
 
+// The graph is bound on the CPU (no GPU needed) to list what a gpu(0)
+// executor of the same graph would run. BatchNorm-relu fusion is a pass of
+// CPU executors only (core/exec/dag.c: its fused operator has no GPU
+// kernel), so it is turned off here to bind the graph a GPU executor gets.
 std::string Unsupported(int flags, int *count, int *nodes) {
+  setenv("MXC_FUSE_BN_RELU", "0", 1);
   mxc_executor ex = BindResNet50(flags);
+  unsetenv("MXC_FUSE_BN_RELU");
   if (!ex) return "bind failed";
   std::vector<char> out(1 << 16);
   *count = mxct_gpu_unsupported_nodes(ex, out.data(), out.size(), nodes);
