@@ -110,7 +110,7 @@ if [ "${MXC_TEST_QUICK:-0}" != 1 ]; then
   # Every libFuzzer target for a short run under ASan+UBSan (clang,
   # --config=fuzz; long runs: scripts/fuzz.sh TARGET MINUTES). The corpus
   # of each is also replayed by the //tests/fuzz:*_corpus tests above.
-  pass "fuzz smoke" scripts/fuzz.sh --smoke "${MXC_FUZZ_SMOKE_SECONDS:-20}"
+  pass "fuzz smoke" scripts/fuzz.sh --smoke "${MXC_FUZZ_SMOKE_SECONDS:-10}"
 fi
 
 echo
