@@ -21,8 +21,9 @@ def mxc_cc_test(name, srcs, deps = [], copts = [], **kwargs):
     package with the same sources, options and dependencies (the `_naive`
     engine variants, one binary run under several environments) share that
     library instead of compiling the same file again: 41 sources were
-    compiled twice to four times per configuration, about 9 minutes of a
-    CI run on 2 cores over its three configurations (2026-11-29)."""
+    compiled twice to four times per configuration (2026-11-29), by
+    estimate 9 minutes of a CI run on 2 cores over its three
+    configurations."""
     if not srcs:
         native.cc_test(
             name = name,
