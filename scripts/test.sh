@@ -22,6 +22,19 @@ times_so_far() {
   echo "=== test.sh: times"
   printf '  %s\n' "${timings[@]}"
   echo "  $(printf '%-22s %s' total "$(fmt_time $(($(date +%s) - t_start)))")"
+  disk_report
+}
+
+# disk_report: free space where Bazel writes (its output base and any
+# disk cache), and the output base's size. A full disk once failed CI
+# (2026-11-29) as a link with no message: the linker's own error could
+# not be written either. Each pass adds a configuration's objects
+# (several GB), so the figures at each pass's end show the headroom.
+disk_report() {
+  local base free
+  base=$(bazel info output_base 2>/dev/null) || base=
+  free=$(df -h --output=avail "${base:-.}" 2>/dev/null | tail -1 | tr -d ' ')
+  echo "  disk: ${free:-?} free${base:+, output base $(du -sh "$base" 2>/dev/null | cut -f1)}"
 }
 
 # pass NAME COMMAND...: runs COMMAND (a program: set -e does not reach
@@ -46,6 +59,7 @@ pass() {
   dt=$(($(date +%s) - t0))
   timings+=("$(printf '%-22s %s' "$name" "$(fmt_time "$dt")")")
   echo "=== test.sh: $name: passed in $(fmt_time "$dt")"
+  disk_report
 }
 
 # failure_digest OUTPUT: the lines that say why each failed Bazel test
@@ -85,6 +99,14 @@ skipped() {
 }
 
 pass setup scripts/setup.sh
+# The output base held 7.8 GB halfway through the ASan pass (2026-11-29),
+# and a disk cache (~/.bazelrc) keeps a second copy: warn at the start
+# rather than fail at a link.
+free_kb=$(df --output=avail -k . | tail -1)
+if [ "$free_kb" -lt $((20 * 1024 * 1024)) ]; then
+  echo "=== test.sh: WARNING: $((free_kb / 1024)) MiB free here; the passes" \
+    "below may write 20 GB of build outputs"
+fi
 pass build bazel build //...
 pass test bazel test //...
 skipped bazel-out/k8-opt/testlogs
