@@ -392,6 +392,35 @@ TEST(Ok, FallbackRunsOperatorsWithoutGpuKernelsLikeTheCpu) {
                 &r23, &write, 11);
 }
 
+// A custom operator's callback: out = 2 * in (float32), per write mode.
+int DoubleFwd(const mxc_custom_call *, int, const mxc_custom_tensor *in, int,
+              const mxc_custom_tensor *out, const int *req) {
+  int64_t n = 1;
+  for (int d = 0; d < in[0].ndim; ++d) n *= in[0].shape[d];
+  const float *x = static_cast<const float *>(in[0].data);
+  float *y = static_cast<float *>(out[0].data);
+  for (int64_t i = 0; i < n && req[0] != MXC_REQ_NULL; ++i) {
+    y[i] = (req[0] == MXC_REQ_ADD ? y[i] : 0.f) + 2 * x[i];
+  }
+  return 0;
+}
+
+// Custom operators have no GPU kernel: their callbacks (host code) run
+// on the host copies, never on device memory (which would fault here).
+TEST(Ok, FallbackRunsCustomOperatorsOnHostCopies) {
+  mxc_custom_op_def d = {};
+  d.num_inputs = 1;
+  d.num_outputs = 1;
+  d.forward = DoubleFwd;
+  ASSERT_EQ(mxc_custom_op_register("devfb_double", &d), MXC_OK)
+      << LastError();
+  std::vector<HostArr> given = {{{3, 5}, Values(15, 4)}};
+  std::vector<int> add = {MXC_REQ_ADD};
+  ExpectLikeCpu("custom", "Custom", {{"op_type", "devfb_double"}},
+                {{{3, 5}, Values(15, 1)}}, 1, 0, &given, &add);
+  EXPECT_EQ(mxc_custom_op_unregister("devfb_double"), MXC_OK);
+}
+
 // The log callback's lines that mention the device fallback.
 struct LogLines {
   std::mutex mu;
