@@ -208,23 +208,38 @@ int mxc__copy_check(const mxc__ndarray *src, const mxc__ndarray *dst) {
   return MXC_OK;
 }
 
-int mxc__ndarray_copy(const mxc__ndarray *src, const mxc__ndarray *dst) {
+/* name: the engine's name of the copy (failures are reported under it),
+ * copied behind the arguments; NULL for "copy". */
+static int copy_impl(const mxc__ndarray *src, const mxc__ndarray *dst,
+                     const char *name) {
   if (src->stype != MXC_STYPE_DEFAULT || dst->stype != MXC_STYPE_DEFAULT) {
     return mxc__sparse_copy(src, dst);
   }
   MXC_FORWARD_IF_ERROR(mxc__copy_check(src, dst));
   MXC_FORWARD_IF_ERROR(mxc__ndarray_ensure_alloc(src));
   MXC_FORWARD_IF_ERROR(mxc__ndarray_ensure_alloc(dst));
-  copy_args *args = mxc__malloc(sizeof *args);
+  size_t nlen = name ? strlen(name) + 1 : 0;
+  copy_args *args = mxc__malloc(sizeof *args + nlen);
   MXC_RETURN_ERROR_IF(!args, MXC_ERR_OOM, "copy: out of memory");
   args->dst = mxc__ndarray_ptr(dst);
   args->src = mxc__ndarray_ptr(src);
   args->nbytes = mxc__ndarray_nbytes(src);
   args->dst_gpu = gpu_of(dst);
   args->src_gpu = gpu_of(src);
-  int rc = mxc__ndarray_push(copy_fn, args, free_args, src, dst, 0, "copy");
+  const char *as = "copy";
+  if (name) as = memcpy(args + 1, name, nlen); /* lives until free_args */
+  int rc = mxc__ndarray_push(copy_fn, args, free_args, src, dst, 0, as);
   if (rc != MXC_OK) mxc__free(args);
   return rc;
+}
+
+int mxc__ndarray_copy(const mxc__ndarray *src, const mxc__ndarray *dst) {
+  return copy_impl(src, dst, NULL);
+}
+
+int mxc__ndarray_copy_named(const mxc__ndarray *src, const mxc__ndarray *dst,
+                            const char *name) {
+  return copy_impl(src, dst, name);
 }
 
 int mxc__ndarray_wait(const mxc__ndarray *a, int for_write) {

@@ -131,6 +131,11 @@ int mxc__ndarray_host_bytes(const mxc__ndarray *a, const void **out,
 
 /* Asynchronous copy src -> dst (same shape and dtype). */
 int mxc__ndarray_copy(const mxc__ndarray *src, const mxc__ndarray *dst);
+/* As mxc__ndarray_copy, a dense copy that the engine runs (and reports a
+ * failure of) under `name` (copied: any lifetime), e.g. the operator a
+ * device fallback copies for. */
+int mxc__ndarray_copy_named(const mxc__ndarray *src, const mxc__ndarray *dst,
+                            const char *name);
 /* The checks every copy makes (shapes and dtypes equal; any devices):
  * MXC_OK or the error naming both sides. */
 int mxc__copy_check(const mxc__ndarray *src, const mxc__ndarray *dst);

@@ -27,23 +27,39 @@ static pthread_mutex_t g_fb_lock = PTHREAD_MUTEX_INITIALIZER;
 static uint64_t g_fb_seen[FB_SLOTS]; /* hashes of logged cases; 0 = free */
 static int g_fb_count;
 static atomic_int g_fb_enabled = -1; /* -1: environment not read yet */
+/* The device fallback's switches (device_fallback.c): its log, and the
+ * fallback itself (MXC_DEVICE_FALLBACK=0 refuses such calls). */
+static atomic_int g_dev_log_enabled = -1;
+static atomic_int g_dev_enabled = -1;
 
 void mxc__fallback_log_reset(void) {
   pthread_mutex_lock(&g_fb_lock);
   memset(g_fb_seen, 0, sizeof g_fb_seen);
   g_fb_count = 0;
   atomic_store(&g_fb_enabled, -1);
+  atomic_store(&g_dev_log_enabled, -1);
+  atomic_store(&g_dev_enabled, -1);
   pthread_mutex_unlock(&g_fb_lock);
 }
 
-static int fb_log_enabled(void) {
-  int e = atomic_load(&g_fb_enabled);
+/* 1 unless the environment variable `name` is "0"; read once per reset
+ * into *cache. */
+static int env_switch(atomic_int *cache, const char *name) {
+  int e = atomic_load(cache);
   if (e < 0) {
-    const char *v = getenv("MXC_STORAGE_FALLBACK_LOG");
+    const char *v = getenv(name);
     e = !(v && strcmp(v, "0") == 0);
-    atomic_store(&g_fb_enabled, e);
+    atomic_store(cache, e);
   }
   return e;
+}
+
+static int fb_log_enabled(void) {
+  return env_switch(&g_fb_enabled, "MXC_STORAGE_FALLBACK_LOG");
+}
+
+int mxc__device_fallback_enabled(void) {
+  return env_switch(&g_dev_enabled, "MXC_DEVICE_FALLBACK");
 }
 
 static uint64_t fnv(uint64_t h, const void *p, size_t n) {
@@ -52,14 +68,11 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
   return h;
 }
 
-/* 1 when the case is new (and now remembered): the caller logs it. Linear
- * probing; a full table answers 0, so the log stays bounded. */
-static int fb_first_time(const mxc__op *op, const int *ist, int n_in,
-                         const int *ost, int n_out) {
-  uint64_t h = fnv(14695981039346656037ull, op->name, strlen(op->name) + 1);
-  h = fnv(h, ist, sizeof *ist * (size_t)n_in);
-  h = fnv(h, "|", 1);
-  h = fnv(h, ost, sizeof *ost * (size_t)n_out);
+/* 1 when the case hashed to h is new (and now remembered): the caller
+ * logs it. Linear probing; a full table answers 0, so the log stays
+ * bounded. One table for both fallbacks' cases (their hashes start
+ * apart). */
+static int seen_first_time(uint64_t h) {
   if (!h) h = 1;
   int fresh = 0;
   pthread_mutex_lock(&g_fb_lock);
@@ -75,6 +88,16 @@ static int fb_first_time(const mxc__op *op, const int *ist, int n_in,
   }
   pthread_mutex_unlock(&g_fb_lock);
   return fresh;
+}
+
+/* The storage fallback's case: operator, input and output storage types. */
+static int fb_first_time(const mxc__op *op, const int *ist, int n_in,
+                         const int *ost, int n_out) {
+  uint64_t h = fnv(14695981039346656037ull, op->name, strlen(op->name) + 1);
+  h = fnv(h, ist, sizeof *ist * (size_t)n_in);
+  h = fnv(h, "|", 1);
+  h = fnv(h, ost, sizeof *ost * (size_t)n_out);
+  return seen_first_time(h);
 }
 
 /* snprintf at buf + *pos, never past len (output is cut when full). */
@@ -168,6 +191,18 @@ static void app_stypes(char *buf, size_t len, size_t *pos, const int *st,
   app(buf, len, pos, ")");
 }
 
+/* ", params {a=1, b=(2, 3)}" as room allows. */
+static void app_params(char *buf, size_t len, size_t *pos, const mxc__op *op,
+                       const void *param) {
+  app(buf, len, pos, ", params {");
+  for (int i = 0; i < op->n_params; ++i) {
+    const mxc__param_def *d = &op->params[i];
+    app(buf, len, pos, "%s%s=", i ? ", " : "", d->name);
+    app_value(buf, len, pos, d, (const char *)param + d->offset);
+  }
+  app(buf, len, pos, "}");
+}
+
 static void fb_log(const mxc__op *op, const void *param, const int *ist,
                    int n_in, const int *ost, int n_out, int cast_back) {
   if (!fb_log_enabled() || !fb_first_time(op, ist, n_in, ost, n_out)) return;
@@ -177,17 +212,54 @@ static void fb_log(const mxc__op *op, const void *param, const int *ist,
   app_stypes(buf, len, &pos, ist, n_in);
   app(buf, len, &pos, " -> ");
   app_stypes(buf, len, &pos, ost, n_out);
-  app(buf, len, &pos, ", params {");
-  for (int i = 0; i < op->n_params; ++i) {
-    const mxc__param_def *d = &op->params[i];
-    app(buf, len, &pos, "%s%s=", i ? ", " : "", d->name);
-    app_value(buf, len, &pos, d, (const char *)param + d->offset);
-  }
+  app_params(buf, len, &pos, op, param);
   int sparse_in = 0;
   for (int i = 0; i < n_in; ++i) sparse_in |= ist[i] != MXC_STYPE_DEFAULT;
-  app(buf, len, &pos, "}: %s%s",
+  app(buf, len, &pos, ": %s%s",
       sparse_in ? "inputs converted to dense" : "dense kernel on dense inputs",
       cast_back ? ", results cast back to sparse" : "");
+  mxc__log(MXC_LOG_WARNING, "%s", buf);
+}
+
+static void app_dtypes(char *buf, size_t len, size_t *pos, const int *dt,
+                       int n) {
+  app(buf, len, pos, "(");
+  for (int i = 0; i < n; ++i) {
+    app(buf, len, pos, "%s%s", i ? ", " : "", mxc__dtype_name(dt[i]));
+  }
+  app(buf, len, pos, ")");
+}
+
+/* The device fallback's case: operator, dtypes and device (a tag keeps
+ * its hashes apart from the storage fallback's). */
+static int dev_first_time(const mxc__op *op, const int *itype, int n_in,
+                          const int *otype, int n_out, mxc__device dev) {
+  uint64_t h = fnv(14695981039346656037ull, "device|", 7);
+  h = fnv(h, op->name, strlen(op->name) + 1);
+  h = fnv(h, itype, sizeof *itype * (size_t)n_in);
+  h = fnv(h, "|", 1);
+  h = fnv(h, otype, sizeof *otype * (size_t)n_out);
+  h = fnv(h, &dev, sizeof dev);
+  return seen_first_time(h);
+}
+
+void mxc__device_fallback_log(const mxc__op *op, const void *param,
+                              const int *itype, int n_in, const int *otype,
+                              int n_out, mxc__device dev) {
+  if (!env_switch(&g_dev_log_enabled, "MXC_DEVICE_FALLBACK_LOG") ||
+      !dev_first_time(op, itype, n_in, otype, n_out, dev)) {
+    return;
+  }
+  char buf[MXC__LOG_MAX];
+  size_t pos = 0, len = sizeof buf;
+  app(buf, len, &pos, "device fallback: operator '%s' ", op->name);
+  app_dtypes(buf, len, &pos, itype, n_in);
+  app(buf, len, &pos, " -> ");
+  app_dtypes(buf, len, &pos, otype, n_out);
+  app(buf, len, &pos, " on gpu(%d)", dev.id);
+  app_params(buf, len, &pos, op, param);
+  app(buf, len, &pos, ": no kernel there; inputs copied to the CPU, run by "
+                      "the CPU kernel, outputs copied back");
   mxc__log(MXC_LOG_WARNING, "%s", buf);
 }
 

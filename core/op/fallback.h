@@ -25,8 +25,43 @@ int mxc__op_fallback(const mxc__op *op, const void *param,
                      mxc__ndarray *const *in, int n_in, mxc__ndarray **out,
                      int n_out, const mxc__req *req);
 
-/* For tests: forgets the fallback cases already logged and reads
- * MXC_STORAGE_FALLBACK_LOG again at the next fallback. */
+/* For tests: forgets the fallback cases already logged (both
+ * fallbacks') and reads MXC_STORAGE_FALLBACK_LOG, MXC_DEVICE_FALLBACK_LOG
+ * and MXC_DEVICE_FALLBACK again at their next use. */
 void mxc__fallback_log_reset(void);
+
+/* ---- device fallback (core/op/device_fallback.c) ----
+ * A dense call on a GPU whose operator has no kernel there runs on the
+ * CPU: each input is copied to a host array, the CPU kernel runs on those
+ * (mxc__op_invoke on the CPU), and each written output (and each input
+ * the operator updates) is copied back; for req add the output's values
+ * are copied to the host first and the CPU kernel adds to them. All of it
+ * is pushed through the engine's ordered copies (mxc__ndarray_copy), none
+ * waited for; host code never touches device memory. */
+
+/* 0 when the environment variable MXC_DEVICE_FALLBACK is "0": such calls
+ * are then refused as before the fallback existed (for comparisons and
+ * for the conformance suite, which must test GPU kernels). Read once. */
+int mxc__device_fallback_enabled(void);
+
+/* Runs the call through the CPU as above. Arguments as for mxc__op_invoke,
+ * after invoke checked counts, devices (every array on dev) and inferred
+ * itype[0..n_in) and otype[0..n_total); outputs it creates are on dev.
+ * On failure out is untouched (arrays it made are freed); given outputs
+ * may have been written when a copy back failed to be pushed (allocation
+ * failure only). Failures while the work runs (a copy, the CPU kernel)
+ * surface at the next wait, naming the operator. */
+int mxc__op_device_fallback(const mxc__op *op, const void *param,
+                            mxc__ndarray *const *in, int n_in,
+                            mxc__ndarray **out, int n_out,
+                            const mxc__req *req, mxc__device dev,
+                            const int *itype, const int *otype, int n_total);
+
+/* One MXC_LOG_WARNING line per distinct case (operator, input and output
+ * dtypes, device), unless MXC_DEVICE_FALLBACK_LOG=0; the storage
+ * fallback's bounded table of logged cases. */
+void mxc__device_fallback_log(const mxc__op *op, const void *param,
+                              const int *itype, int n_in, const int *otype,
+                              int n_out, mxc__device dev);
 
 #endif /* MXC_CORE_OP_FALLBACK_H_ */

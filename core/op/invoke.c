@@ -428,7 +428,8 @@ static int64_t call_elems(mxc__ndarray *const *in, int n_in,
 /* The dense kernel for a call on dev (core/op/backend.h). With only the
  * reference CPU kernels in the build, or while this thread asked for them
  * (mxc__op_set_reference_only), the descriptor's own: no lookup on the
- * hot path of small operators. */
+ * hot path of small operators. On a GPU without a kernel for the call,
+ * MXC_OK with *out NULL: the caller falls back to the CPU. */
 static int pick_kernel(const mxc__op *op, const void *param,
                        const int *itype, int n_in, const int *otype,
                        int n_total, mxc__device dev,
@@ -442,14 +443,18 @@ static int pick_kernel(const mxc__op *op, const void *param,
   /* Dense dispatch: every array is dense (NULL storage types). */
   mxc__call_types t = {itype, NULL, n_in, otype, NULL, n_total};
   *out = mxc__op_kernel(op, dev.type, param, &t);
-  /* The CUDA backend adds the copy to the CPU and back here; until then
-   * a device without a kernel for the call is an error. */
-  MXC_RETURN_ERROR_IF(!*out, MXC_ERR_UNSUPPORTED,
-                      "operator '%s': no kernel for %s(%d) and these input "
-                      "dtypes",
-                      op->name, dev.type == MXC_DEVICE_GPU ? "gpu" : "cpu",
-                      dev.id);
-  return MXC_OK;
+  if (*out) return MXC_OK;
+  /* On a GPU the caller runs the call through the CPU
+   * (mxc__op_device_fallback) unless MXC_DEVICE_FALLBACK=0. */
+  int gpu = dev.type == MXC_DEVICE_GPU;
+  if (gpu && mxc__device_fallback_enabled()) return MXC_OK;
+  return mxc__error_set(MXC_ERR_UNSUPPORTED,
+                        "operator '%s': no kernel for %s(%d) and these input "
+                        "dtypes%s",
+                        op->name, gpu ? "gpu" : "cpu", dev.id,
+                        gpu ? ", and the CPU fallback is off "
+                              "(MXC_DEVICE_FALLBACK=0)"
+                            : "");
 }
 
 /* The kernel for a call with sparse arrays on a device other than the
@@ -566,6 +571,10 @@ static int invoke_with(const mxc__op *op, const void *param,
   if (dispatch == MXC__DISPATCH_DENSE) {
     MXC_FORWARD_IF_ERROR(
         pick_kernel(op, param, b->itype, n_in, otype, n_total, dev, &kern));
+    if (MXC__UNLIKELY(!kern && dev.type != MXC_DEVICE_CPU)) {
+      return mxc__op_device_fallback(op, param, in, n_in, out, n_out, req,
+                                     dev, b->itype, otype, n_total);
+    }
   } else if (dev.type != MXC_DEVICE_CPU) {
     MXC_FORWARD_IF_ERROR(pick_sparse_kernel(op, param, b->itype, b->ist,
                                             n_in, otype, ostype, n_total,

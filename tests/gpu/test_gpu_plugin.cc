@@ -13,13 +13,24 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <dlpack/dlpack.h>
 
 #include "mxc/mxc.h"
 #include "tests/gpu/gpu_test_util.h"
+
+// Internal hooks (linked from libmxc's archive): the fallback logs'
+// reset, allocation fault injection and the live-block count.
+extern "C" {
+void mxc__fallback_log_reset(void);
+void mxc__fault_alloc_arm(int64_t n, int persist);
+int mxc__fault_alloc_fired(void);
+int64_t mxc__alloc_live(void);
+}
 
 namespace {
 
@@ -188,20 +199,6 @@ TEST(Ok, StoragePoolPerDeviceAndNothingLeaks) {
   EXPECT_EQ(LiveBlocks(), base);
 }
 
-// An operator with no GPU kernel is refused by name; nothing reads the
-// device memory (it would fault).
-TEST(Ok, OperatorsWithoutGpuKernelsAreRefused) {
-  mxc_op op = nullptr;
-  ASSERT_EQ(mxc_op_find("tanh", &op), MXC_OK);
-  mxc_ndarray a = Make({4}, MXC_DEVICE_GPU, 0);
-  mxc_ndarray out = nullptr;
-  EXPECT_EQ(mxc_op_invoke(op, nullptr, nullptr, 0, &a, 1, &out, 1, nullptr),
-            MXC_ERR_UNSUPPORTED);
-  EXPECT_NE(LastError().find("no kernel for gpu(0)"), std::string::npos)
-      << LastError();
-  mxc_ndarray_free(a);
-}
-
 // Random values with negatives, zeros and a NaN.
 std::vector<float> Values(size_t n, unsigned seed) {
   std::vector<float> v(n);
@@ -241,6 +238,7 @@ std::vector<float> RunOp(const char *name, const std::vector<float> &x,
 // Bitwise: NaN equals NaN.
 void ExpectSameBits(const std::vector<float> &a, const std::vector<float> &b) {
   ASSERT_EQ(a.size(), b.size());
+  if (a.empty()) return;  // memcmp may not take an empty vector's NULL
   EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0);
 }
 
@@ -252,6 +250,378 @@ TEST(Ok, KernelsRunAndMatchTheCpu) {
                  RunOp("relu", x, {}, MXC_DEVICE_CPU, 0));
   ExpectSameBits(RunOp("elemwise_add", x, y, MXC_DEVICE_GPU, 0),
                  RunOp("elemwise_add", x, y, MXC_DEVICE_CPU, 0));
+}
+
+// ---- operators without a GPU kernel: the CPU fallback ----
+// (core/op/device_fallback.c: host copies of the arrays through the
+// engine, the CPU kernel, copies back; the fake's device memory faults
+// on any host access, so a path that read it would crash here.)
+
+struct HostArr {
+  std::vector<int64_t> shape;
+  std::vector<float> v;  // empty: left unset
+};
+
+using Params = std::vector<std::pair<const char *, const char *>>;
+
+mxc_ndarray Upload(const HostArr &a, int dev, int id) {
+  mxc_ndarray x = Make(a.shape, dev, id);
+  if (!a.v.empty()) {
+    EXPECT_EQ(mxc_ndarray_copy_from_host(x, a.v.data(), a.v.size() * 4),
+              MXC_OK)
+        << LastError();
+  }
+  return x;
+}
+
+std::vector<float> Read(mxc_ndarray a) {
+  int64_t n = -1;
+  EXPECT_EQ(mxc_ndarray_size(a, &n), MXC_OK);
+  return ToHost(a, (size_t)n);
+}
+
+struct CallResult {
+  int rc = MXC_OK;
+  std::vector<std::vector<float>> outs, ins;  // after the call
+};
+
+// Runs `name` on dev(id): outputs created by the call (given == nullptr)
+// or given, pre-filled and written with reqs. Created outputs must land
+// on the call's device.
+CallResult Call(const char *name, const Params &params,
+                const std::vector<HostArr> &ins, int n_out, int dev, int id,
+                const std::vector<HostArr> *given = nullptr,
+                const std::vector<int> *reqs = nullptr) {
+  mxc_op op = nullptr;
+  EXPECT_EQ(mxc_op_find(name, &op), MXC_OK) << name;
+  std::vector<const char *> k, v;
+  for (const auto &p : params) k.push_back(p.first), v.push_back(p.second);
+  std::vector<mxc_ndarray> in, out((size_t)n_out, nullptr);
+  for (const auto &a : ins) in.push_back(Upload(a, dev, id));
+  for (int j = 0; given && j < n_out; ++j) {
+    out[(size_t)j] = Upload((*given)[(size_t)j], dev, id);
+  }
+  CallResult r;
+  r.rc = mxc_op_invoke(op, k.data(), v.data(), (int)k.size(), in.data(),
+                       (int)in.size(), out.data(), n_out,
+                       reqs ? reqs->data() : nullptr);
+  for (int j = 0; r.rc == MXC_OK && j < n_out; ++j) {
+    r.rc = mxc_ndarray_wait_to_read(out[(size_t)j]);
+  }
+  for (int j = 0; r.rc == MXC_OK && j < n_out; ++j) {
+    int t = -1, d = -1;
+    EXPECT_EQ(mxc_ndarray_device(out[(size_t)j], &t, &d), MXC_OK);
+    EXPECT_EQ(t, dev) << name;
+    EXPECT_EQ(d, id) << name;
+    r.outs.push_back(Read(out[(size_t)j]));
+  }
+  for (size_t i = 0; r.rc == MXC_OK && i < in.size(); ++i) {
+    r.ins.push_back(Read(in[i]));
+  }
+  for (mxc_ndarray a : in) mxc_ndarray_free(a);
+  for (mxc_ndarray a : out) mxc_ndarray_free(a);
+  return r;
+}
+
+// The same call on gpu(id) and on the CPU: both succeed, and every output
+// and every input afterwards (updated states) agree bit for bit.
+void ExpectLikeCpu(const char *what, const char *name, const Params &params,
+                   const std::vector<HostArr> &ins, int n_out, int id = 0,
+                   const std::vector<HostArr> *given = nullptr,
+                   const std::vector<int> *reqs = nullptr,
+                   uint64_t seed = 0) {
+  if (seed) {
+    ASSERT_EQ(mxc_random_seed(seed), MXC_OK);
+  }
+  CallResult g = Call(name, params, ins, n_out, MXC_DEVICE_GPU, id, given,
+                      reqs);
+  if (seed) {
+    ASSERT_EQ(mxc_random_seed(seed), MXC_OK);
+  }
+  CallResult c = Call(name, params, ins, n_out, MXC_DEVICE_CPU, 0, given,
+                      reqs);
+  ASSERT_EQ(g.rc, MXC_OK) << what << ": " << LastError();
+  ASSERT_EQ(c.rc, MXC_OK) << what << ": " << LastError();
+  ASSERT_EQ(g.outs.size(), c.outs.size()) << what;
+  for (size_t j = 0; j < g.outs.size(); ++j) {
+    SCOPED_TRACE(std::string(what) + " output " + std::to_string(j));
+    ExpectSameBits(g.outs[j], c.outs[j]);
+  }
+  for (size_t i = 0; i < g.ins.size(); ++i) {
+    SCOPED_TRACE(std::string(what) + " input " + std::to_string(i));
+    ExpectSameBits(g.ins[i], c.ins[i]);
+  }
+}
+
+TEST(Ok, FallbackRunsOperatorsWithoutGpuKernelsLikeTheCpu) {
+  HostArr x{{3, 5}, Values(15, 1)}, y{{1, 5}, Values(5, 2)};
+  ExpectLikeCpu("tanh", "tanh", {}, {x}, 1);
+  ExpectLikeCpu("tanh on gpu(1)", "tanh", {}, {x}, 1, 1);
+  ExpectLikeCpu("broadcast", "broadcast_mul", {}, {x, y}, 1);
+  // Several outputs.
+  HostArr w{{2, 6}, Values(12, 3)};
+  ExpectLikeCpu("split", "SliceChannel", {{"num_outputs", "3"}, {"axis", "1"}},
+                {w}, 3);
+  // Given outputs: add accumulates onto the GPU output's values, write
+  // replaces them, null leaves them.
+  std::vector<HostArr> given = {{{3, 5}, Values(15, 4)}};
+  std::vector<int> add = {MXC_REQ_ADD}, write = {MXC_REQ_WRITE},
+                   null = {MXC_REQ_NULL};
+  ExpectLikeCpu("tanh add", "tanh", {}, {x}, 1, 0, &given, &add);
+  ExpectLikeCpu("tanh write", "tanh", {}, {x}, 1, 0, &given, &write);
+  ExpectLikeCpu("tanh null", "tanh", {}, {x}, 1, 0, &given, &null);
+  // Some inputs empty, and a call with nothing at all.
+  HostArr e{{2, 0}, {}}, f{{2, 3}, Values(6, 5)};
+  ExpectLikeCpu("concat with an empty input", "Concat",
+                {{"num_args", "2"}, {"dim", "1"}}, {e, f}, 1);
+  ExpectLikeCpu("empty", "tanh", {}, {{{0}, {}}}, 1);
+  // An optimizer: its momentum input is updated in place.
+  HostArr wt{{8}, Values(8, 6)}, gr{{8}, Values(8, 7)}, mom{{8}, Values(8, 8)};
+  ExpectLikeCpu("sgd_mom_update", "sgd_mom_update",
+                {{"lr", "0.1"}, {"momentum", "0.9"}, {"wd", "0.01"}},
+                {wt, gr, mom}, 1);
+  // Random: the CPU's stream for the seed, a hidden output (Dropout's
+  // mask) made and dropped on the CPU, and a call with no input (the
+  // given output names the device).
+  HostArr big{{40, 10}, Values(400, 9)};
+  ExpectLikeCpu("dropout", "Dropout", {{"p", "0.5"}, {"mode", "always"}},
+                {big}, 1, 0, nullptr, nullptr, 7);
+  std::vector<HostArr> r23 = {{{2, 3}, {}}};
+  ExpectLikeCpu("uniform", "_random_uniform",
+                {{"low", "-1"}, {"high", "2"}, {"shape", "(2, 3)"}}, {}, 1, 0,
+                &r23, &write, 11);
+}
+
+// A custom operator's callback: out = 2 * in (float32), per write mode.
+int DoubleFwd(const mxc_custom_call *, int, const mxc_custom_tensor *in, int,
+              const mxc_custom_tensor *out, const int *req) {
+  int64_t n = 1;
+  for (int d = 0; d < in[0].ndim; ++d) n *= in[0].shape[d];
+  const float *x = static_cast<const float *>(in[0].data);
+  float *y = static_cast<float *>(out[0].data);
+  for (int64_t i = 0; i < n && req[0] != MXC_REQ_NULL; ++i) {
+    y[i] = (req[0] == MXC_REQ_ADD ? y[i] : 0.f) + 2 * x[i];
+  }
+  return 0;
+}
+
+// Custom operators have no GPU kernel: their callbacks (host code) run
+// on the host copies, never on device memory (which would fault here).
+TEST(Ok, FallbackRunsCustomOperatorsOnHostCopies) {
+  mxc_custom_op_def d = {};
+  d.num_inputs = 1;
+  d.num_outputs = 1;
+  d.forward = DoubleFwd;
+  ASSERT_EQ(mxc_custom_op_register("devfb_double", &d), MXC_OK)
+      << LastError();
+  std::vector<HostArr> given = {{{3, 5}, Values(15, 4)}};
+  std::vector<int> add = {MXC_REQ_ADD};
+  ExpectLikeCpu("custom", "Custom", {{"op_type", "devfb_double"}},
+                {{{3, 5}, Values(15, 1)}}, 1, 0, &given, &add);
+  EXPECT_EQ(mxc_custom_op_unregister("devfb_double"), MXC_OK);
+}
+
+// The log callback's lines that mention the device fallback.
+struct LogLines {
+  std::mutex mu;
+  std::vector<std::string> lines;
+  static void Fn(int, const char *msg, void *self) {
+    auto *l = static_cast<LogLines *>(self);
+    std::lock_guard<std::mutex> g(l->mu);
+    if (std::strstr(msg, "device fallback")) l->lines.push_back(msg);
+  }
+  size_t Count() {
+    std::lock_guard<std::mutex> g(mu);
+    return lines.size();
+  }
+};
+
+TEST(Ok, FallbackLogsOneLinePerCaseAndCanBeSwitchedOff) {
+  LogLines log;
+  ASSERT_EQ(mxc_set_log_callback(&LogLines::Fn, &log), MXC_OK);
+  mxc__fallback_log_reset();
+  HostArr x{{4}, Values(4, 1)};
+  for (int k = 0; k < 3; ++k) {
+    EXPECT_EQ(Call("tanh", {}, {x}, 1, MXC_DEVICE_GPU, 0).rc, MXC_OK);
+  }
+  ASSERT_EQ(log.Count(), 1u);
+  EXPECT_NE(log.lines[0].find("operator 'tanh' (float32) -> (float32) on "
+                              "gpu(0)"),
+            std::string::npos)
+      << log.lines[0];
+  EXPECT_EQ(Call("tanh", {}, {x}, 1, MXC_DEVICE_GPU, 1).rc, MXC_OK);
+  EXPECT_EQ(log.Count(), 2u);  // another device: another case
+  EXPECT_EQ(Call("SliceChannel", {{"num_outputs", "2"}}, {{{2, 2}, {}}}, 2,
+                 MXC_DEVICE_GPU, 0)
+                .rc,
+            MXC_OK);
+  ASSERT_EQ(log.Count(), 3u);
+  EXPECT_NE(log.lines[2].find("(float32, float32) on gpu(0), params "
+                              "{num_outputs=2"),
+            std::string::npos)
+      << log.lines[2];
+  setenv("MXC_DEVICE_FALLBACK_LOG", "0", 1);
+  mxc__fallback_log_reset();
+  EXPECT_EQ(Call("tanh", {}, {x}, 1, MXC_DEVICE_GPU, 0).rc, MXC_OK);
+  EXPECT_EQ(log.Count(), 3u);
+  unsetenv("MXC_DEVICE_FALLBACK_LOG");
+  // Off: refused as before the fallback, saying why.
+  setenv("MXC_DEVICE_FALLBACK", "0", 1);
+  mxc__fallback_log_reset();
+  CallResult r = Call("tanh", {}, {x}, 1, MXC_DEVICE_GPU, 0);
+  EXPECT_EQ(r.rc, MXC_ERR_UNSUPPORTED);
+  EXPECT_NE(LastError().find("no kernel for gpu(0)"), std::string::npos)
+      << LastError();
+  EXPECT_NE(LastError().find("MXC_DEVICE_FALLBACK=0"), std::string::npos)
+      << LastError();
+  unsetenv("MXC_DEVICE_FALLBACK");
+  mxc__fallback_log_reset();
+  ASSERT_EQ(mxc_set_log_callback(nullptr, nullptr), MXC_OK);
+}
+
+// A CPU kernel failing on the values (an index out of range) surfaces at
+// the wait on the GPU output, naming the operator; the engine goes on.
+TEST(Ok, FallbackFailuresSurfaceAtTheWait) {
+  CallResult r = Call("gather_nd", {}, {{{3}, {1, 2, 3}}, {{1, 1}, {5}}}, 1,
+                      MXC_DEVICE_GPU, 0);
+  EXPECT_EQ(r.rc, MXC_ERR_INVALID_ARGUMENT) << LastError();
+  EXPECT_NE(LastError().find("gather_nd"), std::string::npos) << LastError();
+  mxc_wait_all();  // clears the failure
+  ExpectLikeCpu("after a failure", "tanh", {}, {{{4}, Values(4, 2)}}, 1);
+}
+
+// Allocation failures on every step of fallback calls (inputs, add into
+// a given output, created outputs): a clean MXC_ERR_OOM, nothing left
+// allocated, the library usable after.
+TEST(Ok, FallbackAllocationFailuresLeakNothing) {
+  HostArr x{{3, 5}, Values(15, 1)};
+  std::vector<HostArr> given = {{{3, 5}, Values(15, 2)}};
+  std::vector<int> add = {MXC_REQ_ADD};
+  mxc_op tanh_op = nullptr, split = nullptr;
+  ASSERT_EQ(mxc_op_find("tanh", &tanh_op), MXC_OK);
+  ASSERT_EQ(mxc_op_find("SliceChannel", &split), MXC_OK);
+  mxc_ndarray in = Upload(x, MXC_DEVICE_GPU, 0);
+  mxc_ndarray acc = Upload(given[0], MXC_DEVICE_GPU, 0);
+  auto scenario = [&]() {
+    mxc_ndarray out[3] = {nullptr, nullptr, nullptr};
+    int rc = mxc_op_invoke(tanh_op, nullptr, nullptr, 0, &in, 1, &acc, 1,
+                           add.data());
+    const char *k[2] = {"num_outputs", "axis"}, *v[2] = {"3", "0"};
+    if (rc == MXC_OK) {
+      rc = mxc_op_invoke(split, k, v, 2, &in, 1, out, 3, nullptr);
+    }
+    if (rc == MXC_OK) rc = mxc_ndarray_wait_to_read(out[2]);
+    for (mxc_ndarray a : out) mxc_ndarray_free(a);
+    int wrc = mxc_wait_all();
+    return rc != MXC_OK ? rc : wrc;
+  };
+  ASSERT_EQ(scenario(), MXC_OK) << LastError();  // warm: pools, workers
+  int64_t base = mxc__alloc_live();
+  int n = 1;
+  for (; n < 400; ++n) {
+    mxc__fault_alloc_arm(n, 0);
+    int rc = scenario();
+    int fired = mxc__fault_alloc_fired();
+    mxc__fault_alloc_arm(0, 0);
+    mxc_wait_all();
+    if (!fired) {
+      EXPECT_EQ(rc, MXC_OK) << LastError();
+      break;
+    }
+    EXPECT_TRUE(rc == MXC_OK || rc == MXC_ERR_OOM) << n << ": " << LastError();
+    EXPECT_EQ(mxc__alloc_live(), base) << "after failing allocation " << n;
+  }
+  EXPECT_LT(n, 400);
+  EXPECT_EQ(scenario(), MXC_OK) << LastError();
+  mxc_ndarray_free(in);
+  mxc_ndarray_free(acc);
+}
+
+// Autograd over GPU arrays: the recorded tanh and its gradient both fall
+// back; the gradient equals the CPU's.
+std::vector<float> TanhGrad(int dev, const std::vector<float> &x) {
+  mxc_ndarray a = Upload({{6}, x}, dev, 0);
+  mxc_ndarray g = Upload({{6}, std::vector<float>(6, 0.f)}, dev, 0);
+  EXPECT_EQ(mxc_autograd_mark_variables(1, &a, nullptr, &g), MXC_OK)
+      << LastError();
+  int prev = 0;
+  EXPECT_EQ(mxc_autograd_set_recording(1, &prev), MXC_OK);
+  mxc_op op = nullptr;
+  EXPECT_EQ(mxc_op_find("tanh", &op), MXC_OK);
+  mxc_ndarray y = nullptr;
+  EXPECT_EQ(mxc_op_invoke(op, nullptr, nullptr, 0, &a, 1, &y, 1, nullptr),
+            MXC_OK)
+      << LastError();
+  EXPECT_EQ(mxc_autograd_set_recording(prev, nullptr), MXC_OK);
+  EXPECT_EQ(mxc_autograd_backward(1, &y, nullptr, 0), MXC_OK) << LastError();
+  std::vector<float> v = Read(g);
+  for (mxc_ndarray h : {a, g, y}) mxc_ndarray_free(h);
+  return v;
+}
+
+TEST(Ok, FallbackUnderAutograd) {
+  std::vector<float> x = {-2, -0.5f, 0, 0.25f, 1, 3};
+  ExpectSameBits(TanhGrad(MXC_DEVICE_GPU, x), TanhGrad(MXC_DEVICE_CPU, x));
+}
+
+// An executor on a GPU whose nodes mix GPU kernels (relu, add) and
+// fallbacks (tanh, broadcast_mul and the gradients), forward and
+// backward with a gradient added into: the CPU executor's values.
+struct ExecRun {
+  std::vector<float> out, gx, gw;
+};
+
+ExecRun RunMixedExecutor(int dev, const std::vector<float> &x,
+                         const std::vector<float> &w) {
+  const char *json = R"({"nodes": [
+      {"op": "null", "name": "x", "inputs": []},
+      {"op": "null", "name": "w", "inputs": []},
+      {"op": "relu", "name": "r", "inputs": [[0, 0, 0]]},
+      {"op": "tanh", "name": "t", "inputs": [[2, 0, 0]]},
+      {"op": "broadcast_mul", "name": "m", "inputs": [[3, 0, 0], [1, 0, 0]]},
+      {"op": "elemwise_add", "name": "a", "inputs": [[4, 0, 0], [0, 0, 0]]}],
+      "arg_nodes": [0, 1], "heads": [[5, 0, 0]]})";
+  mxc_symbol sym = nullptr;
+  EXPECT_EQ(mxc_symbol_from_json(json, &sym), MXC_OK) << LastError();
+  mxc_ndarray args[2] = {Upload({{3, 4}, x}, dev, 0),
+                         Upload({{1, 4}, w}, dev, 0)};
+  mxc_ndarray grads[2] = {Upload({{3, 4}, std::vector<float>(12, 0.f)}, dev, 0),
+                          Upload({{1, 4}, {1, 2, 3, 4}}, dev, 0)};
+  int reqs[2] = {MXC_REQ_WRITE, MXC_REQ_ADD};
+  mxc_executor ex = nullptr;
+  ExecRun r;
+  EXPECT_EQ(mxc_executor_bind(sym, dev, 0, 2, args, grads, reqs, 0, nullptr,
+                              0, &ex),
+            MXC_OK)
+      << LastError();
+  if (ex) {
+    EXPECT_EQ(mxc_executor_forward(ex, 1), MXC_OK) << LastError();
+    mxc_ndarray hg = Upload({{3, 4}, Values(12, 5)}, dev, 0);
+    EXPECT_EQ(mxc_executor_backward(ex, 1, &hg), MXC_OK) << LastError();
+    mxc_ndarray y = nullptr;
+    EXPECT_EQ(mxc_executor_output(ex, 0, &y), MXC_OK);
+    r.out = Read(y);
+    r.gx = Read(grads[0]);
+    r.gw = Read(grads[1]);
+    for (mxc_ndarray h : {hg, y}) mxc_ndarray_free(h);
+    mxc_executor_free(ex);
+  }
+  for (mxc_ndarray h : {args[0], args[1], grads[0], grads[1]}) {
+    mxc_ndarray_free(h);
+  }
+  mxc_symbol_free(sym);
+  return r;
+}
+
+TEST(Ok, ExecutorMixesGpuKernelsAndFallbackNodes) {
+  std::vector<float> x = Values(12, 3), w = {0.5f, -1, 2, 0};
+  x[5] = 1.5f;  // no NaN: it would spread through the sum of gw
+  ExecRun g = RunMixedExecutor(MXC_DEVICE_GPU, x, w);
+  ExecRun c = RunMixedExecutor(MXC_DEVICE_CPU, x, w);
+  ASSERT_EQ(c.out.size(), 12u);
+  ExpectSameBits(g.out, c.out);
+  ExpectSameBits(g.gx, c.gx);
+  ExpectSameBits(g.gw, c.gw);
 }
 
 TEST(Ok, MixedDevicesAreRefused) {
@@ -487,6 +857,26 @@ TEST(CopyFail, TheRuntimesReasonReachesTheCaller) {
       << LastError();
   mxc_ndarray_free(g);
   mxc_ndarray_free(c);
+}
+
+// A failing copy of the fallback (here every copy fails) surfaces at the
+// wait naming the operator it was for.
+TEST(CopyFail, FallbackCopyFailureNamesTheOperator) {
+  mxc_op op = nullptr;
+  ASSERT_EQ(mxc_op_find("tanh", &op), MXC_OK);
+  mxc_ndarray g = Make({4}, MXC_DEVICE_GPU, 0);
+  mxc_ndarray out = nullptr;
+  int rc = mxc_op_invoke(op, nullptr, nullptr, 0, &g, 1, &out, 1, nullptr);
+  if (rc == MXC_OK) rc = mxc_ndarray_wait_to_read(out);
+  EXPECT_NE(rc, MXC_OK);
+  EXPECT_NE(LastError().find("'tanh (CPU fallback: copy from gpu(0))'"),
+            std::string::npos)
+      << LastError();
+  EXPECT_NE(LastError().find("illegal memory access"), std::string::npos)
+      << LastError();
+  mxc_ndarray_free(out);
+  mxc_ndarray_free(g);
+  mxc_wait_all();
 }
 
 }  // namespace

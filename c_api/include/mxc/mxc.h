@@ -132,7 +132,9 @@ MXC_API int mxc_set_last_error(int code, const char *message);
 
 /* mxc reports conditions that are not errors (an operator run through
  * dense temporaries because it has no kernel for the given storage types,
- * see "Sparse arrays") as one-line messages, never on stdout. By default
+ * see "Sparse arrays"; a GPU call run on the CPU because its operator has
+ * no GPU kernel, see mxc_op_invoke) as one-line messages, never on
+ * stdout. By default
  * each goes to stderr as "[mxc] WARNING: message". */
 #define MXC_LOG_INFO 1
 #define MXC_LOG_WARNING 2
@@ -566,7 +568,18 @@ MXC_API int mxc_op_num_outputs(mxc_op op, const char *const *keys,
  * failure inside it surfaces at the next wait on an output. n_inputs and
  * n_outputs may each be up to 1 << 20 (a sanity bound, not a design cap:
  * variadic operators such as Concat, add_n, stack and split take as many
- * arrays as memory allows below it). */
+ * arrays as memory allows below it).
+ * Devices: every array of a call must be on one device (else
+ * MXC_ERR_INVALID_ARGUMENT). A dense call on gpu(N) whose operator has no
+ * GPU kernel for its dtypes runs on the CPU (device fallback): the inputs
+ * are copied to host memory, the CPU kernel runs there and the outputs
+ * (and inputs the operator updates) are copied back, all ordered by the
+ * engine like any call; created outputs are on gpu(N) and MXC_REQ_ADD
+ * adds onto the GPU output's values. Each distinct case (operator, dtypes,
+ * device) logs one MXC_LOG_WARNING line (see "Logging"); the environment
+ * variable MXC_DEVICE_FALLBACK_LOG=0 silences it, MXC_DEVICE_FALLBACK=0
+ * refuses such calls instead (MXC_ERR_UNSUPPORTED). A failing copy or
+ * CPU kernel surfaces at the next wait, naming the operator. */
 MXC_API int mxc_op_invoke(mxc_op op, const char *const *keys,
                           const char *const *vals, int n_params,
                           const mxc_ndarray *inputs, int n_inputs,
