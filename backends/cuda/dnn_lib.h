@@ -41,8 +41,8 @@ extern void *mxc__cudnn_fns[MXC__CUDNN_FN_COUNT];
       return mxc__cudnn_fail(why, len, what, s_); \
   } while (0)
 
-/* Devices with handles and workspaces: ids 0 to 63. */
-#define MXC__CUDNN_MAX_DEVICES 64
+/* Devices with handles and workspaces: ids 0 to 63 (cuda_rt.h). */
+#define MXC__CUDNN_MAX_DEVICES MXC__CUDA_MAX_DEVICES
 
 typedef struct mxc__cudnn_ws {
   pthread_mutex_t mu; /* held for a whole call: the buffer is in use */
