@@ -149,11 +149,17 @@ mxc__cudnn_ws *mxc__cudnn_workspace(int dev) { return &g_ws[dev]; }
 
 /* ---- shared by the kernels ---- */
 
-int mxc__cudnn_tensor_desc(int nbdims, const mxc__dnn_tensor *t,
+/* dnn_plan.h names cuDNN's data types without its header. */
+_Static_assert((int)MXC__DNN_DT_FLOAT == (int)CUDNN_DATA_FLOAT &&
+                   (int)MXC__DNN_DT_HALF == (int)CUDNN_DATA_HALF &&
+                   (int)MXC__DNN_DT_BFLOAT16 == (int)CUDNN_DATA_BFLOAT16,
+               "dnn_plan.h's MXC__DNN_DT_* are cudnnDataType_t's values");
+
+int mxc__cudnn_tensor_desc(int nbdims, const mxc__dnn_tensor *t, int dt,
                            cudnnTensorDescriptor_t *d, char *why, size_t len) {
   DN_TRY(DN(cudnnCreateTensorDescriptor)(d), "cudnnCreateTensorDescriptor");
-  DN_TRY(DN(cudnnSetTensorNdDescriptor)(*d, CUDNN_DATA_FLOAT, nbdims, t->dims,
-                                        t->strides),
+  DN_TRY(DN(cudnnSetTensorNdDescriptor)(*d, (cudnnDataType_t)dt, nbdims,
+                                        t->dims, t->strides),
          "cudnnSetTensorNdDescriptor");
   return MXC_OK;
 }

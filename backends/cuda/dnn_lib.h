@@ -62,9 +62,10 @@ mxc__cudnn_ws *mxc__cudnn_workspace(int dev);
 int mxc__cudnn_ws_reserve(mxc__cudnn_ws *w, size_t bytes, char *why,
                           size_t len);
 
-/* A float32 tensor descriptor of t's nbdims dims and strides into *d
- * (created even when setting it fails: the caller destroys it). */
-int mxc__cudnn_tensor_desc(int nbdims, const mxc__dnn_tensor *t,
+/* A tensor descriptor of t's nbdims dims and strides, of cuDNN data type
+ * dt (MXC__DNN_DT_*, dnn_plan.h), into *d (created even when setting it
+ * fails: the caller destroys it). */
+int mxc__cudnn_tensor_desc(int nbdims, const mxc__dnn_tensor *t, int dt,
                            cudnnTensorDescriptor_t *d, char *why, size_t len);
 
 /* The message of a failed cuDNN call; MXC_ERR_UNSUPPORTED for cuDNN's
