@@ -540,14 +540,32 @@ static int data_dtype(int op, const int *dts, int n, int n_in, int *at) {
   return d;
 }
 
+/* BatchNorm's per-channel arrays (every non-data slot) are float32, for
+ * float16 and bfloat16 data too (ops/nn/batch_norm.c's bn_type). */
+static int check_stats(int op, const int *dtypes, int n, int n_in, char *why,
+                       size_t why_len) {
+  for (int i = 0; op != MXC__DNN_OP_SAME && i < n; ++i) {
+    if (dtypes[i] < 0 || data_slot(op, i, n_in)) continue;
+    if (dtypes[i] != MXC_DTYPE_FLOAT32) {
+      return refuse(why, why_len, MXC_ERR_UNSUPPORTED,
+                    "cuDNN batch norm: per-channel array %lld (inputs, then "
+                    "outputs) is not float32; expected float32 (for "
+                    "float16 and bfloat16 data too)",
+                    i);
+    }
+  }
+  return MXC_OK;
+}
+
 int mxc__dnn_types_make(int op, const int *dtypes, int n_in, int n_out,
                         mxc__dnn_types *t, char *why, size_t why_len) {
   int n = n_in + n_out, at = 0;
   int d = data_dtype(op, dtypes, n, n_in, &at);
   if (d == -2) {
     return refuse(why, why_len, MXC_ERR_UNSUPPORTED,
-                  "cuDNN kernels: array %lld has another dtype than the "
-                  "data; expected one dtype for the data arrays",
+                  "cuDNN kernels: array %lld (inputs, then outputs) has "
+                  "another dtype than the data; expected one dtype for the "
+                  "data arrays",
                   at);
   }
   *t = (mxc__dnn_types){MXC__DNN_DT_FLOAT, MXC__DNN_DT_FLOAT,
@@ -559,17 +577,7 @@ int mxc__dnn_types_make(int op, const int *dtypes, int n_in, int n_out,
                   d);
   }
   t->tensor_math = t->data != MXC__DNN_DT_FLOAT;
-  for (int i = 0; op != MXC__DNN_OP_SAME && i < n; ++i) {
-    if (dtypes[i] < 0 || data_slot(op, i, n_in)) continue;
-    if (dtypes[i] != MXC_DTYPE_FLOAT32) {
-      return refuse(why, why_len, MXC_ERR_UNSUPPORTED,
-                    "cuDNN batch norm: per-channel array %lld is not "
-                    "float32; expected float32 (for float16 and bfloat16 "
-                    "data too)",
-                    i);
-    }
-  }
-  return MXC_OK;
+  return check_stats(op, dtypes, n, n_in, why, why_len);
 }
 
 int mxc__dnn_call_types(int op, const mxc__gpu_call *c, mxc__dnn_types *t,
