@@ -90,6 +90,33 @@ TEST(CudaDnnCall, AValidCallSaysWhatTheMachineLacks) {
   std::printf("CudaDnnCall: Convolution without a GPU: %s\n", why);
 }
 
+// Half calls reach the same point (no device here: the machine's reason,
+// as float32's); a dtype the kernels do not take is refused before it.
+TEST(CudaDnnCall, HalfCallsSayTheSameAndOtherDtypesAreRefused) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0) {
+    GTEST_SKIP() << "a GPU is visible: the conformance suite covers it";
+  }
+  Conv f32;
+  char want[512] = "";
+  int want_rc = mxc__cuda_conv_forward(&f32.call, want, sizeof want);
+  for (int dt : {MXC_DTYPE_FLOAT16, MXC_DTYPE_BFLOAT16, MXC_DTYPE_FLOAT64}) {
+    Conv c;
+    for (auto *a : {&c.in[0], &c.in[1], &c.in[2], &c.out[0]}) a->dtype = dt;
+    char why[512] = "";
+    int rc = mxc__cuda_conv_forward(&c.call, why, sizeof why);
+    if (dt == MXC_DTYPE_FLOAT64) {
+      EXPECT_EQ(rc, MXC_ERR_UNSUPPORTED);
+      EXPECT_NE(std::string(why).find("float32, float16 or bfloat16"),
+                std::string::npos)
+          << why;
+    } else {
+      EXPECT_EQ(rc, want_rc) << why;
+      EXPECT_STREQ(why, want);
+    }
+  }
+}
+
 TEST(CudaDnnCall, NothingToWriteIsNotACall) {
   Conv c;
   c.req[0] = MXC__GPU_REQ_NULL;
