@@ -1314,4 +1314,77 @@ TEST(CudaDnnTypes, HalfBatchNormFollowsTheCpuOperator) {
   }
 }
 
+// A half convolution as the plan types it: inputs in the data type, the
+// taps summed in the compute type (float: here in double, whose
+// difference from float32's sums is far below a half unit; a half type:
+// each partial sum rounded to it, as cuDNN's TRUE_HALF configuration
+// would), the result rounded once to the data type (write mode).
+Vec NaiveTypedConv(const mxc__dnn_conv_plan &p, const mxc__dnn_types &ty,
+                   const Vec &x, const Vec &w) {
+  std::vector<double> acc((size_t)Count(p.y, p.nbdims), 0.0);
+  int ct = MxcDtype(ty.compute);
+  ForEachTap(p, [&](int64_t xi, int64_t wi, int64_t yi) {
+    acc[yi] += (double)x[xi] * w[wi];
+    if (ty.compute != MXC__DNN_DT_FLOAT) {
+      acc[yi] = mxct::HalfToFloat(ct, mxct::FloatToHalf(ct, (float)acc[yi]));
+    }
+  });
+  Vec y(acc.begin(), acc.end());
+  return In(ty.data, y);
+}
+
+// Half convolutions (a ResNet-like 144-term layer, a grouped strided
+// dilated one) against the CPU operator in half: within one unit of the
+// dtype (both round a float32 sum once). Summing in half instead (a plan
+// whose compute type is the data's) fails.
+TEST(CudaDnnTypes, HalfConvolutionAccumulatesInFloat) {
+  std::mt19937 g(27);
+  const std::vector<Case> cases = {
+      {{2, 16, 10, 10},
+       {{"kernel", "(3,3)"}, {"num_filter", "8"}, {"pad", "(1,1)"},
+        {"no_bias", "true"}}},
+      {{2, 4, 9, 8},
+       {{"kernel", "(3,3)"}, {"num_filter", "6"}, {"num_group", "2"},
+        {"stride", "(2,1)"}, {"pad", "(1,2)"}, {"dilate", "(1,2)"},
+        {"no_bias", "true"}}},
+  };
+  for (int dt : {MXC_DTYPE_FLOAT16, MXC_DTYPE_BFLOAT16}) {
+    for (size_t k = 0; k < cases.size(); ++k) {
+      SCOPED_TRACE(std::string(mxct::DtypeName(dt)) + " case " +
+                   std::to_string(k));
+      const Case &c = cases[k];
+      Params prm(c);
+      mxc__dnn_conv_plan pl = MakePlan(c, prm);
+      Dims wd = WDims(pl, c.data.size()), yd = YDims(pl, c.data.size());
+      int dts[3] = {dt, dt, dt};
+      mxc__dnn_types ty;
+      char why[256] = "";
+      ASSERT_EQ(mxc__dnn_types_make(MXC__DNN_OP_SAME, dts, 2, 1, &ty, why,
+                                    sizeof why),
+                MXC_OK)
+          << why;
+      Vec x = mxct::RoundTo(dt, Random(Numel(c.data), &g));
+      Vec w = mxct::RoundTo(dt, Random(Numel(wd), &g));
+      std::vector<Vec> cpu = {Vec((size_t)Numel(yd))};
+      ASSERT_EQ(RunTyped("Convolution", c, {c.data, wd}, {dt, dt}, {x, w},
+                         {yd}, {dt}, &cpu),
+                MXC_OK)
+          << Err();
+      auto within = [&](const Vec &y) {
+        for (size_t i = 0; i < y.size(); ++i) {
+          if (std::fabs(y[i] - cpu[0][i]) > mxct::UlpAtLeast1(dt, cpu[0][i]))
+            return false;
+        }
+        return true;
+      };
+      EXPECT_TRUE(within(NaiveTypedConv(pl, ty, x, w)));
+      mxc__dnn_types bad = ty;
+      bad.compute = bad.data;
+      if (k == 0) {  // the 144-term sums: half partial sums drift
+        EXPECT_FALSE(within(NaiveTypedConv(pl, bad, x, w)));
+      }
+    }
+  }
+}
+
 }  // namespace
