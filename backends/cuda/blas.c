@@ -10,7 +10,8 @@
  * engine workers call kernels concurrently, so each (thread, device) pair
  * has its own handle and its own vector of ones (the bias and bias
  * gradient operand), created on first use and released when the thread
- * exits. Nothing is shared between threads, so nothing needs a lock.
+ * exits (cuda_rt.h's mxc__cuda_tls_slot). Nothing is shared between
+ * threads, so nothing needs a lock.
  *
  * Half precision (blas_plan.h): float16 / bfloat16 calls go through
  * cublasGemmEx / cublasGemmStridedBatchedEx with CUBLAS_COMPUTE_32F, so
@@ -37,9 +38,6 @@
 
 #include "backends/cuda/cuda_rt.h"
 #include "backends/cuda/dynlib.h"
-
-/* Devices with a per-thread context; more are refused with a message. */
-#define MAX_DEV 64
 
 enum {
   F_CREATE,
@@ -88,33 +86,11 @@ typedef struct blas_ctx {
   int64_t n_ones[N_ONES];
 } blas_ctx;
 
-typedef struct thread_ctx {
-  blas_ctx dev[MAX_DEV];
-} thread_ctx;
-
-static pthread_key_t g_key;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-
-/* At thread exit: the handles and buffers of every device it used. */
-static void free_thread(void *p) {
-  thread_ctx *t = p;
-  for (int d = 0; d < MAX_DEV; ++d) {
-    blas_ctx *b = &t->dev[d];
-    if (!b->h) continue;
-    if (cudaSetDevice(d) == cudaSuccess) {
-      (void)FN(F_DESTROY, cublasDestroy_v2)(b->h);
-      for (int i = 0; i < N_ONES; ++i) {
-        if (b->ones[i]) (void)cudaFree(b->ones[i]);
-      }
-    }
-  }
-  free(t);
-}
 
 static void init_once(void) {
   const char *env = getenv("MXC_CUBLAS_LIBRARY");
   if (env && *env) g_files[0] = env;
-  (void)pthread_key_create(&g_key, free_thread);
 }
 
 static int blas_fail(char *why, size_t len, const char *what,
@@ -126,12 +102,13 @@ static int blas_fail(char *why, size_t len, const char *what,
 
 /* A handle in math mode CUBLAS_DEFAULT_MATH: no TF32 (blas.h); half
  * products reduce in float32 (above). */
-static int make_handle(int dev, blas_ctx *b, char *why, size_t len) {
+static int ctx_create(void *obj, int dev, char *why, size_t len) {
+  (void)dev;
+  blas_ctx *b = obj;
   cublasStatus_t s = FN(F_CREATE, cublasCreate_v2)(&b->h);
   if (s != CUBLAS_STATUS_SUCCESS) {
     b->h = NULL;
-    snprintf(why, len, "cuBLAS could not be initialised on gpu(%d): %s", dev,
-             FN(F_STATUS, cublasGetStatusString)(s));
+    snprintf(why, len, "%s", FN(F_STATUS, cublasGetStatusString)(s));
     return MXC_ERR_UNSUPPORTED;
   }
   s = FN(F_MATH, cublasSetMathMode)(
@@ -144,25 +121,34 @@ static int make_handle(int dev, blas_ctx *b, char *why, size_t len) {
   return blas_fail(why, len, "cublasSetMathMode", s);
 }
 
-/* This thread's context for dev (the current device). */
-static int ctx_of(int dev, blas_ctx **out, char *why, size_t len) {
-  if (dev < 0 || dev >= MAX_DEV) {
-    snprintf(why, len, "gpu(%d): the cuBLAS kernels serve gpu(0) to gpu(%d)",
-             dev, MAX_DEV - 1);
-    return MXC_ERR_UNSUPPORTED;
+/* At the exit of the thread that made it: the handle and the ones. */
+static void ctx_destroy(void *obj, int dev) {
+  blas_ctx *b = obj;
+  if (cudaSetDevice(dev) != cudaSuccess) return;
+  (void)FN(F_DESTROY, cublasDestroy_v2)(b->h);
+  for (int i = 0; i < N_ONES; ++i) {
+    if (b->ones[i]) (void)cudaFree(b->ones[i]);
   }
-  thread_ctx *t = pthread_getspecific(g_key);
-  if (!t) {
-    t = calloc(1, sizeof *t);
-    if (!t || pthread_setspecific(g_key, t) != 0) {
-      free(t);
-      snprintf(why, len, "out of host memory for a cuBLAS context");
-      return MXC_ERR_OOM;
-    }
-  }
-  *out = &t->dev[dev];
-  return (*out)->h ? MXC_OK : make_handle(dev, *out, why, len);
 }
+
+/* The handle works on the call's stream (the engine worker's, or the
+ * legacy default stream for direct calls). */
+static int ctx_bind(void *obj, cudaStream_t st, char *why, size_t len) {
+  const blas_ctx *b = obj;
+  cublasStatus_t s = FN(F_STREAM, cublasSetStream_v2)(b->h, st);
+  return s == CUBLAS_STATUS_SUCCESS ? MXC_OK
+                                    : blas_fail(why, len, "cublasSetStream", s);
+}
+
+/* One context per (thread, device): nothing is shared between threads,
+ * so nothing is locked (cuda_rt.h). */
+static const mxc__cuda_tls_lib k_ctx_lib = {
+    .name = "cuBLAS",
+    .size = sizeof(blas_ctx),
+    .create = ctx_create,
+    .destroy = ctx_destroy,
+    .bind = ctx_bind,
+};
 
 /* The slot of dtype dt in blas_ctx's ones, its element size and the bits
  * of 1.0 in it (float16 0x3c00, bfloat16 0x3f80). */
@@ -222,14 +208,6 @@ static int ensure_ones(blas_ctx *b, int dt, int64_t n, char *why,
   }
   b->n_ones[k] = want;
   return MXC_OK;
-}
-
-/* The handle works on the call's stream (the engine worker's, or the
- * legacy default stream for direct calls). */
-static int set_stream(const blas_ctx *b, char *why, size_t len) {
-  cublasStatus_t s = FN(F_STREAM, cublasSetStream_v2)(b->h, mxc__cuda_stream());
-  return s == CUBLAS_STATUS_SUCCESS ? MXC_OK
-                                    : blas_fail(why, len, "cublasSetStream", s);
 }
 
 static const void *operand(const mxc__gpu_call *c, const blas_ctx *b,
@@ -318,10 +296,10 @@ static int exec_step(const blas_ctx *b, const mxc__blas_plan *p,
 
 static int exec_plan(const mxc__blas_plan *p, const mxc__gpu_call *c, char *why,
                      size_t len) {
-  blas_ctx *b = NULL;
+  void *obj = NULL;
   int rc = mxc__cuda_use_device(c->dev, why, len);
-  if (rc == MXC_OK) rc = ctx_of(c->dev, &b, why, len);
-  if (rc == MXC_OK) rc = set_stream(b, why, len);
+  if (rc == MXC_OK) rc = mxc__cuda_tls_slot(&k_ctx_lib, c->dev, &obj, why, len);
+  blas_ctx *b = obj;
   if (rc == MXC_OK) rc = ensure_ones(b, p->dtype, p->ones, why, len);
   for (int i = 0; rc == MXC_OK && i < p->n; ++i) {
     rc = exec_step(b, p, &p->step[i], c, why, len);

@@ -73,6 +73,48 @@ int mxc__cuda_wait(int rc, const char *what, char *why, size_t len);
  * kernel"). */
 int mxc__cuda_finish(const char *what, char *why, size_t len);
 
+/* ---- per-thread, per-device library objects ----
+ *
+ * Library handles (cublasHandle_t, cusparseHandle_t, cudnnHandle_t) must
+ * not be used by two threads at once, and engine workers call kernels
+ * concurrently: each (library, thread, device) gets its own object (a
+ * handle and whatever buffers go with it), created on the first call that
+ * needs it and destroyed when the thread exits. Written once here for
+ * blas.c, sdot.c and dnn_lib.c. The bookkeeping makes no CUDA call itself
+ * (tests/gpu:test_cuda_dnn_call checks it with fake libraries). */
+
+/* Devices with per-thread objects: ids 0 to 63; more are refused. */
+#define MXC__CUDA_MAX_DEVICES 64
+
+/* A library's objects, described by a static descriptor (its address
+ * identifies the library; it must outlive every thread that used it). */
+typedef struct mxc__cuda_tls_lib {
+  const char *name; /* for messages: "cuBLAS" */
+  size_t size;      /* bytes of one object, zeroed before create */
+  /* Makes the object for device dev (current on the calling thread):
+   * MXC_OK, or an error with the library's message in why. On failure
+   * it leaves nothing to destroy. */
+  int (*create)(void *obj, int dev, char *why, size_t len);
+  /* Releases what create made, at the exit of the thread that made it
+   * (dev is not made current: destroy does that where it needs it). */
+  void (*destroy)(void *obj, int dev);
+  /* Binds the object to the calling thread's stream of this call
+   * (mxc__cuda_stream(): cublasSetStream, ...), on every lookup; NULL
+   * when the library has no such binding. */
+  int (*bind)(void *obj, cudaStream_t s, char *why, size_t len);
+} mxc__cuda_tls_lib;
+
+/* The calling thread's object of lib for device dev in *out, created on
+ * first use and bound to the call's stream (lib->bind) each time.
+ * MXC_OK; MXC_ERR_UNSUPPORTED for dev outside 0..MXC__CUDA_MAX_DEVICES-1
+ * or when create fails (why: "<name> could not be initialised on
+ * gpu(N): <create's message>"; nothing is kept, the next call tries
+ * again); MXC_ERR_OOM; bind's error. *out stays valid until the thread
+ * exits and is for the calling thread only. Thread-safety: any thread;
+ * nothing is shared between threads. */
+int mxc__cuda_tls_slot(const mxc__cuda_tls_lib *lib, int dev, void **out,
+                       char *why, size_t len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -15,6 +15,7 @@
 
 #include <stddef.h>
 
+#include "backends/cuda/dnn_plan.h"
 #include "core/base/gpu_plugin.h"
 
 #ifdef __cplusplus
@@ -22,7 +23,8 @@ extern "C" {
 #endif
 
 /* Convolution: inputs (data, weight[, bias]), output (out). float32,
- * 1-D to 3-D, channel-first, any stride, pad, dilate and num_group. */
+ * float16 or bfloat16 (float32 accumulation), 1-D to 3-D, channel-first,
+ * any stride, pad, dilate and num_group. */
 int mxc__cuda_conv_forward(const mxc__gpu_call *c, char *why, size_t why_len);
 /* _backward_Convolution: inputs (ograd, data, weight[, bias]), outputs
  * (ddata, dweight[, dbias]), each in its own write mode. */
@@ -61,20 +63,28 @@ int mxc__cuda_log_softmax_backward(const mxc__gpu_call *c, char *why,
 int mxc__cuda_bn_forward(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_bn_backward(const mxc__gpu_call *c, char *why, size_t why_len);
 
-/* The rows of the plug-in's kernel table (float32 only: supports NULL). */
-#define MXC__CUDA_DNN_ROWS                                             \
-  {"Convolution", NULL, mxc__cuda_conv_forward},                       \
-      {"_backward_Convolution", NULL, mxc__cuda_conv_backward},        \
-      {"Deconvolution", NULL, mxc__cuda_deconv_forward},               \
-      {"_backward_Deconvolution", NULL, mxc__cuda_deconv_backward},    \
-      {"Pooling", NULL, mxc__cuda_pool_forward},                       \
-      {"_backward_Pooling", NULL, mxc__cuda_pool_backward},            \
-      {"softmax", NULL, mxc__cuda_softmax_forward},                    \
-      {"_backward_softmax", NULL, mxc__cuda_softmax_backward},         \
-      {"log_softmax", NULL, mxc__cuda_log_softmax_forward},            \
-      {"_backward_log_softmax", NULL, mxc__cuda_log_softmax_backward}, \
-      {"BatchNorm", NULL, mxc__cuda_bn_forward},                       \
-      {"_backward_BatchNorm", NULL, mxc__cuda_bn_backward},
+/* The rows of the plug-in's kernel table: float32, float16 and bfloat16
+ * (dnn_plan.h's supports: one dtype for every array, BatchNorm's
+ * per-channel arrays float32). */
+#define MXC__CUDA_DNN_ROWS                                                  \
+  {"Convolution", mxc__dnn_supports_same, mxc__cuda_conv_forward},          \
+      {"_backward_Convolution", mxc__dnn_supports_same,                     \
+       mxc__cuda_conv_backward},                                            \
+      {"Deconvolution", mxc__dnn_supports_same, mxc__cuda_deconv_forward},  \
+      {"_backward_Deconvolution", mxc__dnn_supports_same,                   \
+       mxc__cuda_deconv_backward},                                          \
+      {"Pooling", mxc__dnn_supports_same, mxc__cuda_pool_forward},          \
+      {"_backward_Pooling", mxc__dnn_supports_same,                         \
+       mxc__cuda_pool_backward},                                            \
+      {"softmax", mxc__dnn_supports_same, mxc__cuda_softmax_forward},       \
+      {"_backward_softmax", mxc__dnn_supports_same,                         \
+       mxc__cuda_softmax_backward},                                         \
+      {"log_softmax", mxc__dnn_supports_same, mxc__cuda_log_softmax_forward}, \
+      {"_backward_log_softmax", mxc__dnn_supports_same,                     \
+       mxc__cuda_log_softmax_backward},                                     \
+      {"BatchNorm", mxc__dnn_supports_bn, mxc__cuda_bn_forward},            \
+      {"_backward_BatchNorm", mxc__dnn_supports_bn_bwd,                     \
+       mxc__cuda_bn_backward},
 
 #ifdef __cplusplus
 }

@@ -3,10 +3,15 @@
  * (cudnnConvolutionForward, BackwardData, BackwardFilter, BackwardBias),
  * algorithms chosen by the cudnnGet*Algorithm_v7 heuristics.
  *
- * Precision: the convolution descriptor asks for CUDNN_FMA_MATH, so no
- * TF32 tensor-core kernel is used for float32 (TF32 keeps 10 mantissa
- * bits, far from what the CPU computes); results then differ from the
- * CPU's only by summation order. */
+ * Precision: for float32 the convolution descriptor asks for
+ * CUDNN_FMA_MATH, so no TF32 tensor-core kernel is used (TF32 keeps 10
+ * mantissa bits, far from what the CPU computes); results then differ
+ * from the CPU's only by summation order. float16 and bfloat16 data
+ * (dnn_plan.h's types) are convolved with a float32 compute type (cuDNN's
+ * PSEUDO_HALF / PSEUDO_BFLOAT16 configurations: float32 accumulation,
+ * one rounding into the half output, as the CPU's float32 kernel under
+ * half_compute.h) and may use tensor cores (CUDNN_TENSOR_OP_MATH), whose
+ * products of half values are exact in float32. */
 #include <stdio.h>
 
 #include "backends/cuda/dnn.h"
@@ -30,29 +35,31 @@ static void descs_free(conv_descs *d) {
 
 /* Every descriptor of plan p into d (zeroed by the caller; descs_free
  * releases what was made, also after a failure). */
-static int descs_make(const mxc__dnn_conv_plan *p, conv_descs *d, char *why,
-                      size_t len) {
-  int rc = mxc__cudnn_tensor_desc(p->nbdims, &p->x, &d->x, why, len);
+static int descs_make(const mxc__dnn_conv_plan *p, const mxc__dnn_types *ty,
+                      conv_descs *d, char *why, size_t len) {
+  int rc = mxc__cudnn_tensor_desc(p->nbdims, &p->x, ty->data, &d->x, why, len);
   if (rc == MXC_OK) {
-    rc = mxc__cudnn_tensor_desc(p->nbdims, &p->y, &d->y, why, len);
+    rc = mxc__cudnn_tensor_desc(p->nbdims, &p->y, ty->data, &d->y, why, len);
   }
   if (rc == MXC_OK && p->has_bias) {
-    rc = mxc__cudnn_tensor_desc(p->nbdims, &p->b, &d->b, why, len);
+    rc = mxc__cudnn_tensor_desc(p->nbdims, &p->b, ty->data, &d->b, why, len);
   }
   if (rc != MXC_OK) return rc;
   DN_TRY(DN(cudnnCreateFilterDescriptor)(&d->w), "cudnnCreateFilterDescriptor");
-  DN_TRY(DN(cudnnSetFilterNdDescriptor)(
-             d->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, p->nbdims, p->w.dims),
+  DN_TRY(DN(cudnnSetFilterNdDescriptor)(d->w, (cudnnDataType_t)ty->data,
+                                        CUDNN_TENSOR_NCHW, p->nbdims,
+                                        p->w.dims),
          "cudnnSetFilterNdDescriptor");
   DN_TRY(DN(cudnnCreateConvolutionDescriptor)(&d->conv),
          "cudnnCreateConvolutionDescriptor");
   DN_TRY(DN(cudnnSetConvolutionNdDescriptor)(
              d->conv, p->nbdims - 2, p->pad, p->stride, p->dilation,
-             CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+             CUDNN_CROSS_CORRELATION, (cudnnDataType_t)ty->compute),
          "cudnnSetConvolutionNdDescriptor");
   DN_TRY(DN(cudnnSetConvolutionGroupCount)(d->conv, p->groups),
          "cudnnSetConvolutionGroupCount");
-  DN_TRY(DN(cudnnSetConvolutionMathType)(d->conv, CUDNN_FMA_MATH),
+  DN_TRY(DN(cudnnSetConvolutionMathType)(
+             d->conv, ty->tensor_math ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH),
          "cudnnSetConvolutionMathType");
   return MXC_OK;
 }
@@ -65,26 +72,31 @@ static int descs_make(const mxc__dnn_conv_plan *p, conv_descs *d, char *why,
 #define N_PERF 16
 
 /* The first usable entry of a heuristic's list (fastest first): it must
- * have run the query successfully, stay in FMA math (no TF32) and fit
- * the workspace limit. Index, or -1. The three perf structs of cuDNN
- * share these fields. */
-#define PICK(perf, n, out)                                                \
+ * have run the query successfully, stay in FMA math for float32 (no TF32;
+ * tensor cores are allowed for half data: `tensor`), never convert
+ * float32 data down to half (ALLOW_CONVERSION) and fit the workspace
+ * limit. Index, or -1. The three perf structs of cuDNN share these
+ * fields. */
+#define PICK(perf, n, tensor, out)                                        \
   do {                                                                    \
     (out) = -1;                                                           \
     for (int i_ = 0; i_ < (n) && (out) < 0; ++i_) {                       \
       if ((perf)[i_].status == CUDNN_STATUS_SUCCESS &&                    \
-          (perf)[i_].mathType != CUDNN_TENSOR_OP_MATH &&                  \
+          ((tensor) || (perf)[i_].mathType != CUDNN_TENSOR_OP_MATH) &&    \
           (perf)[i_].mathType != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION && \
           (perf)[i_].memory <= MAX_WORKSPACE)                             \
         (out) = i_;                                                       \
     }                                                                     \
   } while (0)
 
-static int no_algo(char *why, size_t len, const char *what) {
+static int no_algo(char *why, size_t len, const char *what, int tensor) {
   snprintf(why, len,
-           "cuDNN has no %s algorithm for this convolution in float32 "
-           "FMA math within %zu MiB of workspace",
-           what, MAX_WORKSPACE >> 20);
+           "cuDNN has no %s algorithm for this convolution in %s within "
+           "%zu MiB of workspace",
+           what,
+           tensor ? "half data with float32 accumulation"
+                  : "float32 FMA math",
+           MAX_WORKSPACE >> 20);
   return MXC_ERR_UNSUPPORTED;
 }
 
@@ -92,6 +104,7 @@ static int no_algo(char *why, size_t len, const char *what) {
 
 typedef struct conv_call {
   mxc__dnn_conv_plan plan;
+  mxc__dnn_types ty;
   cudnnHandle_t h;
   conv_descs d;
   mxc__cudnn_ws *ws; /* locked */
@@ -102,10 +115,11 @@ typedef struct conv_call {
  * the device); on failure nothing is held. */
 static int call_begin(const mxc__gpu_call *c, conv_call *k, char *why,
                       size_t len) {
-  int rc = mxc__cudnn_begin(c->dev, &k->h, why, len);
+  int rc = mxc__dnn_call_types(MXC__DNN_OP_SAME, c, &k->ty, why, len);
+  if (rc == MXC_OK) rc = mxc__cudnn_begin(c->dev, &k->h, why, len);
   if (rc != MXC_OK) return rc;
   k->d = (conv_descs){0};
-  if ((rc = descs_make(&k->plan, &k->d, why, len)) != MXC_OK) {
+  if ((rc = descs_make(&k->plan, &k->ty, &k->d, why, len)) != MXC_OK) {
     descs_free(&k->d);
     return rc;
   }
@@ -146,8 +160,8 @@ static int conv_fwd(conv_call *k, const void *x, const void *w, float beta,
   DN_TRY(DN(cudnnGetConvolutionForwardAlgorithm_v7)(
              k->h, k->d.x, k->d.w, k->d.conv, k->d.y, N_PERF, &n, perf),
          "cudnnGetConvolutionForwardAlgorithm_v7");
-  PICK(perf, n, i);
-  if (i < 0) return no_algo(why, len, "forward");
+  PICK(perf, n, k->ty.tensor_math, i);
+  if (i < 0) return no_algo(why, len, "forward", k->ty.tensor_math);
   size_t bytes = 0;
   DN_TRY(DN(cudnnGetConvolutionForwardWorkspaceSize)(
              k->h, k->d.x, k->d.w, k->d.conv, k->d.y, perf[i].algo, &bytes),
@@ -171,8 +185,8 @@ static int conv_bwd_data(conv_call *k, const void *w, const void *dy,
   DN_TRY(DN(cudnnGetConvolutionBackwardDataAlgorithm_v7)(
              k->h, k->d.w, k->d.y, k->d.conv, k->d.x, N_PERF, &n, perf),
          "cudnnGetConvolutionBackwardDataAlgorithm_v7");
-  PICK(perf, n, i);
-  if (i < 0) return no_algo(why, len, "backward-data");
+  PICK(perf, n, k->ty.tensor_math, i);
+  if (i < 0) return no_algo(why, len, "backward-data", k->ty.tensor_math);
   size_t bytes = 0;
   DN_TRY(DN(cudnnGetConvolutionBackwardDataWorkspaceSize)(
              k->h, k->d.w, k->d.y, k->d.conv, k->d.x, perf[i].algo, &bytes),
@@ -195,8 +209,8 @@ static int conv_bwd_filter(conv_call *k, const void *x, const void *dy,
   DN_TRY(DN(cudnnGetConvolutionBackwardFilterAlgorithm_v7)(
              k->h, k->d.x, k->d.y, k->d.conv, k->d.w, N_PERF, &n, perf),
          "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
-  PICK(perf, n, i);
-  if (i < 0) return no_algo(why, len, "backward-filter");
+  PICK(perf, n, k->ty.tensor_math, i);
+  if (i < 0) return no_algo(why, len, "backward-filter", k->ty.tensor_math);
   size_t bytes = 0;
   DN_TRY(DN(cudnnGetConvolutionBackwardFilterWorkspaceSize)(
              k->h, k->d.x, k->d.y, k->d.conv, k->d.w, perf[i].algo, &bytes),
@@ -234,19 +248,21 @@ static int bias_grad(conv_call *k, cudnnTensorDescriptor_t gd, const void *g,
 /* An empty batch: the weight and bias gradients are sums over nothing,
  * 0 (written unless adding); the data gradient has no element. */
 static int bwd_empty(const mxc__gpu_call *c, char *why, size_t len) {
-  for (int o = 1; o < c->n_out; ++o) {
+  mxc__dnn_types ty;
+  int rc = mxc__dnn_call_types(MXC__DNN_OP_SAME, c, &ty, why, len);
+  for (int o = 1; rc == MXC_OK && o < c->n_out; ++o) {
     if (mxc__dnn_beta(c->req[o]) != 0 || c->out[o].size == 0) continue;
-    int rc = mxc__cuda_use_device(c->dev, why, len);
-    if (rc != MXC_OK) return rc;
+    if ((rc = mxc__cuda_use_device(c->dev, why, len)) != MXC_OK) return rc;
+    /* all-zero bits are +0 in float32, float16 and bfloat16 */
     cudaError_t e = cudaMemsetAsync(c->out[o].ptr, 0,
-                                    (size_t)c->out[o].size * sizeof(float),
+                                    (size_t)c->out[o].size * (size_t)ty.elem,
                                     mxc__cuda_stream());
     if (e != cudaSuccess) return mxc__cuda_rt_fail(why, len, "cudaMemset", e);
     if ((rc = mxc__cuda_wait(MXC_OK, "cudaMemset", why, len)) != MXC_OK) {
       return rc;
     }
   }
-  return MXC_OK;
+  return rc;
 }
 
 /* The write modes of a backward's outputs as betas (-1: NULL); 0 when

@@ -80,50 +80,50 @@ int mxc__cudnn_fail(char *why, size_t len, const char *what, cudnnStatus_t s) {
   return (int)s / 1000 == 3 ? MXC_ERR_UNSUPPORTED : MXC_ERR_INTERNAL;
 }
 
-/* ---- one handle per (thread, device) ---- */
+/* ---- one handle per (thread, device) (cuda_rt.h) ---- */
 
-typedef struct thread_handles {
-  cudnnHandle_t h[MXC__CUDNN_MAX_DEVICES];
-} thread_handles;
+typedef struct dnn_ctx {
+  cudnnHandle_t h;
+} dnn_ctx;
 
-static pthread_key_t g_handles_key;
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-
-/* At thread exit: the thread's handles (cuDNN handles may not be shared
- * by threads running at the same time, so each engine worker has its
- * own). */
-static void handles_free(void *p) {
-  thread_handles *t = p;
-  for (int i = 0; i < MXC__CUDNN_MAX_DEVICES; ++i) {
-    if (t->h[i]) (void)DN(cudnnDestroy)(t->h[i]);
-  }
-  free(t);
+static int ctx_create(void *obj, int dev, char *why, size_t len) {
+  (void)dev;
+  dnn_ctx *k = obj;
+  cudnnStatus_t s = DN(cudnnCreate)(&k->h);
+  if (s == CUDNN_STATUS_SUCCESS) return MXC_OK;
+  k->h = NULL;
+  return mxc__cudnn_fail(why, len, "cudnnCreate", s);
 }
+
+/* At thread exit: cuDNN handles may not be shared by threads running at
+ * the same time, so each engine worker has its own. */
+static void ctx_destroy(void *obj, int dev) {
+  (void)dev;
+  (void)DN(cudnnDestroy)(((dnn_ctx *)obj)->h);
+}
+
+/* The handle is this thread's; the stream is the call's. */
+static int ctx_bind(void *obj, cudaStream_t st, char *why, size_t len) {
+  DN_TRY(DN(cudnnSetStream)(((dnn_ctx *)obj)->h, st), "cudnnSetStream");
+  return MXC_OK;
+}
+
+static const mxc__cuda_tls_lib k_ctx_lib = {
+    .name = "cuDNN",
+    .size = sizeof(dnn_ctx),
+    .create = ctx_create,
+    .destroy = ctx_destroy,
+    .bind = ctx_bind,
+};
 
 /* ---- one cached workspace per device ---- */
 
 static mxc__cudnn_ws g_ws[MXC__CUDNN_MAX_DEVICES];
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
 
 static void init_once(void) {
-  (void)pthread_key_create(&g_handles_key, handles_free);
   for (int i = 0; i < MXC__CUDNN_MAX_DEVICES; ++i)
     pthread_mutex_init(&g_ws[i].mu, NULL);
-}
-
-/* The calling thread's handle for device dev (current already). */
-static int get_handle(int dev, cudnnHandle_t *out, char *why, size_t len) {
-  thread_handles *t = pthread_getspecific(g_handles_key);
-  if (!t) {
-    t = calloc(1, sizeof *t);
-    if (!t || pthread_setspecific(g_handles_key, t) != 0) {
-      free(t);
-      snprintf(why, len, "cuDNN: out of host memory for a handle");
-      return MXC_ERR_OOM;
-    }
-  }
-  if (!t->h[dev]) DN_TRY(DN(cudnnCreate)(&t->h[dev]), "cudnnCreate");
-  *out = t->h[dev];
-  return MXC_OK;
 }
 
 /* Grows device dev's workspace (its mutex held) to at least bytes. */
@@ -149,16 +149,23 @@ mxc__cudnn_ws *mxc__cudnn_workspace(int dev) { return &g_ws[dev]; }
 
 /* ---- shared by the kernels ---- */
 
-int mxc__cudnn_tensor_desc(int nbdims, const mxc__dnn_tensor *t,
+/* dnn_plan.h names cuDNN's data types without its header. */
+_Static_assert((int)MXC__DNN_DT_FLOAT == (int)CUDNN_DATA_FLOAT &&
+                   (int)MXC__DNN_DT_HALF == (int)CUDNN_DATA_HALF &&
+                   (int)MXC__DNN_DT_BFLOAT16 == (int)CUDNN_DATA_BFLOAT16,
+               "dnn_plan.h's MXC__DNN_DT_* are cudnnDataType_t's values");
+
+int mxc__cudnn_tensor_desc(int nbdims, const mxc__dnn_tensor *t, int dt,
                            cudnnTensorDescriptor_t *d, char *why, size_t len) {
   DN_TRY(DN(cudnnCreateTensorDescriptor)(d), "cudnnCreateTensorDescriptor");
-  DN_TRY(DN(cudnnSetTensorNdDescriptor)(*d, CUDNN_DATA_FLOAT, nbdims, t->dims,
-                                        t->strides),
+  DN_TRY(DN(cudnnSetTensorNdDescriptor)(*d, (cudnnDataType_t)dt, nbdims,
+                                        t->dims, t->strides),
          "cudnnSetTensorNdDescriptor");
   return MXC_OK;
 }
 
-/* cuDNN opened, device dev current, the thread's handle for it in *h. */
+/* cuDNN opened, device dev current, the thread's handle for it in *h,
+ * bound to the call's stream. */
 int mxc__cudnn_begin(int dev, cudnnHandle_t *h, char *why, size_t len) {
   if (dev < 0 || dev >= MXC__CUDNN_MAX_DEVICES) {
     snprintf(why, len,
@@ -170,11 +177,9 @@ int mxc__cudnn_begin(int dev, cudnnHandle_t *h, char *why, size_t len) {
   int rc = cudnn_load(why, len);
   if (rc != MXC_OK) return rc;
   (void)pthread_once(&g_once, init_once);
+  void *obj = NULL;
   rc = mxc__cuda_use_device(dev, why, len);
-  if (rc == MXC_OK) rc = get_handle(dev, h, why, len);
-  /* The handle is this thread's; the stream is the call's (the engine
-   * worker's, or the legacy default stream for direct calls). */
-  if (rc == MXC_OK) DN_TRY(DN(cudnnSetStream)(*h, mxc__cuda_stream()),
-                           "cudnnSetStream");
+  if (rc == MXC_OK) rc = mxc__cuda_tls_slot(&k_ctx_lib, dev, &obj, why, len);
+  if (rc == MXC_OK) *h = ((dnn_ctx *)obj)->h;
   return rc;
 }

@@ -41,8 +41,8 @@ extern void *mxc__cudnn_fns[MXC__CUDNN_FN_COUNT];
       return mxc__cudnn_fail(why, len, what, s_); \
   } while (0)
 
-/* Devices with handles and workspaces: ids 0 to 63. */
-#define MXC__CUDNN_MAX_DEVICES 64
+/* Devices with handles and workspaces: ids 0 to 63 (cuda_rt.h). */
+#define MXC__CUDNN_MAX_DEVICES MXC__CUDA_MAX_DEVICES
 
 typedef struct mxc__cudnn_ws {
   pthread_mutex_t mu; /* held for a whole call: the buffer is in use */
@@ -62,9 +62,10 @@ mxc__cudnn_ws *mxc__cudnn_workspace(int dev);
 int mxc__cudnn_ws_reserve(mxc__cudnn_ws *w, size_t bytes, char *why,
                           size_t len);
 
-/* A float32 tensor descriptor of t's nbdims dims and strides into *d
- * (created even when setting it fails: the caller destroys it). */
-int mxc__cudnn_tensor_desc(int nbdims, const mxc__dnn_tensor *t,
+/* A tensor descriptor of t's nbdims dims and strides, of cuDNN data type
+ * dt (MXC__DNN_DT_*, dnn_plan.h), into *d (created even when setting it
+ * fails: the caller destroys it). */
+int mxc__cudnn_tensor_desc(int nbdims, const mxc__dnn_tensor *t, int dt,
                            cudnnTensorDescriptor_t *d, char *why, size_t len);
 
 /* The message of a failed cuDNN call; MXC_ERR_UNSUPPORTED for cuDNN's

@@ -1,5 +1,8 @@
 /* cuDNN kernels of the plug-in (dnn.h): Pooling, softmax, log_softmax,
- * BatchNorm and their gradients. */
+ * BatchNorm and their gradients, in float32, float16 and bfloat16
+ * (dnn_plan.h's types: half data described as such, BatchNorm's
+ * per-channel tensors float32, scaling factors float; cuDNN computes in
+ * float32 and rounds once into a half output). */
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -11,6 +14,7 @@
 
 typedef struct pool_call {
   mxc__dnn_pool_plan plan;
+  mxc__dnn_types ty;
   cudnnHandle_t h;
   cudnnTensorDescriptor_t x, y;
   cudnnPoolingDescriptor_t pool;
@@ -34,9 +38,10 @@ static const cudnnPoolingMode_t k_pool_modes[] = {
  * not propagated here either. */
 static int pool_descs(pool_call *k, char *why, size_t len) {
   const mxc__dnn_pool_plan *p = &k->plan;
-  int rc = mxc__cudnn_tensor_desc(p->nbdims, &p->x, &k->x, why, len);
+  int dt = k->ty.data;
+  int rc = mxc__cudnn_tensor_desc(p->nbdims, &p->x, dt, &k->x, why, len);
   if (rc == MXC_OK) {
-    rc = mxc__cudnn_tensor_desc(p->nbdims, &p->y, &k->y, why, len);
+    rc = mxc__cudnn_tensor_desc(p->nbdims, &p->y, dt, &k->y, why, len);
   }
   if (rc != MXC_OK) return rc;
   DN_TRY(DN(cudnnCreatePoolingDescriptor)(&k->pool),
@@ -56,6 +61,9 @@ static int pool_begin(const mxc__gpu_call *c, const mxc__gpu_array *data,
   *k = (pool_call){0};
   int rc = mxc__dnn_pool_plan_make(c->param, data->dims, data->ndim, check,
                                    &k->plan, why, len);
+  if (rc == MXC_OK) {
+    rc = mxc__dnn_call_types(MXC__DNN_OP_SAME, c, &k->ty, why, len);
+  }
   if (rc == MXC_OK) rc = mxc__cudnn_begin(c->dev, &k->h, why, len);
   if (rc == MXC_OK) rc = pool_descs(k, why, len);
   if (rc != MXC_OK) pool_descs_free(k);
@@ -93,8 +101,8 @@ static int pool_bwd_run(pool_call *k, const mxc__gpu_call *c, float beta,
                         char *why, size_t len) {
   mxc__cudnn_ws *ws = mxc__cudnn_workspace(c->dev);
   pthread_mutex_lock(&ws->mu);
-  int rc = mxc__cudnn_ws_reserve(ws, (size_t)c->in[0].size * sizeof(float), why,
-                                 len);
+  int rc = mxc__cudnn_ws_reserve(ws, (size_t)c->in[0].size * (size_t)k->ty.elem,
+                                 why, len);
   if (rc == MXC_OK) rc = pool_fwd_run(k, c->in[1].ptr, 0.f, ws->ptr, why, len);
   const float one = 1.f;
   cudnnStatus_t s = CUDNN_STATUS_SUCCESS;
@@ -137,10 +145,15 @@ static int softmax_run(const mxc__gpu_call *c, int log, int bwd, char *why,
   int rc = mxc__dnn_softmax_plan_make(c->param, c->out[0].dims, c->out[0].ndim,
                                       &pl, why, len);
   if (rc != MXC_OK || pl.empty) return rc;
+  mxc__dnn_types ty;
+  rc = mxc__dnn_call_types(MXC__DNN_OP_SAME, c, &ty, why, len);
+  if (rc != MXC_OK) return rc;
   cudnnHandle_t h;
   cudnnTensorDescriptor_t d = NULL;
   rc = mxc__cudnn_begin(c->dev, &h, why, len);
-  if (rc == MXC_OK) rc = mxc__cudnn_tensor_desc(4, &pl.t, &d, why, len);
+  if (rc == MXC_OK) {
+    rc = mxc__cudnn_tensor_desc(4, &pl.t, ty.data, &d, why, len);
+  }
   if (rc != MXC_OK) {
     if (d) (void)DN(cudnnDestroyTensorDescriptor)(d);
     return rc;
@@ -190,10 +203,23 @@ int mxc__cuda_log_softmax_backward(const mxc__gpu_call *c, char *why,
  * cudnnAddTensor in their own write modes: cuDNN writes its statistics
  * and parameter gradients in one mode for all. */
 
-enum { BN_ONES, BN_ZEROS, BN_MINUS_ONES, BN_A, BN_B, BN_C, BN_D, BN_SLOTS };
+/* BN_VAR1: 1 - eps, the variance whose 1 / sqrt(var + eps) is 1 (half
+ * data's fixed-statistics gradient, bn_fixed_dx_half). */
+enum {
+  BN_ONES,
+  BN_ZEROS,
+  BN_MINUS_ONES,
+  BN_VAR1,
+  BN_A,
+  BN_B,
+  BN_C,
+  BN_D,
+  BN_SLOTS
+};
 
 typedef struct bn_call {
   mxc__dnn_bn_plan plan;
+  mxc__dnn_types ty;
   cudnnHandle_t h;
   cudnnTensorDescriptor_t x, c;
   mxc__cudnn_ws *ws; /* locked */
@@ -204,18 +230,19 @@ typedef struct bn_call {
 /* Fills the constant slots from the host (C values each, small). */
 static int bn_constants(bn_call *k, char *why, size_t len) {
   size_t C = (size_t)k->plan.c.dims[1];
-  float *host = malloc(3 * C * sizeof *host);
+  float *host = malloc(4 * C * sizeof *host);
   if (!host) {
     snprintf(why, len, "BatchNorm on the GPU: out of host memory");
     return MXC_ERR_OOM;
   }
   for (size_t i = 0; i < C; ++i) {
     host[i] = 1.f, host[C + i] = 0.f, host[2 * C + i] = -1.f;
+    host[3 * C + i] = (float)(1.0 - k->plan.eps);
   }
   /* On the call's stream, before the cuDNN calls that read it (from
    * pageable memory: host is copied out before the call returns). */
   cudaError_t e =
-      cudaMemcpyAsync(k->slot[BN_ONES], host, 3 * C * sizeof *host,
+      cudaMemcpyAsync(k->slot[BN_ONES], host, 4 * C * sizeof *host,
                       cudaMemcpyHostToDevice, mxc__cuda_stream());
   free(host);
   return e == cudaSuccess ? MXC_OK
@@ -227,11 +254,17 @@ static int bn_constants(bn_call *k, char *why, size_t len) {
 static int bn_begin(const mxc__gpu_call *c, const mxc__gpu_array *data, int big,
                     bn_call *k, char *why, size_t len) {
   *k = (bn_call){0};
+  int op = data == &c->in[0] ? MXC__DNN_OP_BN : MXC__DNN_OP_BN_BWD;
   int rc = mxc__dnn_bn_plan_make(c->param, data->dims, data->ndim, c->is_train,
                                  &k->plan, why, len);
+  if (rc == MXC_OK) rc = mxc__dnn_call_types(op, c, &k->ty, why, len);
   if (rc == MXC_OK) rc = mxc__cudnn_begin(c->dev, &k->h, why, len);
-  if (rc == MXC_OK) rc = mxc__cudnn_tensor_desc(4, &k->plan.x, &k->x, why, len);
-  if (rc == MXC_OK) rc = mxc__cudnn_tensor_desc(4, &k->plan.c, &k->c, why, len);
+  if (rc == MXC_OK) {
+    rc = mxc__cudnn_tensor_desc(4, &k->plan.x, k->ty.data, &k->x, why, len);
+  }
+  if (rc == MXC_OK) {
+    rc = mxc__cudnn_tensor_desc(4, &k->plan.c, k->ty.stats, &k->c, why, len);
+  }
   if (rc != MXC_OK) goto fail;
   size_t C = (size_t)k->plan.c.dims[1];
   k->ws = mxc__cudnn_workspace(c->dev);
@@ -364,6 +397,38 @@ static int bn_fixed_dx(bn_call *k, const mxc__gpu_call *c, const void *scale,
              : mxc__cudnn_fail(why, len, "cudnnOpTensor", s);
 }
 
+/* bn_fixed_dx for half data, which cudnnOpTensor cannot multiply by a
+ * float32 per-channel factor: the factor gamma * inv_std (float32, into
+ * BN_C) scales ograd through cuDNN's inference normalization with mean
+ * 0, variance 1 - eps (1 / sqrt(var + eps) = 1) and bias 0, computed in
+ * float32 and rounded once into ddata. */
+static int bn_fixed_dx_half(bn_call *k, const mxc__gpu_call *c,
+                            const void *scale, float beta, char *why,
+                            size_t len) {
+  cudnnOpTensorDescriptor_t op = NULL;
+  const float one = 1.f, zero = 0.f;
+  cudnnStatus_t s = DN(cudnnCreateOpTensorDescriptor)(&op);
+  if (s == CUDNN_STATUS_SUCCESS) {
+    s = DN(cudnnSetOpTensorDescriptor)(
+        op, CUDNN_OP_TENSOR_MUL, CUDNN_DATA_FLOAT, CUDNN_NOT_PROPAGATE_NAN);
+  }
+  if (s == CUDNN_STATUS_SUCCESS) {
+    s = DN(cudnnOpTensor)(k->h, op, &one, k->c, scale, &one, k->c, c->in[8].ptr,
+                          &zero, k->c, k->slot[BN_C]);
+  }
+  if (op) (void)DN(cudnnDestroyOpTensorDescriptor)(op);
+  if (s != CUDNN_STATUS_SUCCESS) {
+    return mxc__cudnn_fail(why, len, "cudnnOpTensor", s);
+  }
+  DN_TRY(DN(cudnnBatchNormalizationForwardInference)(
+             k->h, CUDNN_BATCHNORM_SPATIAL, &one, &beta, k->x, c->in[0].ptr,
+             k->x, c->out[0].ptr, k->c, k->slot[BN_C], k->slot[BN_ZEROS],
+             k->slot[BN_ZEROS], k->slot[BN_VAR1], k->plan.eps),
+         "cudnnBatchNormalizationForwardInference (fixed-statistics "
+         "gradient)");
+  return MXC_OK;
+}
+
 /* The gamma gradient under fix_gamma: 0 (written unless adding). */
 static int bn_zero_dgamma(const mxc__gpu_call *c, char *why, size_t len) {
   if (c->n_out < 2 || mxc__dnn_beta(c->req[1]) != 0) return MXC_OK;
@@ -397,7 +462,9 @@ int mxc__cuda_bn_backward(const mxc__gpu_call *c, char *why, size_t why_len) {
     rc = mxc__cudnn_fail(why, why_len, "cudnnBatchNormalizationBackward", s);
   }
   if (rc == MXC_OK && !p->batch_stats && beta >= 0) {
-    rc = bn_fixed_dx(&k, c, scale, (float)beta, why, why_len);
+    rc = k.ty.data == MXC__DNN_DT_FLOAT
+             ? bn_fixed_dx(&k, c, scale, (float)beta, why, why_len)
+             : bn_fixed_dx_half(&k, c, scale, (float)beta, why, why_len);
   }
   if (rc == MXC_OK) {
     rc = p->fix_gamma ? bn_zero_dgamma(c, why, why_len)

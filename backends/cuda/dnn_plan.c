@@ -505,3 +505,107 @@ int mxc__dnn_deconv_plan_make(const void *param, const int64_t *data, int ndim,
   }
   return MXC_OK;
 }
+
+/* ---- data types ---- */
+
+/* Whether slot i (inputs, then outputs) of a family holds data (the
+ * data's dtype) rather than a per-channel float32 array. */
+static int data_slot(int op, int i, int n_in) {
+  int in = i < n_in, k = in ? i : i - n_in;
+  switch (op) {
+    case MXC__DNN_OP_BN: return k == 0;
+    case MXC__DNN_OP_BN_BWD: return in ? (k == 0 || k == 1 || k == 6) : k == 0;
+    default: return 1;
+  }
+}
+
+static int dnn_dtype(int dt, int *elem) {
+  switch (dt) {
+    case MXC_DTYPE_FLOAT32: *elem = 4; return MXC__DNN_DT_FLOAT;
+    case MXC_DTYPE_FLOAT16: *elem = 2; return MXC__DNN_DT_HALF;
+    case MXC_DTYPE_BFLOAT16: *elem = 2; return MXC__DNN_DT_BFLOAT16;
+    default: return -1;
+  }
+}
+
+/* The data dtype of the call (-1: none decided), or -2 when two data
+ * arrays disagree (slot of the second in *at). */
+static int data_dtype(int op, const int *dts, int n, int n_in, int *at) {
+  int d = -1;
+  for (int i = 0; i < n; ++i) {
+    if (dts[i] < 0 || !data_slot(op, i, n_in)) continue;
+    if (d >= 0 && dts[i] != d) return *at = i, -2;
+    d = dts[i];
+  }
+  return d;
+}
+
+/* BatchNorm's per-channel arrays (every non-data slot) are float32, for
+ * float16 and bfloat16 data too (ops/nn/batch_norm.c's bn_type). */
+static int check_stats(int op, const int *dtypes, int n, int n_in, char *why,
+                       size_t why_len) {
+  for (int i = 0; op != MXC__DNN_OP_SAME && i < n; ++i) {
+    if (dtypes[i] < 0 || data_slot(op, i, n_in)) continue;
+    if (dtypes[i] != MXC_DTYPE_FLOAT32) {
+      return refuse(why, why_len, MXC_ERR_UNSUPPORTED,
+                    "cuDNN batch norm: per-channel array %lld (inputs, then "
+                    "outputs) is not float32; expected float32 (for "
+                    "float16 and bfloat16 data too)",
+                    i);
+    }
+  }
+  return MXC_OK;
+}
+
+int mxc__dnn_types_make(int op, const int *dtypes, int n_in, int n_out,
+                        mxc__dnn_types *t, char *why, size_t why_len) {
+  int n = n_in + n_out, at = 0;
+  int d = data_dtype(op, dtypes, n, n_in, &at);
+  if (d == -2) {
+    return refuse(why, why_len, MXC_ERR_UNSUPPORTED,
+                  "cuDNN kernels: array %lld (inputs, then outputs) has "
+                  "another dtype than the data; expected one dtype for the "
+                  "data arrays",
+                  at);
+  }
+  *t = (mxc__dnn_types){MXC__DNN_DT_FLOAT, MXC__DNN_DT_FLOAT,
+                        MXC__DNN_DT_FLOAT, 0, 4};
+  if (d >= 0 && (t->data = dnn_dtype(d, &t->elem)) < 0) {
+    return refuse(why, why_len, MXC_ERR_UNSUPPORTED,
+                  "cuDNN kernels: dtype %lld is not supported; expected "
+                  "float32, float16 or bfloat16",
+                  d);
+  }
+  t->tensor_math = t->data != MXC__DNN_DT_FLOAT;
+  return check_stats(op, dtypes, n, n_in, why, why_len);
+}
+
+int mxc__dnn_call_types(int op, const mxc__gpu_call *c, mxc__dnn_types *t,
+                        char *why, size_t why_len) {
+  int dts[32];
+  if (c->n_in + c->n_out > 32) {
+    return refuse(why, why_len, MXC_ERR_UNSUPPORTED,
+                  "cuDNN kernels: %lld arrays; expected at most 32",
+                  c->n_in + c->n_out);
+  }
+  for (int i = 0; i < c->n_in; ++i) dts[i] = c->in[i].dtype;
+  for (int i = 0; i < c->n_out; ++i) dts[c->n_in + i] = c->out[i].dtype;
+  return mxc__dnn_types_make(op, dts, c->n_in, c->n_out, t, why, why_len);
+}
+
+static int supports(int op, const int *dtypes, int n_in, int n_out) {
+  mxc__dnn_types t;
+  char why[160];
+  return mxc__dnn_types_make(op, dtypes, n_in, n_out, &t, why, sizeof why) ==
+         MXC_OK;
+}
+
+int mxc__dnn_supports_same(const int *dtypes, int n_in, int n_out) {
+  return supports(MXC__DNN_OP_SAME, dtypes, n_in, n_out);
+}
+int mxc__dnn_supports_bn(const int *dtypes, int n_in, int n_out) {
+  return supports(MXC__DNN_OP_BN, dtypes, n_in, n_out);
+}
+int mxc__dnn_supports_bn_bwd(const int *dtypes, int n_in, int n_out) {
+  return supports(MXC__DNN_OP_BN_BWD, dtypes, n_in, n_out);
+}

@@ -157,6 +157,67 @@ int mxc__dnn_deconv_plan_make(const void *param, const int64_t *data, int ndim,
                               mxc__dnn_conv_plan *plan, char *why,
                               size_t why_len);
 
+/* ---- data types ----
+ *
+ * What the cuDNN kernels hand to cuDNN for a call's dtypes, as the CPU
+ * operators compute them: float16 and bfloat16 arrays are computed in
+ * float32 and rounded once (core/op/half_compute.h), BatchNorm keeps
+ * gamma, beta, the statistics and their gradients in float32 for half
+ * data (ops/nn/batch_norm.c), softmax rounds its result once to the
+ * output dtype. */
+
+/* cuDNN's data types as cudnnDataType_t numbers them (dnn_lib.c checks
+ * the values against cudnn_graph.h when it is compiled). */
+enum {
+  MXC__DNN_DT_FLOAT = 0,
+  MXC__DNN_DT_HALF = 2,
+  MXC__DNN_DT_BFLOAT16 = 9
+};
+
+/* The kernels' families of array dtypes. */
+enum {
+  MXC__DNN_OP_SAME,  /* every array one dtype: Convolution, Deconvolution,
+                        Pooling, softmax, log_softmax, their gradients */
+  MXC__DNN_OP_BN,    /* BatchNorm: data and out of the data's dtype */
+  MXC__DNN_OP_BN_BWD /* _backward_BatchNorm: ograd, data, output, ddata */
+};
+
+typedef struct mxc__dnn_types {
+  int data;    /* MXC__DNN_DT_* of the data-side tensors and filters */
+  int compute; /* a convolution's compute type (its accumulation):
+                  MXC__DNN_DT_FLOAT for every data type (cuDNN's
+                  PSEUDO_HALF and PSEUDO_BFLOAT16 configurations), as
+                  the CPU's float32 kernels under half_compute.h */
+  int stats;   /* BatchNorm's per-channel tensors: MXC__DNN_DT_FLOAT
+                  (cuDNN asks float32 of them for half data, and mxc's
+                  BatchNorm keeps them float32) */
+  int tensor_math; /* convolutions: 0 for float32 (CUDNN_FMA_MATH: no
+                      TF32, whose 10-bit products the CPU does not make),
+                      1 for half data (CUDNN_TENSOR_OP_MATH: products of
+                      half values are exact in float32, summed in float32) */
+  int elem;        /* bytes of one data element */
+} mxc__dnn_types;
+
+/* The types of a call of family `op` (MXC__DNN_OP_*) whose arrays have
+ * dtypes[] (MXC_DTYPE_*: n_in inputs, then n_out outputs; -1 where not
+ * decided yet, for a row's supports). MXC_OK and *t (data FLOAT when no
+ * data dtype is decided); MXC_ERR_UNSUPPORTED with the reason in why
+ * when the kernels do not take them: a data dtype other than float32,
+ * float16 and bfloat16, data arrays of different dtypes, BatchNorm's
+ * per-channel arrays not float32. */
+int mxc__dnn_types_make(int op, const int *dtypes, int n_in, int n_out,
+                        mxc__dnn_types *t, char *why, size_t why_len);
+
+/* mxc__dnn_types_make over the arrays of call c. */
+int mxc__dnn_call_types(int op, const mxc__gpu_call *c, mxc__dnn_types *t,
+                        char *why, size_t why_len);
+
+/* The kernel rows' supports (core/base/gpu_plugin.h): 1 when
+ * mxc__dnn_types_make takes the dtypes for the family. */
+int mxc__dnn_supports_same(const int *dtypes, int n_in, int n_out);
+int mxc__dnn_supports_bn(const int *dtypes, int n_in, int n_out);
+int mxc__dnn_supports_bn_bwd(const int *dtypes, int n_in, int n_out);
+
 /* cuDNN's output = alpha * result + beta * output: the beta of write mode
  * req (0 for WRITE and INPLACE, 1 for ADD); -1 for NULL (skip). */
 int mxc__dnn_beta(int req);

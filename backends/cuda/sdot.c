@@ -9,7 +9,8 @@
  * Handles and workspace: a cusparseHandle_t must not be used by two
  * threads at once, and engine workers call kernels concurrently, so each
  * (thread, device) pair has its own handle and its own SpMM workspace,
- * created on first use, grown on demand, released at thread exit. A
+ * created on first use, grown on demand, released at thread exit
+ * (cuda_rt.h's mxc__cuda_tls_slot). A
  * thread's work goes to one stream (its worker's), which orders the
  * reuse of its workspace; growing it frees the old one with cudaFree,
  * which waits for the device. Nothing is shared, nothing is locked.
@@ -27,9 +28,6 @@
 
 #include "backends/cuda/cuda_rt.h"
 #include "backends/cuda/dynlib.h"
-
-/* Devices with a per-thread context; more are refused with a message. */
-#define MAX_DEV 64
 
 enum {
   F_CREATE,
@@ -74,31 +72,11 @@ typedef struct sp_ctx {
   size_t work_bytes;
 } sp_ctx;
 
-typedef struct thread_ctx {
-  sp_ctx dev[MAX_DEV];
-} thread_ctx;
-
-static pthread_key_t g_key;
 static pthread_once_t g_once = PTHREAD_ONCE_INIT;
-
-/* At thread exit: the handles and workspaces of every device it used. */
-static void free_thread(void *p) {
-  thread_ctx *t = p;
-  for (int d = 0; d < MAX_DEV; ++d) {
-    sp_ctx *s = &t->dev[d];
-    if (!s->h) continue;
-    if (cudaSetDevice(d) == cudaSuccess) {
-      (void)FN(F_DESTROY, cusparseDestroy)(s->h);
-      if (s->work) (void)cudaFree(s->work);
-    }
-  }
-  free(t);
-}
 
 static void init_once(void) {
   const char *env = getenv("MXC_CUSPARSE_LIBRARY");
   if (env && *env) g_files[0] = env;
-  (void)pthread_key_create(&g_key, free_thread);
 }
 
 static int sp_fail(char *why, size_t len, const char *what,
@@ -108,34 +86,41 @@ static int sp_fail(char *why, size_t len, const char *what,
   return MXC_ERR_INTERNAL;
 }
 
-static int make_handle(int dev, sp_ctx *s, char *why, size_t len) {
+static int ctx_create(void *obj, int dev, char *why, size_t len) {
+  (void)dev;
+  sp_ctx *s = obj;
   cusparseStatus_t st = FN(F_CREATE, cusparseCreate)(&s->h);
   if (st == CUSPARSE_STATUS_SUCCESS) return MXC_OK;
   s->h = NULL;
-  snprintf(why, len, "cuSPARSE could not be initialised on gpu(%d): %s", dev,
-           FN(F_ERROR, cusparseGetErrorString)(st));
+  snprintf(why, len, "%s", FN(F_ERROR, cusparseGetErrorString)(st));
   return MXC_ERR_UNSUPPORTED;
 }
 
-/* This thread's context for dev (the current device). */
-static int ctx_of(int dev, sp_ctx **out, char *why, size_t len) {
-  if (dev < 0 || dev >= MAX_DEV) {
-    snprintf(why, len, "gpu(%d): the cuSPARSE kernel serves gpu(0) to gpu(%d)",
-             dev, MAX_DEV - 1);
-    return MXC_ERR_UNSUPPORTED;
-  }
-  thread_ctx *t = pthread_getspecific(g_key);
-  if (!t) {
-    t = calloc(1, sizeof *t);
-    if (!t || pthread_setspecific(g_key, t) != 0) {
-      free(t);
-      snprintf(why, len, "out of host memory for a cuSPARSE context");
-      return MXC_ERR_OOM;
-    }
-  }
-  *out = &t->dev[dev];
-  return (*out)->h ? MXC_OK : make_handle(dev, *out, why, len);
+/* At the exit of the thread that made it: the handle and the workspace. */
+static void ctx_destroy(void *obj, int dev) {
+  sp_ctx *s = obj;
+  if (cudaSetDevice(dev) != cudaSuccess) return;
+  (void)FN(F_DESTROY, cusparseDestroy)(s->h);
+  if (s->work) (void)cudaFree(s->work);
 }
+
+/* The handle works on the call's stream (cusparseSetStream per call). */
+static int ctx_bind(void *obj, cudaStream_t stream, char *why, size_t len) {
+  const sp_ctx *s = obj;
+  cusparseStatus_t st = FN(F_STREAM, cusparseSetStream)(s->h, stream);
+  return st == CUSPARSE_STATUS_SUCCESS
+             ? MXC_OK
+             : sp_fail(why, len, "cusparseSetStream", st);
+}
+
+/* One context per (thread, device) (cuda_rt.h): nothing shared. */
+static const mxc__cuda_tls_lib k_ctx_lib = {
+    .name = "cuSPARSE",
+    .size = sizeof(sp_ctx),
+    .create = ctx_create,
+    .destroy = ctx_destroy,
+    .bind = ctx_bind,
+};
 
 /* s->work holds at least n bytes. */
 static int ensure_work(sp_ctx *s, size_t n, char *why, size_t len) {
@@ -255,14 +240,9 @@ static int exec_plan(const mxc__sdot_plan *p, const mxc__gpu_call *c,
     rc = clear(p, c, why, len);
   }
   if (rc == MXC_OK && p->kind == MXC__SDOT_SPMM) {
-    rc = ctx_of(c->dev, &s, why, len);
-    if (rc == MXC_OK) {
-      cusparseStatus_t st =
-          FN(F_STREAM, cusparseSetStream)(s->h, mxc__cuda_stream());
-      if (st != CUSPARSE_STATUS_SUCCESS) {
-        rc = sp_fail(why, len, "cusparseSetStream", st);
-      }
-    }
+    void *obj = NULL;
+    rc = mxc__cuda_tls_slot(&k_ctx_lib, c->dev, &obj, why, len);
+    s = obj;
     if (rc == MXC_OK) rc = descs_make(p, c, &d, why, len);
     if (rc == MXC_OK) rc = spmm(p, s, &d, why, len);
     descs_free(&d);

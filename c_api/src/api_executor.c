@@ -49,6 +49,17 @@ static int api_arrays(const mxc_ndarray *h, int n, int allow_null,
   return MXC_OK;
 }
 
+/* The internal flag MXC__BIND_GRAPH_OF_GPU (tests' CPU bind of a GPU
+ * executor's graph) is not the public API's: refused as an unknown bit,
+ * as binding refuses any other. */
+static int check_public_flags(int flags, const char *fn) {
+  MXC_RETURN_ERROR_IF(flags & MXC__BIND_GRAPH_OF_GPU, MXC_ERR_INVALID_ARGUMENT,
+                      "%s: flags 0x%x has unknown bits; expected a "
+                      "combination of MXC_BIND_*",
+                      fn, (unsigned)flags);
+  return MXC_OK;
+}
+
 int mxc_executor_bind(mxc_symbol sym, int dev_type, int dev_id, int n_args,
                       const mxc_ndarray *args, const mxc_ndarray *arg_grads,
                       const int *grad_reqs, int n_aux, const mxc_ndarray *aux,
@@ -60,6 +71,7 @@ int mxc_executor_bind(mxc_symbol sym, int dev_type, int dev_id, int n_args,
   MXC_FORWARD_IF_ERROR(api_symbol(sym, "mxc_executor_bind: sym", &s));
   mxc__device dev;
   MXC_FORWARD_IF_ERROR(api_device(dev_type, dev_id, fn, &dev));
+  MXC_FORWARD_IF_ERROR(check_public_flags(flags, fn));
   MXC_RETURN_ERROR_IF(n_args < 0 || (n_args > 0 && !args),
                       MXC_ERR_INVALID_ARGUMENT,
                       "%s: n_args is %d with args %s; expected n_args >= 0 "
@@ -112,6 +124,7 @@ int mxc_executor_simple_bind(mxc_symbol sym, int dev_type, int dev_id,
   MXC_FORWARD_IF_ERROR(api_symbol(sym, "mxc_executor_simple_bind: sym", &s));
   mxc__device dev;
   MXC_FORWARD_IF_ERROR(api_device(dev_type, dev_id, fn, &dev));
+  MXC_FORWARD_IF_ERROR(check_public_flags(flags, fn));
   MXC_FORWARD_IF_ERROR(check_dtypes(dtypes, n_shapes, fn));
   mxc__shape *shapes = NULL;
   MXC_FORWARD_IF_ERROR(

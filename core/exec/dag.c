@@ -150,11 +150,13 @@ static void release_entries(mxc__entry *e, int n) {
 }
 
 /* Whether BatchNorm-relu fusion runs: on CPU executors (its fused
- * operator has CPU kernels only), unless MXC_FUSE_BN_RELU=0 in the
+ * operator has CPU kernels only; a CPU bind of a GPU executor's graph,
+ * MXC__BIND_GRAPH_OF_GPU, has none), unless MXC_FUSE_BN_RELU=0 in the
  * environment (for comparisons, as MXC_CHANNELS_LAST=0). */
 static int bn_relu_wanted(const mxc__executor *ex) {
   const char *e = getenv("MXC_FUSE_BN_RELU");
-  return ex->dev.type == MXC_DEVICE_CPU && !(e && strcmp(e, "0") == 0);
+  return mxc__exec_graph_dev_type(ex) == MXC_DEVICE_CPU &&
+         !(e && strcmp(e, "0") == 0);
 }
 
 /* BatchNorm-relu fusion where wanted, element-wise fusion, then ex->g

@@ -479,7 +479,7 @@ static int passes_wanted(const mxc__executor *ex) {
   if (ex->flags & MXC_BIND_NO_INFER_PASSES) return 0;
   /* BN folding writes on the host, and the fused operators have CPU
    * kernels only. */
-  if (ex->dev.type != MXC_DEVICE_CPU) return 0;
+  if (mxc__exec_graph_dev_type(ex) != MXC_DEVICE_CPU) return 0;
   if (!inference_only(ex)) return 0;
   for (int i = 0; i < ex->n_args + ex->n_aux; ++i) {
     if (ex->bound[i]->stype != MXC_STYPE_DEFAULT) return 0;
@@ -569,7 +569,8 @@ static int bind_impl(const mxc__symbol *sym, mxc__device dev,
   MXC_FORWARD_IF_ERROR(mxc__device_check(dev.type, dev.id, fn));
   MXC_RETURN_ERROR_IF(flags & ~(MXC_BIND_NO_MEMORY_PLAN | MXC_BIND_NO_FUSION |
                                 MXC_BIND_NO_ONEDNN |
-                                MXC_BIND_NO_INFER_PASSES | MXC_BIND_BF16),
+                                MXC_BIND_NO_INFER_PASSES | MXC_BIND_BF16 |
+                                MXC__BIND_GRAPH_OF_GPU),
                       MXC_ERR_INVALID_ARGUMENT,
                       "%s: flags 0x%x has unknown bits; expected a "
                       "combination of MXC_BIND_*",

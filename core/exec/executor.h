@@ -35,9 +35,18 @@
 #include "mxc/mxc.h"
 #include "core/op/op.h"
 
+/* An internal bind flag, beside MXC_BIND_*: the public bind functions
+ * refuse it. The executor makes the graph a GPU executor makes (every
+ * device-dependent choice of binding, mxc__exec_graph_dev_type, taken as
+ * for MXC_DEVICE_GPU) while its arrays and kernels stay on its own
+ * device: tests/gpu's ResNet-50 check binds that graph on the CPU to ask
+ * the CUDA plug-in which nodes it would run, without a GPU and without
+ * changing the environment. */
+#define MXC__BIND_GRAPH_OF_GPU (1 << 30)
+
 typedef struct mxc__executor {
   mxc__device dev;
-  int flags;        /* MXC_BIND_* */
+  int flags;        /* MXC_BIND_*, MXC__BIND_GRAPH_OF_GPU */
   mxc__symbol *sym; /* the bound symbol (own references), for reshape */
   mxc__graph *g;    /* forward + backward DAG, after fusion */
   int n_fused;      /* fused nodes the fusion pass created */
@@ -117,6 +126,14 @@ int mxc__executor_simple_bind(const mxc__symbol *sym, mxc__device dev,
                               int flags, mxc__executor **out);
 
 void mxc__executor_free(mxc__executor *ex); /* accepts NULL */
+
+/* The device type whose graph ex makes: the one the passes of binding
+ * decide by (BatchNorm-relu fusion, the inference passes, channel-last
+ * formats: CPU only). ex->dev's, or MXC_DEVICE_GPU under
+ * MXC__BIND_GRAPH_OF_GPU. */
+static inline int mxc__exec_graph_dev_type(const mxc__executor *ex) {
+  return (ex->flags & MXC__BIND_GRAPH_OF_GPU) ? MXC_DEVICE_GPU : ex->dev.type;
+}
 
 /* Pushes the forward nodes (see mxc.h for is_train). With a monitor set,
  * waits for each node and reports its outputs; the first failure seen

@@ -199,7 +199,8 @@ static void mark_kept(const mxc__executor *ex, uint8_t *keep) {
 
 int mxc__exec_formats_choose(mxc__executor *ex, int bf16_ok) {
   const mxc__graph *g = ex->g;
-  if (!wanted() || ex->dev.type != MXC_DEVICE_CPU || ex->any_sparse ||
+  if (!wanted() || mxc__exec_graph_dev_type(ex) != MXC_DEVICE_CPU ||
+      ex->any_sparse ||
       (ex->flags & MXC_BIND_NO_ONEDNN) || !mxc__op_have_backend_kernels()) {
     return MXC_OK;
   }

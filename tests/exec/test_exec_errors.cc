@@ -95,6 +95,11 @@ TEST(ExecutorErrors, BindChecksArrays) {
   EXPECT_EQ(mxc_executor_bind(sym, MXC_DEVICE_CPU, 0, 6, a.args.data(), nullptr,
                               nullptr, 0, nullptr, 64, &ex),
             MXC_ERR_INVALID_ARGUMENT);
+  // The internal bit (core/exec's CPU bind of a GPU graph) is not public.
+  EXPECT_EQ(mxc_executor_bind(sym, MXC_DEVICE_CPU, 0, 6, a.args.data(), nullptr,
+                              nullptr, 0, nullptr, 1 << 30, &ex),
+            MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(err().find("unknown bits"), std::string::npos) << err();
   // Aux count, NULL array, bad handles, NULL out.
   EXPECT_EQ(mxc_executor_bind(sym, MXC_DEVICE_CPU, 0, 6, a.args.data(), nullptr,
                               nullptr, 1, a.args.data(), 0, &ex),
@@ -145,6 +150,11 @@ TEST(ExecutorErrors, SimpleBindAndAccessors) {
                                      dims, bad_dtype, MXC_REQ_WRITE, 0, nullptr,
                                      nullptr, 0, &ex),
             MXC_ERR_DTYPE);
+  EXPECT_EQ(mxc_executor_simple_bind(sym, MXC_DEVICE_CPU, 0, 1, names, ndims,
+                                     dims, nullptr, MXC_REQ_WRITE, 0, nullptr,
+                                     nullptr, 1 << 30, &ex),
+            MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(err().find("unknown bits"), std::string::npos) << err();
   EXPECT_EQ(ex, nullptr);
   const char *label[] = {"label"};
   int null_req[] = {MXC_REQ_NULL};

@@ -7,8 +7,10 @@
 
 #include "backends/cuda/dnn_plan.h"
 #include "backends/cuda/fuse_gen.h"
+#include "core/base/alloc.h"
 #include "core/base/handle.h"
 #include "core/exec/executor.h"
+#include "core/graph/infer.h"
 #include "core/op/backend.h"
 
 #define MAX_ARGS 64
@@ -79,13 +81,9 @@ static int has_kernel(const mxc__executor *ex, int nid) {
                         &t) != NULL;
 }
 
-int mxct_gpu_unsupported_nodes(mxc_executor h, char *out, size_t out_len,
-                               int *n_nodes) {
-  void *p = NULL;
-  if (mxc__handle_get((uintptr_t)h, MXC__HANDLE_EXECUTOR, "ex", &p) != MXC_OK) {
-    return -1;
-  }
-  const mxc__executor *ex = p;
+/* The nodes of ex the GPU would not run (graph_gpu_check.h). */
+static int unsupported(const mxc__executor *ex, char *out, size_t out_len,
+                       int *n_nodes) {
   int bad = 0;
   if (out_len) out[0] = '\0';
   *n_nodes = ex->n_fwd + ex->n_bwd;
@@ -99,5 +97,31 @@ int mxct_gpu_unsupported_nodes(mxc_executor h, char *out, size_t out_len,
     append(out, out_len, "%s (%s): %s\n", n->name, n->op->name, why);
     ++bad;
   }
+  return bad;
+}
+
+int mxct_gpu_graph_unsupported(mxc_symbol sym, int n_shapes,
+                               const char *const *names, const int *ndims,
+                               const int64_t *dims, int n_reqs,
+                               const char *const *req_names, const int *reqs,
+                               int flags, int as_gpu, char *out,
+                               size_t out_len, int *n_nodes) {
+  const char *fn = "mxct_gpu_graph_unsupported";
+  void *s = NULL;
+  mxc__shape *shapes = NULL;
+  mxc__executor *ex = NULL;
+  int rc = mxc__handle_get((uintptr_t)sym, MXC__HANDLE_SYMBOL, "sym", &s);
+  if (rc == MXC_OK) {
+    rc = mxc__shapes_from_dims(fn, n_shapes, ndims, dims, &shapes);
+  }
+  if (rc == MXC_OK) {
+    mxc__device cpu = {MXC_DEVICE_CPU, 0};
+    rc = mxc__executor_simple_bind(
+        s, cpu, n_shapes, names, shapes, NULL, MXC_REQ_WRITE, n_reqs,
+        req_names, reqs, flags | (as_gpu ? MXC__BIND_GRAPH_OF_GPU : 0), &ex);
+  }
+  int bad = rc == MXC_OK ? unsupported(ex, out, out_len, n_nodes) : -1;
+  mxc__executor_free(ex);
+  mxc__free(shapes);
   return bad;
 }

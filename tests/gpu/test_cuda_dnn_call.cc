@@ -10,9 +10,17 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <set>
 #include <string>
+#include <thread>
+#include <utility>
+#include <vector>
 
 extern "C" {
+#include "backends/cuda/cuda_rt.h"
 #include "backends/cuda/dnn.h"
 #include "core/base/alloc.h"
 #include "core/op/op.h"
@@ -82,6 +90,33 @@ TEST(CudaDnnCall, AValidCallSaysWhatTheMachineLacks) {
   std::printf("CudaDnnCall: Convolution without a GPU: %s\n", why);
 }
 
+// Half calls reach the same point (no device here: the machine's reason,
+// as float32's); a dtype the kernels do not take is refused before it.
+TEST(CudaDnnCall, HalfCallsSayTheSameAndOtherDtypesAreRefused) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0) {
+    GTEST_SKIP() << "a GPU is visible: the conformance suite covers it";
+  }
+  Conv f32;
+  char want[512] = "";
+  int want_rc = mxc__cuda_conv_forward(&f32.call, want, sizeof want);
+  for (int dt : {MXC_DTYPE_FLOAT16, MXC_DTYPE_BFLOAT16, MXC_DTYPE_FLOAT64}) {
+    Conv c;
+    for (auto *a : {&c.in[0], &c.in[1], &c.in[2], &c.out[0]}) a->dtype = dt;
+    char why[512] = "";
+    int rc = mxc__cuda_conv_forward(&c.call, why, sizeof why);
+    if (dt == MXC_DTYPE_FLOAT64) {
+      EXPECT_EQ(rc, MXC_ERR_UNSUPPORTED);
+      EXPECT_NE(std::string(why).find("float32, float16 or bfloat16"),
+                std::string::npos)
+          << why;
+    } else {
+      EXPECT_EQ(rc, want_rc) << why;
+      EXPECT_STREQ(why, want);
+    }
+  }
+}
+
 TEST(CudaDnnCall, NothingToWriteIsNotACall) {
   Conv c;
   c.req[0] = MXC__GPU_REQ_NULL;
@@ -117,6 +152,186 @@ TEST(CudaDnnCall, EveryRowHasAConformanceCase) {
   const mxc__gpu_kernel rows[] = {MXC__CUDA_DNN_ROWS};
   for (const mxc__gpu_kernel &k : rows) {
     EXPECT_EQ(mxct::CaseRunners().count(k.op), 1u) << k.op;
+  }
+}
+
+// ---- cuda_rt.h's per-thread, per-device library objects ----
+//
+// The bookkeeping that blas.c, sdot.c and dnn_lib.c share, with fake
+// libraries whose create/destroy/bind record what they were asked (no
+// CUDA call is made: the helper itself makes none).
+
+struct FakeObj {
+  int dev;
+  int serial;  // which create made it
+  std::thread::id owner;
+};
+
+struct FakeLog {
+  std::mutex mu;
+  int creates = 0, fails_left = 0;
+  std::vector<std::pair<int, int>> destroyed;  // (dev, serial)
+  std::vector<cudaStream_t> bound;
+};
+
+FakeLog g_log_a, g_log_b;
+
+int FakeCreate(FakeLog *log, void *obj, int dev, char *why, size_t len) {
+  std::lock_guard<std::mutex> l(log->mu);
+  if (log->fails_left > 0) {
+    --log->fails_left;
+    std::snprintf(why, len, "fake library: out of handles");
+    return MXC_ERR_INTERNAL;
+  }
+  auto *o = static_cast<FakeObj *>(obj);
+  EXPECT_EQ(o->serial, 0) << "the object is not zeroed before create";
+  *o = {dev, ++log->creates, std::this_thread::get_id()};
+  return MXC_OK;
+}
+
+void FakeDestroy(FakeLog *log, void *obj, int dev) {
+  auto *o = static_cast<FakeObj *>(obj);
+  EXPECT_EQ(o->dev, dev);
+  std::lock_guard<std::mutex> l(log->mu);
+  log->destroyed.push_back({dev, o->serial});
+}
+
+int FakeBind(FakeLog *log, void *obj, cudaStream_t s) {
+  auto *o = static_cast<FakeObj *>(obj);
+  EXPECT_EQ(o->owner, std::this_thread::get_id()) << "another thread's object";
+  std::lock_guard<std::mutex> l(log->mu);
+  log->bound.push_back(s);
+  return MXC_OK;
+}
+
+const mxc__cuda_tls_lib kLibA = {
+    "fake A", sizeof(FakeObj),
+    [](void *o, int d, char *w, size_t n) {
+      return FakeCreate(&g_log_a, o, d, w, n);
+    },
+    [](void *o, int d) { FakeDestroy(&g_log_a, o, d); },
+    [](void *o, cudaStream_t s, char *, size_t) {
+      return FakeBind(&g_log_a, o, s);
+    }};
+const mxc__cuda_tls_lib kLibB = {
+    "fake B", sizeof(FakeObj),
+    [](void *o, int d, char *w, size_t n) {
+      return FakeCreate(&g_log_b, o, d, w, n);
+    },
+    [](void *o, int d) { FakeDestroy(&g_log_b, o, d); }, nullptr};
+
+void *Slot(const mxc__cuda_tls_lib *lib, int dev) {
+  void *obj = nullptr;
+  char why[256] = "";
+  EXPECT_EQ(mxc__cuda_tls_slot(lib, dev, &obj, why, sizeof why), MXC_OK)
+      << why;
+  return obj;
+}
+
+int Creates(FakeLog *log) {
+  std::lock_guard<std::mutex> l(log->mu);
+  return log->creates;
+}
+
+// One object per (library, thread, device), made once, bound to the
+// call's stream on every lookup.
+TEST(CudaTls, OneObjectPerLibraryAndDeviceBoundEveryCall) {
+  int a0 = Creates(&g_log_a), b0 = Creates(&g_log_b);
+  size_t bound0 = g_log_a.bound.size();
+  void *x = Slot(&kLibA, 0);
+  EXPECT_EQ(Slot(&kLibA, 0), x);
+  void *y = Slot(&kLibA, 5);
+  void *z = Slot(&kLibB, 0);
+  EXPECT_NE(x, y);
+  EXPECT_NE(x, z);
+  EXPECT_EQ(static_cast<FakeObj *>(y)->dev, 5);
+  EXPECT_EQ(Creates(&g_log_a), a0 + 2);
+  EXPECT_EQ(Creates(&g_log_b), b0 + 1);
+  cudaStream_t s = reinterpret_cast<cudaStream_t>(0x5150);
+  mxc__cuda_set_stream(s);  // as streams.c's launch does around a call
+  EXPECT_EQ(Slot(&kLibA, 0), x);
+  mxc__cuda_set_stream(0);
+  ASSERT_EQ(g_log_a.bound.size(), bound0 + 4);  // each lookup of A
+  EXPECT_EQ(g_log_a.bound[bound0 + 3], s);
+  EXPECT_EQ(g_log_a.bound[bound0], cudaStream_t{0});
+}
+
+// Several threads at once: each gets its own objects, made once per
+// thread, destroyed when the thread exits (and only then).
+TEST(CudaTls, EachThreadHasItsOwnDestroyedAtExit) {
+  const int kThreads = 6, kCalls = 50;
+  int a0 = Creates(&g_log_a);
+  size_t d0;
+  {
+    std::lock_guard<std::mutex> l(g_log_a.mu);
+    d0 = g_log_a.destroyed.size();
+  }
+  std::mutex mu;
+  std::set<void *> seen;
+  std::atomic<int> bad{0}, ready{0};
+  std::vector<std::thread> ts;
+  for (int t = 0; t < kThreads; ++t) {
+    ts.emplace_back([&, t] {
+      void *first = Slot(&kLibA, t % 2);
+      for (int i = 0; i < kCalls; ++i) bad += Slot(&kLibA, t % 2) != first;
+      Slot(&kLibA, 63);  // the last device id served
+      {
+        std::lock_guard<std::mutex> l(mu);
+        seen.insert(first);
+      }
+      // All alive at once (an exited thread's memory could be reused).
+      ++ready;
+      while (ready.load() < kThreads) std::this_thread::yield();
+    });
+  }
+  for (auto &t : ts) t.join();
+  EXPECT_EQ(bad.load(), 0);
+  EXPECT_EQ((int)seen.size(), kThreads);
+  EXPECT_EQ(Creates(&g_log_a), a0 + 2 * kThreads);
+  std::lock_guard<std::mutex> l(g_log_a.mu);
+  ASSERT_EQ(g_log_a.destroyed.size(), d0 + 2 * kThreads);
+  int dev63 = 0;
+  for (size_t i = d0; i < g_log_a.destroyed.size(); ++i) {
+    dev63 += g_log_a.destroyed[i].first == 63;
+  }
+  EXPECT_EQ(dev63, kThreads);
+}
+
+// A failing create: MXC_ERR_UNSUPPORTED with the library's message,
+// nothing kept (the next call tries again), nothing to destroy.
+TEST(CudaTls, AFailedCreateSaysWhyAndIsRetried) {
+  std::thread([] {
+    {
+      std::lock_guard<std::mutex> l(g_log_b.mu);
+      g_log_b.fails_left = 1;
+    }
+    int b0 = Creates(&g_log_b);
+    void *obj = nullptr;
+    char why[256] = "";
+    EXPECT_EQ(mxc__cuda_tls_slot(&kLibB, 2, &obj, why, sizeof why),
+              MXC_ERR_UNSUPPORTED);
+    EXPECT_EQ(obj, nullptr);
+    EXPECT_STREQ(why,
+                 "fake B could not be initialised on gpu(2): fake library: "
+                 "out of handles");
+    EXPECT_EQ(Creates(&g_log_b), b0);
+    EXPECT_NE(Slot(&kLibB, 2), nullptr);  // tried again: made
+    EXPECT_EQ(Creates(&g_log_b), b0 + 1);
+  }).join();
+  std::lock_guard<std::mutex> l(g_log_b.mu);
+  ASSERT_FALSE(g_log_b.destroyed.empty());
+  EXPECT_EQ(g_log_b.destroyed.back().first, 2);  // the one made, once
+}
+
+TEST(CudaTls, DevicesBeyondTheTableAreRefused) {
+  for (int dev : {-1, MXC__CUDA_MAX_DEVICES}) {
+    void *obj = nullptr;
+    char why[256] = "";
+    EXPECT_EQ(mxc__cuda_tls_slot(&kLibA, dev, &obj, why, sizeof why),
+              MXC_ERR_UNSUPPORTED);
+    EXPECT_NE(std::string(why).find("fake A kernels serve gpu(0) to gpu(63)"),
+              std::string::npos)
+        << why;
   }
 }
 

@@ -23,6 +23,7 @@ extern "C" {
 #include "core/op/op.h"
 }
 #include "mxc/mxc.h"
+#include "tests/gpu/half_test_util.h"
 
 namespace {
 
@@ -1055,6 +1056,335 @@ TEST(CudaDnnDeconvPlan, RefusesAnAdjCudnnCannotMapBack) {
             MXC_ERR_UNSUPPORTED);
   EXPECT_NE(std::string(why).find("adj or target_shape"), std::string::npos)
       << why;
+}
+
+// ---- data types (dnn_plan.h's mxc__dnn_types) ----
+//
+// Which tensors cuDNN gets in which type must be what the CPU operators
+// compute: half data rounded once from float32 work, BatchNorm's
+// per-channel arrays float32. The rows' supports must take exactly the
+// dtype combinations the CPU operators take (among float32, float16 and
+// bfloat16), and a naive half BatchNorm that types its tensors by the
+// plan must match the CPU's.
+
+// The MXC_DTYPE_* of a cuDNN data type of the plan.
+int MxcDtype(int dnn_dt) {
+  return dnn_dt == MXC__DNN_DT_HALF       ? MXC_DTYPE_FLOAT16
+         : dnn_dt == MXC__DNN_DT_BFLOAT16 ? MXC_DTYPE_BFLOAT16
+                                          : MXC_DTYPE_FLOAT32;
+}
+
+// v rounded to the plan's type dnn_dt (float32: unchanged).
+Vec In(int dnn_dt, const Vec &v) {
+  return dnn_dt == MXC__DNN_DT_FLOAT ? v : mxct::RoundTo(MxcDtype(dnn_dt), v);
+}
+
+// Runs op on CPU arrays of the given dtypes; outs hold the initial values
+// and get the results, *after the inputs after the call. The status.
+int RunTyped(const char *name, const Case &c, const std::vector<Dims> &in_d,
+             const std::vector<int> &in_t, const std::vector<Vec> &in,
+             const std::vector<Dims> &out_d, const std::vector<int> &out_t,
+             std::vector<Vec> *outs, std::vector<Vec> *after = nullptr) {
+  mxc_op op = nullptr;
+  if (mxc_op_find(name, &op) != MXC_OK) return MXC_ERR_NOT_FOUND;
+  Params prm(c, name);
+  auto make = [](const Dims &d, int dt, const Vec &v) {
+    mxc_ndarray a = nullptr;
+    EXPECT_EQ(mxc_ndarray_create(d.data(), (int)d.size(), dt, MXC_DEVICE_CPU,
+                                 0, 0, &a),
+              MXC_OK);
+    std::vector<uint8_t> b = mxct::ToBytes(dt, v);
+    EXPECT_EQ(mxc_ndarray_copy_from_host(a, b.data(), b.size()), MXC_OK);
+    return a;
+  };
+  std::vector<mxc_ndarray> ins, os;
+  for (size_t i = 0; i < in.size(); ++i) {
+    ins.push_back(make(in_d[i], in_t[i], in[i]));
+  }
+  for (size_t i = 0; i < outs->size(); ++i) {
+    os.push_back(make(out_d[i], out_t[i], (*outs)[i]));
+  }
+  std::vector<int> req(os.size(), MXC_REQ_WRITE);
+  int rc = mxc_op_invoke(op, prm.keys.data(), prm.vals.data(),
+                         (int)prm.keys.size(), ins.data(), (int)ins.size(),
+                         os.data(), (int)os.size(), req.data());
+  auto read = [](mxc_ndarray a, int dt, Vec *v) {
+    std::vector<uint8_t> b(v->size() * mxct::ElemSize(dt));
+    EXPECT_EQ(mxc_ndarray_copy_to_host(a, b.data(), b.size()), MXC_OK);
+    *v = mxct::FromBytes(dt, b);
+  };
+  for (size_t i = 0; rc == MXC_OK && i < os.size(); ++i) {
+    read(os[i], out_t[i], &(*outs)[i]);
+  }
+  if (after) *after = in;
+  for (size_t i = 0; after && rc == MXC_OK && i < ins.size(); ++i) {
+    read(ins[i], in_t[i], &(*after)[i]);
+  }
+  for (mxc_ndarray a : ins) mxc_ndarray_free(a);
+  for (mxc_ndarray a : os) mxc_ndarray_free(a);
+  return rc;
+}
+
+TEST(CudaDnnTypes, WhatEachFamilyHandsToCudnn) {
+  mxc__dnn_types t;
+  char why[256] = "";
+  const int f16[4] = {MXC_DTYPE_FLOAT16, MXC_DTYPE_FLOAT16, -1,
+                      MXC_DTYPE_FLOAT16};
+  ASSERT_EQ(mxc__dnn_types_make(MXC__DNN_OP_SAME, f16, 3, 1, &t, why,
+                                sizeof why),
+            MXC_OK)
+      << why;
+  EXPECT_EQ(t.data, MXC__DNN_DT_HALF);
+  EXPECT_EQ(t.compute, MXC__DNN_DT_FLOAT);  // float32 accumulation
+  EXPECT_EQ(t.tensor_math, 1);
+  EXPECT_EQ(t.elem, 2);
+  const int f32[2] = {MXC_DTYPE_FLOAT32, MXC_DTYPE_FLOAT32};
+  ASSERT_EQ(mxc__dnn_types_make(MXC__DNN_OP_SAME, f32, 1, 1, &t, why,
+                                sizeof why),
+            MXC_OK);
+  EXPECT_EQ(t.data, MXC__DNN_DT_FLOAT);
+  EXPECT_EQ(t.tensor_math, 0);  // FMA math: no TF32
+  // BatchNorm backward: ograd, data, output half; the rest float32.
+  int bwd[12];
+  for (int i = 0; i < 12; ++i) bwd[i] = MXC_DTYPE_FLOAT32;
+  for (int i : {0, 1, 6, 9}) bwd[i] = MXC_DTYPE_BFLOAT16;
+  ASSERT_EQ(mxc__dnn_types_make(MXC__DNN_OP_BN_BWD, bwd, 9, 3, &t, why,
+                                sizeof why),
+            MXC_OK)
+      << why;
+  EXPECT_EQ(t.data, MXC__DNN_DT_BFLOAT16);
+  EXPECT_EQ(t.stats, MXC__DNN_DT_FLOAT);
+  bwd[7] = MXC_DTYPE_BFLOAT16;  // the saved mean in half: refused
+  EXPECT_EQ(mxc__dnn_types_make(MXC__DNN_OP_BN_BWD, bwd, 9, 3, &t, why,
+                                sizeof why),
+            MXC_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(why).find("per-channel array 7 (inputs, then outputs)"), std::string::npos)
+      << why;
+  const int f64[2] = {MXC_DTYPE_FLOAT64, MXC_DTYPE_FLOAT64};
+  EXPECT_EQ(mxc__dnn_types_make(MXC__DNN_OP_SAME, f64, 1, 1, &t, why,
+                                sizeof why),
+            MXC_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(why).find("float32, float16 or bfloat16"),
+            std::string::npos)
+      << why;
+  const int mixed[2] = {MXC_DTYPE_FLOAT16, MXC_DTYPE_FLOAT32};
+  EXPECT_EQ(mxc__dnn_types_make(MXC__DNN_OP_SAME, mixed, 1, 1, &t, why,
+                                sizeof why),
+            MXC_ERR_UNSUPPORTED);
+}
+
+struct TypedOp {
+  const char *op;
+  int family;
+  Case c;
+  std::vector<Dims> in, out;
+  std::vector<bool> data;  // per input, then output: a data array
+};
+
+// Small calls of each family, with which arrays carry the data's dtype.
+std::vector<TypedOp> TypedOps() {
+  Dims x = {2, 3, 4, 4}, ch = {3};
+  Case conv = {x, {{"kernel", "(3,3)"}, {"num_filter", "2"}}};
+  Case pool = {x, {{"kernel", "(2,2)"}}};
+  Case bn = {x, {{"fix_gamma", "false"}}};
+  Case sm = {x, {{"axis", "1"}}};
+  // One-dtype families: the data decides, every other array tried in
+  // each dtype (the CPU takes only the same).
+  std::vector<bool> all(8, false);
+  all[0] = true;
+  return {
+      {"Convolution", MXC__DNN_OP_SAME, conv, {x, {2, 3, 3, 3}, {2}},
+       {{2, 2, 2, 2}}, all},
+      {"Pooling", MXC__DNN_OP_SAME, pool, {x}, {{2, 3, 3, 3}}, all},
+      {"softmax", MXC__DNN_OP_SAME, sm, {x}, {x}, all},
+      {"log_softmax", MXC__DNN_OP_SAME, sm, {x}, {x}, all},
+      {"BatchNorm", MXC__DNN_OP_BN, bn, {x, ch, ch, ch, ch}, {x, ch, ch},
+       {true, false, false, false, false, true, false, false}},
+      {"_backward_BatchNorm", MXC__DNN_OP_BN_BWD, bn,
+       {x, x, ch, ch, ch, ch, x, ch, ch}, {x, ch, ch},
+       {true, true, false, false, false, false, true, false, false, true,
+        false, false}},
+  };
+}
+
+// For float32, float16 and bfloat16 data with the other arrays in each of
+// them: the row's supports takes the combination exactly when the CPU
+// operator does.
+TEST(CudaDnnTypes, SupportsWhatTheCpuOperatorsTake) {
+  const int dts[3] = {MXC_DTYPE_FLOAT32, MXC_DTYPE_FLOAT16,
+                      MXC_DTYPE_BFLOAT16};
+  int taken = 0;
+  for (const TypedOp &o : TypedOps()) {
+    for (int d : dts) {
+      for (int p : dts) {
+        std::vector<int> in_t, out_t, all;
+        size_t n_in = o.in.size();
+        for (size_t i = 0; i < n_in + o.out.size(); ++i) {
+          int t = o.data[i] ? d : p;
+          (i < n_in ? in_t : out_t).push_back(t);
+          all.push_back(t);
+        }
+        std::vector<Vec> in, out;
+        for (const Dims &dd : o.in) in.push_back(Vec((size_t)Numel(dd), 0.5f));
+        for (const Dims &dd : o.out) out.push_back(Vec((size_t)Numel(dd)));
+        int prev = 0;
+        mxc_set_training(1, &prev);
+        int rc = RunTyped(o.op, o.c, o.in, in_t, in, o.out, out_t, &out);
+        mxc_set_training(prev, nullptr);
+        int sup = o.family == MXC__DNN_OP_SAME ? mxc__dnn_supports_same(
+                                                     all.data(), (int)n_in,
+                                                     (int)o.out.size())
+                  : o.family == MXC__DNN_OP_BN
+                      ? mxc__dnn_supports_bn(all.data(), (int)n_in,
+                                             (int)o.out.size())
+                      : mxc__dnn_supports_bn_bwd(all.data(), (int)n_in,
+                                                 (int)o.out.size());
+        EXPECT_EQ(sup, rc == MXC_OK)
+            << o.op << " data " << mxct::DtypeName(d) << ", others "
+            << mxct::DtypeName(p) << ": CPU " << rc << " "
+            << (rc ? Err() : "");
+        taken += sup;
+      }
+    }
+  }
+  EXPECT_EQ(taken, 6 * 3);  // each op: its three data dtypes
+}
+
+// Half BatchNorm as the kernel hands it to cuDNN: data in the plan's data
+// type, computed in float (cuDNN's float32 work; here double), the output
+// rounded once to the data type, the statistics and the moving ones in
+// the plan's stats type. Against the CPU operator in half: the output
+// within one unit of the data type at its scale (both round a float
+// result once), the float32 statistics to 1e-5. With the statistics
+// typed half (a wrong plan) the comparison fails.
+void HalfBn(int dt, const mxc__dnn_types &ty, bool expect_ok,
+            std::mt19937 *g) {
+  BnCase b = {{{4, 3, 5, 2}, {{"fix_gamma", "false"}}}, true};
+  Params prm(b.c, "BatchNorm");
+  mxc__dnn_bn_plan pl;
+  char why[256] = "";
+  ASSERT_EQ(mxc__dnn_bn_plan_make(prm.p, b.c.data.data(), 4, 1, &pl, why,
+                                  sizeof why),
+            MXC_OK)
+      << why;
+  int C = pl.x.dims[1];
+  Vec x = mxct::RoundTo(dt, Random(Numel(b.c.data), g));
+  Vec gamma = Random(C, g), beta = Random(C, g), mm = Random(C, g);
+  Vec mv = Random(C, g);
+  for (auto &v : mv) v = std::fabs(v) + 0.5f;
+  Dims ch = {C};
+  std::vector<Vec> cpu = {Vec(x.size()), Vec(C), Vec(C)}, after;
+  int prev = 0;
+  mxc_set_training(1, &prev);
+  int f = MXC_DTYPE_FLOAT32;
+  int rc = RunTyped("BatchNorm", b.c, {b.c.data, ch, ch, ch, ch},
+                    {dt, f, f, f, f}, {x, gamma, beta, mm, mv},
+                    {b.c.data, ch, ch}, {dt, f, f}, &cpu, &after);
+  mxc_set_training(prev, nullptr);
+  ASSERT_EQ(rc, MXC_OK) << Err();
+  BnState nv = {Vec(x.size()), Vec(C), Vec(C), mm, mv};
+  NaiveBn(pl, In(ty.data, x), In(ty.stats, gamma), In(ty.stats, beta), &nv);
+  Vec y = In(ty.data, nv.y);
+  bool ok = true;
+  for (size_t i = 0; i < y.size(); ++i) {
+    ok &= std::fabs(y[i] - cpu[0][i]) <= mxct::UlpAtLeast1(dt, cpu[0][i]);
+  }
+  ok &= RelErr(In(ty.stats, nv.mean), cpu[1]) < kTol;
+  ok &= RelErr(In(ty.stats, nv.var), cpu[2]) < kTol;
+  ok &= RelErr(In(ty.stats, nv.mm), after[3]) < kTol;
+  ok &= RelErr(In(ty.stats, nv.mv), after[4]) < kTol;
+  EXPECT_EQ(ok, expect_ok) << mxct::DtypeName(dt);
+}
+
+TEST(CudaDnnTypes, HalfBatchNormFollowsTheCpuOperator) {
+  std::mt19937 g(26);
+  for (int dt : {MXC_DTYPE_FLOAT16, MXC_DTYPE_BFLOAT16}) {
+    int dts[8] = {dt, MXC_DTYPE_FLOAT32, MXC_DTYPE_FLOAT32, MXC_DTYPE_FLOAT32,
+                  MXC_DTYPE_FLOAT32, dt, MXC_DTYPE_FLOAT32, MXC_DTYPE_FLOAT32};
+    mxc__dnn_types ty;
+    char why[256] = "";
+    ASSERT_EQ(mxc__dnn_types_make(MXC__DNN_OP_BN, dts, 5, 3, &ty, why,
+                                  sizeof why),
+              MXC_OK)
+        << why;
+    HalfBn(dt, ty, true, &g);
+    mxc__dnn_types bad = ty;  // statistics kept in the data's half type
+    bad.stats = bad.data;
+    HalfBn(dt, bad, false, &g);
+  }
+}
+
+// A half convolution as the plan types it: inputs in the data type, the
+// taps summed in the compute type (float: here in double, whose
+// difference from float32's sums is far below a half unit; a half type:
+// each partial sum rounded to it, as cuDNN's TRUE_HALF configuration
+// would), the result rounded once to the data type (write mode).
+Vec NaiveTypedConv(const mxc__dnn_conv_plan &p, const mxc__dnn_types &ty,
+                   const Vec &x, const Vec &w) {
+  std::vector<double> acc((size_t)Count(p.y, p.nbdims), 0.0);
+  int ct = MxcDtype(ty.compute);
+  ForEachTap(p, [&](int64_t xi, int64_t wi, int64_t yi) {
+    acc[yi] += (double)x[xi] * w[wi];
+    if (ty.compute != MXC__DNN_DT_FLOAT) {
+      acc[yi] = mxct::HalfToFloat(ct, mxct::FloatToHalf(ct, (float)acc[yi]));
+    }
+  });
+  Vec y(acc.begin(), acc.end());
+  return In(ty.data, y);
+}
+
+// Half convolutions (a ResNet-like 144-term layer, a grouped strided
+// dilated one) against the CPU operator in half: within one unit of the
+// dtype (both round a float32 sum once). Summing in half instead (a plan
+// whose compute type is the data's) fails.
+TEST(CudaDnnTypes, HalfConvolutionAccumulatesInFloat) {
+  std::mt19937 g(27);
+  const std::vector<Case> cases = {
+      {{2, 16, 10, 10},
+       {{"kernel", "(3,3)"}, {"num_filter", "8"}, {"pad", "(1,1)"},
+        {"no_bias", "true"}}},
+      {{2, 4, 9, 8},
+       {{"kernel", "(3,3)"}, {"num_filter", "6"}, {"num_group", "2"},
+        {"stride", "(2,1)"}, {"pad", "(1,2)"}, {"dilate", "(1,2)"},
+        {"no_bias", "true"}}},
+  };
+  for (int dt : {MXC_DTYPE_FLOAT16, MXC_DTYPE_BFLOAT16}) {
+    for (size_t k = 0; k < cases.size(); ++k) {
+      SCOPED_TRACE(std::string(mxct::DtypeName(dt)) + " case " +
+                   std::to_string(k));
+      const Case &c = cases[k];
+      Params prm(c);
+      mxc__dnn_conv_plan pl = MakePlan(c, prm);
+      Dims wd = WDims(pl, c.data.size()), yd = YDims(pl, c.data.size());
+      int dts[3] = {dt, dt, dt};
+      mxc__dnn_types ty;
+      char why[256] = "";
+      ASSERT_EQ(mxc__dnn_types_make(MXC__DNN_OP_SAME, dts, 2, 1, &ty, why,
+                                    sizeof why),
+                MXC_OK)
+          << why;
+      Vec x = mxct::RoundTo(dt, Random(Numel(c.data), &g));
+      Vec w = mxct::RoundTo(dt, Random(Numel(wd), &g));
+      std::vector<Vec> cpu = {Vec((size_t)Numel(yd))};
+      ASSERT_EQ(RunTyped("Convolution", c, {c.data, wd}, {dt, dt}, {x, w},
+                         {yd}, {dt}, &cpu),
+                MXC_OK)
+          << Err();
+      auto within = [&](const Vec &y) {
+        for (size_t i = 0; i < y.size(); ++i) {
+          if (std::fabs(y[i] - cpu[0][i]) > mxct::UlpAtLeast1(dt, cpu[0][i]))
+            return false;
+        }
+        return true;
+      };
+      EXPECT_TRUE(within(NaiveTypedConv(pl, ty, x, w)));
+      mxc__dnn_types bad = ty;
+      bad.compute = bad.data;
+      if (k == 0) {  // the 144-term sums: half partial sums drift
+        EXPECT_FALSE(within(NaiveTypedConv(pl, bad, x, w)));
+      }
+    }
+  }
 }
 
 }  // namespace
