@@ -960,8 +960,10 @@ const Net kResBlockNet = {kResBlock,
 
 // Output, every argument's gradient and the updated moving statistics
 // of one training step (or the output of one inference forward).
+// data_req >= 0: data's own grad_req (its gradient then left out of the
+// result when MXC_REQ_NULL).
 std::vector<std::vector<double>> run_net(const Net &net, int flags,
-                                         bool train) {
+                                         bool train, int data_req = -1) {
   std::vector<std::vector<double>> r;
   mxc_symbol sym = nullptr;
   EXPECT_EQ(mxc_symbol_from_json(net.json, &sym), MXC_OK) << err();
@@ -970,8 +972,9 @@ std::vector<std::vector<double>> run_net(const Net &net, int flags,
   mxc_executor ex = nullptr;
   EXPECT_EQ(mxc_executor_simple_bind(sym, MXC_DEVICE_CPU, 0, 1, names, ndims,
                                      net.dims.data(), nullptr,
-                                     train ? MXC_REQ_WRITE : MXC_REQ_NULL, 0,
-                                     nullptr, nullptr, flags, &ex),
+                                     train ? MXC_REQ_WRITE : MXC_REQ_NULL,
+                                     data_req >= 0 ? 1 : 0, names, &data_req,
+                                     flags, &ex),
             MXC_OK)
       << err();
   if (!ex) return r;
@@ -984,7 +987,8 @@ std::vector<std::vector<double>> run_net(const Net &net, int flags,
   }
   r.push_back(fetch(ex, "out", ""));
   for (const char *a : net.args) {
-    if (train) r.push_back(fetch(ex, "grad", a));
+    bool none = data_req == MXC_REQ_NULL && std::string(a) == "data";
+    if (train && !none) r.push_back(fetch(ex, "grad", a));
   }
   for (const char *a : net.aux) r.push_back(fetch(ex, "aux", a));
   mxc_executor_free(ex);
@@ -1066,6 +1070,24 @@ TEST(OneDnnGraph, MaxPoolingTrainingStepKeepsItsWorkspace) {
   auto off = run_net(kPoolNetNet, MXC_BIND_NO_ONEDNN, true);
   EXPECT_EQ(od_lookups(), before);
   expect_same(on, off, 1e-4);
+}
+
+// The first convolution of a training step whose data needs no gradient
+// (grad_req null for data, as bench/train binds it) does not compute it:
+// the executor gives that output MXC__REQ_NULL and the kernel skips
+// oneDNN's backward-data primitive (one primitive lookup fewer), and
+// every other gradient stays what it was.
+TEST(OneDnnGraph, DataWithoutGradientSkipsTheFirstBackwardData) {
+  if (!od_enabled()) GTEST_SKIP() << "MXC_ONEDNN=0";
+  int64_t l0 = od_lookups();
+  auto all = run_net(kPoolNetNet, MXC_BIND_DEFAULT, true, MXC_REQ_WRITE);
+  int64_t l1 = od_lookups();
+  auto some = run_net(kPoolNetNet, MXC_BIND_DEFAULT, true, MXC_REQ_NULL);
+  int64_t l2 = od_lookups();
+  EXPECT_LT(l2 - l1, l1 - l0) << "the data gradient was computed anyway";
+  ASSERT_EQ(all.size(), some.size() + 1);
+  all.erase(all.begin() + 1);  // data's gradient (args[0])
+  expect_same(some, all, 1e-5);
 }
 
 // A real network exported by MXNet (MobileFaceNet: convolutions,
