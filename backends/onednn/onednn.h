@@ -197,6 +197,9 @@ void mxc__dnnl_weights_stats(int *entries, int64_t *hits, int64_t *misses);
 
 /* ---- max-pooling workspaces (pool_ws.c) ---- */
 
+/* 0 when MXC_ONEDNN_POOL_WS=0 (read once): training forwards keep no
+ * workspace. */
+int mxc__dnnl_pool_ws_wanted(void);
 /* A workspace of layout md, allocated by oneDNN (the caller's until it
  * is kept or destroyed with dnnl_memory_destroy). */
 int mxc__dnnl_pool_ws_new(const mxc__op *op, const dnnl_memory_desc_t *md,

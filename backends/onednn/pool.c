@@ -125,7 +125,8 @@ static int pool_kernel(const mxc__op *op, const mxc__opctx *ctx,
   if (rc == MXC_OK) {
     /* Training max pooling keeps its workspace for the backward. */
     uint64_t v = mxc__dnnl_version(ctx, 0);
-    int keep = ctx && ctx->is_train && c.alg == dnnl_pooling_max && v != 0;
+    int keep = ctx && ctx->is_train && c.alg == dnnl_pooling_max && v != 0 &&
+               mxc__dnnl_pool_ws_wanted();
     int nthr = mxc__dnnl_threads_begin();
     rc = keep ? run_train(&c, v, in, out, req[0]) : run(&c, in, out, req[0]);
     mxc__dnnl_threads_end(nthr);

@@ -20,8 +20,10 @@
  * room: SLOTS entries and DEFAULT_BYTES at most, what a process pays for
  * them. Buffers are oneDNN memory objects that allocate for themselves,
  * as the weights cache's (weights.c): a kept workspace holds no block of
- * mxc's allocator. */
+ * mxc's allocator. MXC_ONEDNN_POOL_WS=0 in the environment keeps none (the
+ * backward recomputes, as before; for comparisons). */
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "backends/onednn/onednn.h"
@@ -96,6 +98,19 @@ static int make_room_locked(const mxc__dnnl_key *k, const void *data,
     if (o < 0) return -1;
     garbage[(*n)++] = drop_locked(o);
   }
+}
+
+static pthread_once_t g_env_once = PTHREAD_ONCE_INIT;
+static int g_wanted = 1;
+
+static void read_env(void) {
+  const char *v = getenv("MXC_ONEDNN_POOL_WS");
+  g_wanted = !(v && strcmp(v, "0") == 0);
+}
+
+int mxc__dnnl_pool_ws_wanted(void) {
+  pthread_once(&g_env_once, read_env);
+  return g_wanted;
 }
 
 int mxc__dnnl_pool_ws_new(const mxc__op *op, const dnnl_memory_desc_t *md,
