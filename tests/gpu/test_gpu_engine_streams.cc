@@ -503,8 +503,10 @@ TEST(GpuEngineStreams, ChainOverTwoStreamsStartsBehindStreamWaits) {
 }
 
 // MXC_GPU_STREAM_WAIT=0 (read when a GPU's pools are made): the same
-// chain, each dependent granted after the host saw its dependency
-// complete; no stream wait.
+// chain, pushed while the fake's streams are held, gets only its first
+// step queued (the next waits for the host to see it complete, which
+// cannot happen while held); released, each dependent is granted after
+// its dependency completed on the host, and no stream wait is made.
 TEST(GpuEngineStreams, StreamWaitOffGrantsOnTheHost) {
   ASSERT_EQ(mxc__gpu_check(0, "test"), MXC_OK) << mxc__error_msg();
   ASSERT_EQ(setenv("MXC_GPU_STREAM_WAIT", "0", 1), 0);
@@ -519,11 +521,19 @@ TEST(GpuEngineStreams, StreamWaitOffGrantsOnTheHost) {
   std::vector<mxc__var *> v(steps + 1, nullptr);
   for (auto &x : v) ASSERT_EQ(mxc__engine_new_var(e, &x), MXC_OK);
   const Edges before = EdgesNow();
+  const int queued0 = FakeCount("mxc_fake_gpu_queued");
+  FakeSet("mxc_fake_gpu_hold", 1);
   for (int k = 1; k <= steps; ++k) {
     ASSERT_EQ(PushD2D(e, dev + n * (k - 1), dev + n * k, n, v[k - 1], v[k],
                       k % 2, "step"),
               MXC_OK);
   }
+  bool first_queued = QueuedReaches(queued0 + 1);
+  usleep(20000);  // room for a wrong early start to show (not a timing assert)
+  const int queued_held = FakeCount("mxc_fake_gpu_queued") - queued0;
+  FakeSet("mxc_fake_gpu_hold", 0);
+  EXPECT_TRUE(first_queued);
+  EXPECT_EQ(queued_held, 1);
   EXPECT_EQ(mxc__engine_wait_all(e), MXC_OK) << mxc__error_msg();
   const Edges after = EdgesNow();
   ASSERT_EQ(unsetenv("MXC_GPU_STREAM_WAIT"), 0);
