@@ -598,12 +598,94 @@ TEST(GpuEngineStreams, UpstreamFaultPoisonsDependentsBehindItsEvent) {
   mxc__gpu_free(0, dev);
 }
 
-// Host work in a chain keeps its host round trip: a CPU function that
-// writes a variable between two GPU ones is waited for by the host.
+// A CPU function: counts its runs.
 int CpuTouch(void *arg, mxc__exec *ex) {
   (void)ex;
   static_cast<std::atomic<int> *>(arg)->fetch_add(1);
   return MXC_OK;
+}
+
+std::atomic<int> g_dependent_freed{0};
+
+void FreeD2DCounted(void *arg) {
+  g_dependent_freed.fetch_add(1);
+  delete static_cast<D2D *>(arg);
+}
+
+void CountDeleted(void *arg) { static_cast<std::atomic<int> *>(arg)->fetch_add(1); }
+
+// Early grants are for the device only: with the streams held, a
+// dependent GPU copy is enqueued behind its producer's event, but a CPU
+// function reading its output, the deletion of the producer's variable
+// and the dependent's free_fn all wait for the host to see the work
+// complete (nothing ran while held); released, everything happens.
+TEST(GpuEngineStreams, HostWorkBehindEarlyGrantsWaitsForTheHost) {
+  ASSERT_EQ(mxc__gpu_check(0, "test"), MXC_OK) << mxc__error_msg();
+  mxc__engine *e = nullptr;
+  ASSERT_EQ(mxc__engine_create(MXC__ENGINE_THREADED, 1, &e), MXC_OK);
+  const size_t n = 8;
+  float *dev = static_cast<float *>(mxc__gpu_alloc(0, n * 4 * 3));
+  ASSERT_NE(dev, nullptr);
+  Fill(dev, n, 4.f);
+  Fill(dev + n, n * 2, -1.f);
+  mxc__var *v[3] = {nullptr, nullptr, nullptr};
+  for (auto &x : v) ASSERT_EQ(mxc__engine_new_var(e, &x), MXC_OK);
+  std::atomic<int> cpu_runs{0}, deleted{0}, freed{0};
+  const Edges before = EdgesNow();
+  const int queued0 = FakeCount("mxc_fake_gpu_queued");
+  FakeSet("mxc_fake_gpu_hold", 1);
+  ASSERT_EQ(PushD2D(e, dev, dev + n, n, v[0], v[1], 1, "producer"), MXC_OK);
+  std::vector<float> fours(n, 4.f);
+  g_dependent_freed = 0;
+  mxc__push_args a;
+  std::memset(&a, 0, sizeof a);
+  a.sync_fn = D2DFn;
+  a.arg = new D2D{dev + n, dev + 2 * n, n};
+  a.free_fn = FreeD2DCounted;
+  a.reads = &v[1];
+  a.n_reads = 1;
+  a.writes = &v[2];
+  a.n_writes = 1;
+  a.name = "dependent";
+  a.dev.type = MXC_DEVICE_GPU;
+  ASSERT_EQ(mxc__engine_push(e, &a), MXC_OK);
+  mxc__push_args c;
+  std::memset(&c, 0, sizeof c);
+  c.sync_fn = CpuTouch;
+  c.arg = &cpu_runs;
+  c.reads = &v[2];
+  c.n_reads = 1;
+  c.name = "cpu_reader";
+  c.dev.type = MXC_DEVICE_CPU;
+  ASSERT_EQ(mxc__engine_push(e, &c), MXC_OK);
+  // A writer behind the dependent's read: write after read waits for
+  // the host.
+  ASSERT_EQ(PushFn(e, UploadFn, new Upload{fours.data(), dev + n, n, &freed},
+                   FreeUpload, v[1], 0, "rewrite"),
+            MXC_OK);
+  mxc__engine_delete_var(e, v[0], CountDeleted, &deleted);
+  bool queued = QueuedReaches(queued0 + 2);
+  usleep(20000);  // room for a wrong early start to show (not a timing assert)
+  const int cpu_held = cpu_runs.load(), deleted_held = deleted.load(),
+            freed_held = freed.load() + g_dependent_freed.load();
+  const int queued_held = FakeCount("mxc_fake_gpu_queued") - queued0;
+  const Edges held = EdgesNow();
+  FakeSet("mxc_fake_gpu_hold", 0);
+  EXPECT_TRUE(queued);
+  EXPECT_EQ(queued_held, 2) << "only the producer and the dependent";
+  EXPECT_GE(held.stream_waits - before.stream_waits, 1);
+  EXPECT_EQ(cpu_held, 0);
+  EXPECT_EQ(deleted_held, 0);
+  EXPECT_EQ(freed_held, 0);
+  EXPECT_EQ(mxc__engine_wait_all(e), MXC_OK) << mxc__error_msg();
+  EXPECT_EQ(cpu_runs.load(), 1);
+  EXPECT_EQ(deleted.load(), 1);
+  EXPECT_EQ(freed.load(), 1);
+  EXPECT_EQ(g_dependent_freed.load(), 1);
+  EXPECT_EQ(Download(dev + 2 * n, n), std::vector<float>(n, 4.f));
+  for (int i = 1; i < 3; ++i) mxc__engine_delete_var(e, v[i], nullptr, nullptr);
+  mxc__engine_destroy(e);
+  mxc__gpu_free(0, dev);
 }
 
 // Several threads push chains at once over both lanes: each step copies
