@@ -26,6 +26,7 @@
 #include "backends/cuda/fuse.h"
 #include "backends/cuda/half_types.h"
 #include "backends/cuda/loss.h"
+#include "backends/cuda/mp.h"
 #include "backends/cuda/rng.h"
 #include "backends/cuda/sdot.h"
 #include "backends/cuda/streams.h"
@@ -155,6 +156,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_RNG_ROWS
     MXC__CUDA_CAST_ROWS
     MXC__CUDA_LOSS_ROWS
+    MXC__CUDA_MP_ROWS
 };
 
 /* Kernels for calls with sparse arrays (mxc__gpu_sparse_kernel). */
