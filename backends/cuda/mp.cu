@@ -63,6 +63,55 @@ int run(const mxc__gpu_call *c, char *why, size_t why_len) {
   return mxc__cuda_finish("SGD update kernel", why, why_len);
 }
 
+// ---- mp_lamb_update_phase1 / phase2 ----
+
+template <int PHASE>
+__global__ void lamb_kernel(mxc__mp_lamb_step s) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+       i < s.n; i += stride) {
+    if (PHASE == 1) {
+      mxc__mp_lamb1(&s, i);
+    } else {
+      mxc__mp_lamb2(&s, i);
+    }
+  }
+}
+
+// Five inputs of the output's size but phase 2's norms r1, r2 (one
+// element each).
+int check_lamb(int phase, const mxc__gpu_call *c, char *why,
+               size_t why_len) {
+  if (c->n_in != 5 || c->n_out != 1) {
+    snprintf(why, why_len, "%d inputs, %d outputs; expected 5 and 1",
+             c->n_in, c->n_out);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  for (int i = 0; i < 5; ++i) {
+    int64_t n = phase == 2 && (i == 2 || i == 3) ? 1 : c->out[0].size;
+    if (c->in[i].size != n) {
+      snprintf(why, why_len, "input %d has %lld elements; expected %lld", i,
+               (long long)c->in[i].size, (long long)n);
+      return MXC_ERR_SHAPE;
+    }
+  }
+  return MXC_OK;
+}
+
+template <int PHASE>
+int run_lamb(const mxc__gpu_call *c, char *why, size_t why_len) {
+  int rc = check_lamb(PHASE, c, why, why_len);
+  // REQ_NULL skips the whole update, states included, as on the CPU.
+  if (rc != MXC_OK || c->req[0] == MXC__GPU_REQ_NULL || c->out[0].size == 0) {
+    return rc;
+  }
+  if ((rc = mxc__cuda_use_device(c->dev, why, why_len)) != MXC_OK) return rc;
+  mxc__mp_lamb_step s =
+      mxc__mp_lamb_plan(PHASE, (const mxc__opt_ext_param *)c->param, c);
+  lamb_kernel<PHASE><<<MXC__CUDA_GRID(s.n)>>>(s);
+  return mxc__cuda_finish("LAMB kernel", why, why_len);
+}
+
 // ---- all_finite ----
 
 __global__ void set_kernel(float *flag) { *flag = 1.f; }
@@ -103,6 +152,23 @@ extern "C" int mxc__cuda_all_finite(const mxc__gpu_call *c, char *why,
                                          flag);
   }
   return mxc__cuda_finish("all_finite kernel", why, why_len);
+}
+
+extern "C" int mxc__cuda_mp_lamb1(const mxc__gpu_call *c, char *why,
+                                   size_t n) {
+  return run_lamb<1>(c, why, n);
+}
+extern "C" int mxc__cuda_mp_lamb2(const mxc__gpu_call *c, char *why,
+                                   size_t n) {
+  return run_lamb<2>(c, why, n);
+}
+extern "C" int mxc__cuda_mp_lamb1_supports(const int *dt, int n_in,
+                                            int n_out) {
+  return mxc__mp_lamb_supports(1, dt, n_in, n_out);
+}
+extern "C" int mxc__cuda_mp_lamb2_supports(const int *dt, int n_in,
+                                            int n_out) {
+  return mxc__mp_lamb_supports(2, dt, n_in, n_out);
 }
 
 extern "C" int mxc__cuda_all_finite_supports(const int *dt, int n_in,

@@ -5,7 +5,8 @@
  * plan (which inputs of a call form weight w's group, its learning rate
  * and weight decay) and the per-element rule, shared by mp.cu and the
  * host test (tests/gpu:test_cuda_optim_plan), which runs them on host
- * arrays against the CPU operators.
+ * arrays against the CPU operators; and mp_lamb_update_phase1/phase2
+ * (ops/random/optimizer_ext.c) over optim_plan.h's LAMB plan.
  *
  * Per element, as the CPU: the master weight (weight32 in the mp forms,
  * the weight otherwise), the gradient and the momentum read as doubles,
@@ -22,6 +23,7 @@
 #include <stdint.h>
 
 #include "backends/cuda/half_hd.h"
+#include "backends/cuda/optim_plan.h"
 #include "core/base/gpu_plugin.h"
 #include "ops/random/optimizer_mp_params.h"
 
@@ -161,6 +163,83 @@ static inline int mxc__mp_supports(int kind, const int *dt, int n_in,
     }
   }
   return 1;
+}
+
+/* ---- mp_lamb_update_phase1 / phase2 ----
+ *
+ * Phase 1 (weight, grad, mean, var, weight32) -> g (float32): LAMB phase
+ * 1 with the decay from weight32; the weight itself is not read. Phase 2
+ * (weight, g, r1, r2, weight32) -> the new weight, weight32 - lr' * g
+ * rounded to the weight's dtype (weight32 is not updated, as the CPU).
+ * Rounding as optim_plan.h's LAMB (ADD adds the old value in double). */
+typedef struct mxc__mp_lamb_step {
+  mxc__opt3_plan q;
+  const void *grad;       /* phase 1, of dtype dt */
+  float *mean, *var;      /* phase 1 */
+  const float *g, *r1, *r2; /* phase 2 */
+  const float *w32;
+  void *out; /* float32 (phase 1) or dt (phase 2) */
+  int64_t n;
+  int dt, add; /* dt: the weight's dtype */
+} mxc__mp_lamb_step;
+
+MXC__MP_HD void mxc__mp_lamb1(const mxc__mp_lamb_step *s, int64_t i) {
+  const mxc__opt_ext_param *p = &s->q.p;
+  double r =
+      mxc__mp_clip(p->rescale_grad * mxc__mp_ld(s->grad, s->dt, i),
+                   p->clip_gradient);
+  double m = p->beta1 * s->mean[i] + (1 - p->beta1) * r;
+  double u = p->beta2 * s->var[i] + (1 - p->beta2) * r * r;
+  s->mean[i] = (float)m, s->var[i] = (float)u;
+  double up = (m / s->q.c1) / (sqrt(u / s->q.c2) + p->epsilon) +
+              p->wd * s->w32[i];
+  mxc__opt3_store((float *)s->out, i, up, s->add);
+}
+
+MXC__MP_HD void mxc__mp_lamb2(const mxc__mp_lamb_step *s, int64_t i) {
+  double lr = mxc__opt3_lamb2_lr(&s->q, s->r1[0], s->r2[0]);
+  double nw = s->w32[i] - lr * s->g[i];
+  if (s->add) nw += mxc__mp_ld(s->out, s->dt, i);
+  mxc__mp_st(s->out, s->dt, i, nw);
+}
+
+/* The step of call c of phase 1 or 2 (parameters p, c->req[0] not NULL).
+ * Host only. */
+static inline mxc__mp_lamb_step mxc__mp_lamb_plan(
+    int phase, const mxc__opt_ext_param *p, const mxc__gpu_call *c) {
+  mxc__mp_lamb_step s;
+  s.q = mxc__opt3_plan_make(phase == 1 ? MXC__OPT3_LAMB1 : MXC__OPT3_LAMB2,
+                            p);
+  s.grad = c->in[1].ptr;
+  s.mean = (float *)c->in[2].ptr, s.var = (float *)c->in[3].ptr;
+  s.g = (const float *)c->in[1].ptr;
+  s.r1 = (const float *)c->in[2].ptr, s.r2 = (const float *)c->in[3].ptr;
+  s.w32 = (const float *)c->in[4].ptr;
+  s.out = c->out[0].ptr;
+  s.n = c->out[0].size;
+  s.dt = c->in[0].dtype;
+  s.add = c->req[0] == MXC__GPU_REQ_ADD;
+  return s;
+}
+
+/* 1 when the kernel takes these dtypes (-1: not decided): the weight
+ * (and phase 1's grad, phase 2's output) float32, float16 or bfloat16,
+ * the rest float32. Host only. */
+static inline int mxc__mp_lamb_supports(int phase, const int *dt, int n_in,
+                                        int n_out) {
+  if (n_in != 5 || n_out != 1) return 0;
+  const int f32 = MXC_DTYPE_FLOAT32;
+  int t = dt[0] != -1 ? dt[0] : phase == 1 ? dt[1] : dt[5];
+  if (t != -1 && t != f32 && t != MXC_DTYPE_FLOAT16 &&
+      t != MXC_DTYPE_BFLOAT16) {
+    return 0;
+  }
+  int ok = mxc__mp_dt_ok(dt[0], t) && mxc__mp_dt_ok(dt[2], f32) &&
+           mxc__mp_dt_ok(dt[3], f32) && mxc__mp_dt_ok(dt[4], f32);
+  if (phase == 1) {
+    return ok && mxc__mp_dt_ok(dt[1], t) && mxc__mp_dt_ok(dt[5], f32);
+  }
+  return ok && mxc__mp_dt_ok(dt[1], f32) && mxc__mp_dt_ok(dt[5], t);
 }
 
 /* all_finite: 1 when element i of an array of dtype dt is finite

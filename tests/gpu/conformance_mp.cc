@@ -1,8 +1,9 @@
 // Conformance cases of backends/cuda/mp.h: mp_sgd_update,
 // mp_sgd_mom_update, multi_sgd_update, multi_sgd_mom_update,
-// multi_mp_sgd_update, multi_mp_sgd_mom_update (float32, float16 and
-// bfloat16 weights, several weights of different sizes per call, write,
-// add, in place, a weight skipped by a NULL output) and all_finite,
+// multi_mp_sgd_update, multi_mp_sgd_mom_update, mp_lamb_update_phase1
+// and _phase2 (float32, float16 and bfloat16 weights, several weights of
+// different sizes per call, write, add, in place, a weight skipped by a
+// NULL output) and all_finite,
 // multi_all_finite (NaN and infinities in float32, float16, bfloat16,
 // float64 inputs, integers, init_output on and off), on the GPU against
 // the CPU operators with the same inputs. Outputs are poisoned before a
@@ -237,6 +238,69 @@ const mxct::RegisterCase kMpCaseRegs[] = {
     MP_CASE("multi_mp_sgd_update"),  MP_CASE("multi_mp_sgd_mom_update"),
 };
 
+// ---- mp_lamb_update_phase1 / phase2 ----
+
+struct LambCase {
+  Kv kv;
+  int dt;  // the weight's dtype
+};
+
+const std::vector<LambCase> kLamb1 = {
+    {{{"wd", "0.01"}, {"t", "5"}}, MXC_DTYPE_FLOAT16},
+    {{{"wd", "0"}, {"t", "2"}, {"bias_correction", "false"},
+      {"clip_gradient", "0.3"}, {"rescale_grad", "2"}},
+     MXC_DTYPE_BFLOAT16},
+    {{{"wd", "0.1"}, {"t", "1"}}, MXC_DTYPE_FLOAT32},
+};
+
+const std::vector<LambCase> kLamb2 = {
+    {{{"lr", "0.01"}}, MXC_DTYPE_FLOAT16},
+    {{{"lr", "0.02"}, {"lower_bound", "0.5"}, {"upper_bound", "1.5"}},
+     MXC_DTYPE_BFLOAT16},
+    {{{"lr", "0.03"}}, MXC_DTYPE_FLOAT32},
+};
+
+// Phase 1 (weight, grad, mean, var, weight32 -> g float32) or phase 2
+// (weight, g, r1, r2, weight32 -> weight; r2 = 0 in the small case:
+// the plain learning rate), write and add, shapes of several sizes.
+void LambCases(int phase, int dev, std::mt19937 *g) {
+  const char *name =
+      phase == 1 ? "mp_lamb_update_phase1" : "mp_lamb_update_phase2";
+  const int f32 = MXC_DTYPE_FLOAT32;
+  const auto &cases = phase == 1 ? kLamb1 : kLamb2;
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const LambCase &c = cases[k];
+    for (const Dims &d : kMpShapes) {
+      std::vector<TArr> in = {RandArr(c.dt, d, -2, 2, g)};
+      if (phase == 1) {
+        in.push_back(RandArr(c.dt, d, -3, 3, g));
+        in.push_back(RandArr(f32, d, -.5f, .5f, g));
+        in.push_back(RandArr(f32, d, 0, 1, g));
+      } else {
+        in.push_back(RandArr(f32, d, -1, 1, g));
+        in.push_back(RandArr(f32, {1}, 0.2f, 2, g));
+        in.push_back(RandArr(f32, {1}, Numel(d) == 1 ? 0 : .5f, 3, g));
+        if (Numel(d) == 1) in.back().b = Bytes(4, 0);
+      }
+      in.push_back(RandArr(f32, d, -2, 2, g));
+      std::vector<TArr> out = {RandArr(phase == 1 ? f32 : c.dt, d, -1, 1, g)};
+      for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+        std::string what = std::string(name) + " case " + std::to_string(k) +
+                           " size " + std::to_string(Numel(d)) +
+                           (req == MXC_REQ_ADD ? " add" : " write");
+        CompareTyped(dev, what, name, c.kv, in, out, {req}, {-1});
+      }
+    }
+  }
+}
+
+const mxct::RegisterCase kLambCaseRegs[] = {
+    {"mp_lamb_update_phase1",
+     [](std::mt19937 *g) { LambCases(1, MXC_DEVICE_GPU, g); }},
+    {"mp_lamb_update_phase2",
+     [](std::mt19937 *g) { LambCases(2, MXC_DEVICE_GPU, g); }},
+};
+
 // ---- all_finite, multi_all_finite ----
 
 // Inputs of every checked dtype; `bad` puts a NaN or an infinity into
@@ -304,6 +368,8 @@ const mxct::RegisterCase kFiniteCaseRegs[] = {
 TEST(GpuConformanceMp, CasesAreValidCallsOnTheCpu) {
   std::mt19937 g(18);
   for (const MpOp &op : kMpOps) MpCases(op.name, MXC_DEVICE_CPU, &g);
+  LambCases(1, MXC_DEVICE_CPU, &g);
+  LambCases(2, MXC_DEVICE_CPU, &g);
   FiniteCases("all_finite", MXC_DEVICE_CPU, &g);
   FiniteCases("multi_all_finite", MXC_DEVICE_CPU, &g);
 }

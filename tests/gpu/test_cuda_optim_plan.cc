@@ -5,7 +5,8 @@
 // ftrl_update, signsgd_update, signum_update, ftml_update,
 // lamb_update_phase1 and _phase2; and mp_plan.h's (mp.cu's) plan and
 // rule for mp_sgd_update, mp_sgd_mom_update and the multi_* forms in
-// float32, float16 and bfloat16 weights, and all_finite's test; the new
+// float32, float16 and bfloat16 weights, mp_lamb_update_phase1/2, and
+// all_finite's test; the new
 // weight and every
 // state, in write, add and in-place calls, with and without gradient and
 // weight clipping, bitwise. The parameters reach the rules through the
@@ -675,6 +676,151 @@ TEST(CudaMpPlan, AllFiniteMatchesTheCpu) {
       mxc_ndarray_free(o);
     }
   }
+}
+
+// ---- mp_lamb_update_phase1 / phase2: mp_plan.h ----
+
+struct LambCase {
+  const char *name;
+  int phase;
+  Kv kv;
+  int dt;  // the weight's dtype
+};
+
+const std::vector<LambCase> kLamb = {
+    {"mp_lamb_update_phase1", 1, {{"wd", "0.01"}, {"t", "5"}},
+     MXC_DTYPE_FLOAT16},
+    {"mp_lamb_update_phase1", 1,
+     {{"wd", "0"}, {"t", "2"}, {"bias_correction", "false"},
+      {"clip_gradient", "0.3"}, {"rescale_grad", "2"}},
+     MXC_DTYPE_BFLOAT16},
+    {"mp_lamb_update_phase1", 1, {{"wd", "0.1"}, {"t", "1"}},
+     MXC_DTYPE_FLOAT32},
+    {"mp_lamb_update_phase2", 2, {{"lr", "0.01"}}, MXC_DTYPE_FLOAT16},
+    {"mp_lamb_update_phase2", 2,
+     {{"lr", "0.02"}, {"lower_bound", "0.5"}, {"upper_bound", "1.5"}},
+     MXC_DTYPE_BFLOAT16},
+    {"mp_lamb_update_phase2", 2, {{"lr", "0.03"}}, MXC_DTYPE_FLOAT32},
+};
+
+// weight, then phase 1's grad, mean, var or phase 2's g, r1, r2 (r2 = 0
+// when zero_r2), then weight32.
+std::vector<Arr> LambInputs(const LambCase &c, size_t n, bool zero_r2,
+                            std::mt19937 *g) {
+  const int f32 = MXC_DTYPE_FLOAT32;
+  std::vector<Arr> in = {RandArr(c.dt, n, -2, 2, g)};
+  if (c.phase == 1) {
+    in.push_back(RandArr(c.dt, n, -3, 3, g));
+    in.push_back(RandArr(f32, n, -.5f, .5f, g));
+    in.push_back(RandArr(f32, n, 0, 1, g));
+  } else {
+    in.push_back(RandArr(f32, n, -1, 1, g));
+    in.push_back(RandArr(f32, 1, 0.2f, 2, g));
+    in.push_back(zero_r2 ? Arr{f32, 1, Bytes(4, 0)} : RandArr(f32, 1, .5f, 3, g));
+  }
+  in.push_back(RandArr(f32, n, -2, 2, g));
+  return in;
+}
+
+// The CPU operator (ins updated: mean, var) into out.
+void LambCpu(const LambCase &c, std::vector<Arr> *in, Arr *out, int req) {
+  mxc_op h = nullptr;
+  ASSERT_EQ(mxc_op_find(c.name, &h), MXC_OK) << c.name;
+  std::vector<const char *> k, v;
+  for (const auto &p : c.kv) k.push_back(p.first.c_str());
+  for (const auto &p : c.kv) v.push_back(p.second.c_str());
+  std::vector<mxc_ndarray> a;
+  for (const Arr &x : *in) a.push_back(HostArr(x));
+  mxc_ndarray o = HostArr(*out);
+  ASSERT_EQ(mxc_op_invoke(h, k.data(), v.data(), (int)k.size(), a.data(),
+                          (int)a.size(), &o, 1, &req),
+            MXC_OK)
+      << c.name << ": " << mxc_last_error();
+  EXPECT_EQ(mxc_ndarray_copy_to_host(o, out->b.data(), out->b.size()), MXC_OK);
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_EQ(mxc_ndarray_copy_to_host(a[i], (*in)[i].b.data(),
+                                       (*in)[i].b.size()),
+              MXC_OK);
+  }
+  for (mxc_ndarray x : a) mxc_ndarray_free(x);
+  mxc_ndarray_free(o);
+}
+
+// mp.cu's run on host arrays: the plan, then the rule per element.
+void LambHost(const LambCase &c, const mxc__opt_ext_param *p,
+              std::vector<Arr> *in, Arr *out, int req) {
+  std::vector<mxc__gpu_array> gi;
+  for (Arr &x : *in) gi.push_back(GpuArr(&x));
+  mxc__gpu_array go = GpuArr(out);
+  mxc__gpu_call call;
+  std::memset(&call, 0, sizeof call);
+  call.param = p, call.in = gi.data(), call.n_in = (int)gi.size();
+  call.out = &go, call.n_out = 1, call.req = &req;
+  mxc__mp_lamb_step s = mxc__mp_lamb_plan(c.phase, p, &call);
+  for (int64_t i = 0; i < s.n; ++i) {
+    if (c.phase == 1) {
+      mxc__mp_lamb1(&s, i);
+    } else {
+      mxc__mp_lamb2(&s, i);
+    }
+  }
+}
+
+bool LambAgree(const LambCase &c, const mxc__opt_ext_param *p,
+               const std::vector<Arr> &in, int req, std::mt19937 *g) {
+  int odt = c.phase == 1 ? MXC_DTYPE_FLOAT32 : c.dt;
+  Arr out = RandArr(odt, in[0].n, -1, 1, g);
+  std::vector<Arr> ci = in, hi = in;
+  Arr co = out, ho = out;
+  LambCpu(c, &ci, &co, req);
+  LambHost(c, p, &hi, &ho, req);
+  bool ok = co.b == ho.b;
+  for (size_t i = 0; i < ci.size(); ++i) ok = ok && ci[i].b == hi[i].b;
+  return ok;
+}
+
+TEST(CudaMpPlan, MpLambMatchesTheCpuBitwise) {
+  std::mt19937 g(74);
+  for (size_t k = 0; k < kLamb.size(); ++k) {
+    const LambCase &c = kLamb[k];
+    void *param = Parse(c.name, c.kv);
+    const auto *p = (const mxc__opt_ext_param *)param;
+    for (size_t n : {7, 1031}) {
+      std::vector<Arr> in = LambInputs(c, n, n == 7, &g);
+      std::vector<int> dts;
+      for (const Arr &a : in) dts.push_back(a.dt);
+      dts.push_back(c.phase == 1 ? MXC_DTYPE_FLOAT32 : c.dt);
+      EXPECT_TRUE(mxc__mp_lamb_supports(c.phase, dts.data(), 5, 1)) << k;
+      for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+        EXPECT_TRUE(LambAgree(c, p, in, req, &g))
+            << c.name << " case " << k << " size " << n << " req " << req;
+      }
+    }
+    mxc__free(param);
+  }
+}
+
+// The comparison can fail: phase 1's bias correction from t - 1, phase
+// 2's bounds ignored.
+TEST(CudaMpPlan, AWrongLambPlanFails) {
+  std::mt19937 g(75);
+  void *param = Parse(kLamb[0].name, kLamb[0].kv);
+  mxc__opt_ext_param p = *(const mxc__opt_ext_param *)param;
+  mxc__free(param);
+  std::vector<Arr> in = LambInputs(kLamb[0], 1031, false, &g);
+  ASSERT_TRUE(LambAgree(kLamb[0], &p, in, MXC_REQ_WRITE, &g));
+  p.t -= 1;
+  EXPECT_FALSE(LambAgree(kLamb[0], &p, in, MXC_REQ_WRITE, &g));
+  param = Parse(kLamb[4].name, kLamb[4].kv);
+  p = *(const mxc__opt_ext_param *)param;
+  mxc__free(param);
+  in = LambInputs(kLamb[4], 1031, false, &g);
+  // r1 below the lower bound, so the clamp matters
+  const float small = 0.1f;
+  std::memcpy(in[2].b.data(), &small, 4);
+  ASSERT_TRUE(LambAgree(kLamb[4], &p, in, MXC_REQ_WRITE, &g));
+  p.lower_bound = -1;
+  EXPECT_FALSE(LambAgree(kLamb[4], &p, in, MXC_REQ_WRITE, &g));
 }
 
 }  // namespace
