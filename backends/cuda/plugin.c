@@ -23,6 +23,7 @@
 #include "backends/cuda/cast.h"
 #include "backends/cuda/dnn.h"
 #include "backends/cuda/elementwise.h"
+#include "backends/cuda/fill.h"
 #include "backends/cuda/fuse.h"
 #include "backends/cuda/half_types.h"
 #include "backends/cuda/loss.h"
@@ -157,6 +158,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_CAST_ROWS
     MXC__CUDA_LOSS_ROWS
     MXC__CUDA_MP_ROWS
+    MXC__CUDA_FILL_ROWS
 };
 
 /* Kernels for calls with sparse arrays (mxc__gpu_sparse_kernel). */

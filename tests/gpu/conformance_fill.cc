@@ -1,0 +1,212 @@
+// Conformance cases of backends/cuda/fill.h: _zeros, _ones, _full,
+// zeros_like, ones_like, _arange, _eye (float32, float64, float16,
+// bfloat16; several shapes, an empty one), add_n (1 to 70 inputs, so
+// several launches; in place on args[0]), BlockGrad, MakeLoss, make_loss
+// and _backward_MakeLoss (normalization null, batch, valid, with and
+// without valid elements, 100003 elements counted by one block), write
+// and add modes, on the GPU against the CPU operators with the same
+// inputs; outputs poisoned before a write.
+//
+// Tolerance: bitwise. The kernels run fill_plan.h's element rules, which
+// perform the CPU's operations (float, double, or float rounded to the
+// half type per step, as its rows) with one rounding per stored value
+// (-fmad=false); the host test tests/gpu:test_cuda_fill_plan checks them
+// bitwise against the CPU operators.
+#include <gtest/gtest-spi.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "mxc/mxc.h"
+#include "tests/gpu/conformance.h"
+#include "tests/gpu/typed_cases.h"
+
+namespace {
+
+using mxct::CompareTyped;
+using mxct::Dims;
+using mxct::Kv;
+using mxct::RandArr;
+using mxct::TArr;
+
+const int kDts[] = {MXC_DTYPE_FLOAT32, MXC_DTYPE_FLOAT64, MXC_DTYPE_FLOAT16,
+                    MXC_DTYPE_BFLOAT16};
+
+std::string DtName(int dt) {
+  return dt == MXC_DTYPE_FLOAT32   ? "float32"
+         : dt == MXC_DTYPE_FLOAT64 ? "float64"
+         : dt == MXC_DTYPE_FLOAT16 ? "float16"
+                                   : "bfloat16";
+}
+
+std::string ShapeText(const Dims &d) {
+  std::string s = "(";
+  for (int64_t v : d) s += std::to_string(v) + ",";
+  return s + ")";
+}
+
+// One call of op in write and add modes: inputs in, an output of shape d
+// and dtype dt (alias: the output is input 0, in place, as a third call).
+void Modes(int dev, const std::string &what, const char *op, const Kv &kv,
+           const std::vector<TArr> &in, int dt, const Dims &d,
+           bool inplace, std::mt19937 *g) {
+  for (int mode = 0; mode < (inplace ? 3 : 2); ++mode) {
+    std::vector<TArr> out = {RandArr(dt, d, -2, 2, g)};
+    int req = mode == 1 ? MXC_REQ_ADD : MXC_REQ_WRITE;
+    CompareTyped(dev, what + " mode " + std::to_string(mode), op, kv, in,
+                 out, {req}, {mode == 2 ? 0 : -1});
+  }
+}
+
+const std::vector<Dims> kShapes = {{3, 5, 2}, {1031}, {0, 3}};
+
+void ValueCases(const char *op, int dev, std::mt19937 *g) {
+  std::string name = op;
+  bool like = name == "zeros_like" || name == "ones_like";
+  for (int dt : kDts) {
+    for (const Dims &d : kShapes) {
+      Kv kv = {{"shape", ShapeText(d)}, {"dtype", DtName(dt)}};
+      if (like) kv.clear();
+      std::vector<TArr> in;
+      if (like) in.push_back(RandArr(dt, d, -1, 1, g));
+      std::string what = name + " " + DtName(dt) + " " + ShapeText(d);
+      if (name != "_full") {
+        Modes(dev, what, op, kv, in, dt, d, false, g);
+        continue;
+      }
+      for (const char *value : {"0.3", "-70000.5"}) {
+        Kv kvv = kv;
+        kvv.push_back({"value", value});
+        Modes(dev, what + " value " + value, op, kvv, in, dt, d, false, g);
+      }
+    }
+  }
+}
+
+// _arange: parameters and the output's length.
+const std::vector<std::pair<Kv, int64_t>> kArange = {
+    {{{"start", "0.1"}, {"stop", "7.3"}, {"step", "0.7"}, {"repeat", "2"}},
+     22},
+    {{{"start", "5"}}, 5},
+    {{{"start", "-3"}, {"stop", "3"}, {"step", "0.3"}}, 20},
+    {{{"start", "1000.5"}, {"stop", "900"}, {"step", "-0.37"}}, 272},
+    {{{"start", "2"}, {"stop", "1"}}, 0},
+};
+
+const std::vector<std::pair<Kv, Dims>> kEye = {
+    {{{"N", "4"}, {"M", "6"}, {"k", "1"}}, {4, 6}},
+    {{{"N", "5"}, {"k", "-2"}}, {5, 5}},
+    {{{"N", "3"}, {"M", "3"}, {"k", "5"}}, {3, 3}},
+    {{{"N", "70"}, {"M", "33"}}, {70, 33}},
+};
+
+void ArangeCases(int dev, std::mt19937 *g) {
+  for (int dt : kDts) {
+    for (size_t k = 0; k < kArange.size(); ++k) {
+      Kv kv = kArange[k].first;
+      kv.push_back({"dtype", DtName(dt)});
+      Modes(dev, "_arange case " + std::to_string(k) + " " + DtName(dt),
+            "_arange", kv, {}, dt, {kArange[k].second}, false, g);
+    }
+  }
+}
+
+void EyeCases(int dev, std::mt19937 *g) {
+  for (int dt : kDts) {
+    for (size_t k = 0; k < kEye.size(); ++k) {
+      Kv kv = kEye[k].first;
+      kv.push_back({"dtype", DtName(dt)});
+      Modes(dev, "_eye case " + std::to_string(k) + " " + DtName(dt), "_eye",
+            kv, {}, dt, kEye[k].second, false, g);
+    }
+  }
+}
+
+void AddNCases(int dev, std::mt19937 *g) {
+  const Dims d = {7, 150};
+  for (int dt : kDts) {
+    for (int n : {1, 2, 3, 70}) {
+      std::vector<TArr> in;
+      for (int i = 0; i < n; ++i) in.push_back(RandArr(dt, d, -2, 2, g));
+      Modes(dev, "add_n of " + std::to_string(n) + " " + DtName(dt), "add_n",
+            {{"num_args", std::to_string(n)}}, in, dt, d, true, g);
+    }
+  }
+}
+
+// BlockGrad in every dtype; MakeLoss and make_loss (float32 kernels).
+void CopyCases(const char *op, int dev, std::mt19937 *g) {
+  bool any = std::string(op) == "BlockGrad";
+  for (int dt : kDts) {
+    if (!any && dt != MXC_DTYPE_FLOAT32) continue;
+    for (const Dims &d : kShapes) {
+      std::vector<TArr> in = {RandArr(dt, d, -2, 2, g)};
+      Modes(dev, std::string(op) + " " + DtName(dt) + " " + ShapeText(d), op,
+            {}, in, dt, d, true, g);
+    }
+  }
+}
+
+void MakeLossGradCases(int dev, std::mt19937 *g) {
+  const int f32 = MXC_DTYPE_FLOAT32;
+  const std::vector<Kv> kvs = {
+      {},
+      {{"grad_scale", "3"}, {"normalization", "batch"}},
+      {{"grad_scale", "0.7"}, {"normalization", "valid"},
+       {"valid_thresh", "0.2"}},
+  };
+  const std::vector<Dims> shapes = {{6, 9}, {100003}, {0, 4}};
+  for (size_t k = 0; k < kvs.size(); ++k) {
+    for (const Dims &d : shapes) {
+      for (bool none_valid : {false, true}) {
+        std::vector<TArr> in = {RandArr(f32, d, -1, 1, g),
+                                RandArr(f32, d, none_valid ? -2 : -1,
+                                        none_valid ? 0 : 1, g)};
+        Modes(dev,
+              "_backward_MakeLoss case " + std::to_string(k) + " " +
+                  ShapeText(d) + (none_valid ? " none valid" : ""),
+              "_backward_MakeLoss", kvs[k], in, f32, d, false, g);
+      }
+    }
+  }
+}
+
+#define CASE(op, call) \
+  { op, [](std::mt19937 *g) { call; } }
+
+const mxct::RegisterCase kFillCaseRegs[] = {
+    CASE("_zeros", ValueCases("_zeros", MXC_DEVICE_GPU, g)),
+    CASE("_ones", ValueCases("_ones", MXC_DEVICE_GPU, g)),
+    CASE("_full", ValueCases("_full", MXC_DEVICE_GPU, g)),
+    CASE("zeros_like", ValueCases("zeros_like", MXC_DEVICE_GPU, g)),
+    CASE("ones_like", ValueCases("ones_like", MXC_DEVICE_GPU, g)),
+    CASE("_arange", ArangeCases(MXC_DEVICE_GPU, g)),
+    CASE("_eye", EyeCases(MXC_DEVICE_GPU, g)),
+    CASE("add_n", AddNCases(MXC_DEVICE_GPU, g)),
+    CASE("BlockGrad", CopyCases("BlockGrad", MXC_DEVICE_GPU, g)),
+    CASE("MakeLoss", CopyCases("MakeLoss", MXC_DEVICE_GPU, g)),
+    CASE("make_loss", CopyCases("make_loss", MXC_DEVICE_GPU, g)),
+    CASE("_backward_MakeLoss", MakeLossGradCases(MXC_DEVICE_GPU, g)),
+};
+
+// On every machine: the cases are valid calls, CPU against CPU (bitwise
+// equal there), so a GPU run does not spend its minutes on a broken case.
+TEST(GpuConformanceFill, CasesAreValidCallsOnTheCpu) {
+  std::mt19937 g(19);
+  for (const char *op : {"_zeros", "_ones", "_full", "zeros_like",
+                         "ones_like"}) {
+    ValueCases(op, MXC_DEVICE_CPU, &g);
+  }
+  ArangeCases(MXC_DEVICE_CPU, &g);
+  EyeCases(MXC_DEVICE_CPU, &g);
+  AddNCases(MXC_DEVICE_CPU, &g);
+  for (const char *op : {"BlockGrad", "MakeLoss", "make_loss"}) {
+    CopyCases(op, MXC_DEVICE_CPU, &g);
+  }
+  MakeLossGradCases(MXC_DEVICE_CPU, &g);
+}
+
+}  // namespace

@@ -1,0 +1,359 @@
+// The fills' and simple producers' per-element rules (backends/cuda/
+// fill_plan.h, what fill.cu runs on the device) run on the host against
+// the CPU operators through the C API, on every machine, bitwise: _zeros,
+// _ones, _full, zeros_like, ones_like, _arange, _eye, add_n (1 to 70
+// inputs: several launches), BlockGrad, MakeLoss, make_loss and
+// _backward_MakeLoss (every normalization), in float32, float64, float16
+// and bfloat16 where the operator takes them, write, add and in-place
+// calls. Parameters reach the rules through the operators' own parser
+// (mxc__op_parse_params), so a drift between ops/'s structs and the
+// rules' reading of them fails here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "backends/cuda/fill_plan.h"  // C and C++ (half_hd.h's templates)
+extern "C" {
+#include "core/base/alloc.h"
+#include "core/op/op.h"
+}
+#include "mxc/mxc.h"
+
+namespace {
+
+using Bytes = std::vector<uint8_t>;
+using Dims = std::vector<int64_t>;
+using Kv = std::vector<std::pair<std::string, std::string>>;
+
+struct Arr {
+  int dt;
+  Dims d;
+  Bytes b;
+};
+
+size_t Numel(const Dims &d) {
+  size_t n = 1;
+  for (int64_t v : d) n *= (size_t)v;
+  return n;
+}
+
+size_t Esize(int dt) {
+  return dt == MXC_DTYPE_FLOAT64 ? 8 : dt == MXC_DTYPE_FLOAT32 ? 4 : 2;
+}
+
+Arr RandArr(int dt, const Dims &d, double lo, double hi, std::mt19937 *g) {
+  std::uniform_real_distribution<double> u(lo, hi);
+  Arr a = {dt, d, Bytes(Numel(d) * Esize(dt))};
+  for (size_t i = 0; i < Numel(d); ++i) {
+    mxc__fill_st(a.b.data(), dt, (int64_t)i, u(*g));
+  }
+  return a;
+}
+
+void *Parse(const char *name, const Kv &kv) {
+  std::vector<const char *> k, v;
+  for (const auto &q : kv) k.push_back(q.first.c_str());
+  for (const auto &q : kv) v.push_back(q.second.c_str());
+  void *param = nullptr;
+  EXPECT_EQ(mxc__op_parse_params(mxc__op_find(name), k.data(), v.data(),
+                                 (int)k.size(), &param),
+            MXC_OK)
+      << name;
+  return param;
+}
+
+mxc_ndarray HostArr(const Arr &a) {
+  mxc_ndarray h = nullptr;
+  EXPECT_EQ(mxc_ndarray_create(a.d.data(), (int)a.d.size(), a.dt,
+                               MXC_DEVICE_CPU, 0, 0, &h),
+            MXC_OK)
+      << mxc_last_error();
+  if (!a.b.empty()) {
+    EXPECT_EQ(mxc_ndarray_copy_from_host(h, a.b.data(), a.b.size()), MXC_OK);
+  }
+  return h;
+}
+
+// The CPU operator: out from its initial values (inplace: the output is
+// input 0's array).
+void Cpu(const char *name, const Kv &kv, const std::vector<Arr> &in, Arr *out,
+         int req, bool inplace) {
+  mxc_op h = nullptr;
+  ASSERT_EQ(mxc_op_find(name, &h), MXC_OK) << name;
+  std::vector<const char *> k, v;
+  for (const auto &p : kv) k.push_back(p.first.c_str());
+  for (const auto &p : kv) v.push_back(p.second.c_str());
+  std::vector<mxc_ndarray> a;
+  for (const Arr &x : in) a.push_back(HostArr(inplace && a.empty() ? *out : x));
+  mxc_ndarray o = inplace ? a[0] : HostArr(*out);
+  ASSERT_EQ(mxc_op_invoke(h, k.data(), v.data(), (int)k.size(), a.data(),
+                          (int)a.size(), &o, 1, &req),
+            MXC_OK)
+      << name << ": " << mxc_last_error();
+  if (!out->b.empty()) {
+    EXPECT_EQ(mxc_ndarray_copy_to_host(o, out->b.data(), out->b.size()),
+              MXC_OK);
+  }
+  for (mxc_ndarray x : a) mxc_ndarray_free(x);
+  if (!inplace) mxc_ndarray_free(o);
+}
+
+mxc__gpu_array GpuArr(Arr *a) {
+  mxc__gpu_array g;
+  std::memset(&g, 0, sizeof g);
+  g.ptr = a->b.data();
+  g.size = (int64_t)Numel(a->d);
+  g.ndim = (int)a->d.size();
+  for (int i = 0; i < g.ndim; ++i) g.dims[i] = a->d[i];
+  g.dtype = a->dt;
+  return g;
+}
+
+// fill.cu's dispatch on the host: the same plan functions and element
+// rules, a loop in place of each launch.
+void Host(const char *name, const void *param, std::vector<Arr> *in,
+          Arr *out, int req, bool inplace) {
+  if (inplace) (*in)[0] = *out;
+  std::vector<mxc__gpu_array> gi;
+  for (Arr &x : *in) gi.push_back(GpuArr(&x));
+  mxc__gpu_array go = inplace ? gi[0] : GpuArr(out);
+  mxc__gpu_call c;
+  std::memset(&c, 0, sizeof c);
+  c.param = param, c.in = gi.data(), c.n_in = (int)gi.size();
+  c.out = &go, c.n_out = 1, c.req = &req;
+  int add = req == MXC_REQ_ADD, dt = go.dtype;
+  int64_t n = go.size;
+  std::string op = name;
+  double v = op == "_ones" || op == "ones_like" ? 1 : 0;
+  if (op == "_full") v = ((const mxc__fill_param *)param)->value;
+  for (int64_t i = 0; op == "_arange" && i < n; ++i) {
+    mxc__arange_plan q =
+        mxc__arange_plan_make((const mxc__arange_param *)param, dt);
+    mxc__fill_arange(&q, go.ptr, dt, add, i);
+  }
+  for (int64_t i = 0; op == "_eye" && i < n; ++i) {
+    mxc__fill_eye(go.dims[1], ((const mxc__eye_param *)param)->k, go.ptr, dt,
+                  add, i);
+  }
+  if (op == "_zeros" || op == "_ones" || op == "_full" ||
+      op == "zeros_like" || op == "ones_like") {
+    for (int64_t i = 0; i < n; ++i) mxc__fill_value(go.ptr, dt, add, v, i);
+  }
+  if (op == "add_n" || op == "BlockGrad" || op == "MakeLoss" ||
+      op == "make_loss") {
+    for (int j = 0; j < mxc__addn_launches(c.n_in); ++j) {
+      mxc__addn_plan q = mxc__addn_plan_make(&c, j);
+      for (int64_t i = 0; i < n; ++i) mxc__fill_addn(&q, go.ptr, i);
+    }
+  }
+  if (op == "_backward_MakeLoss") {
+    const auto *p = (const mxc__ml_param *)param;
+    int64_t valid = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      valid += mxc__ml_valid((const float *)gi[1].ptr, p->valid_thresh, i);
+    }
+    float g = (float)(p->grad_scale / mxc__ml_norm(p, &gi[1], valid));
+    for (int64_t i = 0; i < n; ++i) mxc__ml_grad((float *)go.ptr, g, add, i);
+  }
+  if (inplace) *out = (*in)[0];
+}
+
+// Host against CPU for one call; whether the outputs agree bitwise.
+bool Agree(const char *name, const Kv &kv, const std::vector<Arr> &in,
+           const Arr &base, int req, bool inplace) {
+  void *param = mxc__op_find(name)->param_size ? Parse(name, kv) : nullptr;
+  std::vector<Arr> hi = in;
+  Arr co = base, ho = base;
+  Cpu(name, kv, in, &co, req, inplace);
+  Host(name, param, &hi, &ho, req, inplace);
+  mxc__free(param);
+  return co.b == ho.b;
+}
+
+const int kDts[] = {MXC_DTYPE_FLOAT32, MXC_DTYPE_FLOAT64, MXC_DTYPE_FLOAT16,
+                    MXC_DTYPE_BFLOAT16};
+
+std::string DtName(int dt) {
+  return dt == MXC_DTYPE_FLOAT32   ? "float32"
+         : dt == MXC_DTYPE_FLOAT64 ? "float64"
+         : dt == MXC_DTYPE_FLOAT16 ? "float16"
+                                   : "bfloat16";
+}
+
+TEST(CudaFillPlan, FillsMatchTheCpuBitwise) {
+  std::mt19937 g(81);
+  const Dims d = {3, 5, 2};
+  for (int dt : kDts) {
+    Kv shape = {{"shape", "(3,5,2)"}, {"dtype", DtName(dt)}};
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      Arr base = RandArr(dt, d, -3, 3, &g);
+      for (const char *op : {"_zeros", "_ones"}) {
+        EXPECT_TRUE(Agree(op, shape, {}, base, req, false)) << op << dt;
+      }
+      for (const char *value : {"0.3", "-70000.5", "1e-9"}) {
+        Kv kv = shape;
+        kv.push_back({"value", value});
+        EXPECT_TRUE(Agree("_full", kv, {}, base, req, false)) << value << dt;
+      }
+      std::vector<Arr> like = {RandArr(dt, d, -1, 1, &g)};
+      for (const char *op : {"zeros_like", "ones_like"}) {
+        EXPECT_TRUE(Agree(op, {}, like, base, req, false)) << op << dt;
+      }
+    }
+  }
+}
+
+struct ArangeCase {
+  Kv kv;
+  double start, stop, step;
+  int repeat;
+};
+
+TEST(CudaFillPlan, ArangeAndEyeMatchTheCpuBitwise) {
+  std::mt19937 g(82);
+  const std::vector<ArangeCase> ar = {
+      {{{"start", "0.1"}, {"stop", "7.3"}, {"step", "0.7"}, {"repeat", "2"}},
+       0.1, 7.3, 0.7, 2},
+      {{{"start", "5"}}, 0, 5, 1, 1},
+      {{{"start", "-3"}, {"stop", "3"}, {"step", "0.3"}}, -3, 3, 0.3, 1},
+      {{{"start", "1000.5"}, {"stop", "900"}, {"step", "-0.37"}},
+       1000.5, 900, -0.37, 1},
+  };
+  for (int dt : kDts) {
+    for (size_t k = 0; k < ar.size(); ++k) {
+      const ArangeCase &c = ar[k];
+      Kv kv = c.kv;
+      kv.push_back({"dtype", DtName(dt)});
+      double len = std::ceil((c.stop - c.start) / c.step);
+      Dims d = {(int64_t)len * c.repeat};
+      for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+        Arr base = RandArr(dt, d, -3, 3, &g);
+        EXPECT_TRUE(Agree("_arange", kv, {}, base, req, false))
+            << "arange case " << k << " " << DtName(dt) << " req " << req;
+      }
+    }
+    const std::vector<std::pair<Kv, Dims>> eye = {
+        {{{"N", "4"}, {"M", "6"}, {"k", "1"}}, {4, 6}},
+        {{{"N", "5"}, {"k", "-2"}}, {5, 5}},
+        {{{"N", "3"}, {"M", "3"}, {"k", "5"}}, {3, 3}},
+        {{{"N", "7"}, {"M", "2"}}, {7, 2}},
+    };
+    for (size_t k = 0; k < eye.size(); ++k) {
+      Kv kv = eye[k].first;
+      kv.push_back({"dtype", DtName(dt)});
+      for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+        Arr base = RandArr(dt, eye[k].second, -3, 3, &g);
+        EXPECT_TRUE(Agree("_eye", kv, {}, base, req, false))
+            << "eye case " << k << " " << DtName(dt) << " req " << req;
+      }
+    }
+  }
+}
+
+TEST(CudaFillPlan, SumsAndCopiesMatchTheCpuBitwise) {
+  std::mt19937 g(83);
+  const Dims d = {7, 11};
+  for (int dt : kDts) {
+    for (int n_args : {1, 2, 3, 70}) {
+      std::vector<Arr> in;
+      for (int i = 0; i < n_args; ++i) in.push_back(RandArr(dt, d, -2, 2, &g));
+      Kv kv = {{"num_args", std::to_string(n_args)}};
+      for (int mode = 0; mode < 3; ++mode) {
+        Arr base = RandArr(dt, d, -2, 2, &g);
+        int req = mode == 1 ? MXC_REQ_ADD : MXC_REQ_WRITE;
+        EXPECT_TRUE(Agree("add_n", kv, in, base, req, mode == 2))
+            << "add_n of " << n_args << " " << DtName(dt) << " mode " << mode;
+      }
+    }
+    std::vector<Arr> one = {RandArr(dt, d, -2, 2, &g)};
+    const char *const copies[] = {"BlockGrad", "MakeLoss", "make_loss"};
+    for (const char *op : copies) {
+      // MakeLoss and make_loss take float32 and float64 only.
+      if (op != copies[0] && dt != MXC_DTYPE_FLOAT32 &&
+          dt != MXC_DTYPE_FLOAT64) {
+        continue;
+      }
+      for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+        Arr base = RandArr(dt, d, -2, 2, &g);
+        EXPECT_TRUE(Agree(op, {}, one, base, req, false)) << op << dt;
+      }
+    }
+  }
+}
+
+TEST(CudaFillPlan, MakeLossGradientMatchesTheCpuBitwise) {
+  std::mt19937 g(84);
+  const Dims d = {6, 9};
+  std::vector<Arr> in = {RandArr(MXC_DTYPE_FLOAT32, d, -1, 1, &g),
+                         RandArr(MXC_DTYPE_FLOAT32, d, -1, 1, &g)};
+  std::vector<Arr> below = {in[0], RandArr(MXC_DTYPE_FLOAT32, d, -2, 0, &g)};
+  const std::vector<Kv> kvs = {
+      {},
+      {{"grad_scale", "3"}, {"normalization", "batch"}},
+      {{"grad_scale", "0.7"}, {"normalization", "valid"},
+       {"valid_thresh", "0.2"}},
+  };
+  for (size_t k = 0; k < kvs.size(); ++k) {
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      Arr base = RandArr(MXC_DTYPE_FLOAT32, d, -2, 2, &g);
+      EXPECT_TRUE(Agree("_backward_MakeLoss", kvs[k], in, base, req, false))
+          << "case " << k << " req " << req;
+      // no valid element: the normalizer is 1
+      EXPECT_TRUE(
+          Agree("_backward_MakeLoss", kvs[k], below, base, req, false))
+          << "case " << k << " req " << req << ", none valid";
+    }
+  }
+}
+
+// The comparison can fail: a wrong value, add_n's first ADD step rounded
+// to float16 before the old value is added, a wrong eye diagonal.
+TEST(CudaFillPlan, AWrongRuleFails) {
+  std::mt19937 g(85);
+  Arr base = RandArr(MXC_DTYPE_FLOAT16, {40}, -2, 2, &g);
+  void *param = Parse("_full", {{"shape", "(40,)"}, {"value", "0.3"},
+                                {"dtype", "float16"}});
+  ((mxc__fill_param *)param)->value = 0.30001;
+  std::vector<Arr> none;
+  Arr co = base, ho = base;
+  Cpu("_full", {{"shape", "(40,)"}, {"value", "0.3"}, {"dtype", "float16"}},
+      none, &co, MXC_REQ_ADD, false);
+  Host("_full", param, &none, &ho, MXC_REQ_ADD, false);
+  mxc__free(param);
+  EXPECT_NE(co.b, ho.b);
+  // add_n: (a + b) rounded to float16 first, then added to the output.
+  std::vector<Arr> in = {RandArr(MXC_DTYPE_FLOAT16, {40}, -2, 2, &g),
+                         RandArr(MXC_DTYPE_FLOAT16, {40}, -2, 2, &g)};
+  co = base;
+  Cpu("add_n", {{"num_args", "2"}}, in, &co, MXC_REQ_ADD, false);
+  Arr wrong = base;
+  for (int64_t i = 0; i < 40; ++i) {
+    double s = mxc__fill_round(
+        MXC_DTYPE_FLOAT16,
+        mxc__fill_sum(MXC_DTYPE_FLOAT16,
+                      mxc__fill_ld(in[0].b.data(), MXC_DTYPE_FLOAT16, i),
+                      mxc__fill_ld(in[1].b.data(), MXC_DTYPE_FLOAT16, i)));
+    mxc__fill_value(wrong.b.data(), MXC_DTYPE_FLOAT16, 1, s, i);
+  }
+  EXPECT_NE(co.b, wrong.b);
+  ho = base;
+  std::vector<Arr> hi = in;
+  Host("add_n", nullptr, &hi, &ho, MXC_REQ_ADD, false);
+  EXPECT_EQ(co.b, ho.b);
+  // _eye with k off by one
+  param = Parse("_eye", {{"N", "4"}, {"k", "1"}});
+  ((mxc__eye_param *)param)->k = 0;
+  Arr e = {MXC_DTYPE_FLOAT32, {4, 4}, Bytes(64, 0)}, ce = e;
+  Cpu("_eye", {{"N", "4"}, {"k", "1"}}, none, &ce, MXC_REQ_WRITE, false);
+  Host("_eye", param, &none, &e, MXC_REQ_WRITE, false);
+  mxc__free(param);
+  EXPECT_NE(ce.b, e.b);
+}
+
+}  // namespace
