@@ -13,7 +13,7 @@
 
 namespace {
 
-#define GRID_LOOP(n)                                                     \
+#define GRID_LOOP(n)                                                   \
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; \
        i < (n); i += (long long)gridDim.x * blockDim.x)
 
@@ -87,8 +87,7 @@ int check(const mxc__gpu_call *c, int from, char *why, size_t why_len) {
 int begin(const mxc__gpu_call *c, int from, int *rc, char *why,
           size_t why_len) {
   *rc = check(c, from, why, why_len);
-  if (*rc != MXC_OK || c->req[0] == MXC__GPU_REQ_NULL ||
-      c->out[0].size == 0) {
+  if (*rc != MXC_OK || c->req[0] == MXC__GPU_REQ_NULL || c->out[0].size == 0) {
     return 0;
   }
   *rc = mxc__cuda_use_device(c->dev, why, why_len);
@@ -117,8 +116,8 @@ int run_sum(const mxc__gpu_call *c, char *why, size_t why_len) {
   if (!begin(c, 0, &rc, why, why_len)) return rc;
   long long n = c->out[0].size;
   for (int j = 0; j < mxc__addn_launches(c->n_in); ++j) {
-    addn_kernel<<<MXC__CUDA_GRID(n)>>>(mxc__addn_plan_make(c, j),
-                                       c->out[0].ptr, n);
+    addn_kernel<<<MXC__CUDA_GRID(n)>>>(mxc__addn_plan_make(c, j), c->out[0].ptr,
+                                       n);
   }
   return mxc__cuda_finish("add_n kernel", why, why_len);
 }
@@ -171,8 +170,8 @@ extern "C" int mxc__cuda_fill_eye(const mxc__gpu_call *c, char *why,
   if (!begin(c, 0, &rc, why, why_len)) return rc;
   long long n = c->out[0].size;
   eye_kernel<<<MXC__CUDA_GRID(n)>>>(
-      c->out[0].dims[1], ((const mxc__eye_param *)c->param)->k,
-      c->out[0].ptr, c->out[0].dtype, add_mode(c), n);
+      c->out[0].dims[1], ((const mxc__eye_param *)c->param)->k, c->out[0].ptr,
+      c->out[0].dtype, add_mode(c), n);
   return mxc__cuda_finish("eye kernel", why, why_len);
 }
 
@@ -216,8 +215,7 @@ extern "C" int mxc__cuda_fill_make_loss_bwd(const mxc__gpu_call *c, char *why,
   return mxc__cuda_finish("MakeLoss gradient kernel", why, why_len);
 }
 
-extern "C" int mxc__cuda_fill_supports_out(const int *dt, int n_in,
-                                           int n_out) {
+extern "C" int mxc__cuda_fill_supports_out(const int *dt, int n_in, int n_out) {
   return n_out == 1 && (dt[n_in] == -1 || mxc__fill_dtype_ok(dt[n_in]));
 }
 

@@ -15,18 +15,18 @@ extern "C" {
 #endif
 
 /* X(function suffix, operator, supports): the kernels. */
-#define MXC__CUDA_FILL_OPS(X)                                     \
-  X(zeros, "_zeros", mxc__cuda_fill_supports_out)                 \
-  X(ones, "_ones", mxc__cuda_fill_supports_out)                   \
-  X(full, "_full", mxc__cuda_fill_supports_out)                   \
-  X(arange, "_arange", mxc__cuda_fill_supports_out)               \
-  X(eye, "_eye", mxc__cuda_fill_supports_out)                     \
-  X(zeros_like, "zeros_like", mxc__cuda_fill_supports_same)       \
-  X(ones_like, "ones_like", mxc__cuda_fill_supports_same)         \
-  X(add_n, "add_n", mxc__cuda_fill_supports_same)                 \
-  X(block_grad, "BlockGrad", mxc__cuda_fill_supports_same)        \
-  X(make_loss_fwd, "MakeLoss", NULL)                              \
-  X(make_loss, "make_loss", NULL)                                 \
+#define MXC__CUDA_FILL_OPS(X)                               \
+  X(zeros, "_zeros", mxc__cuda_fill_supports_out)           \
+  X(ones, "_ones", mxc__cuda_fill_supports_out)             \
+  X(full, "_full", mxc__cuda_fill_supports_out)             \
+  X(arange, "_arange", mxc__cuda_fill_supports_out)         \
+  X(eye, "_eye", mxc__cuda_fill_supports_out)               \
+  X(zeros_like, "zeros_like", mxc__cuda_fill_supports_same) \
+  X(ones_like, "ones_like", mxc__cuda_fill_supports_same)   \
+  X(add_n, "add_n", mxc__cuda_fill_supports_same)           \
+  X(block_grad, "BlockGrad", mxc__cuda_fill_supports_same)  \
+  X(make_loss_fwd, "MakeLoss", NULL)                        \
+  X(make_loss, "make_loss", NULL)                           \
   X(make_loss_bwd, "_backward_MakeLoss", NULL)
 
 /* mxc__cuda_fill_<suffix>(c): runs call c on gpu(c->dev), on the call's

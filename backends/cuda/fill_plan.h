@@ -38,23 +38,32 @@
 /* Element i of an array of dtype dt, as a double (exact). */
 MXC__FILL_HD double mxc__fill_ld(const void *p, int dt, int64_t i) {
   switch (dt) {
-    case MXC_DTYPE_FLOAT32: return ((const float *)p)[i];
-    case MXC_DTYPE_FLOAT64: return ((const double *)p)[i];
+    case MXC_DTYPE_FLOAT32:
+      return ((const float *)p)[i];
+    case MXC_DTYPE_FLOAT64:
+      return ((const double *)p)[i];
     case MXC_DTYPE_FLOAT16:
       return mxc__hd_f16_to_f32(((const uint16_t *)p)[i]);
-    default: return mxc__hd_bf16_to_f32(((const uint16_t *)p)[i]);
+    default:
+      return mxc__hd_bf16_to_f32(((const uint16_t *)p)[i]);
   }
 }
 
 /* Stores v rounded to dt (half types through float, as mxc__blob_set). */
 MXC__FILL_HD void mxc__fill_st(void *p, int dt, int64_t i, double v) {
   switch (dt) {
-    case MXC_DTYPE_FLOAT32: ((float *)p)[i] = (float)v; break;
-    case MXC_DTYPE_FLOAT64: ((double *)p)[i] = v; break;
+    case MXC_DTYPE_FLOAT32:
+      ((float *)p)[i] = (float)v;
+      break;
+    case MXC_DTYPE_FLOAT64:
+      ((double *)p)[i] = v;
+      break;
     case MXC_DTYPE_FLOAT16:
       ((uint16_t *)p)[i] = mxc__hd_f32_to_f16((float)v);
       break;
-    default: ((uint16_t *)p)[i] = mxc__hd_f32_to_bf16((float)v); break;
+    default:
+      ((uint16_t *)p)[i] = mxc__hd_f32_to_bf16((float)v);
+      break;
   }
 }
 
@@ -71,8 +80,8 @@ typedef struct mxc__arange_plan {
 } mxc__arange_plan;
 
 /* Host only: start/step rounded to float unless the output is float64. */
-static inline mxc__arange_plan mxc__arange_plan_make(
-    const mxc__arange_param *p, int dt) {
+static inline mxc__arange_plan mxc__arange_plan_make(const mxc__arange_param *p,
+                                                     int dt) {
   mxc__arange_plan q;
   int f64 = dt == MXC_DTYPE_FLOAT64;
   q.start = f64 ? p->start : (double)(float)p->start;
@@ -81,8 +90,8 @@ static inline mxc__arange_plan mxc__arange_plan_make(
   return q;
 }
 
-MXC__FILL_HD void mxc__fill_arange(const mxc__arange_plan *q, void *out,
-                                   int dt, int add, int64_t i) {
+MXC__FILL_HD void mxc__fill_arange(const mxc__arange_plan *q, void *out, int dt,
+                                   int add, int64_t i) {
   int64_t k = i / q->repeat;
   if (dt == MXC_DTYPE_FLOAT32) { /* float arithmetic, as the CPU's loop */
     float v = (float)q->start + (float)k * (float)q->step;

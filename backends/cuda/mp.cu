@@ -18,8 +18,8 @@ namespace {
 // reads before it writes, one element per thread.
 __global__ void step_kernel(mxc__mp_step s) {
   long long stride = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-       i < s.n; i += stride) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < s.n;
+       i += stride) {
     mxc__mp_elem(&s, i);
   }
 }
@@ -68,8 +68,8 @@ int run(const mxc__gpu_call *c, char *why, size_t why_len) {
 template <int PHASE>
 __global__ void lamb_kernel(mxc__mp_lamb_step s) {
   long long stride = (long long)gridDim.x * blockDim.x;
-  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-       i < s.n; i += stride) {
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < s.n;
+       i += stride) {
     if (PHASE == 1) {
       mxc__mp_lamb1(&s, i);
     } else {
@@ -80,11 +80,10 @@ __global__ void lamb_kernel(mxc__mp_lamb_step s) {
 
 // Five inputs of the output's size but phase 2's norms r1, r2 (one
 // element each).
-int check_lamb(int phase, const mxc__gpu_call *c, char *why,
-               size_t why_len) {
+int check_lamb(int phase, const mxc__gpu_call *c, char *why, size_t why_len) {
   if (c->n_in != 5 || c->n_out != 1) {
-    snprintf(why, why_len, "%d inputs, %d outputs; expected 5 and 1",
-             c->n_in, c->n_out);
+    snprintf(why, why_len, "%d inputs, %d outputs; expected 5 and 1", c->n_in,
+             c->n_out);
     return MXC_ERR_INVALID_ARGUMENT;
   }
   for (int i = 0; i < 5; ++i) {
@@ -117,8 +116,7 @@ int run_lamb(const mxc__gpu_call *c, char *why, size_t why_len) {
 __global__ void set_kernel(float *flag) { *flag = 1.f; }
 
 // Every thread that meets a non-finite element writes the same 0.
-__global__ void finite_kernel(const void *p, int dt, long long n,
-                              float *flag) {
+__global__ void finite_kernel(const void *p, int dt, long long n, float *flag) {
   long long stride = (long long)gridDim.x * blockDim.x;
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
        i += stride) {
@@ -148,26 +146,21 @@ extern "C" int mxc__cuda_all_finite(const mxc__gpu_call *c, char *why,
   for (int i = 0; i < c->n_in; ++i) {
     long long n = c->in[i].size;
     if (n == 0) continue;
-    finite_kernel<<<MXC__CUDA_GRID(n)>>>(c->in[i].ptr, c->in[i].dtype, n,
-                                         flag);
+    finite_kernel<<<MXC__CUDA_GRID(n)>>>(c->in[i].ptr, c->in[i].dtype, n, flag);
   }
   return mxc__cuda_finish("all_finite kernel", why, why_len);
 }
 
-extern "C" int mxc__cuda_mp_lamb1(const mxc__gpu_call *c, char *why,
-                                   size_t n) {
+extern "C" int mxc__cuda_mp_lamb1(const mxc__gpu_call *c, char *why, size_t n) {
   return run_lamb<1>(c, why, n);
 }
-extern "C" int mxc__cuda_mp_lamb2(const mxc__gpu_call *c, char *why,
-                                   size_t n) {
+extern "C" int mxc__cuda_mp_lamb2(const mxc__gpu_call *c, char *why, size_t n) {
   return run_lamb<2>(c, why, n);
 }
-extern "C" int mxc__cuda_mp_lamb1_supports(const int *dt, int n_in,
-                                            int n_out) {
+extern "C" int mxc__cuda_mp_lamb1_supports(const int *dt, int n_in, int n_out) {
   return mxc__mp_lamb_supports(1, dt, n_in, n_out);
 }
-extern "C" int mxc__cuda_mp_lamb2_supports(const int *dt, int n_in,
-                                            int n_out) {
+extern "C" int mxc__cuda_mp_lamb2_supports(const int *dt, int n_in, int n_out) {
   return mxc__mp_lamb_supports(2, dt, n_in, n_out);
 }
 
@@ -176,13 +169,12 @@ extern "C" int mxc__cuda_all_finite_supports(const int *dt, int n_in,
   return n_out == 1 && (dt[n_in] == -1 || dt[n_in] == MXC_DTYPE_FLOAT32);
 }
 
-#define MXC__MP_DEFINE(fn, kind, name)                                      \
-  extern "C" int mxc__cuda_##fn(const mxc__gpu_call *c, char *why,          \
-                                size_t n) {                                 \
-    return run<kind>(c, why, n);                                            \
-  }                                                                         \
-  extern "C" int mxc__cuda_##fn##_supports(const int *dt, int n_in,         \
-                                           int n_out) {                     \
-    return mxc__mp_supports(kind, dt, n_in, n_out);                         \
+#define MXC__MP_DEFINE(fn, kind, name)                                         \
+  extern "C" int mxc__cuda_##fn(const mxc__gpu_call *c, char *why, size_t n) { \
+    return run<kind>(c, why, n);                                               \
+  }                                                                            \
+  extern "C" int mxc__cuda_##fn##_supports(const int *dt, int n_in,            \
+                                           int n_out) {                        \
+    return mxc__mp_supports(kind, dt, n_in, n_out);                            \
   }
 MXC__CUDA_MP_OPS(MXC__MP_DEFINE)

@@ -16,12 +16,12 @@ extern "C" {
 #endif
 
 /* The X-macro of the updates: X(function suffix, kind, operator). */
-#define MXC__CUDA_MP_OPS(X)                                      \
-  X(mp_sgd_update, MXC__MP_SGD, "mp_sgd_update")                 \
-  X(mp_sgd_mom_update, MXC__MP_SGD_MOM, "mp_sgd_mom_update")     \
-  X(multi_sgd_update, MXC__MP_MULTI, "multi_sgd_update")         \
+#define MXC__CUDA_MP_OPS(X)                                          \
+  X(mp_sgd_update, MXC__MP_SGD, "mp_sgd_update")                     \
+  X(mp_sgd_mom_update, MXC__MP_SGD_MOM, "mp_sgd_mom_update")         \
+  X(multi_sgd_update, MXC__MP_MULTI, "multi_sgd_update")             \
   X(multi_sgd_mom_update, MXC__MP_MULTI_MOM, "multi_sgd_mom_update") \
-  X(multi_mp_sgd_update, MXC__MP_MULTI_MP, "multi_mp_sgd_update") \
+  X(multi_mp_sgd_update, MXC__MP_MULTI_MP, "multi_mp_sgd_update")    \
   X(multi_mp_sgd_mom_update, MXC__MP_MULTI_MP_MOM, "multi_mp_sgd_mom_update")
 
 /* mxc__cuda_<op>(c): runs call c (groups of inputs per weight, one output
@@ -30,8 +30,8 @@ extern "C" {
  * the CPU does; an output in mode NULL skips its group. supports: the
  * dtypes of mxc__mp_supports (mp_plan.h). Thread-safety: any thread (no
  * state). */
-#define MXC__CUDA_MP_DECL(fn, kind, name)                               \
-  int mxc__cuda_##fn(const mxc__gpu_call *c, char *why, size_t n);     \
+#define MXC__CUDA_MP_DECL(fn, kind, name)                          \
+  int mxc__cuda_##fn(const mxc__gpu_call *c, char *why, size_t n); \
   int mxc__cuda_##fn##_supports(const int *dt, int n_in, int n_out);
 MXC__CUDA_MP_OPS(MXC__CUDA_MP_DECL)
 #undef MXC__CUDA_MP_DECL
@@ -56,14 +56,14 @@ int mxc__cuda_all_finite_supports(const int *dt, int n_in, int n_out);
 /* The kernel table's rows (plugin.c). */
 #define MXC__CUDA_MP_ROW(fn, kind, name) \
   {name, mxc__cuda_##fn##_supports, mxc__cuda_##fn},
-#define MXC__CUDA_MP_ROWS                                                 \
-  MXC__CUDA_MP_OPS(MXC__CUDA_MP_ROW)                                      \
-  {"mp_lamb_update_phase1", mxc__cuda_mp_lamb1_supports,                  \
-   mxc__cuda_mp_lamb1},                                                   \
-      {"mp_lamb_update_phase2", mxc__cuda_mp_lamb2_supports,              \
-       mxc__cuda_mp_lamb2},                                               \
-  {"all_finite", mxc__cuda_all_finite_supports, mxc__cuda_all_finite},    \
-      {"multi_all_finite", mxc__cuda_all_finite_supports,                 \
+#define MXC__CUDA_MP_ROWS                                                  \
+  MXC__CUDA_MP_OPS(MXC__CUDA_MP_ROW){"mp_lamb_update_phase1",              \
+                                     mxc__cuda_mp_lamb1_supports,          \
+                                     mxc__cuda_mp_lamb1},                  \
+      {"mp_lamb_update_phase2", mxc__cuda_mp_lamb2_supports,               \
+       mxc__cuda_mp_lamb2},                                                \
+      {"all_finite", mxc__cuda_all_finite_supports, mxc__cuda_all_finite}, \
+      {"multi_all_finite", mxc__cuda_all_finite_supports,                  \
        mxc__cuda_all_finite},
 
 #ifdef __cplusplus

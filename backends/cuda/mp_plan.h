@@ -174,8 +174,8 @@ static inline int mxc__mp_supports(int kind, const int *dt, int n_in,
  * Rounding as optim_plan.h's LAMB (ADD adds the old value in double). */
 typedef struct mxc__mp_lamb_step {
   mxc__opt3_plan q;
-  const void *grad;       /* phase 1, of dtype dt */
-  float *mean, *var;      /* phase 1 */
+  const void *grad;         /* phase 1, of dtype dt */
+  float *mean, *var;        /* phase 1 */
   const float *g, *r1, *r2; /* phase 2 */
   const float *w32;
   void *out; /* float32 (phase 1) or dt (phase 2) */
@@ -185,14 +185,13 @@ typedef struct mxc__mp_lamb_step {
 
 MXC__MP_HD void mxc__mp_lamb1(const mxc__mp_lamb_step *s, int64_t i) {
   const mxc__opt_ext_param *p = &s->q.p;
-  double r =
-      mxc__mp_clip(p->rescale_grad * mxc__mp_ld(s->grad, s->dt, i),
-                   p->clip_gradient);
+  double r = mxc__mp_clip(p->rescale_grad * mxc__mp_ld(s->grad, s->dt, i),
+                          p->clip_gradient);
   double m = p->beta1 * s->mean[i] + (1 - p->beta1) * r;
   double u = p->beta2 * s->var[i] + (1 - p->beta2) * r * r;
   s->mean[i] = (float)m, s->var[i] = (float)u;
-  double up = (m / s->q.c1) / (sqrt(u / s->q.c2) + p->epsilon) +
-              p->wd * s->w32[i];
+  double up =
+      (m / s->q.c1) / (sqrt(u / s->q.c2) + p->epsilon) + p->wd * s->w32[i];
   mxc__opt3_store((float *)s->out, i, up, s->add);
 }
 
@@ -205,11 +204,11 @@ MXC__MP_HD void mxc__mp_lamb2(const mxc__mp_lamb_step *s, int64_t i) {
 
 /* The step of call c of phase 1 or 2 (parameters p, c->req[0] not NULL).
  * Host only. */
-static inline mxc__mp_lamb_step mxc__mp_lamb_plan(
-    int phase, const mxc__opt_ext_param *p, const mxc__gpu_call *c) {
+static inline mxc__mp_lamb_step mxc__mp_lamb_plan(int phase,
+                                                  const mxc__opt_ext_param *p,
+                                                  const mxc__gpu_call *c) {
   mxc__mp_lamb_step s;
-  s.q = mxc__opt3_plan_make(phase == 1 ? MXC__OPT3_LAMB1 : MXC__OPT3_LAMB2,
-                            p);
+  s.q = mxc__opt3_plan_make(phase == 1 ? MXC__OPT3_LAMB1 : MXC__OPT3_LAMB2, p);
   s.grad = c->in[1].ptr;
   s.mean = (float *)c->in[2].ptr, s.var = (float *)c->in[3].ptr;
   s.g = (const float *)c->in[1].ptr;

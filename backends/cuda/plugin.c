@@ -27,6 +27,7 @@
 #include "backends/cuda/fuse.h"
 #include "backends/cuda/half_types.h"
 #include "backends/cuda/loss.h"
+#include "backends/cuda/loss2.h"
 #include "backends/cuda/mp.h"
 #include "backends/cuda/rng.h"
 #include "backends/cuda/sdot.h"
@@ -159,6 +160,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_LOSS_ROWS
     MXC__CUDA_MP_ROWS
     MXC__CUDA_FILL_ROWS
+    MXC__CUDA_LOSS2_ROWS
 };
 
 /* Kernels for calls with sparse arrays (mxc__gpu_sparse_kernel). */

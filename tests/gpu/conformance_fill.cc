@@ -5,13 +5,22 @@
 // and _backward_MakeLoss (normalization null, batch, valid, with and
 // without valid elements, 100003 elements counted by one block), write
 // and add modes, on the GPU against the CPU operators with the same
-// inputs; outputs poisoned before a write.
+// inputs; outputs poisoned before a write. And of backends/cuda/loss2.h:
+// the regression outputs, smooth_l1, softmin, SoftmaxActivation,
+// softmax_cross_entropy and their gradients (float32; labels that are no
+// class among softmax_cross_entropy's).
 //
-// Tolerance: bitwise. The kernels run fill_plan.h's element rules, which
+// Tolerance: fills bitwise. The kernels run fill_plan.h's element rules, which
 // perform the CPU's operations (float, double, or float rounded to the
 // half type per step, as its rows) with one rounding per stored value
 // (-fmad=false); the host test tests/gpu:test_cuda_fill_plan checks them
-// bitwise against the CPU operators.
+// bitwise against the CPU operators. loss2.h's kernels: bitwise where no
+// exp or log is involved (the same double operations in the same order),
+// else within 1 (LogisticRegressionOutput) or 2 (the softmax sums and
+// softmax_cross_entropy's) float ulps of max(|value|, 1): the device's
+// double exp and log may differ from glibc's by an ulp of double, which
+// moves a float only at a rounding tie, and the sums carry such
+// differences along.
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
@@ -51,13 +60,13 @@ std::string ShapeText(const Dims &d) {
 // One call of op in write and add modes: inputs in, an output of shape d
 // and dtype dt (alias: the output is input 0, in place, as a third call).
 void Modes(int dev, const std::string &what, const char *op, const Kv &kv,
-           const std::vector<TArr> &in, int dt, const Dims &d,
-           bool inplace, std::mt19937 *g) {
+           const std::vector<TArr> &in, int dt, const Dims &d, bool inplace,
+           std::mt19937 *g) {
   for (int mode = 0; mode < (inplace ? 3 : 2); ++mode) {
     std::vector<TArr> out = {RandArr(dt, d, -2, 2, g)};
     int req = mode == 1 ? MXC_REQ_ADD : MXC_REQ_WRITE;
-    CompareTyped(dev, what + " mode " + std::to_string(mode), op, kv, in,
-                 out, {req}, {mode == 2 ? 0 : -1});
+    CompareTyped(dev, what + " mode " + std::to_string(mode), op, kv, in, out,
+                 {req}, {mode == 2 ? 0 : -1});
   }
 }
 
@@ -88,8 +97,7 @@ void ValueCases(const char *op, int dev, std::mt19937 *g) {
 
 // _arange: parameters and the output's length.
 const std::vector<std::pair<Kv, int64_t>> kArange = {
-    {{{"start", "0.1"}, {"stop", "7.3"}, {"step", "0.7"}, {"repeat", "2"}},
-     22},
+    {{{"start", "0.1"}, {"stop", "7.3"}, {"step", "0.7"}, {"repeat", "2"}}, 22},
     {{{"start", "5"}}, 5},
     {{{"start", "-3"}, {"stop", "3"}, {"step", "0.3"}}, 20},
     {{{"start", "1000.5"}, {"stop", "900"}, {"step", "-0.37"}}, 272},
@@ -155,16 +163,17 @@ void MakeLossGradCases(int dev, std::mt19937 *g) {
   const std::vector<Kv> kvs = {
       {},
       {{"grad_scale", "3"}, {"normalization", "batch"}},
-      {{"grad_scale", "0.7"}, {"normalization", "valid"},
+      {{"grad_scale", "0.7"},
+       {"normalization", "valid"},
        {"valid_thresh", "0.2"}},
   };
   const std::vector<Dims> shapes = {{6, 9}, {100003}, {0, 4}};
   for (size_t k = 0; k < kvs.size(); ++k) {
     for (const Dims &d : shapes) {
       for (bool none_valid : {false, true}) {
-        std::vector<TArr> in = {RandArr(f32, d, -1, 1, g),
-                                RandArr(f32, d, none_valid ? -2 : -1,
-                                        none_valid ? 0 : 1, g)};
+        std::vector<TArr> in = {
+            RandArr(f32, d, -1, 1, g),
+            RandArr(f32, d, none_valid ? -2 : -1, none_valid ? 0 : 1, g)};
         Modes(dev,
               "_backward_MakeLoss case " + std::to_string(k) + " " +
                   ShapeText(d) + (none_valid ? " none valid" : ""),
@@ -174,8 +183,10 @@ void MakeLossGradCases(int dev, std::mt19937 *g) {
   }
 }
 
-#define CASE(op, call) \
-  { op, [](std::mt19937 *g) { call; } }
+#define CASE(op, call)                \
+  {                                   \
+    op, [](std::mt19937 *g) { call; } \
+  }
 
 const mxct::RegisterCase kFillCaseRegs[] = {
     CASE("_zeros", ValueCases("_zeros", MXC_DEVICE_GPU, g)),
@@ -192,12 +203,135 @@ const mxct::RegisterCase kFillCaseRegs[] = {
     CASE("_backward_MakeLoss", MakeLossGradCases(MXC_DEVICE_GPU, g)),
 };
 
+// ---- loss heads and softmax layers (backends/cuda/loss2.h) ----
+
+struct LossCase {
+  const char *op;
+  Kv kv;
+  std::vector<Dims> in;  // the label last where there is one
+  Dims out;
+  int ulps;  // see the file comment
+};
+
+const std::vector<LossCase> kLoss = {
+    {"LinearRegressionOutput", {}, {{64, 10}, {64, 10}}, {64, 10}, 0},
+    {"LogisticRegressionOutput", {}, {{1031, 1}, {1031}}, {1031, 1}, 1},
+    {"MAERegressionOutput", {}, {{5, 4}, {5, 4}}, {5, 4}, 0},
+    {"_backward_LinearRegressionOutput",
+     {{"grad_scale", "0.5"}},
+     {{64, 10}, {64, 10}},
+     {64, 10},
+     0},
+    {"_backward_LogisticRegressionOutput",
+     {},
+     {{1031, 1}, {1031}},
+     {1031, 1},
+     0},
+    {"_backward_MAERegressionOutput",
+     {{"grad_scale", "3"}},
+     {{5, 4}, {5, 4}},
+     {5, 4},
+     0},
+    {"smooth_l1", {}, {{7, 9}}, {7, 9}, 0},
+    {"smooth_l1", {{"scalar", "2.5"}}, {{1031}}, {1031}, 0},
+    {"_backward_smooth_l1", {{"scalar", "0.7"}}, {{7, 9}, {7, 9}}, {7, 9}, 0},
+    {"softmin", {}, {{4, 5, 6}}, {4, 5, 6}, 2},
+    {"softmin",
+     {{"axis", "1"}, {"temperature", "0.7"}},
+     {{4, 5, 6}},
+     {4, 5, 6},
+     2},
+    {"softmin", {{"axis", "0"}}, {{300, 7}}, {300, 7}, 2},
+    {"_backward_softmin",
+     {{"axis", "0"}, {"temperature", "2"}},
+     {{4, 5, 6}, {4, 5, 6}},
+     {4, 5, 6},
+     0},
+    {"_backward_softmin", {}, {{64, 1000}, {64, 1000}}, {64, 1000}, 0},
+    {"SoftmaxActivation", {}, {{3, 4, 5}}, {3, 4, 5}, 2},
+    {"SoftmaxActivation",
+     {{"mode", "channel"}},
+     {{3, 4, 5, 6}},
+     {3, 4, 5, 6},
+     2},
+    {"_backward_SoftmaxActivation",
+     {{"mode", "channel"}},
+     {{3, 4, 5}, {3, 4, 5}},
+     {3, 4, 5},
+     0},
+    {"_backward_SoftmaxActivation", {}, {{3, 4, 5}, {3, 4, 5}}, {3, 4, 5}, 0},
+    {"softmax_cross_entropy", {}, {{9, 7}, {9}}, {1}, 2},
+    {"softmax_cross_entropy", {}, {{1000, 37}, {1000}}, {1}, 2},
+    {"softmax_cross_entropy", {}, {{0, 5}, {0}}, {1}, 0},
+    {"_backward_softmax_cross_entropy", {}, {{1}, {9, 7}, {9}}, {9, 7}, 2},
+    {"_backward_softmax_cross_entropy",
+     {},
+     {{1}, {1000, 37}, {1000}},
+     {1000, 37},
+     2},
+};
+
+// Inputs: values in [-3, 3]; a softmax output in (0, 1);
+// softmax_cross_entropy's labels classes and labels that are none.
+std::vector<TArr> LossInputs(const LossCase &c, std::mt19937 *g) {
+  const int f32 = MXC_DTYPE_FLOAT32;
+  std::vector<TArr> in;
+  for (const Dims &d : c.in) in.push_back(RandArr(f32, d, -3, 3, g));
+  std::string op = c.op;
+  if (op.find("cross_entropy") != std::string::npos) {
+    std::vector<float> label(mxct::Numel(c.in.back()));
+    int64_t classes = c.in[c.in.size() - 2][1];
+    for (size_t r = 0; r < label.size(); ++r) {
+      label[r] = (float)((*g)() % (classes + 2)) - 1;  // -1, classes: none
+      if (r % 17 == 5) label[r] = 0.5f;
+    }
+    in.back().b = mxct::ToBytes(f32, label);
+  } else if (op == "_backward_softmin" || op == "_backward_SoftmaxActivation") {
+    in[1] = RandArr(f32, c.in[1], 0.01f, 0.99f, g);
+  }
+  return in;
+}
+
+void LossCases(const char *op, int dev, std::mt19937 *g) {
+  for (size_t k = 0; k < kLoss.size(); ++k) {
+    const LossCase &c = kLoss[k];
+    if (std::string(c.op) != op) continue;
+    std::vector<TArr> in = LossInputs(c, g);
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      std::vector<TArr> out = {RandArr(MXC_DTYPE_FLOAT32, c.out, -1, 1, g)};
+      CompareTyped(dev,
+                   std::string(op) + " case " + std::to_string(k) + " req " +
+                       std::to_string(req),
+                   op, c.kv, in, out, {req}, {-1}, c.ulps);
+    }
+  }
+}
+
+#define LOSS_CASE(op) CASE(op, LossCases(op, MXC_DEVICE_GPU, g))
+
+const mxct::RegisterCase kLossCaseRegs[] = {
+    LOSS_CASE("LinearRegressionOutput"),
+    LOSS_CASE("LogisticRegressionOutput"),
+    LOSS_CASE("MAERegressionOutput"),
+    LOSS_CASE("_backward_LinearRegressionOutput"),
+    LOSS_CASE("_backward_LogisticRegressionOutput"),
+    LOSS_CASE("_backward_MAERegressionOutput"),
+    LOSS_CASE("smooth_l1"),
+    LOSS_CASE("_backward_smooth_l1"),
+    LOSS_CASE("softmin"),
+    LOSS_CASE("_backward_softmin"),
+    LOSS_CASE("SoftmaxActivation"),
+    LOSS_CASE("_backward_SoftmaxActivation"),
+    LOSS_CASE("softmax_cross_entropy"),
+    LOSS_CASE("_backward_softmax_cross_entropy"),
+};
+
 // On every machine: the cases are valid calls, CPU against CPU (bitwise
 // equal there), so a GPU run does not spend its minutes on a broken case.
 TEST(GpuConformanceFill, CasesAreValidCallsOnTheCpu) {
   std::mt19937 g(19);
-  for (const char *op : {"_zeros", "_ones", "_full", "zeros_like",
-                         "ones_like"}) {
+  for (const char *op :
+       {"_zeros", "_ones", "_full", "zeros_like", "ones_like"}) {
     ValueCases(op, MXC_DEVICE_CPU, &g);
   }
   ArangeCases(MXC_DEVICE_CPU, &g);
@@ -207,6 +341,19 @@ TEST(GpuConformanceFill, CasesAreValidCallsOnTheCpu) {
     CopyCases(op, MXC_DEVICE_CPU, &g);
   }
   MakeLossGradCases(MXC_DEVICE_CPU, &g);
+  for (const LossCase &c : kLoss) LossCases(c.op, MXC_DEVICE_CPU, &g);
+}
+
+TEST(GpuConformanceFill, TheComparisonCanFail) {
+  TArr cpu = {MXC_DTYPE_FLOAT32, {2}, mxct::ToBytes(MXC_DTYPE_FLOAT32, {1, 2})};
+  TArr gpu = cpu;
+  gpu.b = mxct::ToBytes(MXC_DTYPE_FLOAT32, {1, std::nextafter(2.f, 3.f)});
+  EXPECT_NONFATAL_FAILURE(mxct::ExpectBits("x", gpu, cpu), "on the GPU");
+  mxct::ExpectBits("x", gpu, cpu, 1);  // one ulp: within 1
+  gpu.b = mxct::ToBytes(MXC_DTYPE_FLOAT32, {1, 2.00001f});
+  EXPECT_NONFATAL_FAILURE(mxct::ExpectBits("x", gpu, cpu, 2), "on the GPU");
+  gpu.b = mxct::PoisonBytes(MXC_DTYPE_FLOAT32, 2);
+  EXPECT_NONFATAL_FAILURE(mxct::ExpectBits("x", gpu, cpu, 2), "never written");
 }
 
 }  // namespace

@@ -45,50 +45,89 @@ using mxct::TArr;
 
 struct MpCase {
   Kv kv;
-  int dt;       // the weights' dtype
-  int n_w;      // weights per call
+  int dt;   // the weights' dtype
+  int n_w;  // weights per call
 };
 
 struct MpOp {
   const char *name;
-  int stride;   // inputs per weight
+  int stride;  // inputs per weight
   bool has_mom, has_w32;
   std::vector<MpCase> cases;
 };
 
 const std::vector<MpOp> kMpOps = {
-    {"mp_sgd_update", 3, false, true,
+    {"mp_sgd_update",
+     3,
+     false,
+     true,
      {{{{"lr", "0.1"}, {"wd", "0.01"}, {"rescale_grad", "0.5"}},
-       MXC_DTYPE_FLOAT16, 1},
+       MXC_DTYPE_FLOAT16,
+       1},
       {{{"lr", "0.05"}, {"clip_gradient", "0.3"}}, MXC_DTYPE_BFLOAT16, 1},
       {{{"lr", "0.02"}, {"wd", "0.1"}}, MXC_DTYPE_FLOAT32, 1}}},
-    {"mp_sgd_mom_update", 4, true, true,
+    {"mp_sgd_mom_update",
+     4,
+     true,
+     true,
      {{{{"lr", "0.1"}, {"wd", "0.01"}, {"momentum", "0.9"}},
-       MXC_DTYPE_FLOAT16, 1},
+       MXC_DTYPE_FLOAT16,
+       1},
       {{{"lr", "0.07"}, {"momentum", "0.8"}, {"clip_gradient", "0.4"}},
-       MXC_DTYPE_BFLOAT16, 1}}},
-    {"multi_sgd_update", 2, false, false,
-     {{{{"lrs", "(0.1, 0.2, 0.05)"}, {"wds", "(0.01, 0, 0.02)"},
+       MXC_DTYPE_BFLOAT16,
+       1}}},
+    {"multi_sgd_update",
+     2,
+     false,
+     false,
+     {{{{"lrs", "(0.1, 0.2, 0.05)"},
+        {"wds", "(0.01, 0, 0.02)"},
         {"num_weights", "3"}},
-       MXC_DTYPE_FLOAT32, 3},
-      {{{"lrs", "(0.1, 0.3)"}, {"wds", "(0.001, 0.02)"}, {"num_weights", "2"},
-        {"rescale_grad", "2"}, {"clip_gradient", "0.5"}},
-       MXC_DTYPE_FLOAT16, 2}}},
-    {"multi_sgd_mom_update", 3, true, false,
-     {{{{"lrs", "(0.1, 0.2, 0.05)"}, {"wds", "(0.01, 0, 0.02)"},
-        {"num_weights", "3"}, {"momentum", "0.9"}},
-       MXC_DTYPE_FLOAT32, 3}}},
-    {"multi_mp_sgd_update", 3, false, true,
-     {{{{"lrs", "(0.1, 0.2, 0.05)"}, {"wds", "(0.01, 0, 0.02)"},
+       MXC_DTYPE_FLOAT32,
+       3},
+      {{{"lrs", "(0.1, 0.3)"},
+        {"wds", "(0.001, 0.02)"},
+        {"num_weights", "2"},
+        {"rescale_grad", "2"},
+        {"clip_gradient", "0.5"}},
+       MXC_DTYPE_FLOAT16,
+       2}}},
+    {"multi_sgd_mom_update",
+     3,
+     true,
+     false,
+     {{{{"lrs", "(0.1, 0.2, 0.05)"},
+        {"wds", "(0.01, 0, 0.02)"},
+        {"num_weights", "3"},
+        {"momentum", "0.9"}},
+       MXC_DTYPE_FLOAT32,
+       3}}},
+    {"multi_mp_sgd_update",
+     3,
+     false,
+     true,
+     {{{{"lrs", "(0.1, 0.2, 0.05)"},
+        {"wds", "(0.01, 0, 0.02)"},
         {"num_weights", "3"}},
-       MXC_DTYPE_FLOAT16, 3}}},
-    {"multi_mp_sgd_mom_update", 4, true, true,
-     {{{{"lrs", "(0.1, 0.2)"}, {"wds", "(0.01, 0.03)"}, {"num_weights", "2"},
-        {"momentum", "0.85"}, {"clip_gradient", "0.4"}},
-       MXC_DTYPE_BFLOAT16, 2},
-      {{{"lrs", "(0.1, 0.2, 0.3)"}, {"wds", "(0.01, 0.03, 0)"},
-        {"num_weights", "3"}, {"momentum", "0.9"}},
-       MXC_DTYPE_FLOAT32, 3}}},
+       MXC_DTYPE_FLOAT16,
+       3}}},
+    {"multi_mp_sgd_mom_update",
+     4,
+     true,
+     true,
+     {{{{"lrs", "(0.1, 0.2)"},
+        {"wds", "(0.01, 0.03)"},
+        {"num_weights", "2"},
+        {"momentum", "0.85"},
+        {"clip_gradient", "0.4"}},
+       MXC_DTYPE_BFLOAT16,
+       2},
+      {{{"lrs", "(0.1, 0.2, 0.3)"},
+        {"wds", "(0.01, 0.03, 0)"},
+        {"num_weights", "3"},
+        {"momentum", "0.9"}},
+       MXC_DTYPE_FLOAT32,
+       3}}},
 };
 
 // Weight w's shape: several sizes per call, one of them empty.
@@ -126,13 +165,15 @@ void MpCases(const char *name, int dev, std::mt19937 *g) {
   }
 }
 
-#define MP_CASE(op) \
-  { op, [](std::mt19937 *g) { MpCases(op, MXC_DEVICE_GPU, g); } }
+#define MP_CASE(op)                                             \
+  {                                                             \
+    op, [](std::mt19937 *g) { MpCases(op, MXC_DEVICE_GPU, g); } \
+  }
 
 const mxct::RegisterCase kMpCaseRegs[] = {
-    MP_CASE("mp_sgd_update"),        MP_CASE("mp_sgd_mom_update"),
-    MP_CASE("multi_sgd_update"),     MP_CASE("multi_sgd_mom_update"),
-    MP_CASE("multi_mp_sgd_update"),  MP_CASE("multi_mp_sgd_mom_update"),
+    MP_CASE("mp_sgd_update"),       MP_CASE("mp_sgd_mom_update"),
+    MP_CASE("multi_sgd_update"),    MP_CASE("multi_sgd_mom_update"),
+    MP_CASE("multi_mp_sgd_update"), MP_CASE("multi_mp_sgd_mom_update"),
 };
 
 // ---- mp_lamb_update_phase1 / phase2 ----
@@ -144,8 +185,11 @@ struct LambCase {
 
 const std::vector<LambCase> kLamb1 = {
     {{{"wd", "0.01"}, {"t", "5"}}, MXC_DTYPE_FLOAT16},
-    {{{"wd", "0"}, {"t", "2"}, {"bias_correction", "false"},
-      {"clip_gradient", "0.3"}, {"rescale_grad", "2"}},
+    {{{"wd", "0"},
+      {"t", "2"},
+      {"bias_correction", "false"},
+      {"clip_gradient", "0.3"},
+      {"rescale_grad", "2"}},
      MXC_DTYPE_BFLOAT16},
     {{{"wd", "0.1"}, {"t", "1"}}, MXC_DTYPE_FLOAT32},
 };

@@ -5,7 +5,10 @@
 // inputs: several launches), BlockGrad, MakeLoss, make_loss and
 // _backward_MakeLoss (every normalization), in float32, float64, float16
 // and bfloat16 where the operator takes them, write, add and in-place
-// calls. Parameters reach the rules through the operators' own parser
+// calls; and the loss heads' and softmax layers' rules (backends/cuda/
+// loss2_plan.h, loss2.cu's): the regression outputs, smooth_l1, softmin,
+// SoftmaxActivation, softmax_cross_entropy and their gradients, float32.
+// Parameters reach the rules through the operators' own parser
 // (mxc__op_parse_params), so a drift between ops/'s structs and the
 // rules' reading of them fails here.
 #include <gtest/gtest.h>
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "backends/cuda/fill_plan.h"  // C and C++ (half_hd.h's templates)
+#include "backends/cuda/loss2_plan.h"
 extern "C" {
 #include "core/base/alloc.h"
 #include "core/op/op.h"
@@ -117,8 +121,8 @@ mxc__gpu_array GpuArr(Arr *a) {
 
 // fill.cu's dispatch on the host: the same plan functions and element
 // rules, a loop in place of each launch.
-void Host(const char *name, const void *param, std::vector<Arr> *in,
-          Arr *out, int req, bool inplace) {
+void Host(const char *name, const void *param, std::vector<Arr> *in, Arr *out,
+          int req, bool inplace) {
   if (inplace) (*in)[0] = *out;
   std::vector<mxc__gpu_array> gi;
   for (Arr &x : *in) gi.push_back(GpuArr(&x));
@@ -141,8 +145,8 @@ void Host(const char *name, const void *param, std::vector<Arr> *in,
     mxc__fill_eye(go.dims[1], ((const mxc__eye_param *)param)->k, go.ptr, dt,
                   add, i);
   }
-  if (op == "_zeros" || op == "_ones" || op == "_full" ||
-      op == "zeros_like" || op == "ones_like") {
+  if (op == "_zeros" || op == "_ones" || op == "_full" || op == "zeros_like" ||
+      op == "ones_like") {
     for (int64_t i = 0; i < n; ++i) mxc__fill_value(go.ptr, dt, add, v, i);
   }
   if (op == "add_n" || op == "BlockGrad" || op == "MakeLoss" ||
@@ -219,11 +223,17 @@ TEST(CudaFillPlan, ArangeAndEyeMatchTheCpuBitwise) {
   std::mt19937 g(82);
   const std::vector<ArangeCase> ar = {
       {{{"start", "0.1"}, {"stop", "7.3"}, {"step", "0.7"}, {"repeat", "2"}},
-       0.1, 7.3, 0.7, 2},
+       0.1,
+       7.3,
+       0.7,
+       2},
       {{{"start", "5"}}, 0, 5, 1, 1},
       {{{"start", "-3"}, {"stop", "3"}, {"step", "0.3"}}, -3, 3, 0.3, 1},
       {{{"start", "1000.5"}, {"stop", "900"}, {"step", "-0.37"}},
-       1000.5, 900, -0.37, 1},
+       1000.5,
+       900,
+       -0.37,
+       1},
   };
   for (int dt : kDts) {
     for (size_t k = 0; k < ar.size(); ++k) {
@@ -296,7 +306,8 @@ TEST(CudaFillPlan, MakeLossGradientMatchesTheCpuBitwise) {
   const std::vector<Kv> kvs = {
       {},
       {{"grad_scale", "3"}, {"normalization", "batch"}},
-      {{"grad_scale", "0.7"}, {"normalization", "valid"},
+      {{"grad_scale", "0.7"},
+       {"normalization", "valid"},
        {"valid_thresh", "0.2"}},
   };
   for (size_t k = 0; k < kvs.size(); ++k) {
@@ -305,8 +316,7 @@ TEST(CudaFillPlan, MakeLossGradientMatchesTheCpuBitwise) {
       EXPECT_TRUE(Agree("_backward_MakeLoss", kvs[k], in, base, req, false))
           << "case " << k << " req " << req;
       // no valid element: the normalizer is 1
-      EXPECT_TRUE(
-          Agree("_backward_MakeLoss", kvs[k], below, base, req, false))
+      EXPECT_TRUE(Agree("_backward_MakeLoss", kvs[k], below, base, req, false))
           << "case " << k << " req " << req << ", none valid";
     }
   }
@@ -317,8 +327,8 @@ TEST(CudaFillPlan, MakeLossGradientMatchesTheCpuBitwise) {
 TEST(CudaFillPlan, AWrongRuleFails) {
   std::mt19937 g(85);
   Arr base = RandArr(MXC_DTYPE_FLOAT16, {40}, -2, 2, &g);
-  void *param = Parse("_full", {{"shape", "(40,)"}, {"value", "0.3"},
-                                {"dtype", "float16"}});
+  void *param = Parse(
+      "_full", {{"shape", "(40,)"}, {"value", "0.3"}, {"dtype", "float16"}});
   ((mxc__fill_param *)param)->value = 0.30001;
   std::vector<Arr> none;
   Arr co = base, ho = base;
@@ -354,6 +364,183 @@ TEST(CudaFillPlan, AWrongRuleFails) {
   Host("_eye", param, &none, &e, MXC_REQ_WRITE, false);
   mxc__free(param);
   EXPECT_NE(ce.b, e.b);
+}
+
+// ---- loss2_plan.h ----
+
+// loss2.cu's dispatch on the host over float32 arrays.
+void HostLoss(const std::string &op, const void *param, std::vector<Arr> *in,
+              Arr *out, int req) {
+  std::vector<mxc__gpu_array> gi;
+  for (Arr &x : *in) gi.push_back(GpuArr(&x));
+  auto f = [&](size_t k) { return (const float *)(*in)[k].b.data(); };
+  float *y = (float *)out->b.data();
+  int add = req == MXC_REQ_ADD;
+  int64_t n = (int64_t)Numel(out->d);
+  bool bwd = op.rfind("_backward_", 0) == 0;
+  if (op.find("RegressionOutput") != std::string::npos) {
+    double scale = mxc__l2_reg_scale((const mxc__reg_param *)param, &gi[1]);
+    for (int64_t i = 0; i < n; ++i) {
+      if (bwd) {
+        mxc__l2_reg_bwd(op.find("MAE") != std::string::npos, scale, f(0), f(1),
+                        y, add, i);
+      } else {
+        mxc__l2_reg_fwd(op.find("Logistic") != std::string::npos, f(0), y, add,
+                        i);
+      }
+    }
+  } else if (op.find("smooth_l1") != std::string::npos) {
+    double sigma = ((const mxc__sl1_param *)param)->scalar;
+    for (int64_t i = 0; i < n; ++i) {
+      mxc__l2_sl1(sigma, bwd ? f(0) : nullptr, f(bwd), y, add, i);
+    }
+  } else if (op.find("softmin") != std::string::npos ||
+             op.find("SoftmaxActivation") != std::string::npos) {
+    bool sm = op.find("softmin") != std::string::npos;
+    const auto *p = (const mxc__softmin_param *)param;
+    mxc__l2_groups l =
+        sm ? mxc__l2_split(&gi.back(), p->axis)
+           : mxc__l2_sa_groups((const mxc__sa_param *)param, &gi.back());
+    double t = sm && !std::isnan(p->temperature) ? p->temperature : 1;
+    for (int64_t gr = 0; gr < l.outer * l.inner; ++gr) {
+      if (sm && bwd) mxc__l2_softmin_bwd(l, t, f(0), f(1), y, add, gr);
+      if (sm && !bwd) mxc__l2_softmin_fwd(l, t, f(0), y, add, gr);
+      if (!sm && bwd) mxc__l2_sa_bwd(l, f(0), f(1), y, add, gr);
+      if (!sm && !bwd) mxc__l2_sa_fwd(l, f(0), y, add, gr);
+    }
+  } else {  // softmax_cross_entropy
+    const mxc__gpu_array &x = gi[bwd];
+    int64_t rows = x.dims[0], c = x.dims[1];
+    double loss = 0;
+    for (int64_t r = 0; r < rows; ++r) {
+      if (bwd) {
+        mxc__l2_ce_bwd_row(f(1), f(2), c, f(0)[0], y, add, r);
+        continue;
+      }
+      int valid = 0;
+      double term = mxc__l2_ce_term(f(0), f(1), c, r, &valid);
+      if (valid) loss += term;
+    }
+    if (!bwd) mxc__l2_put(y, 0, (float)loss, add);
+  }
+}
+
+bool LossAgree(const char *name, const Kv &kv, const std::vector<Arr> &in,
+               const Arr &base, int req) {
+  void *param = mxc__op_find(name)->param_size ? Parse(name, kv) : nullptr;
+  std::vector<Arr> hi = in;
+  Arr co = base, ho = base;
+  Cpu(name, kv, in, &co, req, false);
+  HostLoss(name, param, &hi, &ho, req);
+  mxc__free(param);
+  return co.b == ho.b;
+}
+
+struct LossCase {
+  const char *op;
+  Kv kv;
+  std::vector<Dims> in;  // the last input is the label where there is one
+  Dims out;
+};
+
+const int kF32 = MXC_DTYPE_FLOAT32;
+
+const std::vector<LossCase> kLoss = {
+    {"LinearRegressionOutput", {}, {{8, 3}, {8, 3}}, {8, 3}},
+    {"LogisticRegressionOutput", {}, {{8, 1}, {8}}, {8, 1}},
+    {"MAERegressionOutput", {}, {{5, 4}, {5, 4}}, {5, 4}},
+    {"_backward_LinearRegressionOutput",
+     {{"grad_scale", "0.5"}},
+     {{8, 3}, {8, 3}},
+     {8, 3}},
+    {"_backward_LogisticRegressionOutput", {}, {{8, 1}, {8}}, {8, 1}},
+    {"_backward_MAERegressionOutput",
+     {{"grad_scale", "3"}},
+     {{5, 4}, {5, 4}},
+     {5, 4}},
+    {"smooth_l1", {}, {{7, 9}}, {7, 9}},
+    {"smooth_l1", {{"scalar", "2.5"}}, {{7, 9}}, {7, 9}},
+    {"_backward_smooth_l1", {{"scalar", "0.7"}}, {{7, 9}, {7, 9}}, {7, 9}},
+    {"softmin", {}, {{4, 5, 6}}, {4, 5, 6}},
+    {"softmin",
+     {{"axis", "1"}, {"temperature", "0.7"}},
+     {{4, 5, 6}},
+     {4, 5, 6}},
+    {"_backward_softmin",
+     {{"axis", "0"}, {"temperature", "2"}},
+     {{4, 5, 6}, {4, 5, 6}},
+     {4, 5, 6}},
+    {"SoftmaxActivation", {}, {{3, 4, 5}}, {3, 4, 5}},
+    {"SoftmaxActivation", {{"mode", "channel"}}, {{3, 4, 5}}, {3, 4, 5}},
+    {"_backward_SoftmaxActivation",
+     {{"mode", "channel"}},
+     {{3, 4, 5}, {3, 4, 5}},
+     {3, 4, 5}},
+    {"_backward_SoftmaxActivation", {}, {{3, 4, 5}, {3, 4, 5}}, {3, 4, 5}},
+    {"softmax_cross_entropy", {}, {{9, 7}, {9}}, {1}},
+    {"_backward_softmax_cross_entropy", {}, {{1}, {9, 7}, {9}}, {9, 7}},
+};
+
+// Inputs of a case: values in [-3, 3]; a softmax output in (0, 1);
+// softmax_cross_entropy's labels classes and labels that are none.
+std::vector<Arr> LossInputs(const LossCase &c, std::mt19937 *g) {
+  std::vector<Arr> in;
+  for (const Dims &d : c.in) in.push_back(RandArr(kF32, d, -3, 3, g));
+  std::string op = c.op;
+  if (op.find("cross_entropy") != std::string::npos) {
+    float *label = (float *)in.back().b.data();
+    const float labels[] = {0, 6, 3, 7, -1, 2.5f, 1, NAN, 5};
+    for (int r = 0; r < 9; ++r) label[r] = labels[r];
+  } else if (op.find("_backward_soft") == 0 || op.find("_backward_Soft") == 0) {
+    in[1] = RandArr(kF32, c.in[1], 0.01, 0.99, g);
+  }
+  return in;
+}
+
+TEST(CudaLossPlan, LossesMatchTheCpuBitwise) {
+  std::mt19937 g(86);
+  for (size_t k = 0; k < kLoss.size(); ++k) {
+    const LossCase &c = kLoss[k];
+    std::vector<Arr> in = LossInputs(c, &g);
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      Arr base = RandArr(kF32, c.out, -1, 1, &g);
+      EXPECT_TRUE(LossAgree(c.op, c.kv, in, base, req))
+          << c.op << " case " << k << " req " << req;
+    }
+  }
+}
+
+// The comparison can fail: the regression scale without num_output,
+// softmin's groups along another axis, SoftmaxActivation's instance
+// groups for channel.
+TEST(CudaLossPlan, AWrongPlanFails) {
+  std::mt19937 g(87);
+  const LossCase &reg = kLoss[3];
+  std::vector<Arr> in = LossInputs(reg, &g);
+  Arr base = RandArr(kF32, reg.out, -1, 1, &g), co = base, ho = base;
+  Cpu(reg.op, reg.kv, in, &co, MXC_REQ_WRITE, false);
+  mxc__reg_param rp = {0.5 * 3};  // scale times num_output: wrong
+  std::vector<Arr> hi = in;
+  HostLoss(reg.op, &rp, &hi, &ho, MXC_REQ_WRITE);
+  EXPECT_NE(co.b, ho.b);
+  const LossCase &sm = kLoss[10];
+  in = LossInputs(sm, &g);
+  co = ho = RandArr(kF32, sm.out, -1, 1, &g);
+  Cpu(sm.op, sm.kv, in, &co, MXC_REQ_WRITE, false);
+  void *p = Parse(sm.op, sm.kv);
+  ((mxc__softmin_param *)p)->axis = 2;
+  hi = in;
+  HostLoss(sm.op, p, &hi, &ho, MXC_REQ_WRITE);
+  mxc__free(p);
+  EXPECT_NE(co.b, ho.b);
+  const LossCase &sa = kLoss[13];
+  in = LossInputs(sa, &g);
+  co = ho = RandArr(kF32, sa.out, -1, 1, &g);
+  Cpu(sa.op, sa.kv, in, &co, MXC_REQ_WRITE, false);
+  mxc__sa_param inst = {MXC__SA_INSTANCE};
+  hi = in;
+  HostLoss(sa.op, &inst, &hi, &ho, MXC_REQ_WRITE);
+  EXPECT_NE(co.b, ho.b);
 }
 
 }  // namespace

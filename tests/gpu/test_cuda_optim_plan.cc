@@ -716,7 +716,8 @@ std::vector<Arr> LambInputs(const LambCase &c, size_t n, bool zero_r2,
   } else {
     in.push_back(RandArr(f32, n, -1, 1, g));
     in.push_back(RandArr(f32, 1, 0.2f, 2, g));
-    in.push_back(zero_r2 ? Arr{f32, 1, Bytes(4, 0)} : RandArr(f32, 1, .5f, 3, g));
+    in.push_back(zero_r2 ? Arr{f32, 1, Bytes(4, 0)}
+                         : RandArr(f32, 1, .5f, 3, g));
   }
   in.push_back(RandArr(f32, n, -2, 2, g));
   return in;

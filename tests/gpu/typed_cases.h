@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cfloat>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -47,9 +49,9 @@ inline TArr RandArr(int dt, const Dims &d, float lo, float hi,
 
 inline mxc_ndarray MakeOn(const TArr &a, int dev) {
   mxc_ndarray h = nullptr;
-  EXPECT_EQ(mxc_ndarray_create(a.d.data(), (int)a.d.size(), a.dt, dev, 0, 0,
-                               &h),
-            MXC_OK)
+  EXPECT_EQ(
+      mxc_ndarray_create(a.d.data(), (int)a.d.size(), a.dt, dev, 0, 0, &h),
+      MXC_OK)
       << mxc_last_error();
   if (h && !a.b.empty()) {
     EXPECT_EQ(mxc_ndarray_copy_from_host(h, a.b.data(), a.b.size()), MXC_OK)
@@ -61,9 +63,10 @@ inline mxc_ndarray MakeOn(const TArr &a, int dev) {
 // Runs op on dev over ins (read back after the call: states) and outs
 // (initial values, then the results); alias[w] >= 0: output w is that
 // input's array (in place).
-inline int RunTyped(const char *name, const Kv &kv, int dev, std::vector<TArr> *ins,
-             std::vector<TArr> *outs, const std::vector<int> &req,
-             const std::vector<int> &alias) {
+inline int RunTyped(const char *name, const Kv &kv, int dev,
+                    std::vector<TArr> *ins, std::vector<TArr> *outs,
+                    const std::vector<int> &req,
+                    const std::vector<int> &alias) {
   mxc_op op = nullptr;
   if (mxc_op_find(name, &op) != MXC_OK) return MXC_ERR_NOT_FOUND;
   std::vector<const char *> k, v;
@@ -91,13 +94,23 @@ inline int RunTyped(const char *name, const Kv &kv, int dev, std::vector<TArr> *
   return rc;
 }
 
-// gpu against cpu bitwise, element by element (poison: never written).
-inline void ExpectBits(const std::string &what, const TArr &gpu, const TArr &cpu) {
+// gpu against cpu element by element (poison: never written): bitwise,
+// or for float32 with ulps > 0 within ulps float ulps of max(|cpu|, 1)
+// (the absolute floor: the cases' values are of order 1, and a gradient
+// y (g - sum) that cancels keeps an error of its terms' size).
+inline void ExpectBits(const std::string &what, const TArr &gpu,
+                       const TArr &cpu, int ulps = 0) {
   ASSERT_EQ(gpu.b.size(), cpu.b.size()) << what;
   size_t es = ElemSize(gpu.dt);
   Bytes poison = PoisonBytes(gpu.dt, 1);
   for (size_t i = 0; i * es < gpu.b.size(); ++i) {
     if (std::memcmp(&gpu.b[i * es], &cpu.b[i * es], es) == 0) continue;
+    bool poisoned = std::memcmp(&gpu.b[i * es], poison.data(), es) == 0;
+    double a = ElemAt(gpu.dt, gpu.b, i), b = ElemAt(cpu.dt, cpu.b, i);
+    if (!poisoned && ulps > 0 && gpu.dt == MXC_DTYPE_FLOAT32 &&
+        std::fabs(a - b) <= ulps * FLT_EPSILON * std::fmax(std::fabs(b), 1.)) {
+      continue;
+    }
     if (std::memcmp(&gpu.b[i * es], poison.data(), es) == 0) {
       ADD_FAILURE() << what << ": element " << i << " was never written";
     } else {
@@ -110,11 +123,13 @@ inline void ExpectBits(const std::string &what, const TArr &gpu, const TArr &cpu
 }
 
 // One call on the CPU and on dev from the same inputs; GPU outputs in
-// mode WRITE poisoned first; every output and input compared.
+// mode WRITE poisoned first; every output and input compared (outputs
+// within ulps, ExpectBits).
 inline void CompareTyped(int dev, const std::string &what, const char *op,
-                  const Kv &kv, const std::vector<TArr> &in,
-                  const std::vector<TArr> &out, const std::vector<int> &req,
-                  const std::vector<int> &alias) {
+                         const Kv &kv, const std::vector<TArr> &in,
+                         const std::vector<TArr> &out,
+                         const std::vector<int> &req,
+                         const std::vector<int> &alias, int ulps = 0) {
   std::vector<TArr> ci = in, gi = in, co = out, go = out;
   for (size_t w = 0; w < go.size(); ++w) {
     if (req[w] == MXC_REQ_WRITE && alias[w] < 0) {
@@ -126,7 +141,7 @@ inline void CompareTyped(int dev, const std::string &what, const char *op,
   ASSERT_EQ(RunTyped(op, kv, dev, &gi, &go, req, alias), MXC_OK)
       << what << " on the GPU: " << mxc_last_error();
   for (size_t w = 0; w < co.size(); ++w) {
-    ExpectBits(what + " output " + std::to_string(w), go[w], co[w]);
+    ExpectBits(what + " output " + std::to_string(w), go[w], co[w], ulps);
   }
   for (size_t i = 0; i < ci.size(); ++i) {
     ExpectBits(what + " input " + std::to_string(i) + " after", gi[i], ci[i]);
