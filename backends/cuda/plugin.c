@@ -35,6 +35,7 @@
 #include "backends/cuda/sum.h"
 #include "backends/cuda/train.h"
 #include "backends/cuda/train2.h"
+#include "backends/cuda/up.h"
 #include "core/base/gpu_plugin.h"
 
 /* mxc's GPU code targets compute capability 8.0 and newer (Ampere,
@@ -161,6 +162,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_MP_ROWS
     MXC__CUDA_FILL_ROWS
     MXC__CUDA_LOSS2_ROWS
+    MXC__CUDA_UP_ROWS
 };
 
 /* Kernels for calls with sparse arrays (mxc__gpu_sparse_kernel). */

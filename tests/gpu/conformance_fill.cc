@@ -8,7 +8,9 @@
 // inputs; outputs poisoned before a write. And of backends/cuda/loss2.h:
 // the regression outputs, smooth_l1, softmin, SoftmaxActivation,
 // softmax_cross_entropy and their gradients (float32; labels that are no
-// class among softmax_cross_entropy's).
+// class among softmax_cross_entropy's); of backends/cuda/up.h: UpSampling
+// and its gradient, nearest (one input, concat, sum) and bilinear
+// (bitwise: float products and sums in the CPU's order, -fmad=false).
 //
 // Tolerance: fills bitwise. The kernels run fill_plan.h's element rules, which
 // perform the CPU's operations (float, double, or float rounded to the
@@ -326,6 +328,62 @@ const mxct::RegisterCase kLossCaseRegs[] = {
     LOSS_CASE("_backward_softmax_cross_entropy"),
 };
 
+// ---- UpSampling (backends/cuda/up.h) ----
+
+struct UpCase {
+  Kv kv;
+  std::vector<Dims> in;  // the forward's inputs
+  Dims out;
+};
+
+const std::vector<UpCase> kUp = {
+    {{{"scale", "2"}}, {{2, 3, 4, 5}}, {2, 3, 8, 10}},
+    {{{"scale", "2"}, {"num_args", "2"}},
+     {{2, 3, 4, 5}, {2, 2, 2, 5}},
+     {2, 5, 8, 10}},
+    {{{"scale", "3"}, {"num_args", "2"}, {"multi_input_mode", "sum"}},
+     {{1, 3, 4, 4}, {1, 3, 2, 2}},
+     {1, 3, 12, 12}},
+    {{{"scale", "2"}, {"sample_type", "bilinear"}, {"num_filter", "16"}},
+     {{4, 16, 15, 14}, {16, 1, 4, 4}},
+     {4, 16, 30, 28}},
+    {{{"scale", "3"}, {"sample_type", "bilinear"}},
+     {{1, 2, 3, 4}, {2, 1, 5, 5}},
+     {1, 2, 9, 12}},
+};
+
+// Forward in write and add; the gradient in write, add and (several
+// inputs) NULL for the first.
+void UpCases(bool bwd, int dev, std::mt19937 *g) {
+  const char *op = bwd ? "_backward_UpSampling" : "UpSampling";
+  const int f32 = MXC_DTYPE_FLOAT32;
+  for (size_t k = 0; k < kUp.size(); ++k) {
+    const UpCase &c = kUp[k];
+    std::vector<TArr> in;
+    if (bwd) in.push_back(RandArr(f32, c.out, -2, 2, g));
+    for (const Dims &d : c.in) in.push_back(RandArr(f32, d, -2, 2, g));
+    std::vector<TArr> out;
+    for (const Dims &d : bwd ? c.in : std::vector<Dims>{c.out}) {
+      out.push_back(RandArr(f32, d, -1, 1, g));
+    }
+    size_t n = out.size();
+    std::vector<std::vector<int>> reqs = {std::vector<int>(n, MXC_REQ_WRITE),
+                                          std::vector<int>(n, MXC_REQ_ADD)};
+    if (n == 2) reqs.push_back({MXC_REQ_NULL, MXC_REQ_WRITE});
+    for (size_t r = 0; r < reqs.size(); ++r) {
+      CompareTyped(dev,
+                   std::string(op) + " case " + std::to_string(k) + " modes " +
+                       std::to_string(r),
+                   op, c.kv, in, out, reqs[r], std::vector<int>(n, -1));
+    }
+  }
+}
+
+const mxct::RegisterCase kUpCaseRegs[] = {
+    CASE("UpSampling", UpCases(false, MXC_DEVICE_GPU, g)),
+    CASE("_backward_UpSampling", UpCases(true, MXC_DEVICE_GPU, g)),
+};
+
 // On every machine: the cases are valid calls, CPU against CPU (bitwise
 // equal there), so a GPU run does not spend its minutes on a broken case.
 TEST(GpuConformanceFill, CasesAreValidCallsOnTheCpu) {
@@ -342,6 +400,8 @@ TEST(GpuConformanceFill, CasesAreValidCallsOnTheCpu) {
   }
   MakeLossGradCases(MXC_DEVICE_CPU, &g);
   for (const LossCase &c : kLoss) LossCases(c.op, MXC_DEVICE_CPU, &g);
+  UpCases(false, MXC_DEVICE_CPU, &g);
+  UpCases(true, MXC_DEVICE_CPU, &g);
 }
 
 TEST(GpuConformanceFill, TheComparisonCanFail) {

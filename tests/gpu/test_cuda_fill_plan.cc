@@ -7,7 +7,9 @@
 // and bfloat16 where the operator takes them, write, add and in-place
 // calls; and the loss heads' and softmax layers' rules (backends/cuda/
 // loss2_plan.h, loss2.cu's): the regression outputs, smooth_l1, softmin,
-// SoftmaxActivation, softmax_cross_entropy and their gradients, float32.
+// SoftmaxActivation, softmax_cross_entropy and their gradients, float32;
+// and UpSampling's (backends/cuda/up_plan.h): nearest with one or several
+// inputs, concat and sum, bilinear, and the gradients.
 // Parameters reach the rules through the operators' own parser
 // (mxc__op_parse_params), so a drift between ops/'s structs and the
 // rules' reading of them fails here.
@@ -23,6 +25,7 @@
 
 #include "backends/cuda/fill_plan.h"  // C and C++ (half_hd.h's templates)
 #include "backends/cuda/loss2_plan.h"
+#include "backends/cuda/up_plan.h"
 extern "C" {
 #include "core/base/alloc.h"
 #include "core/op/op.h"
@@ -541,6 +544,172 @@ TEST(CudaLossPlan, AWrongPlanFails) {
   hi = in;
   HostLoss(sa.op, &inst, &hi, &ho, MXC_REQ_WRITE);
   EXPECT_NE(co.b, ho.b);
+}
+
+// ---- UpSampling: up_plan.h ----
+
+// The CPU operator with several outputs (initial values, then results).
+void CpuMulti(const char *name, const Kv &kv, const std::vector<Arr> &in,
+              std::vector<Arr> *outs, const std::vector<int> &req) {
+  mxc_op h = nullptr;
+  ASSERT_EQ(mxc_op_find(name, &h), MXC_OK) << name;
+  std::vector<const char *> k, v;
+  for (const auto &p : kv) k.push_back(p.first.c_str());
+  for (const auto &p : kv) v.push_back(p.second.c_str());
+  std::vector<mxc_ndarray> a, o;
+  for (const Arr &x : in) a.push_back(HostArr(x));
+  for (const Arr &x : *outs) o.push_back(HostArr(x));
+  ASSERT_EQ(mxc_op_invoke(h, k.data(), v.data(), (int)k.size(), a.data(),
+                          (int)a.size(), o.data(), (int)o.size(), req.data()),
+            MXC_OK)
+      << name << ": " << mxc_last_error();
+  for (size_t w = 0; w < o.size(); ++w) {
+    Arr &y = (*outs)[w];
+    if (!y.b.empty()) {
+      EXPECT_EQ(mxc_ndarray_copy_to_host(o[w], y.b.data(), y.b.size()), MXC_OK);
+    }
+  }
+  for (mxc_ndarray x : a) mxc_ndarray_free(x);
+  for (mxc_ndarray x : o) mxc_ndarray_free(x);
+}
+
+// up.cu's dispatch on the host.
+void HostUp(bool bwd, const mxc__up_param *p, std::vector<Arr> *in,
+            std::vector<Arr> *outs, const std::vector<int> &req) {
+  std::vector<mxc__gpu_array> gi, go;
+  for (Arr &x : *in) gi.push_back(GpuArr(&x));
+  for (Arr &x : *outs) go.push_back(GpuArr(&x));
+  auto f = [&](size_t k) { return (const float *)(*in)[k].b.data(); };
+  auto o = [&](size_t k) { return (float *)(*outs)[k].b.data(); };
+  bool sum = p->multi_input_mode == MXC__UP_SUM;
+  if (p->sample_type == MXC__UP_BILINEAR) {
+    const mxc__gpu_array &x = gi[bwd ? 1 : 0];
+    for (size_t k = 0; k < (bwd ? 2u : 1u); ++k) {
+      if (req[k] == MXC_REQ_NULL) continue;
+      mxc__up_bil b = mxc__up_bil_make(p, &x, req[k] == MXC_REQ_ADD);
+      for (int64_t i = 0; i < go[k].size; ++i) {
+        if (!bwd) mxc__up_bil_fwd(&b, f(0), f(1), o(0), i);
+        if (bwd && k == 0) mxc__up_bil_dx(&b, f(0), f(2), o(0), i);
+        if (bwd && k == 1) mxc__up_bil_dw(&b, f(1), f(0), o(1), i);
+      }
+    }
+    return;
+  }
+  int64_t c0 = 0;
+  size_t parts = bwd ? go.size() : gi.size();
+  for (size_t k = 0; k < parts; ++k) {
+    const mxc__gpu_array &x = bwd ? go[k] : gi[k];
+    const mxc__gpu_array &y = bwd ? gi[0] : go[0];
+    int r = req[bwd ? k : 0];
+    int add = bwd ? r == MXC_REQ_ADD : (sum && k > 0) || r == MXC_REQ_ADD;
+    mxc__up_part q = mxc__up_part_make(&x, &y, sum ? 0 : c0, add);
+    if (r != MXC_REQ_NULL && !bwd) {
+      for (int64_t i = 0; i < q.n * q.c * q.oh * q.ow; ++i) {
+        mxc__up_near_fwd(&q, f(k), o(0), i);
+      }
+    }
+    if (r != MXC_REQ_NULL && bwd) {
+      for (int64_t i = 0; i < x.size; ++i) mxc__up_near_bwd(&q, f(0), o(k), i);
+    }
+    c0 += q.c;
+  }
+}
+
+struct UpCase {
+  Kv kv;
+  std::vector<Dims> in;  // the forward's inputs
+  Dims out;
+};
+
+const std::vector<UpCase> kUp = {
+    {{{"scale", "2"}}, {{2, 3, 4, 5}}, {2, 3, 8, 10}},
+    {{{"scale", "2"}, {"num_args", "2"}},
+     {{2, 3, 4, 5}, {2, 2, 2, 5}},
+     {2, 5, 8, 10}},
+    {{{"scale", "3"}, {"num_args", "2"}, {"multi_input_mode", "sum"}},
+     {{1, 3, 4, 4}, {1, 3, 2, 2}},
+     {1, 3, 12, 12}},
+    {{{"scale", "2"}, {"sample_type", "bilinear"}, {"num_filter", "3"}},
+     {{2, 3, 5, 4}, {3, 1, 4, 4}},
+     {2, 3, 10, 8}},
+    {{{"scale", "3"}, {"sample_type", "bilinear"}},
+     {{1, 2, 3, 4}, {2, 1, 5, 5}},
+     {1, 2, 9, 12}},
+};
+
+// Forward and backward of a case in the given modes, host against CPU.
+bool UpAgree(const UpCase &c, bool bwd, const std::vector<int> &req,
+             std::mt19937 *g) {
+  const char *name = bwd ? "_backward_UpSampling" : "UpSampling";
+  void *param = Parse(name, c.kv);
+  std::vector<Arr> in, outs;
+  if (bwd) in.push_back(RandArr(kF32, c.out, -2, 2, g));
+  for (const Dims &d : c.in) in.push_back(RandArr(kF32, d, -2, 2, g));
+  if (bwd) {
+    for (const Dims &d : c.in) outs.push_back(RandArr(kF32, d, -1, 1, g));
+  } else {
+    outs.push_back(RandArr(kF32, c.out, -1, 1, g));
+  }
+  std::vector<Arr> co = outs, ho = outs, hi = in;
+  CpuMulti(name, c.kv, in, &co, req);
+  HostUp(bwd, (const mxc__up_param *)param, &hi, &ho, req);
+  mxc__free(param);
+  bool ok = true;
+  for (size_t k = 0; k < co.size(); ++k) ok = ok && co[k].b == ho[k].b;
+  return ok;
+}
+
+TEST(CudaUpPlan, UpSamplingMatchesTheCpuBitwise) {
+  std::mt19937 g(88);
+  const int W = MXC_REQ_WRITE, A = MXC_REQ_ADD, N = MXC_REQ_NULL;
+  for (size_t k = 0; k < kUp.size(); ++k) {
+    for (int req : {W, A}) {
+      EXPECT_TRUE(UpAgree(kUp[k], false, {req}, &g))
+          << "case " << k << " req " << req;
+    }
+    size_t n = kUp[k].in.size();
+    for (const std::vector<int> &req :
+         {std::vector<int>(n, W), std::vector<int>(n, A),
+          n == 2 ? std::vector<int>{N, A} : std::vector<int>{A}}) {
+      EXPECT_TRUE(UpAgree(kUp[k], true, req, &g))
+          << "gradient case " << k << " req " << req[0];
+    }
+  }
+}
+
+// The comparison can fail: bilinear with the padding off by one, nearest
+// concat without the channel offset.
+TEST(CudaUpPlan, AWrongPlanFails) {
+  std::mt19937 g(89);
+  for (size_t k : {1, 3}) {
+    const UpCase &c = kUp[k];
+    void *param = Parse("UpSampling", c.kv);
+    std::vector<Arr> in, co = {RandArr(kF32, c.out, -1, 1, &g)}, ho = co;
+    for (const Dims &d : c.in) in.push_back(RandArr(kF32, d, -2, 2, &g));
+    CpuMulti("UpSampling", c.kv, in, &co, {MXC_REQ_WRITE});
+    auto *p = (mxc__up_param *)param;
+    std::vector<mxc__gpu_array> gi;
+    for (Arr &x : in) gi.push_back(GpuArr(&x));
+    mxc__gpu_array go = GpuArr(&ho[0]);
+    float *y = (float *)ho[0].b.data();
+    if (k == 3) {
+      mxc__up_bil b = mxc__up_bil_make(p, &gi[0], 0);
+      b.pad += 1;
+      for (int64_t i = 0; i < go.size; ++i) {
+        mxc__up_bil_fwd(&b, (const float *)gi[0].ptr, (const float *)gi[1].ptr,
+                        y, i);
+      }
+    } else {
+      for (size_t j = 0; j < 2; ++j) {
+        mxc__up_part q = mxc__up_part_make(&gi[j], &go, 0, 0);
+        for (int64_t i = 0; i < q.n * q.c * q.oh * q.ow; ++i) {
+          mxc__up_near_fwd(&q, (const float *)gi[j].ptr, y, i);
+        }
+      }
+    }
+    mxc__free(param);
+    EXPECT_NE(co[0].b, ho[0].b) << "case " << k;
+  }
 }
 
 }  // namespace
