@@ -29,6 +29,7 @@
 #include "backends/cuda/loss.h"
 #include "backends/cuda/loss2.h"
 #include "backends/cuda/mp.h"
+#include "backends/cuda/resize.h"
 #include "backends/cuda/rng.h"
 #include "backends/cuda/sdot.h"
 #include "backends/cuda/streams.h"
@@ -163,6 +164,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_FILL_ROWS
     MXC__CUDA_LOSS2_ROWS
     MXC__CUDA_UP_ROWS
+    MXC__CUDA_RESIZE_ROWS
 };
 
 /* Kernels for calls with sparse arrays (mxc__gpu_sparse_kernel). */

@@ -10,7 +10,11 @@
 // softmax_cross_entropy and their gradients (float32; labels that are no
 // class among softmax_cross_entropy's); of backends/cuda/up.h: UpSampling
 // and its gradient, nearest (one input, concat, sum) and bilinear
-// (bitwise: float products and sums in the CPU's order, -fmad=false).
+// (bitwise: float products and sums in the CPU's order, -fmad=false); of
+// backends/cuda/resize.h: _contrib_BilinearResize2D (align_corners on and
+// off, growing, shrinking, mode like) and _contrib_AdaptiveAvgPooling2D
+// with their gradients (bitwise: the same double operations, and the
+// gradients' float sums gathered in the CPU's scatter order).
 //
 // Tolerance: fills bitwise. The kernels run fill_plan.h's element rules, which
 // perform the CPU's operations (float, double, or float rounded to the
@@ -384,6 +388,69 @@ const mxct::RegisterCase kUpCaseRegs[] = {
     CASE("_backward_UpSampling", UpCases(true, MXC_DEVICE_GPU, g)),
 };
 
+// ---- _contrib_BilinearResize2D, _contrib_AdaptiveAvgPooling2D ----
+
+struct RsCase {
+  const char *op;
+  Kv kv;
+  std::vector<Dims> in;  // data[, like]
+  Dims out;
+};
+
+const char kRs[] = "_contrib_BilinearResize2D";
+const char kAp[] = "_contrib_AdaptiveAvgPooling2D";
+
+const std::vector<RsCase> kRsCases = {
+    {kRs, {{"height", "11"}, {"width", "4"}}, {{2, 3, 5, 7}}, {2, 3, 11, 4}},
+    {kRs,
+     {{"height", "31"}, {"width", "45"}, {"align_corners", "false"}},
+     {{1, 2, 3, 4}},
+     {1, 2, 31, 45}},
+    {kRs,
+     {{"scale_height", "0.5"}, {"scale_width", "0.5"}},
+     {{4, 8, 64, 48}},
+     {4, 8, 32, 24}},
+    {kRs,
+     {{"mode", "like"}, {"align_corners", "false"}},
+     {{2, 2, 4, 4}, {1, 1, 6, 9}},
+     {2, 2, 6, 9}},
+    {kAp, {{"output_size", "(3,4)"}}, {{2, 3, 7, 9}}, {2, 3, 3, 4}},
+    {kAp, {{"output_size", "7"}}, {{1, 2, 5, 5}}, {1, 2, 7, 7}},
+    {kAp, {}, {{8, 64, 7, 7}}, {8, 64, 1, 1}},
+};
+
+void RsCases(const char *op, bool bwd, int dev, std::mt19937 *g) {
+  const int f32 = MXC_DTYPE_FLOAT32;
+  std::string name = bwd ? std::string("_backward_") + op : op;
+  for (size_t k = 0; k < kRsCases.size(); ++k) {
+    const RsCase &c = kRsCases[k];
+    if (std::string(c.op) != op) continue;
+    std::vector<TArr> in, out;
+    if (bwd) in.push_back(RandArr(f32, c.out, -2, 2, g));
+    for (const Dims &d : c.in) in.push_back(RandArr(f32, d, -2, 2, g));
+    for (const Dims &d : bwd ? c.in : std::vector<Dims>{c.out}) {
+      out.push_back(RandArr(f32, d, -1, 1, g));
+    }
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      CompareTyped(
+          dev,
+          name + " case " + std::to_string(k) + " req " + std::to_string(req),
+          name.c_str(), c.kv, in, out, std::vector<int>(out.size(), req),
+          std::vector<int>(out.size(), -1));
+    }
+  }
+}
+
+const mxct::RegisterCase kRsCaseRegs[] = {
+    CASE("_contrib_BilinearResize2D", RsCases(kRs, false, MXC_DEVICE_GPU, g)),
+    CASE("_backward__contrib_BilinearResize2D",
+         RsCases(kRs, true, MXC_DEVICE_GPU, g)),
+    CASE("_contrib_AdaptiveAvgPooling2D",
+         RsCases(kAp, false, MXC_DEVICE_GPU, g)),
+    CASE("_backward__contrib_AdaptiveAvgPooling2D",
+         RsCases(kAp, true, MXC_DEVICE_GPU, g)),
+};
+
 // On every machine: the cases are valid calls, CPU against CPU (bitwise
 // equal there), so a GPU run does not spend its minutes on a broken case.
 TEST(GpuConformanceFill, CasesAreValidCallsOnTheCpu) {
@@ -402,6 +469,10 @@ TEST(GpuConformanceFill, CasesAreValidCallsOnTheCpu) {
   for (const LossCase &c : kLoss) LossCases(c.op, MXC_DEVICE_CPU, &g);
   UpCases(false, MXC_DEVICE_CPU, &g);
   UpCases(true, MXC_DEVICE_CPU, &g);
+  for (const char *op : {kRs, kAp}) {
+    RsCases(op, false, MXC_DEVICE_CPU, &g);
+    RsCases(op, true, MXC_DEVICE_CPU, &g);
+  }
 }
 
 TEST(GpuConformanceFill, TheComparisonCanFail) {

@@ -9,12 +9,16 @@
 // loss2_plan.h, loss2.cu's): the regression outputs, smooth_l1, softmin,
 // SoftmaxActivation, softmax_cross_entropy and their gradients, float32;
 // and UpSampling's (backends/cuda/up_plan.h): nearest with one or several
-// inputs, concat and sum, bilinear, and the gradients.
+// inputs, concat and sum, bilinear, and the gradients; and
+// _contrib_BilinearResize2D's and _contrib_AdaptiveAvgPooling2D's
+// (backends/cuda/resize_plan.h) with their gradients, shrinking and
+// growing, align_corners on and off, mode like.
 // Parameters reach the rules through the operators' own parser
 // (mxc__op_parse_params), so a drift between ops/'s structs and the
 // rules' reading of them fails here.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -25,6 +29,7 @@
 
 #include "backends/cuda/fill_plan.h"  // C and C++ (half_hd.h's templates)
 #include "backends/cuda/loss2_plan.h"
+#include "backends/cuda/resize_plan.h"
 #include "backends/cuda/up_plan.h"
 extern "C" {
 #include "core/base/alloc.h"
@@ -710,6 +715,140 @@ TEST(CudaUpPlan, AWrongPlanFails) {
     mxc__free(param);
     EXPECT_NE(co[0].b, ho[0].b) << "case " << k;
   }
+}
+
+// ---- resize_plan.h ----
+
+struct RsCase {
+  const char *op;
+  Kv kv;
+  std::vector<Dims> in;  // data[, like]
+  Dims out;
+};
+
+const char kRs[] = "_contrib_BilinearResize2D";
+const char kAp[] = "_contrib_AdaptiveAvgPooling2D";
+
+const std::vector<RsCase> kRsCases = {
+    {kRs, {{"height", "11"}, {"width", "4"}}, {{2, 3, 5, 7}}, {2, 3, 11, 4}},
+    {kRs,
+     {{"height", "11"}, {"width", "4"}, {"align_corners", "false"}},
+     {{2, 3, 5, 7}},
+     {2, 3, 11, 4}},
+    {kRs,
+     {{"height", "31"}, {"width", "45"}, {"align_corners", "false"}},
+     {{1, 2, 3, 4}},
+     {1, 2, 31, 45}},
+    {kRs, {{"height", "7"}, {"width", "3"}}, {{1, 1, 1, 5}}, {1, 1, 7, 3}},
+    {kRs,
+     {{"mode", "like"}, {"align_corners", "false"}},
+     {{2, 2, 4, 4}, {1, 1, 6, 9}},
+     {2, 2, 6, 9}},
+    {kAp, {{"output_size", "(3,4)"}}, {{2, 3, 7, 9}}, {2, 3, 3, 4}},
+    {kAp, {{"output_size", "7"}}, {{1, 2, 5, 5}}, {1, 2, 7, 7}},
+    {kAp, {}, {{1, 1, 10, 3}}, {1, 1, 1, 1}},
+};
+
+// resize.cu's dispatch on the host.
+void HostRs(const RsCase &c, bool bwd, const void *param, std::vector<Arr> *in,
+            std::vector<Arr> *outs, const std::vector<int> &req) {
+  bool rs = std::string(c.op) == kRs;
+  int align = rs ? ((const mxc__rs_param *)param)->align_corners : 0;
+  Arr &o0 = (*outs)[0];
+  if (bwd && outs->size() > 1 && req[1] == MXC_REQ_WRITE) {
+    std::fill((*outs)[1].b.begin(), (*outs)[1].b.end(), 0);
+  }
+  if (req[0] == MXC_REQ_NULL) return;
+  mxc__gpu_array x = bwd ? GpuArr(&o0) : GpuArr(&(*in)[0]);
+  mxc__gpu_array y = bwd ? GpuArr(&(*in)[0]) : GpuArr(&o0);
+  mxc__rs_plan q = mxc__rs_plan_make(&x, &y, align, req[0] == MXC_REQ_ADD);
+  const float *a = (const float *)(*in)[0].b.data();
+  float *b = (float *)o0.b.data();
+  for (int64_t e = 0; e < (int64_t)Numel(o0.d); ++e) {
+    if (rs && !bwd) mxc__rs_fwd(&q, a, b, e);
+    if (rs && bwd) mxc__rs_bwd(&q, a, b, e);
+    if (!rs && !bwd) mxc__ap_fwd(&q, a, b, e);
+    if (!rs && bwd) mxc__ap_bwd(&q, a, b, e);
+  }
+}
+
+bool RsAgree(const RsCase &c, bool bwd, const std::vector<int> &req,
+             std::mt19937 *g) {
+  std::string name = bwd ? std::string("_backward_") + c.op : c.op;
+  void *param = Parse(name.c_str(), c.kv);
+  std::vector<Arr> in, outs;
+  if (bwd) in.push_back(RandArr(kF32, c.out, -2, 2, g));
+  for (const Dims &d : c.in) in.push_back(RandArr(kF32, d, -2, 2, g));
+  if (bwd) {
+    for (const Dims &d : c.in) outs.push_back(RandArr(kF32, d, -1, 1, g));
+  } else {
+    outs.push_back(RandArr(kF32, c.out, -1, 1, g));
+  }
+  std::vector<Arr> co = outs, ho = outs, hi = in;
+  CpuMulti(name.c_str(), c.kv, in, &co, req);
+  HostRs(c, bwd, param, &hi, &ho, req);
+  mxc__free(param);
+  bool ok = true;
+  for (size_t k = 0; k < co.size(); ++k) ok = ok && co[k].b == ho[k].b;
+  return ok;
+}
+
+TEST(CudaResizePlan, ResizeAndAdaptivePoolMatchTheCpuBitwise) {
+  std::mt19937 g(90);
+  for (size_t k = 0; k < kRsCases.size(); ++k) {
+    size_t n = kRsCases[k].in.size();
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      EXPECT_TRUE(RsAgree(kRsCases[k], false, {req}, &g))
+          << kRsCases[k].op << " case " << k << " req " << req;
+      EXPECT_TRUE(RsAgree(kRsCases[k], true, std::vector<int>(n, req), &g))
+          << "gradient of " << kRsCases[k].op << " case " << k << " req "
+          << req;
+    }
+  }
+}
+
+// The gradients' windows hold every output pixel reading an input pixel
+// (all extents of the cases and more, both coordinate maps, the bins).
+TEST(CudaResizePlan, WindowsHoldEveryReader) {
+  for (int64_t in : {1, 2, 3, 5, 7, 10}) {
+    for (int64_t n : {1, 3, 4, 7, 11, 31, 45}) {
+      for (int64_t i = 0; i < in; ++i) {
+        for (int align : {0, 1}) {
+          int64_t lo, hi;
+          mxc__rs_window(i, in, n, align, &lo, &hi);
+          for (int64_t o = 0; o < n; ++o) {
+            mxc__rs_tap t = mxc__rs_tap_of(o, in, n, align);
+            EXPECT_TRUE(!(t.i0 == i || t.i1 == i) || (o >= lo && o < hi))
+                << "in " << in << " out " << n << " align " << align
+                << " pixel " << i << " position " << o;
+          }
+        }
+        int64_t lo, hi;
+        mxc__ap_window(i, in, n, &lo, &hi);
+        for (int64_t o = 0; o < n; ++o) {
+          int64_t b0, b1;
+          mxc__ap_bin(o, in, n, &b0, &b1);
+          EXPECT_TRUE(!(i >= b0 && i < b1) || (o >= lo && o < hi))
+              << "bins: in " << in << " out " << n << " pixel " << i
+              << " position " << o;
+        }
+      }
+    }
+  }
+}
+
+// The comparison can fail: align_corners misread.
+TEST(CudaResizePlan, AWrongPlanFails) {
+  std::mt19937 g(91);
+  const RsCase &c = kRsCases[0];
+  std::vector<Arr> in = {RandArr(kF32, c.in[0], -2, 2, &g)};
+  std::vector<Arr> co = {RandArr(kF32, c.out, -1, 1, &g)}, ho = co;
+  CpuMulti(c.op, c.kv, in, &co, {MXC_REQ_WRITE});
+  void *param = Parse(c.op, c.kv);
+  ((mxc__rs_param *)param)->align_corners = 0;
+  HostRs(c, false, param, &in, &ho, {MXC_REQ_WRITE});
+  mxc__free(param);
+  EXPECT_NE(co[0].b, ho[0].b);
 }
 
 }  // namespace
