@@ -25,6 +25,7 @@
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/fill.h"
 #include "backends/cuda/fuse.h"
+#include "backends/cuda/gn.h"
 #include "backends/cuda/half_types.h"
 #include "backends/cuda/loss.h"
 #include "backends/cuda/loss2.h"
@@ -165,6 +166,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_LOSS2_ROWS
     MXC__CUDA_UP_ROWS
     MXC__CUDA_RESIZE_ROWS
+    MXC__CUDA_GN_ROWS
 };
 
 /* Kernels for calls with sparse arrays (mxc__gpu_sparse_kernel). */

@@ -14,7 +14,10 @@
 // backends/cuda/resize.h: _contrib_BilinearResize2D (align_corners on and
 // off, growing, shrinking, mode like) and _contrib_AdaptiveAvgPooling2D
 // with their gradients (bitwise: the same double operations, and the
-// gradients' float sums gathered in the CPU's scatter order).
+// gradients' float sums gathered in the CPU's scatter order); of
+// backends/cuda/gn.h: GroupNorm and InstanceNorm with their hidden
+// statistics and gradients (bitwise: each group's and channel's double
+// and float sums in the CPU's order, IEEE sqrt).
 //
 // Tolerance: fills bitwise. The kernels run fill_plan.h's element rules, which
 // perform the CPU's operations (float, double, or float rounded to the
@@ -451,6 +454,79 @@ const mxct::RegisterCase kRsCaseRegs[] = {
          RsCases(kAp, true, MXC_DEVICE_GPU, g)),
 };
 
+// ---- GroupNorm, InstanceNorm (backends/cuda/gn.h) ----
+
+struct GnCase {
+  Kv kv;
+  Dims data;
+  int64_t groups;
+};
+
+const std::vector<GnCase> kGroupNorm = {
+    {{{"num_groups", "2"}}, {2, 4, 3, 5}, 2},
+    {{{"num_groups", "8"}, {"eps", "0.01"}}, {4, 32, 14, 14}, 8},
+};
+const std::vector<GnCase> kInstanceNorm = {
+    {{}, {3, 2, 7}, 2},
+    {{{"eps", "1e-5"}}, {2, 16, 9, 9}, 16},
+};
+
+// Forward with its hidden outputs (write, add, NULL statistics, the
+// visible output alone); the gradient from the CPU forward's results.
+void GnCases(const char *op, bool bwd, int dev, std::mt19937 *g) {
+  const int f32 = MXC_DTYPE_FLOAT32, W = MXC_REQ_WRITE, A = MXC_REQ_ADD,
+            N = MXC_REQ_NULL;
+  bool inst = std::string(op) == "InstanceNorm";
+  const auto &cases = inst ? kInstanceNorm : kGroupNorm;
+  std::string name = bwd ? std::string("_backward_") + op : op;
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const GnCase &c = cases[k];
+    Dims ch = {c.data[1]}, st = {c.data[0], c.groups};
+    std::vector<TArr> in = {RandArr(f32, c.data, -2, 2, g),
+                            RandArr(f32, ch, 0.5f, 1.5f, g),
+                            RandArr(f32, ch, -1, 1, g)};
+    std::vector<TArr> fw = {RandArr(f32, c.data, -1, 1, g),
+                            RandArr(f32, st, -1, 1, g),
+                            RandArr(f32, st, -1, 1, g)};
+    std::vector<std::vector<int>> reqs = {{W, W, W}, {A, A, A}, {W, N, A}};
+    if (bwd) {
+      std::vector<TArr> cin = in;
+      ASSERT_EQ(mxct::RunTyped(op, c.kv, MXC_DEVICE_CPU, &cin, &fw, {W, W, W},
+                               {-1, -1, -1}),
+                MXC_OK)
+          << mxc_last_error();
+      in = {RandArr(f32, c.data, -1, 1, g),
+            in[0],
+            in[1],
+            in[2],
+            fw[0],
+            fw[1],
+            fw[2]};
+      fw = {RandArr(f32, c.data, -1, 1, g), RandArr(f32, ch, -1, 1, g),
+            RandArr(f32, ch, -1, 1, g)};
+      reqs = {{W, W, W}, {A, A, A}, {N, W, A}};
+    }
+    for (size_t r = 0; r < reqs.size(); ++r) {
+      CompareTyped(
+          dev,
+          name + " case " + std::to_string(k) + " modes " + std::to_string(r),
+          name.c_str(), c.kv, in, fw, reqs[r], {-1, -1, -1});
+    }
+    if (!bwd) {
+      CompareTyped(dev, name + " case " + std::to_string(k) + " visible",
+                   name.c_str(), c.kv, in, {fw[0]}, {W}, {-1});
+    }
+  }
+}
+
+const mxct::RegisterCase kGnCaseRegs[] = {
+    CASE("GroupNorm", GnCases("GroupNorm", false, MXC_DEVICE_GPU, g)),
+    CASE("_backward_GroupNorm", GnCases("GroupNorm", true, MXC_DEVICE_GPU, g)),
+    CASE("InstanceNorm", GnCases("InstanceNorm", false, MXC_DEVICE_GPU, g)),
+    CASE("_backward_InstanceNorm",
+         GnCases("InstanceNorm", true, MXC_DEVICE_GPU, g)),
+};
+
 // On every machine: the cases are valid calls, CPU against CPU (bitwise
 // equal there), so a GPU run does not spend its minutes on a broken case.
 TEST(GpuConformanceFill, CasesAreValidCallsOnTheCpu) {
@@ -472,6 +548,10 @@ TEST(GpuConformanceFill, CasesAreValidCallsOnTheCpu) {
   for (const char *op : {kRs, kAp}) {
     RsCases(op, false, MXC_DEVICE_CPU, &g);
     RsCases(op, true, MXC_DEVICE_CPU, &g);
+  }
+  for (const char *op : {"GroupNorm", "InstanceNorm"}) {
+    GnCases(op, false, MXC_DEVICE_CPU, &g);
+    GnCases(op, true, MXC_DEVICE_CPU, &g);
   }
 }
 

@@ -12,7 +12,9 @@
 // inputs, concat and sum, bilinear, and the gradients; and
 // _contrib_BilinearResize2D's and _contrib_AdaptiveAvgPooling2D's
 // (backends/cuda/resize_plan.h) with their gradients, shrinking and
-// growing, align_corners on and off, mode like.
+// growing, align_corners on and off, mode like; and GroupNorm's and
+// InstanceNorm's (backends/cuda/gn_plan.h) with their hidden outputs and
+// gradients.
 // Parameters reach the rules through the operators' own parser
 // (mxc__op_parse_params), so a drift between ops/'s structs and the
 // rules' reading of them fails here.
@@ -28,6 +30,7 @@
 #include <vector>
 
 #include "backends/cuda/fill_plan.h"  // C and C++ (half_hd.h's templates)
+#include "backends/cuda/gn_plan.h"
 #include "backends/cuda/loss2_plan.h"
 #include "backends/cuda/resize_plan.h"
 #include "backends/cuda/up_plan.h"
@@ -849,6 +852,115 @@ TEST(CudaResizePlan, AWrongPlanFails) {
   HostRs(c, false, param, &in, &ho, {MXC_REQ_WRITE});
   mxc__free(param);
   EXPECT_NE(co[0].b, ho[0].b);
+}
+
+// ---- gn_plan.h ----
+
+// gn.cu's dispatch on the host.
+void HostGn(bool inst, bool bwd, const void *param, std::vector<Arr> *in,
+            std::vector<Arr> *outs, const std::vector<int> &req) {
+  std::vector<mxc__gpu_array> gi;
+  for (Arr &x : *in) gi.push_back(GpuArr(&x));
+  auto f = [&](size_t k) { return (const float *)(*in)[k].b.data(); };
+  auto o = [&](size_t k) {
+    return k < outs->size() ? (float *)(*outs)[k].b.data() : nullptr;
+  };
+  mxc__gn_plan q = mxc__gn_plan_make(inst, param, &gi[bwd ? 1 : 0], req.data(),
+                                     (int)outs->size());
+  if (!bwd) {
+    for (int64_t qi = 0; qi < q.groups; ++qi) {
+      mxc__gn_fwd(&q, f(0), f(1), f(2), o(0), o(1), o(2), qi);
+    }
+    return;
+  }
+  for (int64_t qi = 0; q.on[0] && qi < q.groups; ++qi) {
+    mxc__gn_dx(&q, f(0), f(1), f(2), f(5), f(6), o(0), qi);
+  }
+  for (int k = 1; k < 3; ++k) {
+    for (int64_t c = 0; q.on[k] && c < gi[1].dims[1]; ++c) {
+      mxc__gn_dgb(&q, k, f(0), f(1), f(5), f(6), o(k), c);
+    }
+  }
+}
+
+struct GnCase {
+  const char *op;
+  Kv kv;
+  Dims data;
+  int64_t groups;
+};
+
+const std::vector<GnCase> kGn = {
+    {"GroupNorm", {{"num_groups", "2"}}, {2, 4, 3, 5}, 2},
+    {"GroupNorm", {{"num_groups", "3"}, {"eps", "0.01"}}, {3, 6, 7}, 3},
+    {"InstanceNorm", {}, {3, 2, 7}, 2},
+    {"InstanceNorm", {{"eps", "1e-5"}}, {2, 3, 4, 4}, 3},
+};
+
+TEST(CudaGnPlan, NormsMatchTheCpuBitwise) {
+  std::mt19937 g(92);
+  const int W = MXC_REQ_WRITE, A = MXC_REQ_ADD, N = MXC_REQ_NULL;
+  for (size_t k = 0; k < kGn.size(); ++k) {
+    const GnCase &c = kGn[k];
+    bool inst = std::string(c.op) == "InstanceNorm";
+    void *param = Parse(c.op, c.kv);
+    Dims ch = {c.data[1]}, st = {c.data[0], c.groups};
+    std::vector<Arr> in = {RandArr(kF32, c.data, -2, 2, &g),
+                           RandArr(kF32, ch, 0.5, 1.5, &g),
+                           RandArr(kF32, ch, -1, 1, &g)};
+    for (const std::vector<int> &req :
+         {std::vector<int>{W, W, W}, std::vector<int>{A, A, A},
+          std::vector<int>{W, N, A}, std::vector<int>{W}}) {
+      std::vector<Arr> outs = {RandArr(kF32, c.data, -1, 1, &g),
+                               RandArr(kF32, st, -1, 1, &g),
+                               RandArr(kF32, st, -1, 1, &g)};
+      outs.resize(req.size());
+      std::vector<Arr> co = outs, ho = outs, hi = in;
+      CpuMulti(c.op, c.kv, in, &co, req);
+      HostGn(inst, false, param, &hi, &ho, req);
+      for (size_t j = 0; j < co.size(); ++j) {
+        EXPECT_EQ(co[j].b, ho[j].b)
+            << c.op << " case " << k << " output " << j << " req " << req[0];
+      }
+    }
+    // The gradient from the CPU's forward results (out, mean, std|var).
+    std::vector<Arr> fw = {RandArr(kF32, c.data, -1, 1, &g),
+                           RandArr(kF32, st, -1, 1, &g),
+                           RandArr(kF32, st, -1, 1, &g)};
+    CpuMulti(c.op, c.kv, in, &fw, {W, W, W});
+    std::vector<Arr> bin = {RandArr(kF32, c.data, -1, 1, &g),
+                            in[0],
+                            in[1],
+                            in[2],
+                            fw[0],
+                            fw[1],
+                            fw[2]};
+    std::string bname = std::string("_backward_") + c.op;
+    for (const std::vector<int> &req :
+         {std::vector<int>{W, W, W}, std::vector<int>{A, A, A},
+          std::vector<int>{N, W, A}}) {
+      std::vector<Arr> outs = {RandArr(kF32, c.data, -1, 1, &g),
+                               RandArr(kF32, ch, -1, 1, &g),
+                               RandArr(kF32, ch, -1, 1, &g)};
+      std::vector<Arr> co = outs, ho = outs, hi = bin;
+      CpuMulti(bname.c_str(), c.kv, bin, &co, req);
+      HostGn(inst, true, param, &hi, &ho, req);
+      for (size_t j = 0; j < co.size(); ++j) {
+        EXPECT_EQ(co[j].b, ho[j].b)
+            << bname << " case " << k << " output " << j << " req " << req[0];
+      }
+    }
+    // The comparison can fail: GroupNorm's groups as InstanceNorm's.
+    if (k == 0) {
+      std::vector<Arr> co = {RandArr(kF32, c.data, -1, 1, &g)}, ho = co;
+      std::vector<Arr> hi = in;
+      CpuMulti(c.op, c.kv, in, &co, {W});
+      ((mxc__gn_param *)param)->num_groups = 4;
+      HostGn(false, false, param, &hi, &ho, {W});
+      EXPECT_NE(co[0].b, ho[0].b);
+    }
+    mxc__free(param);
+  }
 }
 
 }  // namespace
