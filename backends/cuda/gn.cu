@@ -1,7 +1,7 @@
-// GroupNorm, InstanceNorm and their gradients (gn.h): one thread per
-// group (the statistics, the output, ddata) or per channel (dgamma,
-// dbeta), each running gn_plan.h's function in the CPU's order, which
-// the host test runs against the CPU. -fmad=false (BUILD).
+// GroupNorm, InstanceNorm, LRN and their gradients (gn.h): one thread
+// per group (the statistics, the output, ddata), per channel (dgamma,
+// dbeta) or per element (LRN), each running gn_plan.h's function in the CPU's
+// order, which the host test runs against the CPU. -fmad=false (BUILD).
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -31,6 +31,17 @@ __global__ void dgb_kernel(mxc__gn_plan q, int k, const float *og,
                            const float *x, const float *mean, const float *st,
                            float *out, long long channels) {
   GRID_LOOP(channels) mxc__gn_dgb(&q, k, og, x, mean, st, out, i);
+}
+
+__global__ void lrn_kernel(mxc__lrn_plan q, const float *x, float *y, float *nm,
+                           long long n) {
+  GRID_LOOP(n) mxc__lrn_fwd(&q, x, y, nm, i);
+}
+
+__global__ void lrn_bwd_kernel(mxc__lrn_plan q, const float *g, const float *x,
+                               const float *y, const float *s, float *dx,
+                               long long n) {
+  GRID_LOOP(n) mxc__lrn_bwd(&q, g, x, y, s, dx, i);
 }
 
 const float *in_f(const mxc__gpu_call *c, int i) {
@@ -112,4 +123,48 @@ extern "C" int mxc__cuda_instance_norm(const mxc__gpu_call *c, char *why,
 extern "C" int mxc__cuda_instance_norm_bwd(const mxc__gpu_call *c, char *why,
                                            size_t n) {
   return run_bwd<1>(c, why, n);
+}
+
+// LRN: data (N, C, H, W) -> (output, tmp_norm); the gradient (ograd,
+// data, output, tmp_norm) -> ddata.
+extern "C" int mxc__cuda_lrn(const mxc__gpu_call *c, char *why,
+                             size_t why_len) {
+  if (c->n_in != 1 || c->n_out < 1 || c->n_out > 2 || c->in[0].ndim != 4) {
+    snprintf(why, why_len,
+             "%d inputs, %d outputs, data of %d axes; expected 1, 1 or 2, "
+             "and (N, C, H, W)",
+             c->n_in, c->n_out, c->n_in > 0 ? c->in[0].ndim : 0);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  int rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  mxc__lrn_plan q = mxc__lrn_plan_make((const mxc__lrn_param *)c->param,
+                                       &c->in[0], c->req, c->n_out);
+  long long n = c->in[0].size;
+  if (n > 0 && (q.on[0] || q.on[1])) {
+    lrn_kernel<<<MXC__CUDA_GRID(n)>>>(q, in_f(c, 0), out_f(c, 0), out_f(c, 1),
+                                      n);
+  }
+  return mxc__cuda_finish("LRN kernel", why, why_len);
+}
+
+extern "C" int mxc__cuda_lrn_bwd(const mxc__gpu_call *c, char *why,
+                                 size_t why_len) {
+  if (c->n_in != 4 || c->n_out != 1 || c->in[1].ndim != 4) {
+    snprintf(why, why_len,
+             "%d inputs, %d outputs; expected 4 (ograd, data, output, "
+             "tmp_norm) of (N, C, H, W) and 1",
+             c->n_in, c->n_out);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  int rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  mxc__lrn_plan q = mxc__lrn_plan_make((const mxc__lrn_param *)c->param,
+                                       &c->in[1], c->req, 1);
+  long long n = c->in[1].size;
+  if (n > 0 && q.on[0]) {
+    lrn_bwd_kernel<<<MXC__CUDA_GRID(n)>>>(q, in_f(c, 0), in_f(c, 1), in_f(c, 2),
+                                          in_f(c, 3), out_f(c, 0), n);
+  }
+  return mxc__cuda_finish("LRN gradient kernel", why, why_len);
 }

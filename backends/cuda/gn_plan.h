@@ -14,6 +14,15 @@
  * so a channel's thread adds over the samples n, then its positions, in
  * that order, from 0 (or the old value in ADD).
  *
+ * LRN and _backward_LRN (ops/nn/lrn.c), per element: the window's double
+ * sum of squares, norm = knorm + alpha / nsize * sum, the output
+ * x * pow(norm, -beta) and the hidden norm; the gradient
+ * g * pow(s, -beta) - 2 beta alpha / nsize * x * sum_j g_j y_j / s_j over
+ * the channels whose windows hold it. A direct kernel rather than
+ * cuDNN's LRN: the CPU's hidden norm output and its double arithmetic
+ * are followed exactly (pow on the device may differ from glibc's by an
+ * ulp of double).
+ *
  * Plain C with no CUDA header, shared by gn.cu and the host test
  * (tests/gpu:test_cuda_fill_plan). */
 #ifndef MXC_BACKENDS_CUDA_GN_PLAN_H_
@@ -24,6 +33,7 @@
 
 #include "core/base/gpu_plugin.h"
 #include "ops/nn/group_norm_params.h"
+#include "ops/nn/lrn_params.h"
 
 #ifdef __CUDACC__
 #define MXC__GN_HD __host__ __device__ __forceinline__
@@ -129,6 +139,65 @@ MXC__GN_HD void mxc__gn_dgb(const mxc__gn_plan *q, int k, const float *ogs,
     }
   }
   out[c] = acc;
+}
+
+/* ---- LRN ---- */
+
+typedef struct mxc__lrn_plan {
+  int64_t c, inner; /* channels, positions per channel */
+  double alpha, beta, knorm;
+  int64_t nsize;
+  int add[2], on[2];
+} mxc__lrn_plan;
+
+/* Host only: for data x (N, C, H, W) and the call's output modes. */
+static inline mxc__lrn_plan mxc__lrn_plan_make(const mxc__lrn_param *p,
+                                               const mxc__gpu_array *x,
+                                               const int *req, int n_out) {
+  mxc__lrn_plan q;
+  q.c = x->dims[1];
+  q.inner = x->dims[2] * x->dims[3];
+  q.alpha = p->alpha, q.beta = p->beta, q.knorm = p->knorm;
+  q.nsize = p->nsize;
+  for (int k = 0; k < 2; ++k) {
+    q.on[k] = k < n_out && req[k] != MXC__GPU_REQ_NULL;
+    q.add[k] = k < n_out && req[k] == MXC__GPU_REQ_ADD;
+  }
+  return q;
+}
+
+/* Forward, element i: output y and hidden norm nm. */
+MXC__GN_HD void mxc__lrn_fwd(const mxc__lrn_plan *q, const float *x, float *y,
+                             float *nm, int64_t i) {
+  int64_t k = i % q->inner, c = i / q->inner % q->c, o = i / (q->inner * q->c);
+  int64_t a = c - q->nsize / 2, b = a + q->nsize;
+  int64_t lo = a < 0 ? 0 : a, hi = b > q->c ? q->c : b;
+  double s = 0;
+  for (int64_t cc = lo; cc < hi; ++cc) {
+    double v = x[(o * q->c + cc) * q->inner + k];
+    s += v * v;
+  }
+  double norm = q->knorm + q->alpha / (double)q->nsize * s;
+  if (q->on[0])
+    mxc__gn_put(y, i, (float)(x[i] * pow(norm, -q->beta)), q->add[0]);
+  if (q->on[1]) mxc__gn_put(nm, i, (float)norm, q->add[1]);
+}
+
+/* Gradient, element i: inputs ograd g, data x, output y, norm s. */
+MXC__GN_HD void mxc__lrn_bwd(const mxc__lrn_plan *q, const float *g,
+                             const float *x, const float *y, const float *s,
+                             float *dx, int64_t i) {
+  int64_t k = i % q->inner, c = i / q->inner % q->c, o = i / (q->inner * q->c);
+  int64_t h = q->nsize / 2, lo = c + h - q->nsize + 1, hi = c + h + 1;
+  if (lo < 0) lo = 0;
+  if (hi > q->c) hi = q->c;
+  double f = 2 * q->beta * q->alpha / (double)q->nsize, acc = 0;
+  for (int64_t j = lo; j < hi; ++j) {
+    int64_t ij = (o * q->c + j) * q->inner + k;
+    acc += (double)g[ij] * y[ij] / s[ij];
+  }
+  double v = g[i] * pow((double)s[i], -q->beta) - f * x[i] * acc;
+  mxc__gn_put(dx, i, (float)v, q->add[0]);
 }
 
 #endif /* MXC_BACKENDS_CUDA_GN_PLAN_H_ */

@@ -17,7 +17,9 @@
 // gradients' float sums gathered in the CPU's scatter order); of
 // backends/cuda/gn.h: GroupNorm and InstanceNorm with their hidden
 // statistics and gradients (bitwise: each group's and channel's double
-// and float sums in the CPU's order, IEEE sqrt).
+// and float sums in the CPU's order, IEEE sqrt); LRN and its gradient
+// (2 ulps of max(|value|, 1): the device's double pow may differ from
+// glibc's by an ulp of double).
 //
 // Tolerance: fills bitwise. The kernels run fill_plan.h's element rules, which
 // perform the CPU's operations (float, double, or float rounded to the
@@ -519,12 +521,52 @@ void GnCases(const char *op, bool bwd, int dev, std::mt19937 *g) {
   }
 }
 
+// LRN with its hidden norm (several window sizes, a large batch of
+// AlexNet's first layer's shape); the gradient from the CPU forward.
+void LrnCases(bool bwd, int dev, std::mt19937 *g) {
+  const int f32 = MXC_DTYPE_FLOAT32, W = MXC_REQ_WRITE, A = MXC_REQ_ADD,
+            N = MXC_REQ_NULL;
+  const std::vector<std::pair<Kv, Dims>> cases = {
+      {{{"nsize", "3"}, {"alpha", "0.1"}, {"knorm", "1"}}, {2, 7, 3, 4}},
+      {{{"nsize", "5"}}, {8, 96, 27, 27}},
+  };
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const Kv &kv = cases[k].first;
+    const Dims &d = cases[k].second;
+    std::vector<TArr> in = {RandArr(f32, d, -2, 2, g)};
+    std::vector<TArr> fw = {RandArr(f32, d, -1, 1, g),
+                            RandArr(f32, d, -1, 1, g)};
+    std::string name = bwd ? "_backward_LRN" : "LRN";
+    if (!bwd) {
+      for (const std::vector<int> &req :
+           {std::vector<int>{W, W}, std::vector<int>{A, A},
+            std::vector<int>{W, N}}) {
+        CompareTyped(dev, name + " case " + std::to_string(k), "LRN", kv, in,
+                     fw, req, {-1, -1}, 2);
+      }
+      continue;
+    }
+    std::vector<TArr> cin = in;
+    ASSERT_EQ(
+        mxct::RunTyped("LRN", kv, MXC_DEVICE_CPU, &cin, &fw, {W, W}, {-1, -1}),
+        MXC_OK)
+        << mxc_last_error();
+    std::vector<TArr> bin = {RandArr(f32, d, -1, 1, g), in[0], fw[0], fw[1]};
+    for (int req : {W, A}) {
+      CompareTyped(dev, name + " case " + std::to_string(k), name.c_str(), kv,
+                   bin, {RandArr(f32, d, -1, 1, g)}, {req}, {-1}, 2);
+    }
+  }
+}
+
 const mxct::RegisterCase kGnCaseRegs[] = {
     CASE("GroupNorm", GnCases("GroupNorm", false, MXC_DEVICE_GPU, g)),
     CASE("_backward_GroupNorm", GnCases("GroupNorm", true, MXC_DEVICE_GPU, g)),
     CASE("InstanceNorm", GnCases("InstanceNorm", false, MXC_DEVICE_GPU, g)),
     CASE("_backward_InstanceNorm",
          GnCases("InstanceNorm", true, MXC_DEVICE_GPU, g)),
+    CASE("LRN", LrnCases(false, MXC_DEVICE_GPU, g)),
+    CASE("_backward_LRN", LrnCases(true, MXC_DEVICE_GPU, g)),
 };
 
 // On every machine: the cases are valid calls, CPU against CPU (bitwise
@@ -553,6 +595,8 @@ TEST(GpuConformanceFill, CasesAreValidCallsOnTheCpu) {
     GnCases(op, false, MXC_DEVICE_CPU, &g);
     GnCases(op, true, MXC_DEVICE_CPU, &g);
   }
+  LrnCases(false, MXC_DEVICE_CPU, &g);
+  LrnCases(true, MXC_DEVICE_CPU, &g);
 }
 
 TEST(GpuConformanceFill, TheComparisonCanFail) {

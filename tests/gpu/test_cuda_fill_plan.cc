@@ -13,8 +13,8 @@
 // _contrib_BilinearResize2D's and _contrib_AdaptiveAvgPooling2D's
 // (backends/cuda/resize_plan.h) with their gradients, shrinking and
 // growing, align_corners on and off, mode like; and GroupNorm's and
-// InstanceNorm's (backends/cuda/gn_plan.h) with their hidden outputs and
-// gradients.
+// InstanceNorm's and LRN's (backends/cuda/gn_plan.h) with their hidden
+// outputs and gradients.
 // Parameters reach the rules through the operators' own parser
 // (mxc__op_parse_params), so a drift between ops/'s structs and the
 // rules' reading of them fails here.
@@ -959,6 +959,63 @@ TEST(CudaGnPlan, NormsMatchTheCpuBitwise) {
       HostGn(false, false, param, &hi, &ho, {W});
       EXPECT_NE(co[0].b, ho[0].b);
     }
+    mxc__free(param);
+  }
+}
+
+TEST(CudaGnPlan, LrnMatchesTheCpuBitwise) {
+  std::mt19937 g(93);
+  const int W = MXC_REQ_WRITE, A = MXC_REQ_ADD, N = MXC_REQ_NULL;
+  const Dims d = {2, 7, 3, 4};
+  for (const Kv &kv : {Kv{{"nsize", "3"}, {"alpha", "0.1"}, {"knorm", "1"}},
+                       Kv{{"nsize", "5"}, {"alpha", "0.3"}, {"beta", "0.5"}},
+                       Kv{{"nsize", "8"}}}) {
+    void *param = Parse("LRN", kv);
+    std::vector<Arr> in = {RandArr(kF32, d, -2, 2, &g)};
+    auto host = [&](std::vector<Arr> *hi, std::vector<Arr> *ho,
+                    const std::vector<int> &req, bool bwd) {
+      std::vector<mxc__gpu_array> gi;
+      for (Arr &x : *hi) gi.push_back(GpuArr(&x));
+      auto f = [&](size_t k) { return (const float *)(*hi)[k].b.data(); };
+      float *o0 = (float *)(*ho)[0].b.data();
+      float *o1 = ho->size() > 1 ? (float *)(*ho)[1].b.data() : nullptr;
+      mxc__lrn_plan q =
+          mxc__lrn_plan_make((const mxc__lrn_param *)param, &gi[bwd ? 1 : 0],
+                             req.data(), (int)ho->size());
+      for (int64_t i = 0; i < gi[bwd ? 1 : 0].size; ++i) {
+        if (bwd && q.on[0]) mxc__lrn_bwd(&q, f(0), f(1), f(2), f(3), o0, i);
+        if (!bwd) mxc__lrn_fwd(&q, f(0), o0, o1, i);
+      }
+    };
+    for (const std::vector<int> &req :
+         {std::vector<int>{W, W}, std::vector<int>{A, A},
+          std::vector<int>{W, N}, std::vector<int>{A}}) {
+      std::vector<Arr> outs = {RandArr(kF32, d, -1, 1, &g),
+                               RandArr(kF32, d, -1, 1, &g)};
+      outs.resize(req.size());
+      std::vector<Arr> co = outs, ho = outs, hi = in;
+      CpuMulti("LRN", kv, in, &co, req);
+      host(&hi, &ho, req, false);
+      for (size_t j = 0; j < co.size(); ++j) {
+        EXPECT_EQ(co[j].b, ho[j].b) << "LRN output " << j << " req " << req[0];
+      }
+    }
+    std::vector<Arr> fw = {RandArr(kF32, d, -1, 1, &g),
+                           RandArr(kF32, d, -1, 1, &g)};
+    CpuMulti("LRN", kv, in, &fw, {W, W});
+    std::vector<Arr> bin = {RandArr(kF32, d, -1, 1, &g), in[0], fw[0], fw[1]};
+    for (int req : {W, A}) {
+      std::vector<Arr> co = {RandArr(kF32, d, -1, 1, &g)}, ho = co, hi = bin;
+      CpuMulti("_backward_LRN", kv, bin, &co, {req});
+      host(&hi, &ho, {req}, true);
+      EXPECT_EQ(co[0].b, ho[0].b) << "_backward_LRN req " << req;
+    }
+    // The comparison can fail: the window one channel narrower.
+    std::vector<Arr> co = {fw[0]}, ho = co, hi = in;
+    CpuMulti("LRN", kv, in, &co, {W});
+    ((mxc__lrn_param *)param)->nsize -= 1;
+    host(&hi, &ho, {W}, false);
+    EXPECT_NE(co[0].b, ho[0].b);
     mxc__free(param);
   }
 }
