@@ -21,23 +21,18 @@
 #include "backends/cuda/bcast.h"
 #include "backends/cuda/blas.h"
 #include "backends/cuda/cast.h"
+#include "backends/cuda/dense2.h"
 #include "backends/cuda/dnn.h"
 #include "backends/cuda/elementwise.h"
-#include "backends/cuda/fill.h"
 #include "backends/cuda/fuse.h"
-#include "backends/cuda/gn.h"
 #include "backends/cuda/half_types.h"
 #include "backends/cuda/loss.h"
-#include "backends/cuda/loss2.h"
-#include "backends/cuda/mp.h"
-#include "backends/cuda/resize.h"
 #include "backends/cuda/rng.h"
 #include "backends/cuda/sdot.h"
 #include "backends/cuda/streams.h"
 #include "backends/cuda/sum.h"
 #include "backends/cuda/train.h"
 #include "backends/cuda/train2.h"
-#include "backends/cuda/up.h"
 #include "core/base/gpu_plugin.h"
 
 /* mxc's GPU code targets compute capability 8.0 and newer (Ampere,
@@ -161,12 +156,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_RNG_ROWS
     MXC__CUDA_CAST_ROWS
     MXC__CUDA_LOSS_ROWS
-    MXC__CUDA_MP_ROWS
-    MXC__CUDA_FILL_ROWS
-    MXC__CUDA_LOSS2_ROWS
-    MXC__CUDA_UP_ROWS
-    MXC__CUDA_RESIZE_ROWS
-    MXC__CUDA_GN_ROWS
+    MXC__CUDA_DENSE2_ROWS
 };
 
 /* Kernels for calls with sparse arrays (mxc__gpu_sparse_kernel). */
