@@ -195,6 +195,30 @@ void mxc__dnnl_weights_put(mxc__dnnl_wref *ref);
 /* For tests: entries now, hits and misses so far. */
 void mxc__dnnl_weights_stats(int *entries, int64_t *hits, int64_t *misses);
 
+/* ---- max-pooling workspaces (pool_ws.c) ---- */
+
+/* 0 when MXC_ONEDNN_POOL_WS=0 (read once): training forwards keep no
+ * workspace. */
+int mxc__dnnl_pool_ws_wanted(void);
+/* A workspace of layout md, allocated by oneDNN (the caller's until it
+ * is kept or destroyed with dnnl_memory_destroy). */
+int mxc__dnnl_pool_ws_new(const mxc__op *op, const dnnl_memory_desc_t *md,
+                          dnnl_memory_t *out);
+/* Keeps mem, the workspace a training forward of geometry k wrote for
+ * data at `data` of write version `version`, for the backward (takes
+ * ownership: destroyed at once when version is 0 or there is no room).
+ * Thread-safe. */
+void mxc__dnnl_pool_ws_keep(const mxc__dnnl_key *k, const void *data,
+                            uint64_t version, dnnl_memory_t mem);
+/* The workspace kept for the same key, data and version and laid out as
+ * `want`, handed to the caller (who destroys it), or NULL: the backward
+ * then recomputes it. Thread-safe. */
+dnnl_memory_t mxc__dnnl_pool_ws_take(const mxc__dnnl_key *k, const void *data,
+                                     uint64_t version,
+                                     const dnnl_memory_desc_t *want);
+/* For tests: entries now, hits and misses of takes so far. */
+void mxc__dnnl_pool_ws_stats(int *entries, int64_t *hits, int64_t *misses);
+
 /* Plain float32 description of a shape (ndim 1..12), or of the shape
  * with its trailing axes from `from` on merged into one. */
 int mxc__dnnl_md_plain(const mxc__op *op, const mxc__shape *s,

@@ -86,6 +86,8 @@ static int plan(const mxc__op *op, const void *param, const mxc__blob *in,
 }
 
 static void pool_key(const pool_call *c, const char *what, mxc__dnnl_key *k);
+static int run_train(const pool_call *c, uint64_t version,
+                     const mxc__blob *in, const mxc__blob *out, mxc__req req);
 
 static int build(void *arg, dnnl_primitive_t *out) {
   const pool_call *c = arg;
@@ -121,8 +123,12 @@ static int pool_kernel(const mxc__op *op, const mxc__opctx *ctx,
   memset(&c, 0, sizeof c);
   int rc = plan(op, param, in, out, &c);
   if (rc == MXC_OK) {
+    /* Training max pooling keeps its workspace for the backward. */
+    uint64_t v = mxc__dnnl_version(ctx, 0);
+    int keep = ctx && ctx->is_train && c.alg == dnnl_pooling_max && v != 0 &&
+               mxc__dnnl_pool_ws_wanted();
     int nthr = mxc__dnnl_threads_begin();
-    rc = run(&c, in, out, req[0]);
+    rc = keep ? run_train(&c, v, in, out, req[0]) : run(&c, in, out, req[0]);
     mxc__dnnl_threads_end(nthr);
   }
   if (rc == MXC_ERR_UNSUPPORTED) {
@@ -134,9 +140,12 @@ static int pool_kernel(const mxc__op *op, const mxc__opctx *ctx,
 /* ---- _backward_Pooling: (ograd, data) -> ddata ----
  *
  * Max pooling's gradient goes to each window's maximum, which oneDNN
- * records in a workspace while running the forward for training: the
- * kernel reruns that forward on data (the reference rescans the windows
- * likewise), then the backward. Average pooling needs no workspace. */
+ * records in a workspace while running the forward for training. A
+ * training forward keeps its workspace for the backward (pool_ws.c); a
+ * backward that finds none (a forward in inference mode or on the
+ * reference kernel, data written since, another layout) runs that
+ * forward again on data, as the reference rescans the windows. Average
+ * pooling needs no workspace. */
 
 static int fwd_train_desc(const pool_call *c, dnnl_pooling_desc_t *d) {
   return mxc__dnnl_check(
@@ -172,7 +181,11 @@ static int build_bwd(void *arg, dnnl_primitive_t *out) {
   return rc;
 }
 
-static void pool_key(const pool_call *c, const char *what, mxc__dnnl_key *k) {
+/* The geometry alone: what a kept workspace is looked up by (the thread
+ * count may differ between forward and backward; the workspace's layout
+ * is compared on its own). */
+static void geometry_key(const pool_call *c, const char *what,
+                         mxc__dnnl_key *k) {
   mxc__dnnl_key_init(k, what);
   mxc__dnnl_key_md(k, &c->src);
   mxc__dnnl_key_md(k, &c->dst);
@@ -182,62 +195,107 @@ static void pool_key(const pool_call *c, const char *what, mxc__dnnl_key *k) {
   mxc__dnnl_key_bytes(k, c->kernel, n);
   mxc__dnnl_key_bytes(k, c->pad_l, n);
   mxc__dnnl_key_bytes(k, c->pad_r, n);
+}
+
+static void pool_key(const pool_call *c, const char *what, mxc__dnnl_key *k) {
+  geometry_key(c, what, k);
   mxc__dnnl_key_i64(k, mxc__dnnl_threads_current());
 }
 
-/* The workspace of max pooling data x: forward for training into a
- * dropped output. *ws is the caller's to free. */
-static int max_workspace(const pool_call *c, void *x,
-                         dnnl_memory_desc_t *ws_md, void **ws) {
+/* Max pooling forward for training of data x into y (NULL with
+ * MXC__REQ_NULL: dropped) and a new workspace *ws (the caller's; NULL
+ * on error). */
+static int fwd_train(const pool_call *c, void *x, void *y, mxc__req req,
+                     dnnl_memory_t *ws) {
+  *ws = NULL;
   mxc__dnnl_key k;
   pool_key(c, "pool_fwd_train", &k);
   mxc__dnnl_prim *p;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_cache_get(&k, build_fwd_train, (void *)c,
                                            &p));
-  *ws_md = *dnnl_primitive_desc_query_md(mxc__dnnl_prim_pd(p),
-                                         dnnl_query_workspace_md, 0);
-  size_t n = dnnl_memory_desc_get_size(ws_md);
-  *ws = mxc__aligned_alloc(64, n ? n : 64);
-  int rc = *ws ? MXC_OK
-               : mxc__error_set(MXC_ERR_OOM,
-                                "operator '%s' (oneDNN backend): out of "
-                                "memory for a %zu-byte pooling workspace",
-                                c->op->name, n);
+  dnnl_memory_desc_t md = *dnnl_primitive_desc_query_md(
+      mxc__dnnl_prim_pd(p), dnnl_query_workspace_md, 0);
+  void *buf = NULL;
+  int rc = mxc__dnnl_pool_ws_new(c->op, &md, ws);
+  if (rc == MXC_OK) {
+    rc = mxc__dnnl_check(dnnl_memory_get_data_handle(*ws, &buf), c->op,
+                         "dnnl_memory_get_data_handle");
+  }
   mxc__dnnl_arg a[3] = {
       {DNNL_ARG_SRC, c->src, x, 0, MXC__REQ_WRITE, NULL, 0},
-      {DNNL_ARG_DST, c->dst, NULL, 1, MXC__REQ_NULL, NULL, 0},
-      {DNNL_ARG_WORKSPACE, *ws_md, *ws, 1, MXC__REQ_WRITE, NULL, 0},
+      {DNNL_ARG_DST, c->dst, y, 1, req, NULL, 0},
+      {DNNL_ARG_WORKSPACE, md, buf, 1, MXC__REQ_WRITE, NULL, 0},
   };
   if (rc == MXC_OK) rc = mxc__dnnl_run(c->op, p, a, 3);
   mxc__dnnl_cache_put(p);
+  if (rc != MXC_OK && *ws) {
+    dnnl_memory_destroy(*ws);
+    *ws = NULL;
+  }
   return rc;
 }
 
-static int run_bwd(const pool_call *c, const mxc__blob *in,
+/* A training forward of max pooling on data of write version `version`:
+ * the output, and the workspace kept for the backward. */
+static int run_train(const pool_call *c, uint64_t version,
+                     const mxc__blob *in, const mxc__blob *out,
+                     mxc__req req) {
+  dnnl_memory_t ws;
+  MXC_FORWARD_IF_ERROR(fwd_train(c, in[0].ptr, out[0].ptr, req, &ws));
+  mxc__dnnl_key k;
+  geometry_key(c, "pool_ws", &k);
+  mxc__dnnl_pool_ws_keep(&k, in[0].ptr, version, ws);
+  return MXC_OK;
+}
+
+/* The workspace of max pooling data x (write version `version`) as the
+ * backward primitive bwd wants it: the one its training forward kept,
+ * else computed now. *ws is the caller's to destroy. */
+static int workspace(const pool_call *c, uint64_t version, void *x,
+                     const mxc__dnnl_prim *bwd, dnnl_memory_t *ws) {
+  const dnnl_memory_desc_t *want = dnnl_primitive_desc_query_md(
+      mxc__dnnl_prim_pd(bwd), dnnl_query_workspace_md, 0);
+  mxc__dnnl_key k;
+  geometry_key(c, "pool_ws", &k);
+  *ws = want ? mxc__dnnl_pool_ws_take(&k, x, version, want) : NULL;
+  if (*ws) return MXC_OK;
+  return fwd_train(c, x, NULL, MXC__REQ_NULL, ws);
+}
+
+/* The workspace argument of a backward: ws's layout and memory. */
+static int ws_arg(const mxc__op *op, dnnl_memory_t ws, mxc__dnnl_arg *a) {
+  const dnnl_memory_desc_t *md = NULL;
+  void *buf = NULL;
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_check(
+      dnnl_memory_get_memory_desc(ws, &md), op, "dnnl_memory_get_memory_desc"));
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_check(dnnl_memory_get_data_handle(ws, &buf),
+                                       op, "dnnl_memory_get_data_handle"));
+  *a = (mxc__dnnl_arg){DNNL_ARG_WORKSPACE, *md, buf, 0, MXC__REQ_WRITE,
+                       NULL, 0};
+  return MXC_OK;
+}
+
+static int run_bwd(const pool_call *c, uint64_t version, const mxc__blob *in,
                    const mxc__blob *out, mxc__req req) {
-  void *ws = NULL;
-  dnnl_memory_desc_t ws_md;
-  int max = c->alg == dnnl_pooling_max, rc = MXC_OK;
-  if (max) rc = max_workspace(c, in[1].ptr, &ws_md, &ws);
+  int max = c->alg == dnnl_pooling_max;
   mxc__dnnl_key k;
   pool_key(c, "pool_bwd", &k);
   mxc__dnnl_prim *p = NULL;
-  if (rc == MXC_OK) rc = mxc__dnnl_cache_get(&k, build_bwd, (void *)c, &p);
-  dnnl_memory_desc_t dsrc; /* ddata in its own format */
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_cache_get(&k, build_bwd, (void *)c, &p));
+  dnnl_memory_t ws = NULL;
+  int rc = max ? workspace(c, version, in[1].ptr, p, &ws) : MXC_OK;
+  mxc__dnnl_arg a[3] = {
+      {DNNL_ARG_DIFF_DST, c->dst, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
+      {DNNL_ARG_DIFF_SRC, c->src, out[0].ptr, 1, req, NULL, 0},
+  };
+  /* ddata in its own format */
   if (rc == MXC_OK) {
-    rc = mxc__dnnl_md_fmt(c->op, &out[0].shape, out[0].fmt, &dsrc);
+    rc = mxc__dnnl_md_fmt(c->op, &out[0].shape, out[0].fmt, &a[1].md);
   }
-  if (rc == MXC_OK) {
-    mxc__dnnl_arg a[3] = {
-        {DNNL_ARG_DIFF_DST, c->dst, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
-        {DNNL_ARG_DIFF_SRC, dsrc, out[0].ptr, 1, req, NULL, 0},
-        {DNNL_ARG_WORKSPACE, max ? ws_md : c->src, ws, 0, MXC__REQ_WRITE,
-         NULL, 0},
-    };
-    rc = mxc__dnnl_run(c->op, p, a, max ? 3 : 2);
-    mxc__dnnl_cache_put(p);
-  }
-  mxc__free(ws);
+  if (rc == MXC_OK && max) rc = ws_arg(c->op, ws, &a[2]);
+  if (rc == MXC_OK) rc = mxc__dnnl_run(c->op, p, a, max ? 3 : 2);
+  mxc__dnnl_cache_put(p);
+  if (ws) dnnl_memory_destroy(ws);
   return rc;
 }
 
@@ -252,7 +310,7 @@ static int pool_bwd_kernel(const mxc__op *op, const mxc__opctx *ctx,
   int rc = plan(op, param, &in[1], &in[0], &c);
   if (rc == MXC_OK) {
     int nthr = mxc__dnnl_threads_begin();
-    rc = run_bwd(&c, in, out, req[0]);
+    rc = run_bwd(&c, mxc__dnnl_version(ctx, 1), in, out, req[0]);
     mxc__dnnl_threads_end(nthr);
   }
   if (rc == MXC_ERR_UNSUPPORTED) {

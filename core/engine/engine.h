@@ -33,7 +33,12 @@
  * the worker's completer thread once the event is reached (flight.c).
  * Where the plug-in has no events, or MXC_GPU_EVENTS=0, the worker
  * waits for its stream after each function instead (blocking that worker
- * only, never the CPU workers). */
+ * only, never the CPU workers).
+ * A GPU function that depends on such a function of the same GPU (its
+ * write) starts once that one is on its stream, behind a stream wait
+ * for its event, without waiting for the host to see it complete;
+ * MXC_GPU_STREAM_WAIT=0 (read when a GPU's pools are made) turns that
+ * off (core/engine/var.c, "Stream waits" in internal.h). */
 #ifndef MXC_CORE_ENGINE_ENGINE_H_
 #define MXC_CORE_ENGINE_ENGINE_H_
 
@@ -141,6 +146,13 @@ uint64_t mxc__engine_var_version(const mxc__var *v);
 /* Marks v's memory as shared outside the engine: its version is 0 from
  * now on. */
 void mxc__engine_var_set_external(mxc__var *v);
+
+/* Process-wide counts, for tests and diagnostics: *stream_waits, waits
+ * enqueued on a GPU stream for a dependency granted early;
+ * *host_grants, dependencies of GPU functions granted after the host saw
+ * the one before complete (or a CPU function, a wait, a deletion). Only
+ * grow; any thread. */
+void mxc__engine_gpu_edges(long long *stream_waits, long long *host_grants);
 
 /* Schedules deletion of v after all work pushed on it so far: then
  * on_deleted(arg) runs (if not NULL; e.g. to free the storage v guards)

@@ -160,6 +160,9 @@ int mxc__flight_add(mxc__worker *w, mxc__op *op) {
     mxc__error_clear(); /* the stream sync that follows reports errors */
     return 0;
   }
+  /* Before the completer may finish op: dependents on the same device
+   * start behind the event instead of after the host saw it. */
+  mxc__thr_gpu_enqueued(op, f->events[slot]);
   pthread_mutex_lock(&f->mu);
   f->ops[slot] = op;
   f->n++;

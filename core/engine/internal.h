@@ -65,6 +65,13 @@ typedef struct mxc__dep {
   unsigned char write;
   unsigned char kind;
   uint32_t ticket; /* the var's append count when queued: push order */
+  /* Granted early (see "Stream waits" at struct mxc__var): the event the
+   * op's stream waits for before its function runs; NULL otherwise. Set
+   * under var->mu before the grant is counted, read by the op's worker
+   * and finish, cleared by finish. */
+  void *wait_ev;
+  /* Links the var's early group (var->early), then the promoted list. */
+  struct mxc__dep *early_next;
 } mxc__dep;
 
 /* A new write version for v (a push or a wait that writes it). */
@@ -102,6 +109,26 @@ struct mxc__var {
   void (*on_deleted)(void *);
   void *del_arg;
   int del_gen; /* generation the deletion is counted in */
+  /* Stream waits. A GPU operation whose write of v is enqueued on its
+   * stream with an event recorded after it (flight.c) "device-releases"
+   * v: rel_ev is that event while it still holds v as writer. The head
+   * of the queue may then be granted early if it is a synchronous GPU
+   * operation of the same device whose pool allows it: it leaves the
+   * queue into the early group (one writer, or readers), its stream
+   * waits for rel_ev before its function runs, and it is finished only
+   * once the holder's host-side release promotes the group to holders
+   * (then it checks the poison it could not check before running).
+   * Waits, deletions and CPU work are never granted early: they still
+   * wait for the host-side release. An early writer that device-releases
+   * before its promotion leaves its event in early_ev, which becomes
+   * rel_ev when it is promoted. */
+  void *rel_ev;
+  int rel_dev;
+  mxc__dep *early; /* the early group, linked by early_next */
+  int early_n;
+  int early_write;
+  void *early_ev;
+  int early_dev;
 };
 
 /* ---- the function being run ------------------------------------------- */
@@ -128,6 +155,10 @@ typedef struct mxc__op {
    * was called, in either order: whichever comes second finishes the op,
    * so arg (and free_fn) outlive the running async_fn. */
   atomic_int async_parts;
+  /* Parts still missing before the op may be finished: 1 for its own
+   * completion, plus one per dep granted early and not yet promoted
+   * (var.c, "Stream waits"). Whoever drops it to zero finishes it. */
+  atomic_int fin_hold;
   int n_deps;
   int priority;
   int gen;        /* generation (0/1) the op is counted in */
@@ -212,6 +243,9 @@ typedef struct mxc__pool {
    * workers, and to decide whether to run a successor inline). */
   atomic_int n_queued;
   atomic_int target;     /* workers with idx >= target leave */
+  /* A GPU pool whose ops may be granted early behind an event
+   * (MXC_GPU_STREAM_WAIT, read when the pool is made); 0 on the CPU. */
+  int stream_wait;
   mxc__worker **workers; /* under the engine's resize_mu */
   int n_workers;
 } mxc__pool;
@@ -337,11 +371,19 @@ mxc__failure *mxc__engine_next_epoch(mxc__engine *e);
 /* var.c */
 int mxc__var_new(mxc__engine *e, mxc__var **out);
 void mxc__var_free(mxc__var *v);
-/* With v->mu held: queues d; returns 1 if it was granted at once. */
+/* With v->mu held: queues d; returns 1 if it was granted at once (maybe
+ * early: d->wait_ev set). */
 int mxc__var_append(mxc__var *v, mxc__dep *d);
 /* Takes v->mu, releases the granted dep d and prepends every dep granted
- * as a result to *granted. */
-void mxc__var_release(mxc__var *v, const mxc__dep *d, mxc__dep **granted);
+ * as a result to *granted, and every early dep promoted to a holder to
+ * *promoted (linked by early_next: the caller drops their ops' fin_hold). */
+void mxc__var_release(mxc__var *v, const mxc__dep *d, mxc__dep **granted,
+                      mxc__dep **promoted);
+/* Takes v->mu: d, a write of v by a GPU op of device dev, is enqueued
+ * before event ev; grants early what may start behind it (prepended to
+ * *granted). */
+void mxc__var_dev_release(mxc__var *v, mxc__dep *d, void *ev, int dev,
+                          mxc__dep **granted);
 
 /* op.c */
 mxc__op *mxc__op_get(mxc__engine *e, int n_deps);
@@ -380,6 +422,10 @@ mxc__op *mxc__thr_run(mxc__op *op, mxc__worker *w);
  * event (the reason as the thread's error). Fails op by its name on
  * error (unless its function failed first), then finishes it. */
 void mxc__thr_gpu_done(mxc__op *op, int rc);
+/* On op's worker, once event ev is recorded after op's work and before
+ * op is handed to its completer: device-releases op's writes (var.c,
+ * "Stream waits") and queues what that grants. */
+void mxc__thr_gpu_enqueued(mxc__op *op, void *ev);
 
 /* naive.c */
 void mxc__naive_fini(mxc__engine *e);

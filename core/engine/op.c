@@ -158,6 +158,8 @@ int mxc__deps_build(const mxc__push_args *a, mxc__dep *deps, void *owner) {
     deps[m].owner = owner;
     deps[m].kind = MXC__DEP_OP;
     deps[m].next = NULL;
+    deps[m].wait_ev = NULL;
+    deps[m].early_next = NULL;
     /* push locks the vars in this order: strictly ascending addresses
      * keep concurrent pushes deadlock-free and lock each var once. */
     MXC__ASSERT(m == 0 || (uintptr_t)deps[m - 1].var < (uintptr_t)deps[m].var);

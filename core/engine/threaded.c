@@ -43,6 +43,16 @@ static void wake_drain_waiters(mxc__engine *e) {
   pthread_mutex_unlock(&e->mu);
 }
 
+/* Dependencies of GPU ops, process-wide (mxc__engine_gpu_edges): waits
+ * enqueued on a stream for an early grant, and grants of a GPU op after
+ * a host-side release. */
+static atomic_llong g_stream_waits, g_host_grants;
+
+void mxc__engine_gpu_edges(long long *stream_waits, long long *host_grants) {
+  *stream_waits = atomic_load(&g_stream_waits);
+  *host_grants = atomic_load(&g_host_grants);
+}
+
 /* The op whose function or free_fn this thread is running, if any. */
 static _Thread_local mxc__op *tls_current;
 
@@ -164,6 +174,9 @@ static mxc__op *process_grants(mxc__engine *e, mxc__dep *granted,
     granted = d->next; /* read first: d may be freed or go out of scope */
     if (d->kind == MXC__DEP_OP) {
       mxc__op *op = d->owner;
+      if (d->wait_ev == NULL && op->pool->dev.type == MXC_DEVICE_GPU) {
+        atomic_fetch_add_explicit(&g_host_grants, 1, memory_order_relaxed);
+      }
       int missing =
           atomic_fetch_sub_explicit(&op->wait, 1, memory_order_acq_rel);
       /* One grant per dep, and the pusher's extra 1 is dropped once. */
@@ -199,10 +212,53 @@ static mxc__op *process_grants(mxc__engine *e, mxc__dep *granted,
   return mine;
 }
 
-/* Ends op (ran, failed or skipped). w: the engine's worker running this
- * thread, or NULL. Returns a successor to run inline (allow_inline only). */
-static mxc__op *finish(mxc__op *op, mxc__worker *w, int allow_inline) {
+/* The deps of op granted early are held now (promoted): a failure of
+ * the operation they waited for counts like a poison seen before running
+ * (op's stream ran behind it, but its outputs are poisoned with that
+ * failure, which takes precedence over op's own). */
+static void check_early(mxc__op *op) {
+  mxc__failure *err = NULL;
+  uint64_t epoch = 0;
+  for (int i = 0; i < op->n_deps; i++) {
+    mxc__dep *d = &op->deps[i];
+    if (d->wait_ev == NULL) continue;
+    d->wait_ev = NULL;
+    if (!op->ex.skipped) {
+      mxc__var_check_poison(op->ex.engine, d->var, d->ticket, &err, &epoch);
+    }
+  }
+  if (err == NULL) return;
+  mxc__failure_unref(op->ex.err);
+  op->ex.err = err;
+  op->ex.err_epoch = epoch;
+  op->ex.skipped = 1;
+  op->ex.code = err->code;
+}
+
+/* Drops the fin_hold part of each promoted dep's op; prepends the ops
+ * that may now be finished to *later (linked by next: they ran and sit
+ * in no queue). */
+static void drop_promoted(mxc__dep *promoted, mxc__op **later) {
+  while (promoted != NULL) {
+    mxc__dep *d = promoted;
+    promoted = d->early_next;
+    mxc__op *op = d->owner;
+    if (atomic_fetch_sub_explicit(&op->fin_hold, 1, memory_order_acq_rel) ==
+        1) {
+      op->next = *later;
+      *later = op;
+    }
+  }
+}
+
+/* Ends op (ran, failed or skipped; every part of fin_hold dropped). w:
+ * the engine's worker running this thread, or NULL. Ops whose early deps
+ * this promoted and that may now end are prepended to *later. Returns a
+ * successor to run inline (allow_inline only). */
+static mxc__op *finish_one(mxc__op *op, mxc__worker *w, int allow_inline,
+                           mxc__op **later) {
   mxc__engine *e = op->ex.engine;
+  check_early(op);
   if (op->ex.code != MXC_OK || op->ex.skipped) {
     uint64_t epoch =
         op->ex.skipped ? op->ex.err_epoch : mxc__failure_commit(e, &op->ex);
@@ -225,17 +281,47 @@ static mxc__op *finish(mxc__op *op, mxc__worker *w, int allow_inline) {
     tls_current = outer;
   }
 
-  mxc__dep *granted = NULL;
+  mxc__dep *granted = NULL, *promoted = NULL;
   for (int i = 0; i < op->n_deps; i++) {
-    mxc__var_release(op->deps[i].var, &op->deps[i], &granted);
+    mxc__var_release(op->deps[i].var, &op->deps[i], &granted, &promoted);
   }
   long long done[2] = {0, 0};
   done[op->gen] = 1;
+  drop_promoted(promoted, later);
   mxc__op_put(e, op);
   mxc__op *next = process_grants(
       e, granted, allow_inline && w != NULL ? w->pool : NULL, done);
   mark_finished(e, done, w == NULL);
   return next;
+}
+
+/* Ends the ops of a list built by finish_one, and those they let end in
+ * turn: a loop, not a recursion, so a long chain of early grants does not
+ * grow the stack. */
+static void finish_later(mxc__op *later, mxc__worker *w) {
+  while (later != NULL) {
+    mxc__op *op = later;
+    later = op->next;
+    op->next = NULL;
+    (void)finish_one(op, w, 0, &later);
+  }
+}
+
+static mxc__op *finish(mxc__op *op, mxc__worker *w, int allow_inline) {
+  mxc__op *later = NULL;
+  mxc__op *next = finish_one(op, w, allow_inline, &later);
+  finish_later(later, w);
+  return next;
+}
+
+/* op's own part is over (its function, its GPU work): finishes it unless
+ * a dep granted early still waits for its promotion, whose releaser will
+ * finish it then. */
+static mxc__op *finish_part(mxc__op *op, mxc__worker *w, int allow_inline) {
+  if (atomic_fetch_sub_explicit(&op->fin_hold, 1, memory_order_acq_rel) != 1) {
+    return NULL;
+  }
+  return finish(op, w, allow_inline);
 }
 
 /* GPU workers: MXC_GPU_WORKERS compute workers per GPU (1..16, default
@@ -248,6 +334,16 @@ static int gpu_workers(int lane) {
   const char *v = getenv("MXC_GPU_WORKERS");
   int n = v && *v ? atoi(v) : GPU_WORKERS_DEFAULT;
   return n < 1 ? 1 : n > GPU_WORKERS_MAX ? GPU_WORKERS_MAX : n;
+}
+
+/* Whether a new GPU pool's ops may be granted early behind an event
+ * (var.c, "Stream waits"): the plug-in has the event functions and
+ * MXC_GPU_STREAM_WAIT is not 0 (the host round trip per dependency, as
+ * before, to compare the two on a GPU). */
+static int stream_wait_wanted(void) {
+  const char *v = getenv("MXC_GPU_STREAM_WAIT");
+  if (v != NULL && strcmp(v, "0") == 0) return 0;
+  return mxc__gpu_has_events();
 }
 
 /* The pool of gpu(dev.id)'s lane, created on first use: its workers and
@@ -263,6 +359,7 @@ static int gpu_pool(mxc__engine *e, mxc__device dev, int lane,
   *out = atomic_load_explicit(slot, memory_order_relaxed);
   if (*out == NULL) {
     rc = mxc__pool_create(e, dev, lane, gpu_workers(lane), out);
+    if (rc == MXC_OK) (*out)->stream_wait = stream_wait_wanted();
     if (rc == MXC_OK) atomic_store_explicit(slot, *out, memory_order_release);
   }
   pthread_mutex_unlock(&e->gpu_mu);
@@ -331,7 +428,39 @@ void mxc__thr_gpu_done(mxc__op *op, int rc) {
   gpu_result(op, rc);
   /* Not one of the engine's workers: finishes like an async completion
    * (dependents are queued, never run here). */
-  (void)finish(op, NULL, 0);
+  (void)finish_part(op, NULL, 0);
+}
+
+void mxc__thr_gpu_enqueued(mxc__op *op, void *ev) {
+  /* A function that failed keeps its dependents for the host: they are
+   * skipped there, never run behind it. */
+  if (op->ex.code != MXC_OK || !op->pool->stream_wait) return;
+  mxc__dep *granted = NULL;
+  for (int i = 0; i < op->n_deps; i++) {
+    if (!op->deps[i].write) continue;
+    mxc__var_dev_release(op->deps[i].var, &op->deps[i], ev, op->pool->dev.id,
+                         &granted);
+  }
+  long long none[2] = {0, 0}; /* early grants are never deletions */
+  (void)process_grants(op->ex.engine, granted, NULL, none);
+}
+
+/* Before op's function on worker w: its stream waits for the events of
+ * the deps granted early. Where the wait cannot be enqueued, the host
+ * waits for the event instead (its failure is seen at finish, through
+ * the poison of the operation it belongs to). */
+static void wait_early(const mxc__op *op, const mxc__worker *w) {
+  for (int i = 0; i < op->n_deps; i++) {
+    void *ev = op->deps[i].wait_ev;
+    if (ev == NULL) continue;
+    if (w == NULL || w->stream == NULL ||
+        mxc__gpu_stream_wait_event(w->stream, ev) != MXC_OK) {
+      (void)mxc__gpu_event_sync(ev);
+      mxc__error_clear();
+      continue;
+    }
+    atomic_fetch_add_explicit(&g_stream_waits, 1, memory_order_relaxed);
+  }
 }
 
 /* The function's run as a span of this worker's track (for an async
@@ -351,6 +480,9 @@ static mxc__op *run_op(mxc__op *op, mxc__worker *w, int allow_inline) {
   mxc__failure *err = NULL;
   uint64_t epoch = 0;
   for (int i = 0; i < op->n_deps; i++) {
+    /* A dep granted early is checked at finish, once promoted: its
+     * writer may still fail, or drop a stale poison. */
+    if (op->deps[i].wait_ev != NULL) continue;
     mxc__var_check_poison(e, op->deps[i].var, op->deps[i].ticket, &err, &epoch);
   }
   if (err != NULL) {
@@ -358,8 +490,9 @@ static mxc__op *run_op(mxc__op *op, mxc__worker *w, int allow_inline) {
     op->ex.err_epoch = epoch;
     op->ex.skipped = 1;
     op->ex.code = err->code;
-    return finish(op, w, allow_inline);
+    return finish_part(op, w, allow_inline);
   }
+  wait_early(op, w);
   mxc__op *outer = tls_current;
   tls_current = op;
   if (mxc__prof_on(MXC__PROF_ENGINE)) {
@@ -374,12 +507,12 @@ static mxc__op *run_op(mxc__op *op, mxc__worker *w, int allow_inline) {
      * this worker goes on with its next op meanwhile. */
     if (w != NULL && w->flight != NULL && mxc__flight_add(w, op)) return NULL;
     gpu_settle(op, w);
-    return finish(op, w, allow_inline);
+    return finish_part(op, w, allow_inline);
   }
   if (atomic_fetch_sub_explicit(&op->async_parts, 1, memory_order_acq_rel) ==
       1) {
     /* completed already (maybe inside async_fn) */
-    return finish(op, w, allow_inline);
+    return finish_part(op, w, allow_inline);
   }
   return NULL; /* mxc__thr_complete will finish it */
 }
@@ -401,7 +534,7 @@ void mxc__thr_complete(mxc__exec *ex) {
   }
   mxc__worker *w = mxc__pool_current_worker();
   if (w != NULL && w->pool->engine != ex->engine) w = NULL;
-  finish(op, w, 0);
+  finish_part(op, w, 0);
 }
 
 /* A wide push: queues on its variables one at a time, marked until it
@@ -477,6 +610,7 @@ int mxc__thr_push(mxc__engine *e, const mxc__push_args *a) {
   op->n_deps = n;
   MXC__ASSERT(n >= 0 && n <= a->n_reads + a->n_writes);
   atomic_store_explicit(&op->wait, n + 1, memory_order_relaxed);
+  atomic_store_explicit(&op->fin_hold, 1, memory_order_relaxed);
   op->gen = count_pushed(e);
 
   int granted = queue_deps(e, op->deps, n);
@@ -513,11 +647,16 @@ int mxc__thr_wait_var(mxc__engine *e, mxc__var *v, int for_write) {
   /* We now hold v like a reader (or writer): no writer can run, so the
    * poison seen here is that of the last write pushed before the wait. */
   mxc__failure *f = mxc__var_take_poison(e, v, &wt.dep);
-  mxc__dep *granted = NULL;
-  mxc__var_release(v, &wt.dep, &granted);
+  mxc__dep *granted = NULL, *promoted = NULL;
+  mxc__var_release(v, &wt.dep, &granted, &promoted);
   long long deleted[2] = {0, 0};
   process_grants(e, granted, NULL, deleted);
   mark_finished(e, deleted, 0);
+  /* A waiter is never device-released, so it promotes nothing; kept
+   * general all the same. */
+  mxc__op *later = NULL;
+  drop_promoted(promoted, &later);
+  finish_later(later, NULL);
   if (f == NULL) return MXC_OK;
   int rc = mxc__failure_report(f);
   mxc__failure_unref(f);

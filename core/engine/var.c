@@ -87,12 +87,50 @@ static void grant_front(mxc__var *v, mxc__dep **granted) {
   }
 }
 
+/* Whether d may be granted early behind v's device-released writer: a
+ * synchronous operation of a GPU pool of that device that allows stream
+ * waits (its stream then waits for rel_ev). Anything else needs the
+ * host-side release. */
+static int early_ok(const mxc__var *v, const mxc__dep *d) {
+  if (d->kind != MXC__DEP_OP) return 0;
+  const mxc__op *op = d->owner;
+  return op->sync_fn != NULL && op->pool->stream_wait &&
+         op->pool->dev.type == MXC_DEVICE_GPU && op->pool->dev.id == v->rel_dev;
+}
+
+/* With v->mu held, v's writer device-released (rel_ev): moves the heads
+ * that may start on the device behind it into the early group (one
+ * writer, or readers) and prepends them to *granted. Returns how many. */
+static int grant_early(mxc__var *v, mxc__dep **granted) {
+  int n = 0;
+  while (v->rel_ev != NULL && v->head != NULL && early_ok(v, v->head)) {
+    mxc__dep *d = v->head;
+    if (v->early_n > 0 && (d->write || v->early_write)) break;
+    v->head = d->next;
+    if (v->head == NULL) v->tail = NULL;
+    d->wait_ev = v->rel_ev;
+    d->early_next = v->early;
+    v->early = d;
+    v->early_n++;
+    v->early_write = d->write;
+    /* Before the grant is counted: the op cannot finish before this dep
+     * is promoted. */
+    atomic_fetch_add_explicit(&((mxc__op *)d->owner)->fin_hold, 1,
+                              memory_order_relaxed);
+    d->next = *granted;
+    *granted = d;
+    n++;
+  }
+  return n;
+}
+
 int mxc__var_append(mxc__var *v, mxc__dep *d) {
   MXC__ASSERT(d->var == v);
   /* One writer or any number of readers, never both. */
   MXC__ASSERT(v->readers >= 0 && (v->writer == 0 || v->readers == 0));
   MXC__ASSERT((v->head == NULL) == (v->tail == NULL));
   d->ticket = ++v->tickets;
+  d->next = NULL;
   /* With an empty queue, the invariant allows granting d at once exactly
    * when nothing conflicting holds v. Otherwise the head is blocked and d,
    * behind it, must wait too. */
@@ -106,25 +144,71 @@ int mxc__var_append(mxc__var *v, mxc__dep *d) {
       return 1;
     }
     v->head = d;
-  } else {
-    v->tail->next = d;
+    v->tail = d;
+    /* Blocked by a writer that may already be on its stream. */
+    mxc__dep *early = NULL;
+    return grant_early(v, &early);
   }
+  v->tail->next = d;
   v->tail = d;
-  d->next = NULL;
   return 0;
 }
 
-void mxc__var_release(mxc__var *v, const mxc__dep *d, mxc__dep **granted) {
+/* With v->mu held, v's writer just released: its early group becomes
+ * the holders (prepended to *promoted), and an early writer that was
+ * device-released already lets the next ones start early. */
+static void promote(mxc__var *v, mxc__dep **granted, mxc__dep **promoted) {
+  mxc__dep *list = v->early, *last = list;
+  if (list == NULL) return;
+  while (last->early_next != NULL) last = last->early_next;
+  last->early_next = *promoted;
+  *promoted = list;
+  if (v->early_write) {
+    v->writer = 1;
+  } else {
+    v->readers += v->early_n;
+  }
+  v->rel_ev = v->early_write ? v->early_ev : NULL;
+  v->rel_dev = v->early_dev;
+  v->early = NULL;
+  v->early_n = 0;
+  v->early_write = 0;
+  v->early_ev = NULL;
+  (void)grant_early(v, granted);
+}
+
+void mxc__var_release(mxc__var *v, const mxc__dep *d, mxc__dep **granted,
+                      mxc__dep **promoted) {
   pthread_mutex_lock(&v->mu);
   /* d was granted: it holds v in the way it asked for. */
   if (d->write) {
     MXC__ASSERT_MSG(v->writer == 1, "releasing a write that is not held");
     v->writer = 0;
+    v->rel_ev = NULL;
+    promote(v, granted, promoted);
   } else {
     MXC__ASSERT_MSG(v->readers > 0, "releasing a read that is not held");
     v->readers--;
   }
   grant_front(v, granted);
   MXC__ASSERT(v->readers >= 0 && (v->writer == 0 || v->readers == 0));
+  pthread_mutex_unlock(&v->mu);
+}
+
+void mxc__var_dev_release(mxc__var *v, mxc__dep *d, void *ev, int dev,
+                          mxc__dep **granted) {
+  MXC__ASSERT(d->write && d->var == v);
+  pthread_mutex_lock(&v->mu);
+  if (v->early_n > 0 && v->early_write && v->early == d) {
+    /* Still waiting for its promotion: takes effect then. */
+    v->early_ev = ev;
+    v->early_dev = dev;
+  } else {
+    MXC__ASSERT_MSG(v->writer == 1 && v->early_n == 0,
+                    "device-releasing a write that is not held");
+    v->rel_ev = ev;
+    v->rel_dev = dev;
+    (void)grant_early(v, granted);
+  }
   pthread_mutex_unlock(&v->mu);
 }

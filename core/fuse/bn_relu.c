@@ -19,9 +19,18 @@
  * exactly one relu (Activation act_type=relu, or relu) and otherwise
  * only by those two kinds of node in those slots.
  *
+ * The same two facts let every relu's gradient read the relu's output
+ * instead of its input (where the relu comes before the gradient node in
+ * the order, so that its new node exists): a residual sum feeding a relu
+ * is then read by that relu alone, and element-wise fusion, which runs
+ * next, computes sum and relu in one pass without storing the sum (a
+ * ResNet's eight block ends). MXC_FUSE_RELU_GRAD=0 in the environment
+ * leaves the gradients' inputs alone (for comparisons).
+ *
  * Rebuild as in fuse.c: nodes in topological order, variables and
  * untouched nodes shared, nodes reading a replaced entry re-created. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/base/alloc.h"
@@ -39,6 +48,7 @@ typedef struct bnr_state {
   const mxc__op *bn, *bn_bwd, *act, *relu, *act_bwd, *relu_bwd;
   int *relu_of; /* per node: BatchNorm -> its relu (-1 none, -2 refused) */
   int *bn_of;   /* per node: a fused relu -> its BatchNorm, else -1 */
+  int *relu_on; /* per entry: a relu node reading it as input 0, else -1 */
   mxc__node **newnode; /* per node id (owned) */
 } bnr_state;
 
@@ -95,6 +105,20 @@ static void find_pairs(bnr_state *s) {
   }
 }
 
+/* Fills relu_on (left -1 throughout under MXC_FUSE_RELU_GRAD=0). */
+static void find_relu_inputs(bnr_state *s) {
+  const mxc__graph *g = s->g;
+  for (int e = 0; e < g->n_entries; ++e) s->relu_on[e] = -1;
+  const char *env = getenv("MXC_FUSE_RELU_GRAD");
+  if (env && strcmp(env, "0") == 0) return;
+  for (int v = 0; v < g->n_nodes; ++v) {
+    int e = g->in_ptr[v] < g->in_ptr[v + 1] ? g->in_entries[g->in_ptr[v]] : -1;
+    if (e >= 0 && s->relu_on[e] < 0 && is_relu(s, g->nodes[v], 0)) {
+      s->relu_on[e] = v;
+    }
+  }
+}
+
 /* The entry of the new DAG for entry id e of the old one (borrowed): a
  * fused relu's output is its BatchNorm's fused node's output 0. */
 static mxc__entry mapped(const bnr_state *s, int e) {
@@ -113,8 +137,14 @@ static int remake(bnr_state *s, int i, const char *op_name, const char *name,
   mxc__entry *ins = mxc__malloc(sizeof *ins * (size_t)(n->n_inputs + 1));
   if (!ins) return oom();
   int same = strcmp(op_name, n->op->name) == 0;
+  int grad = is_relu(s, n, 1);
   for (int k = 0; k < n->n_inputs; ++k) {
-    ins[k] = mapped(s, g->in_entries[g->in_ptr[i] + k]);
+    int e = g->in_entries[g->in_ptr[i] + k], r = s->relu_on[e];
+    /* A relu gradient's data: the relu's output where that node is made. */
+    if (grad && k == RELU_BWD_DATA_SLOT && r >= 0 && r < i) {
+      e = g->entry_ptr[r];
+    }
+    ins[k] = mapped(s, e);
     same &= ins[k].node == n->inputs[k].node &&
             ins[k].index == n->inputs[k].index;
   }
@@ -179,6 +209,7 @@ static void state_free(bnr_state *s) {
   mxc__free(s->newnode);
   mxc__free(s->relu_of);
   mxc__free(s->bn_of);
+  mxc__free(s->relu_on);
 }
 
 int mxc__fuse_bn_relu(const mxc__entry *heads, int n_heads,
@@ -198,7 +229,8 @@ int mxc__fuse_bn_relu(const mxc__entry *heads, int n_heads,
   s.relu_of = mxc__malloc(sizeof(int) * n);
   s.bn_of = mxc__malloc(sizeof(int) * n);
   s.newnode = mxc__calloc(n, sizeof(mxc__node *));
-  int rc = s.relu_of && s.bn_of && s.newnode ? MXC_OK : oom();
+  s.relu_on = mxc__malloc(sizeof(int) * (size_t)(g->n_entries + 1));
+  int rc = s.relu_of && s.bn_of && s.newnode && s.relu_on ? MXC_OK : oom();
   int n_fused = 0;
   if (rc == MXC_OK && (!s.bn || !mxc__op_find(FUSED_OP))) {
     rc = mxc__error_set(MXC_ERR_INTERNAL,
@@ -206,6 +238,7 @@ int mxc__fuse_bn_relu(const mxc__entry *heads, int n_heads,
                         " is not registered");
   }
   if (rc == MXC_OK) find_pairs(&s);
+  if (rc == MXC_OK) find_relu_inputs(&s);
   if (rc == MXC_OK) rc = rebuild(&s, &n_fused);
   if (rc == MXC_OK) {
     for (int h = 0; h < n_heads; ++h) {

@@ -701,4 +701,62 @@ TEST(Executor, BatchNormReluFusionOnReferenceKernels) {
   bn_relu_case(MXC_BIND_NO_ONEDNN);
 }
 
+// A residual block's end: BatchNorm, the sum with the block's input, relu.
+// The relu's gradient reads the relu's output instead of the sum (same
+// mask), so the sum has one reader and element-wise fusion computes sum
+// and relu as one node; values and gradients as without fusion.
+mxc_symbol residual_relu_net() {
+  mxc_symbol x = var("data"), label = var("label");
+  mxc_symbol c = op("Convolution",
+                    {{"kernel", "(3,3)"}, {"num_filter", "3"}, {"pad", "(1,1)"}},
+                    "conv", {x});
+  mxc_symbol b = op("BatchNorm", {{"fix_gamma", "false"}}, "bn", {c});
+  mxc_symbol s = op("elemwise_add", {}, "add", {b, x});
+  mxc_symbol r = op("Activation", {{"act_type", "relu"}}, "act", {s});
+  mxc_symbol p = op("Pooling",
+                    {{"kernel", "(2,2)"}, {"stride", "(2,2)"},
+                     {"pool_type", "max"}},
+                    "pool", {r});
+  mxc_symbol f = op("Flatten", {}, "flat", {p});
+  mxc_symbol fc = op("FullyConnected", {{"num_hidden", "3"}}, "fc", {f});
+  mxc_symbol out = op("SoftmaxOutput", {}, "sm", {fc, label});
+  for (auto v : {x, label, c, b, s, r, p, f, fc}) mxc_symbol_free(v);
+  return out;
+}
+
+void residual_relu_case(int flags) {
+  Case fused, plain;
+  fused.sym = residual_relu_net();
+  plain.sym = residual_relu_net();
+  fused.bind({{"data", {4, 3, 6, 6}}}, {"label"}, MXC_REQ_WRITE, flags, 9);
+  plain.bind({{"data", {4, 3, 6, 6}}}, {"label"}, MXC_REQ_WRITE,
+             flags | MXC_BIND_NO_FUSION, 9);
+  for (Case *c : {&fused, &plain}) {
+    for (int rep = 0; rep < 2; ++rep) {
+      ASSERT_EQ(mxc_executor_forward(c->ex, 1), MXC_OK) << err();
+      ASSERT_EQ(mxc_executor_backward(c->ex, 0, nullptr), MXC_OK) << err();
+    }
+  }
+  std::string dbg = debug_str(fused.ex);
+  if (getenv("MXC_EXEC_TEST_PRINT")) printf("%s", dbg.c_str());
+  EXPECT_EQ(count_of(dbg, "program = add(i0,i1);Activation(r0,act_type=relu)"),
+            1)
+      << "sum and relu not fused:\n"
+      << dbg;
+  EXPECT_EQ(count_of(debug_str(plain.ex), "_fused_elemwise"), 0);
+  expect_close(output(fused.ex, 0), output(plain.ex, 0), 1e-6, "output");
+  for (const auto &name : arguments(fused.sym)) {
+    if (name == "label") continue;
+    expect_close(get_named(fused.ex, name, 1), get_named(plain.ex, name, 1),
+                 1e-5, "gradient of " + name);
+  }
+  compare_with_reference(fused, {"label"});
+  EXPECT_EQ(mxc_wait_all(), MXC_OK) << err();
+}
+
+TEST(Executor, ReluGradientReadsItsOutputSoTheSumFuses) {
+  residual_relu_case(MXC_BIND_DEFAULT);
+  residual_relu_case(MXC_BIND_NO_ONEDNN);
+}
+
 }  // namespace

@@ -362,6 +362,7 @@ static int g_hold;          /* streams serve nothing while set */
 static int g_fail_events;   /* event_create fails while set */
 static int g_max_queued;    /* most kernels and copies queued on a stream */
 static int g_queued;        /* kernels and copies queued on all streams */
+static int g_stream_waits;  /* stream_wait_event calls that queued a wait */
 static pthread_cond_t g_hold_cv = PTHREAD_COND_INITIALIZER;
 
 static void mark_reached(fake_event *ev, unsigned long long gen, int err,
@@ -688,9 +689,16 @@ static int fake_event_sync(void *event, char *why, size_t why_len) {
   return rc;
 }
 
+/* Like cudaStreamWaitEvent: the stream's later work runs only once the
+ * event's last record (at the time of this call) is reached; a later
+ * record of the event does not move it. */
 static int fake_stream_wait_event(void *stream, void *event, char *why,
                                   size_t why_len) {
-  return queue_marker(stream, event, 1, why, why_len);
+  int rc = queue_marker(stream, event, 1, why, why_len);
+  pthread_mutex_lock(&g_lock);
+  g_stream_waits += rc == MXC_OK;
+  pthread_mutex_unlock(&g_lock);
+  return rc;
 }
 
 #define FAKE_TABLE(abi_, version_, kernels_, n_)                              \
@@ -856,4 +864,13 @@ void mxc_fake_gpu_fail_events(int on) {
   pthread_mutex_lock(&g_lock);
   g_fail_events = on;
   pthread_mutex_unlock(&g_lock);
+}
+
+/* For the tests: waits queued by stream_wait_event so far. */
+MXC_API int mxc_fake_gpu_stream_waits(void);
+int mxc_fake_gpu_stream_waits(void) {
+  pthread_mutex_lock(&g_lock);
+  int n = g_stream_waits;
+  pthread_mutex_unlock(&g_lock);
+  return n;
 }

@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern "C" {
@@ -386,6 +387,398 @@ TEST(GpuEngineStreams, StreamFailureNamesTheFunction) {
   EXPECT_NE(mxc__engine_wait_all(e), MXC_OK);  // the epoch's first failure
   EXPECT_EQ(mxc__engine_wait_all(e), MXC_OK) << mxc__error_msg();
   mxc__engine_destroy(e);
+}
+
+// ---- Stream waits: a GPU function whose dependency is a GPU function of
+// the same GPU starts behind a stream wait for that one's event, not
+// after the host saw it complete (core/engine/var.c, "Stream waits"). ----
+
+struct Edges {
+  long long stream_waits = 0, host_grants = 0;
+  int fake_waits = 0;
+};
+
+Edges EdgesNow() {
+  Edges x;
+  mxc__engine_gpu_edges(&x.stream_waits, &x.host_grants);
+  x.fake_waits = FakeCount("mxc_fake_gpu_stream_waits");
+  return x;
+}
+
+// One device-to-device copy of gpu(0), enqueued on the worker's stream:
+// dst is stale (the poison it was filled with) if it ran before the copy
+// that wrote src.
+struct D2D {
+  const float *src;
+  float *dst;
+  size_t n;
+};
+
+int D2DFn(void *arg, mxc__exec *ex) {
+  D2D *c = static_cast<D2D *>(arg);
+  int rc = mxc__gpu_copy(c->dst, 0, c->src, 0, c->n * 4);
+  if (rc != MXC_OK) mxc__exec_set_error(ex, mxc__error_msg());
+  return rc;
+}
+
+void FreeD2D(void *arg) { delete static_cast<D2D *>(arg); }
+
+// Pushes dst = src on gpu(0)'s compute (copy 0) or copy lane, reading
+// `in` (may be null: no dependency) and writing `out`.
+int PushD2D(mxc__engine *e, const float *src, float *dst, size_t n,
+            mxc__var *in, mxc__var *out, int copy, const char *name) {
+  mxc__push_args a;
+  std::memset(&a, 0, sizeof a);
+  a.sync_fn = D2DFn;
+  a.arg = new D2D{src, dst, n};
+  a.free_fn = FreeD2D;
+  a.reads = &in;
+  a.n_reads = in != nullptr;
+  a.writes = &out;
+  a.n_writes = 1;
+  a.name = name;
+  a.dev.type = MXC_DEVICE_GPU;
+  a.copy = copy;
+  return mxc__engine_push(e, &a);
+}
+
+// Fills n floats of device memory with value (a synchronous copy).
+void Fill(float *dev, size_t n, float value) {
+  std::vector<float> host(n, value);
+  ASSERT_EQ(mxc__gpu_copy(dev, 0, host.data(), MXC__GPU_HOST, n * 4), MXC_OK);
+}
+
+std::vector<float> Download(const float *dev, size_t n) {
+  std::vector<float> host(n, 0.f);
+  EXPECT_EQ(mxc__gpu_copy(host.data(), MXC__GPU_HOST, dev, 0, n * 4), MXC_OK);
+  return host;
+}
+
+// A chain x[k] = x[k-1] over device buffers, alternating the compute and
+// copy lanes of gpu(0) (two streams or more), pushed while the fake's
+// streams serve nothing. Every copy is enqueued at once although each
+// depends on the one before, which has not run: the workers started them
+// behind stream waits, the host waited for none. Once served, every
+// buffer holds x[0] (a copy that ran before its source was written would
+// hold the poison).
+TEST(GpuEngineStreams, ChainOverTwoStreamsStartsBehindStreamWaits) {
+  ASSERT_EQ(mxc__gpu_check(0, "test"), MXC_OK) << mxc__error_msg();
+  mxc__engine *e = nullptr;
+  ASSERT_EQ(mxc__engine_create(MXC__ENGINE_THREADED, 1, &e), MXC_OK);
+  const int steps = 30;
+  const size_t n = 129;
+  float *dev = static_cast<float *>(mxc__gpu_alloc(0, n * 4 * (steps + 1)));
+  ASSERT_NE(dev, nullptr);
+  std::vector<float> x0(n);
+  for (size_t i = 0; i < n; ++i) x0[i] = (float)(i * 7 + 1);
+  ASSERT_EQ(mxc__gpu_copy(dev, 0, x0.data(), MXC__GPU_HOST, n * 4), MXC_OK);
+  Fill(dev + n, n * steps, -1.f);
+  std::vector<mxc__var *> v(steps + 1, nullptr);
+  for (auto &x : v) ASSERT_EQ(mxc__engine_new_var(e, &x), MXC_OK);
+  const Edges before = EdgesNow();
+  const int queued0 = FakeCount("mxc_fake_gpu_queued");
+  FakeSet("mxc_fake_gpu_hold", 1);
+  for (int k = 1; k <= steps; ++k) {
+    ASSERT_EQ(PushD2D(e, dev + n * (k - 1), dev + n * k, n, v[k - 1], v[k],
+                      k % 2, "step"),
+              MXC_OK)
+        << mxc__error_msg();
+  }
+  bool all_queued = QueuedReaches(queued0 + steps);
+  const Edges held = EdgesNow();
+  FakeSet("mxc_fake_gpu_hold", 0);
+  EXPECT_TRUE(all_queued) << FakeCount("mxc_fake_gpu_queued") - queued0
+                          << " of " << steps
+                          << " queued: a dependent waited for the host";
+  EXPECT_GE(held.stream_waits - before.stream_waits, steps - 1);
+  EXPECT_GE(held.fake_waits - before.fake_waits, steps - 1);
+  EXPECT_EQ(mxc__engine_wait_var(e, v[steps], 0), MXC_OK) << mxc__error_msg();
+  for (int k = 0; k <= steps; ++k) {
+    EXPECT_EQ(Download(dev + n * k, n), x0) << "x[" << k << "]";
+  }
+  for (auto &x : v) mxc__engine_delete_var(e, x, nullptr, nullptr);
+  EXPECT_EQ(mxc__engine_wait_all(e), MXC_OK) << mxc__error_msg();
+  mxc__engine_destroy(e);
+  mxc__gpu_free(0, dev);
+}
+
+// MXC_GPU_STREAM_WAIT=0 (read when a GPU's pools are made): the same
+// chain, pushed while the fake's streams are held, gets only its first
+// step queued (the next waits for the host to see it complete, which
+// cannot happen while held); released, each dependent is granted after
+// its dependency completed on the host, and no stream wait is made.
+TEST(GpuEngineStreams, StreamWaitOffGrantsOnTheHost) {
+  ASSERT_EQ(mxc__gpu_check(0, "test"), MXC_OK) << mxc__error_msg();
+  ASSERT_EQ(setenv("MXC_GPU_STREAM_WAIT", "0", 1), 0);
+  mxc__engine *e = nullptr;
+  ASSERT_EQ(mxc__engine_create(MXC__ENGINE_THREADED, 1, &e), MXC_OK);
+  const int steps = 12;
+  const size_t n = 33;
+  float *dev = static_cast<float *>(mxc__gpu_alloc(0, n * 4 * (steps + 1)));
+  ASSERT_NE(dev, nullptr);
+  Fill(dev, n, 3.5f);
+  Fill(dev + n, n * steps, -1.f);
+  std::vector<mxc__var *> v(steps + 1, nullptr);
+  for (auto &x : v) ASSERT_EQ(mxc__engine_new_var(e, &x), MXC_OK);
+  const Edges before = EdgesNow();
+  const int queued0 = FakeCount("mxc_fake_gpu_queued");
+  FakeSet("mxc_fake_gpu_hold", 1);
+  for (int k = 1; k <= steps; ++k) {
+    ASSERT_EQ(PushD2D(e, dev + n * (k - 1), dev + n * k, n, v[k - 1], v[k],
+                      k % 2, "step"),
+              MXC_OK);
+  }
+  bool first_queued = QueuedReaches(queued0 + 1);
+  usleep(20000);  // room for a wrong early start to show (not a timing assert)
+  const int queued_held = FakeCount("mxc_fake_gpu_queued") - queued0;
+  FakeSet("mxc_fake_gpu_hold", 0);
+  EXPECT_TRUE(first_queued);
+  EXPECT_EQ(queued_held, 1);
+  EXPECT_EQ(mxc__engine_wait_all(e), MXC_OK) << mxc__error_msg();
+  const Edges after = EdgesNow();
+  ASSERT_EQ(unsetenv("MXC_GPU_STREAM_WAIT"), 0);
+  EXPECT_EQ(after.stream_waits, before.stream_waits);
+  EXPECT_EQ(after.fake_waits, before.fake_waits);
+  EXPECT_GE(after.host_grants - before.host_grants, steps - 1);
+  EXPECT_EQ(Download(dev + n * steps, n), std::vector<float>(n, 3.5f));
+  for (auto &x : v) mxc__engine_delete_var(e, x, nullptr, nullptr);
+  mxc__engine_destroy(e);
+  mxc__gpu_free(0, dev);
+}
+
+// An operation whose work fails on its stream after its dependents were
+// enqueued behind its event (streams held): the dependents still fail
+// with its failure, named at the waits, and the next epoch is clean.
+TEST(GpuEngineStreams, UpstreamFaultPoisonsDependentsBehindItsEvent) {
+  ASSERT_EQ(mxc__gpu_check(0, "test"), MXC_OK) << mxc__error_msg();
+  mxc__engine *e = nullptr;
+  ASSERT_EQ(mxc__engine_create(MXC__ENGINE_THREADED, 1, &e), MXC_OK);
+  const size_t n = 16;
+  float *dev = static_cast<float *>(mxc__gpu_alloc(0, n * 4 * 4));
+  ASSERT_NE(dev, nullptr);
+  Fill(dev, n * 4, 2.f);
+  mxc__var *v[4] = {nullptr, nullptr, nullptr, nullptr};
+  for (auto &x : v) ASSERT_EQ(mxc__engine_new_var(e, &x), MXC_OK);
+  const Edges before = EdgesNow();
+  const int queued0 = FakeCount("mxc_fake_gpu_queued");
+  FakeSet("mxc_fake_gpu_hold", 1);
+  ASSERT_EQ(PushFn(e, FailingCopy, nullptr, nullptr, v[0], 1, "faulty_up"),
+            MXC_OK);
+  ASSERT_EQ(PushD2D(e, dev, dev + n, n, v[0], v[1], 0, "behind"), MXC_OK);
+  ASSERT_EQ(PushD2D(e, dev + n, dev + 2 * n, n, v[1], v[2], 1, "behind2"),
+            MXC_OK);
+  // Independent of the fault: succeeds.
+  ASSERT_EQ(PushD2D(e, dev, dev + 3 * n, n, nullptr, v[3], 0, "aside"),
+            MXC_OK);
+  bool all_queued = QueuedReaches(queued0 + 4);
+  const Edges held = EdgesNow();
+  FakeSet("mxc_fake_gpu_hold", 0);
+  EXPECT_TRUE(all_queued);
+  EXPECT_GE(held.stream_waits - before.stream_waits, 2);
+  for (int i : {2, 1, 0}) {
+    EXPECT_NE(mxc__engine_wait_var(e, v[i], 0), MXC_OK) << i;
+    std::string msg = mxc__error_msg();
+    EXPECT_NE(msg.find("operator 'faulty_up' failed"), std::string::npos)
+        << i << ": " << msg;
+    EXPECT_NE(msg.find("outside device memory"), std::string::npos) << msg;
+  }
+  EXPECT_EQ(mxc__engine_wait_var(e, v[3], 0), MXC_OK) << mxc__error_msg();
+  EXPECT_NE(mxc__engine_wait_all(e), MXC_OK);
+  std::string msg = mxc__error_msg();
+  EXPECT_NE(msg.find("'faulty_up'"), std::string::npos) << msg;
+  EXPECT_EQ(mxc__engine_wait_all(e), MXC_OK) << mxc__error_msg();
+  // Written again after the failure: the poison is gone.
+  ASSERT_EQ(PushD2D(e, dev, dev + n, n, nullptr, v[1], 1, "rewrite"), MXC_OK);
+  ASSERT_EQ(PushD2D(e, dev + n, dev + 2 * n, n, v[1], v[2], 0, "again"),
+            MXC_OK);
+  EXPECT_EQ(mxc__engine_wait_var(e, v[2], 0), MXC_OK) << mxc__error_msg();
+  for (auto &x : v) mxc__engine_delete_var(e, x, nullptr, nullptr);
+  EXPECT_EQ(mxc__engine_wait_all(e), MXC_OK) << mxc__error_msg();
+  mxc__engine_destroy(e);
+  mxc__gpu_free(0, dev);
+}
+
+// A CPU function: counts its runs.
+int CpuTouch(void *arg, mxc__exec *ex) {
+  (void)ex;
+  static_cast<std::atomic<int> *>(arg)->fetch_add(1);
+  return MXC_OK;
+}
+
+std::atomic<int> g_dependent_freed{0};
+
+void FreeD2DCounted(void *arg) {
+  g_dependent_freed.fetch_add(1);
+  delete static_cast<D2D *>(arg);
+}
+
+void CountDeleted(void *arg) { static_cast<std::atomic<int> *>(arg)->fetch_add(1); }
+
+// Early grants are for the device only: with the streams held, a
+// dependent GPU copy is enqueued behind its producer's event, but a CPU
+// function reading its output, the deletion of the producer's variable
+// and the dependent's free_fn all wait for the host to see the work
+// complete (nothing ran while held); released, everything happens.
+TEST(GpuEngineStreams, HostWorkBehindEarlyGrantsWaitsForTheHost) {
+  ASSERT_EQ(mxc__gpu_check(0, "test"), MXC_OK) << mxc__error_msg();
+  mxc__engine *e = nullptr;
+  ASSERT_EQ(mxc__engine_create(MXC__ENGINE_THREADED, 1, &e), MXC_OK);
+  const size_t n = 8;
+  float *dev = static_cast<float *>(mxc__gpu_alloc(0, n * 4 * 3));
+  ASSERT_NE(dev, nullptr);
+  Fill(dev, n, 4.f);
+  Fill(dev + n, n * 2, -1.f);
+  mxc__var *v[3] = {nullptr, nullptr, nullptr};
+  for (auto &x : v) ASSERT_EQ(mxc__engine_new_var(e, &x), MXC_OK);
+  std::atomic<int> cpu_runs{0}, deleted{0}, freed{0};
+  const Edges before = EdgesNow();
+  const int queued0 = FakeCount("mxc_fake_gpu_queued");
+  FakeSet("mxc_fake_gpu_hold", 1);
+  ASSERT_EQ(PushD2D(e, dev, dev + n, n, v[0], v[1], 1, "producer"), MXC_OK);
+  std::vector<float> fours(n, 4.f);
+  g_dependent_freed = 0;
+  mxc__push_args a;
+  std::memset(&a, 0, sizeof a);
+  a.sync_fn = D2DFn;
+  a.arg = new D2D{dev + n, dev + 2 * n, n};
+  a.free_fn = FreeD2DCounted;
+  a.reads = &v[1];
+  a.n_reads = 1;
+  a.writes = &v[2];
+  a.n_writes = 1;
+  a.name = "dependent";
+  a.dev.type = MXC_DEVICE_GPU;
+  ASSERT_EQ(mxc__engine_push(e, &a), MXC_OK);
+  mxc__push_args c;
+  std::memset(&c, 0, sizeof c);
+  c.sync_fn = CpuTouch;
+  c.arg = &cpu_runs;
+  c.reads = &v[2];
+  c.n_reads = 1;
+  c.name = "cpu_reader";
+  c.dev.type = MXC_DEVICE_CPU;
+  ASSERT_EQ(mxc__engine_push(e, &c), MXC_OK);
+  // A writer behind the dependent's read: write after read waits for
+  // the host.
+  ASSERT_EQ(PushFn(e, UploadFn, new Upload{fours.data(), dev + n, n, &freed},
+                   FreeUpload, v[1], 0, "rewrite"),
+            MXC_OK);
+  mxc__engine_delete_var(e, v[0], CountDeleted, &deleted);
+  bool queued = QueuedReaches(queued0 + 2);
+  usleep(20000);  // room for a wrong early start to show (not a timing assert)
+  const int cpu_held = cpu_runs.load(), deleted_held = deleted.load(),
+            freed_held = freed.load() + g_dependent_freed.load();
+  const int queued_held = FakeCount("mxc_fake_gpu_queued") - queued0;
+  const Edges held = EdgesNow();
+  FakeSet("mxc_fake_gpu_hold", 0);
+  EXPECT_TRUE(queued);
+  EXPECT_EQ(queued_held, 2) << "only the producer and the dependent";
+  EXPECT_GE(held.stream_waits - before.stream_waits, 1);
+  EXPECT_EQ(cpu_held, 0);
+  EXPECT_EQ(deleted_held, 0);
+  EXPECT_EQ(freed_held, 0);
+  EXPECT_EQ(mxc__engine_wait_all(e), MXC_OK) << mxc__error_msg();
+  EXPECT_EQ(cpu_runs.load(), 1);
+  EXPECT_EQ(deleted.load(), 1);
+  EXPECT_EQ(freed.load(), 1);
+  EXPECT_EQ(g_dependent_freed.load(), 1);
+  EXPECT_EQ(Download(dev + 2 * n, n), std::vector<float>(n, 4.f));
+  for (int i = 1; i < 3; ++i) mxc__engine_delete_var(e, v[i], nullptr, nullptr);
+  mxc__engine_destroy(e);
+  mxc__gpu_free(0, dev);
+}
+
+// Several threads push chains at once over both lanes: each step copies
+// the previous buffer (sometimes twice: a write behind a write), a
+// second reader copies it aside (readers granted together behind one
+// event), a CPU function sometimes writes the step's variable (a host
+// round trip), and a wait sometimes reads it midway. Every buffer ends
+// with the chain's first value. MXC_ENGINE_STRESS=1 runs ten times more.
+TEST(GpuEngineStreams, ConcurrentChainsStress) {
+  ASSERT_EQ(mxc__gpu_check(0, "test"), MXC_OK) << mxc__error_msg();
+  mxc__engine *e = nullptr;
+  ASSERT_EQ(mxc__engine_create(MXC__ENGINE_THREADED, 2, &e), MXC_OK);
+  const char *stress = std::getenv("MXC_ENGINE_STRESS");
+  const int threads = 4, steps = stress && *stress == '1' ? 400 : 40;
+  const size_t n = 24;
+  const size_t per = n * 2 * (steps + 1);  // chain buffers and their asides
+  float *dev = static_cast<float *>(mxc__gpu_alloc(0, per * 4 * threads));
+  ASSERT_NE(dev, nullptr);
+  Fill(dev, per * threads, -1.f);
+  std::atomic<int> cpu_runs{0}, failures{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&, t] {
+      float *x = dev + per * t, *aside = x + n * (steps + 1);
+      std::vector<float> x0(n, (float)(t + 1));
+      if (mxc__gpu_copy(x, 0, x0.data(), MXC__GPU_HOST, n * 4) != MXC_OK) {
+        failures++;
+        return;
+      }
+      std::vector<mxc__var *> v(steps + 1, nullptr), va(steps + 1, nullptr);
+      for (int k = 0; k <= steps; ++k) {
+        if (mxc__engine_new_var(e, &v[k]) != MXC_OK ||
+            mxc__engine_new_var(e, &va[k]) != MXC_OK) {
+          failures++;
+          return;
+        }
+      }
+      unsigned seed = 77u + (unsigned)t;
+      int rc = MXC_OK;
+      for (int k = 1; k <= steps && rc == MXC_OK; ++k) {
+        int lane = (int)(rand_r(&seed) % 2u);
+        rc = PushD2D(e, x + n * (k - 1), x + n * k, n, v[k - 1], v[k], lane,
+                     "chain");
+        if (rc == MXC_OK && rand_r(&seed) % 4u == 0) {
+          rc = PushD2D(e, x + n * (k - 1), x + n * k, n, v[k - 1], v[k],
+                       1 - lane, "chain_again");
+        }
+        if (rc == MXC_OK) {
+          rc = PushD2D(e, x + n * (k - 1), aside + n * (k - 1), n, v[k - 1],
+                       va[k - 1], (int)(rand_r(&seed) % 2u), "aside");
+        }
+        if (rc == MXC_OK && rand_r(&seed) % 5u == 0) {
+          mxc__push_args a;
+          std::memset(&a, 0, sizeof a);
+          a.sync_fn = CpuTouch;
+          a.arg = &cpu_runs;
+          a.reads = &v[k];
+          a.n_reads = 1;
+          a.name = "cpu_touch";
+          a.dev.type = MXC_DEVICE_CPU;
+          rc = mxc__engine_push(e, &a);
+        }
+        if (rc == MXC_OK && rand_r(&seed) % 7u == 0) {
+          rc = mxc__engine_wait_var(e, v[k], 0);
+        }
+      }
+      if (rc == MXC_OK) rc = mxc__engine_wait_var(e, v[steps], 0);
+      for (int k = 0; k <= steps && rc == MXC_OK; ++k) {
+        rc = mxc__engine_wait_var(e, va[k], 0);
+      }
+      if (rc != MXC_OK) failures++;
+      for (int k = 0; k <= steps; ++k) {
+        mxc__engine_delete_var(e, v[k], nullptr, nullptr);
+        mxc__engine_delete_var(e, va[k], nullptr, nullptr);
+      }
+    });
+  }
+  for (auto &th : pool) th.join();
+  EXPECT_EQ(failures.load(), 0) << mxc__error_msg();
+  EXPECT_EQ(mxc__engine_wait_all(e), MXC_OK) << mxc__error_msg();
+  for (int t = 0; t < threads; ++t) {
+    const float *x = dev + per * t, *aside = x + n * (steps + 1);
+    const std::vector<float> want(n, (float)(t + 1));
+    for (int k = 0; k <= steps; ++k) {
+      ASSERT_EQ(Download(x + n * k, n), want) << "thread " << t << " x" << k;
+      if (k < steps) {
+        ASSERT_EQ(Download(aside + n * k, n), want)
+            << "thread " << t << " aside " << k;
+      }
+    }
+  }
+  mxc__engine_destroy(e);
+  mxc__gpu_free(0, dev);
 }
 
 // Without a usable GPU (tests/gpu:test_gpu_engine_nogpu: no plug-in), a

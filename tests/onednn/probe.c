@@ -59,6 +59,10 @@ void od_weights_stats(int *entries, int64_t *hits, int64_t *misses) {
   mxc__dnnl_weights_stats(entries, hits, misses);
 }
 
+void od_pool_ws_stats(int *entries, int64_t *hits, int64_t *misses) {
+  mxc__dnnl_pool_ws_stats(entries, hits, misses);
+}
+
 static mxc__blob blob(const float *p, const int64_t *dims, int nd) {
   mxc__blob b;
   memset(&b, 0, sizeof b);

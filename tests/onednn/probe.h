@@ -24,6 +24,8 @@ const char *od_attached(int i);
 int od_enabled(void);
 /* The reordered-weights cache: entries, hits, misses. */
 void od_weights_stats(int *entries, int64_t *hits, int64_t *misses);
+/* The kept max-pooling workspaces: entries, backward hits, misses. */
+void od_pool_ws_stats(int *entries, int64_t *hits, int64_t *misses);
 
 /* The fused operators' builders with post-ops: `act` an Activation name
  * or NULL, `sum` NULL or an array of the output's shape. od_conv_post

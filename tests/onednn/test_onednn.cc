@@ -8,6 +8,7 @@
 // (MXC_ONEDNN=0 in test_onednn_off, MXC_BIND_NO_ONEDNN) and the feature.
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <set>
 #include <string>
 #include <thread>
@@ -413,6 +414,82 @@ TEST(OneDnnBackward, Pooling) {
            {{"kernel", "(1,1)"}, {"global_pool", "true"},
             {"pool_type", "avg"}},
            {{3, 5, 1, 1}, {3, 5, 7, 6}}, 1e-6});
+}
+
+namespace {
+
+// Max pooling 3x3, stride 2, pad 1 of x (n, c, h, w) into (n, c, oh, ow):
+// the gradient g of the output sent to each window's first maximum, as
+// naive loops (the test's own reference).
+std::vector<double> max_pool_grad(const std::vector<double> &x,
+                                  const std::vector<double> &g, int n, int c,
+                                  int h, int w, int oh, int ow) {
+  std::vector<double> dx(x.size(), 0.0);
+  for (int p = 0; p < n * c; ++p) {
+    for (int i = 0; i < oh; ++i) {
+      for (int j = 0; j < ow; ++j) {
+        int best = -1;
+        for (int a = 2 * i - 1; a <= 2 * i + 1; ++a) {
+          for (int b = 2 * j - 1; b <= 2 * j + 1; ++b) {
+            if (a < 0 || a >= h || b < 0 || b >= w) continue;
+            int at = (p * h + a) * w + b;
+            if (best < 0 || x[at] > x[best]) best = at;
+          }
+        }
+        dx[best] += g[(p * oh + i) * ow + j];
+      }
+    }
+  }
+  return dx;
+}
+
+void expect_near_all(const std::vector<double> &got,
+                     const std::vector<double> &want, const char *what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_NEAR(got[i], want[i], 1e-6) << what << " element " << i;
+  }
+}
+
+}  // namespace
+
+// A training forward of max pooling keeps oneDNN's workspace for the
+// backward (backends/onednn/pool_ws.c) instead of the backward running
+// the forward again; data written in between must not be given the
+// old maxima. Checked against naive loops, with the backend on and off.
+TEST(OneDnnBackward, MaxPoolingWorkspaceKeptForItsBackward) {
+  const Params p = {{"kernel", "(3,3)"}, {"stride", "(2,2)"},
+                    {"pad", "(1,1)"}, {"pool_type", "max"}};
+  Arr x = make({2, 3, 9, 8}, uniform(2 * 3 * 72, -1, 1, 71));
+  Arr og = make({2, 3, 5, 4}, uniform(2 * 3 * 20, -1, 1, 72));
+  int prev = 0, e = 0;
+  int64_t h0, m0, h1, m1;
+  ASSERT_EQ(mxc_set_training(1, &prev), MXC_OK);
+  ASSERT_EQ(invoke("Pooling", {&x}, p).size(), 1u) << err();
+  od_pool_ws_stats(&e, &h0, &m0);
+  auto d1 = invoke("_backward_Pooling", {&og, &x}, p);
+  ASSERT_EQ(d1.size(), 1u) << err();
+  od_pool_ws_stats(&e, &h1, &m1);
+  if (od_enabled()) {
+    EXPECT_EQ(h1, h0 + 1) << "the backward ran the forward again";
+  }
+  std::vector<double> x1 = read(x), g = read(og);
+  expect_near_all(read(d1[0]), max_pool_grad(x1, g, 2, 3, 9, 8, 5, 4),
+                  "kept workspace");
+  // A forward keeps a workspace for x, then x changes: a miss.
+  ASSERT_EQ(invoke("Pooling", {&x}, p).size(), 1u) << err();
+  std::vector<double> u2 = uniform(2 * 3 * 72, -1, 1, 73);
+  std::vector<float> f2(u2.begin(), u2.end());
+  ASSERT_EQ(mxc_ndarray_copy_from_host(x.h, f2.data(), f2.size() * 4),
+            MXC_OK);
+  auto d2 = invoke("_backward_Pooling", {&og, &x}, p);
+  ASSERT_EQ(d2.size(), 1u) << err();
+  od_pool_ws_stats(&e, &h0, &m0);
+  EXPECT_EQ(h0, h1) << "data written since the forward was given its maxima";
+  std::vector<double> want2 = max_pool_grad(read(x), g, 2, 3, 9, 8, 5, 4);
+  expect_near_all(read(d2[0]), want2, "data written since");
+  EXPECT_NE(want2, max_pool_grad(x1, g, 2, 3, 9, 8, 5, 4));
+  ASSERT_EQ(mxc_set_training(prev, nullptr), MXC_OK);
 }
 
 TEST(OneDnnBackward, BatchNormTrainingForwardAndBackward) {
@@ -866,39 +943,84 @@ std::vector<double> fetch(mxc_executor ex, const char *what, const char *name) {
   return read(h);
 }
 
+// A network to bind: its JSON, arguments with gradients, aux states and
+// the data's shape.
+struct Net {
+  const char *json;
+  std::vector<const char *> args, aux;
+  std::vector<int64_t> dims;
+};
+
+const Net kResBlockNet = {kResBlock,
+                          std::vector<const char *>(std::begin(kArgs),
+                                                    std::end(kArgs)),
+                          std::vector<const char *>(std::begin(kAux),
+                                                    std::end(kAux)),
+                          {3, 6, 7, 5}};
+
 // Output, every argument's gradient and the updated moving statistics
 // of one training step (or the output of one inference forward).
-std::vector<std::vector<double>> res_block(int flags, bool train) {
+// data_req >= 0: data's own grad_req (its gradient then left out of the
+// result when MXC_REQ_NULL).
+std::vector<std::vector<double>> run_net(const Net &net, int flags,
+                                         bool train, int data_req = -1) {
   std::vector<std::vector<double>> r;
   mxc_symbol sym = nullptr;
-  EXPECT_EQ(mxc_symbol_from_json(kResBlock, &sym), MXC_OK) << err();
+  EXPECT_EQ(mxc_symbol_from_json(net.json, &sym), MXC_OK) << err();
   const char *names[] = {"data"};
-  int ndims[] = {4};
-  int64_t dims[] = {3, 6, 7, 5};
+  int ndims[] = {(int)net.dims.size()};
   mxc_executor ex = nullptr;
   EXPECT_EQ(mxc_executor_simple_bind(sym, MXC_DEVICE_CPU, 0, 1, names, ndims,
-                                     dims, nullptr,
-                                     train ? MXC_REQ_WRITE : MXC_REQ_NULL, 0,
-                                     nullptr, nullptr, flags, &ex),
+                                     net.dims.data(), nullptr,
+                                     train ? MXC_REQ_WRITE : MXC_REQ_NULL,
+                                     data_req >= 0 ? 1 : 0, names, &data_req,
+                                     flags, &ex),
             MXC_OK)
       << err();
   if (!ex) return r;
   unsigned seed = 80;
-  for (const char *a : kArgs) fill(ex, a, false, seed++);
-  for (const char *a : kAux) fill(ex, a, true, seed++);
+  for (const char *a : net.args) fill(ex, a, false, seed++);
+  for (const char *a : net.aux) fill(ex, a, true, seed++);
   EXPECT_EQ(mxc_executor_forward(ex, train ? 1 : 0), MXC_OK) << err();
   if (train) {
     EXPECT_EQ(mxc_executor_backward(ex, 0, nullptr), MXC_OK) << err();
   }
   r.push_back(fetch(ex, "out", ""));
-  for (const char *a : kArgs) {
-    if (train) r.push_back(fetch(ex, "grad", a));
+  for (const char *a : net.args) {
+    bool none = data_req == MXC_REQ_NULL && std::string(a) == "data";
+    if (train && !none) r.push_back(fetch(ex, "grad", a));
   }
-  for (const char *a : kAux) r.push_back(fetch(ex, "aux", a));
+  for (const char *a : net.aux) r.push_back(fetch(ex, "aux", a));
   mxc_executor_free(ex);
   mxc_symbol_free(sym);
   return r;
 }
+
+std::vector<std::vector<double>> res_block(int flags, bool train) {
+  return run_net(kResBlockNet, flags, train);
+}
+
+// ResNet's stem: convolution, max pooling 3x3 stride 2 (the workspace
+// kept from forward to backward), FullyConnected, softmax.
+const char *kPoolNet =
+    R"J({"nodes":[
+{"op":"null","name":"data","inputs":[]},
+{"op":"null","name":"c1_weight","inputs":[]},
+{"op":"Convolution","name":"c1","attrs":{"kernel":"(3,3)","pad":"(1,1)",
+ "num_filter":"4","no_bias":"true"},"inputs":[[0,0,0],[1,0,0]]},
+{"op":"Pooling","name":"pool","attrs":{"kernel":"(3,3)","stride":"(2,2)",
+ "pad":"(1,1)","pool_type":"max"},"inputs":[[2,0,0]]},
+{"op":"null","name":"fc_weight","inputs":[]},
+{"op":"null","name":"fc_bias","inputs":[]},
+{"op":"FullyConnected","name":"fc","attrs":{"num_hidden":"5"},
+ "inputs":[[3,0,0],[4,0,0],[5,0,0]]},
+{"op":"softmax","name":"prob","inputs":[[6,0,0]]}],
+"arg_nodes":[0,1,4,5],"heads":[[7,0,0]]})J";
+
+const Net kPoolNetNet = {kPoolNet,
+                         {"data", "c1_weight", "fc_weight", "fc_bias"},
+                         {},
+                         {2, 3, 11, 9}};
 
 void expect_same(const std::vector<std::vector<double>> &got,
                  const std::vector<std::vector<double>> &want, double tol) {
@@ -930,6 +1052,42 @@ TEST(OneDnnGraph, ResidualBlockInferenceAndTrainingStep) {
     EXPECT_EQ(od_lookups(), before);
     expect_same(on, off, 1e-4);
   }
+}
+
+// The same through an executor with max pooling: forward and every
+// gradient with oneDNN (its workspace kept from forward to backward)
+// and with the reference kernels.
+TEST(OneDnnGraph, MaxPoolingTrainingStepKeepsItsWorkspace) {
+  int e;
+  int64_t h0, m0, h1, m1;
+  od_pool_ws_stats(&e, &h0, &m0);
+  auto on = run_net(kPoolNetNet, MXC_BIND_DEFAULT, true);
+  od_pool_ws_stats(&e, &h1, &m1);
+  if (od_enabled()) {
+    EXPECT_EQ(h1, h0 + 1) << "the pooling backward ran its forward again";
+  }
+  int64_t before = od_lookups();
+  auto off = run_net(kPoolNetNet, MXC_BIND_NO_ONEDNN, true);
+  EXPECT_EQ(od_lookups(), before);
+  expect_same(on, off, 1e-4);
+}
+
+// The first convolution of a training step whose data needs no gradient
+// (grad_req null for data, as bench/train binds it) does not compute it:
+// the executor gives that output MXC__REQ_NULL and the kernel skips
+// oneDNN's backward-data primitive (one primitive lookup fewer), and
+// every other gradient stays what it was.
+TEST(OneDnnGraph, DataWithoutGradientSkipsTheFirstBackwardData) {
+  if (!od_enabled()) GTEST_SKIP() << "MXC_ONEDNN=0";
+  int64_t l0 = od_lookups();
+  auto all = run_net(kPoolNetNet, MXC_BIND_DEFAULT, true, MXC_REQ_WRITE);
+  int64_t l1 = od_lookups();
+  auto some = run_net(kPoolNetNet, MXC_BIND_DEFAULT, true, MXC_REQ_NULL);
+  int64_t l2 = od_lookups();
+  EXPECT_LT(l2 - l1, l1 - l0) << "the data gradient was computed anyway";
+  ASSERT_EQ(all.size(), some.size() + 1);
+  all.erase(all.begin() + 1);  // data's gradient (args[0])
+  expect_same(some, all, 1e-5);
 }
 
 // A real network exported by MXNet (MobileFaceNet: convolutions,
