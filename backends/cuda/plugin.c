@@ -32,6 +32,7 @@
 #include "backends/cuda/sum.h"
 #include "backends/cuda/train.h"
 #include "backends/cuda/train2.h"
+#include "backends/cuda/unary.h"
 #include "core/base/gpu_plugin.h"
 
 /* mxc's GPU code targets compute capability 8.0 and newer (Ampere,
@@ -155,6 +156,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_RNG_ROWS
     MXC__CUDA_CAST_ROWS
     MXC__CUDA_LOSS_ROWS
+    MXC__CUDA_UNARY_ROWS
 };
 
 /* Kernels for calls with sparse arrays (mxc__gpu_sparse_kernel). */

@@ -12,6 +12,7 @@
 // CPU operators, bitwise.
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -23,6 +24,7 @@ extern "C" {
 #include "backends/cuda/half_types.h"
 }
 #include "backends/cuda/half_hd.h"
+#include "backends/cuda/unary_hd.h"
 #include "mxc/mxc.h"
 #include "tests/gpu/half_test_util.h"
 #include "tests/gpu/plan_test_util.h"
@@ -479,3 +481,145 @@ TEST(CudaHalf, CastRowsTakeTheFloatingDtypes) {
 }
 
 }  // namespace
+
+// ---- unary.cu's element functions (backends/cuda/unary_hd.h) ----
+//
+// Every unary math operator of the GPU's list and its gradient, run on
+// the host with unary_hd.h's fwd_elem / bwd_elem (the kernels' bodies)
+// against the CPU operators through the C API, float32, float16 and
+// bfloat16, write and add: bitwise (a NaN matching any NaN), since host
+// and CPU share glibc, except the CPU's float32 tanh, sigmoid and exp,
+// which are core/op/vmath.h's approximations (8 ulps forward, 3 for their
+// gradients, whose products vmath orders differently). This checks the
+// C++ reading of ops/elemwise/unary_ops.h (overloads, conversions, the
+// half types' double path and its roundings) against the C one.
+
+namespace {
+namespace unary_host {
+
+using Bytes = std::vector<uint8_t>;
+
+// 4096 values of dt: the domain of most operators, multiples of 0.5
+// (ties of the rounding operators), zeros, NaN, infinities, and the
+// edges of the inverse functions' domains.
+Vec Values(int dt, std::mt19937 *g) {
+  std::uniform_real_distribution<float> u(-6.f, 6.f);
+  Vec v(4096);
+  for (size_t i = 0; i < v.size(); ++i) {
+    float x = u(*g);
+    v[i] = i % 4 == 0 ? std::round(x * 2) / 2 : i % 4 == 1 ? x / 8 : x;
+  }
+  const float special[] = {0.f, -0.f, NAN, INFINITY, -INFINITY, 1e-3f, 100.f,
+                           30.f, -30.f, 0.99f, 1.01f, 20.f, 21.f, -1.f, 1.f};
+  for (size_t i = 0; i < sizeof special / sizeof special[0]; ++i) {
+    v[i * 7] = special[i];
+  }
+  return mxct::RoundTo(dt, v);
+}
+
+// The CPU operator over ins (dtype dt), the output starting as base.
+Bytes CpuRun(const std::string &name, int dt, const std::vector<Bytes> &ins,
+             const Bytes &base, int req) {
+  mxc_op op = nullptr;
+  EXPECT_EQ(mxc_op_find(name.c_str(), &op), MXC_OK) << name;
+  int64_t n = (int64_t)(base.size() / mxct::ElemSize(dt));
+  std::vector<mxc_ndarray> a;
+  for (size_t i = 0; i <= ins.size(); ++i) {
+    mxc_ndarray x = nullptr;
+    EXPECT_EQ(mxc_ndarray_create(&n, 1, dt, MXC_DEVICE_CPU, 0, 0, &x), MXC_OK);
+    const Bytes &b = i < ins.size() ? ins[i] : base;
+    EXPECT_EQ(mxc_ndarray_copy_from_host(x, b.data(), b.size()), MXC_OK);
+    a.push_back(x);
+  }
+  EXPECT_EQ(mxc_op_invoke(op, nullptr, nullptr, 0, a.data(), (int)ins.size(),
+                          &a.back(), 1, &req),
+            MXC_OK)
+      << name << ": " << mxc_last_error();
+  Bytes r = base;
+  EXPECT_EQ(mxc_ndarray_copy_to_host(a.back(), r.data(), r.size()), MXC_OK);
+  for (mxc_ndarray x : a) mxc_ndarray_free(x);
+  return r;
+}
+
+// host against cpu: bitwise (NaN matching NaN) or within ulps of float32.
+void Expect(const std::string &what, int dt, const Bytes &host,
+            const Bytes &cpu, const Bytes &base, int ulps) {
+  if (ulps == 0) {
+    mxct::ExpectSameElems(what, dt, host, cpu);
+    return;
+  }
+  Vec h = mxct::FromBytes(dt, host), c = mxct::FromBytes(dt, cpu),
+      b = mxct::FromBytes(dt, base);
+  for (size_t i = 0; i < h.size(); ++i) {
+    if ((std::isnan(h[i]) && std::isnan(c[i])) || h[i] == c[i]) continue;
+    float scale = std::fmax(std::fabs(c[i]), std::fabs(b[i]));
+    if (std::fabs(h[i] - c[i]) > ulps * FLT_EPSILON * scale) {
+      ADD_FAILURE() << what << ": element " << i << " is " << h[i]
+                    << " on the host, " << c[i] << " on the CPU";
+      return;
+    }
+  }
+}
+
+template <class T>
+std::vector<T> As(const Bytes &b) {
+  std::vector<T> v(b.size() / sizeof(T));
+  if (!v.empty()) std::memcpy(v.data(), b.data(), b.size());
+  return v;
+}
+
+template <class T>
+Bytes Of(const std::vector<T> &v) {
+  Bytes b(v.size() * sizeof(T));
+  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+template <class U, int DT>
+void CheckOp(const std::string &name, bool vmath) {
+  typedef typename MxcElem<DT>::T T;
+  std::mt19937 g(28);
+  Bytes x = mxct::ToBytes(DT, Values(DT, &g));
+  std::uniform_real_distribution<float> u(-2.f, 2.f);
+  Vec bv(4096), ov(4096);
+  for (size_t i = 0; i < bv.size(); ++i) bv[i] = u(g), ov[i] = u(g);
+  Bytes base = mxct::ToBytes(DT, bv), og = mxct::ToBytes(DT, ov);
+  Bytes y = CpuRun(name, DT, {x}, base, MXC_REQ_WRITE);
+  std::vector<T> tx = As<T>(x), ty = As<T>(y), tg = As<T>(og);
+  for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+    std::string what = name + " " + mxct::DtypeName(DT) + " req " +
+                       std::to_string(req);
+    int add = req == MXC_REQ_ADD;
+    std::vector<T> f = As<T>(base), b = As<T>(base);
+    for (size_t i = 0; i < f.size(); ++i) {
+      f[i] = mxc_unary::fwd_elem<U, DT>(tx[i], f[i], add);
+      b[i] = mxc_unary::bwd_elem<U, DT>(tg[i], tx[i], ty[i], b[i], add);
+    }
+    bool approx = vmath && DT == MXC_DTYPE_FLOAT32;
+    Expect(what, DT, Of(f), CpuRun(name, DT, {x}, base, req), base,
+           approx ? 8 : 0);
+    Expect("_backward_" + what, DT, Of(b),
+           CpuRun("_backward_" + name, DT, {og, x, y}, base, req), base,
+           approx ? 3 : 0);
+  }
+}
+
+template <class U>
+void CheckAllDtypes(const char *name) {
+  std::string n = name;
+  bool vmath = n == "tanh" || n == "sigmoid" || n == "exp";
+  CheckOp<U, MXC_DTYPE_FLOAT32>(n, vmath);
+  CheckOp<U, MXC_DTYPE_FLOAT16>(n, vmath);
+  CheckOp<U, MXC_DTYPE_BFLOAT16>(n, vmath);
+}
+
+}  // namespace unary_host
+}  // namespace
+
+TEST(CudaUnary, ElementFunctionsMatchTheCpu) {
+#define CHECK_UNARY(name, fwd, grad, int_ok, doc) \
+  unary_host::CheckAllDtypes<mxc_unary::U_##name>(#name);
+  MXC__UNARY_OPS_MAIN(CHECK_UNARY)
+  MXC__UNARY_OPS_LAST(CHECK_UNARY)
+#undef CHECK_UNARY
+}

@@ -1,0 +1,294 @@
+// Conformance cases of backends/cuda/unary.h: the unary math operators
+// and their _backward_ operators on the GPU against the CPU, float32,
+// float16 and bfloat16, write and add modes (GPU outputs poisoned before
+// a write), shapes of 1031, 42 and 0 elements. Inputs are drawn from each
+// operator's domain, a quarter of them multiples of 0.5 (the rounding
+// operators' ties, zeros); a backward case reads the CPU forward's output
+// as its `output` input, on both devices.
+//
+// Tolerances (float32, in ulps of the larger of the CPU's value and the
+// output's value before an add):
+// - 0 (bitwise) where both devices do the same IEEE operations: sign,
+//   softsign, sqrt, rsqrt, reciprocal, degrees, radians, the rounding
+//   operators, logical_not, and the gradients that are polynomials of x
+//   and y (or constants): the output y is an input there, the same bits on
+//   both devices.
+// - CUDA's documented maximum error of the float function (CUDA C
+//   Programming Guide, "Mathematical Functions": expm1f, logf, log1pf,
+//   log2f, cbrtf 1; expf, log10f, sinf, cosf, asinf, acosf, atanf, coshf,
+//   erff 2; sinhf, asinhf, atanhf 3; tanf, acoshf 4) plus 2 for glibc's
+//   float functions (within 1 ulp here) and the rounding of a product or
+//   sum after them; for the gradients that call one (sin, cos, sinh,
+//   cosh, erf, softrelu) the same plus 1 for ograd's product.
+// - sigmoid, tanh, exp: 6 forward (the CPU's float32 uses core/op/vmath.h's
+//   vectorized approximations, "within a few ulp" of libm, the GPU CUDA's
+//   function) and 3 backward (vmath's gradient multiplies in another
+//   order: g * y * (1 - y) against g * (y * (1 - y))); softrelu 6 (exp
+//   then log1p).
+// float16 and bfloat16 compute in double on both devices (glibc's and
+// CUDA's double functions, within 2 ulps of double) and round to the
+// dtype: bitwise but for a double result within those ulps of a rounding
+// boundary, so 1 ulp of the dtype where a libm function is involved, 0
+// elsewhere.
+#include <gtest/gtest-spi.h>
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "mxc/mxc.h"
+#include "tests/gpu/conformance.h"
+#include "tests/gpu/gpu_test_util.h"
+#include "tests/gpu/half_test_util.h"
+
+namespace {
+
+using mxct::LastError;
+using Vec = std::vector<float>;
+using Bytes = std::vector<uint8_t>;
+using Dims = std::vector<int64_t>;
+
+// One operator: its inputs' domain, float32 ulps forward and backward
+// (-1 when the row does not exist: abs, negative, relu and square's
+// forwards are elementwise.h's, compared by the generic case).
+struct UnaryCase {
+  const char *op;
+  float lo, hi;
+  int fwd_ulps, bwd_ulps;
+};
+
+const UnaryCase kUnary[] = {
+    {"abs", -4, 4, -1, 0},
+    {"negative", -4, 4, -1, 0},
+    {"relu", -4, 4, -1, 0},
+    {"square", -4, 4, -1, 0},
+    {"sign", -4, 4, 0, 0},
+    {"sigmoid", -10, 10, 6, 3},
+    {"tanh", -10, 10, 6, 3},
+    {"softsign", -10, 10, 0, 0},
+    {"softrelu", -30, 30, 6, 5},
+    {"exp", -20, 20, 6, 3},
+    {"expm1", -5, 5, 3, 0},
+    {"log", 1e-3f, 100, 3, 0},
+    {"log1p", -0.9f, 10, 3, 0},
+    {"log2", 1e-3f, 100, 3, 0},
+    {"log10", 1e-3f, 100, 4, 0},
+    {"sqrt", 0, 100, 0, 0},
+    {"rsqrt", 1e-3f, 100, 0, 0},
+    {"cbrt", -100, 100, 3, 0},
+    {"reciprocal", -4, 4, 0, 0},
+    {"sin", -10, 10, 4, 5},
+    {"cos", -10, 10, 4, 5},
+    {"tan", -1.5f, 1.5f, 6, 0},
+    {"arcsin", -0.99f, 0.99f, 4, 0},
+    {"arccos", -0.99f, 0.99f, 4, 0},
+    {"arctan", -10, 10, 4, 0},
+    {"sinh", -10, 10, 5, 5},
+    {"cosh", -10, 10, 4, 6},
+    {"arcsinh", -100, 100, 5, 0},
+    {"arccosh", 1.01f, 100, 6, 0},
+    {"arctanh", -0.99f, 0.99f, 5, 0},
+    {"degrees", -10, 10, 0, 0},
+    {"radians", -10, 10, 0, 0},
+    {"floor", -4, 4, 0, 0},
+    {"ceil", -4, 4, 0, 0},
+    {"round", -4, 4, 0, 0},
+    {"rint", -4, 4, 0, 0},
+    {"trunc", -4, 4, 0, 0},
+    {"fix", -4, 4, 0, 0},
+    {"erf", -4, 4, 4, 5},
+    {"logical_not", -2, 2, 0, 0},
+};
+
+const int kDtypes[] = {MXC_DTYPE_FLOAT32, MXC_DTYPE_FLOAT16,
+                       MXC_DTYPE_BFLOAT16};
+const Dims kShapes[] = {{1031}, {2, 3, 7}, {0}};
+
+int64_t Numel(const Dims &d) {
+  int64_t n = 1;
+  for (int64_t v : d) n *= v;
+  return n;
+}
+
+// The domain's values, a quarter of them multiples of 0.5 inside it.
+Vec Inputs(const UnaryCase &c, int64_t n, std::mt19937 *g) {
+  std::uniform_real_distribution<float> u(c.lo, c.hi);
+  Vec v((size_t)n);
+  for (auto &x : v) {
+    x = u(*g);
+    float h = std::round(x * 2) / 2;
+    if ((*g)() % 4 == 0 && h >= c.lo && h <= c.hi) x = h;
+  }
+  return v;
+}
+
+Vec Uniform(int64_t n, float lo, float hi, std::mt19937 *g) {
+  std::uniform_real_distribution<float> u(lo, hi);
+  Vec v((size_t)n);
+  for (auto &x : v) x = u(*g);
+  return v;
+}
+
+// op on dev over inputs (values rounded to dt), the output starting as
+// out's bytes; the result in out.
+int Run(const std::string &op, int dt, const Dims &shape, int dev,
+        const std::vector<Vec> &ins, Bytes *out, int req) {
+  mxc_op h = nullptr;
+  if (mxc_op_find(op.c_str(), &h) != MXC_OK) return MXC_ERR_NOT_FOUND;
+  std::vector<mxc_ndarray> a;
+  int rc = MXC_OK;
+  for (size_t i = 0; i <= ins.size(); ++i) {
+    mxc_ndarray x = nullptr;
+    int r = mxc_ndarray_create(shape.data(), (int)shape.size(), dt, dev, 0,
+                               0, &x);
+    if (r != MXC_OK) return r;
+    Bytes b = i < ins.size() ? mxct::ToBytes(dt, ins[i]) : *out;
+    if (!b.empty()) r = mxc_ndarray_copy_from_host(x, b.data(), b.size());
+    if (rc == MXC_OK) rc = r;
+    a.push_back(x);
+  }
+  if (rc == MXC_OK) {
+    rc = mxc_op_invoke(h, nullptr, nullptr, 0, a.data(), (int)ins.size(),
+                       &a.back(), 1, &req);
+  }
+  if (rc == MXC_OK) rc = mxc_ndarray_wait_to_read(a.back());
+  if (rc == MXC_OK && !out->empty()) {
+    rc = mxc_ndarray_copy_to_host(a.back(), out->data(), out->size());
+  }
+  for (mxc_ndarray x : a) mxc_ndarray_free(x);
+  return rc;
+}
+
+// Tolerance of dt in ulps at scale; float32 ulps from the table, the half
+// types 1 where the table allows any.
+bool Within(int dt, float got, float want, float scale, int ulps) {
+  if (std::isnan(got) && std::isnan(want)) return true;
+  if (ulps == 0 || std::isinf(want)) return std::memcmp(&got, &want, 4) == 0;
+  float eps = dt == MXC_DTYPE_FLOAT32   ? FLT_EPSILON * ulps
+              : dt == MXC_DTYPE_FLOAT16 ? std::ldexp(1.f, -10)
+                                        : std::ldexp(1.f, -7);
+  return std::fabs(got - want) <= eps * scale;
+}
+
+void ExpectWithin(const std::string &what, int dt, const Bytes &dev,
+                  const Bytes &cpu, const Vec &base, int ulps) {
+  Vec d = mxct::FromBytes(dt, dev), c = mxct::FromBytes(dt, cpu);
+  ASSERT_EQ(d.size(), c.size()) << what;
+  Bytes poison = mxct::PoisonBytes(dt, 1);
+  size_t es = mxct::ElemSize(dt);
+  for (size_t i = 0; i < d.size(); ++i) {
+    if (std::memcmp(&dev[i * es], poison.data(), es) == 0) {
+      ADD_FAILURE() << what << ": element " << i << " was never written";
+      return;
+    }
+    float scale = std::fmax(std::fabs(c[i]),
+                            base.empty() ? 0.f : std::fabs(base[i]));
+    if (!Within(dt, d[i], c[i], scale, ulps)) {
+      ADD_FAILURE() << what << ": element " << i << " is " << d[i]
+                    << " there, " << c[i] << " on the CPU";
+      return;
+    }
+  }
+}
+
+// op over ins on dev against the CPU in dtype dt, write and add.
+void Compare(const std::string &op, int dt, const Dims &shape,
+             const std::vector<Vec> &ins, int ulps, int dev,
+             std::mt19937 *g) {
+  int64_t n = Numel(shape);
+  Vec base = mxct::RoundTo(dt, Uniform(n, -1, 1, g));
+  for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+    std::string what = op + "/" + mxct::DtypeName(dt) + " of " +
+                       std::to_string(n) + (req == MXC_REQ_ADD ? " (add)" : "");
+    Bytes cpu = mxct::ToBytes(dt, base);
+    Bytes out = req == MXC_REQ_ADD ? cpu : mxct::PoisonBytes(dt, (size_t)n);
+    ASSERT_EQ(Run(op, dt, shape, MXC_DEVICE_CPU, ins, &cpu, req), MXC_OK)
+        << what << ": " << LastError();
+    ASSERT_EQ(Run(op, dt, shape, dev, ins, &out, req), MXC_OK)
+        << what << ": " << LastError();
+    ExpectWithin(what, dt, out, cpu, req == MXC_REQ_ADD ? base : Vec(), ulps);
+  }
+}
+
+int HalfUlps(int dt, int ulps) {
+  return dt == MXC_DTYPE_FLOAT32 ? ulps : ulps > 0 ? 1 : 0;
+}
+
+void Forward(const UnaryCase &c, int dev, std::mt19937 *g) {
+  for (int dt : kDtypes) {
+    for (const Dims &s : kShapes) {
+      Vec x = mxct::RoundTo(dt, Inputs(c, Numel(s), g));
+      Compare(c.op, dt, s, {x}, HalfUlps(dt, c.fwd_ulps), dev, g);
+    }
+  }
+}
+
+// (ograd, data, output): the output is the CPU forward's of data.
+void Backward(const UnaryCase &c, int dev, std::mt19937 *g) {
+  for (int dt : kDtypes) {
+    for (const Dims &s : kShapes) {
+      int64_t n = Numel(s);
+      Vec x = mxct::RoundTo(dt, Inputs(c, n, g));
+      Bytes y((size_t)n * mxct::ElemSize(dt));
+      ASSERT_EQ(Run(c.op, dt, s, MXC_DEVICE_CPU, {x}, &y, MXC_REQ_WRITE),
+                MXC_OK)
+          << c.op << ": " << LastError();
+      Vec og = mxct::RoundTo(dt, Uniform(n, -2, 2, g));
+      Compare(std::string("_backward_") + c.op, dt, s,
+              {og, x, mxct::FromBytes(dt, y)}, HalfUlps(dt, c.bwd_ulps), dev,
+              g);
+    }
+  }
+}
+
+// Registers the cases of every row: static objects of this file.
+std::vector<mxct::RegisterCase> RegisterAll() {
+  std::vector<mxct::RegisterCase> v;
+  for (const UnaryCase &c : kUnary) {
+    if (c.fwd_ulps >= 0) {
+      v.emplace_back(c.op, [&c](std::mt19937 *g) {
+        Forward(c, MXC_DEVICE_GPU, g);
+      });
+    }
+    v.emplace_back((std::string("_backward_") + c.op).c_str(),
+                   [&c](std::mt19937 *g) { Backward(c, MXC_DEVICE_GPU, g); });
+  }
+  return v;
+}
+const std::vector<mxct::RegisterCase> kUnaryCases = RegisterAll();
+
+// Every machine: the cases are valid calls (CPU against CPU), so a GPU
+// run does not spend its minutes on a malformed one.
+TEST(GpuConformanceUnary, CasesAreValidCallsOnTheCpu) {
+  std::mt19937 g(17);
+  for (const UnaryCase &c : kUnary) {
+    SCOPED_TRACE(c.op);
+    if (c.fwd_ulps >= 0) Forward(c, MXC_DEVICE_CPU, &g);
+    Backward(c, MXC_DEVICE_CPU, &g);
+  }
+}
+
+// The comparison fails on an element left unwritten, on one ulp where
+// none is allowed, and beyond the tolerance.
+TEST(GpuConformanceUnary, TheComparisonCanFail) {
+  const int dt = MXC_DTYPE_FLOAT32;
+  Vec want = {0.25f, 0.5f};
+  Bytes cpu = mxct::ToBytes(dt, want);
+  Bytes poisoned = mxct::ToBytes(dt, {0.25f, mxct::Poison()});
+  Bytes off = mxct::ToBytes(dt, {0.25f, std::nextafter(0.5f, 1.f)});
+  Bytes far = mxct::ToBytes(dt, {0.25f, 0.5f * (1 + 8 * FLT_EPSILON)});
+  EXPECT_NONFATAL_FAILURE(ExpectWithin("t", dt, poisoned, cpu, {}, 2),
+                          "never written");
+  EXPECT_NONFATAL_FAILURE(ExpectWithin("t", dt, off, cpu, {}, 0),
+                          "on the CPU");
+  EXPECT_NONFATAL_FAILURE(ExpectWithin("t", dt, far, cpu, {}, 6),
+                          "on the CPU");
+  ExpectWithin("t", dt, off, cpu, {}, 1);
+}
+
+}  // namespace
