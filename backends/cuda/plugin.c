@@ -26,13 +26,13 @@
 #include "backends/cuda/fuse.h"
 #include "backends/cuda/half_types.h"
 #include "backends/cuda/loss.h"
+#include "backends/cuda/math_rows.h"
 #include "backends/cuda/rng.h"
 #include "backends/cuda/sdot.h"
 #include "backends/cuda/streams.h"
 #include "backends/cuda/sum.h"
 #include "backends/cuda/train.h"
 #include "backends/cuda/train2.h"
-#include "backends/cuda/unary.h"
 #include "core/base/gpu_plugin.h"
 
 /* mxc's GPU code targets compute capability 8.0 and newer (Ampere,
@@ -156,7 +156,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_RNG_ROWS
     MXC__CUDA_CAST_ROWS
     MXC__CUDA_LOSS_ROWS
-    MXC__CUDA_UNARY_ROWS
+    MXC__CUDA_MATH_ROWS
 };
 
 /* Kernels for calls with sparse arrays (mxc__gpu_sparse_kernel). */

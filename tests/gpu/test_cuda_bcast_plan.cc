@@ -14,6 +14,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
@@ -24,6 +25,7 @@ extern "C" {
 #include "backends/cuda/half_types.h"
 }
 #include "backends/cuda/half_hd.h"
+#include "backends/cuda/scalar_hd.h"
 #include "backends/cuda/unary_hd.h"
 #include "mxc/mxc.h"
 #include "tests/gpu/half_test_util.h"
@@ -622,4 +624,187 @@ TEST(CudaUnary, ElementFunctionsMatchTheCpu) {
   MXC__UNARY_OPS_MAIN(CHECK_UNARY)
   MXC__UNARY_OPS_LAST(CHECK_UNARY)
 #undef CHECK_UNARY
+}
+
+// ---- scalar.cu's element functions (backends/cuda/scalar_hd.h) ----
+//
+// Every binary operator of ops/binary/binary_ops.h in its scalar forms
+// (_<stem>_scalar, _r<stem>_scalar where not commutative, their
+// gradients) and same-shape forms (forward, _backward_ with both outputs),
+// run on the host with scalar_hd.h's functions (the kernels' bodies)
+// against the CPU operators, float32, float16 and bfloat16, write and
+// add, bitwise (host and CPU share glibc's powf and hypotf).
+
+namespace {
+namespace bin_host {
+
+using Bytes = std::vector<uint8_t>;
+
+// The CPU operator with parameters kv over ins (dtype dt, n elements
+// each); outputs start as base and are written in mode req (NULL for
+// outputs past n_out_req); returns their bytes.
+std::vector<Bytes> CpuRun(const std::string &name, int dt,
+                          const std::vector<std::string> &kv,
+                          const std::vector<Bytes> &ins, const Bytes &base,
+                          const std::vector<int> &reqs) {
+  mxc_op op = nullptr;
+  EXPECT_EQ(mxc_op_find(name.c_str(), &op), MXC_OK) << name;
+  int64_t n = (int64_t)(base.size() / mxct::ElemSize(dt));
+  std::vector<mxc_ndarray> a;
+  for (size_t i = 0; i < ins.size() + reqs.size(); ++i) {
+    mxc_ndarray x = nullptr;
+    EXPECT_EQ(mxc_ndarray_create(&n, 1, dt, MXC_DEVICE_CPU, 0, 0, &x), MXC_OK);
+    const Bytes &b = i < ins.size() ? ins[i] : base;
+    EXPECT_EQ(mxc_ndarray_copy_from_host(x, b.data(), b.size()), MXC_OK);
+    a.push_back(x);
+  }
+  const char *k[1] = {"scalar"}, *v[1] = {kv.empty() ? "" : kv[0].c_str()};
+  std::vector<int> r = reqs;
+  EXPECT_EQ(mxc_op_invoke(op, k, v, (int)kv.size(), a.data(), (int)ins.size(),
+                          a.data() + ins.size(), (int)reqs.size(), r.data()),
+            MXC_OK)
+      << name << ": " << mxc_last_error();
+  std::vector<Bytes> out;
+  for (size_t i = ins.size(); i < a.size(); ++i) {
+    Bytes o = base;
+    EXPECT_EQ(mxc_ndarray_copy_to_host(a[i], o.data(), o.size()), MXC_OK);
+    out.push_back(o);
+  }
+  for (mxc_ndarray x : a) mxc_ndarray_free(x);
+  return out;
+}
+
+// Operands: wide values, multiples of 0.5, zeros (the divisors of div
+// and mod), equal pairs (ties of the comparisons, maximum and minimum),
+// NaN and infinities.
+Vec Operand(int dt, std::mt19937 *g) {
+  std::uniform_real_distribution<float> u(-5.f, 5.f);
+  Vec v(2048);
+  for (size_t i = 0; i < v.size(); ++i) {
+    float x = u(*g);
+    v[i] = i % 5 == 0 ? std::round(x * 2) / 2 : i % 5 == 1 ? std::round(x) : x;
+  }
+  const float special[] = {0.f, -0.f, NAN, INFINITY, -INFINITY, 1.f, -1.f};
+  for (size_t i = 0; i < sizeof special / sizeof special[0]; ++i) {
+    v[i * 11] = special[i];
+  }
+  return mxct::RoundTo(dt, v);
+}
+
+template <class T>
+std::vector<T> As(const Bytes &b) {
+  std::vector<T> v(b.size() / sizeof(T));
+  if (!v.empty()) std::memcpy(v.data(), b.data(), b.size());
+  return v;
+}
+
+template <class T>
+Bytes Of(const std::vector<T> &v) {
+  Bytes b(v.size() * sizeof(T));
+  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+// Scalar forms with scalar s: forward (rev: f(s, x)) and, when grad,
+// the backward (ograd, data).
+template <class B, int DT>
+void CheckScalar(const std::string &op, bool rev, bool grad, double s) {
+  typedef MxcElem<DT> E;
+  typedef typename E::T T;
+  std::mt19937 g(29);
+  Bytes x = mxct::ToBytes(DT, Operand(DT, &g));
+  Bytes og = mxct::ToBytes(DT, Operand(DT, &g));
+  Bytes base = mxct::ToBytes(DT, Operand(DT, &g));
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", s);
+  float sv = mxc_bin::scalar_of<DT>(s);
+  std::vector<T> tx = As<T>(x), tg = As<T>(og);
+  for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+    int add = req == MXC_REQ_ADD;
+    std::vector<T> f = As<T>(base), b = As<T>(base);
+    for (size_t i = 0; i < f.size(); ++i) {
+      float a = E::load(tx[i]), o = E::load(tg[i]);
+      f[i] = rev ? mxc_bin::fwd_elem<B, DT>(sv, a, f[i], add)
+                 : mxc_bin::fwd_elem<B, DT>(a, sv, f[i], add);
+      b[i] = rev ? mxc_bin::grad_b<B, DT>(o, sv, a, b[i], add)
+                 : mxc_bin::grad_a<B, DT>(o, a, sv, b[i], add);
+    }
+    std::string what = op + " scalar " + buf + " " + mxct::DtypeName(DT) +
+                       " req " + std::to_string(req);
+    mxct::ExpectSameElems(what, DT, Of(f),
+                          CpuRun(op, DT, {buf}, {x}, base, {req})[0]);
+    if (!grad) continue;
+    mxct::ExpectSameElems(
+        "_backward_" + what, DT, Of(b),
+        CpuRun("_backward_" + op, DT, {buf}, {og, x}, base, {req})[0]);
+  }
+}
+
+// Same-shape forms: forward and, when grad, both gradients in every pair
+// of write modes (WRITE/ADD, and one of them NULL).
+template <class B, int DT>
+void CheckSame(const std::string &op, bool fwd, bool grad) {
+  typedef MxcElem<DT> E;
+  typedef typename E::T T;
+  std::mt19937 g(30);
+  Bytes x = mxct::ToBytes(DT, Operand(DT, &g));
+  Vec yv = Operand(DT, &g);
+  for (size_t i = 3; i < yv.size(); i += 9) yv[i] = mxct::FromBytes(DT, x)[i];
+  Bytes y = mxct::ToBytes(DT, yv);
+  Bytes og = mxct::ToBytes(DT, Operand(DT, &g));
+  Bytes base = mxct::ToBytes(DT, Operand(DT, &g));
+  std::vector<T> tx = As<T>(x), ty = As<T>(y), tg = As<T>(og);
+  const int kPairs[][2] = {{MXC_REQ_WRITE, MXC_REQ_ADD},
+                           {MXC_REQ_ADD, MXC_REQ_WRITE},
+                           {MXC_REQ_NULL, MXC_REQ_WRITE},
+                           {MXC_REQ_ADD, MXC_REQ_NULL}};
+  for (const auto &p : kPairs) {
+    std::vector<T> f = As<T>(base), ga = As<T>(base), gb = As<T>(base);
+    for (size_t i = 0; i < f.size(); ++i) {
+      float a = E::load(tx[i]), b = E::load(ty[i]), o = E::load(tg[i]);
+      f[i] = mxc_bin::fwd_elem<B, DT>(a, b, f[i], p[0] == MXC_REQ_ADD);
+      if (p[0]) ga[i] = mxc_bin::grad_a<B, DT>(o, a, b, ga[i], p[0] == 3);
+      if (p[1]) gb[i] = mxc_bin::grad_b<B, DT>(o, a, b, gb[i], p[1] == 3);
+    }
+    std::string what = op + " " + mxct::DtypeName(DT) + " reqs " +
+                       std::to_string(p[0]) + "," + std::to_string(p[1]);
+    if (fwd && p[0] != MXC_REQ_NULL) {
+      mxct::ExpectSameElems(what, DT, Of(f),
+                            CpuRun(op, DT, {}, {x, y}, base, {p[0]})[0]);
+    }
+    if (!grad) continue;
+    std::vector<Bytes> cpu = CpuRun("_backward_" + op, DT, {}, {og, x, y},
+                                    base, {p[0], p[1]});
+    mxct::ExpectSameElems("_backward_" + what + " dlhs", DT, Of(ga), cpu[0]);
+    mxct::ExpectSameElems("_backward_" + what + " drhs", DT, Of(gb), cpu[1]);
+  }
+}
+
+template <class B>
+void CheckOp(const char *name, const char *stem, int flags) {
+  bool grad = flags & MXC__BIN_GRAD, rev = flags & MXC__BIN_REV;
+  std::string sc = std::string("_") + stem + "_scalar";
+  std::string rsc = std::string("_r") + stem + "_scalar";
+  for (double s : {2.5, -1.5, 0.0, 0.3, 3.0}) {
+    CheckScalar<B, MXC_DTYPE_FLOAT32>(sc, false, grad, s);
+    CheckScalar<B, MXC_DTYPE_FLOAT16>(sc, false, grad, s);
+    CheckScalar<B, MXC_DTYPE_BFLOAT16>(sc, false, grad, s);
+    if (!rev) continue;
+    CheckScalar<B, MXC_DTYPE_FLOAT32>(rsc, true, grad, s);
+    CheckScalar<B, MXC_DTYPE_FLOAT16>(rsc, true, grad, s);
+    CheckScalar<B, MXC_DTYPE_BFLOAT16>(rsc, true, grad, s);
+  }
+  CheckSame<B, MXC_DTYPE_FLOAT32>(name, true, grad);
+  CheckSame<B, MXC_DTYPE_FLOAT16>(name, true, grad);
+  CheckSame<B, MXC_DTYPE_BFLOAT16>(name, true, grad);
+}
+
+}  // namespace bin_host
+}  // namespace
+
+TEST(CudaBinary, ElementFunctionsMatchTheCpu) {
+#define CHECK_BIN(name, stem, f, da, db, flags, doc, ...) \
+  bin_host::CheckOp<mxc_bin::B_##name>(#name, #stem, flags);
+  MXC__BINARY_OPS(CHECK_BIN)
+#undef CHECK_BIN
 }

@@ -37,8 +37,10 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "mxc/mxc.h"
@@ -134,33 +136,54 @@ Vec Uniform(int64_t n, float lo, float hi, std::mt19937 *g) {
   return v;
 }
 
-// op on dev over inputs (values rounded to dt), the output starting as
-// out's bytes; the result in out.
-int Run(const std::string &op, int dt, const Dims &shape, int dev,
-        const std::vector<Vec> &ins, Bytes *out, int req) {
+using Kv = std::vector<std::pair<std::string, std::string>>;
+
+// op with parameters kv on dev over inputs (values of dt); outputs start
+// as (*outs)[k] and are written in mode reqs[k]; the results in *outs.
+int Run(const std::string &op, const Kv &kv, int dt, const Dims &shape,
+        int dev, const std::vector<Vec> &ins, std::vector<Bytes> *outs,
+        const std::vector<int> &reqs) {
   mxc_op h = nullptr;
   if (mxc_op_find(op.c_str(), &h) != MXC_OK) return MXC_ERR_NOT_FOUND;
+  std::vector<const char *> k, v;
+  for (const auto &p : kv) k.push_back(p.first.c_str());
+  for (const auto &p : kv) v.push_back(p.second.c_str());
   std::vector<mxc_ndarray> a;
   int rc = MXC_OK;
-  for (size_t i = 0; i <= ins.size(); ++i) {
+  for (size_t i = 0; i < ins.size() + outs->size(); ++i) {
     mxc_ndarray x = nullptr;
     int r = mxc_ndarray_create(shape.data(), (int)shape.size(), dt, dev, 0,
                                0, &x);
     if (r != MXC_OK) return r;
-    Bytes b = i < ins.size() ? mxct::ToBytes(dt, ins[i]) : *out;
+    Bytes b = i < ins.size() ? mxct::ToBytes(dt, ins[i])
+                             : (*outs)[i - ins.size()];
     if (!b.empty()) r = mxc_ndarray_copy_from_host(x, b.data(), b.size());
     if (rc == MXC_OK) rc = r;
     a.push_back(x);
   }
+  std::vector<int> req = reqs;
   if (rc == MXC_OK) {
-    rc = mxc_op_invoke(h, nullptr, nullptr, 0, a.data(), (int)ins.size(),
-                       &a.back(), 1, &req);
+    rc = mxc_op_invoke(h, k.data(), v.data(), (int)k.size(), a.data(),
+                       (int)ins.size(), a.data() + ins.size(),
+                       (int)outs->size(), req.data());
   }
-  if (rc == MXC_OK) rc = mxc_ndarray_wait_to_read(a.back());
-  if (rc == MXC_OK && !out->empty()) {
-    rc = mxc_ndarray_copy_to_host(a.back(), out->data(), out->size());
+  for (size_t i = 0; i < outs->size(); ++i) {
+    mxc_ndarray o = a[ins.size() + i];
+    if (rc == MXC_OK) rc = mxc_ndarray_wait_to_read(o);
+    Bytes &b = (*outs)[i];
+    if (rc == MXC_OK && !b.empty()) {
+      rc = mxc_ndarray_copy_to_host(o, b.data(), b.size());
+    }
   }
   for (mxc_ndarray x : a) mxc_ndarray_free(x);
+  return rc;
+}
+
+int Run(const std::string &op, int dt, const Dims &shape, int dev,
+        const std::vector<Vec> &ins, Bytes *out, int req) {
+  std::vector<Bytes> outs = {*out};
+  int rc = Run(op, {}, dt, shape, dev, ins, &outs, {req});
+  *out = outs[0];
   return rc;
 }
 
@@ -196,23 +219,42 @@ void ExpectWithin(const std::string &what, int dt, const Bytes &dev,
   }
 }
 
-// op over ins on dev against the CPU in dtype dt, write and add.
+// op over ins on dev against the CPU in dtype dt, each tuple of write
+// modes of reqs_list (one mode per output; NULL outputs not compared).
+void CompareModes(const std::string &op, const Kv &kv, int dt,
+                  const Dims &shape, const std::vector<Vec> &ins,
+                  const std::vector<std::vector<int>> &reqs_list, int ulps,
+                  int dev, std::mt19937 *g) {
+  int64_t n = Numel(shape);
+  Vec base = mxct::RoundTo(dt, Uniform(n, -1, 1, g));
+  for (const auto &reqs : reqs_list) {
+    std::string what = op + "/" + mxct::DtypeName(dt) + " of " +
+                       std::to_string(n) + " modes";
+    for (int r : reqs) what += " " + std::to_string(r);
+    for (const auto &p : kv) what += " " + p.first + "=" + p.second;
+    std::vector<Bytes> cpu(reqs.size(), mxct::ToBytes(dt, base)), out;
+    for (int r : reqs) {
+      out.push_back(r == MXC_REQ_ADD ? mxct::ToBytes(dt, base)
+                                     : mxct::PoisonBytes(dt, (size_t)n));
+    }
+    ASSERT_EQ(Run(op, kv, dt, shape, MXC_DEVICE_CPU, ins, &cpu, reqs), MXC_OK)
+        << what << ": " << LastError();
+    ASSERT_EQ(Run(op, kv, dt, shape, dev, ins, &out, reqs), MXC_OK)
+        << what << ": " << LastError();
+    for (size_t k = 0; k < reqs.size(); ++k) {
+      if (reqs[k] == MXC_REQ_NULL) continue;
+      ExpectWithin(what + " output " + std::to_string(k), dt, out[k], cpu[k],
+                   reqs[k] == MXC_REQ_ADD ? base : Vec(), ulps);
+    }
+  }
+}
+
+// One output, write and add.
 void Compare(const std::string &op, int dt, const Dims &shape,
              const std::vector<Vec> &ins, int ulps, int dev,
              std::mt19937 *g) {
-  int64_t n = Numel(shape);
-  Vec base = mxct::RoundTo(dt, Uniform(n, -1, 1, g));
-  for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
-    std::string what = op + "/" + mxct::DtypeName(dt) + " of " +
-                       std::to_string(n) + (req == MXC_REQ_ADD ? " (add)" : "");
-    Bytes cpu = mxct::ToBytes(dt, base);
-    Bytes out = req == MXC_REQ_ADD ? cpu : mxct::PoisonBytes(dt, (size_t)n);
-    ASSERT_EQ(Run(op, dt, shape, MXC_DEVICE_CPU, ins, &cpu, req), MXC_OK)
-        << what << ": " << LastError();
-    ASSERT_EQ(Run(op, dt, shape, dev, ins, &out, req), MXC_OK)
-        << what << ": " << LastError();
-    ExpectWithin(what, dt, out, cpu, req == MXC_REQ_ADD ? base : Vec(), ulps);
-  }
+  CompareModes(op, {}, dt, shape, ins, {{MXC_REQ_WRITE}, {MXC_REQ_ADD}},
+               ulps, dev, g);
 }
 
 int HalfUlps(int dt, int ulps) {
@@ -261,6 +303,138 @@ std::vector<mxct::RegisterCase> RegisterAll() {
   return v;
 }
 const std::vector<mxct::RegisterCase> kUnaryCases = RegisterAll();
+
+// ---- backends/cuda/scalar.h: scalar and same-shape binary forms ----
+
+// One operator of ops/binary/binary_ops.h: its forms with a GPU row here
+// (grad: _backward_ of the scalar forms; rev: the _r<stem>_scalar forms;
+// same, same_grad: the same-shape forward and gradient), float32 ulps
+// forward and backward, and its operands' domain.
+struct BinCase {
+  const char *name, *stem;
+  bool grad, rev, same, same_grad;
+  int ulps, grad_ulps;
+  float lo, hi;
+};
+
+const BinCase kBin[] = {
+    {"add", "plus", true, false, false, false, 0, 0, -5, 5},
+    {"sub", "minus", true, true, false, false, 0, 0, -5, 5},
+    {"mul", "mul", true, false, false, false, 0, 0, -5, 5},
+    {"div", "div", true, true, false, false, 0, 0, -5, 5},
+    {"mod", "mod", true, true, true, true, 0, 0, -5, 5},
+    {"power", "power", true, true, true, true, 6, 8, 0.1f, 3},
+    {"maximum", "maximum", true, false, true, true, 0, 0, -5, 5},
+    {"minimum", "minimum", true, false, true, true, 0, 0, -5, 5},
+    {"hypot", "hypot", true, false, true, true, 5, 6, -5, 5},
+    {"equal", "equal", false, false, true, false, 0, 0, -2, 2},
+    {"not_equal", "not_equal", false, false, true, false, 0, 0, -2, 2},
+    {"greater", "greater", false, false, true, false, 0, 0, -2, 2},
+    {"greater_equal", "greater_equal", false, false, true, false, 0, 0, -2,
+     2},
+    {"lesser", "lesser", false, false, true, false, 0, 0, -2, 2},
+    {"lesser_equal", "lesser_equal", false, false, true, false, 0, 0, -2, 2},
+    {"logical_and", "logical_and", false, false, true, false, 0, 0, -2, 2},
+    {"logical_or", "logical_or", false, false, true, false, 0, 0, -2, 2},
+    {"logical_xor", "logical_xor", false, false, true, false, 0, 0, -2, 2},
+};
+
+const Dims kBinShapes[] = {{1031}, {0}};
+
+Vec BinInputs(const BinCase &c, int dt, int64_t n, std::mt19937 *g) {
+  UnaryCase u = {c.name, c.lo, c.hi, 0, 0};
+  return mxct::RoundTo(dt, Inputs(u, n, g));
+}
+
+// _<stem>_scalar or _r<stem>_scalar (rev) and, with grad, its _backward_.
+void ScalarForms(const BinCase &c, bool rev, bool bwd, int dev,
+                 std::mt19937 *g) {
+  std::string op = std::string(rev ? "_r" : "_") + c.stem + "_scalar";
+  if (bwd) op = "_backward_" + op;
+  for (int dt : kDtypes) {
+    for (const Dims &s : kBinShapes) {
+      for (const char *sc : {"2.5", "-1.5"}) {
+        int64_t n = Numel(s);
+        std::vector<Vec> ins = {BinInputs(c, dt, n, g)};
+        if (bwd) ins.insert(ins.begin(), mxct::RoundTo(dt, Uniform(n, -2, 2, g)));
+        CompareModes(op, {{"scalar", sc}}, dt, s, ins,
+                     {{MXC_REQ_WRITE}, {MXC_REQ_ADD}},
+                     HalfUlps(dt, bwd ? c.grad_ulps : c.ulps), dev, g);
+      }
+    }
+  }
+}
+
+// NAME (lhs, rhs) or _backward_NAME (ograd, lhs, rhs; both outputs in
+// every pair of modes, one of them NULL). Every ninth rhs equals lhs.
+void SameForm(const BinCase &c, bool bwd, int dev, std::mt19937 *g) {
+  for (int dt : kDtypes) {
+    for (const Dims &s : kBinShapes) {
+      int64_t n = Numel(s);
+      Vec x = BinInputs(c, dt, n, g), y = BinInputs(c, dt, n, g);
+      for (size_t i = 3; i < y.size(); i += 9) y[i] = x[i];
+      if (!bwd) {
+        CompareModes(c.name, {}, dt, s, {x, y},
+                     {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, HalfUlps(dt, c.ulps),
+                     dev, g);
+        continue;
+      }
+      Vec og = mxct::RoundTo(dt, Uniform(n, -2, 2, g));
+      CompareModes(std::string("_backward_") + c.name, {}, dt, s, {og, x, y},
+                   {{MXC_REQ_WRITE, MXC_REQ_ADD},
+                    {MXC_REQ_ADD, MXC_REQ_WRITE},
+                    {MXC_REQ_NULL, MXC_REQ_WRITE},
+                    {MXC_REQ_WRITE, MXC_REQ_NULL}},
+                   HalfUlps(dt, c.grad_ulps), dev, g);
+    }
+  }
+}
+
+std::vector<mxct::RegisterCase> RegisterBinary() {
+  std::vector<mxct::RegisterCase> v;
+  auto reg = [&v](const std::string &op, std::function<void(std::mt19937 *)> f) {
+    v.emplace_back(op.c_str(), f);
+  };
+  const int gpu = MXC_DEVICE_GPU;
+  for (const BinCase &c : kBin) {
+    std::string stem = c.stem;
+    reg("_" + stem + "_scalar",
+        [&c](std::mt19937 *g) { ScalarForms(c, false, false, gpu, g); });
+    if (c.grad) {
+      reg("_backward__" + stem + "_scalar",
+          [&c](std::mt19937 *g) { ScalarForms(c, false, true, gpu, g); });
+    }
+    if (c.rev) {
+      reg("_r" + stem + "_scalar",
+          [&c](std::mt19937 *g) { ScalarForms(c, true, false, gpu, g); });
+      reg("_backward__r" + stem + "_scalar",
+          [&c](std::mt19937 *g) { ScalarForms(c, true, true, gpu, g); });
+    }
+    if (c.same) {
+      reg(c.name, [&c](std::mt19937 *g) { SameForm(c, false, gpu, g); });
+    }
+    if (c.same_grad) {
+      reg(std::string("_backward_") + c.name,
+          [&c](std::mt19937 *g) { SameForm(c, true, gpu, g); });
+    }
+  }
+  return v;
+}
+const std::vector<mxct::RegisterCase> kBinaryCases = RegisterBinary();
+
+TEST(GpuConformanceBinary, CasesAreValidCallsOnTheCpu) {
+  std::mt19937 g(18);
+  const int cpu = MXC_DEVICE_CPU;
+  for (const BinCase &c : kBin) {
+    SCOPED_TRACE(c.name);
+    ScalarForms(c, false, false, cpu, &g);
+    if (c.grad) ScalarForms(c, false, true, cpu, &g);
+    if (c.rev) ScalarForms(c, true, false, cpu, &g);
+    if (c.rev) ScalarForms(c, true, true, cpu, &g);
+    if (c.same) SameForm(c, false, cpu, &g);
+    if (c.same_grad) SameForm(c, true, cpu, &g);
+  }
+}
 
 // Every machine: the cases are valid calls (CPU against CPU), so a GPU
 // run does not spend its minutes on a malformed one.
