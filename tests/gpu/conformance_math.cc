@@ -141,8 +141,8 @@ using Kv = std::vector<std::pair<std::string, std::string>>;
 // op with parameters kv on dev over inputs (values of dt); outputs start
 // as (*outs)[k] and are written in mode reqs[k]; the results in *outs.
 int Run(const std::string &op, const Kv &kv, int dt, const Dims &shape,
-        int dev, const std::vector<Vec> &ins, std::vector<Bytes> *outs,
-        const std::vector<int> &reqs) {
+        const Dims &out_shape, int dev, const std::vector<Vec> &ins,
+        std::vector<Bytes> *outs, const std::vector<int> &reqs) {
   mxc_op h = nullptr;
   if (mxc_op_find(op.c_str(), &h) != MXC_OK) return MXC_ERR_NOT_FOUND;
   std::vector<const char *> k, v;
@@ -152,8 +152,8 @@ int Run(const std::string &op, const Kv &kv, int dt, const Dims &shape,
   int rc = MXC_OK;
   for (size_t i = 0; i < ins.size() + outs->size(); ++i) {
     mxc_ndarray x = nullptr;
-    int r = mxc_ndarray_create(shape.data(), (int)shape.size(), dt, dev, 0,
-                               0, &x);
+    const Dims &d = i < ins.size() ? shape : out_shape;
+    int r = mxc_ndarray_create(d.data(), (int)d.size(), dt, dev, 0, 0, &x);
     if (r != MXC_OK) return r;
     Bytes b = i < ins.size() ? mxct::ToBytes(dt, ins[i])
                              : (*outs)[i - ins.size()];
@@ -182,7 +182,7 @@ int Run(const std::string &op, const Kv &kv, int dt, const Dims &shape,
 int Run(const std::string &op, int dt, const Dims &shape, int dev,
         const std::vector<Vec> &ins, Bytes *out, int req) {
   std::vector<Bytes> outs = {*out};
-  int rc = Run(op, {}, dt, shape, dev, ins, &outs, {req});
+  int rc = Run(op, {}, dt, shape, shape, dev, ins, &outs, {req});
   *out = outs[0];
   return rc;
 }
@@ -221,11 +221,12 @@ void ExpectWithin(const std::string &what, int dt, const Bytes &dev,
 
 // op over ins on dev against the CPU in dtype dt, each tuple of write
 // modes of reqs_list (one mode per output; NULL outputs not compared).
-void CompareModes(const std::string &op, const Kv &kv, int dt,
-                  const Dims &shape, const std::vector<Vec> &ins,
-                  const std::vector<std::vector<int>> &reqs_list, int ulps,
-                  int dev, std::mt19937 *g) {
-  int64_t n = Numel(shape);
+void CompareShapes(const std::string &op, const Kv &kv, int dt,
+                   const Dims &shape, const Dims &out_shape,
+                   const std::vector<Vec> &ins,
+                   const std::vector<std::vector<int>> &reqs_list, int ulps,
+                   int dev, std::mt19937 *g) {
+  int64_t n = Numel(out_shape);
   Vec base = mxct::RoundTo(dt, Uniform(n, -1, 1, g));
   for (const auto &reqs : reqs_list) {
     std::string what = op + "/" + mxct::DtypeName(dt) + " of " +
@@ -237,9 +238,11 @@ void CompareModes(const std::string &op, const Kv &kv, int dt,
       out.push_back(r == MXC_REQ_ADD ? mxct::ToBytes(dt, base)
                                      : mxct::PoisonBytes(dt, (size_t)n));
     }
-    ASSERT_EQ(Run(op, kv, dt, shape, MXC_DEVICE_CPU, ins, &cpu, reqs), MXC_OK)
+    ASSERT_EQ(Run(op, kv, dt, shape, out_shape, MXC_DEVICE_CPU, ins, &cpu,
+                  reqs),
+              MXC_OK)
         << what << ": " << LastError();
-    ASSERT_EQ(Run(op, kv, dt, shape, dev, ins, &out, reqs), MXC_OK)
+    ASSERT_EQ(Run(op, kv, dt, shape, out_shape, dev, ins, &out, reqs), MXC_OK)
         << what << ": " << LastError();
     for (size_t k = 0; k < reqs.size(); ++k) {
       if (reqs[k] == MXC_REQ_NULL) continue;
@@ -247,6 +250,13 @@ void CompareModes(const std::string &op, const Kv &kv, int dt,
                    reqs[k] == MXC_REQ_ADD ? base : Vec(), ulps);
     }
   }
+}
+
+void CompareModes(const std::string &op, const Kv &kv, int dt,
+                  const Dims &shape, const std::vector<Vec> &ins,
+                  const std::vector<std::vector<int>> &reqs_list, int ulps,
+                  int dev, std::mt19937 *g) {
+  CompareShapes(op, kv, dt, shape, shape, ins, reqs_list, ulps, dev, g);
 }
 
 // One output, write and add.
@@ -433,6 +443,54 @@ TEST(GpuConformanceBinary, CasesAreValidCallsOnTheCpu) {
     if (c.rev) ScalarForms(c, true, true, cpu, &g);
     if (c.same) SameForm(c, false, cpu, &g);
     if (c.same_grad) SameForm(c, true, cpu, &g);
+  }
+}
+
+// ---- backends/cuda/copy.h: transpose, swapaxes, flip (bitwise) ----
+
+struct CopyCase {
+  const char *op;
+  Kv kv;
+  Dims in, out;
+};
+
+const CopyCase kCopy[] = {
+    {"transpose", {}, {64, 33}, {33, 64}},
+    {"transpose", {{"axes", "(0,2,1,3)"}}, {4, 12, 9, 16}, {4, 9, 12, 16}},
+    {"transpose", {{"axes", "(2,0,1)"}}, {5, 7, 3}, {3, 5, 7}},
+    {"transpose", {}, {0, 3}, {3, 0}},
+    {"swapaxes", {{"dim1", "1"}, {"dim2", "-1"}}, {3, 4, 5}, {3, 5, 4}},
+    {"swapaxes", {{"dim1", "0"}, {"dim2", "0"}}, {6, 2}, {6, 2}},
+    {"flip", {{"axis", "(1)"}}, {3, 4, 5}, {3, 4, 5}},
+    {"flip", {{"axis", "(0,2)"}}, {3, 4, 5}, {3, 4, 5}},
+};
+
+void CopyForms(const char *op, int dev, std::mt19937 *g) {
+  for (const CopyCase &c : kCopy) {
+    if (std::string(c.op) != op) continue;
+    for (int dt : kDtypes) {
+      Vec x = mxct::RoundTo(dt, Uniform(Numel(c.in), -4, 4, g));
+      CompareShapes(c.op, c.kv, dt, c.in, c.out, {x},
+                    {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g);
+    }
+  }
+}
+
+const mxct::RegisterCase kCopyCases[] = {
+    mxct::RegisterCase("transpose", [](std::mt19937 *g) {
+      CopyForms("transpose", MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("swapaxes", [](std::mt19937 *g) {
+      CopyForms("swapaxes", MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase(
+        "flip", [](std::mt19937 *g) { CopyForms("flip", MXC_DEVICE_GPU, g); }),
+};
+
+TEST(GpuConformanceCopy, CasesAreValidCallsOnTheCpu) {
+  std::mt19937 g(19);
+  for (const char *op : {"transpose", "swapaxes", "flip"}) {
+    CopyForms(op, MXC_DEVICE_CPU, &g);
   }
 }
 

@@ -22,7 +22,10 @@
 
 extern "C" {
 #include "backends/cuda/bcast_plan.h"
+#include "backends/cuda/copy_plan.h"
 #include "backends/cuda/half_types.h"
+#include "core/base/alloc.h"
+#include "core/op/op.h"
 }
 #include "backends/cuda/half_hd.h"
 #include "backends/cuda/scalar_hd.h"
@@ -807,4 +810,119 @@ TEST(CudaBinary, ElementFunctionsMatchTheCpu) {
   bin_host::CheckOp<mxc_bin::B_##name>(#name, #stem, flags);
   MXC__BINARY_OPS(CHECK_BIN)
 #undef CHECK_BIN
+}
+
+// ---- copy.cu's plan (backends/cuda/copy_plan.h) ----
+//
+// transpose, swapaxes and flip: the plan made from the parameters as the
+// operators' own parser fills them (read through copy_plan.h's mirrors),
+// run on the host (out[i] = in[mxc__copy_src(i)], add in float), against
+// the CPU operators bitwise, write and add, over 0-d to 4-d shapes, an
+// empty one and every axis form (negative, default).
+
+namespace {
+namespace copy_host {
+
+struct CopyCase {
+  const char *op;
+  int kind;
+  const char *key, *val;  // key NULL: no parameter
+  Dims in, out;
+};
+
+const CopyCase kCopyCases[] = {
+    {"transpose", MXC__CP_TRANSPOSE, nullptr, nullptr, {3, 5}, {5, 3}},
+    {"transpose", MXC__CP_TRANSPOSE, nullptr, nullptr, {2, 3, 4}, {4, 3, 2}},
+    {"transpose", MXC__CP_TRANSPOSE, "axes", "(1,0,2)", {2, 3, 4}, {3, 2, 4}},
+    {"transpose", MXC__CP_TRANSPOSE, "axes", "(-1,0,1)", {2, 3, 4}, {4, 2, 3}},
+    {"transpose", MXC__CP_TRANSPOSE, "axes", "(2,0,3,1)", {2, 3, 4, 5},
+     {4, 2, 5, 3}},
+    {"transpose", MXC__CP_TRANSPOSE, "axes", "(1,0)", {0, 3}, {3, 0}},
+    {"transpose", MXC__CP_TRANSPOSE, nullptr, nullptr, {7}, {7}},
+    {"transpose", MXC__CP_TRANSPOSE, nullptr, nullptr, {}, {}},
+    {"swapaxes", MXC__CP_SWAPAXES, "dim1", "0", {2, 3, 4}, {2, 3, 4}},
+    {"swapaxes", MXC__CP_SWAPAXES, "dim2", "2", {2, 3, 4}, {4, 3, 2}},
+    {"SwapAxis", MXC__CP_SWAPAXES, "dim1", "-1", {2, 3, 4}, {4, 3, 2}},
+    {"flip", MXC__CP_FLIP, "axis", "(0)", {3, 5}, {3, 5}},
+    {"flip", MXC__CP_FLIP, "axis", "(1,2)", {2, 3, 4}, {2, 3, 4}},
+    {"flip", MXC__CP_FLIP, "axis", "(-1,0)", {2, 3, 4}, {2, 3, 4}},
+    {"reverse", MXC__CP_FLIP, "axis", "(0)", {0, 4}, {0, 4}},
+};
+
+// The CPU operator.
+Vec CpuCopy(const CopyCase &c, const Vec &x, const Vec &base, int req) {
+  mxc_op op = nullptr;
+  EXPECT_EQ(mxc_op_find(c.op, &op), MXC_OK) << c.op;
+  mxc_ndarray in = mxct::Cpu(c.in, x), out = mxct::Cpu(c.out, base);
+  const char *k[1] = {c.key}, *v[1] = {c.val};
+  EXPECT_EQ(mxc_op_invoke(op, k, v, c.key ? 1 : 0, &in, 1, &out, 1, &req),
+            MXC_OK)
+      << c.op << ": " << mxc_last_error();
+  Vec r = base;
+  if (!r.empty()) {
+    EXPECT_EQ(mxc_ndarray_copy_to_host(out, r.data(), r.size() * 4), MXC_OK);
+  }
+  mxc_ndarray_free(in), mxc_ndarray_free(out);
+  return r;
+}
+
+// The plan from the operator's parsed parameters, run on the host.
+Vec HostCopy(const CopyCase &c, const Vec &x, const Vec &base, int req) {
+  void *param = nullptr;
+  const char *k[1] = {c.key}, *v[1] = {c.val};
+  EXPECT_EQ(mxc__op_parse_params(mxc__op_find(c.op), k, v, c.key ? 1 : 0,
+                                 &param),
+            MXC_OK);
+  mxc__gpu_array in = mxct::Arr(c.in), out = mxct::Arr(c.out);
+  mxc__copy_plan p;
+  char why[256] = "";
+  EXPECT_EQ(mxc__copy_plan_make(c.kind, param, &in, &out, &p, why, sizeof why),
+            MXC_OK)
+      << c.op << ": " << why;
+  mxc__free(param);
+  Vec r = base;
+  for (size_t i = 0; i < r.size(); ++i) {
+    float s = x[(size_t)mxc__copy_src(&p, (int64_t)i)];
+    r[i] = req == MXC_REQ_ADD ? r[i] + s : s;
+  }
+  return r;
+}
+
+}  // namespace copy_host
+}  // namespace
+
+TEST(CudaCopyPlan, MatchesTheCpuBitwise) {
+  std::mt19937 g(31);
+  for (const copy_host::CopyCase &c : copy_host::kCopyCases) {
+    Vec x = Random(c.in, &g), base = Random(c.out, &g);
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      EXPECT_TRUE(Same(copy_host::HostCopy(c, x, base, req),
+                       copy_host::CpuCopy(c, x, base, req)))
+          << c.op << " " << (c.key ? c.key : "") << "=" << (c.val ? c.val : "")
+          << " req " << req;
+    }
+  }
+}
+
+// Parameters the CPU refuses, and an output of another shape, are refused
+// by the plan with a reason (the kernel then never touches the device).
+TEST(CudaCopyPlan, RefusesWhatTheCpuRefuses) {
+  mxc__cp_transpose_param t = {};
+  t.axes.ndim = 2, t.axes.d[0] = 0, t.axes.d[1] = 0;
+  mxc__gpu_array in = mxct::Arr({2, 3}), out = mxct::Arr({3, 2});
+  mxc__copy_plan p;
+  char why[256] = "";
+  EXPECT_EQ(mxc__copy_plan_make(MXC__CP_TRANSPOSE, &t, &in, &out, &p, why,
+                                sizeof why),
+            MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(why).find("twice"), std::string::npos) << why;
+  mxc__cp_swap_param s = {0, 5};
+  EXPECT_EQ(mxc__copy_plan_make(MXC__CP_SWAPAXES, &s, &in, &out, &p, why,
+                                sizeof why),
+            MXC_ERR_INVALID_ARGUMENT);
+  t.axes.ndim = 0;
+  mxc__gpu_array wrong = mxct::Arr({2, 3});
+  EXPECT_EQ(mxc__copy_plan_make(MXC__CP_TRANSPOSE, &t, &in, &wrong, &p, why,
+                                sizeof why),
+            MXC_ERR_SHAPE);
 }

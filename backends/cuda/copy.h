@@ -1,0 +1,34 @@
+/* transpose, swapaxes and flip on the GPU (copy.cu over copy_plan.h):
+ * float32, float16 and bfloat16, the stored bits moved in write mode, the
+ * old value plus the input in float (one rounding) in add mode, as the
+ * CPU's view copies (ops/shape/view.c). Each is the operator its own
+ * gradient runs, so no _backward_ rows are needed. */
+#ifndef MXC_BACKENDS_CUDA_COPY_H_
+#define MXC_BACKENDS_CUDA_COPY_H_
+
+#include <stddef.h>
+
+#include "backends/cuda/half_types.h"
+#include "core/base/gpu_plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The operator's plan (parameters, shapes) is checked before any device
+ * call; then one gather kernel on the call's stream (mxc__cuda_stream).
+ * Thread-safety: any thread (no state). */
+int mxc__cuda_transpose(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_swapaxes(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_flip(const mxc__gpu_call *c, char *why, size_t why_len);
+
+#define MXC__CUDA_COPY_ROWS                                   \
+  {"transpose", mxc__half_supports_same, mxc__cuda_transpose}, \
+      {"swapaxes", mxc__half_supports_same, mxc__cuda_swapaxes}, \
+      {"flip", mxc__half_supports_same, mxc__cuda_flip},
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MXC_BACKENDS_CUDA_COPY_H_ */

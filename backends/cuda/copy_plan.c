@@ -1,0 +1,125 @@
+/* The strided-copy plans of copy_plan.h: each operator's permutation or
+ * flipped axes read from its parameters, checked as ops/shape/transpose.c
+ * checks them (the call reached the GPU after the CPU's shape inference,
+ * so a refusal here means the mirrors or the shapes disagree). */
+#include "backends/cuda/copy_plan.h"
+
+#include <stdio.h>
+
+/* axis in [-nd, nd) normalized into *out; else the reason. */
+static int norm_axis(const char *what, int64_t axis, int nd, int *out,
+                     char *why, size_t why_len) {
+  if (axis < -nd || axis >= nd) {
+    snprintf(why, why_len, "%s = %lld is outside [%d, %d)", what,
+             (long long)axis, -nd, nd);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  *out = (int)(axis < 0 ? axis + nd : axis);
+  return MXC_OK;
+}
+
+static int transpose_perm(const mxc__cp_transpose_param *p, int nd, int *perm,
+                          char *why, size_t why_len) {
+  if (p->axes.ndim <= 0) {
+    for (int k = 0; k < nd; ++k) perm[k] = nd - 1 - k;
+    return MXC_OK;
+  }
+  if (p->axes.ndim != nd) {
+    snprintf(why, why_len, "transpose: axes has %d entries for %d axes",
+             p->axes.ndim, nd);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  int seen[MXC_MAX_NDIM] = {0};
+  for (int k = 0; k < nd; ++k) {
+    int rc = norm_axis("transpose: an axis", p->axes.d[k], nd, &perm[k], why,
+                       why_len);
+    if (rc != MXC_OK) return rc;
+    if (seen[perm[k]]++) {
+      snprintf(why, why_len, "transpose: axes names axis %d twice", perm[k]);
+      return MXC_ERR_INVALID_ARGUMENT;
+    }
+  }
+  return MXC_OK;
+}
+
+static int swap_perm(const mxc__cp_swap_param *p, int nd, int *perm,
+                     char *why, size_t why_len) {
+  int a, b;
+  int rc = norm_axis("swapaxes: dim1", p->dim1, nd, &a, why, why_len);
+  if (rc == MXC_OK) {
+    rc = norm_axis("swapaxes: dim2", p->dim2, nd, &b, why, why_len);
+  }
+  if (rc != MXC_OK) return rc;
+  for (int k = 0; k < nd; ++k) perm[k] = k;
+  perm[a] = b;
+  perm[b] = a;
+  return MXC_OK;
+}
+
+/* stride[k] of flipped axes negated, src_off at their last element. */
+static int flip_axes(const mxc__cp_flip_param *p, mxc__copy_plan *cp,
+                     char *why, size_t why_len) {
+  int flipped[MXC_MAX_NDIM] = {0};
+  for (int i = 0; i < p->axis.ndim; ++i) {
+    int ax;
+    int rc = norm_axis("flip: an axis", p->axis.d[i], cp->nd, &ax, why,
+                       why_len);
+    if (rc != MXC_OK) return rc;
+    if (flipped[ax]++) {
+      snprintf(why, why_len, "flip: axis names axis %d twice", ax);
+      return MXC_ERR_INVALID_ARGUMENT;
+    }
+    cp->src_off += (cp->ext[ax] - 1) * cp->stride[ax];
+    cp->stride[ax] = -cp->stride[ax];
+  }
+  return MXC_OK;
+}
+
+/* The permuted (or, for flip, the identity) plan, its output shape
+ * checked against out. */
+static int permuted(const int *perm, const mxc__gpu_array *in,
+                    const mxc__gpu_array *out, mxc__copy_plan *p, char *why,
+                    size_t why_len) {
+  int nd = in->ndim;
+  int64_t istr[MXC_MAX_NDIM], s = 1;
+  for (int k = nd - 1; k >= 0; --k) istr[k] = s, s *= in->dims[k];
+  if (out->ndim != nd) {
+    snprintf(why, why_len, "the output has %d axes, the input %d",
+             out->ndim, nd);
+    return MXC_ERR_SHAPE;
+  }
+  p->nd = nd > 0 ? nd : 1;
+  p->ext[0] = 1, p->stride[0] = 0, p->src_off = 0;
+  for (int k = 0; k < nd; ++k) {
+    p->ext[k] = in->dims[perm[k]];
+    p->stride[k] = istr[perm[k]];
+    if (out->dims[k] != p->ext[k]) {
+      snprintf(why, why_len,
+               "output axis %d has extent %lld; the plan gives %lld", k,
+               (long long)out->dims[k], (long long)p->ext[k]);
+      return MXC_ERR_SHAPE;
+    }
+  }
+  return MXC_OK;
+}
+
+int mxc__copy_plan_make(int kind, const void *param, const mxc__gpu_array *in,
+                        const mxc__gpu_array *out, mxc__copy_plan *p,
+                        char *why, size_t why_len) {
+  int nd = in->ndim, perm[MXC_MAX_NDIM], rc = MXC_OK;
+  for (int k = 0; k < nd; ++k) perm[k] = k;
+  if (!param) {
+    snprintf(why, why_len, "no parameters");
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  if (kind == MXC__CP_TRANSPOSE) {
+    rc = transpose_perm(param, nd, perm, why, why_len);
+  } else if (kind == MXC__CP_SWAPAXES) {
+    rc = swap_perm(param, nd, perm, why, why_len);
+  }
+  if (rc == MXC_OK) rc = permuted(perm, in, out, p, why, why_len);
+  if (rc == MXC_OK && kind == MXC__CP_FLIP) {
+    rc = flip_axes(param, p, why, why_len);
+  }
+  return rc;
+}
