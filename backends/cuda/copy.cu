@@ -8,6 +8,7 @@
 #include "backends/cuda/copy.h"
 #include "backends/cuda/copy_plan.h"
 #include "backends/cuda/cuda_rt.h"
+#include "backends/cuda/elementwise.h"
 #include "backends/cuda/half_hd.h"
 #include "backends/cuda/half_types.h"
 
@@ -39,7 +40,8 @@ void launch(const mxc__gpu_call *c, const mxc__copy_plan &p) {
 
 int run(int kind, const char *op, const mxc__gpu_call *c, char *why,
         size_t why_len) {
-  if (c->n_in != 1 || c->n_out != 1 ||
+  int n_in = kind == MXC__CP_BROADCAST ? c->n_in : 1;  // broadcast_like: 2
+  if (c->n_in != n_in || n_in < 1 || c->n_out != 1 ||
       c->in[0].dtype != c->out[0].dtype || mxc__half_slot(c->in[0].dtype) < 0) {
     snprintf(why, why_len,
              "%s: one input and one output of one dtype (float32, float16 "
@@ -81,4 +83,14 @@ extern "C" int mxc__cuda_swapaxes(const mxc__gpu_call *c, char *why,
 extern "C" int mxc__cuda_flip(const mxc__gpu_call *c, char *why,
                               size_t why_len) {
   return run(MXC__CP_FLIP, "flip", c, why, why_len);
+}
+
+extern "C" int mxc__cuda_broadcast_copy(const mxc__gpu_call *c, char *why,
+                                        size_t why_len) {
+  return run(MXC__CP_BROADCAST, "broadcast", c, why, why_len);
+}
+
+extern "C" int mxc__cuda_block_grad(const mxc__gpu_call *c, char *why,
+                                    size_t why_len) {
+  return mxc__cuda_elementwise(MXC__CUDA_COPY, c, why, why_len);
 }

@@ -1,8 +1,10 @@
-/* transpose, swapaxes and flip on the GPU (copy.cu over copy_plan.h):
+/* transpose, swapaxes, flip and the broadcast_to/axis/like copies on the
+ * GPU (copy.cu over copy_plan.h), BlockGrad (the element-wise _copy):
  * float32, float16 and bfloat16, the stored bits moved in write mode, the
  * old value plus the input in float (one rounding) in add mode, as the
- * CPU's view copies (ops/shape/view.c). Each is the operator its own
- * gradient runs, so no _backward_ rows are needed. */
+ * CPU's view copies (ops/shape/view.c). transpose, swapaxes and flip are
+ * the operators their own gradients run; the broadcasts' gradients
+ * (sums) are not here. */
 #ifndef MXC_BACKENDS_CUDA_COPY_H_
 #define MXC_BACKENDS_CUDA_COPY_H_
 
@@ -21,11 +23,21 @@ extern "C" {
 int mxc__cuda_transpose(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_swapaxes(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_flip(const mxc__gpu_call *c, char *why, size_t why_len);
+/* broadcast_to, broadcast_axis (data) and broadcast_like (lhs, rhs): input
+ * 0 repeated into the output's shape. */
+int mxc__cuda_broadcast_copy(const mxc__gpu_call *c, char *why,
+                             size_t why_len);
+/* BlockGrad: input 0 copied (elementwise.cu's _copy). */
+int mxc__cuda_block_grad(const mxc__gpu_call *c, char *why, size_t why_len);
 
-#define MXC__CUDA_COPY_ROWS                                   \
-  {"transpose", mxc__half_supports_same, mxc__cuda_transpose}, \
-      {"swapaxes", mxc__half_supports_same, mxc__cuda_swapaxes}, \
-      {"flip", mxc__half_supports_same, mxc__cuda_flip},
+#define MXC__CUDA_COPY_ROWS                                              \
+  {"transpose", mxc__half_supports_same, mxc__cuda_transpose},           \
+  {"swapaxes", mxc__half_supports_same, mxc__cuda_swapaxes},             \
+  {"flip", mxc__half_supports_same, mxc__cuda_flip},                     \
+  {"broadcast_to", mxc__half_supports_same, mxc__cuda_broadcast_copy},   \
+  {"broadcast_axis", mxc__half_supports_same, mxc__cuda_broadcast_copy}, \
+  {"broadcast_like", mxc__half_supports_same, mxc__cuda_broadcast_copy}, \
+  {"BlockGrad", mxc__half_supports_same, mxc__cuda_block_grad},
 
 #ifdef __cplusplus
 }

@@ -103,10 +103,39 @@ static int permuted(const int *perm, const mxc__gpu_array *in,
   return MXC_OK;
 }
 
+/* Each output axis from the input's, or repeated (stride 0) where the
+ * input's extent is 1. */
+static int broadcast(const mxc__gpu_array *in, const mxc__gpu_array *out,
+                     mxc__copy_plan *p, char *why, size_t why_len) {
+  int nd = in->ndim;
+  if (out->ndim != nd) {
+    snprintf(why, why_len, "the output has %d axes, the input %d",
+             out->ndim, nd);
+    return MXC_ERR_SHAPE;
+  }
+  p->nd = nd > 0 ? nd : 1;
+  p->ext[0] = 1, p->stride[0] = 0, p->src_off = 0;
+  int64_t s = 1;
+  for (int k = nd - 1; k >= 0; --k) {
+    if (in->dims[k] != out->dims[k] && in->dims[k] != 1) {
+      snprintf(why, why_len,
+               "input axis %d has extent %lld, neither 1 nor the output's "
+               "%lld",
+               k, (long long)in->dims[k], (long long)out->dims[k]);
+      return MXC_ERR_SHAPE;
+    }
+    p->ext[k] = out->dims[k];
+    p->stride[k] = in->dims[k] == out->dims[k] ? s : 0;
+    s *= in->dims[k];
+  }
+  return MXC_OK;
+}
+
 int mxc__copy_plan_make(int kind, const void *param, const mxc__gpu_array *in,
                         const mxc__gpu_array *out, mxc__copy_plan *p,
                         char *why, size_t why_len) {
   int nd = in->ndim, perm[MXC_MAX_NDIM], rc = MXC_OK;
+  if (kind == MXC__CP_BROADCAST) return broadcast(in, out, p, why, why_len);
   for (int k = 0; k < nd; ++k) perm[k] = k;
   if (!param) {
     snprintf(why, why_len, "no parameters");

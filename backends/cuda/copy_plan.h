@@ -41,8 +41,11 @@ typedef struct mxc__cp_flip_param {
   mxc__tuple axis;
 } mxc__cp_flip_param;
 
-/* Which operator a plan is made for. */
-enum { MXC__CP_TRANSPOSE, MXC__CP_SWAPAXES, MXC__CP_FLIP };
+/* Which operator a plan is made for. MXC__CP_BROADCAST: broadcast_to,
+ * broadcast_axis and broadcast_like, whose plan the shapes alone decide
+ * (ops/shape/broadcast.c: same number of axes, an input extent of 1
+ * repeated along the output's, stride 0); the parameter is not read. */
+enum { MXC__CP_TRANSPOSE, MXC__CP_SWAPAXES, MXC__CP_FLIP, MXC__CP_BROADCAST };
 
 typedef struct mxc__copy_plan {
   int nd;                        /* output axes (>= 1; a 0-d copy has 1) */

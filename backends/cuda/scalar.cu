@@ -129,12 +129,53 @@ void launch_ewb(const mxc__gpu_call *c, long long n) {
       add_of(c, 0), add_of(c, 1));
 }
 
+template <int DT>
+__global__ void clip_fwd(const typename MxcElem<DT>::T *x,
+                         typename MxcElem<DT>::T *out, long long n, float lo,
+                         float hi, int add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    out[i] = clip_elem<DT>(x[i], out[i], lo, hi, add);
+  }
+}
+
+template <int DT>
+__global__ void clip_bwd(const typename MxcElem<DT>::T *og,
+                         const typename MxcElem<DT>::T *x,
+                         typename MxcElem<DT>::T *out, long long n,
+                         double a_min, double a_max, int add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    out[i] = clip_grad_elem<DT>(og[i], x[i], out[i], a_min, a_max, add);
+  }
+}
+
+template <int DT>
+void launch_clip(const mxc__gpu_call *c, long long n) {
+  typedef typename MxcElem<DT>::T T;
+  const ClipParam *p = (const ClipParam *)c->param;
+  clip_fwd<DT><<<MXC__CUDA_GRID(n)>>>((const T *)c->in[0].ptr,
+                                       (T *)c->out[0].ptr, n, (float)p->a_min,
+                                       (float)p->a_max, add_of(c, 0));
+}
+
+template <int DT>
+void launch_clip_bwd(const mxc__gpu_call *c, long long n) {
+  typedef typename MxcElem<DT>::T T;
+  const ClipParam *p = (const ClipParam *)c->param;
+  clip_bwd<DT><<<MXC__CUDA_GRID(n)>>>(
+      (const T *)c->in[0].ptr, (const T *)c->in[1].ptr, (T *)c->out[0].ptr, n,
+      p->a_min, p->a_max, add_of(c, 0));
+}
+
 typedef void (*launch_fn)(const mxc__gpu_call *, long long);
 
 // Every array of the call as long as input 0, of its dtype.
-int check_call(const mxc__gpu_call *c, int n_in, int n_out, const char *op,
-               char *why, size_t why_len) {
-  if (c->n_in != n_in || c->n_out != n_out || (n_in == 1 && !c->param)) {
+int check_call(const mxc__gpu_call *c, int n_in, int n_out, bool needs_param,
+               const char *op, char *why, size_t why_len) {
+  if (c->n_in != n_in || c->n_out != n_out || (needs_param && !c->param)) {
     snprintf(why, why_len, "%s: %d inputs and %d outputs; expected %d and %d",
              op, c->n_in, c->n_out, n_in, n_out);
     return MXC_ERR_INVALID_ARGUMENT;
@@ -161,9 +202,10 @@ int check_call(const mxc__gpu_call *c, int n_in, int n_out, const char *op,
 }
 
 // Checks c, launches the slot's kernel on the call's stream, finishes.
-int run(const mxc__gpu_call *c, int n_in, int n_out, const char *op,
-        const launch_fn (&by_slot)[3], char *why, size_t why_len) {
-  int rc = check_call(c, n_in, n_out, op, why, why_len);
+int run(const mxc__gpu_call *c, int n_in, int n_out, bool needs_param,
+        const char *op, const launch_fn (&by_slot)[3], char *why,
+        size_t why_len) {
+  int rc = check_call(c, n_in, n_out, needs_param, op, why, why_len);
   if (rc != MXC_OK) return rc;
   bool any = false;
   for (int k = 0; k < n_out; ++k) any |= c->req[k] != MXC__GPU_REQ_NULL;
@@ -176,37 +218,57 @@ int run(const mxc__gpu_call *c, int n_in, int n_out, const char *op,
 
 }  // namespace
 
-// One extern "C" run function per row: FN(kind, launch template, its
-// extra template arguments, inputs, outputs, operator name).
-#define MXC__BIN_RUN(kind, name, L, EXTRA, n_in, n_out, opname)            \
+// One extern "C" run function per row: its kind, the launch template and
+// its extra template arguments, inputs, outputs, whether the scalar
+// parameter is read, the operator's name.
+#define MXC__BIN_RUN(kind, name, L, EXTRA, n_in, n_out, param, opname)     \
   extern "C" int mxc__cuda_bin_##kind##_##name(const mxc__gpu_call *c,     \
-                                               char *why, size_t why_len) {\
+                                               char *why, size_t why_len) { \
     static const launch_fn k[3] = {                                        \
         L<B_##name, MXC_DTYPE_FLOAT32 EXTRA>,                              \
         L<B_##name, MXC_DTYPE_FLOAT16 EXTRA>,                              \
         L<B_##name, MXC_DTYPE_BFLOAT16 EXTRA>};                            \
-    return run(c, n_in, n_out, opname, k, why, why_len);                   \
+    return run(c, n_in, n_out, param, opname, k, why, why_len);            \
   }
 #define MXC__NO_EXTRA
 #define MXC__FWD_EXTRA , false
 #define MXC__REV_EXTRA , true
-#define SC(name, stem) \
-  MXC__BIN_RUN(sc, name, launch_sc, MXC__FWD_EXTRA, 1, 1, "_" #stem "_scalar")
-#define SCB(name, stem)                                       \
-  MXC__BIN_RUN(scb, name, launch_scb, MXC__FWD_EXTRA, 2, 1,  \
+#define SC(name, stem)                                                  \
+  MXC__BIN_RUN(sc, name, launch_sc, MXC__FWD_EXTRA, 1, 1, true,        \
+               "_" #stem "_scalar")
+#define SCB(name, stem)                                                 \
+  MXC__BIN_RUN(scb, name, launch_scb, MXC__FWD_EXTRA, 2, 1, true,      \
                "_backward__" #stem "_scalar")
-#define RSC(name, stem) \
-  MXC__BIN_RUN(rsc, name, launch_sc, MXC__REV_EXTRA, 1, 1, "_r" #stem "_scalar")
-#define RSCB(name, stem)                                      \
-  MXC__BIN_RUN(rscb, name, launch_scb, MXC__REV_EXTRA, 2, 1, \
+#define RSC(name, stem)                                                 \
+  MXC__BIN_RUN(rsc, name, launch_sc, MXC__REV_EXTRA, 1, 1, true,       \
+               "_r" #stem "_scalar")
+#define RSCB(name, stem)                                                \
+  MXC__BIN_RUN(rscb, name, launch_scb, MXC__REV_EXTRA, 2, 1, true,     \
                "_backward__r" #stem "_scalar")
 #define EW(name, stem) \
-  MXC__BIN_RUN(ew, name, launch_ew, MXC__NO_EXTRA, 2, 1, #name)
-#define EWB(name, stem) \
-  MXC__BIN_RUN(ewb, name, launch_ewb, MXC__NO_EXTRA, 3, 2, "_backward_" #name)
+  MXC__BIN_RUN(ew, name, launch_ew, MXC__NO_EXTRA, 2, 1, false, #name)
+#define EWB(name, stem)                                                 \
+  MXC__BIN_RUN(ewb, name, launch_ewb, MXC__NO_EXTRA, 3, 2, false,      \
+               "_backward_" #name)
 MXC__CUDA_SCALAR_ALL(SC)
 MXC__CUDA_SCALAR_GRAD(SCB)
 MXC__CUDA_SCALAR_REV(RSC)
 MXC__CUDA_SCALAR_REV(RSCB)
 MXC__CUDA_SAME_FWD(EW)
 MXC__CUDA_SAME_GRAD(EWB)
+
+extern "C" int mxc__cuda_clip(const mxc__gpu_call *c, char *why,
+                              size_t why_len) {
+  static const launch_fn k[3] = {launch_clip<MXC_DTYPE_FLOAT32>,
+                                 launch_clip<MXC_DTYPE_FLOAT16>,
+                                 launch_clip<MXC_DTYPE_BFLOAT16>};
+  return run(c, 1, 1, true, "clip", k, why, why_len);
+}
+
+extern "C" int mxc__cuda_clip_bwd(const mxc__gpu_call *c, char *why,
+                                  size_t why_len) {
+  static const launch_fn k[3] = {launch_clip_bwd<MXC_DTYPE_FLOAT32>,
+                                 launch_clip_bwd<MXC_DTYPE_FLOAT16>,
+                                 launch_clip_bwd<MXC_DTYPE_BFLOAT16>};
+  return run(c, 2, 1, true, "_backward_clip", k, why, why_len);
+}

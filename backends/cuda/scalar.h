@@ -1,8 +1,9 @@
 /* The binary operators' scalar forms and the same-shape forms without a
- * kernel elsewhere, with their gradients, on the GPU (scalar.cu), from the
- * one list the CPU's kernels expand too (ops/binary/binary_ops.h, through
- * scalar_hd.h): float32, float16 and bfloat16 computed in float, as the
- * CPU does, each output in its write mode (add accumulates in float).
+ * kernel elsewhere, with their gradients, and clip, on the GPU
+ * (scalar.cu), from the one list the CPU's kernels expand too
+ * (ops/binary/binary_ops.h, through scalar_hd.h): float32, float16 and
+ * bfloat16 computed in float, as the CPU does, each output in its write
+ * mode (add accumulates in float).
  *
  * Where results can differ from the CPU: pow (`power`, its gradients and
  * the gradient's log) and hypot are CUDA's float functions, within a few
@@ -71,6 +72,11 @@ MXC__CUDA_SCALAR_REV(MXC__CUDA_RSC_BWD_DECL)
 MXC__CUDA_SAME_FWD(MXC__CUDA_SAME_FWD_DECL)
 MXC__CUDA_SAME_GRAD(MXC__CUDA_SAME_BWD_DECL)
 
+/* clip (data -> out) and _backward_clip (ograd, data -> ddata), as
+ * ops/binary/misc.c: the bounds in float forward, in double backward. */
+int mxc__cuda_clip(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_clip_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
+
 /* The kernel table's rows (plugin.c). */
 #define MXC__CUDA_SC_ROW(opname, fn) {opname, mxc__half_supports_same, fn},
 #define MXC__CUDA_SC_FWD_ROW(name, stem) \
@@ -91,7 +97,9 @@ MXC__CUDA_SAME_GRAD(MXC__CUDA_SAME_BWD_DECL)
   MXC__CUDA_SCALAR_REV(MXC__CUDA_RSC_FWD_ROW)         \
   MXC__CUDA_SCALAR_REV(MXC__CUDA_RSC_BWD_ROW)         \
   MXC__CUDA_SAME_FWD(MXC__CUDA_SAME_FWD_ROW)          \
-  MXC__CUDA_SAME_GRAD(MXC__CUDA_SAME_BWD_ROW)
+  MXC__CUDA_SAME_GRAD(MXC__CUDA_SAME_BWD_ROW)         \
+  MXC__CUDA_SC_ROW("clip", mxc__cuda_clip)            \
+  MXC__CUDA_SC_ROW("_backward_clip", mxc__cuda_clip_bwd)
 
 #ifdef __cplusplus
 }

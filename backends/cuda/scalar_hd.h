@@ -116,6 +116,40 @@ MXC__BIN_HD float scalar_of(double s) {
   return E::load(E::store((float)s));
 }
 
+/* ---- clip (ops/binary/misc.c) ---- */
+
+/* Mirror of misc.c's private clip_param (the host test fills it with the
+ * operator's own parser, so a drifted layout fails there). */
+struct ClipParam {
+  double a_min, a_max;
+};
+
+/* clip: the bounds rounded to float, x below a_min raised, above a_max
+ * lowered (NaN stays), then stored or added in float. */
+template <int DT>
+MXC__BIN_HD typename MxcElem<DT>::T clip_elem(typename MxcElem<DT>::T x,
+                                               typename MxcElem<DT>::T out,
+                                               float lo, float hi, int add) {
+  float v = MxcElem<DT>::load(x);
+  v = v < lo ? lo : v;
+  v = v > hi ? hi : v;
+  return put<DT>(out, v, add);
+}
+
+/* _backward_clip: ograd where a_min <= x <= a_max (the double bounds,
+ * bounds included), else 0, plus the old value in double, rounded to
+ * float and then to the dtype (the CPU's mxc__blob_get/set path). */
+template <int DT>
+MXC__BIN_HD typename MxcElem<DT>::T clip_grad_elem(
+    typename MxcElem<DT>::T og, typename MxcElem<DT>::T x,
+    typename MxcElem<DT>::T out, double a_min, double a_max, int add) {
+  typedef MxcElem<DT> E;
+  double xv = E::load(x);
+  double g = (a_min <= xv && xv <= a_max) ? (double)E::load(og) : 0;
+  if (add) g += (double)E::load(out);
+  return E::store((float)g);
+}
+
 }  // namespace mxc_bin
 
 #endif /* MXC_BACKENDS_CUDA_SCALAR_HD_H_ */

@@ -140,9 +140,11 @@ using Kv = std::vector<std::pair<std::string, std::string>>;
 
 // op with parameters kv on dev over inputs (values of dt); outputs start
 // as (*outs)[k] and are written in mode reqs[k]; the results in *outs.
+// Input i has shape in_shapes[i] when given, else `shape`.
 int Run(const std::string &op, const Kv &kv, int dt, const Dims &shape,
         const Dims &out_shape, int dev, const std::vector<Vec> &ins,
-        std::vector<Bytes> *outs, const std::vector<int> &reqs) {
+        std::vector<Bytes> *outs, const std::vector<int> &reqs,
+        const std::vector<Dims> &in_shapes = {}) {
   mxc_op h = nullptr;
   if (mxc_op_find(op.c_str(), &h) != MXC_OK) return MXC_ERR_NOT_FOUND;
   std::vector<const char *> k, v;
@@ -152,7 +154,9 @@ int Run(const std::string &op, const Kv &kv, int dt, const Dims &shape,
   int rc = MXC_OK;
   for (size_t i = 0; i < ins.size() + outs->size(); ++i) {
     mxc_ndarray x = nullptr;
-    const Dims &d = i < ins.size() ? shape : out_shape;
+    const Dims &d = i >= ins.size()        ? out_shape
+                    : i < in_shapes.size() ? in_shapes[i]
+                                           : shape;
     int r = mxc_ndarray_create(d.data(), (int)d.size(), dt, dev, 0, 0, &x);
     if (r != MXC_OK) return r;
     Bytes b = i < ins.size() ? mxct::ToBytes(dt, ins[i])
@@ -225,7 +229,8 @@ void CompareShapes(const std::string &op, const Kv &kv, int dt,
                    const Dims &shape, const Dims &out_shape,
                    const std::vector<Vec> &ins,
                    const std::vector<std::vector<int>> &reqs_list, int ulps,
-                   int dev, std::mt19937 *g) {
+                   int dev, std::mt19937 *g,
+                   const std::vector<Dims> &in_shapes = {}) {
   int64_t n = Numel(out_shape);
   Vec base = mxct::RoundTo(dt, Uniform(n, -1, 1, g));
   for (const auto &reqs : reqs_list) {
@@ -239,10 +244,12 @@ void CompareShapes(const std::string &op, const Kv &kv, int dt,
                                      : mxct::PoisonBytes(dt, (size_t)n));
     }
     ASSERT_EQ(Run(op, kv, dt, shape, out_shape, MXC_DEVICE_CPU, ins, &cpu,
-                  reqs),
+                  reqs, in_shapes),
               MXC_OK)
         << what << ": " << LastError();
-    ASSERT_EQ(Run(op, kv, dt, shape, out_shape, dev, ins, &out, reqs), MXC_OK)
+    ASSERT_EQ(Run(op, kv, dt, shape, out_shape, dev, ins, &out, reqs,
+                  in_shapes),
+              MXC_OK)
         << what << ": " << LastError();
     for (size_t k = 0; k < reqs.size(); ++k) {
       if (reqs[k] == MXC_REQ_NULL) continue;
@@ -452,6 +459,7 @@ struct CopyCase {
   const char *op;
   Kv kv;
   Dims in, out;
+  Dims rhs = {};  // broadcast_like's second input
 };
 
 const CopyCase kCopy[] = {
@@ -463,15 +471,46 @@ const CopyCase kCopy[] = {
     {"swapaxes", {{"dim1", "0"}, {"dim2", "0"}}, {6, 2}, {6, 2}},
     {"flip", {{"axis", "(1)"}}, {3, 4, 5}, {3, 4, 5}},
     {"flip", {{"axis", "(0,2)"}}, {3, 4, 5}, {3, 4, 5}},
+    {"broadcast_to", {{"shape", "(3,4,5)"}}, {3, 1, 5}, {3, 4, 5}},
+    {"broadcast_to", {{"shape", "(64,0,7,7)"}}, {1, 16, 1, 1}, {64, 16, 7, 7}},
+    {"broadcast_axis", {{"axis", "(0,2)"}, {"size", "(2,4)"}}, {1, 3, 1},
+     {2, 3, 4}},
+    {"broadcast_like", {}, {1, 4, 1}, {3, 4, 2}, {3, 4, 2}},
+    {"BlockGrad", {}, {5, 7}, {5, 7}},
+    {"BlockGrad", {}, {0}, {0}},
 };
 
 void CopyForms(const char *op, int dev, std::mt19937 *g) {
   for (const CopyCase &c : kCopy) {
     if (std::string(c.op) != op) continue;
     for (int dt : kDtypes) {
-      Vec x = mxct::RoundTo(dt, Uniform(Numel(c.in), -4, 4, g));
-      CompareShapes(c.op, c.kv, dt, c.in, c.out, {x},
-                    {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g);
+      std::vector<Vec> ins = {mxct::RoundTo(dt, Uniform(Numel(c.in), -4, 4, g))};
+      std::vector<Dims> shapes = {c.in};
+      if (!c.rhs.empty()) {
+        ins.push_back(Uniform(Numel(c.rhs), -4, 4, g));
+        shapes.push_back(c.rhs);
+      }
+      CompareShapes(c.op, c.kv, dt, c.in, c.out, ins,
+                    {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g, shapes);
+    }
+  }
+}
+
+// clip and _backward_clip (ograd, data), bitwise: the same comparisons
+// and, backward, the same double sum; bounds hit exactly by some inputs.
+void ClipForms(bool bwd, int dev, std::mt19937 *g) {
+  const Kv bounds[] = {{{"a_min", "-1.5"}, {"a_max", "2.5"}},
+                       {{"a_min", "0"}, {"a_max", "0.5"}}};
+  for (const Kv &kv : bounds) {
+    for (int dt : kDtypes) {
+      for (const Dims &s : kBinShapes) {
+        int64_t n = Numel(s);
+        UnaryCase u = {"clip", -4, 4, 0, 0};
+        std::vector<Vec> ins = {mxct::RoundTo(dt, Inputs(u, n, g))};
+        if (bwd) ins.insert(ins.begin(), mxct::RoundTo(dt, Uniform(n, -2, 2, g)));
+        CompareModes(bwd ? "_backward_clip" : "clip", kv, dt, s, ins,
+                     {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g);
+      }
     }
   }
 }
@@ -485,13 +524,34 @@ const mxct::RegisterCase kCopyCases[] = {
     }),
     mxct::RegisterCase(
         "flip", [](std::mt19937 *g) { CopyForms("flip", MXC_DEVICE_GPU, g); }),
+    mxct::RegisterCase("broadcast_to", [](std::mt19937 *g) {
+      CopyForms("broadcast_to", MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("broadcast_axis", [](std::mt19937 *g) {
+      CopyForms("broadcast_axis", MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("broadcast_like", [](std::mt19937 *g) {
+      CopyForms("broadcast_like", MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("BlockGrad", [](std::mt19937 *g) {
+      CopyForms("BlockGrad", MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("clip", [](std::mt19937 *g) {
+      ClipForms(false, MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("_backward_clip", [](std::mt19937 *g) {
+      ClipForms(true, MXC_DEVICE_GPU, g);
+    }),
 };
 
 TEST(GpuConformanceCopy, CasesAreValidCallsOnTheCpu) {
   std::mt19937 g(19);
-  for (const char *op : {"transpose", "swapaxes", "flip"}) {
+  for (const char *op : {"transpose", "swapaxes", "flip", "broadcast_to",
+                         "broadcast_axis", "broadcast_like", "BlockGrad"}) {
     CopyForms(op, MXC_DEVICE_CPU, &g);
   }
+  ClipForms(false, MXC_DEVICE_CPU, &g);
+  ClipForms(true, MXC_DEVICE_CPU, &g);
 }
 
 // Every machine: the cases are valid calls (CPU against CPU), so a GPU

@@ -14,10 +14,12 @@
 
 #include <cfloat>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 extern "C" {
@@ -802,8 +804,78 @@ void CheckOp(const char *name, const char *stem, int flags) {
   CheckSame<B, MXC_DTYPE_BFLOAT16>(name, true, grad);
 }
 
+// clip and _backward_clip with bounds (lo, hi): the parameters from the
+// operator's parser read through scalar_hd.h's mirror.
+template <int DT>
+void CheckClip(const char *lo, const char *hi) {
+  typedef typename MxcElem<DT>::T T;
+  std::mt19937 g(32);
+  Vec xv = Operand(DT, &g);
+  xv[5] = (float)std::atof(lo), xv[6] = (float)std::atof(hi);  // bounds hit
+  Bytes x = mxct::ToBytes(DT, xv);
+  Bytes og = mxct::ToBytes(DT, Operand(DT, &g));
+  Bytes base = mxct::ToBytes(DT, Operand(DT, &g));
+  const char *k[2] = {"a_min", "a_max"}, *v[2] = {lo, hi};
+  void *param = nullptr;
+  ASSERT_EQ(mxc__op_parse_params(mxc__op_find("clip"), k, v, 2, &param),
+            MXC_OK);
+  mxc_bin::ClipParam p = *(const mxc_bin::ClipParam *)param;
+  mxc__free(param);
+  std::vector<T> tx = As<T>(x), tg = As<T>(og);
+  for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+    int add = req == MXC_REQ_ADD;
+    std::vector<T> f = As<T>(base), b = As<T>(base);
+    for (size_t i = 0; i < f.size(); ++i) {
+      f[i] = mxc_bin::clip_elem<DT>(tx[i], f[i], (float)p.a_min,
+                                    (float)p.a_max, add);
+      b[i] = mxc_bin::clip_grad_elem<DT>(tg[i], tx[i], b[i], p.a_min, p.a_max,
+                                         add);
+    }
+    std::string what = std::string("clip ") + lo + " " + hi + " " +
+                       mxct::DtypeName(DT) + " req " + std::to_string(req);
+    std::vector<std::string> kv;  // CpuRun passes one "scalar" key: not here
+    mxc_op op = nullptr, bop = nullptr;
+    ASSERT_EQ(mxc_op_find("clip", &op), MXC_OK);
+    ASSERT_EQ(mxc_op_find("_backward_clip", &bop), MXC_OK);
+    int64_t n = (int64_t)tx.size();
+    auto run = [&](mxc_op o, const std::vector<Bytes> &ins) {
+      std::vector<mxc_ndarray> a;
+      for (size_t i = 0; i <= ins.size(); ++i) {
+        mxc_ndarray h = nullptr;
+        EXPECT_EQ(mxc_ndarray_create(&n, 1, DT, MXC_DEVICE_CPU, 0, 0, &h),
+                  MXC_OK);
+        const Bytes &bb = i < ins.size() ? ins[i] : base;
+        EXPECT_EQ(mxc_ndarray_copy_from_host(h, bb.data(), bb.size()),
+                  MXC_OK);
+        a.push_back(h);
+      }
+      int r = req;
+      EXPECT_EQ(mxc_op_invoke(o, k, v, 2, a.data(), (int)ins.size(),
+                              &a.back(), 1, &r),
+                MXC_OK)
+          << mxc_last_error();
+      Bytes out = base;
+      EXPECT_EQ(mxc_ndarray_copy_to_host(a.back(), out.data(), out.size()),
+                MXC_OK);
+      for (mxc_ndarray h : a) mxc_ndarray_free(h);
+      return out;
+    };
+    mxct::ExpectSameElems(what, DT, Of(f), run(op, {x}));
+    mxct::ExpectSameElems("_backward_" + what, DT, Of(b), run(bop, {og, x}));
+  }
+}
+
 }  // namespace bin_host
 }  // namespace
+
+TEST(CudaBinary, ClipMatchesTheCpu) {
+  for (auto b : {std::make_pair("-1.5", "2.5"), std::make_pair("0.1", "0.3"),
+                 std::make_pair("-inf", "0"), std::make_pair("1", "1")}) {
+    bin_host::CheckClip<MXC_DTYPE_FLOAT32>(b.first, b.second);
+    bin_host::CheckClip<MXC_DTYPE_FLOAT16>(b.first, b.second);
+    bin_host::CheckClip<MXC_DTYPE_BFLOAT16>(b.first, b.second);
+  }
+}
 
 TEST(CudaBinary, ElementFunctionsMatchTheCpu) {
 #define CHECK_BIN(name, stem, f, da, db, flags, doc, ...) \
@@ -828,6 +900,8 @@ struct CopyCase {
   int kind;
   const char *key, *val;  // key NULL: no parameter
   Dims in, out;
+  Dims rhs = {};  // broadcast_like's second input; empty: none
+  const char *key2 = nullptr, *val2 = nullptr;
 };
 
 const CopyCase kCopyCases[] = {
@@ -847,31 +921,45 @@ const CopyCase kCopyCases[] = {
     {"flip", MXC__CP_FLIP, "axis", "(1,2)", {2, 3, 4}, {2, 3, 4}},
     {"flip", MXC__CP_FLIP, "axis", "(-1,0)", {2, 3, 4}, {2, 3, 4}},
     {"reverse", MXC__CP_FLIP, "axis", "(0)", {0, 4}, {0, 4}},
+    {"broadcast_to", MXC__CP_BROADCAST, "shape", "(3,4,5)", {3, 1, 5},
+     {3, 4, 5}},
+    {"broadcast_to", MXC__CP_BROADCAST, "shape", "(2,0,6)", {1, 3, 1},
+     {2, 3, 6}},
+    {"broadcast_to", MXC__CP_BROADCAST, "shape", "(4,0)", {1, 0}, {4, 0}},
+    {"broadcast_axis", MXC__CP_BROADCAST, "axis", "(0,-1)", {1, 3, 1},
+     {2, 3, 4}, {}, "size", "(2,4)"},
+    {"broadcast_like", MXC__CP_BROADCAST, nullptr, nullptr, {1, 4, 1},
+     {3, 4, 2}, {3, 4, 2}},
 };
 
 // The CPU operator.
 Vec CpuCopy(const CopyCase &c, const Vec &x, const Vec &base, int req) {
   mxc_op op = nullptr;
   EXPECT_EQ(mxc_op_find(c.op, &op), MXC_OK) << c.op;
-  mxc_ndarray in = mxct::Cpu(c.in, x), out = mxct::Cpu(c.out, base);
-  const char *k[1] = {c.key}, *v[1] = {c.val};
-  EXPECT_EQ(mxc_op_invoke(op, k, v, c.key ? 1 : 0, &in, 1, &out, 1, &req),
+  mxc_ndarray in[2] = {mxct::Cpu(c.in, x), nullptr};
+  mxc_ndarray out = mxct::Cpu(c.out, base);
+  int n_in = 1;
+  if (!c.rhs.empty()) in[n_in++] = mxct::Cpu(c.rhs, Vec((size_t)Numel(c.rhs)));
+  const char *k[2] = {c.key, c.key2}, *v[2] = {c.val, c.val2};
+  int nk = c.key2 ? 2 : c.key ? 1 : 0;
+  EXPECT_EQ(mxc_op_invoke(op, k, v, nk, in, n_in, &out, 1, &req),
             MXC_OK)
       << c.op << ": " << mxc_last_error();
   Vec r = base;
   if (!r.empty()) {
     EXPECT_EQ(mxc_ndarray_copy_to_host(out, r.data(), r.size() * 4), MXC_OK);
   }
-  mxc_ndarray_free(in), mxc_ndarray_free(out);
+  for (int i = 0; i < n_in; ++i) mxc_ndarray_free(in[i]);
+  mxc_ndarray_free(out);
   return r;
 }
 
 // The plan from the operator's parsed parameters, run on the host.
 Vec HostCopy(const CopyCase &c, const Vec &x, const Vec &base, int req) {
   void *param = nullptr;
-  const char *k[1] = {c.key}, *v[1] = {c.val};
-  EXPECT_EQ(mxc__op_parse_params(mxc__op_find(c.op), k, v, c.key ? 1 : 0,
-                                 &param),
+  const char *k[2] = {c.key, c.key2}, *v[2] = {c.val, c.val2};
+  EXPECT_EQ(mxc__op_parse_params(mxc__op_find(c.op), k, v,
+                                 c.key2 ? 2 : c.key ? 1 : 0, &param),
             MXC_OK);
   mxc__gpu_array in = mxct::Arr(c.in), out = mxct::Arr(c.out);
   mxc__copy_plan p;
