@@ -1,5 +1,6 @@
-/* transpose, swapaxes, flip and the broadcast_to/axis/like copies on the
- * GPU (copy.cu over copy_plan.h), BlockGrad (the element-wise _copy):
+/* transpose, swapaxes, flip, the broadcast_to/axis/like copies and the
+ * slices with their gradients on the GPU (copy.cu over copy_plan.h),
+ * BlockGrad (the element-wise _copy):
  * float32, float16 and bfloat16, the stored bits moved in write mode, the
  * old value plus the input in float (one rounding) in add mode, as the
  * CPU's view copies (ops/shape/view.c). transpose, swapaxes and flip are
@@ -27,16 +28,33 @@ int mxc__cuda_flip(const mxc__gpu_call *c, char *why, size_t why_len);
  * 0 repeated into the output's shape. */
 int mxc__cuda_broadcast_copy(const mxc__gpu_call *c, char *why,
                              size_t why_len);
+/* slice, slice_axis, slice_like (data[, shape_like] -> the box) and their
+ * _backward_ ((ograd, data) -> a gradient shaped like data: zeros outside
+ * the box unless add, the box scattered in), as ops/shape/slice.c. */
+int mxc__cuda_slice(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_slice_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_slice_axis(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_slice_axis_bwd(const mxc__gpu_call *c, char *why,
+                             size_t why_len);
+int mxc__cuda_slice_like(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_slice_like_bwd(const mxc__gpu_call *c, char *why,
+                             size_t why_len);
 /* BlockGrad: input 0 copied (elementwise.cu's _copy). */
 int mxc__cuda_block_grad(const mxc__gpu_call *c, char *why, size_t why_len);
 
-#define MXC__CUDA_COPY_ROWS                                              \
-  {"transpose", mxc__half_supports_same, mxc__cuda_transpose},           \
-  {"swapaxes", mxc__half_supports_same, mxc__cuda_swapaxes},             \
-  {"flip", mxc__half_supports_same, mxc__cuda_flip},                     \
-  {"broadcast_to", mxc__half_supports_same, mxc__cuda_broadcast_copy},   \
-  {"broadcast_axis", mxc__half_supports_same, mxc__cuda_broadcast_copy}, \
-  {"broadcast_like", mxc__half_supports_same, mxc__cuda_broadcast_copy}, \
+#define MXC__CUDA_COPY_ROWS                                                    \
+  {"transpose", mxc__half_supports_same, mxc__cuda_transpose},                 \
+  {"swapaxes", mxc__half_supports_same, mxc__cuda_swapaxes},                   \
+  {"flip", mxc__half_supports_same, mxc__cuda_flip},                           \
+  {"broadcast_to", mxc__half_supports_same, mxc__cuda_broadcast_copy},         \
+  {"broadcast_axis", mxc__half_supports_same, mxc__cuda_broadcast_copy},       \
+  {"broadcast_like", mxc__half_supports_same, mxc__cuda_broadcast_copy},       \
+  {"slice", mxc__half_supports_same, mxc__cuda_slice},                         \
+  {"_backward_slice", mxc__half_supports_same, mxc__cuda_slice_bwd},           \
+  {"slice_axis", mxc__half_supports_same, mxc__cuda_slice_axis},               \
+  {"_backward_slice_axis", mxc__half_supports_same, mxc__cuda_slice_axis_bwd}, \
+  {"slice_like", mxc__half_supports_same, mxc__cuda_slice_like},               \
+  {"_backward_slice_like", mxc__half_supports_same, mxc__cuda_slice_like_bwd}, \
   {"BlockGrad", mxc__half_supports_same, mxc__cuda_block_grad},
 
 #ifdef __cplusplus

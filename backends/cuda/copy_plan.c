@@ -4,6 +4,7 @@
  * so a refusal here means the mirrors or the shapes disagree). */
 #include "backends/cuda/copy_plan.h"
 
+#include <stdint.h>
 #include <stdio.h>
 
 /* axis in [-nd, nd) normalized into *out; else the reason. */
@@ -151,4 +152,117 @@ int mxc__copy_plan_make(int kind, const void *param, const mxc__gpu_array *in,
     rc = flip_axes(param, p, why, why_len);
   }
   return rc;
+}
+
+/* ---- slices (ops/shape/slice.c's boxes) ---- */
+
+#define NONE_ENTRY INT64_MIN
+
+/* Python's slice.indices, as slice.c's py_slice: first index and count. */
+static void py_slice(int64_t start, int64_t stop, int64_t step, int64_t n,
+                     int64_t *first, int64_t *count) {
+  const int64_t lo = step < 0 ? -1 : 0, hi = step < 0 ? n - 1 : n;
+  if (start == NONE_ENTRY) {
+    start = step < 0 ? hi : lo;
+  } else {
+    if (start < 0) start += n;
+    start = start < lo ? lo : start > hi ? hi : start;
+  }
+  if (stop == NONE_ENTRY) {
+    stop = step < 0 ? lo : hi;
+  } else {
+    if (stop < 0) stop += n;
+    stop = stop < lo ? lo : stop > hi ? hi : stop;
+  }
+  *first = start;
+  if (step > 0) {
+    *count = start < stop ? (stop - start - 1) / step + 1 : 0;
+  } else {
+    *count = stop < start ? -((start - stop - 1) / step) + 1 : 0;
+  }
+}
+
+/* begin, step and len per axis of slice's box. */
+static int slice_box(const mxc__cp_slice_param *p, const mxc__gpu_array *d,
+                     int64_t *begin, int64_t *step, int64_t *len, char *why,
+                     size_t why_len) {
+  if (p->begin.ndim > d->ndim || p->end.ndim != p->begin.ndim ||
+      (p->step.ndim > 0 && p->step.ndim != p->begin.ndim)) {
+    snprintf(why, why_len, "slice: begin/end/step do not fit %d axes",
+             d->ndim);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  for (int k = 0; k < p->begin.ndim; ++k) {
+    int has_step = p->step.ndim > 0 && p->step.d[k] != NONE_ENTRY;
+    step[k] = has_step ? p->step.d[k] : 1; /* None is 1, as in Python */
+    if (step[k] == 0) {
+      snprintf(why, why_len, "slice: a zero step on axis %d", k);
+      return MXC_ERR_INVALID_ARGUMENT;
+    }
+    py_slice(p->begin.d[k], p->end.d[k], step[k], d->dims[k], &begin[k],
+             &len[k]);
+    if (len[k] <= 1) step[k] = 1;
+  }
+  return MXC_OK;
+}
+
+/* slice_axis: MXNet's unclamped range on one axis. */
+static int slice_axis_box(const mxc__cp_slice_axis_param *p,
+                          const mxc__gpu_array *d, int64_t *begin,
+                          int64_t *len, char *why, size_t why_len) {
+  int ax;
+  int rc = norm_axis("slice_axis: axis", p->axis, d->ndim, &ax, why, why_len);
+  if (rc != MXC_OK) return rc;
+  int64_t n = d->dims[ax];
+  int64_t b = p->begin < 0 ? p->begin + n : p->begin;
+  int64_t e = !p->end.has ? n : p->end.v < 0 ? p->end.v + n : p->end.v;
+  if (!(0 <= b && b <= e && e <= n)) {
+    snprintf(why, why_len,
+             "slice_axis: begin %lld, end %lld outside [0, %lld]",
+             (long long)b, (long long)e, (long long)n);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  begin[ax] = b;
+  len[ax] = e - b;
+  return MXC_OK;
+}
+
+int mxc__copy_plan_slice(int kind, const void *param,
+                         const mxc__gpu_array *data,
+                         const mxc__gpu_array *box, mxc__copy_plan *p,
+                         char *why, size_t why_len) {
+  int nd = data->ndim, rc = MXC_OK;
+  int64_t begin[MXC_MAX_NDIM], step[MXC_MAX_NDIM], len[MXC_MAX_NDIM];
+  for (int k = 0; k < nd; ++k) {
+    begin[k] = 0, step[k] = 1, len[k] = data->dims[k];
+  }
+  if (kind == MXC__CP_SLICE_LIKE) {
+    for (int k = 0; k < nd && k < box->ndim; ++k) len[k] = box->dims[k];
+  } else if (!param) {
+    snprintf(why, why_len, "no parameters");
+    return MXC_ERR_INVALID_ARGUMENT;
+  } else if (kind == MXC__CP_SLICE) {
+    rc = slice_box(param, data, begin, step, len, why, why_len);
+  } else {
+    rc = slice_axis_box(param, data, begin, len, why, why_len);
+  }
+  if (rc != MXC_OK) return rc;
+  int64_t s = 1;
+  p->nd = nd > 0 ? nd : 1;
+  p->ext[0] = 1, p->stride[0] = 0, p->src_off = 0;
+  for (int k = nd - 1; k >= 0; --k) {
+    if (box->ndim != nd || box->dims[k] != len[k] || len[k] > data->dims[k]) {
+      snprintf(why, why_len,
+               "the slice's axis %d has extent %lld; the parameters give "
+               "%lld",
+               k, (long long)(k < box->ndim ? box->dims[k] : -1),
+               (long long)len[k]);
+      return MXC_ERR_SHAPE;
+    }
+    p->ext[k] = len[k];
+    p->stride[k] = step[k] * s;
+    p->src_off += begin[k] * s;
+    s *= data->dims[k];
+  }
+  return MXC_OK;
 }

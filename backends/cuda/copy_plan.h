@@ -41,11 +41,30 @@ typedef struct mxc__cp_flip_param {
   mxc__tuple axis;
 } mxc__cp_flip_param;
 
+/* Mirrors of ops/shape/slice.c's parameter structs. */
+typedef struct mxc__cp_slice_param {
+  mxc__tuple begin, end, step; /* INT64_MIN entries: None */
+} mxc__cp_slice_param;
+typedef struct mxc__cp_slice_axis_param {
+  int64_t axis, begin;
+  mxc__opt_int end;
+} mxc__cp_slice_axis_param;
+
 /* Which operator a plan is made for. MXC__CP_BROADCAST: broadcast_to,
  * broadcast_axis and broadcast_like, whose plan the shapes alone decide
  * (ops/shape/broadcast.c: same number of axes, an input extent of 1
  * repeated along the output's, stride 0); the parameter is not read. */
-enum { MXC__CP_TRANSPOSE, MXC__CP_SWAPAXES, MXC__CP_FLIP, MXC__CP_BROADCAST };
+enum {
+  MXC__CP_TRANSPOSE,
+  MXC__CP_SWAPAXES,
+  MXC__CP_FLIP,
+  MXC__CP_BROADCAST,
+  /* slice, slice_axis, slice_like (and their _backward_): the plan maps
+   * the box's element i (row-major over the box) to data's element. */
+  MXC__CP_SLICE,
+  MXC__CP_SLICE_AXIS,
+  MXC__CP_SLICE_LIKE
+};
 
 typedef struct mxc__copy_plan {
   int nd;                        /* output axes (>= 1; a 0-d copy has 1) */
@@ -65,6 +84,18 @@ extern "C" {
 int mxc__copy_plan_make(int kind, const void *param, const mxc__gpu_array *in,
                         const mxc__gpu_array *out, mxc__copy_plan *p,
                         char *why, size_t why_len);
+
+/* The box of a slice operator (kind MXC__CP_SLICE*, param its struct
+ * above; slice_like reads none: its box starts at 0 with box's extents)
+ * inside data, whose shape is box's: element i of box (row-major) is
+ * data's element mxc__copy_src(p, i). The forward gathers it (data ->
+ * output box), the backward scatters the output gradient (box) into the
+ * data-shaped gradient. MXC_OK, or the reason (parameters the CPU would
+ * refuse, a box shape that disagrees with the parameters). */
+int mxc__copy_plan_slice(int kind, const void *param,
+                         const mxc__gpu_array *data,
+                         const mxc__gpu_array *box, mxc__copy_plan *p,
+                         char *why, size_t why_len);
 
 #ifdef __cplusplus
 }

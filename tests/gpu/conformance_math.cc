@@ -515,7 +515,64 @@ void ClipForms(bool bwd, int dev, std::mt19937 *g) {
   }
 }
 
+// The slices and their gradients (the backward clears the rest of the
+// data-shaped gradient unless add), bitwise.
+struct SliceCase {
+  const char *op;
+  Kv kv;
+  Dims data, box;
+  Dims like = {};
+};
+
+const SliceCase kSlice[] = {
+    {"slice", {{"begin", "(1,None,2)"}, {"end", "(3,None,-1)"}}, {4, 5, 33},
+     {2, 5, 30}},
+    {"slice",
+     {{"begin", "(None,40)"}, {"end", "(None,0)"}, {"step", "(1,-3)"}},
+     {3, 64}, {3, 14}},
+    {"slice", {{"begin", "(2,)"}, {"end", "(2,)"}}, {4, 3}, {0, 3}},
+    {"slice_axis", {{"axis", "1"}, {"begin", "1"}, {"end", "30"}},
+     {3, 50, 2}, {3, 29, 2}},
+    {"slice_like", {{"axes", "(0,)"}}, {64, 17}, {31, 17}, {31, 5}},
+};
+
+void SliceForms(const char *op, int dev, std::mt19937 *g) {
+  for (const SliceCase &c : kSlice) {
+    std::string fwd = c.op, bwd = "_backward_" + fwd;
+    if (fwd != op && bwd != op) continue;
+    for (int dt : kDtypes) {
+      Vec x = mxct::RoundTo(dt, Uniform(Numel(c.data), -4, 4, g));
+      if (fwd == op) {
+        std::vector<Vec> ins = {x};
+        std::vector<Dims> shapes = {c.data};
+        if (!c.like.empty()) {
+          ins.push_back(Uniform(Numel(c.like), -4, 4, g));
+          shapes.push_back(c.like);
+        }
+        CompareShapes(op, c.kv, dt, c.data, c.box, ins,
+                      {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g, shapes);
+        continue;
+      }
+      Vec og = mxct::RoundTo(dt, Uniform(Numel(c.box), -4, 4, g));
+      CompareShapes(op, c.kv, dt, c.box, c.data, {og, x},
+                    {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g,
+                    {c.box, c.data});
+    }
+  }
+}
+
+#define MXC__SLICE_CASE(name)                                         \
+  mxct::RegisterCase(name, [](std::mt19937 *g) {                      \
+    SliceForms(name, MXC_DEVICE_GPU, g);                              \
+  })
+
 const mxct::RegisterCase kCopyCases[] = {
+    MXC__SLICE_CASE("slice"),
+    MXC__SLICE_CASE("_backward_slice"),
+    MXC__SLICE_CASE("slice_axis"),
+    MXC__SLICE_CASE("_backward_slice_axis"),
+    MXC__SLICE_CASE("slice_like"),
+    MXC__SLICE_CASE("_backward_slice_like"),
     mxct::RegisterCase("transpose", [](std::mt19937 *g) {
       CopyForms("transpose", MXC_DEVICE_GPU, g);
     }),
@@ -552,6 +609,10 @@ TEST(GpuConformanceCopy, CasesAreValidCallsOnTheCpu) {
   }
   ClipForms(false, MXC_DEVICE_CPU, &g);
   ClipForms(true, MXC_DEVICE_CPU, &g);
+  for (const char *op : {"slice", "slice_axis", "slice_like"}) {
+    SliceForms(op, MXC_DEVICE_CPU, &g);
+    SliceForms((std::string("_backward_") + op).c_str(), MXC_DEVICE_CPU, &g);
+  }
 }
 
 // Every machine: the cases are valid calls (CPU against CPU), so a GPU

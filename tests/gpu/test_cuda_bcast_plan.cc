@@ -1014,3 +1014,120 @@ TEST(CudaCopyPlan, RefusesWhatTheCpuRefuses) {
                                 sizeof why),
             MXC_ERR_SHAPE);
 }
+
+// The slices' plan (mxc__copy_plan_slice): forward gathered and backward
+// scattered on the host (zeros outside the box unless add), against the
+// CPU's slice, slice_axis, slice_like and their _backward_, bitwise:
+// None entries, negative indices and steps, clamping, an empty box.
+
+namespace {
+namespace slice_host {
+
+using Kv = std::vector<std::pair<std::string, std::string>>;
+
+struct SliceCase {
+  const char *op;
+  int kind;
+  Kv kv;
+  Dims data, box;
+  Dims like = {};  // slice_like's shape_like
+};
+
+const SliceCase kSlices[] = {
+    {"slice", MXC__CP_SLICE, {{"begin", "(1,None)"}, {"end", "(3,None)"}},
+     {4, 5}, {2, 5}},
+    {"slice", MXC__CP_SLICE,
+     {{"begin", "(None,4)"}, {"end", "(None,0)"}, {"step", "(1,-2)"}},
+     {3, 6}, {3, 2}},
+    {"slice", MXC__CP_SLICE,
+     {{"begin", "(-3,)"}, {"end", "(None,)"}, {"step", "(2,)"}}, {7, 3},
+     {2, 3}},
+    {"slice", MXC__CP_SLICE, {{"begin", "(0,0,1)"}, {"end", "(2,3,40)"}},
+     {2, 3, 4}, {2, 3, 3}},
+    {"slice", MXC__CP_SLICE, {{"begin", "(2,)"}, {"end", "(2,)"}}, {4, 3},
+     {0, 3}},
+    {"slice_axis", MXC__CP_SLICE_AXIS,
+     {{"axis", "1"}, {"begin", "1"}, {"end", "3"}}, {3, 5, 2}, {3, 2, 2}},
+    {"slice_axis", MXC__CP_SLICE_AXIS,
+     {{"axis", "-1"}, {"begin", "-2"}, {"end", "None"}}, {4, 6}, {4, 2}},
+    {"slice_like", MXC__CP_SLICE_LIKE, {}, {4, 5}, {2, 3}, {2, 3}},
+    {"slice_like", MXC__CP_SLICE_LIKE, {{"axes", "(1,)"}}, {4, 5}, {4, 3},
+     {9, 3}},
+};
+
+// op on the CPU over ins of shapes dims; the output (shape out) starts as
+// base.
+Vec Cpu(const SliceCase &c, const std::string &op,
+        const std::vector<std::pair<Dims, Vec>> &ins, const Dims &out,
+        const Vec &base, int req) {
+  mxc_op h = nullptr;
+  EXPECT_EQ(mxc_op_find(op.c_str(), &h), MXC_OK) << op;
+  std::vector<mxc_ndarray> a;
+  for (const auto &in : ins) a.push_back(mxct::Cpu(in.first, in.second));
+  a.push_back(mxct::Cpu(out, base));
+  std::vector<const char *> k, v;
+  for (const auto &p : c.kv) k.push_back(p.first.c_str());
+  for (const auto &p : c.kv) v.push_back(p.second.c_str());
+  EXPECT_EQ(mxc_op_invoke(h, k.data(), v.data(), (int)k.size(), a.data(),
+                          (int)ins.size(), &a.back(), 1, &req),
+            MXC_OK)
+      << op << ": " << mxc_last_error();
+  Vec r = base;
+  if (!r.empty()) {
+    EXPECT_EQ(mxc_ndarray_copy_to_host(a.back(), r.data(), r.size() * 4),
+              MXC_OK);
+  }
+  for (mxc_ndarray x : a) mxc_ndarray_free(x);
+  return r;
+}
+
+mxc__copy_plan Plan(const SliceCase &c) {
+  void *param = nullptr;
+  std::vector<const char *> k, v;
+  for (const auto &p : c.kv) k.push_back(p.first.c_str());
+  for (const auto &p : c.kv) v.push_back(p.second.c_str());
+  EXPECT_EQ(mxc__op_parse_params(mxc__op_find(c.op), k.data(), v.data(),
+                                 (int)k.size(), &param),
+            MXC_OK);
+  mxc__gpu_array data = mxct::Arr(c.data), box = mxct::Arr(c.box);
+  mxc__copy_plan p = {};
+  char why[256] = "";
+  EXPECT_EQ(mxc__copy_plan_slice(c.kind, param, &data, &box, &p, why,
+                                 sizeof why),
+            MXC_OK)
+      << c.op << ": " << why;
+  mxc__free(param);
+  return p;
+}
+
+}  // namespace slice_host
+}  // namespace
+
+TEST(CudaCopyPlan, SlicesMatchTheCpuBitwise) {
+  std::mt19937 g(33);
+  for (const slice_host::SliceCase &c : slice_host::kSlices) {
+    mxc__copy_plan p = slice_host::Plan(c);
+    Vec x = Random(c.data, &g), og = Random(c.box, &g);
+    Vec fbase = Random(c.box, &g), bbase = Random(c.data, &g);
+    std::vector<std::pair<Dims, Vec>> fin = {{c.data, x}};
+    if (!c.like.empty()) fin.push_back({c.like, Vec((size_t)Numel(c.like))});
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      bool add = req == MXC_REQ_ADD;
+      Vec f = fbase, b = add ? bbase : Vec(bbase.size(), 0.f);
+      for (size_t i = 0; i < f.size(); ++i) {
+        float s = x[(size_t)mxc__copy_src(&p, (int64_t)i)];
+        f[i] = add ? f[i] + s : s;
+        float &d = b[(size_t)mxc__copy_src(&p, (int64_t)i)];
+        d = add ? d + og[i] : og[i];
+      }
+      std::string what = std::string(c.op) + " req " + std::to_string(req);
+      for (const auto &kv : c.kv) what += " " + kv.first + "=" + kv.second;
+      EXPECT_TRUE(Same(f, slice_host::Cpu(c, c.op, fin, c.box, fbase, req)))
+          << what;
+      EXPECT_TRUE(Same(b, slice_host::Cpu(c, std::string("_backward_") + c.op,
+                                          {{c.box, og}, {c.data, x}}, c.data,
+                                          bbase, req)))
+          << "_backward_" << what;
+    }
+  }
+}
