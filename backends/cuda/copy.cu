@@ -144,7 +144,131 @@ int run_slice(int kind, const char *op, bool bwd, const mxc__gpu_call *c,
   return mxc__cuda_finish(op, why, why_len);
 }
 
+// One part of a join or split: gather (whole -> part) or scatter (part
+// -> whole), n = the part's elements.
+template <int DT>
+void launch_part(bool to_whole, const void *part, const void *whole,
+                 const mxc__copy_plan &p, long long n, int add) {
+  typedef typename MxcElem<DT>::T T;
+  if (to_whole) {
+    scatter<DT><<<MXC__CUDA_GRID(n)>>>((const T *)part, (T *)whole, p, n, add);
+  } else {
+    gather<DT><<<MXC__CUDA_GRID(n)>>>((const T *)whole, (T *)part, p, n, add);
+  }
+}
+
+void part_slot(int slot, bool to_whole, const void *part, const void *whole,
+               const mxc__copy_plan &p, long long n, int add) {
+  if (slot == MXC__HALF_SLOT_F16) {
+    launch_part<MXC_DTYPE_FLOAT16>(to_whole, part, whole, p, n, add);
+  } else if (slot == MXC__HALF_SLOT_BF16) {
+    launch_part<MXC_DTYPE_BFLOAT16>(to_whole, part, whole, p, n, add);
+  } else {
+    launch_part<MXC_DTYPE_FLOAT32>(to_whole, part, whole, p, n, add);
+  }
+}
+
+// Every array of the call of one dtype the kernels take.
+bool one_dtype(const mxc__gpu_call *c) {
+  int dt = c->out[0].dtype;
+  for (int i = 0; i < c->n_in; ++i) dt = c->in[i].dtype == dt ? dt : -1;
+  for (int i = 0; i < c->n_out; ++i) dt = c->out[i].dtype == dt ? dt : -1;
+  return dt >= 0 && mxc__half_slot(dt) >= 0;
+}
+
+// Concat (parts -> whole) and _backward_Concat (whole -> parts), split
+// (whole -> parts) and _backward_split (parts -> whole): the parts in
+// order along the axis, each with its extent (a split's: the whole's
+// divided by the count). to_whole: the parts are the inputs.
+int run_parts(const char *op, bool to_whole, int axis_param, bool split,
+              const mxc__gpu_call *c, char *why, size_t why_len) {
+  if (!c->param || c->n_in < 1 || c->n_out < 1) {
+    snprintf(why, why_len, "%s: parameters, inputs and outputs expected", op);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  const mxc__gpu_array *whole = to_whole ? &c->out[0] : &c->in[0];
+  const mxc__gpu_array *parts = to_whole ? c->in : c->out;
+  int n = to_whole ? c->n_in : c->n_out;
+  if (!one_dtype(c) || whole->ndim < 1) {
+    snprintf(why, why_len, "%s: arrays of one dtype (float32, float16 or "
+             "bfloat16) and at least one part expected", op);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  int nd = whole->ndim;
+  int ax = axis_param < 0 ? axis_param + nd : axis_param;
+  if (ax < 0 || ax >= nd) {
+    snprintf(why, why_len, "%s: axis %d outside [%d, %d)", op, axis_param,
+             -nd, nd);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  int64_t total = 0;
+  int64_t inner = whole->dims[ax] ? whole->size / whole->dims[ax] : 0;
+  for (int i = 0; i < n; ++i) {
+    int64_t e = split ? whole->dims[ax] / n : parts[i].dims[ax];
+    if (parts[i].size != inner * e) {
+      snprintf(why, why_len, "%s: part %d has %lld elements; the whole's "
+               "shape gives another count", op, i, (long long)parts[i].size);
+      return MXC_ERR_SHAPE;
+    }
+    total += e;
+  }
+  if (total != whole->dims[ax]) {
+    snprintf(why, why_len, "%s: the parts' extents sum to %lld on axis %d; "
+             "the whole has %lld", op, (long long)total, ax,
+             (long long)whole->dims[ax]);
+    return MXC_ERR_SHAPE;
+  }
+  if (whole->size == 0) return MXC_OK;
+  int rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  int slot = mxc__half_slot(whole->dtype);
+  int64_t start = 0;
+  for (int i = 0; i < n; ++i) {
+    int64_t e = split ? whole->dims[ax] / n : parts[i].dims[ax];
+    int req = c->req[to_whole ? 0 : i];
+    if (req != MXC__GPU_REQ_NULL && parts[i].size > 0) {
+      mxc__copy_plan p;
+      mxc__copy_plan_part(whole, ax, start, e, &p);
+      part_slot(slot, to_whole, parts[i].ptr, to_whole ? c->out[0].ptr
+                                                        : c->in[0].ptr,
+                p, (long long)parts[i].size, req == MXC__GPU_REQ_ADD);
+    }
+    start += e;
+  }
+  return mxc__cuda_finish(op, why, why_len);
+}
+
 }  // namespace
+
+extern "C" int mxc__cuda_concat(const mxc__gpu_call *c, char *why,
+                                size_t why_len) {
+  const mxc__cp_concat_param *p = (const mxc__cp_concat_param *)c->param;
+  return run_parts("Concat", true, p ? (int)p->dim : 0, false, c, why,
+                   why_len);
+}
+
+// _backward_Concat: inputs (ograd, parts...): the parts' shapes are the
+// outputs'.
+extern "C" int mxc__cuda_concat_bwd(const mxc__gpu_call *c, char *why,
+                                    size_t why_len) {
+  const mxc__cp_concat_param *p = (const mxc__cp_concat_param *)c->param;
+  return run_parts("_backward_Concat", false, p ? (int)p->dim : 0, false, c,
+                   why, why_len);
+}
+
+extern "C" int mxc__cuda_split(const mxc__gpu_call *c, char *why,
+                               size_t why_len) {
+  const mxc__cp_split_param *p = (const mxc__cp_split_param *)c->param;
+  return run_parts("split", false, p ? (int)p->axis : 0, true, c, why,
+                   why_len);
+}
+
+extern "C" int mxc__cuda_split_bwd(const mxc__gpu_call *c, char *why,
+                                   size_t why_len) {
+  const mxc__cp_split_param *p = (const mxc__cp_split_param *)c->param;
+  return run_parts("_backward_split", true, p ? (int)p->axis : 0, true, c,
+                   why, why_len);
+}
 
 #define MXC__SLICE_RUN(fn, kind, op, bwd)                                  \
   extern "C" int fn(const mxc__gpu_call *c, char *why, size_t why_len) { \

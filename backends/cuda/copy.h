@@ -39,6 +39,14 @@ int mxc__cuda_slice_axis_bwd(const mxc__gpu_call *c, char *why,
 int mxc__cuda_slice_like(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_slice_like_bwd(const mxc__gpu_call *c, char *why,
                              size_t why_len);
+/* Concat (parts -> whole, one write mode), _backward_Concat ((ograd,
+ * parts) -> part gradients, each in its mode), split (whole -> parts,
+ * each in its mode; squeeze_axis alike), _backward_split (part gradients
+ * -> whole, one mode), as ops/shape/concat.c's parts_copy. */
+int mxc__cuda_concat(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_concat_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_split(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_split_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
 /* BlockGrad: input 0 copied (elementwise.cu's _copy). */
 int mxc__cuda_block_grad(const mxc__gpu_call *c, char *why, size_t why_len);
 
@@ -55,6 +63,10 @@ int mxc__cuda_block_grad(const mxc__gpu_call *c, char *why, size_t why_len);
   {"_backward_slice_axis", mxc__half_supports_same, mxc__cuda_slice_axis_bwd}, \
   {"slice_like", mxc__half_supports_same, mxc__cuda_slice_like},               \
   {"_backward_slice_like", mxc__half_supports_same, mxc__cuda_slice_like_bwd}, \
+  {"Concat", mxc__half_supports_same, mxc__cuda_concat},                       \
+  {"_backward_Concat", mxc__half_supports_same, mxc__cuda_concat_bwd},         \
+  {"split", mxc__half_supports_same, mxc__cuda_split},                         \
+  {"_backward_split", mxc__half_supports_same, mxc__cuda_split_bwd},           \
   {"BlockGrad", mxc__half_supports_same, mxc__cuda_block_grad},
 
 #ifdef __cplusplus

@@ -266,3 +266,19 @@ int mxc__copy_plan_slice(int kind, const void *param,
   }
   return MXC_OK;
 }
+
+/* ---- joins and splits (ops/shape/concat.c's parts) ---- */
+
+void mxc__copy_plan_part(const mxc__gpu_array *whole, int axis,
+                         int64_t start, int64_t ext, mxc__copy_plan *p) {
+  int nd = whole->ndim;
+  int64_t s = 1;
+  p->nd = nd > 0 ? nd : 1;
+  p->ext[0] = 1, p->stride[0] = 0, p->src_off = 0;
+  for (int k = nd - 1; k >= 0; --k) {
+    p->ext[k] = k == axis ? ext : whole->dims[k];
+    p->stride[k] = s;
+    if (k == axis) p->src_off = start * s;
+    s *= whole->dims[k];
+  }
+}

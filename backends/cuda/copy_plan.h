@@ -50,6 +50,15 @@ typedef struct mxc__cp_slice_axis_param {
   mxc__opt_int end;
 } mxc__cp_slice_axis_param;
 
+/* Mirrors of ops/shape/concat.c's parameter structs. */
+typedef struct mxc__cp_concat_param {
+  int64_t num_args, dim;
+} mxc__cp_concat_param;
+typedef struct mxc__cp_split_param {
+  int64_t num_outputs, axis;
+  int squeeze_axis;
+} mxc__cp_split_param;
+
 /* Which operator a plan is made for. MXC__CP_BROADCAST: broadcast_to,
  * broadcast_axis and broadcast_like, whose plan the shapes alone decide
  * (ops/shape/broadcast.c: same number of axes, an input extent of 1
@@ -96,6 +105,14 @@ int mxc__copy_plan_slice(int kind, const void *param,
                          const mxc__gpu_array *data,
                          const mxc__gpu_array *box, mxc__copy_plan *p,
                          char *why, size_t why_len);
+
+/* Part i of a join or split along `axis` of `whole`: the part's elements
+ * (row-major, the whole's axes with extent ext on `axis`) are whole's
+ * element mxc__copy_src(p, j), starting at index `start` of the axis
+ * (Concat, split and their gradients, ops/shape/concat.c's parts_copy;
+ * a split's squeezed axis has extent 1, the same element order). */
+void mxc__copy_plan_part(const mxc__gpu_array *whole, int axis,
+                         int64_t start, int64_t ext, mxc__copy_plan *p);
 
 #ifdef __cplusplus
 }

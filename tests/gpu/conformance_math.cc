@@ -144,7 +144,8 @@ using Kv = std::vector<std::pair<std::string, std::string>>;
 int Run(const std::string &op, const Kv &kv, int dt, const Dims &shape,
         const Dims &out_shape, int dev, const std::vector<Vec> &ins,
         std::vector<Bytes> *outs, const std::vector<int> &reqs,
-        const std::vector<Dims> &in_shapes = {}) {
+        const std::vector<Dims> &in_shapes = {},
+        const std::vector<Dims> &out_shapes = {}) {
   mxc_op h = nullptr;
   if (mxc_op_find(op.c_str(), &h) != MXC_OK) return MXC_ERR_NOT_FOUND;
   std::vector<const char *> k, v;
@@ -154,7 +155,9 @@ int Run(const std::string &op, const Kv &kv, int dt, const Dims &shape,
   int rc = MXC_OK;
   for (size_t i = 0; i < ins.size() + outs->size(); ++i) {
     mxc_ndarray x = nullptr;
-    const Dims &d = i >= ins.size()        ? out_shape
+    size_t o = i - ins.size();
+    const Dims &d = i >= ins.size()
+                        ? (o < out_shapes.size() ? out_shapes[o] : out_shape)
                     : i < in_shapes.size() ? in_shapes[i]
                                            : shape;
     int r = mxc_ndarray_create(d.data(), (int)d.size(), dt, dev, 0, 0, &x);
@@ -566,7 +569,86 @@ void SliceForms(const char *op, int dev, std::mt19937 *g) {
     SliceForms(name, MXC_DEVICE_GPU, g);                              \
   })
 
+// Concat, split and their gradients: parts of other shapes, every part
+// in its own write mode where the operator has one per part; bitwise.
+// Poisoned outputs in write mode, as elsewhere.
+void CompareParts(const std::string &op, const Kv &kv, int dt,
+                  const std::vector<Dims> &in_shapes,
+                  const std::vector<Dims> &out_shapes,
+                  const std::vector<std::vector<int>> &reqs_list, int dev,
+                  std::mt19937 *g) {
+  std::vector<Vec> ins;
+  for (const Dims &d : in_shapes) {
+    ins.push_back(mxct::RoundTo(dt, Uniform(Numel(d), -4, 4, g)));
+  }
+  for (const auto &reqs : reqs_list) {
+    std::string what = op + "/" + mxct::DtypeName(dt) + " modes";
+    for (int r : reqs) what += " " + std::to_string(r);
+    std::vector<Vec> base;
+    std::vector<Bytes> cpu, out;
+    for (size_t k = 0; k < out_shapes.size(); ++k) {
+      base.push_back(mxct::RoundTo(dt, Uniform(Numel(out_shapes[k]), -1, 1, g)));
+      cpu.push_back(mxct::ToBytes(dt, base[k]));
+      out.push_back(reqs[k] == MXC_REQ_ADD
+                        ? cpu[k]
+                        : mxct::PoisonBytes(dt, (size_t)Numel(out_shapes[k])));
+    }
+    ASSERT_EQ(Run(op, kv, dt, {}, {}, MXC_DEVICE_CPU, ins, &cpu, reqs,
+                  in_shapes, out_shapes),
+              MXC_OK)
+        << what << ": " << LastError();
+    ASSERT_EQ(Run(op, kv, dt, {}, {}, dev, ins, &out, reqs, in_shapes,
+                  out_shapes),
+              MXC_OK)
+        << what << ": " << LastError();
+    for (size_t k = 0; k < reqs.size(); ++k) {
+      if (reqs[k] == MXC_REQ_NULL) continue;
+      ExpectWithin(what + " output " + std::to_string(k), dt, out[k], cpu[k],
+                   reqs[k] == MXC_REQ_ADD ? base[k] : Vec(), 0);
+    }
+  }
+}
+
+void PartForms(const char *op, int dev, std::mt19937 *g) {
+  std::string o = op;
+  const std::vector<Dims> parts = {{4, 3, 16}, {4, 1, 16}, {4, 0, 16},
+                                   {4, 9, 16}};
+  const Dims whole = {4, 13, 16};
+  const Kv concat = {{"num_args", "4"}, {"dim", "1"}};
+  const Kv split = {{"num_outputs", "3"}, {"axis", "-1"}};
+  const Dims swhole = {5, 6, 9}, spart = {5, 6, 3};
+  const int W = MXC_REQ_WRITE, A = MXC_REQ_ADD, N = MXC_REQ_NULL;
+  for (int dt : kDtypes) {
+    if (o == "Concat") {
+      CompareParts(o, concat, dt, parts, {whole}, {{W}, {A}}, dev, g);
+    } else if (o == "_backward_Concat") {
+      std::vector<Dims> ins = {whole};
+      ins.insert(ins.end(), parts.begin(), parts.end());
+      CompareParts(o, concat, dt, ins, parts, {{W, A, W, N}, {A, W, A, A}},
+                   dev, g);
+    } else if (o == "split") {
+      CompareParts(o, split, dt, {swhole}, {spart, spart, spart},
+                   {{W, A, N}, {A, W, W}}, dev, g);
+    } else {
+      CompareParts(o, split, dt, {spart, spart, spart}, {swhole}, {{W}, {A}},
+                   dev, g);
+    }
+  }
+}
+
 const mxct::RegisterCase kCopyCases[] = {
+    mxct::RegisterCase("Concat", [](std::mt19937 *g) {
+      PartForms("Concat", MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("_backward_Concat", [](std::mt19937 *g) {
+      PartForms("_backward_Concat", MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("split", [](std::mt19937 *g) {
+      PartForms("split", MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("_backward_split", [](std::mt19937 *g) {
+      PartForms("_backward_split", MXC_DEVICE_GPU, g);
+    }),
     MXC__SLICE_CASE("slice"),
     MXC__SLICE_CASE("_backward_slice"),
     MXC__SLICE_CASE("slice_axis"),
@@ -609,6 +691,10 @@ TEST(GpuConformanceCopy, CasesAreValidCallsOnTheCpu) {
   }
   ClipForms(false, MXC_DEVICE_CPU, &g);
   ClipForms(true, MXC_DEVICE_CPU, &g);
+  for (const char *op :
+       {"Concat", "_backward_Concat", "split", "_backward_split"}) {
+    PartForms(op, MXC_DEVICE_CPU, &g);
+  }
   for (const char *op : {"slice", "slice_axis", "slice_like"}) {
     SliceForms(op, MXC_DEVICE_CPU, &g);
     SliceForms((std::string("_backward_") + op).c_str(), MXC_DEVICE_CPU, &g);

@@ -1131,3 +1131,163 @@ TEST(CudaCopyPlan, SlicesMatchTheCpuBitwise) {
     }
   }
 }
+
+// The joins' and splits' part plans (mxc__copy_plan_part) against the
+// CPU's Concat, split and their _backward_, bitwise, write and add: the
+// whole assembled from (or cut into) its parts on the host.
+
+namespace {
+namespace part_host {
+
+// Runs op on the CPU: inputs ins, outputs of shapes outs starting as
+// bases, every output in mode req; the outputs' values.
+std::vector<Vec> Cpu(const char *op, const std::vector<const char *> &k,
+                     const std::vector<const char *> &v,
+                     const std::vector<std::pair<Dims, Vec>> &ins,
+                     const std::vector<std::pair<Dims, Vec>> &outs, int req) {
+  mxc_op h = nullptr;
+  EXPECT_EQ(mxc_op_find(op, &h), MXC_OK) << op;
+  std::vector<mxc_ndarray> a;
+  for (const auto &x : ins) a.push_back(mxct::Cpu(x.first, x.second));
+  for (const auto &x : outs) a.push_back(mxct::Cpu(x.first, x.second));
+  std::vector<int> reqs(outs.size(), req);
+  EXPECT_EQ(mxc_op_invoke(h, k.data(), v.data(), (int)k.size(), a.data(),
+                          (int)ins.size(), a.data() + ins.size(),
+                          (int)outs.size(), reqs.data()),
+            MXC_OK)
+      << op << ": " << mxc_last_error();
+  std::vector<Vec> r;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    Vec o = outs[i].second;
+    if (!o.empty()) {
+      EXPECT_EQ(mxc_ndarray_copy_to_host(a[ins.size() + i], o.data(),
+                                         o.size() * 4),
+                MXC_OK);
+    }
+    r.push_back(o);
+  }
+  for (mxc_ndarray x : a) mxc_ndarray_free(x);
+  return r;
+}
+
+// Whole <-> parts along ax on the host: to_whole scatters the parts into
+// whole, else gathers each part; add accumulates.
+void Host(const Dims &whole_d, int ax, const std::vector<int64_t> &ext,
+          Vec *whole, std::vector<Vec> *parts, bool to_whole, bool add) {
+  mxc__gpu_array w = mxct::Arr(whole_d);
+  int64_t start = 0;
+  for (size_t i = 0; i < ext.size(); ++i) {
+    mxc__copy_plan p;
+    mxc__copy_plan_part(&w, ax, start, ext[i], &p);
+    Vec &part = (*parts)[i];
+    for (size_t j = 0; j < part.size(); ++j) {
+      float &dst = to_whole ? (*whole)[(size_t)mxc__copy_src(&p, (int64_t)j)]
+                            : part[j];
+      float src = to_whole ? part[j]
+                           : (*whole)[(size_t)mxc__copy_src(&p, (int64_t)j)];
+      dst = add ? dst + src : src;
+    }
+    start += ext[i];
+  }
+}
+
+struct JoinCase {
+  int dim;
+  std::vector<Dims> parts;
+  Dims whole;
+};
+
+const JoinCase kJoins[] = {
+    {1, {{2, 3}, {2, 1}, {2, 4}}, {2, 8}},
+    {0, {{1, 3}, {0, 3}, {2, 3}}, {3, 3}},
+    {-1, {{2, 3, 2}, {2, 3, 5}}, {2, 3, 7}},
+    {1, {{3, 4, 5}}, {3, 4, 5}},
+};
+
+}  // namespace part_host
+}  // namespace
+
+TEST(CudaCopyPlan, ConcatMatchesTheCpuBitwise) {
+  std::mt19937 g(34);
+  for (const part_host::JoinCase &c : part_host::kJoins) {
+    int nd = (int)c.whole.size(), ax = c.dim < 0 ? c.dim + nd : c.dim;
+    std::string n = std::to_string(c.parts.size()), d = std::to_string(c.dim);
+    std::vector<const char *> k = {"num_args", "dim"}, v = {n.c_str(),
+                                                            d.c_str()};
+    std::vector<Vec> parts;
+    std::vector<int64_t> ext;
+    std::vector<std::pair<Dims, Vec>> ins, pouts;
+    for (const Dims &p : c.parts) {
+      parts.push_back(Random(p, &g));
+      ext.push_back(p[(size_t)ax]);
+      ins.push_back({p, parts.back()});
+      pouts.push_back({p, Random(p, &g)});
+    }
+    Vec wbase = Random(c.whole, &g), og = Random(c.whole, &g);
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      bool add = req == MXC_REQ_ADD;
+      Vec w = wbase;
+      part_host::Host(c.whole, ax, ext, &w, &parts, true, add);
+      EXPECT_TRUE(Same(w, part_host::Cpu("Concat", k, v, ins,
+                                         {{c.whole, wbase}}, req)[0]))
+          << "Concat dim " << c.dim << " req " << req;
+      std::vector<Vec> grads;
+      for (const auto &p : pouts) grads.push_back(p.second);
+      part_host::Host(c.whole, ax, ext, &og, &grads, false, add);
+      std::vector<std::pair<Dims, Vec>> bins = {{c.whole, og}};
+      bins.insert(bins.end(), ins.begin(), ins.end());
+      std::vector<Vec> cpu =
+          part_host::Cpu("_backward_Concat", k, v, bins, pouts, req);
+      for (size_t i = 0; i < grads.size(); ++i) {
+        EXPECT_TRUE(Same(grads[i], cpu[i]))
+            << "_backward_Concat dim " << c.dim << " part " << i << " req "
+            << req;
+      }
+    }
+  }
+}
+
+TEST(CudaCopyPlan, SplitMatchesTheCpuBitwise) {
+  std::mt19937 g(35);
+  struct SplitCase {
+    int n, axis, squeeze;
+    Dims whole, part;
+  };
+  const SplitCase cases[] = {{3, 1, 0, {2, 6, 2}, {2, 2, 2}},
+                             {4, 0, 1, {4, 3}, {3}},
+                             {2, -1, 0, {3, 4}, {3, 2}},
+                             {1, 0, 0, {5}, {5}}};
+  for (const SplitCase &c : cases) {
+    int nd = (int)c.whole.size(), ax = c.axis < 0 ? c.axis + nd : c.axis;
+    std::string n = std::to_string(c.n), a = std::to_string(c.axis),
+                sq = c.squeeze ? "true" : "false";
+    std::vector<const char *> k = {"num_outputs", "axis", "squeeze_axis"},
+                              v = {n.c_str(), a.c_str(), sq.c_str()};
+    std::vector<int64_t> ext((size_t)c.n, c.whole[(size_t)ax] / c.n);
+    Vec x = Random(c.whole, &g), wbase = Random(c.whole, &g);
+    std::vector<std::pair<Dims, Vec>> outs, ogs;
+    for (int i = 0; i < c.n; ++i) {
+      outs.push_back({c.part, Random(c.part, &g)});
+      ogs.push_back({c.part, Random(c.part, &g)});
+    }
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      bool add = req == MXC_REQ_ADD;
+      std::vector<Vec> parts;
+      for (const auto &o : outs) parts.push_back(o.second);
+      part_host::Host(c.whole, ax, ext, &x, &parts, false, add);
+      std::vector<Vec> cpu =
+          part_host::Cpu("split", k, v, {{c.whole, x}}, outs, req);
+      for (size_t i = 0; i < parts.size(); ++i) {
+        EXPECT_TRUE(Same(parts[i], cpu[i]))
+            << "split axis " << c.axis << " part " << i << " req " << req;
+      }
+      std::vector<Vec> og;
+      for (const auto &o : ogs) og.push_back(o.second);
+      Vec w = wbase;
+      part_host::Host(c.whole, ax, ext, &w, &og, true, add);
+      EXPECT_TRUE(Same(w, part_host::Cpu("_backward_split", k, v, ogs,
+                                         {{c.whole, wbase}}, req)[0]))
+          << "_backward_split axis " << c.axis << " req " << req;
+    }
+  }
+}
