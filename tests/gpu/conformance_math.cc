@@ -636,7 +636,39 @@ void PartForms(const char *op, int dev, std::mt19937 *g) {
   }
 }
 
+// where (condition, x, y) and _backward_where (ograd, condition) ->
+// (dx, dy): the condition of x's shape and 1-D over rows, a third of it
+// zero (both signs); bitwise.
+void WhereForms(bool bwd, int dev, std::mt19937 *g) {
+  const std::pair<Dims, Dims> shapes[] = {{{33, 31}, {33, 31}},
+                                          {{33, 31}, {33}},
+                                          {{0, 4}, {0}}};
+  const int W = MXC_REQ_WRITE, A = MXC_REQ_ADD, N = MXC_REQ_NULL;
+  for (int dt : kDtypes) {
+    for (const auto &s : shapes) {
+      const Dims &xd = s.first, &cd = s.second;
+      Vec cond = Uniform(Numel(cd), -1, 1, g);
+      for (size_t i = 0; i < cond.size(); i += 3) cond[i] = i % 2 ? -0.f : 0.f;
+      Vec x = mxct::RoundTo(dt, Uniform(Numel(xd), -4, 4, g));
+      if (!bwd) {
+        Vec y = mxct::RoundTo(dt, Uniform(Numel(xd), -4, 4, g));
+        CompareShapes("where", {}, dt, xd, xd, {cond, x, y}, {{W}, {A}}, 0,
+                      dev, g, {cd, xd, xd});
+        continue;
+      }
+      CompareShapes("_backward_where", {}, dt, xd, xd, {x, cond},
+                    {{W, A}, {A, W}, {N, W}}, 0, dev, g, {xd, cd});
+    }
+  }
+}
+
 const mxct::RegisterCase kCopyCases[] = {
+    mxct::RegisterCase("where", [](std::mt19937 *g) {
+      WhereForms(false, MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("_backward_where", [](std::mt19937 *g) {
+      WhereForms(true, MXC_DEVICE_GPU, g);
+    }),
     mxct::RegisterCase("Concat", [](std::mt19937 *g) {
       PartForms("Concat", MXC_DEVICE_GPU, g);
     }),
@@ -691,6 +723,8 @@ TEST(GpuConformanceCopy, CasesAreValidCallsOnTheCpu) {
   }
   ClipForms(false, MXC_DEVICE_CPU, &g);
   ClipForms(true, MXC_DEVICE_CPU, &g);
+  WhereForms(false, MXC_DEVICE_CPU, &g);
+  WhereForms(true, MXC_DEVICE_CPU, &g);
   for (const char *op :
        {"Concat", "_backward_Concat", "split", "_backward_split"}) {
     PartForms(op, MXC_DEVICE_CPU, &g);

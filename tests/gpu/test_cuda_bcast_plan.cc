@@ -30,6 +30,7 @@ extern "C" {
 #include "core/op/op.h"
 }
 #include "backends/cuda/half_hd.h"
+#include "backends/cuda/index_hd.h"
 #include "backends/cuda/scalar_hd.h"
 #include "backends/cuda/unary_hd.h"
 #include "mxc/mxc.h"
@@ -1289,5 +1290,133 @@ TEST(CudaCopyPlan, SplitMatchesTheCpuBitwise) {
                                          {{c.whole, wbase}}, req)[0]))
           << "_backward_split axis " << c.axis << " req " << req;
     }
+  }
+}
+
+// where and _backward_where's element functions (index_hd.h) on the host
+// against the CPU, bitwise, in the three dtypes (condition float32 or of
+// the data's dtype), the condition of x's shape and 1-D over rows, with
+// zeros of both signs and NaN in the condition and -0 in the gradient.
+
+namespace {
+namespace where_host {
+
+using Bytes = std::vector<uint8_t>;
+
+// CPU op over byte arrays (dtypes per array); outputs start as outs.
+std::vector<Bytes> Cpu(const char *op,
+                       const std::vector<std::pair<Dims, int>> &in_d,
+                       const std::vector<Bytes> &ins,
+                       const std::vector<std::pair<Dims, int>> &out_d,
+                       const std::vector<Bytes> &outs,
+                       const std::vector<int> &reqs) {
+  mxc_op h = nullptr;
+  EXPECT_EQ(mxc_op_find(op, &h), MXC_OK);
+  std::vector<mxc_ndarray> a;
+  auto make = [&a](const std::pair<Dims, int> &d, const Bytes &b) {
+    mxc_ndarray x = nullptr;
+    EXPECT_EQ(mxc_ndarray_create(d.first.data(), (int)d.first.size(),
+                                 d.second, MXC_DEVICE_CPU, 0, 0, &x),
+              MXC_OK);
+    if (!b.empty()) {
+      EXPECT_EQ(mxc_ndarray_copy_from_host(x, b.data(), b.size()), MXC_OK);
+    }
+    a.push_back(x);
+  };
+  for (size_t i = 0; i < ins.size(); ++i) make(in_d[i], ins[i]);
+  for (size_t i = 0; i < outs.size(); ++i) make(out_d[i], outs[i]);
+  std::vector<int> r = reqs;
+  EXPECT_EQ(mxc_op_invoke(h, nullptr, nullptr, 0, a.data(), (int)ins.size(),
+                          a.data() + ins.size(), (int)outs.size(), r.data()),
+            MXC_OK)
+      << op << ": " << mxc_last_error();
+  std::vector<Bytes> res = outs;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    if (res[i].empty()) continue;
+    EXPECT_EQ(mxc_ndarray_copy_to_host(a[ins.size() + i], res[i].data(),
+                                       res[i].size()),
+              MXC_OK);
+  }
+  for (mxc_ndarray x : a) mxc_ndarray_free(x);
+  return res;
+}
+
+template <class T>
+std::vector<T> As(const Bytes &b) {
+  std::vector<T> v(b.size() / sizeof(T));
+  if (!v.empty()) std::memcpy(v.data(), b.data(), b.size());
+  return v;
+}
+
+template <class T>
+Bytes Of(const std::vector<T> &v) {
+  Bytes b(v.size() * sizeof(T));
+  if (!b.empty()) std::memcpy(b.data(), v.data(), b.size());
+  return b;
+}
+
+template <int DT, int CT>
+void Check(const Dims &xd, const Dims &cd) {
+  typedef typename MxcElem<DT>::T T;
+  typedef MxcElem<CT> C;
+  std::mt19937 g(36);
+  int64_t n = Numel(xd), nc = Numel(cd), inner = nc ? n / nc : 1;
+  Vec cv = Random(cd, &g);
+  const float special[] = {0.f, -0.f, NAN, 0.f};
+  for (size_t i = 0; i < cv.size(); i += 3) cv[i] = special[(i / 3) % 4];
+  Bytes cond = mxct::ToBytes(CT, cv);
+  Vec ogv = Random(xd, &g);
+  for (size_t i = 1; i < ogv.size(); i += 5) ogv[i] = -0.f;
+  Bytes x = mxct::ToBytes(DT, Random(xd, &g));
+  Bytes y = mxct::ToBytes(DT, Random(xd, &g));
+  Bytes og = mxct::ToBytes(DT, ogv);
+  Bytes base = mxct::ToBytes(DT, Random(xd, &g));
+  std::vector<typename C::T> tc = As<typename C::T>(cond);
+  std::vector<T> tx = As<T>(x), ty = As<T>(y), tg = As<T>(og);
+  const int W = MXC_REQ_WRITE, A = MXC_REQ_ADD, N = MXC_REQ_NULL;
+  for (const auto &m : {std::make_pair(W, A), std::make_pair(A, W),
+                        std::make_pair(N, A)}) {
+    std::vector<T> f = As<T>(base), dx = As<T>(base), dy = As<T>(base);
+    for (int64_t i = 0; i < n; ++i) {
+      bool c = C::load(tc[(size_t)(i / inner)]) != 0.f;
+      f[i] = mxc_idx::where_elem<DT>(c, tx[i], ty[i], f[i], m.first == A);
+      if (m.first) {
+        dx[i] = mxc_idx::where_grad_elem<DT>(c, tg[i], dx[i], m.first == A);
+      }
+      if (m.second) {
+        dy[i] = mxc_idx::where_grad_elem<DT>(!c, tg[i], dy[i], m.second == A);
+      }
+    }
+    std::string what = std::string(mxct::DtypeName(DT)) + " cond " +
+                       mxct::DtypeName(CT) + " " + std::to_string(nc) +
+                       " modes " + std::to_string(m.first) + "," +
+                       std::to_string(m.second);
+    if (m.first) {
+      mxct::ExpectSameElems(
+          "where " + what, DT, Of(f),
+          Cpu("where", {{cd, CT}, {xd, DT}, {xd, DT}}, {cond, x, y},
+              {{xd, DT}}, {base}, {m.first})[0]);
+    }
+    std::vector<Bytes> cpu =
+        Cpu("_backward_where", {{xd, DT}, {cd, CT}}, {og, cond},
+            {{xd, DT}, {xd, DT}}, {base, base}, {m.first, m.second});
+    if (m.first) mxct::ExpectSameElems("dx " + what, DT, Of(dx), cpu[0]);
+    if (m.second) mxct::ExpectSameElems("dy " + what, DT, Of(dy), cpu[1]);
+  }
+}
+
+}  // namespace where_host
+}  // namespace
+
+TEST(CudaWhere, ElementFunctionsMatchTheCpu) {
+  using where_host::Check;
+  for (const auto &s : {std::make_pair(Dims{6, 7}, Dims{6, 7}),
+                        std::make_pair(Dims{6, 7}, Dims{6}),
+                        std::make_pair(Dims{5, 2, 3}, Dims{5}),
+                        std::make_pair(Dims{0, 3}, Dims{0})}) {
+    Check<MXC_DTYPE_FLOAT32, MXC_DTYPE_FLOAT32>(s.first, s.second);
+    Check<MXC_DTYPE_FLOAT16, MXC_DTYPE_FLOAT32>(s.first, s.second);
+    Check<MXC_DTYPE_BFLOAT16, MXC_DTYPE_BFLOAT16>(s.first, s.second);
+    Check<MXC_DTYPE_FLOAT32, MXC_DTYPE_FLOAT16>(s.first, s.second);
   }
 }

@@ -1,0 +1,176 @@
+// where and its gradient on the GPU (index.h): one grid-stride kernel
+// over index_hd.h's element functions (host-tested against the CPU).
+#include <cuda_runtime.h>
+
+#include <cstdio>
+
+#include "backends/cuda/cuda_rt.h"
+#include "backends/cuda/half_hd.h"
+#include "backends/cuda/half_types.h"
+#include "backends/cuda/index.h"
+#include "backends/cuda/index_hd.h"
+
+namespace {
+
+using namespace mxc_idx;
+
+template <int CT>
+__device__ __forceinline__ bool cond_at(const void *cond, long long r) {
+  return MxcElem<CT>::load(((const typename MxcElem<CT>::T *)cond)[r]) != 0.f;
+}
+
+template <int DT, int CT>
+__global__ void where_fwd(const void *cond, const typename MxcElem<DT>::T *x,
+                          const typename MxcElem<DT>::T *y,
+                          typename MxcElem<DT>::T *out, long long n,
+                          long long inner, int is_add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    out[i] = where_elem<DT>(cond_at<CT>(cond, i / inner), x[i], y[i], out[i],
+                            is_add);
+  }
+}
+
+// dx or dy may be NULL (write mode NULL).
+template <int DT, int CT>
+__global__ void where_bwd(const typename MxcElem<DT>::T *og, const void *cond,
+                          typename MxcElem<DT>::T *dx,
+                          typename MxcElem<DT>::T *dy, long long n,
+                          long long inner, int add_x, int add_y) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    bool c = cond_at<CT>(cond, i / inner);
+    if (dx) dx[i] = where_grad_elem<DT>(c, og[i], dx[i], add_x);
+    if (dy) dy[i] = where_grad_elem<DT>(!c, og[i], dy[i], add_y);
+  }
+}
+
+typedef void (*launch_fn)(const mxc__gpu_call *, long long, long long);
+
+template <class T>
+T *out_or_null(const mxc__gpu_call *c, int k) {
+  return c->req[k] == MXC__GPU_REQ_NULL ? nullptr : (T *)c->out[k].ptr;
+}
+
+template <int DT, int CT>
+void launch_fwd(const mxc__gpu_call *c, long long n, long long inner) {
+  typedef typename MxcElem<DT>::T T;
+  where_fwd<DT, CT><<<MXC__CUDA_GRID(n)>>>(
+      c->in[0].ptr, (const T *)c->in[1].ptr, (const T *)c->in[2].ptr,
+      (T *)c->out[0].ptr, n, inner, c->req[0] == MXC__GPU_REQ_ADD);
+}
+
+template <int DT, int CT>
+void launch_bwd(const mxc__gpu_call *c, long long n, long long inner) {
+  typedef typename MxcElem<DT>::T T;
+  where_bwd<DT, CT><<<MXC__CUDA_GRID(n)>>>(
+      (const T *)c->in[0].ptr, c->in[1].ptr, out_or_null<T>(c, 0),
+      out_or_null<T>(c, 1), n, inner, c->req[0] == MXC__GPU_REQ_ADD,
+      c->req[1] == MXC__GPU_REQ_ADD);
+}
+
+#define MXC__WHERE_ROW(L, DT)                                            \
+  {L<DT, MXC_DTYPE_FLOAT32>, L<DT, MXC_DTYPE_FLOAT16>,                  \
+   L<DT, MXC_DTYPE_BFLOAT16>}
+// [data slot][condition slot]
+const launch_fn k_fwd[3][3] = {
+    MXC__WHERE_ROW(launch_fwd, MXC_DTYPE_FLOAT32),
+    MXC__WHERE_ROW(launch_fwd, MXC_DTYPE_FLOAT16),
+    MXC__WHERE_ROW(launch_fwd, MXC_DTYPE_BFLOAT16)};
+const launch_fn k_bwd[3][3] = {
+    MXC__WHERE_ROW(launch_bwd, MXC_DTYPE_FLOAT32),
+    MXC__WHERE_ROW(launch_bwd, MXC_DTYPE_FLOAT16),
+    MXC__WHERE_ROW(launch_bwd, MXC_DTYPE_BFLOAT16)};
+
+bool ok_dtype(int dt) { return dt < 0 || mxc__half_slot(dt) >= 0; }
+
+// Elements one condition element governs: 1 (x's shape) or a row (1-D
+// over x's first axis); 0 when the shapes do not fit.
+long long inner_of(const mxc__gpu_array &cond, const mxc__gpu_array &x) {
+  bool same = cond.ndim == x.ndim;
+  for (int k = 0; same && k < x.ndim; ++k) same = cond.dims[k] == x.dims[k];
+  if (same) return 1;
+  if (cond.ndim == 1 && x.ndim >= 1 && cond.dims[0] == x.dims[0]) {
+    return x.dims[0] ? (long long)(x.size / x.dims[0]) : 1;
+  }
+  return 0;
+}
+
+// Checks the call (condition input cond_in, data-shaped input x_in, the
+// rest of x's shape and dtype) and launches the dtypes' kernel.
+int run(const char *op, const mxc__gpu_call *c, int cond_in, int x_in,
+        const launch_fn (&table)[3][3], char *why, size_t why_len) {
+  const mxc__gpu_array &cond = c->in[cond_in], &x = c->in[x_in];
+  long long inner = inner_of(cond, x);
+  bool fits = inner > 0;
+  for (int i = 0; i < c->n_in; ++i) {
+    if (i == cond_in) continue;
+    fits &= c->in[i].size == x.size && c->in[i].dtype == x.dtype;
+  }
+  for (int k = 0; k < c->n_out; ++k) {
+    fits &= c->out[k].size == x.size && c->out[k].dtype == x.dtype;
+  }
+  if (!fits || mxc__half_slot(x.dtype) < 0 ||
+      mxc__half_slot(cond.dtype) < 0) {
+    snprintf(why, why_len,
+             "%s: the condition must have x's shape or be 1-D over its "
+             "rows, and the other arrays x's shape and dtype (float32, "
+             "float16, bfloat16)",
+             op);
+    return MXC_ERR_SHAPE;
+  }
+  bool any = false;
+  for (int k = 0; k < c->n_out; ++k) any |= c->req[k] != MXC__GPU_REQ_NULL;
+  if (!any || x.size == 0) return MXC_OK;
+  int rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  table[mxc__half_slot(x.dtype)][mxc__half_slot(cond.dtype)](
+      c, (long long)x.size, inner);
+  return mxc__cuda_finish(op, why, why_len);
+}
+
+}  // namespace
+
+extern "C" int mxc__cuda_where_supports(const int *dtypes, int n_in,
+                                        int n_out) {
+  if (n_in != 3 || n_out != 1 || !ok_dtype(dtypes[0])) return 0;
+  int dt = -1;
+  for (int i = 1; i < 4; ++i) {
+    if (!ok_dtype(dtypes[i])) return 0;
+    if (dtypes[i] >= 0 && dt >= 0 && dtypes[i] != dt) return 0;
+    if (dtypes[i] >= 0) dt = dtypes[i];
+  }
+  return 1;
+}
+
+extern "C" int mxc__cuda_where_bwd_supports(const int *dtypes, int n_in,
+                                            int n_out) {
+  if (n_in != 2 || n_out != 2 || !ok_dtype(dtypes[1])) return 0;
+  int dt = -1;
+  for (int i : {0, 2, 3}) {
+    if (!ok_dtype(dtypes[i])) return 0;
+    if (dtypes[i] >= 0 && dt >= 0 && dtypes[i] != dt) return 0;
+    if (dtypes[i] >= 0) dt = dtypes[i];
+  }
+  return 1;
+}
+
+extern "C" int mxc__cuda_where(const mxc__gpu_call *c, char *why,
+                               size_t why_len) {
+  if (c->n_in != 3 || c->n_out != 1) {
+    snprintf(why, why_len, "where: 3 inputs and 1 output expected");
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  return run("where", c, 0, 1, k_fwd, why, why_len);
+}
+
+extern "C" int mxc__cuda_where_bwd(const mxc__gpu_call *c, char *why,
+                                   size_t why_len) {
+  if (c->n_in != 2 || c->n_out != 2) {
+    snprintf(why, why_len, "_backward_where: 2 inputs and 2 outputs expected");
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  return run("_backward_where", c, 1, 0, k_bwd, why, why_len);
+}
