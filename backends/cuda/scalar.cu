@@ -216,6 +216,73 @@ int run(const mxc__gpu_call *c, int n_in, int n_out, bool needs_param,
   return mxc__cuda_finish(op, why, why_len);
 }
 
+// LeakyReLU (leaky, elu, selu, gelu) and its gradient, float32: one
+// grid-stride kernel each over scalar_hd.h's element functions.
+__global__ void leaky_fwd_k(const float *x, float *out, long long n, int kind,
+                            double a, int add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    out[i] = leaky_elem(kind, a, x[i], out[i], add);
+  }
+}
+
+__global__ void leaky_bwd_k(const float *og, const float *x, float *out,
+                            long long n, int kind, double a, int add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    out[i] = leaky_grad_elem(kind, a, og[i], x[i], out[i], add);
+  }
+}
+
+// prelu (a gamma input, a dgamma output) and rrelu (random slopes) are
+// refused: the CPU runs them.
+int leaky_run(const mxc__gpu_call *c, bool bwd, char *why, size_t why_len) {
+  const char *op = bwd ? "_backward_LeakyReLU" : "LeakyReLU";
+  const LeakyParam *p = (const LeakyParam *)c->param;
+  if (!p) {
+    snprintf(why, why_len, "%s: no parameters", op);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  if (p->act_type == LK_PRELU || p->act_type == LK_RRELU) {
+    snprintf(why, why_len,
+             "%s: act_type %s has no GPU kernel (leaky, elu, selu and gelu "
+             "do); run it on the CPU",
+             op, p->act_type == LK_PRELU ? "prelu" : "rrelu");
+    return MXC_ERR_UNSUPPORTED;
+  }
+  int n_in = bwd ? 3 : 1;
+  bool fits = c->n_in == n_in && c->n_out == 1;
+  for (int i = 0; fits && i < n_in; ++i) {
+    fits = c->in[i].size == c->out[0].size &&
+           c->in[i].dtype == MXC_DTYPE_FLOAT32;
+  }
+  if (!fits || c->out[0].dtype != MXC_DTYPE_FLOAT32) {
+    snprintf(why, why_len,
+             "%s: %d float32 input(s) of the output's size expected", op,
+             n_in);
+    return MXC_ERR_SHAPE;
+  }
+  long long n = (long long)c->out[0].size;
+  if (c->req[0] == MXC__GPU_REQ_NULL || n == 0) return MXC_OK;
+  int rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  int add = c->req[0] == MXC__GPU_REQ_ADD;
+  // _backward_LeakyReLU's inputs: (ograd, data, output).
+  if (bwd) {
+    leaky_bwd_k<<<MXC__CUDA_GRID(n)>>>((const float *)c->in[0].ptr,
+                                        (const float *)c->in[1].ptr,
+                                        (float *)c->out[0].ptr, n,
+                                        p->act_type, p->slope, add);
+  } else {
+    leaky_fwd_k<<<MXC__CUDA_GRID(n)>>>((const float *)c->in[0].ptr,
+                                        (float *)c->out[0].ptr, n,
+                                        p->act_type, p->slope, add);
+  }
+  return mxc__cuda_finish(op, why, why_len);
+}
+
 }  // namespace
 
 // One extern "C" run function per row: its kind, the launch template and
@@ -271,4 +338,14 @@ extern "C" int mxc__cuda_clip_bwd(const mxc__gpu_call *c, char *why,
                                  launch_clip_bwd<MXC_DTYPE_FLOAT16>,
                                  launch_clip_bwd<MXC_DTYPE_BFLOAT16>};
   return run(c, 2, 1, true, "_backward_clip", k, why, why_len);
+}
+
+extern "C" int mxc__cuda_leaky_relu(const mxc__gpu_call *c, char *why,
+                                    size_t why_len) {
+  return leaky_run(c, false, why, why_len);
+}
+
+extern "C" int mxc__cuda_leaky_relu_bwd(const mxc__gpu_call *c, char *why,
+                                        size_t why_len) {
+  return leaky_run(c, true, why, why_len);
 }

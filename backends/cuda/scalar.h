@@ -77,6 +77,14 @@ MXC__CUDA_SAME_GRAD(MXC__CUDA_SAME_BWD_DECL)
 int mxc__cuda_clip(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_clip_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
 
+/* LeakyReLU (data -> out) and _backward_LeakyReLU ((ograd, data, output)
+ * -> ddata) for act_type leaky, elu, selu and gelu, float32, as
+ * ops/nn/activation.c (the expression in double, rounded to float once);
+ * prelu and rrelu answer MXC_ERR_UNSUPPORTED. */
+int mxc__cuda_leaky_relu(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_leaky_relu_bwd(const mxc__gpu_call *c, char *why,
+                             size_t why_len);
+
 /* The kernel table's rows (plugin.c). */
 #define MXC__CUDA_SC_ROW(opname, fn) {opname, mxc__half_supports_same, fn},
 #define MXC__CUDA_SC_FWD_ROW(name, stem) \
@@ -99,7 +107,9 @@ int mxc__cuda_clip_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
   MXC__CUDA_SAME_FWD(MXC__CUDA_SAME_FWD_ROW)          \
   MXC__CUDA_SAME_GRAD(MXC__CUDA_SAME_BWD_ROW)         \
   MXC__CUDA_SC_ROW("clip", mxc__cuda_clip)            \
-  MXC__CUDA_SC_ROW("_backward_clip", mxc__cuda_clip_bwd)
+  MXC__CUDA_SC_ROW("_backward_clip", mxc__cuda_clip_bwd) \
+  {"LeakyReLU", NULL, mxc__cuda_leaky_relu},          \
+  {"_backward_LeakyReLU", NULL, mxc__cuda_leaky_relu_bwd},
 
 #ifdef __cplusplus
 }

@@ -150,6 +150,60 @@ MXC__BIN_HD typename MxcElem<DT>::T clip_grad_elem(
   return E::store((float)g);
 }
 
+/* ---- LeakyReLU (ops/nn/activation.c): leaky, elu, selu, gelu ---- */
+
+/* Mirror of activation.c's private leaky_param and its act_type order
+ * (the host test fills it with the operator's own parser). */
+struct LeakyParam {
+  int act_type;
+  double slope, lower_bound, upper_bound;
+};
+enum { LK_ELU, LK_GELU, LK_LEAKY, LK_PRELU, LK_SELU, LK_RRELU };
+
+/* activation.c's constants. */
+#define MXC__SELU_ALPHA 1.6732632423543772848170429916717
+#define MXC__SELU_LAMBDA 1.0507009873554804934193349852946
+#define MXC__SQRT1_2 0.70710678118654752440
+#define MXC__INV_SQRT_2PI 0.39894228040143267794
+
+/* The forward in double, as activation.c's MAP_X (then rounded to
+ * float once and stored or added in float). */
+MXC__BIN_HD double leaky_fwd(int kind, double a, double x) {
+  switch (kind) {
+    case LK_ELU: return x > 0 ? x : a * expm1(x);
+    case LK_SELU:
+      return MXC__SELU_LAMBDA * (x > 0 ? x : MXC__SELU_ALPHA * expm1(x));
+    case LK_GELU: return 0.5 * x * (1 + erf(x * MXC__SQRT1_2));
+    default: return x > 0 ? x : a * x;
+  }
+}
+
+/* The derivative in double, as MAP_GRAD's expression. */
+MXC__BIN_HD double leaky_grad(int kind, double a, double x) {
+  switch (kind) {
+    case LK_ELU: return x > 0 ? 1 : a * exp(x);
+    case LK_SELU:
+      return MXC__SELU_LAMBDA * (x > 0 ? 1 : MXC__SELU_ALPHA * exp(x));
+    case LK_GELU:
+      return 0.5 * (1 + erf(x * MXC__SQRT1_2)) +
+             x * MXC__INV_SQRT_2PI * exp(-0.5 * x * x);
+    default: return x > 0 ? 1 : a;
+  }
+}
+
+/* float32 elements: (float)(expr) then out = v or out + v; the gradient
+ * (float)((double)og * f'). */
+MXC__BIN_HD float leaky_elem(int kind, double a, float x, float out,
+                             int add) {
+  float v = (float)leaky_fwd(kind, a, (double)x);
+  return add ? out + v : v;
+}
+MXC__BIN_HD float leaky_grad_elem(int kind, double a, float og, float x,
+                                  float out, int add) {
+  float v = (float)((double)og * leaky_grad(kind, a, (double)x));
+  return add ? out + v : v;
+}
+
 }  // namespace mxc_bin
 
 #endif /* MXC_BACKENDS_CUDA_SCALAR_HD_H_ */

@@ -662,7 +662,43 @@ void WhereForms(bool bwd, int dev, std::mt19937 *g) {
   }
 }
 
+// LeakyReLU and its gradient (ograd, data, output), float32: leaky
+// bitwise; elu, selu, gelu 1 ulp (CUDA's double expm1, exp and erf are
+// within 2 ulps of double of glibc's, which moves the float result only
+// next to a rounding boundary).
+void LeakyForms(bool bwd, int dev, std::mt19937 *g) {
+  const int dt = MXC_DTYPE_FLOAT32;
+  for (const char *t : {"leaky", "elu", "selu", "gelu"}) {
+    Kv kv = {{"act_type", t}, {"slope", "0.3"}};
+    int ulps = std::string(t) == "leaky" ? 0 : 1;
+    for (const Dims &s : kBinShapes) {
+      int64_t n = Numel(s);
+      UnaryCase u = {"LeakyReLU", -6, 6, 0, 0};
+      Vec x = Inputs(u, n, g);
+      if (!bwd) {
+        CompareModes("LeakyReLU", kv, dt, s, {x}, {{MXC_REQ_WRITE},
+                     {MXC_REQ_ADD}}, ulps, dev, g);
+        continue;
+      }
+      std::vector<Bytes> y = {Bytes((size_t)n * 4)};
+      ASSERT_EQ(Run("LeakyReLU", kv, dt, s, s, MXC_DEVICE_CPU, {x}, &y,
+                    {MXC_REQ_WRITE}),
+                MXC_OK)
+          << LastError();
+      CompareModes("_backward_LeakyReLU", kv, dt, s,
+                   {Uniform(n, -2, 2, g), x, mxct::FromBytes(dt, y[0])},
+                   {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, ulps, dev, g);
+    }
+  }
+}
+
 const mxct::RegisterCase kCopyCases[] = {
+    mxct::RegisterCase("LeakyReLU", [](std::mt19937 *g) {
+      LeakyForms(false, MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("_backward_LeakyReLU", [](std::mt19937 *g) {
+      LeakyForms(true, MXC_DEVICE_GPU, g);
+    }),
     mxct::RegisterCase("where", [](std::mt19937 *g) {
       WhereForms(false, MXC_DEVICE_GPU, g);
     }),
@@ -725,6 +761,8 @@ TEST(GpuConformanceCopy, CasesAreValidCallsOnTheCpu) {
   ClipForms(true, MXC_DEVICE_CPU, &g);
   WhereForms(false, MXC_DEVICE_CPU, &g);
   WhereForms(true, MXC_DEVICE_CPU, &g);
+  LeakyForms(false, MXC_DEVICE_CPU, &g);
+  LeakyForms(true, MXC_DEVICE_CPU, &g);
   for (const char *op :
        {"Concat", "_backward_Concat", "split", "_backward_split"}) {
     PartForms(op, MXC_DEVICE_CPU, &g);

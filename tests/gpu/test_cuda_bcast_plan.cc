@@ -869,6 +869,61 @@ void CheckClip(const char *lo, const char *hi) {
 }  // namespace bin_host
 }  // namespace
 
+// LeakyReLU and its gradient for leaky, elu, selu and gelu (float32, the
+// only dtype of the operator), write and add, bitwise: scalar_hd.h's
+// functions on the host against the CPU, parameters through the mirror.
+TEST(CudaBinary, LeakyReluMatchesTheCpu) {
+  std::mt19937 g(37);
+  Dims d = {4096};
+  Vec x = Random(d, &g), og = Random(d, &g), base = Random(d, &g);
+  for (size_t i = 0; i < 40; ++i) x[i] = (float)i * 0.25f - 5.f;
+  x[40] = 0.f, x[41] = -0.f, x[42] = NAN, x[43] = -30.f;
+  for (const char *t : {"leaky", "elu", "selu", "gelu"}) {
+    const char *k[2] = {"act_type", "slope"}, *v[2] = {t, "0.3"};
+    void *param = nullptr;
+    ASSERT_EQ(mxc__op_parse_params(mxc__op_find("LeakyReLU"), k, v, 2,
+                                   &param),
+              MXC_OK);
+    mxc_bin::LeakyParam p = *(const mxc_bin::LeakyParam *)param;
+    mxc__free(param);
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      int add = req == MXC_REQ_ADD;
+      mxc_op op = nullptr, bop = nullptr;
+      ASSERT_EQ(mxc_op_find("LeakyReLU", &op), MXC_OK);
+      ASSERT_EQ(mxc_op_find("_backward_LeakyReLU", &bop), MXC_OK);
+      mxc_ndarray in[3] = {mxct::Cpu(d, x), nullptr, nullptr};
+      mxc_ndarray out = mxct::Cpu(d, base);
+      int r = req;
+      ASSERT_EQ(mxc_op_invoke(op, k, v, 2, in, 1, &out, 1, &r), MXC_OK)
+          << mxc_last_error();
+      Vec y(x.size()), host = base, cpu(x.size());
+      ASSERT_EQ(mxc_ndarray_copy_to_host(out, cpu.data(), cpu.size() * 4),
+                MXC_OK);
+      for (size_t i = 0; i < x.size(); ++i) {
+        host[i] = mxc_bin::leaky_elem(p.act_type, p.slope, x[i], host[i], add);
+        y[i] = mxc_bin::leaky_elem(p.act_type, p.slope, x[i], 0.f, 0);
+      }
+      EXPECT_TRUE(Same(host, cpu)) << "LeakyReLU " << t << " req " << req;
+      mxc_ndarray bin[3] = {mxct::Cpu(d, og), in[0], mxct::Cpu(d, y)};
+      mxc_ndarray bout = mxct::Cpu(d, base);
+      ASSERT_EQ(mxc_op_invoke(bop, k, v, 2, bin, 3, &bout, 1, &r), MXC_OK)
+          << mxc_last_error();
+      ASSERT_EQ(mxc_ndarray_copy_to_host(bout, cpu.data(), cpu.size() * 4),
+                MXC_OK);
+      host = base;
+      for (size_t i = 0; i < x.size(); ++i) {
+        host[i] = mxc_bin::leaky_grad_elem(p.act_type, p.slope, og[i], x[i],
+                                           host[i], add);
+      }
+      EXPECT_TRUE(Same(host, cpu)) << "_backward_LeakyReLU " << t << " req "
+                                   << req;
+      for (mxc_ndarray a : {in[0], out, bin[0], bin[2], bout}) {
+        mxc_ndarray_free(a);
+      }
+    }
+  }
+}
+
 TEST(CudaBinary, ClipMatchesTheCpu) {
   for (auto b : {std::make_pair("-1.5", "2.5"), std::make_pair("0.1", "0.3"),
                  std::make_pair("-inf", "0"), std::make_pair("1", "1")}) {

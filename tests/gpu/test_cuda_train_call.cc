@@ -149,6 +149,16 @@ TEST(CudaMathCall, RefusesFirstAndSaysWhy) {
   EXPECT_NE(std::string(why).find("transpose: output axis 0"),
             std::string::npos)
       << why;
+  const char *lk = "act_type", *lv = "prelu";
+  void *lp = nullptr;
+  ASSERT_EQ(mxc__op_parse_params(mxc__op_find("LeakyReLU"), &lk, &lv, 1, &lp),
+            MXC_OK);
+  mxc__gpu_call pc = {0, lp, in, 2, &out, 1, &req, 0, {}};
+  EXPECT_EQ(mxc__cuda_leaky_relu(&pc, why, sizeof why), MXC_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(why).find("prelu has no GPU kernel"),
+            std::string::npos)
+      << why;
+  mxc__free(lp);
   int null_req = MXC__GPU_REQ_NULL;
   mxc__gpu_call nc = {0, nullptr, in, 1, &out, 1, &null_req, 0, {}};
   EXPECT_EQ(mxc__cuda_unary_exp(&nc, why, sizeof why), MXC_OK) << why;
