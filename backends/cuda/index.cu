@@ -131,7 +131,67 @@ int run(const char *op, const mxc__gpu_call *c, int cond_in, int x_in,
   return mxc__cuda_finish(op, why, why_len);
 }
 
+template <int DT>
+__global__ void fill_k(typename MxcElem<DT>::T *out, long long n, double v,
+                       int is_add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    out[i] = fill_elem<DT>(v, out[i], is_add);
+  }
+}
+
+// Output 0 filled with v (the like operators' input is not read).
+int fill(const char *op, const mxc__gpu_call *c, double v, char *why,
+         size_t why_len) {
+  if (c->n_out != 1 || mxc__half_slot(c->out[0].dtype) < 0) {
+    snprintf(why, why_len,
+             "%s: one output of float32, float16 or bfloat16 expected", op);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  long long n = (long long)c->out[0].size;
+  if (c->req[0] == MXC__GPU_REQ_NULL || n == 0) return MXC_OK;
+  int rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  int add = c->req[0] == MXC__GPU_REQ_ADD;
+  void *o = c->out[0].ptr;
+  switch (mxc__half_slot(c->out[0].dtype)) {
+    case MXC__HALF_SLOT_F16:
+      fill_k<MXC_DTYPE_FLOAT16><<<MXC__CUDA_GRID(n)>>>((uint16_t *)o, n, v,
+                                                        add);
+      break;
+    case MXC__HALF_SLOT_BF16:
+      fill_k<MXC_DTYPE_BFLOAT16><<<MXC__CUDA_GRID(n)>>>((uint16_t *)o, n, v,
+                                                         add);
+      break;
+    default:
+      fill_k<MXC_DTYPE_FLOAT32><<<MXC__CUDA_GRID(n)>>>((float *)o, n, v, add);
+      break;
+  }
+  return mxc__cuda_finish(op, why, why_len);
+}
+
 }  // namespace
+
+extern "C" int mxc__cuda_zeros(const mxc__gpu_call *c, char *why,
+                               size_t why_len) {
+  return fill("zeros", c, 0.0, why, why_len);
+}
+
+extern "C" int mxc__cuda_ones(const mxc__gpu_call *c, char *why,
+                              size_t why_len) {
+  return fill("ones", c, 1.0, why, why_len);
+}
+
+extern "C" int mxc__cuda_full(const mxc__gpu_call *c, char *why,
+                              size_t why_len) {
+  if (!c->param) {
+    snprintf(why, why_len, "_full: no parameters");
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  return fill("_full", c, ((const FillParam *)c->param)->value, why,
+              why_len);
+}
 
 extern "C" int mxc__cuda_where_supports(const int *dtypes, int n_in,
                                         int n_out) {

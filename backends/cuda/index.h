@@ -1,12 +1,14 @@
-/* where and its gradient on the GPU (index.cu over index_hd.h), as
- * ops/indexing/where.c: the condition of x's shape or 1-D over x's rows,
- * of any of float32, float16, bfloat16 (nonzero selects x; NaN is
- * nonzero); x, y and the outputs of one of those dtypes. */
+/* where and its gradient, and the fills, on the GPU (index.cu over
+ * index_hd.h). where as ops/indexing/where.c: the condition of x's shape
+ * or 1-D over x's rows, of any of float32, float16, bfloat16 (nonzero
+ * selects x; NaN is nonzero); x, y and the outputs of one of those
+ * dtypes. */
 #ifndef MXC_BACKENDS_CUDA_INDEX_H_
 #define MXC_BACKENDS_CUDA_INDEX_H_
 
 #include <stddef.h>
 
+#include "backends/cuda/half_types.h"
 #include "core/base/gpu_plugin.h"
 
 #ifdef __cplusplus
@@ -25,9 +27,22 @@ int mxc__cuda_where_bwd_supports(const int *dtypes, int n_in, int n_out);
 int mxc__cuda_where(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_where_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
 
+/* zeros_like, ones_like, _zeros, _ones (0 or 1) and _full (its value):
+ * output 0 filled as ops/indexing/init.c's mxc__idx_fill (write: the
+ * value rounded to the dtype; add: old + value in double, rounded).
+ * float32, float16, bfloat16. Thread-safety: any thread. */
+int mxc__cuda_zeros(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_ones(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_full(const mxc__gpu_call *c, char *why, size_t why_len);
+
 #define MXC__CUDA_INDEX_ROWS                                             \
   {"where", mxc__cuda_where_supports, mxc__cuda_where},                  \
-  {"_backward_where", mxc__cuda_where_bwd_supports, mxc__cuda_where_bwd},
+  {"_backward_where", mxc__cuda_where_bwd_supports, mxc__cuda_where_bwd}, \
+  {"zeros_like", mxc__half_supports_same, mxc__cuda_zeros},              \
+  {"ones_like", mxc__half_supports_same, mxc__cuda_ones},                \
+  {"_zeros", mxc__half_supports_same, mxc__cuda_zeros},                  \
+  {"_ones", mxc__half_supports_same, mxc__cuda_ones},                    \
+  {"_full", mxc__half_supports_same, mxc__cuda_full},
 
 #ifdef __cplusplus
 }

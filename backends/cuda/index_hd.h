@@ -6,6 +6,7 @@
  * float32 and, for the half types, mxc__blob_get/set's double sum rounded
  * to float and then to the dtype. The gradient clears both outputs
  * (write) and adds ograd where selected, so a write gives +0 + ograd.
+ * Also the fills (zeros_like, ones_like, _zeros, _ones, _full).
  * tests/gpu:test_cuda_bcast_plan runs these against the CPU bitwise.
  *
  * C++ only (templates over half_hd.h's MxcElem). Thread-safety: pure
@@ -16,6 +17,7 @@
 #include <stdint.h>
 
 #include "backends/cuda/half_hd.h"
+#include "core/op/param.h"
 
 #ifdef __CUDACC__
 #define MXC__IDX_HD __host__ __device__ __forceinline__
@@ -56,6 +58,25 @@ MXC__IDX_HD typename MxcElem<DT>::T where_grad_elem(
   typename MxcElem<DT>::T base = is_add ? out : MxcElem<DT>::store(0.f);
   return sel ? add<DT>(base, og) : base;
 }
+
+/* mxc__idx_fill's element (zeros_like, ones_like, _zeros, _ones,
+ * _full): v rounded to float, then to the dtype (write); the old value
+ * plus v in double, rounded likewise (add). */
+template <int DT>
+MXC__IDX_HD typename MxcElem<DT>::T fill_elem(double v,
+                                               typename MxcElem<DT>::T out,
+                                               int is_add) {
+  typedef MxcElem<DT> E;
+  double r = is_add ? (double)E::load(out) + v : v;
+  return E::store((float)r);
+}
+
+/* Mirror of ops/indexing/init.c's private fill_param (_full's value). */
+struct FillParam {
+  mxc__tuple shape;
+  int dtype;
+  double value;
+};
 
 }  // namespace mxc_idx
 

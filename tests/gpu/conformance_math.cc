@@ -692,7 +692,38 @@ void LeakyForms(bool bwd, int dev, std::mt19937 *g) {
   }
 }
 
+// The fills: zeros_like and ones_like (data's shape and dtype), _zeros,
+// _ones and _full (shape and dtype parameters), write and add, bitwise.
+void FillForms(const char *op, int dev, std::mt19937 *g) {
+  std::string o = op;
+  for (int dt : kDtypes) {
+    for (const Dims &s : {Dims{33, 7}, Dims{0, 2}}) {
+      std::string shape = "(" + std::to_string(s[0]) + "," +
+                          std::to_string(s[1]) + ")";
+      if (o == "zeros_like" || o == "ones_like") {
+        CompareModes(o, {}, dt, s, {Uniform(Numel(s), -4, 4, g)},
+                     {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g);
+        continue;
+      }
+      Kv kv = {{"shape", shape}, {"dtype", mxct::DtypeName(dt)}};
+      if (o == "_full") kv.push_back({"value", "0.1"});
+      CompareModes(o, kv, dt, s, {}, {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev,
+                   g);
+    }
+  }
+}
+
+#define MXC__FILL_CASE(name)                                         \
+  mxct::RegisterCase(name, [](std::mt19937 *g) {                     \
+    FillForms(name, MXC_DEVICE_GPU, g);                              \
+  })
+
 const mxct::RegisterCase kCopyCases[] = {
+    MXC__FILL_CASE("zeros_like"),
+    MXC__FILL_CASE("ones_like"),
+    MXC__FILL_CASE("_zeros"),
+    MXC__FILL_CASE("_ones"),
+    MXC__FILL_CASE("_full"),
     mxct::RegisterCase("LeakyReLU", [](std::mt19937 *g) {
       LeakyForms(false, MXC_DEVICE_GPU, g);
     }),
@@ -763,6 +794,10 @@ TEST(GpuConformanceCopy, CasesAreValidCallsOnTheCpu) {
   WhereForms(true, MXC_DEVICE_CPU, &g);
   LeakyForms(false, MXC_DEVICE_CPU, &g);
   LeakyForms(true, MXC_DEVICE_CPU, &g);
+  for (const char *op : {"zeros_like", "ones_like", "_zeros", "_ones",
+                         "_full"}) {
+    FillForms(op, MXC_DEVICE_CPU, &g);
+  }
   for (const char *op :
        {"Concat", "_backward_Concat", "split", "_backward_split"}) {
     PartForms(op, MXC_DEVICE_CPU, &g);

@@ -1463,6 +1463,54 @@ void Check(const Dims &xd, const Dims &cd) {
 }  // namespace where_host
 }  // namespace
 
+// The fills' element (index_hd.h's fill_elem) against the CPU's _full,
+// zeros_like and ones_like, write and add, in the three dtypes, values
+// that round differently to float and to the half types.
+template <int DT>
+void CheckFill() {
+  typedef typename MxcElem<DT>::T T;
+  std::mt19937 g(38);
+  Dims d = {1000};
+  Vec bv = mxct::RoundTo(DT, Random(d, &g));
+  bv[0] = -0.f, bv[1] = NAN, bv[2] = 65504.f;
+  where_host::Bytes base = mxct::ToBytes(DT, bv);
+  std::vector<T> tb = where_host::As<T>(base);
+  for (const char *val : {"0.1", "1", "0", "-2.5", "1e6", "3.00000001"}) {
+    std::string shape = "(1000,)", dt = mxct::DtypeName(DT);
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      std::vector<T> host = tb;
+      for (T &h : host) h = mxc_idx::fill_elem<DT>(std::atof(val), h,
+                                                     req == MXC_REQ_ADD);
+      mxc_op op = nullptr;
+      ASSERT_EQ(mxc_op_find("_full", &op), MXC_OK);
+      const char *k[3] = {"shape", "dtype", "value"},
+                 *v[3] = {shape.c_str(), dt.c_str(), val};
+      int64_t n = 1000;
+      mxc_ndarray out = nullptr;
+      ASSERT_EQ(mxc_ndarray_create(&n, 1, DT, MXC_DEVICE_CPU, 0, 0, &out),
+                MXC_OK);
+      ASSERT_EQ(mxc_ndarray_copy_from_host(out, base.data(), base.size()),
+                MXC_OK);
+      int r = req;
+      ASSERT_EQ(mxc_op_invoke(op, k, v, 3, nullptr, 0, &out, 1, &r), MXC_OK)
+          << mxc_last_error();
+      where_host::Bytes cpu = base;
+      ASSERT_EQ(mxc_ndarray_copy_to_host(out, cpu.data(), cpu.size()),
+                MXC_OK);
+      mxc_ndarray_free(out);
+      mxct::ExpectSameElems(std::string("_full ") + val + " " + dt + " req " +
+                                std::to_string(req),
+                            DT, where_host::Of(host), cpu);
+    }
+  }
+}
+
+TEST(CudaWhere, FillsMatchTheCpu) {
+  CheckFill<MXC_DTYPE_FLOAT32>();
+  CheckFill<MXC_DTYPE_FLOAT16>();
+  CheckFill<MXC_DTYPE_BFLOAT16>();
+}
+
 TEST(CudaWhere, ElementFunctionsMatchTheCpu) {
   using where_host::Check;
   for (const auto &s : {std::make_pair(Dims{6, 7}, Dims{6, 7}),
