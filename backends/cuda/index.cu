@@ -171,7 +171,131 @@ int fill(const char *op, const mxc__gpu_call *c, double v, char *why,
   return mxc__cuda_finish(op, why, why_len);
 }
 
+bool index_dtype(int dt) {
+  return dt < 0 || dt == MXC_DTYPE_INT32 || dt == MXC_DTYPE_INT64 ||
+         mxc__half_slot(dt) >= 0;
+}
+
+// Embedding forward: one thread per output element.
+template <int DT>
+__global__ void emb_fwd(const void *idx, int idx_dt,
+                        const typename MxcElem<DT>::T *w,
+                        typename MxcElem<DT>::T *out, long long total,
+                        long long d, long long n, int is_add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+       i < total; i += stride) {
+    long long r = i / d, j = i % d;
+    int64_t k = clip_index(index_at(idx, idx_dt, r), n);
+    out[i] = emb_elem<DT>(w[k * d + j], out[i], is_add);
+  }
+}
+
+// Embedding gradient: one thread per column (the CPU's order per element;
+// no atomics).
+__global__ void emb_bwd(const float *g, const void *idx, int idx_dt,
+                        long long rows, long long d, long long n, float *dw,
+                        int is_add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < d;
+       j += stride) {
+    emb_grad_column(g, idx, idx_dt, rows, d, n, dw, j, is_add);
+  }
+}
+
+int emb_check(const char *op, const mxc__gpu_call *c, int n_in, char *why,
+              size_t why_len) {
+  const EmbParam *p = (const EmbParam *)c->param;
+  if (!p || c->n_in != n_in || c->n_out != 1 || p->output_dim < 1 ||
+      p->input_dim < 1) {
+    snprintf(why, why_len, "%s: parameters, %d inputs and one output "
+             "expected", op, n_in);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  return MXC_OK;
+}
+
+template <int DT>
+void launch_emb(const mxc__gpu_call *c, const EmbParam *p) {
+  typedef typename MxcElem<DT>::T T;
+  long long total = (long long)c->out[0].size;
+  emb_fwd<DT><<<MXC__CUDA_GRID(total)>>>(
+      c->in[0].ptr, c->in[0].dtype, (const T *)c->in[1].ptr,
+      (T *)c->out[0].ptr, total, p->output_dim, p->input_dim,
+      c->req[0] == MXC__GPU_REQ_ADD);
+}
+
 }  // namespace
+
+extern "C" int mxc__cuda_embedding_supports(const int *dtypes, int n_in,
+                                            int n_out) {
+  if (n_in != 2 || n_out != 1 || !index_dtype(dtypes[0])) return 0;
+  int a = dtypes[1], b = dtypes[2];
+  if (!ok_dtype(a) || !ok_dtype(b)) return 0;
+  return a < 0 || b < 0 || a == b;
+}
+
+extern "C" int mxc__cuda_embedding_bwd_supports(const int *dtypes, int n_in,
+                                                int n_out) {
+  if (n_in != 2 || n_out != 1 || !index_dtype(dtypes[1])) return 0;
+  for (int i : {0, 2}) {
+    if (dtypes[i] >= 0 && dtypes[i] != MXC_DTYPE_FLOAT32) return 0;
+  }
+  return 1;
+}
+
+// (data, weight) -> out of data.shape + (output_dim).
+extern "C" int mxc__cuda_embedding(const mxc__gpu_call *c, char *why,
+                                   size_t why_len) {
+  int rc = emb_check("Embedding", c, 2, why, why_len);
+  if (rc != MXC_OK) return rc;
+  const EmbParam *p = (const EmbParam *)c->param;
+  const mxc__gpu_array &w = c->in[1], &o = c->out[0];
+  if (w.size != p->input_dim * p->output_dim ||
+      o.size != c->in[0].size * p->output_dim || w.dtype != o.dtype ||
+      mxc__half_slot(o.dtype) < 0 || !index_dtype(c->in[0].dtype)) {
+    snprintf(why, why_len, "Embedding: the weight must be (input_dim, "
+             "output_dim) and the output data.shape + (output_dim,), of "
+             "one dtype");
+    return MXC_ERR_SHAPE;
+  }
+  if (c->req[0] == MXC__GPU_REQ_NULL || o.size == 0) return MXC_OK;
+  rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  switch (mxc__half_slot(o.dtype)) {
+    case MXC__HALF_SLOT_F16: launch_emb<MXC_DTYPE_FLOAT16>(c, p); break;
+    case MXC__HALF_SLOT_BF16: launch_emb<MXC_DTYPE_BFLOAT16>(c, p); break;
+    default: launch_emb<MXC_DTYPE_FLOAT32>(c, p); break;
+  }
+  return mxc__cuda_finish("Embedding", why, why_len);
+}
+
+// (ograd, data) -> dweight (input_dim, output_dim), float32.
+extern "C" int mxc__cuda_embedding_bwd(const mxc__gpu_call *c, char *why,
+                                       size_t why_len) {
+  int rc = emb_check("_backward_Embedding", c, 2, why, why_len);
+  if (rc != MXC_OK) return rc;
+  const EmbParam *p = (const EmbParam *)c->param;
+  const mxc__gpu_array &g = c->in[0], &dw = c->out[0];
+  long long rows = (long long)c->in[1].size;
+  if (dw.size != p->input_dim * p->output_dim ||
+      g.size != rows * p->output_dim || g.dtype != MXC_DTYPE_FLOAT32 ||
+      dw.dtype != MXC_DTYPE_FLOAT32 || !index_dtype(c->in[1].dtype)) {
+    snprintf(why, why_len, "_backward_Embedding: float32 ograd of "
+             "data.shape + (output_dim,) and dweight (input_dim, "
+             "output_dim) expected");
+    return MXC_ERR_SHAPE;
+  }
+  if (c->req[0] == MXC__GPU_REQ_NULL || dw.size == 0) return MXC_OK;
+  rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  long long d = p->output_dim;
+  emb_bwd<<<MXC__CUDA_GRID(d)>>>((const float *)g.ptr, c->in[1].ptr,
+                                  c->in[1].dtype, rows, d, p->input_dim,
+                                  (float *)dw.ptr,
+                                  c->req[0] == MXC__GPU_REQ_ADD);
+  return mxc__cuda_finish("_backward_Embedding", why, why_len);
+}
 
 extern "C" int mxc__cuda_zeros(const mxc__gpu_call *c, char *why,
                                size_t why_len) {

@@ -35,6 +35,17 @@ int mxc__cuda_zeros(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_ones(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_full(const mxc__gpu_call *c, char *why, size_t why_len);
 
+/* Embedding (data, weight) -> rows of weight by clipped index, float32,
+ * float16, bfloat16 weights; _backward_Embedding (ograd, data) ->
+ * dweight, float32, summed per column in the rows' order (the CPU's
+ * order: bitwise; one thread per column, so slow for narrow embeddings).
+ * Indices float32, float16, bfloat16, int32 or int64. */
+int mxc__cuda_embedding_supports(const int *dtypes, int n_in, int n_out);
+int mxc__cuda_embedding_bwd_supports(const int *dtypes, int n_in, int n_out);
+int mxc__cuda_embedding(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_embedding_bwd(const mxc__gpu_call *c, char *why,
+                            size_t why_len);
+
 #define MXC__CUDA_INDEX_ROWS                                             \
   {"where", mxc__cuda_where_supports, mxc__cuda_where},                  \
   {"_backward_where", mxc__cuda_where_bwd_supports, mxc__cuda_where_bwd}, \
@@ -42,7 +53,10 @@ int mxc__cuda_full(const mxc__gpu_call *c, char *why, size_t why_len);
   {"ones_like", mxc__half_supports_same, mxc__cuda_ones},                \
   {"_zeros", mxc__half_supports_same, mxc__cuda_zeros},                  \
   {"_ones", mxc__half_supports_same, mxc__cuda_ones},                    \
-  {"_full", mxc__half_supports_same, mxc__cuda_full},
+  {"_full", mxc__half_supports_same, mxc__cuda_full},                    \
+  {"Embedding", mxc__cuda_embedding_supports, mxc__cuda_embedding},      \
+  {"_backward_Embedding", mxc__cuda_embedding_bwd_supports,              \
+   mxc__cuda_embedding_bwd},
 
 #ifdef __cplusplus
 }

@@ -78,6 +78,61 @@ struct FillParam {
   double value;
 };
 
+/* ---- Embedding (ops/nn/embedding.c) ---- */
+
+/* Mirror of embedding.c's private emb_param. */
+struct EmbParam {
+  int64_t input_dim, output_dim;
+  int dtype;
+  int sparse_grad;
+};
+
+/* embedding.c's clip_index: the index truncated and clipped into
+ * [0, n - 1], NaN and negatives to 0. */
+MXC__IDX_HD int64_t clip_index(double v, int64_t n) {
+  if (!(v > 0)) return 0;
+  if (v >= (double)(n - 1)) return n - 1;
+  return (int64_t)v;
+}
+
+/* An index array's element as a double (mxc__blob_get): float32, the
+ * half types, int32, int64. */
+MXC__IDX_HD double index_at(const void *p, int dt, int64_t r) {
+  switch (dt) {
+    case MXC_DTYPE_INT32: return ((const int32_t *)p)[r];
+    case MXC_DTYPE_INT64: return (double)((const int64_t *)p)[r];
+    case MXC_DTYPE_FLOAT16:
+      return mxc__hd_f16_to_f32(((const uint16_t *)p)[r]);
+    case MXC_DTYPE_BFLOAT16:
+      return mxc__hd_bf16_to_f32(((const uint16_t *)p)[r]);
+    default: return ((const float *)p)[r];
+  }
+}
+
+/* The forward's element: the weight's stored bits (write) or the old
+ * value plus it in float (add; half types through float32). */
+template <int DT>
+MXC__IDX_HD typename MxcElem<DT>::T emb_elem(typename MxcElem<DT>::T w,
+                                              typename MxcElem<DT>::T out,
+                                              int is_add) {
+  typedef MxcElem<DT> E;
+  return is_add ? E::store(E::load(out) + E::load(w)) : w;
+}
+
+/* The float32 gradient's column j: dw[k(r)][j] += g[r][j] for r in
+ * order, after clearing the column (write), exactly the CPU's order for
+ * every element of the column. */
+MXC__IDX_HD void emb_grad_column(const float *g, const void *idx, int idx_dt,
+                                 int64_t rows, int64_t d, int64_t n,
+                                 float *dw, int64_t j, int is_add) {
+  if (!is_add) {
+    for (int64_t k = 0; k < n; ++k) dw[k * d + j] = 0.f;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    dw[clip_index(index_at(idx, idx_dt, r), n) * d + j] += g[r * d + j];
+  }
+}
+
 }  // namespace mxc_idx
 
 #endif /* MXC_BACKENDS_CUDA_INDEX_HD_H_ */

@@ -713,12 +713,44 @@ void FillForms(const char *op, int dev, std::mt19937 *g) {
   }
 }
 
+// Embedding (indices in the weight's dtype: out of range, negative and
+// fractional ones among them) in the three dtypes, and its float32
+// gradient (every index row summed in the CPU's order: bitwise).
+void EmbeddingForms(bool bwd, int dev, std::mt19937 *g) {
+  const int64_t n = 50, d = 33;
+  Dims id = {4, 17}, wd = {n, d}, od = {4, 17, d};
+  Vec idx = Uniform(Numel(id), -3, n + 3, g);
+  for (size_t i = 0; i < idx.size(); i += 2) idx[i] = std::floor(idx[i]);
+  for (int dt : kDtypes) {
+    if (bwd && dt != MXC_DTYPE_FLOAT32) continue;
+    Kv kv = {{"input_dim", std::to_string(n)},
+             {"output_dim", std::to_string(d)},
+             {"dtype", mxct::DtypeName(dt)}};
+    Vec ix = mxct::RoundTo(dt, idx);
+    if (!bwd) {
+      CompareShapes("Embedding", kv, dt, id, od,
+                    {ix, mxct::RoundTo(dt, Uniform(Numel(wd), -4, 4, g))},
+                    {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g, {id, wd});
+      continue;
+    }
+    CompareShapes("_backward_Embedding", kv, dt, od, wd,
+                  {Uniform(Numel(od), -2, 2, g), ix},
+                  {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g, {od, id});
+  }
+}
+
 #define MXC__FILL_CASE(name)                                         \
   mxct::RegisterCase(name, [](std::mt19937 *g) {                     \
     FillForms(name, MXC_DEVICE_GPU, g);                              \
   })
 
 const mxct::RegisterCase kCopyCases[] = {
+    mxct::RegisterCase("Embedding", [](std::mt19937 *g) {
+      EmbeddingForms(false, MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("_backward_Embedding", [](std::mt19937 *g) {
+      EmbeddingForms(true, MXC_DEVICE_GPU, g);
+    }),
     MXC__FILL_CASE("zeros_like"),
     MXC__FILL_CASE("ones_like"),
     MXC__FILL_CASE("_zeros"),
@@ -794,6 +826,8 @@ TEST(GpuConformanceCopy, CasesAreValidCallsOnTheCpu) {
   WhereForms(true, MXC_DEVICE_CPU, &g);
   LeakyForms(false, MXC_DEVICE_CPU, &g);
   LeakyForms(true, MXC_DEVICE_CPU, &g);
+  EmbeddingForms(false, MXC_DEVICE_CPU, &g);
+  EmbeddingForms(true, MXC_DEVICE_CPU, &g);
   for (const char *op : {"zeros_like", "ones_like", "_zeros", "_ones",
                          "_full"}) {
     FillForms(op, MXC_DEVICE_CPU, &g);

@@ -1364,7 +1364,9 @@ std::vector<Bytes> Cpu(const char *op,
                        const std::vector<Bytes> &ins,
                        const std::vector<std::pair<Dims, int>> &out_d,
                        const std::vector<Bytes> &outs,
-                       const std::vector<int> &reqs) {
+                       const std::vector<int> &reqs,
+                       const std::vector<const char *> &keys = {},
+                       const std::vector<const char *> &vals = {}) {
   mxc_op h = nullptr;
   EXPECT_EQ(mxc_op_find(op, &h), MXC_OK);
   std::vector<mxc_ndarray> a;
@@ -1381,8 +1383,9 @@ std::vector<Bytes> Cpu(const char *op,
   for (size_t i = 0; i < ins.size(); ++i) make(in_d[i], ins[i]);
   for (size_t i = 0; i < outs.size(); ++i) make(out_d[i], outs[i]);
   std::vector<int> r = reqs;
-  EXPECT_EQ(mxc_op_invoke(h, nullptr, nullptr, 0, a.data(), (int)ins.size(),
-                          a.data() + ins.size(), (int)outs.size(), r.data()),
+  EXPECT_EQ(mxc_op_invoke(h, keys.data(), vals.data(), (int)keys.size(),
+                          a.data(), (int)ins.size(), a.data() + ins.size(),
+                          (int)outs.size(), r.data()),
             MXC_OK)
       << op << ": " << mxc_last_error();
   std::vector<Bytes> res = outs;
@@ -1503,6 +1506,68 @@ void CheckFill() {
                             DT, where_host::Of(host), cpu);
     }
   }
+}
+
+// Embedding's element functions (index_hd.h) against the CPU: indices
+// out of range, negative, fractional and NaN (float32) and int32 ones;
+// float32 and float16 weights forward, float32 backward; write and add.
+template <int DT>
+void CheckEmbedding(int idx_dt) {
+  typedef typename MxcElem<DT>::T T;
+  std::mt19937 g(39);
+  const int64_t n = 7, d = 5;
+  Vec iv = {0, 3, 6, 9, -2, 2.7f, NAN, 1, 1, 6.5f, 4};
+  if (idx_dt == MXC_DTYPE_INT32) iv[6] = 5;  // no NaN among integers
+  Dims id = {(int64_t)iv.size()}, wd = {n, d}, od = {id[0], d};
+  where_host::Bytes idx;
+  if (idx_dt == MXC_DTYPE_INT32) {
+    std::vector<int32_t> ii;
+    for (float f : iv) ii.push_back((int32_t)f);
+    idx = where_host::Of(ii);
+  } else {
+    idx = mxct::ToBytes(MXC_DTYPE_FLOAT32, iv);
+  }
+  where_host::Bytes w = mxct::ToBytes(DT, Random(wd, &g));
+  where_host::Bytes base = mxct::ToBytes(DT, Random(od, &g));
+  std::vector<T> tw = where_host::As<T>(w);
+  std::string nn = std::to_string(n), dd = std::to_string(d),
+              dts = mxct::DtypeName(DT);
+  std::vector<const char *> k = {"input_dim", "output_dim", "dtype"},
+                            v = {nn.c_str(), dd.c_str(), dts.c_str()};
+  for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+    std::vector<T> host = where_host::As<T>(base);
+    for (int64_t i = 0; i < (int64_t)host.size(); ++i) {
+      int64_t kk = mxc_idx::clip_index(
+          mxc_idx::index_at(idx.data(), idx_dt, i / d), n);
+      host[i] = mxc_idx::emb_elem<DT>(tw[kk * d + i % d], host[i],
+                                      req == MXC_REQ_ADD);
+    }
+    std::vector<where_host::Bytes> cpu =
+        where_host::Cpu("Embedding", {{id, idx_dt}, {wd, DT}}, {idx, w},
+                        {{od, DT}}, {base}, {req}, k, v);
+    mxct::ExpectSameElems("Embedding " + dts + " req " + std::to_string(req),
+                          DT, where_host::Of(host), cpu[0]);
+    if (DT != MXC_DTYPE_FLOAT32) continue;
+    Vec og = Random(od, &g), dw = Random(wd, &g);
+    Vec dwb = dw;
+    for (int64_t j = 0; j < d; ++j) {
+      mxc_idx::emb_grad_column(og.data(), idx.data(), idx_dt, id[0], d, n,
+                               dw.data(), j, req == MXC_REQ_ADD);
+    }
+    std::vector<where_host::Bytes> bcpu = where_host::Cpu(
+        "_backward_Embedding", {{od, DT}, {id, idx_dt}},
+        {mxct::ToBytes(DT, og), idx}, {{wd, DT}}, {mxct::ToBytes(DT, dwb)},
+        {req}, k, v);
+    mxct::ExpectSameElems("_backward_Embedding req " + std::to_string(req),
+                          DT, mxct::ToBytes(DT, dw), bcpu[0]);
+  }
+}
+
+TEST(CudaWhere, EmbeddingMatchesTheCpu) {
+  CheckEmbedding<MXC_DTYPE_FLOAT32>(MXC_DTYPE_FLOAT32);
+  CheckEmbedding<MXC_DTYPE_FLOAT32>(MXC_DTYPE_INT32);
+  CheckEmbedding<MXC_DTYPE_FLOAT16>(MXC_DTYPE_FLOAT32);
+  CheckEmbedding<MXC_DTYPE_BFLOAT16>(MXC_DTYPE_INT32);
 }
 
 TEST(CudaWhere, FillsMatchTheCpu) {
