@@ -225,7 +225,60 @@ void launch_emb(const mxc__gpu_call *c, const EmbParam *p) {
       c->req[0] == MXC__GPU_REQ_ADD);
 }
 
+// one_hot: one thread per output element, mxc__idx_fill's roundings.
+template <int DT>
+__global__ void one_hot_k(const void *idx, int idx_dt,
+                          typename MxcElem<DT>::T *out, long long total,
+                          long long depth, double on, double off,
+                          int is_add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+       i < total; i += stride) {
+    bool hit = index_int(idx, idx_dt, i / depth) == i % depth;
+    out[i] = fill_elem<DT>(hit ? on : off, out[i], is_add);
+  }
+}
+
+template <int DT>
+void launch_one_hot(const mxc__gpu_call *c, const OneHotParam *p) {
+  typedef typename MxcElem<DT>::T T;
+  long long total = (long long)c->out[0].size;
+  one_hot_k<DT><<<MXC__CUDA_GRID(total)>>>(
+      c->in[0].ptr, c->in[0].dtype, (T *)c->out[0].ptr, total, p->depth,
+      p->on_value, p->off_value, c->req[0] == MXC__GPU_REQ_ADD);
+}
+
 }  // namespace
+
+extern "C" int mxc__cuda_one_hot_supports(const int *dtypes, int n_in,
+                                          int n_out) {
+  return n_in == 1 && n_out == 1 && index_dtype(dtypes[0]) &&
+         ok_dtype(dtypes[1]);
+}
+
+// indices -> indices.shape + (depth,) of the dtype parameter.
+extern "C" int mxc__cuda_one_hot(const mxc__gpu_call *c, char *why,
+                                 size_t why_len) {
+  const OneHotParam *p = (const OneHotParam *)c->param;
+  if (!p || c->n_in != 1 || c->n_out != 1 || p->depth < 1 ||
+      c->out[0].size != c->in[0].size * p->depth ||
+      mxc__half_slot(c->out[0].dtype) < 0 || !index_dtype(c->in[0].dtype)) {
+    snprintf(why, why_len,
+             "one_hot: indices (float32, float16, bfloat16, int32, int64) "
+             "and an output of indices.shape + (depth,) in float32, "
+             "float16 or bfloat16 expected");
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  if (c->req[0] == MXC__GPU_REQ_NULL || c->out[0].size == 0) return MXC_OK;
+  int rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  switch (mxc__half_slot(c->out[0].dtype)) {
+    case MXC__HALF_SLOT_F16: launch_one_hot<MXC_DTYPE_FLOAT16>(c, p); break;
+    case MXC__HALF_SLOT_BF16: launch_one_hot<MXC_DTYPE_BFLOAT16>(c, p); break;
+    default: launch_one_hot<MXC_DTYPE_FLOAT32>(c, p); break;
+  }
+  return mxc__cuda_finish("one_hot", why, why_len);
+}
 
 extern "C" int mxc__cuda_embedding_supports(const int *dtypes, int n_in,
                                             int n_out) {

@@ -46,6 +46,12 @@ int mxc__cuda_embedding(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_embedding_bwd(const mxc__gpu_call *c, char *why,
                             size_t why_len);
 
+/* one_hot: indices (float32, float16, bfloat16, int32, int64; floats
+ * truncated, out-of-range ones give a row of off_value) -> on_value /
+ * off_value in float32, float16 or bfloat16, as ops/indexing/one_hot.c. */
+int mxc__cuda_one_hot_supports(const int *dtypes, int n_in, int n_out);
+int mxc__cuda_one_hot(const mxc__gpu_call *c, char *why, size_t why_len);
+
 #define MXC__CUDA_INDEX_ROWS                                             \
   {"where", mxc__cuda_where_supports, mxc__cuda_where},                  \
   {"_backward_where", mxc__cuda_where_bwd_supports, mxc__cuda_where_bwd}, \
@@ -56,7 +62,8 @@ int mxc__cuda_embedding_bwd(const mxc__gpu_call *c, char *why,
   {"_full", mxc__half_supports_same, mxc__cuda_full},                    \
   {"Embedding", mxc__cuda_embedding_supports, mxc__cuda_embedding},      \
   {"_backward_Embedding", mxc__cuda_embedding_bwd_supports,              \
-   mxc__cuda_embedding_bwd},
+   mxc__cuda_embedding_bwd},                                             \
+  {"one_hot", mxc__cuda_one_hot_supports, mxc__cuda_one_hot},
 
 #ifdef __cplusplus
 }

@@ -133,6 +133,27 @@ MXC__IDX_HD void emb_grad_column(const float *g, const void *idx, int idx_dt,
   }
 }
 
+/* ---- one_hot (ops/indexing/one_hot.c) ---- */
+
+/* Mirror of one_hot.c's private one_hot_param. */
+struct OneHotParam {
+  int64_t depth;
+  double on_value, off_value;
+  int dtype;
+};
+
+/* util.c's mxc__idx_at: integers as they are; floating indices truncated
+ * toward zero, saturated at +-2^62, NaN to -2^62 (never a column). */
+MXC__IDX_HD int64_t index_int(const void *p, int dt, int64_t r) {
+  if (dt == MXC_DTYPE_INT32) return ((const int32_t *)p)[r];
+  if (dt == MXC_DTYPE_INT64) return ((const int64_t *)p)[r];
+  double v = index_at(p, dt, r);
+  const double lim = 4611686018427387904.0;
+  if (!(v > -lim)) return -(int64_t)lim;
+  if (v > lim) return (int64_t)lim;
+  return (int64_t)v;
+}
+
 }  // namespace mxc_idx
 
 #endif /* MXC_BACKENDS_CUDA_INDEX_HD_H_ */

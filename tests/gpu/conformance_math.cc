@@ -739,6 +739,19 @@ void EmbeddingForms(bool bwd, int dev, std::mt19937 *g) {
   }
 }
 
+// one_hot: indices in the output's dtype (out of range, negative and
+// fractional ones among them), depth 37, write and add, bitwise.
+void OneHotForms(int dev, std::mt19937 *g) {
+  Dims id = {5, 13}, od = {5, 13, 37};
+  Vec idx = Uniform(Numel(id), -3, 40, g);
+  for (int dt : kDtypes) {
+    Kv kv = {{"depth", "37"}, {"on_value", "0.7"}, {"off_value", "-0.1"},
+             {"dtype", mxct::DtypeName(dt)}};
+    CompareShapes("one_hot", kv, dt, id, od, {mxct::RoundTo(dt, idx)},
+                  {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g);
+  }
+}
+
 #define MXC__FILL_CASE(name)                                         \
   mxct::RegisterCase(name, [](std::mt19937 *g) {                     \
     FillForms(name, MXC_DEVICE_GPU, g);                              \
@@ -751,6 +764,8 @@ const mxct::RegisterCase kCopyCases[] = {
     mxct::RegisterCase("_backward_Embedding", [](std::mt19937 *g) {
       EmbeddingForms(true, MXC_DEVICE_GPU, g);
     }),
+    mxct::RegisterCase(
+        "one_hot", [](std::mt19937 *g) { OneHotForms(MXC_DEVICE_GPU, g); }),
     MXC__FILL_CASE("zeros_like"),
     MXC__FILL_CASE("ones_like"),
     MXC__FILL_CASE("_zeros"),
@@ -826,6 +841,7 @@ TEST(GpuConformanceCopy, CasesAreValidCallsOnTheCpu) {
   WhereForms(true, MXC_DEVICE_CPU, &g);
   LeakyForms(false, MXC_DEVICE_CPU, &g);
   LeakyForms(true, MXC_DEVICE_CPU, &g);
+  OneHotForms(MXC_DEVICE_CPU, &g);
   EmbeddingForms(false, MXC_DEVICE_CPU, &g);
   EmbeddingForms(true, MXC_DEVICE_CPU, &g);
   for (const char *op : {"zeros_like", "ones_like", "_zeros", "_ones",

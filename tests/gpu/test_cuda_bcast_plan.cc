@@ -1570,6 +1570,49 @@ TEST(CudaWhere, EmbeddingMatchesTheCpu) {
   CheckEmbedding<MXC_DTYPE_BFLOAT16>(MXC_DTYPE_INT32);
 }
 
+// one_hot's element (index_int, fill_elem) against the CPU: truncated,
+// out-of-range, NaN and huge float indices, int32 ones; write and add.
+template <int DT>
+void CheckOneHot(int idx_dt) {
+  typedef typename MxcElem<DT>::T T;
+  std::mt19937 g(40);
+  const int64_t depth = 4;
+  Vec iv = {0, 2, 5, -1, -0.5f, 2.9f, NAN, 1e30f, 3, 1};
+  if (idx_dt == MXC_DTYPE_INT32) iv[6] = 7, iv[7] = -9;
+  Dims id = {(int64_t)iv.size()}, od = {id[0], depth};
+  where_host::Bytes idx;
+  if (idx_dt == MXC_DTYPE_INT32) {
+    std::vector<int32_t> ii;
+    for (float f : iv) ii.push_back((int32_t)f);
+    idx = where_host::Of(ii);
+  } else {
+    idx = mxct::ToBytes(MXC_DTYPE_FLOAT32, iv);
+  }
+  where_host::Bytes base = mxct::ToBytes(DT, Random(od, &g));
+  std::string dts = mxct::DtypeName(DT);
+  std::vector<const char *> k = {"depth", "on_value", "off_value", "dtype"},
+                            v = {"4", "2.5", "-0.1", dts.c_str()};
+  for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+    std::vector<T> host = where_host::As<T>(base);
+    for (int64_t i = 0; i < (int64_t)host.size(); ++i) {
+      bool hit = mxc_idx::index_int(idx.data(), idx_dt, i / depth) ==
+                 i % depth;
+      host[i] = mxc_idx::fill_elem<DT>(hit ? 2.5 : -0.1, host[i],
+                                       req == MXC_REQ_ADD);
+    }
+    std::vector<where_host::Bytes> cpu = where_host::Cpu(
+        "one_hot", {{id, idx_dt}}, {idx}, {{od, DT}}, {base}, {req}, k, v);
+    mxct::ExpectSameElems("one_hot " + dts + " req " + std::to_string(req),
+                          DT, where_host::Of(host), cpu[0]);
+  }
+}
+
+TEST(CudaWhere, OneHotMatchesTheCpu) {
+  CheckOneHot<MXC_DTYPE_FLOAT32>(MXC_DTYPE_FLOAT32);
+  CheckOneHot<MXC_DTYPE_FLOAT16>(MXC_DTYPE_FLOAT32);
+  CheckOneHot<MXC_DTYPE_BFLOAT16>(MXC_DTYPE_INT32);
+}
+
 TEST(CudaWhere, FillsMatchTheCpu) {
   CheckFill<MXC_DTYPE_FLOAT32>();
   CheckFill<MXC_DTYPE_FLOAT16>();
