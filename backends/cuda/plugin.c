@@ -21,11 +21,13 @@
 #include "backends/cuda/bcast.h"
 #include "backends/cuda/blas.h"
 #include "backends/cuda/cast.h"
+#include "backends/cuda/dense2.h"
 #include "backends/cuda/dnn.h"
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/fuse.h"
 #include "backends/cuda/half_types.h"
 #include "backends/cuda/loss.h"
+#include "backends/cuda/math_rows.h"
 #include "backends/cuda/rng.h"
 #include "backends/cuda/sdot.h"
 #include "backends/cuda/streams.h"
@@ -155,6 +157,8 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_RNG_ROWS
     MXC__CUDA_CAST_ROWS
     MXC__CUDA_LOSS_ROWS
+    MXC__CUDA_DENSE2_ROWS
+    MXC__CUDA_MATH_ROWS
 };
 
 /* Kernels for calls with sparse arrays (mxc__gpu_sparse_kernel). */

@@ -4,8 +4,9 @@
  * their one input, whose values are never read). None has a gradient. */
 #include <math.h>
 
-#include "ops/indexing/internal.h"
 #include "core/op/registry.h"
+#include "ops/indexing/init_params.h"
+#include "ops/indexing/internal.h"
 
 /* 2^62: a bound on element counts computed in double. */
 #define COUNT_LIMIT 4611686018427387904.0
@@ -38,11 +39,7 @@ static int shape_from(const mxc__op *op, const int64_t *dims, int ndim,
 
 /* ---- _zeros, _ones, _full ---- */
 
-typedef struct fill_param {
-  mxc__tuple shape;
-  int dtype;
-  double value;
-} fill_param;
+typedef mxc__fill_param fill_param;
 
 #define SHAPE_DEF                                                       \
   MXC__PARAM(fill_param, shape, MXC__P_TUPLE, NULL,                     \
@@ -125,14 +122,7 @@ static int full_forward(const mxc__op *op, const mxc__opctx *ctx,
 
 /* ---- _arange ---- */
 
-typedef struct arange_param {
-  double start;
-  double stop; /* NaN: None */
-  double step;
-  int64_t repeat;
-  int infer_range;
-  int dtype;
-} arange_param;
+typedef mxc__arange_param arange_param;
 
 static const mxc__param_def k_arange_params[] = {
     MXC__PARAM(arange_param, start, MXC__P_FLOAT, NULL,
@@ -231,10 +221,7 @@ static int arange_forward(const mxc__op *op, const mxc__opctx *ctx,
 
 /* ---- _eye ---- */
 
-typedef struct eye_param {
-  int64_t n, m, k;
-  int dtype;
-} eye_param;
+typedef mxc__eye_param eye_param;
 
 static const mxc__param_def k_eye_params[] = {
     {"N", MXC__P_INT, offsetof(eye_param, n), NULL, "Number of rows.", 0,

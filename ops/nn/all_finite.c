@@ -6,12 +6,10 @@
  * output array each time). Not differentiable. */
 #include <math.h>
 
+#include "ops/nn/all_finite_params.h"
 #include "ops/nn/nn.h"
 
-typedef struct af_param {
-  int64_t num_arrays;
-  int init_output;
-} af_param;
+typedef mxc__af_param af_param;
 
 static const mxc__param_def k_params[] = {
     MXC__PARAM(af_param, init_output, MXC__P_BOOL, "true",

@@ -10,13 +10,10 @@
  * size). */
 #include <math.h>
 
+#include "ops/nn/group_norm_params.h"
 #include "ops/nn/nn.h"
 
-typedef struct gn_param {
-  int64_t num_groups;
-  double eps;
-  int output_mean_var;
-} gn_param;
+typedef mxc__gn_param gn_param;
 
 static const mxc__param_def k_gn_params[] = {
     MXC__PARAM_RANGE(gn_param, num_groups, MXC__P_INT, "1", 1, 1e9,
@@ -28,9 +25,7 @@ static const mxc__param_def k_gn_params[] = {
                "outputs 1 and 2 (request three outputs to get them)."),
 };
 
-typedef struct in_param {
-  double eps;
-} in_param;
+typedef mxc__in_param in_param;
 
 static const mxc__param_def k_in_params[] = {
     MXC__PARAM_RANGE(in_param, eps, MXC__P_FLOAT, "0.001", 0, INFINITY,

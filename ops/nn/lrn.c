@@ -6,12 +6,10 @@
  * at every (n, h, w). norm is a hidden output the gradient reads. */
 #include <math.h>
 
+#include "ops/nn/lrn_params.h"
 #include "ops/nn/nn.h"
 
-typedef struct lrn_param {
-  double alpha, beta, knorm;
-  int64_t nsize;
-} lrn_param;
+typedef mxc__lrn_param lrn_param;
 
 static const mxc__param_def k_params[] = {
     MXC__PARAM(lrn_param, alpha, MXC__P_FLOAT, "0.0001",

@@ -4,15 +4,17 @@
  *              batch size data.shape[0] ('batch'), or the number of
  *              elements above valid_thresh, at least 1 ('valid');
  *   make_loss: ddata = 1 (an all-ones array, through ones_like). */
+#include "ops/nn/make_loss_params.h"
 #include "ops/nn/nn.h"
 
-enum { NORM_NULL, NORM_BATCH, NORM_VALID };
+enum {
+  NORM_NULL = MXC__ML_NORM_NULL,
+  NORM_BATCH = MXC__ML_NORM_BATCH,
+  NORM_VALID = MXC__ML_NORM_VALID
+};
 static const char *const k_norms[] = {"null", "batch", "valid", NULL};
 
-typedef struct ml_param {
-  double grad_scale, valid_thresh;
-  int normalization;
-} ml_param;
+typedef mxc__ml_param ml_param;
 
 static const mxc__param_def k_params[] = {
     MXC__PARAM(ml_param, grad_scale, MXC__P_FLOAT, "1",

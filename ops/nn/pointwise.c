@@ -8,12 +8,10 @@
  * output)). */
 #include <math.h>
 
+#include "ops/nn/loss_params.h"
 #include "ops/nn/nn.h"
 
-typedef struct sl1_param {
-  double scalar;
-  int is_int;
-} sl1_param;
+typedef mxc__sl1_param sl1_param;
 
 static const mxc__param_def k_sl1_params[] = {
     MXC__PARAM(sl1_param, scalar, MXC__P_FLOAT, "1",
@@ -85,12 +83,7 @@ static int pw_compute(const mxc__op *op, const mxc__opctx *ctx,
 
 /* ---- softmin ---- */
 
-typedef struct softmin_param {
-  int64_t axis;
-  double temperature; /* NaN: None */
-  int dtype;
-  int use_length;
-} softmin_param;
+typedef mxc__softmin_param softmin_param;
 
 static const mxc__param_def k_sm_params[] = {
     MXC__PARAM(softmin_param, axis, MXC__P_INT, "-1",

@@ -14,11 +14,10 @@
  * label shares data's dtype and gets no gradient. */
 #include <math.h>
 
+#include "ops/nn/loss_params.h"
 #include "ops/nn/nn.h"
 
-typedef struct reg_param {
-  double grad_scale;
-} reg_param;
+typedef mxc__reg_param reg_param;
 
 static const mxc__param_def k_params[] = {
     MXC__PARAM(reg_param, grad_scale, MXC__P_FLOAT, "1",

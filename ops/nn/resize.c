@@ -18,6 +18,7 @@
 #include <math.h>
 
 #include "ops/nn/nn.h"
+#include "ops/nn/resize_params.h"
 
 enum { RS_SIZE, RS_ODD_SCALE, RS_LIKE, RS_EVEN_DOWN, RS_EVEN_UP, RS_ODD_DOWN,
        RS_ODD_UP };
@@ -25,11 +26,7 @@ static const char *const k_modes[] = {"size",       "odd_scale",   "like",
                                       "to_even_down", "to_even_up",
                                       "to_odd_down", "to_odd_up",   NULL};
 
-typedef struct rs_param {
-  int64_t height, width;
-  double scale_height, scale_width; /* NaN: None */
-  int mode, align_corners;
-} rs_param;
+typedef mxc__rs_param rs_param;
 
 static const mxc__param_def k_rs_params[] = {
     MXC__PARAM_RANGE(rs_param, height, MXC__P_INT, "1", 1, 1e9,
@@ -237,9 +234,7 @@ static int rs_backward(const mxc__op *op, const mxc__opctx *ctx,
 
 /* ---- adaptive average pooling ---- */
 
-typedef struct ap_param {
-  mxc__tuple output_size;
-} ap_param;
+typedef mxc__ap_param ap_param;
 
 static const mxc__param_def k_ap_params[] = {
     MXC__PARAM(ap_param, output_size, MXC__P_TUPLE, "()",

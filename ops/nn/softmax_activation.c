@@ -4,14 +4,13 @@
  * Gradient through the output: dx = y * (g - sum(g * y)) per group. */
 #include <math.h>
 
+#include "ops/nn/loss_params.h"
 #include "ops/nn/nn.h"
 
-enum { SA_INSTANCE, SA_CHANNEL };
+enum { SA_INSTANCE = MXC__SA_INSTANCE, SA_CHANNEL = MXC__SA_CHANNEL };
 static const char *const k_modes[] = {"instance", "channel", NULL};
 
-typedef struct sa_param {
-  int mode;
-} sa_param;
+typedef mxc__sa_param sa_param;
 
 static const mxc__param_def k_params[] = {
     MXC__PARAM_ENUM(sa_param, mode, "instance", k_modes,

@@ -18,16 +18,14 @@
  * correlation of data with the output gradient for the weight. */
 #include "core/op/arity.h"
 #include "ops/nn/nn.h"
+#include "ops/nn/upsampling_params.h"
 
-enum { UP_NEAREST, UP_BILINEAR };
-enum { MULTI_CONCAT, MULTI_SUM };
+enum { UP_NEAREST = MXC__UP_NEAREST, UP_BILINEAR = MXC__UP_BILINEAR };
+enum { MULTI_CONCAT = MXC__UP_CONCAT, MULTI_SUM = MXC__UP_SUM };
 static const char *const k_sample_types[] = {"nearest", "bilinear", NULL};
 static const char *const k_multi_modes[] = {"concat", "sum", NULL};
 
-typedef struct up_param {
-  int64_t scale, num_filter, num_args, workspace;
-  int sample_type, multi_input_mode;
-} up_param;
+typedef mxc__up_param up_param;
 
 static const mxc__param_def k_params[] = {
     MXC__PARAM_RANGE(up_param, scale, MXC__P_INT, NULL, 1, 1e9,

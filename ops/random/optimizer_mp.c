@@ -29,18 +29,12 @@
 
 #include "core/op/common.h"
 #include "core/op/registry.h"
+#include "ops/random/optimizer_mp_params.h"
 #include "ops/random/optimizer_util.h"
 
-enum { MULTI_MAX = 16 };
+enum { MULTI_MAX = MXC__MP_MAX_WEIGHTS };
 
-typedef struct mp_param {
-  double lr, wd, momentum, rescale_grad, clip_gradient;
-  int lazy_update;
-  int64_t num_weights;
-  char lrs[MXC__PARAM_STR_MAX], wds[MXC__PARAM_STR_MAX];
-  /* Filled by param_check: lrs and wds, or lr and wd for the single forms. */
-  double lr_v[MULTI_MAX], wd_v[MULTI_MAX];
-} mp_param;
+typedef mxc__mp_param mp_param;
 
 /* ---- variants ---- */
 

@@ -2,7 +2,8 @@
 // binaries, with the fake plug-in here and the real one on a GPU
 // (scripts/gpu_check.sh): an executor whose nodes mix GPU kernels
 // (FullyConnected and its gradient: cuBLAS) and a node run on the CPU
-// (tanh and its gradient, which have no GPU kernel), forward and
+// (a unary operator and its gradient without a GPU kernel: CpuOnlyUnary;
+// gammaln since tanh, arcsinh, erf and cbrt got kernels), forward and
 // backward, against the same executor on the CPU.
 //
 // The rest of the suite compares GPU kernels with the CPU: a call that
@@ -151,7 +152,7 @@ GraphRun RunGraph(const std::string &unary, int dev, const std::vector<Vec> &v,
 }
 
 // cuBLAS sums in its own order: float32 products of 6 and 5 terms agree
-// with the CPU's to a few ulps; tanh itself runs on the CPU (bitwise).
+// with the CPU's to a few ulps; the unary itself runs on the CPU (bitwise).
 void ExpectClose(const char *what, const Vec &gpu, const Vec &cpu) {
   ASSERT_EQ(gpu.size(), cpu.size()) << what;
   for (size_t i = 0; i < gpu.size(); ++i) {

@@ -10,15 +10,22 @@
 #include <unistd.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 extern "C" {
 #include "core/base/gpu.h"
 #include "core/base/nccl_plugin.h"
 #include "core/op/backend.h"
+#include "core/op/registry_internal.h"
 }
 #include "mxc/mxc.h"
 #include "tests/gpu/gpu_test_util.h"
@@ -145,6 +152,122 @@ TEST(Cuda, EveryKernelAttaches) {
     }
     EXPECT_TRUE(attached) << p->kernels[i].op;
   }
+}
+
+// ---- docs/gpu-operators.md: every registered operator against the
+// plug-in's table. The committed file must equal what this build renders
+// (the test fails while it is stale); under `bazel run` (which sets
+// BUILD_WORKSPACE_DIRECTORY) the test rewrites it instead. ----
+
+const char kOpsDoc[] = "docs/gpu-operators.md";
+
+std::string Slurp(const std::string &path) {
+  std::ifstream f(path, std::ios::binary);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+// The dtypes a row takes, asked of its supports with every input and
+// output of one dtype (the operator's declared counts).
+std::string RowDtypes(const mxc__gpu_kernel &k, const mxc__op *op) {
+  if (!k.supports) return "float32";
+  int variadic = 0;
+  int n_in = mxc__op_declared_inputs(op, &variadic);
+  if (variadic) n_in = 2;
+  int n_out = op->n_outputs > 0 ? op->n_outputs : 1;
+  std::string s;
+  const std::pair<int, const char *> kinds[] = {
+      {MXC_DTYPE_FLOAT32, "float32"},
+      {MXC_DTYPE_FLOAT64, "float64"},
+      {MXC_DTYPE_FLOAT16, "float16"},
+      {MXC_DTYPE_BFLOAT16, "bfloat16"}};
+  for (const auto &d : kinds) {
+    std::vector<int> dt((size_t)(n_in + n_out), d.first);
+    if (!k.supports(dt.data(), n_in, n_out)) continue;
+    s += (s.empty() ? "" : ", ") + std::string(d.second);
+  }
+  return s.empty() ? "(other)" : s;
+}
+
+std::string RenderOpsDoc(const mxc__gpu_plugin *p) {
+  std::map<std::string, std::string> dense, sparse;
+  for (int i = 0; i < p->n_kernels; ++i) {
+    const mxc__op *op = mxc__op_find(p->kernels[i].op);
+    if (op) dense[op->name] = RowDtypes(p->kernels[i], op);
+  }
+  for (int i = 0; i < p->n_sparse_kernels; ++i) {
+    sparse[p->sparse_kernels[i].k.op] = "";
+  }
+  EXPECT_EQ(mxc__registry_ensure(), MXC_OK);
+  const mxc__registry *r = mxc__registry_get();
+  std::vector<std::string> names;
+  for (int i = 0; i < r->n_ops; ++i) names.push_back(r->ops[i]->name);
+  std::sort(names.begin(), names.end());
+  std::ostringstream with, without;
+  int n_with = 0, n_hidden = 0, n_hidden_with = 0;
+  for (const auto &n : names) {
+    bool hidden = mxc__op_find(n.c_str())->hidden != 0;
+    n_hidden += hidden;
+    auto d = dense.find(n);
+    if (d == dense.end()) {
+      without << "`" << n << "`" << (sparse.count(n) ? " (CSR `dot` only)" : "")
+              << "\n";
+      continue;
+    }
+    ++n_with;
+    n_hidden_with += hidden;
+    with << "| `" << n << "` | " << d->second
+         << (sparse.count(n) ? "; CSR lhs (cuSPARSE)" : "") << " |\n";
+  }
+  std::ostringstream doc;
+  doc << "# Operators on the GPU\n\n"
+      << "Generated; do not edit. After adding a kernel row to the CUDA "
+         "plug-in\n(backends/cuda/plugin.c's table) or an operator, run\n\n"
+      << "    bazel run //tests/gpu:test_cuda_plugin -- "
+         "--gtest_filter=Cuda.OperatorsOnTheGpuDoc\n\n"
+      << "which rewrites this file from the operator registry and the "
+         "plug-in's\nkernel table; `bazel test //tests/gpu:test_cuda_plugin` "
+         "fails while it is\nstale. None of these kernels has run on a GPU "
+         "yet (docs/gpu.md).\n\n"
+      << n_with << " of " << names.size()
+      << " registered operators have a GPU kernel, " << n_hidden_with
+      << " of them among the\n" << n_hidden
+      << " hidden ones (`_backward_` gradients and other internal "
+         "operators);\nthe other "
+      << names.size() - n_with
+      << " run on the CPU only. The dtypes are those the row's own\n"
+         "check accepts (every input and output of one dtype).\n\n"
+      << "## With a GPU kernel\n\n| operator | dtypes |\n|---|---|\n"
+      << with.str() << "\n## Without a GPU kernel\n\n"
+      << "One a line (a GPU array gets `no kernel for gpu(N)`, or the CPU\n"
+         "fallback where it exists):\n\n"
+      << without.str();
+  return doc.str();
+}
+
+TEST(Cuda, OperatorsOnTheGpuDoc) {
+  const mxc__gpu_plugin *p = mxc__gpu_table();
+  ASSERT_NE(p, nullptr) << mxc__gpu_status();
+  // One row per operator: a second row of a name would never run.
+  std::set<std::string> seen;
+  for (int i = 0; i < p->n_kernels; ++i) {
+    EXPECT_TRUE(seen.insert(p->kernels[i].op).second)
+        << p->kernels[i].op << " has two rows in the plug-in's table";
+  }
+  std::string doc = RenderOpsDoc(p);
+  const char *ws = std::getenv("BUILD_WORKSPACE_DIRECTORY");
+  if (ws && *ws) {
+    std::string path = std::string(ws) + "/" + kOpsDoc;
+    std::ofstream(path, std::ios::binary) << doc;
+    std::printf("wrote %s\n", path.c_str());
+    return;
+  }
+  std::string committed = Slurp(kOpsDoc);
+  ASSERT_FALSE(committed.empty()) << "cannot read " << kOpsDoc;
+  EXPECT_TRUE(committed == doc)
+      << kOpsDoc << " is stale: run `bazel run //tests/gpu:test_cuda_plugin "
+      << "-- --gtest_filter=Cuda.OperatorsOnTheGpuDoc`";
 }
 
 // bench/gpu's ResNet-50 training graph (scripts/make_resnet.py's, from

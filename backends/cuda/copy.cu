@@ -1,0 +1,304 @@
+// transpose, swapaxes and flip on the GPU (copy.h): one gather kernel over
+// copy_plan.h's plan (host-tested against the CPU operators), one thread
+// per output element on a grid-stride loop.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+
+#include "backends/cuda/copy.h"
+#include "backends/cuda/copy_plan.h"
+#include "backends/cuda/cuda_rt.h"
+#include "backends/cuda/elementwise.h"
+#include "backends/cuda/half_hd.h"
+#include "backends/cuda/half_types.h"
+
+namespace {
+
+// out[i] = src[plan's offset of i]: the stored bits (write), or old +
+// src in float rounded once (add). The plan travels by value.
+template <int DT>
+__global__ void gather(const typename MxcElem<DT>::T *src,
+                       typename MxcElem<DT>::T *out, mxc__copy_plan p,
+                       long long n, int add) {
+  typedef MxcElem<DT> E;
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    typename E::T v = src[mxc__copy_src(&p, i)];
+    out[i] = add ? E::store(E::load(out[i]) + E::load(v)) : v;
+  }
+}
+
+// dst[plan's offset of i] = src[i] (write) or += (add): the slices'
+// gradients; the box's elements are distinct, so no two threads write
+// one element.
+template <int DT>
+__global__ void scatter(const typename MxcElem<DT>::T *src,
+                        typename MxcElem<DT>::T *dst, mxc__copy_plan p,
+                        long long n, int add) {
+  typedef MxcElem<DT> E;
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    int64_t o = mxc__copy_src(&p, i);
+    dst[o] = add ? E::store(E::load(dst[o]) + E::load(src[i])) : src[i];
+  }
+}
+
+template <int DT>
+void launch_scatter(const mxc__gpu_call *c, const mxc__copy_plan &p) {
+  typedef typename MxcElem<DT>::T T;
+  long long n = (long long)c->in[0].size;
+  scatter<DT><<<MXC__CUDA_GRID(n)>>>((const T *)c->in[0].ptr,
+                                      (T *)c->out[0].ptr, p, n,
+                                      c->req[0] == MXC__GPU_REQ_ADD);
+}
+
+template <int DT>
+void launch(const mxc__gpu_call *c, const mxc__copy_plan &p) {
+  typedef typename MxcElem<DT>::T T;
+  long long n = (long long)c->out[0].size;
+  gather<DT><<<MXC__CUDA_GRID(n)>>>((const T *)c->in[0].ptr,
+                                     (T *)c->out[0].ptr, p, n,
+                                     c->req[0] == MXC__GPU_REQ_ADD);
+}
+
+void launch_slot(const mxc__gpu_call *c, const mxc__copy_plan &p, bool bwd) {
+  switch (mxc__half_slot(c->out[0].dtype)) {
+    case MXC__HALF_SLOT_F16:
+      bwd ? launch_scatter<MXC_DTYPE_FLOAT16>(c, p)
+          : launch<MXC_DTYPE_FLOAT16>(c, p);
+      break;
+    case MXC__HALF_SLOT_BF16:
+      bwd ? launch_scatter<MXC_DTYPE_BFLOAT16>(c, p)
+          : launch<MXC_DTYPE_BFLOAT16>(c, p);
+      break;
+    default:
+      bwd ? launch_scatter<MXC_DTYPE_FLOAT32>(c, p)
+          : launch<MXC_DTYPE_FLOAT32>(c, p);
+      break;
+  }
+}
+
+int run(int kind, const char *op, const mxc__gpu_call *c, char *why,
+        size_t why_len) {
+  int n_in = kind == MXC__CP_BROADCAST ? c->n_in : 1;  // broadcast_like: 2
+  if (c->n_in != n_in || n_in < 1 || c->n_out != 1 ||
+      c->in[0].dtype != c->out[0].dtype || mxc__half_slot(c->in[0].dtype) < 0) {
+    snprintf(why, why_len,
+             "%s: one input and one output of one dtype (float32, float16 "
+             "or bfloat16) expected",
+             op);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  mxc__copy_plan p;
+  char what[200] = "";
+  int rc = mxc__copy_plan_make(kind, c->param, &c->in[0], &c->out[0], &p,
+                               what, sizeof what);
+  if (rc != MXC_OK) {
+    snprintf(why, why_len, "%s: %s", op, what);
+    return rc;
+  }
+  if (c->req[0] == MXC__GPU_REQ_NULL || c->out[0].size == 0) return MXC_OK;
+  rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  launch_slot(c, p, false);
+  return mxc__cuda_finish(op, why, why_len);
+}
+
+// slice, slice_axis, slice_like (data[, shape_like] -> box) and their
+// gradients ((ograd, data) -> data-shaped: cleared unless add, then the
+// box scattered in).
+int run_slice(int kind, const char *op, bool bwd, const mxc__gpu_call *c,
+              char *why, size_t why_len) {
+  int n_in = bwd || kind == MXC__CP_SLICE_LIKE ? 2 : 1;
+  if (c->n_in != n_in || c->n_out != 1 ||
+      c->in[0].dtype != c->out[0].dtype || mxc__half_slot(c->in[0].dtype) < 0) {
+    snprintf(why, why_len,
+             "%s: %d inputs and one output of one dtype (float32, float16 "
+             "or bfloat16) expected",
+             op, n_in);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  const mxc__gpu_array &data = bwd ? c->out[0] : c->in[0];
+  const mxc__gpu_array &box = bwd ? c->in[0] : c->out[0];
+  mxc__copy_plan p;
+  char what[200] = "";
+  int rc = mxc__copy_plan_slice(kind, c->param, &data, &box, &p, what,
+                                sizeof what);
+  if (rc != MXC_OK) {
+    snprintf(why, why_len, "%s: %s", op, what);
+    return rc;
+  }
+  if (c->req[0] == MXC__GPU_REQ_NULL || c->out[0].size == 0) return MXC_OK;
+  rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  if (bwd && c->req[0] != MXC__GPU_REQ_ADD) {
+    size_t bytes = (size_t)c->out[0].size *
+                   (c->out[0].dtype == MXC_DTYPE_FLOAT32 ? 4 : 2);
+    cudaError_t e = cudaMemsetAsync(c->out[0].ptr, 0, bytes,
+                                    mxc__cuda_stream());
+    if (e != cudaSuccess) return mxc__cuda_rt_fail(why, why_len, op, e);
+  }
+  if (box.size > 0) launch_slot(c, p, bwd);
+  return mxc__cuda_finish(op, why, why_len);
+}
+
+// One part of a join or split: gather (whole -> part) or scatter (part
+// -> whole), n = the part's elements.
+template <int DT>
+void launch_part(bool to_whole, const void *part, const void *whole,
+                 const mxc__copy_plan &p, long long n, int add) {
+  typedef typename MxcElem<DT>::T T;
+  if (to_whole) {
+    scatter<DT><<<MXC__CUDA_GRID(n)>>>((const T *)part, (T *)whole, p, n, add);
+  } else {
+    gather<DT><<<MXC__CUDA_GRID(n)>>>((const T *)whole, (T *)part, p, n, add);
+  }
+}
+
+void part_slot(int slot, bool to_whole, const void *part, const void *whole,
+               const mxc__copy_plan &p, long long n, int add) {
+  if (slot == MXC__HALF_SLOT_F16) {
+    launch_part<MXC_DTYPE_FLOAT16>(to_whole, part, whole, p, n, add);
+  } else if (slot == MXC__HALF_SLOT_BF16) {
+    launch_part<MXC_DTYPE_BFLOAT16>(to_whole, part, whole, p, n, add);
+  } else {
+    launch_part<MXC_DTYPE_FLOAT32>(to_whole, part, whole, p, n, add);
+  }
+}
+
+// Every array of the call of one dtype the kernels take.
+bool one_dtype(const mxc__gpu_call *c) {
+  int dt = c->out[0].dtype;
+  for (int i = 0; i < c->n_in; ++i) dt = c->in[i].dtype == dt ? dt : -1;
+  for (int i = 0; i < c->n_out; ++i) dt = c->out[i].dtype == dt ? dt : -1;
+  return dt >= 0 && mxc__half_slot(dt) >= 0;
+}
+
+// Concat (parts -> whole) and _backward_Concat (whole -> parts), split
+// (whole -> parts) and _backward_split (parts -> whole): the parts in
+// order along the axis, each with its extent (a split's: the whole's
+// divided by the count). to_whole: the parts are the inputs.
+int run_parts(const char *op, bool to_whole, int axis_param, bool split,
+              const mxc__gpu_call *c, char *why, size_t why_len) {
+  if (!c->param || c->n_in < 1 || c->n_out < 1) {
+    snprintf(why, why_len, "%s: parameters, inputs and outputs expected", op);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  const mxc__gpu_array *whole = to_whole ? &c->out[0] : &c->in[0];
+  const mxc__gpu_array *parts = to_whole ? c->in : c->out;
+  int n = to_whole ? c->n_in : c->n_out;
+  if (!one_dtype(c) || whole->ndim < 1) {
+    snprintf(why, why_len, "%s: arrays of one dtype (float32, float16 or "
+             "bfloat16) and at least one part expected", op);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  int nd = whole->ndim;
+  int ax = axis_param < 0 ? axis_param + nd : axis_param;
+  if (ax < 0 || ax >= nd) {
+    snprintf(why, why_len, "%s: axis %d outside [%d, %d)", op, axis_param,
+             -nd, nd);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  int64_t total = 0;
+  int64_t inner = whole->dims[ax] ? whole->size / whole->dims[ax] : 0;
+  for (int i = 0; i < n; ++i) {
+    int64_t e = split ? whole->dims[ax] / n : parts[i].dims[ax];
+    if (parts[i].size != inner * e) {
+      snprintf(why, why_len, "%s: part %d has %lld elements; the whole's "
+               "shape gives another count", op, i, (long long)parts[i].size);
+      return MXC_ERR_SHAPE;
+    }
+    total += e;
+  }
+  if (total != whole->dims[ax]) {
+    snprintf(why, why_len, "%s: the parts' extents sum to %lld on axis %d; "
+             "the whole has %lld", op, (long long)total, ax,
+             (long long)whole->dims[ax]);
+    return MXC_ERR_SHAPE;
+  }
+  if (whole->size == 0) return MXC_OK;
+  int rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  int slot = mxc__half_slot(whole->dtype);
+  int64_t start = 0;
+  for (int i = 0; i < n; ++i) {
+    int64_t e = split ? whole->dims[ax] / n : parts[i].dims[ax];
+    int req = c->req[to_whole ? 0 : i];
+    if (req != MXC__GPU_REQ_NULL && parts[i].size > 0) {
+      mxc__copy_plan p;
+      mxc__copy_plan_part(whole, ax, start, e, &p);
+      part_slot(slot, to_whole, parts[i].ptr, to_whole ? c->out[0].ptr
+                                                        : c->in[0].ptr,
+                p, (long long)parts[i].size, req == MXC__GPU_REQ_ADD);
+    }
+    start += e;
+  }
+  return mxc__cuda_finish(op, why, why_len);
+}
+
+}  // namespace
+
+extern "C" int mxc__cuda_concat(const mxc__gpu_call *c, char *why,
+                                size_t why_len) {
+  const mxc__cp_concat_param *p = (const mxc__cp_concat_param *)c->param;
+  return run_parts("Concat", true, p ? (int)p->dim : 0, false, c, why,
+                   why_len);
+}
+
+// _backward_Concat: inputs (ograd, parts...): the parts' shapes are the
+// outputs'.
+extern "C" int mxc__cuda_concat_bwd(const mxc__gpu_call *c, char *why,
+                                    size_t why_len) {
+  const mxc__cp_concat_param *p = (const mxc__cp_concat_param *)c->param;
+  return run_parts("_backward_Concat", false, p ? (int)p->dim : 0, false, c,
+                   why, why_len);
+}
+
+extern "C" int mxc__cuda_split(const mxc__gpu_call *c, char *why,
+                               size_t why_len) {
+  const mxc__cp_split_param *p = (const mxc__cp_split_param *)c->param;
+  return run_parts("split", false, p ? (int)p->axis : 0, true, c, why,
+                   why_len);
+}
+
+extern "C" int mxc__cuda_split_bwd(const mxc__gpu_call *c, char *why,
+                                   size_t why_len) {
+  const mxc__cp_split_param *p = (const mxc__cp_split_param *)c->param;
+  return run_parts("_backward_split", true, p ? (int)p->axis : 0, true, c,
+                   why, why_len);
+}
+
+#define MXC__SLICE_RUN(fn, kind, op, bwd)                                  \
+  extern "C" int fn(const mxc__gpu_call *c, char *why, size_t why_len) { \
+    return run_slice(kind, op, bwd, c, why, why_len);                    \
+  }
+MXC__SLICE_RUN(mxc__cuda_slice, MXC__CP_SLICE, "slice", false)
+MXC__SLICE_RUN(mxc__cuda_slice_bwd, MXC__CP_SLICE, "_backward_slice", true)
+MXC__SLICE_RUN(mxc__cuda_slice_axis, MXC__CP_SLICE_AXIS, "slice_axis", false)
+MXC__SLICE_RUN(mxc__cuda_slice_axis_bwd, MXC__CP_SLICE_AXIS,
+               "_backward_slice_axis", true)
+MXC__SLICE_RUN(mxc__cuda_slice_like, MXC__CP_SLICE_LIKE, "slice_like", false)
+MXC__SLICE_RUN(mxc__cuda_slice_like_bwd, MXC__CP_SLICE_LIKE,
+               "_backward_slice_like", true)
+
+extern "C" int mxc__cuda_transpose(const mxc__gpu_call *c, char *why,
+                                   size_t why_len) {
+  return run(MXC__CP_TRANSPOSE, "transpose", c, why, why_len);
+}
+
+extern "C" int mxc__cuda_swapaxes(const mxc__gpu_call *c, char *why,
+                                  size_t why_len) {
+  return run(MXC__CP_SWAPAXES, "swapaxes", c, why, why_len);
+}
+
+extern "C" int mxc__cuda_flip(const mxc__gpu_call *c, char *why,
+                              size_t why_len) {
+  return run(MXC__CP_FLIP, "flip", c, why, why_len);
+}
+
+extern "C" int mxc__cuda_broadcast_copy(const mxc__gpu_call *c, char *why,
+                                        size_t why_len) {
+  return run(MXC__CP_BROADCAST, "broadcast", c, why, why_len);
+}

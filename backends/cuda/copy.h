@@ -1,0 +1,72 @@
+/* transpose, swapaxes, flip, the broadcast_to/axis/like copies and the
+ * slices with their gradients on the GPU (copy.cu over copy_plan.h):
+ * float32, float16 and bfloat16, the stored bits moved in write mode, the
+ * old value plus the input in float (one rounding) in add mode, as the
+ * CPU's view copies (ops/shape/view.c). transpose, swapaxes and flip are
+ * the operators their own gradients run; the broadcasts' gradients
+ * (sums) are not here. */
+#ifndef MXC_BACKENDS_CUDA_COPY_H_
+#define MXC_BACKENDS_CUDA_COPY_H_
+
+#include <stddef.h>
+
+#include "backends/cuda/half_types.h"
+#include "core/base/gpu_plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The operator's plan (parameters, shapes) is checked before any device
+ * call; then one gather kernel on the call's stream (mxc__cuda_stream).
+ * Thread-safety: any thread (no state). */
+int mxc__cuda_transpose(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_swapaxes(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_flip(const mxc__gpu_call *c, char *why, size_t why_len);
+/* broadcast_to, broadcast_axis (data) and broadcast_like (lhs, rhs): input
+ * 0 repeated into the output's shape. */
+int mxc__cuda_broadcast_copy(const mxc__gpu_call *c, char *why,
+                             size_t why_len);
+/* slice, slice_axis, slice_like (data[, shape_like] -> the box) and their
+ * _backward_ ((ograd, data) -> a gradient shaped like data: zeros outside
+ * the box unless add, the box scattered in), as ops/shape/slice.c. */
+int mxc__cuda_slice(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_slice_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_slice_axis(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_slice_axis_bwd(const mxc__gpu_call *c, char *why,
+                             size_t why_len);
+int mxc__cuda_slice_like(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_slice_like_bwd(const mxc__gpu_call *c, char *why,
+                             size_t why_len);
+/* Concat (parts -> whole, one write mode), _backward_Concat ((ograd,
+ * parts) -> part gradients, each in its mode), split (whole -> parts,
+ * each in its mode; squeeze_axis alike), _backward_split (part gradients
+ * -> whole, one mode), as ops/shape/concat.c's parts_copy. */
+int mxc__cuda_concat(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_concat_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_split(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_split_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
+
+#define MXC__CUDA_COPY_ROWS                                                    \
+  {"transpose", mxc__half_supports_same, mxc__cuda_transpose},                 \
+  {"swapaxes", mxc__half_supports_same, mxc__cuda_swapaxes},                   \
+  {"flip", mxc__half_supports_same, mxc__cuda_flip},                           \
+  {"broadcast_to", mxc__half_supports_same, mxc__cuda_broadcast_copy},         \
+  {"broadcast_axis", mxc__half_supports_same, mxc__cuda_broadcast_copy},       \
+  {"broadcast_like", mxc__half_supports_same, mxc__cuda_broadcast_copy},       \
+  {"slice", mxc__half_supports_same, mxc__cuda_slice},                         \
+  {"_backward_slice", mxc__half_supports_same, mxc__cuda_slice_bwd},           \
+  {"slice_axis", mxc__half_supports_same, mxc__cuda_slice_axis},               \
+  {"_backward_slice_axis", mxc__half_supports_same, mxc__cuda_slice_axis_bwd}, \
+  {"slice_like", mxc__half_supports_same, mxc__cuda_slice_like},               \
+  {"_backward_slice_like", mxc__half_supports_same, mxc__cuda_slice_like_bwd}, \
+  {"Concat", mxc__half_supports_same, mxc__cuda_concat},                       \
+  {"_backward_Concat", mxc__half_supports_same, mxc__cuda_concat_bwd},         \
+  {"split", mxc__half_supports_same, mxc__cuda_split},                         \
+  {"_backward_split", mxc__half_supports_same, mxc__cuda_split_bwd},
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MXC_BACKENDS_CUDA_COPY_H_ */

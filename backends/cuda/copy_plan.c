@@ -1,0 +1,284 @@
+/* The strided-copy plans of copy_plan.h: each operator's permutation or
+ * flipped axes read from its parameters, checked as ops/shape/transpose.c
+ * checks them (the call reached the GPU after the CPU's shape inference,
+ * so a refusal here means the mirrors or the shapes disagree). */
+#include "backends/cuda/copy_plan.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* axis in [-nd, nd) normalized into *out; else the reason. */
+static int norm_axis(const char *what, int64_t axis, int nd, int *out,
+                     char *why, size_t why_len) {
+  if (axis < -nd || axis >= nd) {
+    snprintf(why, why_len, "%s = %lld is outside [%d, %d)", what,
+             (long long)axis, -nd, nd);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  *out = (int)(axis < 0 ? axis + nd : axis);
+  return MXC_OK;
+}
+
+static int transpose_perm(const mxc__cp_transpose_param *p, int nd, int *perm,
+                          char *why, size_t why_len) {
+  if (p->axes.ndim <= 0) {
+    for (int k = 0; k < nd; ++k) perm[k] = nd - 1 - k;
+    return MXC_OK;
+  }
+  if (p->axes.ndim != nd) {
+    snprintf(why, why_len, "transpose: axes has %d entries for %d axes",
+             p->axes.ndim, nd);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  int seen[MXC_MAX_NDIM] = {0};
+  for (int k = 0; k < nd; ++k) {
+    int rc = norm_axis("transpose: an axis", p->axes.d[k], nd, &perm[k], why,
+                       why_len);
+    if (rc != MXC_OK) return rc;
+    if (seen[perm[k]]++) {
+      snprintf(why, why_len, "transpose: axes names axis %d twice", perm[k]);
+      return MXC_ERR_INVALID_ARGUMENT;
+    }
+  }
+  return MXC_OK;
+}
+
+static int swap_perm(const mxc__cp_swap_param *p, int nd, int *perm,
+                     char *why, size_t why_len) {
+  int a, b;
+  int rc = norm_axis("swapaxes: dim1", p->dim1, nd, &a, why, why_len);
+  if (rc == MXC_OK) {
+    rc = norm_axis("swapaxes: dim2", p->dim2, nd, &b, why, why_len);
+  }
+  if (rc != MXC_OK) return rc;
+  for (int k = 0; k < nd; ++k) perm[k] = k;
+  perm[a] = b;
+  perm[b] = a;
+  return MXC_OK;
+}
+
+/* stride[k] of flipped axes negated, src_off at their last element. */
+static int flip_axes(const mxc__cp_flip_param *p, mxc__copy_plan *cp,
+                     char *why, size_t why_len) {
+  int flipped[MXC_MAX_NDIM] = {0};
+  for (int i = 0; i < p->axis.ndim; ++i) {
+    int ax;
+    int rc = norm_axis("flip: an axis", p->axis.d[i], cp->nd, &ax, why,
+                       why_len);
+    if (rc != MXC_OK) return rc;
+    if (flipped[ax]++) {
+      snprintf(why, why_len, "flip: axis names axis %d twice", ax);
+      return MXC_ERR_INVALID_ARGUMENT;
+    }
+    cp->src_off += (cp->ext[ax] - 1) * cp->stride[ax];
+    cp->stride[ax] = -cp->stride[ax];
+  }
+  return MXC_OK;
+}
+
+/* The permuted (or, for flip, the identity) plan, its output shape
+ * checked against out. */
+static int permuted(const int *perm, const mxc__gpu_array *in,
+                    const mxc__gpu_array *out, mxc__copy_plan *p, char *why,
+                    size_t why_len) {
+  int nd = in->ndim;
+  int64_t istr[MXC_MAX_NDIM], s = 1;
+  for (int k = nd - 1; k >= 0; --k) istr[k] = s, s *= in->dims[k];
+  if (out->ndim != nd) {
+    snprintf(why, why_len, "the output has %d axes, the input %d",
+             out->ndim, nd);
+    return MXC_ERR_SHAPE;
+  }
+  p->nd = nd > 0 ? nd : 1;
+  p->ext[0] = 1, p->stride[0] = 0, p->src_off = 0;
+  for (int k = 0; k < nd; ++k) {
+    p->ext[k] = in->dims[perm[k]];
+    p->stride[k] = istr[perm[k]];
+    if (out->dims[k] != p->ext[k]) {
+      snprintf(why, why_len,
+               "output axis %d has extent %lld; the plan gives %lld", k,
+               (long long)out->dims[k], (long long)p->ext[k]);
+      return MXC_ERR_SHAPE;
+    }
+  }
+  return MXC_OK;
+}
+
+/* Each output axis from the input's, or repeated (stride 0) where the
+ * input's extent is 1. */
+static int broadcast(const mxc__gpu_array *in, const mxc__gpu_array *out,
+                     mxc__copy_plan *p, char *why, size_t why_len) {
+  int nd = in->ndim;
+  if (out->ndim != nd) {
+    snprintf(why, why_len, "the output has %d axes, the input %d",
+             out->ndim, nd);
+    return MXC_ERR_SHAPE;
+  }
+  p->nd = nd > 0 ? nd : 1;
+  p->ext[0] = 1, p->stride[0] = 0, p->src_off = 0;
+  int64_t s = 1;
+  for (int k = nd - 1; k >= 0; --k) {
+    if (in->dims[k] != out->dims[k] && in->dims[k] != 1) {
+      snprintf(why, why_len,
+               "input axis %d has extent %lld, neither 1 nor the output's "
+               "%lld",
+               k, (long long)in->dims[k], (long long)out->dims[k]);
+      return MXC_ERR_SHAPE;
+    }
+    p->ext[k] = out->dims[k];
+    p->stride[k] = in->dims[k] == out->dims[k] ? s : 0;
+    s *= in->dims[k];
+  }
+  return MXC_OK;
+}
+
+int mxc__copy_plan_make(int kind, const void *param, const mxc__gpu_array *in,
+                        const mxc__gpu_array *out, mxc__copy_plan *p,
+                        char *why, size_t why_len) {
+  int nd = in->ndim, perm[MXC_MAX_NDIM], rc = MXC_OK;
+  if (kind == MXC__CP_BROADCAST) return broadcast(in, out, p, why, why_len);
+  for (int k = 0; k < nd; ++k) perm[k] = k;
+  if (!param) {
+    snprintf(why, why_len, "no parameters");
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  if (kind == MXC__CP_TRANSPOSE) {
+    rc = transpose_perm(param, nd, perm, why, why_len);
+  } else if (kind == MXC__CP_SWAPAXES) {
+    rc = swap_perm(param, nd, perm, why, why_len);
+  }
+  if (rc == MXC_OK) rc = permuted(perm, in, out, p, why, why_len);
+  if (rc == MXC_OK && kind == MXC__CP_FLIP) {
+    rc = flip_axes(param, p, why, why_len);
+  }
+  return rc;
+}
+
+/* ---- slices (ops/shape/slice.c's boxes) ---- */
+
+#define NONE_ENTRY INT64_MIN
+
+/* Python's slice.indices, as slice.c's py_slice: first index and count. */
+static void py_slice(int64_t start, int64_t stop, int64_t step, int64_t n,
+                     int64_t *first, int64_t *count) {
+  const int64_t lo = step < 0 ? -1 : 0, hi = step < 0 ? n - 1 : n;
+  if (start == NONE_ENTRY) {
+    start = step < 0 ? hi : lo;
+  } else {
+    if (start < 0) start += n;
+    start = start < lo ? lo : start > hi ? hi : start;
+  }
+  if (stop == NONE_ENTRY) {
+    stop = step < 0 ? lo : hi;
+  } else {
+    if (stop < 0) stop += n;
+    stop = stop < lo ? lo : stop > hi ? hi : stop;
+  }
+  *first = start;
+  if (step > 0) {
+    *count = start < stop ? (stop - start - 1) / step + 1 : 0;
+  } else {
+    *count = stop < start ? -((start - stop - 1) / step) + 1 : 0;
+  }
+}
+
+/* begin, step and len per axis of slice's box. */
+static int slice_box(const mxc__cp_slice_param *p, const mxc__gpu_array *d,
+                     int64_t *begin, int64_t *step, int64_t *len, char *why,
+                     size_t why_len) {
+  if (p->begin.ndim > d->ndim || p->end.ndim != p->begin.ndim ||
+      (p->step.ndim > 0 && p->step.ndim != p->begin.ndim)) {
+    snprintf(why, why_len, "slice: begin/end/step do not fit %d axes",
+             d->ndim);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  for (int k = 0; k < p->begin.ndim; ++k) {
+    int has_step = p->step.ndim > 0 && p->step.d[k] != NONE_ENTRY;
+    step[k] = has_step ? p->step.d[k] : 1; /* None is 1, as in Python */
+    if (step[k] == 0) {
+      snprintf(why, why_len, "slice: a zero step on axis %d", k);
+      return MXC_ERR_INVALID_ARGUMENT;
+    }
+    py_slice(p->begin.d[k], p->end.d[k], step[k], d->dims[k], &begin[k],
+             &len[k]);
+    if (len[k] <= 1) step[k] = 1;
+  }
+  return MXC_OK;
+}
+
+/* slice_axis: MXNet's unclamped range on one axis. */
+static int slice_axis_box(const mxc__cp_slice_axis_param *p,
+                          const mxc__gpu_array *d, int64_t *begin,
+                          int64_t *len, char *why, size_t why_len) {
+  int ax;
+  int rc = norm_axis("slice_axis: axis", p->axis, d->ndim, &ax, why, why_len);
+  if (rc != MXC_OK) return rc;
+  int64_t n = d->dims[ax];
+  int64_t b = p->begin < 0 ? p->begin + n : p->begin;
+  int64_t e = !p->end.has ? n : p->end.v < 0 ? p->end.v + n : p->end.v;
+  if (!(0 <= b && b <= e && e <= n)) {
+    snprintf(why, why_len,
+             "slice_axis: begin %lld, end %lld outside [0, %lld]",
+             (long long)b, (long long)e, (long long)n);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  begin[ax] = b;
+  len[ax] = e - b;
+  return MXC_OK;
+}
+
+int mxc__copy_plan_slice(int kind, const void *param,
+                         const mxc__gpu_array *data,
+                         const mxc__gpu_array *box, mxc__copy_plan *p,
+                         char *why, size_t why_len) {
+  int nd = data->ndim, rc = MXC_OK;
+  int64_t begin[MXC_MAX_NDIM], step[MXC_MAX_NDIM], len[MXC_MAX_NDIM];
+  for (int k = 0; k < nd; ++k) {
+    begin[k] = 0, step[k] = 1, len[k] = data->dims[k];
+  }
+  if (kind == MXC__CP_SLICE_LIKE) {
+    for (int k = 0; k < nd && k < box->ndim; ++k) len[k] = box->dims[k];
+  } else if (!param) {
+    snprintf(why, why_len, "no parameters");
+    return MXC_ERR_INVALID_ARGUMENT;
+  } else if (kind == MXC__CP_SLICE) {
+    rc = slice_box(param, data, begin, step, len, why, why_len);
+  } else {
+    rc = slice_axis_box(param, data, begin, len, why, why_len);
+  }
+  if (rc != MXC_OK) return rc;
+  int64_t s = 1;
+  p->nd = nd > 0 ? nd : 1;
+  p->ext[0] = 1, p->stride[0] = 0, p->src_off = 0;
+  for (int k = nd - 1; k >= 0; --k) {
+    if (box->ndim != nd || box->dims[k] != len[k] || len[k] > data->dims[k]) {
+      snprintf(why, why_len,
+               "the slice's axis %d has extent %lld; the parameters give "
+               "%lld",
+               k, (long long)(k < box->ndim ? box->dims[k] : -1),
+               (long long)len[k]);
+      return MXC_ERR_SHAPE;
+    }
+    p->ext[k] = len[k];
+    p->stride[k] = step[k] * s;
+    p->src_off += begin[k] * s;
+    s *= data->dims[k];
+  }
+  return MXC_OK;
+}
+
+/* ---- joins and splits (ops/shape/concat.c's parts) ---- */
+
+void mxc__copy_plan_part(const mxc__gpu_array *whole, int axis,
+                         int64_t start, int64_t ext, mxc__copy_plan *p) {
+  int nd = whole->ndim;
+  int64_t s = 1;
+  p->nd = nd > 0 ? nd : 1;
+  p->ext[0] = 1, p->stride[0] = 0, p->src_off = 0;
+  for (int k = nd - 1; k >= 0; --k) {
+    p->ext[k] = k == axis ? ext : whole->dims[k];
+    p->stride[k] = s;
+    if (k == axis) p->src_off = start * s;
+    s *= whole->dims[k];
+  }
+}

@@ -1,0 +1,353 @@
+// where and its gradient on the GPU (index.h): one grid-stride kernel
+// over index_hd.h's element functions (host-tested against the CPU).
+#include <cuda_runtime.h>
+
+#include <cstdio>
+
+#include "backends/cuda/cuda_rt.h"
+#include "backends/cuda/half_hd.h"
+#include "backends/cuda/half_types.h"
+#include "backends/cuda/index.h"
+#include "backends/cuda/index_hd.h"
+
+namespace {
+
+using namespace mxc_idx;
+
+template <int CT>
+__device__ __forceinline__ bool cond_at(const void *cond, long long r) {
+  return MxcElem<CT>::load(((const typename MxcElem<CT>::T *)cond)[r]) != 0.f;
+}
+
+template <int DT, int CT>
+__global__ void where_fwd(const void *cond, const typename MxcElem<DT>::T *x,
+                          const typename MxcElem<DT>::T *y,
+                          typename MxcElem<DT>::T *out, long long n,
+                          long long inner, int is_add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    out[i] = where_elem<DT>(cond_at<CT>(cond, i / inner), x[i], y[i], out[i],
+                            is_add);
+  }
+}
+
+// dx or dy may be NULL (write mode NULL).
+template <int DT, int CT>
+__global__ void where_bwd(const typename MxcElem<DT>::T *og, const void *cond,
+                          typename MxcElem<DT>::T *dx,
+                          typename MxcElem<DT>::T *dy, long long n,
+                          long long inner, int add_x, int add_y) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    bool c = cond_at<CT>(cond, i / inner);
+    if (dx) dx[i] = where_grad_elem<DT>(c, og[i], dx[i], add_x);
+    if (dy) dy[i] = where_grad_elem<DT>(!c, og[i], dy[i], add_y);
+  }
+}
+
+typedef void (*launch_fn)(const mxc__gpu_call *, long long, long long);
+
+template <class T>
+T *out_or_null(const mxc__gpu_call *c, int k) {
+  return c->req[k] == MXC__GPU_REQ_NULL ? nullptr : (T *)c->out[k].ptr;
+}
+
+template <int DT, int CT>
+void launch_fwd(const mxc__gpu_call *c, long long n, long long inner) {
+  typedef typename MxcElem<DT>::T T;
+  where_fwd<DT, CT><<<MXC__CUDA_GRID(n)>>>(
+      c->in[0].ptr, (const T *)c->in[1].ptr, (const T *)c->in[2].ptr,
+      (T *)c->out[0].ptr, n, inner, c->req[0] == MXC__GPU_REQ_ADD);
+}
+
+template <int DT, int CT>
+void launch_bwd(const mxc__gpu_call *c, long long n, long long inner) {
+  typedef typename MxcElem<DT>::T T;
+  where_bwd<DT, CT><<<MXC__CUDA_GRID(n)>>>(
+      (const T *)c->in[0].ptr, c->in[1].ptr, out_or_null<T>(c, 0),
+      out_or_null<T>(c, 1), n, inner, c->req[0] == MXC__GPU_REQ_ADD,
+      c->req[1] == MXC__GPU_REQ_ADD);
+}
+
+#define MXC__WHERE_ROW(L, DT)                                            \
+  {L<DT, MXC_DTYPE_FLOAT32>, L<DT, MXC_DTYPE_FLOAT16>,                  \
+   L<DT, MXC_DTYPE_BFLOAT16>}
+// [data slot][condition slot]
+const launch_fn k_fwd[3][3] = {
+    MXC__WHERE_ROW(launch_fwd, MXC_DTYPE_FLOAT32),
+    MXC__WHERE_ROW(launch_fwd, MXC_DTYPE_FLOAT16),
+    MXC__WHERE_ROW(launch_fwd, MXC_DTYPE_BFLOAT16)};
+const launch_fn k_bwd[3][3] = {
+    MXC__WHERE_ROW(launch_bwd, MXC_DTYPE_FLOAT32),
+    MXC__WHERE_ROW(launch_bwd, MXC_DTYPE_FLOAT16),
+    MXC__WHERE_ROW(launch_bwd, MXC_DTYPE_BFLOAT16)};
+
+bool ok_dtype(int dt) { return dt < 0 || mxc__half_slot(dt) >= 0; }
+
+// Elements one condition element governs: 1 (x's shape) or a row (1-D
+// over x's first axis); 0 when the shapes do not fit.
+long long inner_of(const mxc__gpu_array &cond, const mxc__gpu_array &x) {
+  bool same = cond.ndim == x.ndim;
+  for (int k = 0; same && k < x.ndim; ++k) same = cond.dims[k] == x.dims[k];
+  if (same) return 1;
+  if (cond.ndim == 1 && x.ndim >= 1 && cond.dims[0] == x.dims[0]) {
+    return x.dims[0] ? (long long)(x.size / x.dims[0]) : 1;
+  }
+  return 0;
+}
+
+// Checks the call (condition input cond_in, data-shaped input x_in, the
+// rest of x's shape and dtype) and launches the dtypes' kernel.
+int run(const char *op, const mxc__gpu_call *c, int cond_in, int x_in,
+        const launch_fn (&table)[3][3], char *why, size_t why_len) {
+  const mxc__gpu_array &cond = c->in[cond_in], &x = c->in[x_in];
+  long long inner = inner_of(cond, x);
+  bool fits = inner > 0;
+  for (int i = 0; i < c->n_in; ++i) {
+    if (i == cond_in) continue;
+    fits &= c->in[i].size == x.size && c->in[i].dtype == x.dtype;
+  }
+  for (int k = 0; k < c->n_out; ++k) {
+    fits &= c->out[k].size == x.size && c->out[k].dtype == x.dtype;
+  }
+  if (!fits || mxc__half_slot(x.dtype) < 0 ||
+      mxc__half_slot(cond.dtype) < 0) {
+    snprintf(why, why_len,
+             "%s: the condition must have x's shape or be 1-D over its "
+             "rows, and the other arrays x's shape and dtype (float32, "
+             "float16, bfloat16)",
+             op);
+    return MXC_ERR_SHAPE;
+  }
+  bool any = false;
+  for (int k = 0; k < c->n_out; ++k) any |= c->req[k] != MXC__GPU_REQ_NULL;
+  if (!any || x.size == 0) return MXC_OK;
+  int rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  table[mxc__half_slot(x.dtype)][mxc__half_slot(cond.dtype)](
+      c, (long long)x.size, inner);
+  return mxc__cuda_finish(op, why, why_len);
+}
+
+bool index_dtype(int dt) {
+  return dt < 0 || dt == MXC_DTYPE_INT32 || dt == MXC_DTYPE_INT64 ||
+         mxc__half_slot(dt) >= 0;
+}
+
+// Embedding forward: one thread per output element.
+template <int DT>
+__global__ void emb_fwd(const void *idx, int idx_dt,
+                        const typename MxcElem<DT>::T *w,
+                        typename MxcElem<DT>::T *out, long long total,
+                        long long d, long long n, int is_add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+       i < total; i += stride) {
+    long long r = i / d, j = i % d;
+    int64_t k = clip_index(index_at(idx, idx_dt, r), n);
+    out[i] = emb_elem<DT>(w[k * d + j], out[i], is_add);
+  }
+}
+
+// Embedding gradient: one thread per column (the CPU's order per element;
+// no atomics).
+__global__ void emb_bwd(const float *g, const void *idx, int idx_dt,
+                        long long rows, long long d, long long n, float *dw,
+                        int is_add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x; j < d;
+       j += stride) {
+    emb_grad_column(g, idx, idx_dt, rows, d, n, dw, j, is_add);
+  }
+}
+
+int emb_check(const char *op, const mxc__gpu_call *c, int n_in, char *why,
+              size_t why_len) {
+  const EmbParam *p = (const EmbParam *)c->param;
+  if (!p || c->n_in != n_in || c->n_out != 1 || p->output_dim < 1 ||
+      p->input_dim < 1) {
+    snprintf(why, why_len, "%s: parameters, %d inputs and one output "
+             "expected", op, n_in);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  return MXC_OK;
+}
+
+template <int DT>
+void launch_emb(const mxc__gpu_call *c, const EmbParam *p) {
+  typedef typename MxcElem<DT>::T T;
+  long long total = (long long)c->out[0].size;
+  emb_fwd<DT><<<MXC__CUDA_GRID(total)>>>(
+      c->in[0].ptr, c->in[0].dtype, (const T *)c->in[1].ptr,
+      (T *)c->out[0].ptr, total, p->output_dim, p->input_dim,
+      c->req[0] == MXC__GPU_REQ_ADD);
+}
+
+// one_hot: one thread per output element, mxc__idx_fill's roundings.
+template <int DT>
+__global__ void one_hot_k(const void *idx, int idx_dt,
+                          typename MxcElem<DT>::T *out, long long total,
+                          long long depth, double on, double off,
+                          int is_add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+       i < total; i += stride) {
+    bool hit = index_int(idx, idx_dt, i / depth) == i % depth;
+    out[i] = fill_elem<DT>(hit ? on : off, out[i], is_add);
+  }
+}
+
+template <int DT>
+void launch_one_hot(const mxc__gpu_call *c, const OneHotParam *p) {
+  typedef typename MxcElem<DT>::T T;
+  long long total = (long long)c->out[0].size;
+  one_hot_k<DT><<<MXC__CUDA_GRID(total)>>>(
+      c->in[0].ptr, c->in[0].dtype, (T *)c->out[0].ptr, total, p->depth,
+      p->on_value, p->off_value, c->req[0] == MXC__GPU_REQ_ADD);
+}
+
+}  // namespace
+
+extern "C" int mxc__cuda_one_hot_supports(const int *dtypes, int n_in,
+                                          int n_out) {
+  return n_in == 1 && n_out == 1 && index_dtype(dtypes[0]) &&
+         ok_dtype(dtypes[1]);
+}
+
+// indices -> indices.shape + (depth,) of the dtype parameter.
+extern "C" int mxc__cuda_one_hot(const mxc__gpu_call *c, char *why,
+                                 size_t why_len) {
+  const OneHotParam *p = (const OneHotParam *)c->param;
+  if (!p || c->n_in != 1 || c->n_out != 1 || p->depth < 1 ||
+      c->out[0].size != c->in[0].size * p->depth ||
+      mxc__half_slot(c->out[0].dtype) < 0 || !index_dtype(c->in[0].dtype)) {
+    snprintf(why, why_len,
+             "one_hot: indices (float32, float16, bfloat16, int32, int64) "
+             "and an output of indices.shape + (depth,) in float32, "
+             "float16 or bfloat16 expected");
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  if (c->req[0] == MXC__GPU_REQ_NULL || c->out[0].size == 0) return MXC_OK;
+  int rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  switch (mxc__half_slot(c->out[0].dtype)) {
+    case MXC__HALF_SLOT_F16: launch_one_hot<MXC_DTYPE_FLOAT16>(c, p); break;
+    case MXC__HALF_SLOT_BF16: launch_one_hot<MXC_DTYPE_BFLOAT16>(c, p); break;
+    default: launch_one_hot<MXC_DTYPE_FLOAT32>(c, p); break;
+  }
+  return mxc__cuda_finish("one_hot", why, why_len);
+}
+
+extern "C" int mxc__cuda_embedding_supports(const int *dtypes, int n_in,
+                                            int n_out) {
+  if (n_in != 2 || n_out != 1 || !index_dtype(dtypes[0])) return 0;
+  int a = dtypes[1], b = dtypes[2];
+  if (!ok_dtype(a) || !ok_dtype(b)) return 0;
+  return a < 0 || b < 0 || a == b;
+}
+
+extern "C" int mxc__cuda_embedding_bwd_supports(const int *dtypes, int n_in,
+                                                int n_out) {
+  if (n_in != 2 || n_out != 1 || !index_dtype(dtypes[1])) return 0;
+  for (int i : {0, 2}) {
+    if (dtypes[i] >= 0 && dtypes[i] != MXC_DTYPE_FLOAT32) return 0;
+  }
+  return 1;
+}
+
+// (data, weight) -> out of data.shape + (output_dim).
+extern "C" int mxc__cuda_embedding(const mxc__gpu_call *c, char *why,
+                                   size_t why_len) {
+  int rc = emb_check("Embedding", c, 2, why, why_len);
+  if (rc != MXC_OK) return rc;
+  const EmbParam *p = (const EmbParam *)c->param;
+  const mxc__gpu_array &w = c->in[1], &o = c->out[0];
+  if (w.size != p->input_dim * p->output_dim ||
+      o.size != c->in[0].size * p->output_dim || w.dtype != o.dtype ||
+      mxc__half_slot(o.dtype) < 0 || !index_dtype(c->in[0].dtype)) {
+    snprintf(why, why_len, "Embedding: the weight must be (input_dim, "
+             "output_dim) and the output data.shape + (output_dim,), of "
+             "one dtype");
+    return MXC_ERR_SHAPE;
+  }
+  if (c->req[0] == MXC__GPU_REQ_NULL || o.size == 0) return MXC_OK;
+  rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  switch (mxc__half_slot(o.dtype)) {
+    case MXC__HALF_SLOT_F16: launch_emb<MXC_DTYPE_FLOAT16>(c, p); break;
+    case MXC__HALF_SLOT_BF16: launch_emb<MXC_DTYPE_BFLOAT16>(c, p); break;
+    default: launch_emb<MXC_DTYPE_FLOAT32>(c, p); break;
+  }
+  return mxc__cuda_finish("Embedding", why, why_len);
+}
+
+// (ograd, data) -> dweight (input_dim, output_dim), float32.
+extern "C" int mxc__cuda_embedding_bwd(const mxc__gpu_call *c, char *why,
+                                       size_t why_len) {
+  int rc = emb_check("_backward_Embedding", c, 2, why, why_len);
+  if (rc != MXC_OK) return rc;
+  const EmbParam *p = (const EmbParam *)c->param;
+  const mxc__gpu_array &g = c->in[0], &dw = c->out[0];
+  long long rows = (long long)c->in[1].size;
+  if (dw.size != p->input_dim * p->output_dim ||
+      g.size != rows * p->output_dim || g.dtype != MXC_DTYPE_FLOAT32 ||
+      dw.dtype != MXC_DTYPE_FLOAT32 || !index_dtype(c->in[1].dtype)) {
+    snprintf(why, why_len, "_backward_Embedding: float32 ograd of "
+             "data.shape + (output_dim,) and dweight (input_dim, "
+             "output_dim) expected");
+    return MXC_ERR_SHAPE;
+  }
+  if (c->req[0] == MXC__GPU_REQ_NULL || dw.size == 0) return MXC_OK;
+  rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  long long d = p->output_dim;
+  emb_bwd<<<MXC__CUDA_GRID(d)>>>((const float *)g.ptr, c->in[1].ptr,
+                                  c->in[1].dtype, rows, d, p->input_dim,
+                                  (float *)dw.ptr,
+                                  c->req[0] == MXC__GPU_REQ_ADD);
+  return mxc__cuda_finish("_backward_Embedding", why, why_len);
+}
+
+extern "C" int mxc__cuda_where_supports(const int *dtypes, int n_in,
+                                        int n_out) {
+  if (n_in != 3 || n_out != 1 || !ok_dtype(dtypes[0])) return 0;
+  int dt = -1;
+  for (int i = 1; i < 4; ++i) {
+    if (!ok_dtype(dtypes[i])) return 0;
+    if (dtypes[i] >= 0 && dt >= 0 && dtypes[i] != dt) return 0;
+    if (dtypes[i] >= 0) dt = dtypes[i];
+  }
+  return 1;
+}
+
+extern "C" int mxc__cuda_where_bwd_supports(const int *dtypes, int n_in,
+                                            int n_out) {
+  if (n_in != 2 || n_out != 2 || !ok_dtype(dtypes[1])) return 0;
+  int dt = -1;
+  for (int i : {0, 2, 3}) {
+    if (!ok_dtype(dtypes[i])) return 0;
+    if (dtypes[i] >= 0 && dt >= 0 && dtypes[i] != dt) return 0;
+    if (dtypes[i] >= 0) dt = dtypes[i];
+  }
+  return 1;
+}
+
+extern "C" int mxc__cuda_where(const mxc__gpu_call *c, char *why,
+                               size_t why_len) {
+  if (c->n_in != 3 || c->n_out != 1) {
+    snprintf(why, why_len, "where: 3 inputs and 1 output expected");
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  return run("where", c, 0, 1, k_fwd, why, why_len);
+}
+
+extern "C" int mxc__cuda_where_bwd(const mxc__gpu_call *c, char *why,
+                                   size_t why_len) {
+  if (c->n_in != 2 || c->n_out != 2) {
+    snprintf(why, why_len, "_backward_where: 2 inputs and 2 outputs expected");
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  return run("_backward_where", c, 1, 0, k_bwd, why, why_len);
+}

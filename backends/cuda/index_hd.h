@@ -1,0 +1,152 @@
+/* The per-element code of the GPU's where kernels (index.cu), for the
+ * device (nvcc) and the host (C++ tests) from one text, following
+ * ops/indexing/where.c and util.c's mxc__idx_move: each condition element
+ * governs `inner` consecutive elements (1, or a row when the condition is
+ * 1-D); a write moves the stored bits; an add is `d += s` in float for
+ * float32 and, for the half types, mxc__blob_get/set's double sum rounded
+ * to float and then to the dtype. The gradient clears both outputs
+ * (write) and adds ograd where selected, so a write gives +0 + ograd.
+ * Also one_hot's element (mxc__idx_fill's roundings).
+ * tests/gpu:test_cuda_bcast_plan runs these against the CPU bitwise.
+ *
+ * C++ only (templates over half_hd.h's MxcElem). Thread-safety: pure
+ * functions. */
+#ifndef MXC_BACKENDS_CUDA_INDEX_HD_H_
+#define MXC_BACKENDS_CUDA_INDEX_HD_H_
+
+#include <stdint.h>
+
+#include "backends/cuda/half_hd.h"
+#include "core/op/param.h"
+
+#ifdef __CUDACC__
+#define MXC__IDX_HD __host__ __device__ __forceinline__
+#else
+#define MXC__IDX_HD inline
+#endif
+
+namespace mxc_idx {
+
+/* d + s as mxc__idx_move's add. */
+template <int DT>
+MXC__IDX_HD typename MxcElem<DT>::T add(typename MxcElem<DT>::T d,
+                                         typename MxcElem<DT>::T s) {
+  typedef MxcElem<DT> E;
+  if (DT == MXC_DTYPE_FLOAT32) return E::store(E::load(d) + E::load(s));
+  double v = (double)E::load(d) + (double)E::load(s);
+  return E::store((float)v);
+}
+
+/* where's output element: x or y by the condition, moved or added. */
+template <int DT>
+MXC__IDX_HD typename MxcElem<DT>::T where_elem(bool c,
+                                                typename MxcElem<DT>::T x,
+                                                typename MxcElem<DT>::T y,
+                                                typename MxcElem<DT>::T out,
+                                                int is_add) {
+  typename MxcElem<DT>::T v = c ? x : y;
+  return is_add ? add<DT>(out, v) : v;
+}
+
+/* One gradient element (dx with sel = c, dy with sel = !c): ograd added
+ * to the old value (add) or to +0 (write) where selected; else the old
+ * value (add) or +0 (write). */
+template <int DT>
+MXC__IDX_HD typename MxcElem<DT>::T where_grad_elem(
+    bool sel, typename MxcElem<DT>::T og, typename MxcElem<DT>::T out,
+    int is_add) {
+  typename MxcElem<DT>::T base = is_add ? out : MxcElem<DT>::store(0.f);
+  return sel ? add<DT>(base, og) : base;
+}
+
+/* mxc__idx_fill's element (one_hot's on and off values): v rounded to
+ * float, then to the dtype (write); the old value plus v in double,
+ * rounded likewise (add). */
+template <int DT>
+MXC__IDX_HD typename MxcElem<DT>::T fill_elem(double v,
+                                               typename MxcElem<DT>::T out,
+                                               int is_add) {
+  typedef MxcElem<DT> E;
+  double r = is_add ? (double)E::load(out) + v : v;
+  return E::store((float)r);
+}
+
+/* ---- Embedding (ops/nn/embedding.c) ---- */
+
+/* Mirror of embedding.c's private emb_param. */
+struct EmbParam {
+  int64_t input_dim, output_dim;
+  int dtype;
+  int sparse_grad;
+};
+
+/* embedding.c's clip_index: the index truncated and clipped into
+ * [0, n - 1], NaN and negatives to 0. */
+MXC__IDX_HD int64_t clip_index(double v, int64_t n) {
+  if (!(v > 0)) return 0;
+  if (v >= (double)(n - 1)) return n - 1;
+  return (int64_t)v;
+}
+
+/* An index array's element as a double (mxc__blob_get): float32, the
+ * half types, int32, int64. */
+MXC__IDX_HD double index_at(const void *p, int dt, int64_t r) {
+  switch (dt) {
+    case MXC_DTYPE_INT32: return ((const int32_t *)p)[r];
+    case MXC_DTYPE_INT64: return (double)((const int64_t *)p)[r];
+    case MXC_DTYPE_FLOAT16:
+      return mxc__hd_f16_to_f32(((const uint16_t *)p)[r]);
+    case MXC_DTYPE_BFLOAT16:
+      return mxc__hd_bf16_to_f32(((const uint16_t *)p)[r]);
+    default: return ((const float *)p)[r];
+  }
+}
+
+/* The forward's element: the weight's stored bits (write) or the old
+ * value plus it in float (add; half types through float32). */
+template <int DT>
+MXC__IDX_HD typename MxcElem<DT>::T emb_elem(typename MxcElem<DT>::T w,
+                                              typename MxcElem<DT>::T out,
+                                              int is_add) {
+  typedef MxcElem<DT> E;
+  return is_add ? E::store(E::load(out) + E::load(w)) : w;
+}
+
+/* The float32 gradient's column j: dw[k(r)][j] += g[r][j] for r in
+ * order, after clearing the column (write), exactly the CPU's order for
+ * every element of the column. */
+MXC__IDX_HD void emb_grad_column(const float *g, const void *idx, int idx_dt,
+                                 int64_t rows, int64_t d, int64_t n,
+                                 float *dw, int64_t j, int is_add) {
+  if (!is_add) {
+    for (int64_t k = 0; k < n; ++k) dw[k * d + j] = 0.f;
+  }
+  for (int64_t r = 0; r < rows; ++r) {
+    dw[clip_index(index_at(idx, idx_dt, r), n) * d + j] += g[r * d + j];
+  }
+}
+
+/* ---- one_hot (ops/indexing/one_hot.c) ---- */
+
+/* Mirror of one_hot.c's private one_hot_param. */
+struct OneHotParam {
+  int64_t depth;
+  double on_value, off_value;
+  int dtype;
+};
+
+/* util.c's mxc__idx_at: integers as they are; floating indices truncated
+ * toward zero, saturated at +-2^62, NaN to -2^62 (never a column). */
+MXC__IDX_HD int64_t index_int(const void *p, int dt, int64_t r) {
+  if (dt == MXC_DTYPE_INT32) return ((const int32_t *)p)[r];
+  if (dt == MXC_DTYPE_INT64) return ((const int64_t *)p)[r];
+  double v = index_at(p, dt, r);
+  const double lim = 4611686018427387904.0;
+  if (!(v > -lim)) return -(int64_t)lim;
+  if (v > lim) return (int64_t)lim;
+  return (int64_t)v;
+}
+
+}  // namespace mxc_idx
+
+#endif /* MXC_BACKENDS_CUDA_INDEX_HD_H_ */
