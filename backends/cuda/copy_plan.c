@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "ops/shape/py_slice.h"
+
 /* axis in [-nd, nd) normalized into *out; else the reason. */
 static int norm_axis(const char *what, int64_t axis, int nd, int *out,
                      char *why, size_t why_len) {
@@ -154,33 +156,9 @@ int mxc__copy_plan_make(int kind, const void *param, const mxc__gpu_array *in,
   return rc;
 }
 
-/* ---- slices (ops/shape/slice.c's boxes) ---- */
+/* ---- slices (ops/shape/slice.c's boxes; mxc__py_slice shared) ---- */
 
 #define NONE_ENTRY INT64_MIN
-
-/* Python's slice.indices, as slice.c's py_slice: first index and count. */
-static void py_slice(int64_t start, int64_t stop, int64_t step, int64_t n,
-                     int64_t *first, int64_t *count) {
-  const int64_t lo = step < 0 ? -1 : 0, hi = step < 0 ? n - 1 : n;
-  if (start == NONE_ENTRY) {
-    start = step < 0 ? hi : lo;
-  } else {
-    if (start < 0) start += n;
-    start = start < lo ? lo : start > hi ? hi : start;
-  }
-  if (stop == NONE_ENTRY) {
-    stop = step < 0 ? lo : hi;
-  } else {
-    if (stop < 0) stop += n;
-    stop = stop < lo ? lo : stop > hi ? hi : stop;
-  }
-  *first = start;
-  if (step > 0) {
-    *count = start < stop ? (stop - start - 1) / step + 1 : 0;
-  } else {
-    *count = stop < start ? -((start - stop - 1) / step) + 1 : 0;
-  }
-}
 
 /* begin, step and len per axis of slice's box. */
 static int slice_box(const mxc__cp_slice_param *p, const mxc__gpu_array *d,
@@ -199,8 +177,8 @@ static int slice_box(const mxc__cp_slice_param *p, const mxc__gpu_array *d,
       snprintf(why, why_len, "slice: a zero step on axis %d", k);
       return MXC_ERR_INVALID_ARGUMENT;
     }
-    py_slice(p->begin.d[k], p->end.d[k], step[k], d->dims[k], &begin[k],
-             &len[k]);
+    mxc__py_slice(p->begin.d[k], p->end.d[k], step[k], d->dims[k], &begin[k],
+                  &len[k]);
     if (len[k] <= 1) step[k] = 1;
   }
   return MXC_OK;

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "ops/shape/shape_internal.h"
+#include "ops/shape/py_slice.h"
 
 #define NONE_ENTRY INT64_MIN
 
@@ -72,32 +73,6 @@ static int slice_check(const char *op_name, void *param) {
   return MXC_OK;
 }
 
-/* Python's slice.indices: start/stop (NONE_ENTRY for None) on an axis of
- * extent n with a non-zero step -> first index and count. */
-static void py_slice(int64_t start, int64_t stop, int64_t step, int64_t n,
-                     int64_t *first, int64_t *count) {
-  const int64_t lo = step < 0 ? -1 : 0, hi = step < 0 ? n - 1 : n;
-  if (start == NONE_ENTRY) {
-    start = step < 0 ? hi : lo;
-  } else {
-    if (start < 0) start += n;
-    start = start < lo ? lo : start > hi ? hi : start;
-  }
-  if (stop == NONE_ENTRY) {
-    stop = step < 0 ? lo : hi;
-  } else {
-    if (stop < 0) stop += n;
-    stop = stop < lo ? lo : stop > hi ? hi : stop;
-  }
-  *first = start;
-  if (step > 0) {
-    *count = start < stop ? (stop - start - 1) / step + 1 : 0;
-  } else { /* x / step == -(x / -step) for x >= 0, without forming -step
-              (step may be INT64_MIN) */
-    *count = stop < start ? -((start - stop - 1) / step) + 1 : 0;
-  }
-}
-
 static int slice_box(const mxc__op *op, const slice_param *p,
                      const mxc__shape *data, box *b) {
   char b1[160], b2[256];
@@ -111,8 +86,8 @@ static int slice_box(const mxc__op *op, const slice_param *p,
     /* A None step (NONE_ENTRY) is 1, as in Python. */
     b->step[k] =
         p->step.ndim > 0 && p->step.d[k] != NONE_ENTRY ? p->step.d[k] : 1;
-    py_slice(p->begin.d[k], p->end.d[k], b->step[k], data->dims[k],
-             &b->begin[k], &b->len[k]);
+    mxc__py_slice(p->begin.d[k], p->end.d[k], b->step[k], data->dims[k],
+                  &b->begin[k], &b->len[k]);
     /* With at most one element the step is never applied; a huge one would
      * still overflow step * stride in box_view. Two or more elements bound
      * |step| by the extent. */
