@@ -32,6 +32,8 @@
 #define MXC__RS_HD static inline
 #endif
 
+#include "ops/nn/resize_tap.h"
+
 /* The planes: input (h, w), output (oh, ow), planes = n * c. */
 typedef struct mxc__rs_plan {
   int64_t planes, h, w, oh, ow;
@@ -54,29 +56,8 @@ static inline mxc__rs_plan mxc__rs_plan_make(const mxc__gpu_array *x,
 
 /* ---- bilinear taps ---- */
 
-typedef struct mxc__rs_tap {
-  int64_t i0, i1;
-  double l;
-} mxc__rs_tap;
-
-/* Output position o (extent n) over input extent in: its neighbours and
- * the weight of the second. */
-MXC__RS_HD mxc__rs_tap mxc__rs_tap_of(int64_t o, int64_t in, int64_t n,
-                                      int align) {
-  double src;
-  if (align) {
-    src = n > 1 ? (double)o * (double)(in - 1) / (double)(n - 1) : 0;
-  } else {
-    src = ((double)o + 0.5) * (double)in / (double)n - 0.5;
-    if (src < 0) src = 0;
-  }
-  mxc__rs_tap t;
-  t.i0 = (int64_t)src;
-  if (t.i0 > in - 1) t.i0 = in - 1;
-  t.i1 = t.i0 < in - 1 ? t.i0 + 1 : t.i0;
-  t.l = src - (double)t.i0;
-  return t;
-}
+/* mxc__rs_tap and mxc__rs_tap_of: ops/nn/resize_tap.h (included above,
+ * with this file's MXC__RS_HD). */
 
 MXC__RS_HD int64_t mxc__rs_clamp(double v, int64_t n) {
   return v < 0 ? 0 : v > (double)n ? n : (int64_t)v;

@@ -19,6 +19,7 @@
 
 #include "ops/nn/nn.h"
 #include "ops/nn/resize_params.h"
+#include "ops/nn/resize_tap.h"
 
 enum { RS_SIZE, RS_ODD_SCALE, RS_LIKE, RS_EVEN_DOWN, RS_EVEN_UP, RS_ODD_DOWN,
        RS_ODD_UP };
@@ -151,29 +152,6 @@ static int rs_bwd_shape(const mxc__op *op, const void *param, mxc__shape *in,
   return MXC_OK;
 }
 
-/* The two source neighbours i0, i1 of output position o and the weight
- * l of i1 along an axis of input extent in, output extent n. */
-typedef struct tap {
-  int64_t i0, i1;
-  double l;
-} tap;
-
-static tap tap_of(int64_t o, int64_t in, int64_t n, int align) {
-  double src;
-  if (align) {
-    src = n > 1 ? (double)o * (double)(in - 1) / (double)(n - 1) : 0;
-  } else {
-    src = ((double)o + 0.5) * (double)in / (double)n - 0.5;
-    if (src < 0) src = 0;
-  }
-  tap t;
-  t.i0 = (int64_t)src;
-  if (t.i0 > in - 1) t.i0 = in - 1;
-  t.i1 = t.i0 < in - 1 ? t.i0 + 1 : t.i0;
-  t.l = src - (double)t.i0;
-  return t;
-}
-
 /* Forward (bwd 0): y[o] = sum w x[i]; backward: dx[i] += w g[o]. */
 static void rs_planes(const rs_param *p, const mxc__blob *x_or_dx,
                       const mxc__blob *y_or_g, int bwd, mxc__req req) {
@@ -184,9 +162,9 @@ static void rs_planes(const rs_param *p, const mxc__blob *x_or_dx,
       T *a = (T *)x_or_dx->ptr + pl * ih * iw;
       T *b = (T *)y_or_g->ptr + pl * oh * ow;
       for (int64_t r = 0; r < oh; ++r) {
-        tap th = tap_of(r, ih, oh, p->align_corners);
+        mxc__rs_tap th = mxc__rs_tap_of(r, ih, oh, p->align_corners);
         for (int64_t c = 0; c < ow; ++c) {
-          tap tw = tap_of(c, iw, ow, p->align_corners);
+          mxc__rs_tap tw = mxc__rs_tap_of(c, iw, ow, p->align_corners);
           int64_t i00 = th.i0 * iw + tw.i0, i01 = th.i0 * iw + tw.i1;
           int64_t i10 = th.i1 * iw + tw.i0, i11 = th.i1 * iw + tw.i1;
           double w00 = (1 - th.l) * (1 - tw.l), w01 = (1 - th.l) * tw.l;
