@@ -15,7 +15,6 @@
 #include <string.h>
 
 #include "backends/onednn/onednn.h"
-#include "core/base/alloc.h"
 #include "core/base/error.h"
 #include "ops/linalg/linalg.h"
 
@@ -141,23 +140,19 @@ static void make_key(const conv_call *c, const char *what,
 }
 
 /* The sum post-op's array in the output's format: itself, or a copy
- * reordered into *tmp (the caller frees it) when the formats differ. */
+ * reordered into *tmp (the caller frees it: mxc__storage_free) when the
+ * formats differ. */
 static int sum_init(const conv_call *c, const mxc__blob *out,
-                    const void **init, void **tmp) {
+                    const void **init, mxc__storage_block *tmp) {
   const mxc__blob *sum = c->post ? c->post->sum : NULL;
   *init = sum ? sum->ptr : NULL;
-  *tmp = NULL;
   if (!sum || sum->fmt == out->fmt) return MXC_OK;
   dnnl_memory_desc_t smd;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_md_fmt(c->op, &sum->shape, sum->fmt, &smd));
-  size_t n = dnnl_memory_desc_get_size(&c->dst);
-  *tmp = mxc__aligned_alloc(64, n ? n : 64);
-  MXC_RETURN_ERROR_IF(!*tmp, MXC_ERR_OOM,
-                      "operator '%s' (oneDNN backend): out of memory for a "
-                      "%zu-byte reordered sum",
-                      c->op->name, n);
-  *init = *tmp;
-  return mxc__dnnl_reorder(c->op, &smd, sum->ptr, &c->dst, *tmp, 0);
+  MXC_FORWARD_IF_ERROR(mxc__dnnl_tmp(c->op, dnnl_memory_desc_get_size(&c->dst),
+                                     "reordered sum", tmp));
+  *init = tmp->ptr;
+  return mxc__dnnl_reorder(c->op, &smd, sum->ptr, &c->dst, tmp->ptr, 0);
 }
 
 static int run(const conv_call *c, const mxc__blob *in, const mxc__blob *out,
@@ -167,7 +162,7 @@ static int run(const conv_call *c, const mxc__blob *in, const mxc__blob *out,
   mxc__dnnl_prim *p;
   MXC_FORWARD_IF_ERROR(mxc__dnnl_cache_get(&k, build, (void *)c, &p));
   const void *init;
-  void *tmp;
+  mxc__storage_block tmp = {0};
   int rc = sum_init(c, out, &init, &tmp);
   mxc__dnnl_arg a[4] = {
       {DNNL_ARG_SRC, c->src, in[0].ptr, 0, MXC__REQ_WRITE, NULL, 0},
@@ -178,7 +173,7 @@ static int run(const conv_call *c, const mxc__blob *in, const mxc__blob *out,
        MXC__REQ_WRITE, NULL, 0},
   };
   if (rc == MXC_OK) rc = mxc__dnnl_run(c->op, p, a, c->has_bias ? 4 : 3);
-  mxc__free(tmp);
+  mxc__storage_free(&tmp);
   mxc__dnnl_cache_put(p);
   return rc;
 }

@@ -38,6 +38,7 @@
 
 #include "core/op/backend.h"
 #include "core/op/op.h"
+#include "core/storage/storage.h"
 
 extern const mxc__backend mxc__backend_onednn;
 
@@ -149,6 +150,16 @@ typedef struct mxc__dnnl_arg {
 
 /* Input i's write version from the call's context; 0 when unknown. */
 uint64_t mxc__dnnl_version(const mxc__opctx *ctx, int i);
+
+/* A temporary of `bytes` (0 allowed) for a call of op: a scratchpad or
+ * an array in a primitive's layout, `what` naming it in the out-of-memory
+ * message. From the CPU storage pool, released with mxc__storage_free:
+ * ResNet-18's training step asked glibc for about 30 MB of such
+ * temporaries above its mmap threshold, which came back each step as
+ * fresh pages to fault in (7.6 thousand minor faults a step, none with
+ * the pool). */
+int mxc__dnnl_tmp(const mxc__op *op, size_t bytes, const char *what,
+                  mxc__storage_block *out);
 
 /* src (layout smd) into dst (dmd), or dst += src when add, through a
  * cached reorder primitive. */

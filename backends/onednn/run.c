@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "backends/onednn/onednn.h"
-#include "core/base/alloc.h"
 #include "core/base/error.h"
 #include "core/op/format.h"
 
@@ -192,6 +191,17 @@ uint64_t mxc__dnnl_version(const mxc__opctx *ctx, int i) {
   return ctx && ctx->in_versions ? ctx->in_versions[i] : 0;
 }
 
+int mxc__dnnl_tmp(const mxc__op *op, size_t bytes, const char *what,
+                  mxc__storage_block *out) {
+  mxc__device cpu = {MXC_DEVICE_CPU, 0};
+  MXC_RETURN_ERROR_IF(mxc__storage_alloc(cpu, bytes ? bytes : 64, out) != MXC_OK,
+                      MXC_ERR_OOM,
+                      "operator '%s' (oneDNN backend): out of memory for a "
+                      "%zu-byte %s",
+                      op->name, bytes, what);
+  return MXC_OK;
+}
+
 /* Executes p with args (room for one more) and a scratchpad of its own.
  *
  * Every primitive is made in user scratchpad mode. oneDNN's own
@@ -208,16 +218,12 @@ static int scratch_run(const mxc__op *op, const mxc__dnnl_prim *p,
   const dnnl_memory_desc_t *md = dnnl_primitive_desc_query_md(
       mxc__dnnl_prim_pd(p), dnnl_query_scratchpad_md, 0);
   size_t bytes = md ? dnnl_memory_desc_get_size(md) : 0;
-  void *buf = NULL;
+  mxc__storage_block buf = {0};
   dnnl_memory_t mem = NULL;
   int rc = MXC_OK;
   if (bytes) {
-    buf = mxc__aligned_alloc(64, bytes);
-    MXC_RETURN_ERROR_IF(!buf, MXC_ERR_OOM,
-                        "operator '%s' (oneDNN backend): out of memory for a "
-                        "%zu-byte scratchpad",
-                        op->name, bytes);
-    rc = make_mem(op, md, buf, &mem);
+    MXC_FORWARD_IF_ERROR(mxc__dnnl_tmp(op, bytes, "scratchpad", &buf));
+    rc = make_mem(op, md, buf.ptr, &mem);
     args[n].arg = DNNL_ARG_SCRATCHPAD;
     args[n++].memory = mem;
   }
@@ -227,7 +233,7 @@ static int scratch_run(const mxc__op *op, const mxc__dnnl_prim *p,
         "dnnl_primitive_execute");
   }
   if (mem) dnnl_memory_destroy(mem);
-  mxc__free(buf);
+  mxc__storage_free(&buf);
   return rc;
 }
 
@@ -262,7 +268,8 @@ int mxc__dnnl_reorder(const mxc__op *op, const dnnl_memory_desc_t *smd,
 typedef struct run_state {
   int n;
   dnnl_exec_arg_t exec[MAX_ARGS + 1]; /* + the scratchpad */
-  void *tmp[MAX_ARGS]; /* a temporary in the primitive's layout, or NULL */
+  /* a temporary in the primitive's layout (ptr NULL: none) */
+  mxc__storage_block tmp[MAX_ARGS];
   mxc__dnnl_wref w[MAX_ARGS]; /* held reordered weights (mem NULL: none) */
   dnnl_memory_desc_t want[MAX_ARGS];
 } run_state;
@@ -294,13 +301,9 @@ static int prepare_arg(const mxc__op *op, const_dnnl_primitive_desc_t pd,
     return make_mem(op, want, buf, &st->exec[i].memory);
   }
   if (!direct) {
-    size_t n = dnnl_memory_desc_get_size(want);
-    st->tmp[i] = mxc__aligned_alloc(64, n ? n : 64);
-    MXC_RETURN_ERROR_IF(!st->tmp[i], MXC_ERR_OOM,
-                        "operator '%s' (oneDNN backend): out of memory for "
-                        "a %zu-byte reordered array",
-                        op->name, n);
-    ptr = st->tmp[i];
+    MXC_FORWARD_IF_ERROR(mxc__dnnl_tmp(op, dnnl_memory_desc_get_size(want),
+                                       "reordered array", &st->tmp[i]));
+    ptr = st->tmp[i].ptr;
   }
   const void *src = a->is_out ? a->init : a->ptr;
   if (src && !direct) {
@@ -316,10 +319,10 @@ static int prepare_arg(const mxc__op *op, const_dnnl_primitive_desc_t pd,
 static int finish_outputs(const mxc__op *op, const mxc__dnnl_arg *args,
                           run_state *st) {
   for (int i = 0; i < st->n; ++i) {
-    if (!args[i].is_out || !st->tmp[i] || args[i].req == MXC__REQ_NULL) {
+    if (!args[i].is_out || !st->tmp[i].ptr || args[i].req == MXC__REQ_NULL) {
       continue;
     }
-    MXC_FORWARD_IF_ERROR(mxc__dnnl_reorder(op, &st->want[i], st->tmp[i],
+    MXC_FORWARD_IF_ERROR(mxc__dnnl_reorder(op, &st->want[i], st->tmp[i].ptr,
                                            &args[i].md, args[i].ptr,
                                            args[i].req == MXC__REQ_ADD));
   }
@@ -329,7 +332,7 @@ static int finish_outputs(const mxc__op *op, const mxc__dnnl_arg *args,
 static void release_state(run_state *st) {
   for (int i = 0; i < st->n; ++i) {
     if (st->exec[i].memory) dnnl_memory_destroy(st->exec[i].memory);
-    mxc__free(st->tmp[i]);
+    mxc__storage_free(&st->tmp[i]);
     mxc__dnnl_weights_put(&st->w[i]);
   }
 }
