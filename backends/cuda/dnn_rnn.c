@@ -330,9 +330,11 @@ static int call_begin(rnn_call *r, int backward, char *why, size_t len) {
 }
 
 /* Waits for the call's work while the workspace is held (it is shared
- * by the device's streams), then releases it. */
+ * by the device's streams), then releases it. A call that held none (an
+ * empty sequence or batch: copies only) ends as every kernel does. */
 static int call_end(rnn_call *r, int rc, char *why, size_t len) {
-  if (!r->ws) return rc;
+  if (!r->ws)
+    return rc == MXC_OK ? mxc__cuda_finish("cuDNN RNN", why, len) : rc;
   rc = mxc__cuda_wait(rc, "cuDNN RNN", why, len);
   pthread_mutex_unlock(&r->ws->mu);
   return rc;
