@@ -35,22 +35,22 @@ _Static_assert(MXC__RNN_RELU == (int)CUDNN_RNN_RELU &&
 
 /* ---- the RNN functions, opened on first use ---- */
 
-#define RNN_FNS(X)                   \
-  X(cudnnCreateRNNDescriptor)        \
-  X(cudnnDestroyRNNDescriptor)       \
-  X(cudnnSetRNNDescriptor_v8)        \
-  X(cudnnCreateRNNDataDescriptor)    \
-  X(cudnnDestroyRNNDataDescriptor)   \
-  X(cudnnSetRNNDataDescriptor)       \
-  X(cudnnGetRNNWeightSpaceSize)      \
-  X(cudnnGetRNNWeightParams)         \
-  X(cudnnGetRNNTempSpaceSizes)       \
-  X(cudnnRNNForward)                 \
-  X(cudnnRNNBackwardData_v8)         \
-  X(cudnnRNNBackwardWeights_v8)      \
-  X(cudnnCreateDropoutDescriptor)    \
-  X(cudnnDestroyDropoutDescriptor)   \
-  X(cudnnSetDropoutDescriptor)       \
+#define RNN_FNS(X)                 \
+  X(cudnnCreateRNNDescriptor)      \
+  X(cudnnDestroyRNNDescriptor)     \
+  X(cudnnSetRNNDescriptor_v8)      \
+  X(cudnnCreateRNNDataDescriptor)  \
+  X(cudnnDestroyRNNDataDescriptor) \
+  X(cudnnSetRNNDataDescriptor)     \
+  X(cudnnGetRNNWeightSpaceSize)    \
+  X(cudnnGetRNNWeightParams)       \
+  X(cudnnGetRNNTempSpaceSizes)     \
+  X(cudnnRNNForward)               \
+  X(cudnnRNNBackwardData_v8)       \
+  X(cudnnRNNBackwardWeights_v8)    \
+  X(cudnnCreateDropoutDescriptor)  \
+  X(cudnnDestroyDropoutDescriptor) \
+  X(cudnnSetDropoutDescriptor)     \
   X(cudnnGetTensorNdDescriptor)
 
 enum {
@@ -193,8 +193,8 @@ static int set_lens(rnn_descs *k, const mxc__rnn_geom *g, char *why,
 /* The RNN descriptor: float32 with FMA math (no TF32, whose ~1e-3 error
  * the conformance tolerance would not take), two biases per gate as
  * mxc's parameters have, no dropout (the plan refuses it in training). */
-static int set_rnn_desc(rnn_descs *k, cudnnHandle_t h,
-                        const mxc__rnn_plan *pl, char *why, size_t len) {
+static int set_rnn_desc(rnn_descs *k, cudnnHandle_t h, const mxc__rnn_plan *pl,
+                        char *why, size_t len) {
   const mxc__rnn_geom *g = &pl->g;
   DN_TRY(RN(cudnnSetDropoutDescriptor)(k->drop, h, 0.f, NULL, 0, 0),
          "cudnnSetDropoutDescriptor");
@@ -214,14 +214,13 @@ static int set_state_desc(rnn_descs *k, const mxc__rnn_geom *g, char *why,
                           size_t len) {
   int dims[3] = {(int)(g->L * g->D), (int)g->N, (int)g->H};
   int strides[3] = {(int)(g->N * g->H), (int)g->H, 1};
-  DN_TRY(DN(cudnnSetTensorNdDescriptor)(k->hd, CUDNN_DATA_FLOAT, 3, dims,
-                                        strides),
-         "cudnnSetTensorNdDescriptor");
+  DN_TRY(
+      DN(cudnnSetTensorNdDescriptor)(k->hd, CUDNN_DATA_FLOAT, 3, dims, strides),
+      "cudnnSetTensorNdDescriptor");
   return MXC_OK;
 }
 
-static int query_sizes(rnn_descs *k, cudnnHandle_t h, char *why,
-                       size_t len) {
+static int query_sizes(rnn_descs *k, cudnnHandle_t h, char *why, size_t len) {
   DN_TRY(RN(cudnnGetRNNWeightSpaceSize)(h, k->rnn, &k->wbytes),
          "cudnnGetRNNWeightSpaceSize");
   static const cudnnForwardMode_t modes[2] = {CUDNN_FWD_MODE_INFERENCE,
@@ -238,8 +237,8 @@ static int query_sizes(rnn_descs *k, cudnnHandle_t h, char *why,
 static int descs_for(rnn_descs *k, cudnnHandle_t h, const mxc__rnn_plan *pl,
                      char *why, size_t len) {
   const mxc__rnn_geom *g = &pl->g;
-  int64_t key[8] = {pl->cell_mode, pl->bidirectional, g->T, g->N,
-                    g->I,          g->H,             g->L, 1};
+  int64_t key[8] = {
+      pl->cell_mode, pl->bidirectional, g->T, g->N, g->I, g->H, g->L, 1};
   if (memcmp(key, k->key, sizeof key) == 0) return MXC_OK;
   k->key[7] = 0; /* unset until every step succeeded */
   int rc = set_lens(k, g, why, len);
@@ -255,8 +254,20 @@ static int descs_for(rnn_descs *k, cudnnHandle_t h, const mxc__rnn_plan *pl,
 /* ---- one call ---- */
 
 /* Workspace buffers, in order; 256-byte aligned. */
-enum { B_W, B_DW, B_RES, B_WORK, B_Y, B_HY, B_CY, B_DX, B_DHX, B_DCX,
-       B_LENS, B_COUNT };
+enum {
+  B_W,
+  B_DW,
+  B_RES,
+  B_WORK,
+  B_Y,
+  B_HY,
+  B_CY,
+  B_DX,
+  B_DHX,
+  B_DCX,
+  B_LENS,
+  B_COUNT
+};
 
 typedef struct rnn_call {
   const mxc__gpu_call *c;
@@ -323,9 +334,8 @@ static int call_begin(rnn_call *r, int backward, char *why, size_t len) {
   call_sizes(r, backward);
   if ((rc = carve(r, why, len)) != MXC_OK) return rc;
   /* every row has T steps; cuDNN reads the lengths from the device */
-  return rt_try(cudaMemcpyAsync(r->buf[B_LENS], r->k->lens,
-                                r->bytes[B_LENS], cudaMemcpyHostToDevice,
-                                mxc__cuda_stream()),
+  return rt_try(cudaMemcpyAsync(r->buf[B_LENS], r->k->lens, r->bytes[B_LENS],
+                                cudaMemcpyHostToDevice, mxc__cuda_stream()),
                 "cudaMemcpyAsync (sequence lengths)", why, len);
 }
 
@@ -342,12 +352,12 @@ static int call_end(rnn_call *r, int rc, char *why, size_t len) {
 
 /* The (pseudo-layer, linLayerID) matrix and bias addresses inside the
  * weight-space buffer space, checked against the plan's sizes. */
-static int mat_addr(rnn_call *r, const mxc__rnn_mat *m, char *space,
-                    char **w, char **b, char *why, size_t len) {
+static int mat_addr(rnn_call *r, const mxc__rnn_mat *m, char *space, char **w,
+                    char **b, char *why, size_t len) {
   void *wa = NULL, *ba = NULL;
   DN_TRY(RN(cudnnGetRNNWeightParams)(r->h, r->k->rnn, m->pseudo_layer,
-                                     r->k->wbytes, space, m->lin_id,
-                                     r->k->md, &wa, r->k->bd, &ba),
+                                     r->k->wbytes, space, m->lin_id, r->k->md,
+                                     &wa, r->k->bd, &ba),
          "cudnnGetRNNWeightParams");
   cudnnTensorDescriptor_t d[2] = {r->k->md, r->k->bd};
   int64_t want[2] = {m->rows * m->cols, m->rows};
@@ -362,8 +372,8 @@ static int mat_addr(rnn_call *r, const mxc__rnn_mat *m, char *space,
       snprintf(why, len,
                "cuDNN RNN: pseudo-layer %d linLayerID %d has a %s of %lld "
                "elements; the plan expects %lld",
-               m->pseudo_layer, m->lin_id, i ? "bias" : "matrix",
-               (long long)n, (long long)want[i]);
+               m->pseudo_layer, m->lin_id, i ? "bias" : "matrix", (long long)n,
+               (long long)want[i]);
       return MXC_ERR_INTERNAL;
     }
   }
@@ -391,7 +401,8 @@ static int weights_copy(rnn_call *r, char *space, char *packed, int to_space,
     if (e == cudaSuccess)
       e = to_space ? cudaMemcpyAsync(b, pb, nb, kd, s)
                    : cudaMemcpyAsync(pb, b, nb, kd, s);
-    if (e != cudaSuccess) return mxc__cuda_rt_fail(why, len, "cudaMemcpyAsync", e);
+    if (e != cudaSuccess)
+      return mxc__cuda_rt_fail(why, len, "cudaMemcpyAsync", e);
   }
   return MXC_OK;
 }
@@ -400,9 +411,9 @@ static int weights_copy(rnn_call *r, char *space, char *packed, int to_space,
  * padding between the matrices). */
 static int load_weights(rnn_call *r, const void *params, char *why,
                         size_t len) {
-  int rc = rt_try(cudaMemsetAsync(r->buf[B_W], 0, r->k->wbytes,
-                                  mxc__cuda_stream()),
-                  "cudaMemsetAsync", why, len);
+  int rc =
+      rt_try(cudaMemsetAsync(r->buf[B_W], 0, r->k->wbytes, mxc__cuda_stream()),
+             "cudaMemsetAsync", why, len);
   if (rc != MXC_OK) return rc;
   return weights_copy(r, r->buf[B_W], (char *)params, 1, why, len);
 }
@@ -414,17 +425,17 @@ static int put(rnn_call *r, void *dst, const void *src, int64_t n, int req,
   cudaStream_t s = mxc__cuda_stream();
   size_t nb = (size_t)n * sizeof(float);
   if (req != MXC__GPU_REQ_ADD) {
-    cudaError_t e = src ? cudaMemcpyAsync(dst, src, nb,
-                                          cudaMemcpyDeviceToDevice, s)
-                        : cudaMemsetAsync(dst, 0, nb, s);
+    cudaError_t e =
+        src ? cudaMemcpyAsync(dst, src, nb, cudaMemcpyDeviceToDevice, s)
+            : cudaMemsetAsync(dst, 0, nb, s);
     return rt_try(e, "cudaMemcpyAsync", why, len);
   }
   if (!src) return MXC_OK;
   int dims[4] = {1, (int)n, 1, 1}, st[4] = {(int)n, 1, 1, 1};
   const float one = 1.f;
-  DN_TRY(DN(cudnnSetTensorNdDescriptor)(r->k->vd, CUDNN_DATA_FLOAT, 4, dims,
-                                        st),
-         "cudnnSetTensorNdDescriptor");
+  DN_TRY(
+      DN(cudnnSetTensorNdDescriptor)(r->k->vd, CUDNN_DATA_FLOAT, 4, dims, st),
+      "cudnnSetTensorNdDescriptor");
   DN_TRY(DN(cudnnAddTensor)(r->h, &one, r->k->vd, src, &one, r->k->vd, dst),
          "cudnnAddTensor");
   return MXC_OK;
@@ -440,8 +451,7 @@ static int run_forward(rnn_call *r, const mxc__gpu_array *in, char *why,
              (const int32_t *)r->buf[B_LENS], r->k->xd, in[0].ptr, r->k->yd,
              r->buf[B_Y], r->k->hd, in[2].ptr, r->buf[B_HY], r->k->hd, cx,
              r->pl.lstm ? r->buf[B_CY] : NULL, r->k->wbytes, r->buf[B_W],
-             r->bytes[B_WORK], r->buf[B_WORK], r->bytes[B_RES],
-             r->buf[B_RES]),
+             r->bytes[B_WORK], r->buf[B_WORK], r->bytes[B_RES], r->buf[B_RES]),
          "cudnnRNNForward");
   return MXC_OK;
 }
@@ -452,8 +462,8 @@ static int forward_empty(rnn_call *r, char *why, size_t len) {
   const mxc__gpu_call *c = r->c;
   int rc = put(r, c->out[0].ptr, NULL, r->pl.n_y, c->req[0], why, len);
   for (int i = 1; rc == MXC_OK && i <= r->pl.n_states_out; ++i)
-    rc = put(r, c->out[i].ptr, c->in[1 + i].ptr, r->pl.n_h, c->req[i], why,
-             len);
+    rc =
+        put(r, c->out[i].ptr, c->in[1 + i].ptr, r->pl.n_h, c->req[i], why, len);
   return rc;
 }
 
@@ -475,8 +485,8 @@ int mxc__cuda_rnn_forward(const mxc__gpu_call *c, char *why, size_t len) {
   memset(&r, 0, sizeof r);
   r.c = c;
   r.train = 0; /* no dropout (the plan's refusal): inference computes it */
-  int rc = mxc__rnn_plan_make(c->param, c->in[0].dims, c->is_train, &r.pl,
-                              why, len);
+  int rc =
+      mxc__rnn_plan_make(c->param, c->in[0].dims, c->is_train, &r.pl, why, len);
   if (rc != MXC_OK) return rc;
   rc = call_begin(&r, 0, why, len);
   if (rc == MXC_OK) rc = forward_body(&r, why, len);
@@ -497,22 +507,21 @@ static int run_bwd_data(rnn_call *r, const mxc__gpu_array *fin, char *why,
              r->buf[B_Y], c->in[0].ptr, r->k->xd, r->buf[B_DX], r->k->hd,
              fin[2].ptr, dhy, r->buf[B_DHX], r->k->hd, cx, dcy,
              r->pl.lstm ? r->buf[B_DCX] : NULL, r->k->wbytes, r->buf[B_W],
-             r->bytes[B_WORK], r->buf[B_WORK], r->bytes[B_RES],
-             r->buf[B_RES]),
+             r->bytes[B_WORK], r->buf[B_WORK], r->bytes[B_RES], r->buf[B_RES]),
          "cudnnRNNBackwardData_v8");
   return MXC_OK;
 }
 
 /* The weight gradient: cuDNN adds into B_DW, which holds zeros or (ADD)
  * the current dparameters; then back into mxc's layout. */
-static int run_bwd_weights(rnn_call *r, const mxc__gpu_array *fin,
-                           char *why, size_t len) {
+static int run_bwd_weights(rnn_call *r, const mxc__gpu_array *fin, char *why,
+                           size_t len) {
   const mxc__gpu_call *c = r->c;
   int req = c->req[1];
   if (req == MXC__GPU_REQ_NULL) return MXC_OK;
-  int rc = rt_try(cudaMemsetAsync(r->buf[B_DW], 0, r->k->wbytes,
-                                  mxc__cuda_stream()),
-                  "cudaMemsetAsync", why, len);
+  int rc =
+      rt_try(cudaMemsetAsync(r->buf[B_DW], 0, r->k->wbytes, mxc__cuda_stream()),
+             "cudaMemsetAsync", why, len);
   if (rc == MXC_OK && req == MXC__GPU_REQ_ADD)
     rc = weights_copy(r, r->buf[B_DW], c->out[1].ptr, 1, why, len);
   if (rc != MXC_OK) return rc;
@@ -520,8 +529,7 @@ static int run_bwd_weights(rnn_call *r, const mxc__gpu_array *fin,
              r->h, r->k->rnn, CUDNN_WGRAD_MODE_ADD,
              (const int32_t *)r->buf[B_LENS], r->k->xd, fin[0].ptr, r->k->hd,
              fin[2].ptr, r->k->yd, r->buf[B_Y], r->k->wbytes, r->buf[B_DW],
-             r->bytes[B_WORK], r->buf[B_WORK], r->bytes[B_RES],
-             r->buf[B_RES]),
+             r->bytes[B_WORK], r->buf[B_WORK], r->bytes[B_RES], r->buf[B_RES]),
          "cudnnRNNBackwardWeights_v8");
   return weights_copy(r, r->buf[B_DW], c->out[1].ptr, 0, why, len);
 }
@@ -563,8 +571,8 @@ int mxc__cuda_rnn_backward(const mxc__gpu_call *c, char *why, size_t len) {
   r.c = c;
   r.train = 1; /* the reserve space the backward needs */
   const mxc__gpu_array *data = c->in + mxc__rnn_plan_data_input(c->param, 1);
-  int rc = mxc__rnn_plan_make(c->param, data->dims, c->is_train, &r.pl, why,
-                              len);
+  int rc =
+      mxc__rnn_plan_make(c->param, data->dims, c->is_train, &r.pl, why, len);
   if (rc != MXC_OK) return rc;
   rc = call_begin(&r, 1, why, len);
   if (rc == MXC_OK) rc = backward_body(&r, why, len);

@@ -32,8 +32,8 @@ int mxc__cuda_rnn_forward(const mxc__gpu_call *c, char *why, size_t why_len);
  * dstate[, dstate_cell]), each in its own write mode. */
 int mxc__cuda_rnn_backward(const mxc__gpu_call *c, char *why, size_t why_len);
 
-#define MXC__CUDA_RNN_ROWS                              \
-  {"RNN", NULL, mxc__cuda_rnn_forward},                 \
+#define MXC__CUDA_RNN_ROWS              \
+  {"RNN", NULL, mxc__cuda_rnn_forward}, \
       {"_backward_RNN", NULL, mxc__cuda_rnn_backward},
 
 #ifdef __cplusplus

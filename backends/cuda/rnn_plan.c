@@ -17,8 +17,7 @@ static const char *refusal(const mxc__rnn_param *p, int is_train) {
   if (p->p > 0 && is_train)
     return "dropout (p > 0) in training: mxc's masks come from its own "
            "random stream, which cuDNN's dropout does not reproduce";
-  if (p->projection_size.has)
-    return "projection_size is not supported";
+  if (p->projection_size.has) return "projection_size is not supported";
   return NULL;
 }
 
@@ -51,8 +50,8 @@ int mxc__rnn_plan_data_input(const void *param, int backward) {
 }
 
 int mxc__rnn_plan_make(const void *param, const int64_t *data_dims,
-                       int is_train, mxc__rnn_plan *out,
-                       char *why, size_t len) {
+                       int is_train, mxc__rnn_plan *out, char *why,
+                       size_t len) {
   const mxc__rnn_param *p = param;
   const char *no = refusal(p, is_train);
   if (no) {

@@ -36,8 +36,8 @@ typedef struct mxc__rnn_plan {
   int cell_mode;     /* cudnnRNNMode_t: mxc's mode (rnn_param.h) */
   int bidirectional; /* cudnnDirectionMode_t */
   int lstm;
-  int64_t n_params;  /* elements of mxc's packed vector */
-  int n_mats;        /* (pseudo-layer, linLayerID) pairs: L*D*2G */
+  int64_t n_params;      /* elements of mxc's packed vector */
+  int n_mats;            /* (pseudo-layer, linLayerID) pairs: L*D*2G */
   int64_t n_x, n_y, n_h; /* elements of data, out, one state array */
   /* Forward: inputs data 0, parameters 1, state 2, state_cell 3 (LSTM);
    * outputs out 0, then hy and cy when state_outputs (n_states_out). */
@@ -54,7 +54,7 @@ typedef struct mxc__rnn_mat {
   int lin_id;       /* cuDNN's linLayerID */
   int64_t w_off;    /* the (rows, cols) row-major matrix in mxc's vector */
   int64_t rows, cols;
-  int64_t b_off;    /* its bias (rows) in mxc's vector */
+  int64_t b_off; /* its bias (rows) in mxc's vector */
 } mxc__rnn_mat;
 
 /* The plan of a call of RNN or _backward_RNN with
@@ -66,8 +66,7 @@ typedef struct mxc__rnn_mat {
  * are all ones, which is what no dropout computes), sequence_length,
  * LSTM state clipping, sizes beyond cuDNN's int. */
 int mxc__rnn_plan_make(const void *param, const int64_t *data_dims,
-                       int is_train, mxc__rnn_plan *out,
-                       char *why, size_t len);
+                       int is_train, mxc__rnn_plan *out, char *why, size_t len);
 
 /* The index of the input data among a call's inputs: 0 for RNN, the
  * number of visible outputs of the forward for _backward_RNN (1). */

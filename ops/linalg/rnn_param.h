@@ -61,8 +61,8 @@ typedef struct mxc__rnn_unit_params {
   int64_t wi, wh, bi, bh;
 } mxc__rnn_unit_params;
 
-static inline mxc__rnn_unit_params mxc__rnn_unit_offsets(
-    const mxc__rnn_geom *g, int64_t l, int64_t d) {
+static inline mxc__rnn_unit_params mxc__rnn_unit_offsets(const mxc__rnn_geom *g,
+                                                         int64_t l, int64_t d) {
   int64_t gh = g->G * g->H, w = 0, wall = 0;
   for (int64_t k = 0; k < g->L; ++k) {
     int64_t per = gh * (mxc__rnn_layer_in(g, k) + g->H);

@@ -62,8 +62,8 @@ CudnnWeights Place(const mxc__rnn_plan &pl, const V &packed) {
     int64_t in = layer == 0 ? pl.g.I : pl.g.D * pl.g.H;
     EXPECT_EQ(m.rows, pl.g.H);
     EXPECT_EQ(m.cols, m.lin_id < G ? in : pl.g.H);
-    cw.w[key] = V(packed.begin() + m.w_off,
-                  packed.begin() + m.w_off + m.rows * m.cols);
+    cw.w[key] =
+        V(packed.begin() + m.w_off, packed.begin() + m.w_off + m.rows * m.cols);
     cw.b[key] = V(packed.begin() + m.b_off, packed.begin() + m.b_off + m.rows);
   }
   EXPECT_EQ((int64_t)cw.w.size(), pl.g.L * pl.g.D * 2 * G);
@@ -92,7 +92,7 @@ void CellStep(int mode, int64_t G, const CudnnWeights &cw, int u,
               const double *x, V *h, V *c) {
   std::vector<V> a(G), r(G);
   for (int g = 0; g < G; ++g) {
-    a[g] = Affine(cw, Key(u, g), x);              // W_g x + bW_g
+    a[g] = Affine(cw, Key(u, g), x);                   // W_g x + bW_g
     r[g] = Affine(cw, Key(u, (int)G + g), h->data());  // R_g h + bR_g
   }
   for (int64_t j = 0; j < H; ++j) {
@@ -113,8 +113,8 @@ void CellStep(int mode, int64_t G, const CudnnWeights &cw, int u,
   }
 }
 
-Result NaiveCudnn(const mxc__rnn_plan &pl, const CudnnWeights &cw,
-                  const V &x, const V &hx, const V &cx) {
+Result NaiveCudnn(const mxc__rnn_plan &pl, const CudnnWeights &cw, const V &x,
+                  const V &hx, const V &cx) {
   const mxc__rnn_geom &g = pl.g;
   int64_t DH = g.D * H;
   Result res{V(), V(hx.size()), V(cx.size())};
@@ -188,8 +188,8 @@ int Invoke(const char *name, const Params &p,
   mxc_op op = nullptr;
   EXPECT_EQ(mxc_op_find(name, &op), MXC_OK);
   return mxc_op_invoke(op, p.kp.data(), p.vp.data(), (int)p.kp.size(),
-                       in.data(), (int)in.size(), out->data(),
-                       (int)out->size(), nullptr);
+                       in.data(), (int)in.size(), out->data(), (int)out->size(),
+                       nullptr);
 }
 
 void FreeAll(const std::vector<mxc_ndarray> &v) {
@@ -236,9 +236,8 @@ RnnSetup MakeRnnSetup(const Case &c, std::mt19937 *rng) {
 
 std::vector<mxc_ndarray> Inputs(const RnnSetup &s) {
   int64_t LD = s.pl.g.L * s.pl.g.D;
-  std::vector<mxc_ndarray> in = {Make({T, N, I}, s.x),
-                                 Make({s.pl.n_params}, s.w),
-                                 Make({LD, N, H}, s.hx)};
+  std::vector<mxc_ndarray> in = {
+      Make({T, N, I}, s.x), Make({s.pl.n_params}, s.w), Make({LD, N, H}, s.hx)};
   if (s.pl.lstm) in.push_back(Make({LD, N, H}, s.cx));
   return in;
 }
@@ -340,8 +339,7 @@ TEST(CudaRnnPlan, WeightGradientGoesBackThroughThePlan) {
     bin.insert(bin.end(), in.begin(), in.end());
     bin.insert(bin.end(), out.begin(), out.end());
     std::vector<mxc_ndarray> grads(3 + s.pl.lstm, nullptr);
-    ASSERT_EQ(Invoke("_backward_RNN", Params(c), bin, &grads), MXC_OK)
-        << Err();
+    ASSERT_EQ(Invoke("_backward_RNN", Params(c), bin, &grads), MXC_OK) << Err();
     ExpectNear(Name(c) + " dparameters", Read(grads[1]), want, 1e-6);
     mxc_set_training(prev, nullptr);
     FreeAll(bin);
