@@ -114,11 +114,12 @@ wheel_lib_dirs() {
 # cuSPARSE (sparse dot, with the nvJitLink it links) from the wheels where
 # the loader does not find them (NVRTC: nvidia/cuda_nvrtc/lib or
 # nvidia/cu13/lib, which also hold the libnvrtc-builtins it opens; NCCL:
-# nvidia/nccl/lib).
+# nvidia/nccl/lib; libcudnn_adv.so.9, which libcudnn.so.9 opens by name for
+# the RNN kernels, in case a cuDNN found elsewhere lacks it).
 add_wheel_libs() {
   local lib d added=()
-  for lib in libcublas.so.13 libcudnn.so.9 libnvrtc.so.13 libnccl.so.2 \
-    libcusparse.so.12 libnvJitLink.so.13; do
+  for lib in libcublas.so.13 libcudnn.so.9 libcudnn_adv.so.9 libnvrtc.so.13 \
+    libnccl.so.2 libcusparse.so.12 libnvJitLink.so.13; do
     found "$lib" && continue
     for d in $(wheel_lib_dirs); do
       if [ -e "$d/$lib" ]; then

@@ -23,6 +23,7 @@
 #include "backends/cuda/cast.h"
 #include "backends/cuda/dense2.h"
 #include "backends/cuda/dnn.h"
+#include "backends/cuda/dnn_rnn.h"
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/fuse.h"
 #include "backends/cuda/half_types.h"
@@ -149,6 +150,7 @@ static const mxc__gpu_kernel k_kernels[] = {
 #undef ROW
     MXC__CUDA_BLAS_ROWS
     MXC__CUDA_DNN_ROWS
+    MXC__CUDA_RNN_ROWS
     MXC__CUDA_TRAIN_ROWS
     MXC__CUDA_BCAST_ROWS
     MXC__CUDA_SUM_ROWS

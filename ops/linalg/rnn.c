@@ -33,18 +33,20 @@
 
 #include "core/base/dtype.h"
 #include "ops/linalg/linalg.h"
+#include "ops/linalg/rnn_param.h"
 
-enum { RNN_RELU, RNN_TANH, RNN_LSTM, RNN_GRU };
+/* The struct and the packed vector's geometry live in rnn_param.h, which
+ * the CUDA plug-in's cuDNN plan reads too. */
+enum {
+  RNN_RELU = MXC__RNN_RELU,
+  RNN_TANH = MXC__RNN_TANH,
+  RNN_LSTM = MXC__RNN_LSTM,
+  RNN_GRU = MXC__RNN_GRU
+};
 static const char *const k_modes[] = {"rnn_relu", "rnn_tanh", "lstm", "gru",
                                       NULL};
 
-typedef struct rnn_param {
-  int64_t state_size, num_layers;
-  int bidirectional, mode, state_outputs, use_sequence_length;
-  int lstm_state_clip_nan;
-  double p, lstm_state_clip_min, lstm_state_clip_max;
-  mxc__opt_int projection_size;
-} rnn_param;
+typedef mxc__rnn_param rnn_param;
 
 static const mxc__param_def k_params[] = {
     MXC__PARAM_RANGE(rnn_param, state_size, MXC__P_INT, NULL, 1, 1e15,
@@ -143,25 +145,14 @@ static const char *rnn_bwd_input_name(const void *param, int i) {
 
 /* ---- geometry ---- */
 
-typedef struct rnn_geom {
-  int64_t T, N, I, H, L, D, G;
-  int mode;
-} rnn_geom;
+typedef mxc__rnn_geom rnn_geom;
 
 static void geom_of(const rnn_param *p, const mxc__shape *data, rnn_geom *g) {
-  static const int64_t gates[] = {1, 1, 4, 3};
-  g->T = data->dims[0];
-  g->N = data->dims[1];
-  g->I = data->dims[2];
-  g->H = p->state_size;
-  g->L = p->num_layers;
-  g->D = p->bidirectional ? 2 : 1;
-  g->G = gates[p->mode];
-  g->mode = p->mode;
+  *g = mxc__rnn_geom_of(p, data->dims);
 }
 
 static int64_t layer_in(const rnn_geom *g, int64_t l) {
-  return l == 0 ? g->I : g->D * g->H;
+  return mxc__rnn_layer_in(g, l);
 }
 
 /* a*b + c*d, MXC_ERR_SHAPE on overflow. */
@@ -206,23 +197,10 @@ static int reserve_count(const char *op, const rnn_geom *g, int64_t *out) {
   return muladd(op, layer, g->L - 1, units, 1, out);
 }
 
-/* Offsets (elements) of unit (l, d)'s weights and biases in the packed
- * vector. */
-typedef struct unit_params {
-  int64_t wi, wh, bi, bh;
-} unit_params;
+typedef mxc__rnn_unit_params unit_params;
 
 static unit_params unit_offsets(const rnn_geom *g, int64_t l, int64_t d) {
-  int64_t gh = g->G * g->H, w = 0, wall = 0;
-  for (int64_t k = 0; k < g->L; ++k) {
-    int64_t per = gh * (layer_in(g, k) + g->H);
-    if (k < l) w += per * g->D;
-    wall += per * g->D;
-  }
-  w += d * gh * (layer_in(g, l) + g->H);
-  int64_t b = wall + (l * g->D + d) * 2 * gh;
-  unit_params u = {w, w + gh * layer_in(g, l), b, b + gh};
-  return u;
+  return mxc__rnn_unit_offsets(g, l, d);
 }
 
 /* ---- shape and type inference ---- */

@@ -1,6 +1,6 @@
 // Conformance cases of the cuDNN kernels (backends/cuda/dnn.h):
 // Convolution, Deconvolution, Pooling, softmax, log_softmax, BatchNorm
-// (its moving statistics too) and their _backward_ operators on the GPU
+// (its moving statistics too), RNN and their _backward_ operators on the GPU
 // against the CPU operators, same random inputs, GPU outputs poisoned
 // before a write (an element never written fails), write and add modes,
 // each output of the backward in its own mode, an empty batch.
@@ -508,6 +508,134 @@ const mxct::RegisterCase kConvBwdCase("_backward_Convolution",
                                         ConvBackward(MXC_DEVICE_GPU, g);
                                       });
 
+// ---- RNN (backends/cuda/dnn_rnn.h) ----
+//
+// Every mode, one and two layers, one and two directions, with and
+// without state outputs, an empty batch. The backward's inputs are a CPU
+// forward's in training mode (its hidden reserve included: the CPU
+// backward reads it; the GPU's recomputes the forward in cuDNN). The
+// tolerance is the suite's: each output is a chain of at most T steps of
+// float32 products of length I or D*H (cuDNN's GEMMs sum in another
+// order); the weight gradients sum T*N of those.
+
+struct RnnCase {
+  const char *mode;
+  int64_t T, N, I, H, L;
+  bool bi, states;
+};
+
+const std::vector<RnnCase> kRnn = {
+    {"rnn_relu", 5, 3, 4, 6, 2, true, true},
+    {"rnn_tanh", 4, 2, 3, 5, 1, false, false},
+    {"lstm", 5, 3, 4, 6, 2, true, true},
+    {"lstm", 7, 4, 8, 16, 1, false, false},
+    {"gru", 5, 3, 4, 6, 2, true, true},
+    {"gru", 3, 2, 5, 4, 3, false, true},
+    {"lstm", 4, 0, 3, 4, 2, true, true},  // an empty batch
+};
+
+Kv RnnParams(const RnnCase &c) {
+  return {{"mode", c.mode},
+          {"state_size", std::to_string(c.H)},
+          {"num_layers", std::to_string(c.L)},
+          {"bidirectional", c.bi ? "true" : "false"},
+          {"state_outputs", c.states ? "true" : "false"}};
+}
+
+struct RnnShapes {
+  std::vector<Dims> in, vis;  // forward inputs, visible outputs
+  Dims reserve;
+};
+
+// The packed vector's and the hidden reserve's sizes as ops/linalg/rnn.c
+// lays them out.
+RnnShapes RnnShapesOf(const RnnCase &c) {
+  bool lstm = std::string(c.mode) == "lstm", gru = c.mode[0] == 'g';
+  int64_t G = lstm ? 4 : gru ? 3 : 1, D = c.bi ? 2 : 1, np = 0;
+  for (int64_t l = 0; l < c.L; ++l) {
+    np += D * G * c.H * ((l ? D * c.H : c.I) + c.H + 2);
+  }
+  Dims st = {c.L * D, c.N, c.H};
+  RnnShapes s;
+  s.in = {{c.T, c.N, c.I}, {np}, st};
+  if (lstm) s.in.push_back(st);
+  s.vis = {{c.T, c.N, D * c.H}};
+  if (c.states) s.vis.push_back(st);
+  if (c.states && lstm) s.vis.push_back(st);
+  int64_t tn = c.T * c.N;
+  s.reserve = {tn * c.H * (G + 2) * c.L * D + tn * 2 * D * c.H * (c.L - 1)};
+  return s;
+}
+
+std::vector<Vec> RandomAll(const std::vector<Dims> &d, std::mt19937 *g) {
+  std::vector<Vec> v;
+  for (const Dims &x : d) v.push_back(Random(x, g));
+  return v;
+}
+
+void RnnForward(int dev, std::mt19937 *g) {
+  const std::vector<int> write = {MXC_REQ_WRITE, MXC_REQ_WRITE, MXC_REQ_WRITE};
+  const std::vector<int> add = {MXC_REQ_ADD, MXC_REQ_ADD, MXC_REQ_ADD};
+  for (size_t k = 0; k < kRnn.size(); ++k) {
+    RnnShapes s = RnnShapesOf(kRnn[k]);
+    std::vector<Vec> in = RandomAll(s.in, g), base = RandomAll(s.vis, g);
+    for (const auto *req : {&write, &add}) {
+      std::vector<int> r(req->begin(), req->begin() + s.vis.size());
+      std::string what = "RNN case " + std::to_string(k) + " req " +
+                         std::to_string(r[0]);
+      Compare(dev, what, "RNN", RnnParams(kRnn[k]), s.in, in, s.vis, base, r);
+    }
+  }
+}
+
+void RnnBackwardCase(int dev, size_t k, std::mt19937 *g) {
+  const RnnCase &c = kRnn[k];
+  RnnShapes s = RnnShapesOf(c);
+  std::vector<Vec> in = RandomAll(s.in, g);
+  std::vector<Dims> fwd_out = s.vis;
+  fwd_out.push_back(s.reserve);
+  std::vector<Vec> outs;
+  for (const Dims &d : fwd_out) outs.push_back(Vec((size_t)Numel(d)));
+  std::vector<int> wr(fwd_out.size(), MXC_REQ_WRITE);
+  ASSERT_EQ(Run("RNN", RnnParams(c), MXC_DEVICE_CPU, s.in, in, fwd_out, &outs,
+                wr),
+            MXC_OK)
+      << "RNN case " << k << " training forward: " << LastError();
+  std::vector<Dims> in_d = s.vis;
+  std::vector<Vec> bin = RandomAll(s.vis, g);
+  in_d.insert(in_d.end(), s.in.begin(), s.in.end());
+  bin.insert(bin.end(), in.begin(), in.end());
+  in_d.insert(in_d.end(), fwd_out.begin(), fwd_out.end());
+  bin.insert(bin.end(), outs.begin(), outs.end());
+  const std::vector<Dims> &out_d = s.in;  // the gradients' shapes
+  std::vector<Vec> base = RandomAll(out_d, g);
+  const std::vector<std::vector<int>> reqs = {
+      {MXC_REQ_WRITE, MXC_REQ_WRITE, MXC_REQ_WRITE, MXC_REQ_WRITE},
+      {MXC_REQ_ADD, MXC_REQ_ADD, MXC_REQ_ADD, MXC_REQ_ADD},
+      {MXC_REQ_ADD, MXC_REQ_WRITE, MXC_REQ_ADD, MXC_REQ_WRITE}};
+  for (const auto &rq : reqs) {
+    std::vector<int> r(rq.begin(), rq.begin() + out_d.size());
+    std::string what = "_backward_RNN case " + std::to_string(k) + " req " +
+                       std::to_string(r[0]) + std::to_string(r[1]);
+    Compare(dev, what, "_backward_RNN", RnnParams(c), in_d, bin, out_d, base,
+            r);
+  }
+}
+
+void RnnBackward(int dev, std::mt19937 *g) {
+  int prev = 0;
+  mxc_set_training(1, &prev);
+  for (size_t k = 0; k < kRnn.size(); ++k) RnnBackwardCase(dev, k, g);
+  mxc_set_training(prev, nullptr);
+}
+
+const mxct::RegisterCase kRnnCase("RNN", [](std::mt19937 *g) {
+  RnnForward(MXC_DEVICE_GPU, g);
+});
+const mxct::RegisterCase kRnnBwdCase("_backward_RNN", [](std::mt19937 *g) {
+  RnnBackward(MXC_DEVICE_GPU, g);
+});
+
 // On every machine: the cases themselves (shapes, parameters, input
 // order, modes) are valid calls, checked CPU against CPU, so a GPU run
 // does not spend its minutes on a broken case; and the comparison fails
@@ -522,6 +650,8 @@ TEST(GpuConformanceDnn, CasesAreValidCallsOnTheCpu) {
   PoolBackward(MXC_DEVICE_CPU, &g);
   BnForward(MXC_DEVICE_CPU, &g);
   BnBackward(MXC_DEVICE_CPU, &g);
+  RnnForward(MXC_DEVICE_CPU, &g);
+  RnnBackward(MXC_DEVICE_CPU, &g);
   for (const char *op : {"softmax", "log_softmax"}) {
     SoftmaxCases(op, MXC_DEVICE_CPU, false, &g);
     SoftmaxCases((std::string("_backward_") + op).c_str(), MXC_DEVICE_CPU,

@@ -22,6 +22,7 @@
 extern "C" {
 #include "backends/cuda/cuda_rt.h"
 #include "backends/cuda/dnn.h"
+#include "backends/cuda/dnn_rnn.h"
 #include "core/base/alloc.h"
 #include "core/op/op.h"
 }
@@ -145,11 +146,74 @@ TEST(CudaDnnCall, PoolingCuDnnCannotMatchIsRefusedBeforeTheDevice) {
   mxc__free(param);
 }
 
+// An LSTM call (2 layers, bidirectional, T 3, N 2, I 4, H 5) whose
+// pointers are never dereferenced; extra: more parameters.
+using Kvs = std::vector<std::pair<const char *, const char *>>;
+struct Rnn {
+  void *param = nullptr;
+  float fake[1] = {0};
+  mxc__gpu_array in[4] = {}, out[2] = {};
+  int req[2] = {MXC__GPU_REQ_WRITE, MXC__GPU_REQ_WRITE};
+  mxc__gpu_call call = {};
+  explicit Rnn(const Kvs &extra = Kvs()) {
+    std::vector<const char *> k = {"mode", "state_size", "num_layers",
+                                   "bidirectional"};
+    std::vector<const char *> v = {"lstm", "5", "2", "true"};
+    for (auto &e : extra) k.push_back(e.first), v.push_back(e.second);
+    EXPECT_EQ(mxc__op_parse_params(mxc__op_find("RNN"), k.data(), v.data(),
+                                   (int)k.size(), &param),
+              MXC_OK);
+    Set(&in[0], {3, 2, 4});
+    Set(&in[1], {1120});
+    Set(&in[2], {4, 2, 5});
+    Set(&in[3], {4, 2, 5});
+    Set(&out[0], {3, 2, 10});
+    Set(&out[1], {1});
+    call = {0, param, in, 4, out, 2, req, 1, {}};
+  }
+  ~Rnn() { mxc__free(param); }
+  void Set(mxc__gpu_array *a, std::initializer_list<int64_t> d) {
+    a->ptr = fake;
+    a->ndim = (int)d.size();
+    a->size = 1;
+    a->dtype = MXC_DTYPE_FLOAT32;
+    int i = 0;
+    for (int64_t x : d) a->dims[i++] = x, a->size *= x;
+  }
+};
+
+// What cuDNN would compute otherwise is refused by the plan, before cuDNN
+// or the device are touched (the CPU fallback's business).
+TEST(CudaDnnCall, RnnRefusedPlanNeverReachesTheDevice) {
+  Rnn c(Kvs{{"p", "0.3"}});
+  char why[512] = "";
+  EXPECT_EQ(mxc__cuda_rnn_forward(&c.call, why, sizeof why),
+            MXC_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(why).find("dropout"), std::string::npos) << why;
+}
+
+// A valid RNN call answers what the machine lacks, as Convolution does.
+TEST(CudaDnnCall, RnnValidCallSaysWhatTheMachineLacks) {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) == cudaSuccess && n > 0) {
+    GTEST_SKIP() << "a GPU is visible: the conformance suite covers it";
+  }
+  Rnn c;
+  char why[512] = "";
+  int rc = mxc__cuda_rnn_forward(&c.call, why, sizeof why);
+  ASSERT_NE(rc, MXC_OK) << "no GPU here, yet the call succeeded";
+  Conv conv;
+  char want[512] = "";
+  EXPECT_EQ(rc, mxc__cuda_conv_forward(&conv.call, want, sizeof want));
+  EXPECT_STREQ(why, want);
+  std::printf("CudaDnnCall: RNN without a GPU: %s\n", why);
+}
+
 // Every cuDNN row of the kernel table has a conformance case of its own
 // (tests/gpu/conformance_dnn.cc): the generic same-shape case cannot call
 // these operators, so a row without one would fail only on a GPU.
 TEST(CudaDnnCall, EveryRowHasAConformanceCase) {
-  const mxc__gpu_kernel rows[] = {MXC__CUDA_DNN_ROWS};
+  const mxc__gpu_kernel rows[] = {MXC__CUDA_DNN_ROWS MXC__CUDA_RNN_ROWS};
   for (const mxc__gpu_kernel &k : rows) {
     EXPECT_EQ(mxct::CaseRunners().count(k.op), 1u) << k.op;
   }

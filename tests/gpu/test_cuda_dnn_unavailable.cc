@@ -10,6 +10,7 @@
 
 extern "C" {
 #include "backends/cuda/dnn.h"
+#include "backends/cuda/dnn_rnn.h"
 #include "core/base/alloc.h"
 #include "core/op/op.h"
 }
@@ -46,6 +47,43 @@ std::string CallConvolution(int *rc) {
   return why;
 }
 
+// A valid RNN call (tanh, 1 layer, T 2, N 1, I 3, H 2): the RNN kernels
+// open cuDNN the same way and answer the same.
+std::string CallRnn(int *rc) {
+  void *param = nullptr;
+  const char *k[] = {"mode", "state_size", "num_layers"};
+  const char *v[] = {"rnn_tanh", "2", "1"};
+  EXPECT_EQ(mxc__op_parse_params(mxc__op_find("RNN"), k, v, 3, &param),
+            MXC_OK);
+  float fake[1] = {0};
+  mxc__gpu_array in[3] = {}, out[2] = {};
+  const int64_t dims[5][3] = {{2, 1, 3}, {14}, {1, 1, 2}, {2, 1, 2}, {1}};
+  const int nd[5] = {3, 1, 3, 3, 1};
+  mxc__gpu_array *arr[5] = {&in[0], &in[1], &in[2], &out[0], &out[1]};
+  for (int a = 0; a < 5; ++a) {
+    arr[a]->ptr = fake;
+    arr[a]->ndim = nd[a];
+    arr[a]->size = 1;
+    arr[a]->dtype = MXC_DTYPE_FLOAT32;
+    for (int d = 0; d < nd[a]; ++d) {
+      arr[a]->dims[d] = dims[a][d], arr[a]->size *= dims[a][d];
+    }
+  }
+  int req[2] = {MXC__GPU_REQ_WRITE, MXC__GPU_REQ_WRITE};
+  mxc__gpu_call call = {0, param, in, 3, out, 2, req, 0, {}};
+  char why[1024] = "";
+  *rc = mxc__cuda_rnn_forward(&call, why, sizeof why);
+  mxc__free(param);
+  return why;
+}
+
+void ExpectSameForRnn() {
+  int rc = 0, rc_rnn = 0;
+  std::string w = CallConvolution(&rc);
+  EXPECT_EQ(CallRnn(&rc_rnn), w);
+  EXPECT_EQ(rc_rnn, rc);
+}
+
 void ExpectHas(const std::string &w, const char *part) {
   EXPECT_NE(w.find(part), std::string::npos) << "'" << part << "' in: " << w;
 }
@@ -78,5 +116,9 @@ TEST(OldCudnn, RefusesAnotherMajorVersion) {
   ExpectHas(w, "cuDNN 8.9 was loaded");
   ExpectHas(w, "built for cuDNN 9");
 }
+
+TEST(Missing, RnnSaysTheSame) { ExpectSameForRnn(); }
+TEST(NotCudnn, RnnSaysTheSame) { ExpectSameForRnn(); }
+TEST(OldCudnn, RnnSaysTheSame) { ExpectSameForRnn(); }
 
 }  // namespace
