@@ -1,9 +1,11 @@
 // LayerNorm, L2Normalization, Dropout, argmax, argmin, the Sequence
-// operators, sort, argsort, topk and their gradients (nn3.h): one thread
+// operators, sort, argsort, topk, Pad, Crop and their gradients (nn3.h):
+// one thread
 // per group (the
 // normalizations' statistics and outputs, an argmax group), per parameter
 // (LayerNorm's dgamma, dbeta) or per element (Dropout, Sequence*, the
-// sorts' ranks), each running nn3_plan.h's or sort_plan.h's function in
+// sorts' ranks, Pad, Crop), each running nn3_plan.h's, sort_plan.h's or
+// pad_plan.h's function in
 // the CPU's order, which the host test runs against the CPU. -fmad=false
 // (nvcc.bzl).
 #include <cuda_runtime.h>
@@ -14,6 +16,7 @@
 #include "backends/cuda/cuda_rt.h"
 #include "backends/cuda/nn3.h"
 #include "backends/cuda/nn3_plan.h"
+#include "backends/cuda/pad_plan.h"
 #include "backends/cuda/sort_plan.h"
 
 namespace {
@@ -434,4 +437,81 @@ extern "C" int mxc__cuda_sort_bwd(const mxc__gpu_call *c, char *why,
 extern "C" int mxc__cuda_topk_bwd(const mxc__gpu_call *c, char *why,
                                   size_t n) {
   return run_sort_bwd(c, MXC__SORT_TOPK, why, n);
+}
+
+namespace {
+
+__global__ void pad_kernel(mxc__padk_plan q, const float *x, float *y,
+                           long long n) {
+  GRID_LOOP(n) mxc__padk_fwd(&q, x, y, i);
+}
+
+__global__ void pad_bwd_kernel(mxc__padk_plan q, const float *og, float *dx,
+                               long long n) {
+  GRID_LOOP(n) mxc__padk_bwd(&q, og, dx, i);
+}
+
+__global__ void crop_kernel(mxc__cropk_plan q, const float *x, float *y,
+                            long long n) {
+  GRID_LOOP(n) mxc__cropk_fwd(&q, x, y, i);
+}
+
+__global__ void crop_bwd_kernel(mxc__cropk_plan q, const float *og, float *dx,
+                                long long n) {
+  GRID_LOOP(n) mxc__cropk_bwd(&q, og, dx, i);
+}
+
+// Pad: data -> output; _backward_Pad (bwd): (ograd, data) -> ddata.
+int run_pad(const mxc__gpu_call *c, int bwd, char *why, size_t why_len) {
+  const char *op = bwd ? "_backward_Pad" : "Pad";
+  int rc = check(c, op, 1 + bwd, 1, bwd, 0, why, why_len);
+  if (rc != MXC_OK) return rc;
+  mxc__padk_plan q = mxc__padk_plan_make((const mxc__pad_param *)c->param,
+                                         &c->in[bwd], c->req[0]);
+  long long n = c->out[0].size;
+  if (n > 0 && on(c, 0)) {
+    if (bwd) {
+      pad_bwd_kernel<<<MXC__CUDA_GRID(n)>>>(q, in_f(c, 0), out_f(c, 0), n);
+    } else {
+      pad_kernel<<<MXC__CUDA_GRID(n)>>>(q, in_f(c, 0), out_f(c, 0), n);
+    }
+  }
+  return mxc__cuda_finish("Pad kernel", why, why_len);
+}
+
+// Crop: (data[, crop_like]) -> output; _backward_Crop: (ograd, data[,
+// crop_like]) -> ddata. data (N, C, H, W).
+int run_crop(const mxc__gpu_call *c, int bwd, char *why, size_t why_len) {
+  const char *op = bwd ? "_backward_Crop" : "Crop";
+  const mxc__crop_param *p = (const mxc__crop_param *)c->param;
+  int like = p->num_args > 1;
+  int rc = check(c, op, 1 + bwd + like, 1, bwd, 4, why, why_len);
+  if (rc != MXC_OK) return rc;
+  mxc__cropk_plan q = mxc__cropk_plan_make(
+      p, &c->in[bwd], like ? &c->in[bwd + 1] : nullptr, c->req[0]);
+  long long n = c->out[0].size;
+  if (n > 0 && on(c, 0)) {
+    if (bwd) {
+      crop_bwd_kernel<<<MXC__CUDA_GRID(n)>>>(q, in_f(c, 0), out_f(c, 0), n);
+    } else {
+      crop_kernel<<<MXC__CUDA_GRID(n)>>>(q, in_f(c, 0), out_f(c, 0), n);
+    }
+  }
+  return mxc__cuda_finish("Crop kernel", why, why_len);
+}
+
+}  // namespace
+
+extern "C" int mxc__cuda_pad(const mxc__gpu_call *c, char *why, size_t n) {
+  return run_pad(c, 0, why, n);
+}
+extern "C" int mxc__cuda_pad_bwd(const mxc__gpu_call *c, char *why, size_t n) {
+  return run_pad(c, 1, why, n);
+}
+extern "C" int mxc__cuda_crop(const mxc__gpu_call *c, char *why, size_t n) {
+  return run_crop(c, 0, why, n);
+}
+extern "C" int mxc__cuda_crop_bwd(const mxc__gpu_call *c, char *why,
+                                  size_t n) {
+  return run_crop(c, 1, why, n);
 }

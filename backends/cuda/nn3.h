@@ -1,6 +1,7 @@
 /* The plug-in's LayerNorm, L2Normalization, Dropout, argmax, argmin,
- * SequenceMask, SequenceLast, SequenceReverse, sort, argsort, topk and
- * their gradients (nn3.cu over nn3_plan.h and sort_plan.h), float32, with the hidden outputs the CPU operators
+ * SequenceMask, SequenceLast, SequenceReverse, sort, argsort, topk, Pad,
+ * Crop and their gradients (nn3.cu over nn3_plan.h, sort_plan.h and
+ * pad_plan.h), float32, with the hidden outputs the CPU operators
  * have (LayerNorm's mean and std, L2Normalization's norm, Dropout's
  * mask). */
 #ifndef MXC_BACKENDS_CUDA_NN3_H_
@@ -42,6 +43,11 @@ int mxc__cuda_argsort(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_topk(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_sort_bwd(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_topk_bwd(const mxc__gpu_call *c, char *why, size_t n);
+/* Pad (constant, edge, reflect), Crop and their gradients (pad_plan.h). */
+int mxc__cuda_pad(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_pad_bwd(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_crop(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_crop_bwd(const mxc__gpu_call *c, char *why, size_t n);
 
 /* The kernel table's rows (plugin.c): float32 only (supports NULL; the
  * sequence lengths too). */
@@ -62,7 +68,10 @@ int mxc__cuda_topk_bwd(const mxc__gpu_call *c, char *why, size_t n);
       {"sort", NULL, mxc__cuda_sort}, {"argsort", NULL, mxc__cuda_argsort},   \
       {"topk", NULL, mxc__cuda_topk},                                       \
       {"_backward_sort", NULL, mxc__cuda_sort_bwd},                         \
-      {"_backward_topk", NULL, mxc__cuda_topk_bwd},
+      {"_backward_topk", NULL, mxc__cuda_topk_bwd},                         \
+      {"Pad", NULL, mxc__cuda_pad}, {"_backward_Pad", NULL, mxc__cuda_pad_bwd}, \
+      {"Crop", NULL, mxc__cuda_crop},                                       \
+      {"_backward_Crop", NULL, mxc__cuda_crop_bwd},
 
 #ifdef __cplusplus
 }

@@ -9,7 +9,9 @@
 // their gradients (lengths fractional, 0, beyond T, NaN; axis 0 and 1);
 // sort, argsort, topk (every ret_typ, both directions, ties, NaN, -0 and
 // +0, axis None; 1000-wide rows of a classifier's scores) and the
-// gradients of sort and topk.
+// gradients of sort and topk; Pad (constant, edge, reflect, an image
+// batch's spatial padding) and Crop (offset, centred, crop_like) with
+// their gradients.
 //
 // Tolerance: bitwise, except LayerNorm's. The kernels run nn3_plan.h's
 // and sort_plan.h's rules, which perform
@@ -396,6 +398,77 @@ void SortCasesRun(const char *op, bool bwd, int dev, std::mt19937 *g) {
   }
 }
 
+// ---- Pad, Crop ----
+
+void PadCases(bool bwd, int dev, std::mt19937 *g) {
+  const std::vector<std::pair<Kv, std::pair<Dims, Dims>>> cases = {
+      {{{"mode", "constant"}, {"pad_width", "(0,0,1,2,2,1)"},
+        {"constant_value", "0.3"}},
+       {{2, 3, 4}, {2, 6, 7}}},
+      {{{"mode", "edge"}, {"pad_width", "(1,2,0,0,3,1)"}}, {{2, 3, 4}, {5, 3, 8}}},
+      {{{"mode", "reflect"}, {"pad_width", "(1,1,2,3,3,3)"}},
+       {{3, 4, 4}, {5, 9, 10}}},
+      {{{"mode", "reflect"}, {"pad_width", "(0,0,0,0,3,3,3,3)"}},
+       {{32, 64, 56, 56}, {32, 64, 62, 62}}},
+      {{{"mode", "edge"}, {"pad_width", "(0,0,0,0,1,1,1,1)"}},
+       {{32, 64, 56, 56}, {32, 64, 58, 58}}},
+  };
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const Kv &kv = cases[k].first;
+    const Dims &d = cases[k].second.first, &od = cases[k].second.second;
+    if (SkipOnCpu(dev, od)) continue;
+    std::string what =
+        std::string(bwd ? "_backward_" : "") + "Pad case " + std::to_string(k);
+    std::vector<TArr> in = {RandArr(f32, d, -2, 2, g)};
+    for (int req : {W, A}) {
+      if (bwd) {
+        CompareTyped(dev, what, "_backward_Pad", kv,
+                     {RandArr(f32, od, -1, 1, g), in[0]},
+                     {RandArr(f32, d, -1, 1, g)}, {req}, {-1});
+      } else {
+        CompareTyped(dev, what, "Pad", kv, in, {RandArr(f32, od, -1, 1, g)},
+                     {req}, {-1});
+      }
+    }
+  }
+}
+
+void CropCases(bool bwd, int dev, std::mt19937 *g) {
+  const Dims d = {2, 3, 7, 6};
+  struct C {
+    Kv kv;
+    Dims like, out;
+  };
+  const std::vector<C> cases = {
+      {{{"num_args", "1"}, {"h_w", "(3,4)"}, {"offset", "(2,1)"}},
+       {},
+       {2, 3, 3, 4}},
+      {{{"num_args", "1"}, {"h_w", "(4,3)"}, {"center_crop", "true"}},
+       {},
+       {2, 3, 4, 3}},
+      {{{"num_args", "2"}}, {5, 5, 2}, {2, 3, 5, 2}},
+      {{{"num_args", "2"}, {"center_crop", "true"}}, {1, 4, 3}, {2, 3, 4, 3}},
+  };
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const C &c = cases[k];
+    std::string what =
+        std::string(bwd ? "_backward_" : "") + "Crop case " + std::to_string(k);
+    std::vector<TArr> in = {RandArr(f32, d, -2, 2, g)};
+    if (!c.like.empty()) in.push_back(RandArr(f32, c.like, -1, 1, g));
+    for (int req : {W, A}) {
+      if (!bwd) {
+        CompareTyped(dev, what, "Crop", c.kv, in,
+                     {RandArr(f32, c.out, -1, 1, g)}, {req}, {-1});
+        continue;
+      }
+      std::vector<TArr> bin = {RandArr(f32, c.out, -1, 1, g)};
+      bin.insert(bin.end(), in.begin(), in.end());
+      CompareTyped(dev, what, "_backward_Crop", c.kv, bin,
+                   {RandArr(f32, d, -1, 1, g)}, {req}, {-1});
+    }
+  }
+}
+
 #define CASE(op, call)                \
   {                                   \
     op, [](std::mt19937 *g) { call; } \
@@ -425,6 +498,10 @@ const mxct::RegisterCase kNn3CaseRegs[] = {
     CASE("topk", SortCasesRun("topk", false, MXC_DEVICE_GPU, g)),
     CASE("_backward_sort", SortCasesRun("sort", true, MXC_DEVICE_GPU, g)),
     CASE("_backward_topk", SortCasesRun("topk", true, MXC_DEVICE_GPU, g)),
+    CASE("Pad", PadCases(false, MXC_DEVICE_GPU, g)),
+    CASE("_backward_Pad", PadCases(true, MXC_DEVICE_GPU, g)),
+    CASE("Crop", CropCases(false, MXC_DEVICE_GPU, g)),
+    CASE("_backward_Crop", CropCases(true, MXC_DEVICE_GPU, g)),
 };
 
 // On every machine: the cases are valid calls, CPU against CPU (bitwise
@@ -441,6 +518,8 @@ TEST(GpuConformanceNn3, CasesAreValidCallsOnTheCpu) {
     for (const char *op : {"sort", "argsort", "topk"}) {
       SortCasesRun(op, bwd, MXC_DEVICE_CPU, &g);
     }
+    PadCases(bwd, MXC_DEVICE_CPU, &g);
+    CropCases(bwd, MXC_DEVICE_CPU, &g);
   }
   ArgCases("argmax", MXC_DEVICE_CPU, &g);
   ArgCases("argmin", MXC_DEVICE_CPU, &g);

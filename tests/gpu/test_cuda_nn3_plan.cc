@@ -7,7 +7,9 @@
 // Sequence operators and their gradients (with and without lengths,
 // lengths that are fractional, 0, beyond T or NaN; axis 0 and 1), sort,
 // argsort, topk (every ret_typ, both directions, ties, NaN, -0 and +0)
-// and the gradients of sort and topk (backends/cuda/sort_plan.h), in
+// and the gradients of sort and topk (backends/cuda/sort_plan.h), Pad
+// (constant, edge, reflect; pads of 0 to extent - 1) and Crop (offset,
+// centred, crop_like) with their gradients (backends/cuda/pad_plan.h), in
 // write, add and NULL modes. The CPU's reference kernels (ops/): BUILD
 // sets MXC_ONEDNN=0, so oneDNN's LayerNorm (last axis, float sums) stays
 // out; the conformance cases compare with it within a tolerance. Parameters reach the rules through the
@@ -25,6 +27,7 @@
 #include <vector>
 
 #include "backends/cuda/nn3_plan.h"
+#include "backends/cuda/pad_plan.h"
 #include "backends/cuda/sort_plan.h"
 extern "C" {
 #include "core/base/alloc.h"
@@ -216,6 +219,35 @@ struct Host {
         if (q.on[0]) mxc__sortk_bwd(&q, I(0), I(d), O(0), t);
       } else {
         mxc__sortk_fwd(&q, I(0), O(0), O(1), t);
+      }
+    }
+  }
+
+  void Pad(bool bwd) {
+    mxc__gpu_array x = G(bwd ? 1 : 0);
+    mxc__padk_plan q =
+        mxc__padk_plan_make((const mxc__pad_param *)param, &x, req[0]);
+    for (int64_t t = Numel((*out)[0].d) - 1; t >= 0; --t) {
+      if (bwd) {
+        mxc__padk_bwd(&q, I(0), O(0), t);
+      } else {
+        mxc__padk_fwd(&q, I(0), O(0), t);
+      }
+    }
+  }
+
+  void Crop(bool bwd) {
+    size_t d = bwd ? 1 : 0;
+    mxc__gpu_array x = G(d), like;
+    bool has_like = in->size() > d + 1;
+    if (has_like) like = G(d + 1);
+    mxc__cropk_plan q = mxc__cropk_plan_make(
+        (const mxc__crop_param *)param, &x, has_like ? &like : nullptr, req[0]);
+    for (int64_t t = Numel((*out)[0].d) - 1; t >= 0; --t) {
+      if (bwd) {
+        mxc__cropk_bwd(&q, I(0), O(0), t);
+      } else {
+        mxc__cropk_fwd(&q, I(0), O(0), t);
       }
     }
   }
@@ -694,6 +726,87 @@ TEST(CudaNn3Plan, SortsMatchTheCpuBitwise) {
   h.Sort(MXC__SORT_ARGSORT, false);
   mxc__free(param);
   EXPECT_FALSE(Same(co[0], ho[0]));
+}
+
+// ---- Pad, Crop ----
+
+struct PadCase {
+  Kv kv;
+  Dims d, out;
+};
+
+const std::vector<PadCase> kPads = {
+    {{{"mode", "constant"}, {"pad_width", "(0,0,1,2,2,1)"},
+      {"constant_value", "0.3"}},
+     {2, 3, 4},
+     {2, 6, 7}},
+    {{{"mode", "edge"}, {"pad_width", "(1,2,0,0,3,1)"}}, {2, 3, 4}, {5, 3, 8}},
+    {{{"mode", "edge"}, {"pad_width", "(2,2,1,0)"}}, {1, 3}, {5, 4}},
+    {{{"mode", "reflect"}, {"pad_width", "(1,1,2,3,3,3)"}}, {3, 4, 4}, {5, 9, 10}},
+    {{{"mode", "reflect"}, {"pad_width", "(0,0,0,0,1,1,2,1)"}},
+     {2, 2, 3, 3},
+     {2, 2, 5, 6}},
+};
+
+TEST(CudaNn3Plan, PadMatchesTheCpuBitwise) {
+  std::mt19937 g(39);
+  for (size_t k = 0; k < kPads.size(); ++k) {
+    const PadCase &c = kPads[k];
+    std::vector<Arr> in = {Rand(c.d, -2, 2, &g)};
+    std::string what = "Pad case " + std::to_string(k);
+    for (int req : {W, A}) {
+      Expect(what, "Pad", c.kv, in, {Rand(c.out, -1, 1, &g)}, {req},
+             [](Host *h) { h->Pad(false); });
+      Expect("_backward_" + what, "_backward_Pad", c.kv,
+             {Rand(c.out, -1, 1, &g), in[0]}, {Rand(c.d, -1, 1, &g)}, {req},
+             [](Host *h) { h->Pad(true); });
+    }
+  }
+  // The comparison can fail: edge padding's gradient as reflect's.
+  const PadCase &c = kPads[1];
+  std::vector<Arr> in = {Rand(c.out, -1, 1, &g), Rand(c.d, -2, 2, &g)};
+  std::vector<Arr> hi = in, co = {Rand(c.d, -1, 1, &g)}, ho = co;
+  ASSERT_EQ(Cpu("_backward_Pad", c.kv, in, &co, {W}), MXC_OK);
+  void *param = Parse("_backward_Pad", c.kv);
+  ((mxc__pad_param *)param)->mode = MXC__PAD_REFLECT;
+  Host h;
+  h.param = param, h.in = &hi, h.out = &ho, h.req = {W};
+  h.Pad(true);
+  mxc__free(param);
+  EXPECT_FALSE(Same(co[0], ho[0]));
+}
+
+TEST(CudaNn3Plan, CropMatchesTheCpuBitwise) {
+  std::mt19937 g(40);
+  const Dims d = {2, 3, 7, 6};
+  const std::vector<std::pair<Kv, Dims>> cases = {
+      {{{"num_args", "1"}, {"h_w", "(3,4)"}, {"offset", "(2,1)"}}, {}},
+      {{{"num_args", "1"}, {"h_w", "(4,3)"}, {"center_crop", "true"}}, {}},
+      {{{"num_args", "2"}}, {5, 5, 2}},
+      {{{"num_args", "2"}, {"center_crop", "true"}}, {1, 4, 3}},
+  };
+  for (size_t k = 0; k < cases.size(); ++k) {
+    const Kv &kv = cases[k].first;
+    const Dims &like = cases[k].second;
+    std::vector<Arr> in = {Rand(d, -2, 2, &g)};
+    if (!like.empty()) in.push_back(Rand(like, -1, 1, &g));
+    Dims od = {2, 3, 0, 0};
+    if (like.empty()) {
+      std::string hw = kv[1].second;  // "(h,w)"
+      od[2] = hw[1] - '0', od[3] = hw[3] - '0';
+    } else {
+      od[2] = like[like.size() - 2], od[3] = like.back();
+    }
+    std::string what = "Crop case " + std::to_string(k);
+    std::vector<Arr> bin = {Rand(od, -1, 1, &g)};
+    bin.insert(bin.end(), in.begin(), in.end());
+    for (int req : {W, A}) {
+      Expect(what, "Crop", kv, in, {Rand(od, -1, 1, &g)}, {req},
+             [](Host *h) { h->Crop(false); });
+      Expect("_backward_" + what, "_backward_Crop", kv, bin,
+             {Rand(d, -1, 1, &g)}, {req}, [](Host *h) { h->Crop(true); });
+    }
+  }
 }
 
 }  // namespace
