@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 
+#include "backends/cuda/samp.h"
 #include "core/base/gpu_plugin.h"
 
 #ifdef __cplusplus
@@ -50,7 +51,7 @@ int mxc__cuda_crop(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_crop_bwd(const mxc__gpu_call *c, char *why, size_t n);
 
 /* The kernel table's rows (plugin.c): float32 only (supports NULL; the
- * sequence lengths too). */
+ * sequence lengths too), with samp.h's. */
 #define MXC__CUDA_NN3_ROWS                                                  \
   {"LayerNorm", NULL, mxc__cuda_layer_norm},                                \
       {"_backward_LayerNorm", NULL, mxc__cuda_layer_norm_bwd},              \
@@ -71,7 +72,8 @@ int mxc__cuda_crop_bwd(const mxc__gpu_call *c, char *why, size_t n);
       {"_backward_topk", NULL, mxc__cuda_topk_bwd},                         \
       {"Pad", NULL, mxc__cuda_pad}, {"_backward_Pad", NULL, mxc__cuda_pad_bwd}, \
       {"Crop", NULL, mxc__cuda_crop},                                       \
-      {"_backward_Crop", NULL, mxc__cuda_crop_bwd},
+      {"_backward_Crop", NULL, mxc__cuda_crop_bwd},                         \
+      MXC__CUDA_SAMP_ROWS
 
 #ifdef __cplusplus
 }

@@ -11,7 +11,8 @@
 // +0, axis None; 1000-wide rows of a classifier's scores) and the
 // gradients of sort and topk; Pad (constant, edge, reflect, an image
 // batch's spatial padding) and Crop (offset, centred, crop_like) with
-// their gradients.
+// their gradients; GridGenerator (affine, warp), BilinearSampler and
+// SpatialTransformer with their gradients (backends/cuda/samp.h).
 //
 // Tolerance: bitwise, except LayerNorm's. The kernels run nn3_plan.h's
 // and sort_plan.h's rules, which perform
@@ -25,9 +26,16 @@
 // double sums: 1024 float ulps of max(|value|, 1), about 1.2e-4 relative,
 // which covers a float sum's rounding over a 768-wide row and dgamma's
 // 8192-row sums (a float sum errs by about sqrt(n) eps relative).
+// The samplers' ddata (_backward_BilinearSampler,
+// _backward_SpatialTransformer) is summed with atomic adds in an order
+// that varies between runs: the same float terms as the CPU's, added in
+// another order: 64 float ulps of max(|value|, 1) (a pixel collects a few
+// taps of a few grid points: (m - 1) eps of the terms' magnitude); their
+// dgrid and dloc, and every forward, are bitwise.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <utility>
 #include <vector>
@@ -469,6 +477,69 @@ void CropCases(bool bwd, int dev, std::mt19937 *g) {
   }
 }
 
+// ---- GridGenerator, BilinearSampler, SpatialTransformer ----
+
+const int kAtomicUlps = 64;  // the samplers' ddata (see the top)
+
+TArr Theta(int64_t n, std::mt19937 *g) {
+  TArr t = RandArr(f32, {n, 6}, -0.3f, 0.3f, g);
+  std::vector<float> v(6 * n);
+  std::memcpy(v.data(), t.b.data(), v.size() * 4);
+  for (int64_t i = 0; i < n; ++i) v[i * 6] += 1.1f, v[i * 6 + 4] += 0.9f;
+  return Floats({n, 6}, v);
+}
+
+void GridCases(bool bwd, int dev, std::mt19937 *g) {
+  const Kv affine = {{"transform_type", "affine"}, {"target_shape", "(4,5)"}};
+  const Kv warp = {{"transform_type", "warp"}};
+  std::string name = std::string(bwd ? "_backward_" : "") + "GridGenerator";
+  for (int req : {W, A}) {
+    TArr th = Theta(3, g), flow = RandArr(f32, {3, 2, 6, 7}, -2, 2, g);
+    if (!bwd) {
+      CompareTyped(dev, name + " affine", "GridGenerator", affine, {th},
+                   {RandArr(f32, {3, 2, 4, 5}, -1, 1, g)}, {req}, {-1});
+      CompareTyped(dev, name + " warp", "GridGenerator", warp, {flow},
+                   {RandArr(f32, {3, 2, 6, 7}, -1, 1, g)}, {req}, {-1});
+      continue;
+    }
+    CompareTyped(dev, name + " affine", name.c_str(), affine,
+                 {RandArr(f32, {3, 2, 4, 5}, -1, 1, g), th},
+                 {RandArr(f32, {3, 6}, -1, 1, g)}, {req}, {-1});
+    CompareTyped(dev, name + " warp", name.c_str(), warp,
+                 {RandArr(f32, {3, 2, 6, 7}, -1, 1, g), flow},
+                 {RandArr(f32, {3, 2, 6, 7}, -1, 1, g)}, {req}, {-1});
+  }
+}
+
+void SamplerCases(bool stn, bool bwd, int dev, std::mt19937 *g) {
+  const Kv st = {{"target_shape", "(24,20)"},
+                 {"transform_type", "affine"},
+                 {"sampler_type", "bilinear"}};
+  const char *op = stn ? "SpatialTransformer" : "BilinearSampler";
+  std::string name = std::string(bwd ? "_backward_" : "") + op;
+  const Dims data = {4, 3, 22, 26}, out = {4, 3, 24, 20}, gd = {4, 2, 24, 20};
+  const Kv kv = stn ? st : Kv{};
+  for (const std::vector<int> &req :
+       {std::vector<int>{W, W}, std::vector<int>{A, A},
+        std::vector<int>{W, N}, std::vector<int>{N, W}}) {
+    if (!bwd && req[0] == N) continue;
+    TArr x = RandArr(f32, data, -2, 2, g);
+    TArr second = stn ? Theta(4, g) : RandArr(f32, gd, -1.2f, 1.2f, g);
+    std::string what = name + " modes " + std::to_string(req[0]) +
+                       std::to_string(req[1]);
+    if (!bwd) {
+      CompareTyped(dev, what, op, kv, {x, second},
+                   {RandArr(f32, out, -1, 1, g)}, {req[0]}, {-1});
+      continue;
+    }
+    Dims d2 = stn ? Dims{4, 6} : gd;
+    CompareTyped(dev, what, name.c_str(), kv,
+                 {RandArr(f32, out, -1, 1, g), x, second},
+                 {RandArr(f32, data, -1, 1, g), RandArr(f32, d2, -1, 1, g)},
+                 req, {-1, -1}, kAtomicUlps);
+  }
+}
+
 #define CASE(op, call)                \
   {                                   \
     op, [](std::mt19937 *g) { call; } \
@@ -502,6 +573,14 @@ const mxct::RegisterCase kNn3CaseRegs[] = {
     CASE("_backward_Pad", PadCases(true, MXC_DEVICE_GPU, g)),
     CASE("Crop", CropCases(false, MXC_DEVICE_GPU, g)),
     CASE("_backward_Crop", CropCases(true, MXC_DEVICE_GPU, g)),
+    CASE("GridGenerator", GridCases(false, MXC_DEVICE_GPU, g)),
+    CASE("_backward_GridGenerator", GridCases(true, MXC_DEVICE_GPU, g)),
+    CASE("BilinearSampler", SamplerCases(false, false, MXC_DEVICE_GPU, g)),
+    CASE("_backward_BilinearSampler",
+         SamplerCases(false, true, MXC_DEVICE_GPU, g)),
+    CASE("SpatialTransformer", SamplerCases(true, false, MXC_DEVICE_GPU, g)),
+    CASE("_backward_SpatialTransformer",
+         SamplerCases(true, true, MXC_DEVICE_GPU, g)),
 };
 
 // On every machine: the cases are valid calls, CPU against CPU (bitwise
@@ -520,6 +599,9 @@ TEST(GpuConformanceNn3, CasesAreValidCallsOnTheCpu) {
     }
     PadCases(bwd, MXC_DEVICE_CPU, &g);
     CropCases(bwd, MXC_DEVICE_CPU, &g);
+    GridCases(bwd, MXC_DEVICE_CPU, &g);
+    SamplerCases(false, bwd, MXC_DEVICE_CPU, &g);
+    SamplerCases(true, bwd, MXC_DEVICE_CPU, &g);
   }
   ArgCases("argmax", MXC_DEVICE_CPU, &g);
   ArgCases("argmin", MXC_DEVICE_CPU, &g);

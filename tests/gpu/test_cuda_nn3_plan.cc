@@ -9,8 +9,11 @@
 // argsort, topk (every ret_typ, both directions, ties, NaN, -0 and +0)
 // and the gradients of sort and topk (backends/cuda/sort_plan.h), Pad
 // (constant, edge, reflect; pads of 0 to extent - 1) and Crop (offset,
-// centred, crop_like) with their gradients (backends/cuda/pad_plan.h), in
-// write, add and NULL modes. The CPU's reference kernels (ops/): BUILD
+// centred, crop_like) with their gradients (backends/cuda/pad_plan.h),
+// GridGenerator (affine, warp), BilinearSampler and SpatialTransformer
+// with their gradients (backends/cuda/samp_plan.h; ddata's atomic adds
+// run here as plain adds in the CPU's order), in write, add and NULL
+// modes. The CPU's reference kernels (ops/): BUILD
 // sets MXC_ONEDNN=0, so oneDNN's LayerNorm (last axis, float sums) stays
 // out; the conformance cases compare with it within a tolerance. Parameters reach the rules through the
 // operators' own parser, so a drift between ops/'s structs and the
@@ -28,6 +31,7 @@
 
 #include "backends/cuda/nn3_plan.h"
 #include "backends/cuda/pad_plan.h"
+#include "backends/cuda/samp_plan.h"
 #include "backends/cuda/sort_plan.h"
 extern "C" {
 #include "core/base/alloc.h"
@@ -233,6 +237,50 @@ struct Host {
       } else {
         mxc__padk_fwd(&q, I(0), O(0), t);
       }
+    }
+  }
+
+  void Grid(bool bwd) {
+    const mxc__st_param *p = (const mxc__st_param *)param;
+    int warp = p->transform_type == MXC__GG_WARP;
+    const Dims &g = bwd ? (*in)[0].d : (*out)[0].d;
+    int64_t n = Numel((*out)[0].d);
+    for (int64_t e = 0; e < n; ++e) {
+      if (!bwd) {
+        mxc__sampk_gg(warp, I(0), g[2], g[3], O(0), req[0] == A, e);
+      } else if (warp) {
+        mxc__sampk_gg_warp_bwd(I(0), g[2], g[3], O(0), req[0] == A, e);
+      } else {
+        mxc__sampk_dtheta(I(0), g[2], g[3], O(0), req[0] == A, e);
+      }
+    }
+  }
+
+  // BilinearSampler (stn 0) or SpatialTransformer (stn 1).
+  void Sampler(bool stn, bool bwd) {
+    mxc__gpu_array x = G(bwd ? 1 : 0), y = bwd ? G(0) : GpuArr(&(*out)[0]);
+    mxc__sampk_plan q = mxc__sampk_plan_make(&x, &y, req.data(), n_out());
+    const float *grid = stn ? nullptr : I(bwd ? 2 : 1);
+    const float *theta = stn ? I(bwd ? 2 : 1) : nullptr;
+    if (!bwd) {
+      for (int64_t e = Numel((*out)[0].d) - 1; On(0) && e >= 0; --e) {
+        mxc__sampk_fwd(&q, I(0), grid, theta, O(0), e);
+      }
+      return;
+    }
+    if (On(0) && req[0] != A) {
+      for (float &v : (*out)[0].v) v = 0;
+    }
+    int64_t pts = q.n * q.oh * q.ow;
+    std::vector<float> dg((size_t)(2 * pts));
+    bool dloc = stn && On(1);
+    for (int64_t e = 0; e < pts; ++e) {  // the CPU's order: atomics as adds
+      mxc__sampk_bwd(&q, I(0), I(1), grid, theta, O(0),
+                     dloc ? dg.data() : O(1), dloc || (!stn && On(1)),
+                     dloc ? 0 : req.size() > 1 && req[1] == A, e);
+    }
+    for (int64_t e = 0; dloc && e < q.n * 6; ++e) {
+      mxc__sampk_dtheta(dg.data(), q.oh, q.ow, O(1), req[1] == A, e);
     }
   }
 
@@ -807,6 +855,73 @@ TEST(CudaNn3Plan, CropMatchesTheCpuBitwise) {
              {Rand(d, -1, 1, &g)}, {req}, [](Host *h) { h->Crop(true); });
     }
   }
+}
+
+// ---- GridGenerator, BilinearSampler, SpatialTransformer ----
+
+// Grid points in and around the image (outside points read 0).
+Arr Theta(int64_t n, std::mt19937 *g) {
+  Arr t = Rand({n, 6}, -0.3f, 0.3f, g);
+  for (int64_t i = 0; i < n; ++i) t.v[i * 6] += 1.1f, t.v[i * 6 + 4] += 0.9f;
+  return t;
+}
+
+TEST(CudaNn3Plan, SamplersMatchTheCpuBitwise) {
+  std::mt19937 g(41);
+  const Kv affine = {{"transform_type", "affine"}, {"target_shape", "(4,5)"}};
+  const Kv warp = {{"transform_type", "warp"}};
+  for (int req : {W, A}) {
+    Arr th = Theta(2, &g), flow = Rand({2, 2, 3, 4}, -2, 2, &g);
+    Expect("GridGenerator affine", "GridGenerator", affine, {th},
+           {Rand({2, 2, 4, 5}, -1, 1, &g)}, {req},
+           [](Host *h) { h->Grid(false); });
+    Expect("GridGenerator warp", "GridGenerator", warp, {flow},
+           {Rand({2, 2, 3, 4}, -1, 1, &g)}, {req},
+           [](Host *h) { h->Grid(false); });
+    Expect("_backward_GridGenerator affine", "_backward_GridGenerator", affine,
+           {Rand({2, 2, 4, 5}, -1, 1, &g), th}, {Rand({2, 6}, -1, 1, &g)},
+           {req}, [](Host *h) { h->Grid(true); });
+    Expect("_backward_GridGenerator warp", "_backward_GridGenerator", warp,
+           {Rand({2, 2, 3, 4}, -1, 1, &g), flow},
+           {Rand({2, 2, 3, 4}, -1, 1, &g)}, {req},
+           [](Host *h) { h->Grid(true); });
+  }
+  const Dims data = {2, 3, 5, 6}, out = {2, 3, 4, 5};
+  const Kv st = {{"target_shape", "(4,5)"},
+                 {"transform_type", "affine"},
+                 {"sampler_type", "bilinear"}};
+  for (const std::vector<int> &req :
+       {std::vector<int>{W, W}, std::vector<int>{A, A},
+        std::vector<int>{W, N}, std::vector<int>{N, W}}) {
+    Arr x = Rand(data, -2, 2, &g), grid = Rand({2, 2, 4, 5}, -1.2f, 1.2f, &g);
+    Arr th = Theta(2, &g);
+    Expect("BilinearSampler", "BilinearSampler", {}, {x, grid},
+           {Rand(out, -1, 1, &g)}, {req[0]},
+           [](Host *h) { h->Sampler(false, false); });
+    Expect("SpatialTransformer", "SpatialTransformer", st, {x, th},
+           {Rand(out, -1, 1, &g)}, {req[0]},
+           [](Host *h) { h->Sampler(true, false); });
+    Expect("_backward_BilinearSampler", "_backward_BilinearSampler", {},
+           {Rand(out, -1, 1, &g), x, grid},
+           {Rand(data, -1, 1, &g), Rand({2, 2, 4, 5}, -1, 1, &g)}, req,
+           [](Host *h) { h->Sampler(false, true); });
+    Expect("_backward_SpatialTransformer", "_backward_SpatialTransformer", st,
+           {Rand(out, -1, 1, &g), x, th},
+           {Rand(data, -1, 1, &g), Rand({2, 6}, -1, 1, &g)}, req,
+           [](Host *h) { h->Sampler(true, true); });
+  }
+  // The comparison can fail: a warp grid made as an affine one.
+  Arr flow = Rand({2, 2, 3, 4}, -2, 2, &g);
+  std::vector<Arr> in = {flow}, hi = in;
+  std::vector<Arr> co = {Rand({2, 2, 3, 4}, -1, 1, &g)}, ho = co;
+  ASSERT_EQ(Cpu("GridGenerator", warp, in, &co, {W}), MXC_OK);
+  void *param = Parse("GridGenerator", warp);
+  ((mxc__st_param *)param)->transform_type = MXC__GG_AFFINE;
+  Host h;
+  h.param = param, h.in = &hi, h.out = &ho, h.req = {W};
+  h.Grid(false);
+  mxc__free(param);
+  EXPECT_FALSE(Same(co[0], ho[0]));
 }
 
 }  // namespace
