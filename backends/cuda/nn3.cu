@@ -26,8 +26,8 @@ namespace {
        i < (n); i += (long long)gridDim.x * blockDim.x)
 
 __global__ void ln_fwd_kernel(mxc__ln_plan q, const float *x, const float *gm,
-                              const float *bt, float *y, float *mean,
-                              float *sd, long long groups) {
+                              const float *bt, float *y, float *mean, float *sd,
+                              long long groups) {
   GRID_LOOP(groups) mxc__ln_fwd(&q, x, gm, bt, y, mean, sd, i);
 }
 
@@ -81,8 +81,7 @@ __global__ void seq_last_kernel(mxc__seqk_plan q, const float *x,
 }
 
 __global__ void seq_last_bwd_kernel(mxc__seqk_plan q, const float *og,
-                                    const float *lens, float *dx,
-                                    long long n) {
+                                    const float *lens, float *dx, long long n) {
   GRID_LOOP(n) mxc__seqk_last_bwd(&q, og, lens, dx, i);
 }
 
@@ -98,9 +97,9 @@ float *out_f(const mxc__gpu_call *c, int i) {
 }
 
 // n_in inputs (data, the first array read, at index `data` with at least
-// min_ndim axes) and 1 to max_out outputs; then the device.
-int check(const mxc__gpu_call *c, const char *op, int n_in, int max_out,
-          int data, int min_ndim, char *why, size_t why_len) {
+// min_ndim axes) and 1 to max_out outputs.
+int check_args(const mxc__gpu_call *c, const char *op, int n_in, int max_out,
+               int data, int min_ndim, char *why, size_t why_len) {
   if (c->n_in != n_in || c->n_out < 1 || c->n_out > max_out) {
     snprintf(why, why_len, "%s: %d inputs, %d outputs; expected %d and 1 to %d",
              op, c->n_in, c->n_out, n_in, max_out);
@@ -111,7 +110,14 @@ int check(const mxc__gpu_call *c, const char *op, int n_in, int max_out,
              c->in[data].ndim, min_ndim);
     return MXC_ERR_SHAPE;
   }
-  return mxc__cuda_use_device(c->dev, why, why_len);
+  return MXC_OK;
+}
+
+// check_args, then the device.
+int check(const mxc__gpu_call *c, const char *op, int n_in, int max_out,
+          int data, int min_ndim, char *why, size_t why_len) {
+  int rc = check_args(c, op, n_in, max_out, data, min_ndim, why, why_len);
+  return rc != MXC_OK ? rc : mxc__cuda_use_device(c->dev, why, why_len);
 }
 
 bool on(const mxc__gpu_call *c, int k) {
@@ -125,8 +131,8 @@ extern "C" int mxc__cuda_layer_norm(const mxc__gpu_call *c, char *why,
                                     size_t why_len) {
   int rc = check(c, "LayerNorm", 3, 3, 0, 1, why, why_len);
   if (rc != MXC_OK) return rc;
-  mxc__ln_plan q = mxc__ln_plan_make((const mxc__ln_param *)c->param,
-                                     &c->in[0], c->req, c->n_out);
+  mxc__ln_plan q = mxc__ln_plan_make((const mxc__ln_param *)c->param, &c->in[0],
+                                     c->req, c->n_out);
   long long groups = q.l.outer * q.l.inner;
   if (groups > 0) {
     ln_fwd_kernel<<<MXC__CUDA_GRID(groups)>>>(q, in_f(c, 0), in_f(c, 1),
@@ -141,13 +147,13 @@ extern "C" int mxc__cuda_layer_norm_bwd(const mxc__gpu_call *c, char *why,
                                         size_t why_len) {
   int rc = check(c, "_backward_LayerNorm", 7, 3, 1, 1, why, why_len);
   if (rc != MXC_OK) return rc;
-  mxc__ln_plan q = mxc__ln_plan_make((const mxc__ln_param *)c->param,
-                                     &c->in[1], c->req, c->n_out);
+  mxc__ln_plan q = mxc__ln_plan_make((const mxc__ln_param *)c->param, &c->in[1],
+                                     c->req, c->n_out);
   long long groups = q.l.outer * q.l.inner;
   if (q.m.on[0] && groups > 0) {
     ln_dx_kernel<<<MXC__CUDA_GRID(groups)>>>(q, in_f(c, 0), in_f(c, 1),
-                                             in_f(c, 2), in_f(c, 5),
-                                             in_f(c, 6), out_f(c, 0), groups);
+                                             in_f(c, 2), in_f(c, 5), in_f(c, 6),
+                                             out_f(c, 0), groups);
   }
   if ((q.m.on[1] || q.m.on[2]) && q.l.n > 0) {
     ln_dgb_kernel<<<MXC__CUDA_GRID(q.l.n)>>>(q, in_f(c, 0), in_f(c, 1),
@@ -305,7 +311,7 @@ int run_seq_bwd(const mxc__gpu_call *c, int kind, char *why, size_t why_len) {
   if (c->n_out > 1 && on(c, 1) && c->req[1] != MXC__GPU_REQ_ADD &&
       c->out[1].size > 0) {
     fill_kernel<<<MXC__CUDA_GRID(c->out[1].size)>>>(out_f(c, 1), 0.f,
-                                                     c->out[1].size);
+                                                    c->out[1].size);
   }
   mxc__seqk_plan q =
       mxc__seqk_plan_make(p, kind, &c->in[1], n_len > 0, c->req[0]);
@@ -385,11 +391,13 @@ int sort_len_ok(const mxc__sortk_plan &q, const char *op, char *why,
 // data -> values | indices | mask | (values, indices).
 int run_sort(const mxc__gpu_call *c, int kind, char *why, size_t why_len) {
   const char *op = k_sort_names[kind];
-  int rc = check(c, op, 1, 2, 0, 0, why, why_len);
+  int rc = check_args(c, op, 1, 2, 0, 0, why, why_len);
   if (rc != MXC_OK) return rc;
   mxc__sortk_plan q = mxc__sortk_plan_make(
       kind, (const mxc__sort_param *)c->param, &c->in[0], c->req, c->n_out);
+  // The row limit first: a refused call is refused on any machine.
   if ((rc = sort_len_ok(q, op, why, why_len)) != MXC_OK) return rc;
+  if ((rc = mxc__cuda_use_device(c->dev, why, why_len)) != MXC_OK) return rc;
   long long n = c->in[0].size;
   if (n > 0 && (q.on[0] || q.on[1])) {
     sort_kernel<<<MXC__CUDA_GRID(n)>>>(q, in_f(c, 0), out_f(c, 0), out_f(c, 1),
@@ -430,12 +438,10 @@ extern "C" int mxc__cuda_argsort(const mxc__gpu_call *c, char *why, size_t n) {
 extern "C" int mxc__cuda_topk(const mxc__gpu_call *c, char *why, size_t n) {
   return run_sort(c, MXC__SORT_TOPK, why, n);
 }
-extern "C" int mxc__cuda_sort_bwd(const mxc__gpu_call *c, char *why,
-                                  size_t n) {
+extern "C" int mxc__cuda_sort_bwd(const mxc__gpu_call *c, char *why, size_t n) {
   return run_sort_bwd(c, MXC__SORT_SORT, why, n);
 }
-extern "C" int mxc__cuda_topk_bwd(const mxc__gpu_call *c, char *why,
-                                  size_t n) {
+extern "C" int mxc__cuda_topk_bwd(const mxc__gpu_call *c, char *why, size_t n) {
   return run_sort_bwd(c, MXC__SORT_TOPK, why, n);
 }
 
@@ -511,7 +517,6 @@ extern "C" int mxc__cuda_pad_bwd(const mxc__gpu_call *c, char *why, size_t n) {
 extern "C" int mxc__cuda_crop(const mxc__gpu_call *c, char *why, size_t n) {
   return run_crop(c, 0, why, n);
 }
-extern "C" int mxc__cuda_crop_bwd(const mxc__gpu_call *c, char *why,
-                                  size_t n) {
+extern "C" int mxc__cuda_crop_bwd(const mxc__gpu_call *c, char *why, size_t n) {
   return run_crop(c, 1, why, n);
 }

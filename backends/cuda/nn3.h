@@ -52,28 +52,28 @@ int mxc__cuda_crop_bwd(const mxc__gpu_call *c, char *why, size_t n);
 
 /* The kernel table's rows (plugin.c): float32 only (supports NULL; the
  * sequence lengths too), with samp.h's. */
-#define MXC__CUDA_NN3_ROWS                                                  \
-  {"LayerNorm", NULL, mxc__cuda_layer_norm},                                \
-      {"_backward_LayerNorm", NULL, mxc__cuda_layer_norm_bwd},              \
-      {"L2Normalization", NULL, mxc__cuda_l2_norm},                         \
-      {"_backward_L2Normalization", NULL, mxc__cuda_l2_norm_bwd},           \
-      {"Dropout", NULL, mxc__cuda_dropout},                                 \
-      {"_backward_Dropout", NULL, mxc__cuda_dropout_bwd},                   \
+#define MXC__CUDA_NN3_ROWS                                                    \
+  {"LayerNorm", NULL, mxc__cuda_layer_norm},                                  \
+      {"_backward_LayerNorm", NULL, mxc__cuda_layer_norm_bwd},                \
+      {"L2Normalization", NULL, mxc__cuda_l2_norm},                           \
+      {"_backward_L2Normalization", NULL, mxc__cuda_l2_norm_bwd},             \
+      {"Dropout", NULL, mxc__cuda_dropout},                                   \
+      {"_backward_Dropout", NULL, mxc__cuda_dropout_bwd},                     \
       {"argmax", NULL, mxc__cuda_argmax}, {"argmin", NULL, mxc__cuda_argmin}, \
-      {"SequenceMask", NULL, mxc__cuda_seq_mask},                           \
-      {"_backward_SequenceMask", NULL, mxc__cuda_seq_mask_bwd},             \
-      {"SequenceLast", NULL, mxc__cuda_seq_last},                           \
-      {"_backward_SequenceLast", NULL, mxc__cuda_seq_last_bwd},             \
-      {"SequenceReverse", NULL, mxc__cuda_seq_reverse},                     \
-      {"_backward_SequenceReverse", NULL, mxc__cuda_seq_reverse_bwd},       \
+      {"SequenceMask", NULL, mxc__cuda_seq_mask},                             \
+      {"_backward_SequenceMask", NULL, mxc__cuda_seq_mask_bwd},               \
+      {"SequenceLast", NULL, mxc__cuda_seq_last},                             \
+      {"_backward_SequenceLast", NULL, mxc__cuda_seq_last_bwd},               \
+      {"SequenceReverse", NULL, mxc__cuda_seq_reverse},                       \
+      {"_backward_SequenceReverse", NULL, mxc__cuda_seq_reverse_bwd},         \
       {"sort", NULL, mxc__cuda_sort}, {"argsort", NULL, mxc__cuda_argsort},   \
-      {"topk", NULL, mxc__cuda_topk},                                       \
-      {"_backward_sort", NULL, mxc__cuda_sort_bwd},                         \
-      {"_backward_topk", NULL, mxc__cuda_topk_bwd},                         \
-      {"Pad", NULL, mxc__cuda_pad}, {"_backward_Pad", NULL, mxc__cuda_pad_bwd}, \
-      {"Crop", NULL, mxc__cuda_crop},                                       \
-      {"_backward_Crop", NULL, mxc__cuda_crop_bwd},                         \
-      MXC__CUDA_SAMP_ROWS
+      {"topk", NULL, mxc__cuda_topk},                                         \
+      {"_backward_sort", NULL, mxc__cuda_sort_bwd},                           \
+      {"_backward_topk", NULL, mxc__cuda_topk_bwd},                           \
+      {"Pad", NULL, mxc__cuda_pad},                                           \
+      {"_backward_Pad", NULL, mxc__cuda_pad_bwd},                             \
+      {"Crop", NULL, mxc__cuda_crop},                                         \
+      {"_backward_Crop", NULL, mxc__cuda_crop_bwd}, MXC__CUDA_SAMP_ROWS
 
 #ifdef __cplusplus
 }

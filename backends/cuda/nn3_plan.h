@@ -246,7 +246,8 @@ static inline mxc__drop_plan mxc__drop_plan_make(const mxc__drop_param *p,
   q.key[0] = rng->key[0], q.key[1] = rng->key[1];
   q.first_block = rng->block;
   q.ndim = x->ndim;
-  for (int d = 0; d < MXC_MAX_NDIM; ++d) q.dims[d] = d < x->ndim ? x->dims[d] : 1;
+  for (int d = 0; d < MXC_MAX_NDIM; ++d)
+    q.dims[d] = d < x->ndim ? x->dims[d] : 1;
   q.bits = 0;
   for (int i = 0; p->axes.ndim > 0 && i < p->axes.ndim; ++i) {
     int64_t a = p->axes.d[i] < 0 ? p->axes.d[i] + x->ndim : p->axes.d[i];
@@ -271,8 +272,8 @@ MXC__NN3_HD void mxc__drop_fwd(const mxc__drop_plan *q, const float *x,
                                float *y, float *mask, int64_t i) {
   float mk = 1;
   if (q->active) {
-    int64_t v = q->bits ? mxc__drop_value_index(i, q->ndim, q->dims, q->bits)
-                        : i;
+    int64_t v =
+        q->bits ? mxc__drop_value_index(i, q->ndim, q->dims, q->bits) : i;
     mk = (float)(mxc__drop_uniform(q, v) >= q->p ? q->keep : 0);
   }
   if (q->m.on[0]) mxc__nn3_put(y, i, x[i] * mk, q->m.add[0]);
@@ -375,10 +376,10 @@ MXC__NN3_HD void mxc__seqk_map(const mxc__seqk_plan *q, const float *src,
   int64_t t, b, r;
   mxc__seqk_coords(q, i, &t, &b, &r);
   int64_t len = mxc__seqk_len(q, lens, b);
-  float v = q->kind == MXC__SEQ_MASK && t >= len
-                ? fill
-                : src[mxc__seq_step(&q->g, mxc__seq_source(q->kind, t, len),
-                                    b) + r];
+  float v =
+      q->kind == MXC__SEQ_MASK && t >= len
+          ? fill
+          : src[mxc__seq_step(&q->g, mxc__seq_source(q->kind, t, len), b) + r];
   mxc__nn3_put(out, i, v, q->add);
 }
 

@@ -52,8 +52,8 @@ static inline mxc__padk_plan mxc__padk_plan_make(const mxc__pad_param *p,
     int on = k < x->ndim;
     q.in_dims[k] = on ? x->dims[k] : 1;
     q.before[k] = on ? p->pad_width.d[2 * k] : 0;
-    q.out_dims[k] = on ? x->dims[k] + q.before[k] + p->pad_width.d[2 * k + 1]
-                       : 1;
+    q.out_dims[k] =
+        on ? x->dims[k] + q.before[k] + p->pad_width.d[2 * k + 1] : 1;
   }
   return q;
 }
@@ -110,8 +110,8 @@ MXC__PADK_HD void mxc__padk_bwd(const mxc__padk_plan *q, const float *og,
   int range[MXC_MAX_NDIM];
   int64_t j[MXC_MAX_NDIM], ostr[MXC_MAX_NDIM], rest = t, s = 1;
   for (int k = q->ndim - 1; k >= 0; --k) {
-    range[k] = mxc__padk_cands(q, k, rest % q->in_dims[k], &lo[k], &cnt[k],
-                               pts[k]);
+    range[k] =
+        mxc__padk_cands(q, k, rest % q->in_dims[k], &lo[k], &cnt[k], pts[k]);
     rest /= q->in_dims[k];
     ostr[k] = s;
     s *= q->out_dims[k];

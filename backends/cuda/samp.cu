@@ -77,9 +77,9 @@ int check(const mxc__gpu_call *c, const char *op, int n_in, int max_out,
 // ddata cleared in write mode before the atomic adds (the CPU's clear).
 int clear_dx(const mxc__gpu_call *c, char *why, size_t why_len) {
   if (!on(c, 0) || add(c, 0) || c->out[0].size == 0) return MXC_OK;
-  cudaError_t e = cudaMemsetAsync(c->out[0].ptr, 0,
-                                  (size_t)c->out[0].size * sizeof(float),
-                                  mxc__cuda_stream());
+  cudaError_t e =
+      cudaMemsetAsync(c->out[0].ptr, 0, (size_t)c->out[0].size * sizeof(float),
+                      mxc__cuda_stream());
   return e == cudaSuccess ? MXC_OK
                           : mxc__cuda_rt_fail(why, why_len, "ddata clear", e);
 }
@@ -141,9 +141,9 @@ int run_samp(const mxc__gpu_call *c, int stn, char *why, size_t why_len) {
       mxc__sampk_plan_make(&c->in[0], &c->out[0], c->req, c->n_out);
   long long n = c->out[0].size;
   if (n > 0 && on(c, 0)) {
-    samp_kernel<<<MXC__CUDA_GRID(n)>>>(q, in_f(c, 0), stn ? nullptr : in_f(c, 1),
-                                       stn ? in_f(c, 1) : nullptr, out_f(c, 0),
-                                       n);
+    samp_kernel<<<MXC__CUDA_GRID(n)>>>(
+        q, in_f(c, 0), stn ? nullptr : in_f(c, 1), stn ? in_f(c, 1) : nullptr,
+        out_f(c, 0), n);
   }
   return mxc__cuda_finish("sampler kernel", why, why_len);
 }
@@ -161,14 +161,14 @@ int stn_dloc(const mxc__gpu_call *c, const mxc__sampk_plan &q, char *why,
     return mxc__cuda_rt_fail(why, why_len, "SpatialTransformer workspace", e);
   }
   if (pts > 0) {
-    samp_bwd_kernel<<<MXC__CUDA_GRID(pts)>>>(q, in_f(c, 0), in_f(c, 1),
-                                             nullptr, in_f(c, 2), out_f(c, 0),
-                                             dg, 1, 0, pts);
+    samp_bwd_kernel<<<MXC__CUDA_GRID(pts)>>>(q, in_f(c, 0), in_f(c, 1), nullptr,
+                                             in_f(c, 2), out_f(c, 0), dg, 1, 0,
+                                             pts);
   }
   long long n = q.n * 6;
   if (n > 0) {
-    dtheta_kernel<<<MXC__CUDA_GRID(n)>>>(dg, q.oh, q.ow, out_f(c, 1),
-                                         add(c, 1), n);
+    dtheta_kernel<<<MXC__CUDA_GRID(n)>>>(dg, q.oh, q.ow, out_f(c, 1), add(c, 1),
+                                         n);
   }
   e = cudaFreeAsync(dg, s);
   if (e != cudaSuccess) {
@@ -193,16 +193,15 @@ int run_samp_bwd(const mxc__gpu_call *c, int stn, char *why, size_t why_len) {
   } else if (pts > 0 && (on(c, 0) || on(c, 1))) {
     samp_bwd_kernel<<<MXC__CUDA_GRID(pts)>>>(
         q, in_f(c, 0), in_f(c, 1), stn ? nullptr : in_f(c, 2),
-        stn ? in_f(c, 2) : nullptr, out_f(c, 0), out_f(c, 1),
-        !stn && on(c, 1), add(c, 1), pts);
+        stn ? in_f(c, 2) : nullptr, out_f(c, 0), out_f(c, 1), !stn && on(c, 1),
+        add(c, 1), pts);
   }
   return mxc__cuda_finish("sampler gradient kernel", why, why_len);
 }
 
 }  // namespace
 
-extern "C" int mxc__cuda_bsampler(const mxc__gpu_call *c, char *why,
-                                  size_t n) {
+extern "C" int mxc__cuda_bsampler(const mxc__gpu_call *c, char *why, size_t n) {
   return run_samp(c, 0, why, n);
 }
 extern "C" int mxc__cuda_bsampler_bwd(const mxc__gpu_call *c, char *why,
@@ -212,7 +211,6 @@ extern "C" int mxc__cuda_bsampler_bwd(const mxc__gpu_call *c, char *why,
 extern "C" int mxc__cuda_stn(const mxc__gpu_call *c, char *why, size_t n) {
   return run_samp(c, 1, why, n);
 }
-extern "C" int mxc__cuda_stn_bwd(const mxc__gpu_call *c, char *why,
-                                 size_t n) {
+extern "C" int mxc__cuda_stn_bwd(const mxc__gpu_call *c, char *why, size_t n) {
   return run_samp_bwd(c, 1, why, n);
 }

@@ -25,12 +25,12 @@ int mxc__cuda_bsampler_bwd(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_stn(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_stn_bwd(const mxc__gpu_call *c, char *why, size_t n);
 
-#define MXC__CUDA_SAMP_ROWS                                           \
-  {"GridGenerator", NULL, mxc__cuda_grid_gen},                        \
-      {"_backward_GridGenerator", NULL, mxc__cuda_grid_gen_bwd},      \
-      {"BilinearSampler", NULL, mxc__cuda_bsampler},                  \
-      {"_backward_BilinearSampler", NULL, mxc__cuda_bsampler_bwd},    \
-      {"SpatialTransformer", NULL, mxc__cuda_stn},                    \
+#define MXC__CUDA_SAMP_ROWS                                        \
+  {"GridGenerator", NULL, mxc__cuda_grid_gen},                     \
+      {"_backward_GridGenerator", NULL, mxc__cuda_grid_gen_bwd},   \
+      {"BilinearSampler", NULL, mxc__cuda_bsampler},               \
+      {"_backward_BilinearSampler", NULL, mxc__cuda_bsampler_bwd}, \
+      {"SpatialTransformer", NULL, mxc__cuda_stn},                 \
       {"_backward_SpatialTransformer", NULL, mxc__cuda_stn_bwd},
 
 #ifdef __cplusplus

@@ -67,10 +67,9 @@ MXC__SAMPK_HD float mxc__sampk_affine(const float *theta, int64_t n, int ch,
 }
 
 /* Grid point q of sample n: from grid (N, 2, oh, ow), or from theta. */
-MXC__SAMPK_HD void mxc__sampk_point(const mxc__sampk_plan *q,
-                                    const float *grid, const float *theta,
-                                    int64_t n, int64_t p, float *gx,
-                                    float *gy) {
+MXC__SAMPK_HD void mxc__sampk_point(const mxc__sampk_plan *q, const float *grid,
+                                    const float *theta, int64_t n, int64_t p,
+                                    float *gx, float *gy) {
   int64_t op = q->oh * q->ow;
   if (theta) {
     *gx = mxc__sampk_affine(theta, n, 0, p / q->ow, p % q->ow, q->oh, q->ow);

@@ -31,8 +31,7 @@ typedef struct mxc__drop_param {
  * uses when bit d of bits shares one value along axis d: i with the
  * coordinates along those axes set to 0 (so at most i). */
 MXC__DROP_HD int64_t mxc__drop_value_index(int64_t i, int ndim,
-                                           const int64_t *dims,
-                                           unsigned bits) {
+                                           const int64_t *dims, unsigned bits) {
   int64_t j = 0, stride = 1;
   for (int d = ndim - 1; d >= 0; --d) {
     int64_t c = i % dims[d];

@@ -89,8 +89,8 @@ void LnCases(bool bwd, int dev, std::mt19937 *g) {
     std::vector<TArr> fw = {RandArr(f32, d, -1, 1, g),
                             RandArr(f32, st, -1, 1, g),
                             RandArr(f32, st, -1, 1, g)};
-    std::string what = std::string(bwd ? "_backward_" : "") + "LayerNorm case " +
-                       std::to_string(k);
+    std::string what = std::string(bwd ? "_backward_" : "") +
+                       "LayerNorm case " + std::to_string(k);
     if (!bwd) {
       for (const std::vector<int> &req :
            {std::vector<int>{W, W, W}, std::vector<int>{A, A, A},
@@ -105,8 +105,8 @@ void LnCases(bool bwd, int dev, std::mt19937 *g) {
                              {W, W, W}, {-1, -1, -1}),
               MXC_OK)
         << mxc_last_error();
-    std::vector<TArr> bin = {RandArr(f32, d, -1, 1, g), in[0], in[1], in[2],
-                             fw[0], fw[1], fw[2]};
+    std::vector<TArr> bin = {
+        RandArr(f32, d, -1, 1, g), in[0], in[1], in[2], fw[0], fw[1], fw[2]};
     std::vector<TArr> outs = {RandArr(f32, d, -1, 1, g),
                               RandArr(f32, ch, -1, 1, g),
                               RandArr(f32, ch, -1, 1, g)};
@@ -141,14 +141,13 @@ void L2Cases(bool bwd, int dev, std::mt19937 *g) {
         for (const std::vector<int> &req :
              {std::vector<int>{W, W}, std::vector<int>{A, A},
               std::vector<int>{A, N}}) {
-          CompareTyped(dev, what, "L2Normalization", kv, in, fw, req,
-                       {-1, -1});
+          CompareTyped(dev, what, "L2Normalization", kv, in, fw, req, {-1, -1});
         }
         continue;
       }
       std::vector<TArr> cin = in;
-      ASSERT_EQ(mxct::RunTyped("L2Normalization", kv, MXC_DEVICE_CPU, &cin,
-                               &fw, {W, W}, {-1, -1}),
+      ASSERT_EQ(mxct::RunTyped("L2Normalization", kv, MXC_DEVICE_CPU, &cin, &fw,
+                               {W, W}, {-1, -1}),
                 MXC_OK)
           << mxc_last_error();
       std::vector<TArr> bin = {RandArr(f32, d, -1, 1, g), in[0], fw[0], fw[1]};
@@ -174,8 +173,8 @@ void SeededCompare(int dev, const std::string &what, const Kv &kv,
   int prev = 0;
   ASSERT_EQ(mxc_set_training(train, &prev), MXC_OK);
   ASSERT_EQ(mxc_random_seed(seed), MXC_OK);
-  int rc = mxct::RunTyped("Dropout", kv, MXC_DEVICE_CPU, &ci, &co, req,
-                          {-1, -1});
+  int rc =
+      mxct::RunTyped("Dropout", kv, MXC_DEVICE_CPU, &ci, &co, req, {-1, -1});
   ASSERT_EQ(rc, MXC_OK) << what << " on the CPU: " << mxc_last_error();
   ASSERT_EQ(mxc_random_seed(seed), MXC_OK);
   rc = mxct::RunTyped("Dropout", kv, dev, &gi, &go, req, {-1, -1});
@@ -239,13 +238,13 @@ TArr TieArr(const Dims &d, bool nan, std::mt19937 *g) {
 }
 
 void ArgCases(const char *op, int dev, std::mt19937 *g) {
-  const std::vector<std::pair<Dims, std::vector<std::pair<Kv, Dims>>>> cases =
-      {{{4, 5, 3},
-        {{{}, {1}},
-         {{{"axis", "0"}}, {5, 3}},
-         {{{"axis", "1"}, {"keepdims", "true"}}, {4, 1, 3}},
-         {{{"axis", "-1"}}, {4, 5}}}},
-       {{256, 1000}, {{{{"axis", "1"}}, {256}}, {{}, {1}}}}};
+  const std::vector<std::pair<Dims, std::vector<std::pair<Kv, Dims>>>> cases = {
+      {{4, 5, 3},
+       {{{}, {1}},
+        {{{"axis", "0"}}, {5, 3}},
+        {{{"axis", "1"}, {"keepdims", "true"}}, {4, 1, 3}},
+        {{{"axis", "-1"}}, {4, 5}}}},
+      {{256, 1000}, {{{{"axis", "1"}}, {256}}, {{}, {1}}}}};
   for (const auto &dc : cases) {
     if (SkipOnCpu(dev, dc.first)) continue;
     for (int nan = 0; nan < 2; ++nan) {
@@ -275,13 +274,14 @@ struct SeqCase {
 std::vector<SeqCase> SeqCases(const std::string &op) {
   const Kv len = {{"use_sequence_length", "true"}};
   if (op == "SequenceMask") {
-    return {{{}, {4, 3, 2}, {4, 3, 2}, {}},
-            {{len[0], {"value", "-7.5"}}, {5, 4, 3}, {5, 4, 3}, {2, 0, 9, 3.7f}},
-            {{len[0], {"axis", "1"}, {"value", "1"}},
-             {3, 6, 2},
-             {3, 6, 2},
-             {1, NAN, 6}},
-            {{len[0]}, {35, 64, 512}, {35, 64, 512}, std::vector<float>(64, 20)}};
+    return {
+        {{}, {4, 3, 2}, {4, 3, 2}, {}},
+        {{len[0], {"value", "-7.5"}}, {5, 4, 3}, {5, 4, 3}, {2, 0, 9, 3.7f}},
+        {{len[0], {"axis", "1"}, {"value", "1"}},
+         {3, 6, 2},
+         {3, 6, 2},
+         {1, NAN, 6}},
+        {{len[0]}, {35, 64, 512}, {35, 64, 512}, std::vector<float>(64, 20)}};
   }
   if (op == "SequenceReverse") {
     return {{len, {5, 3, 2, 2}, {5, 3, 2, 2}, {5, 2.5f, 0}},
@@ -344,36 +344,37 @@ struct SortCase {
 
 std::vector<SortCase> SortCases(const std::string &op) {
   if (op == "sort") {
-    return {{{}, {3, 5, 4}, {{3, 5, 4}}, true},
-            {{{"axis", "1"}, {"is_ascend", "false"}}, {3, 5, 4}, {{3, 5, 4}},
-             true},
-            {{{"axis", "None"}}, {3, 5, 4}, {{60}}, true},
-            {{}, {256, 1000}, {{256, 1000}}, true}};
+    return {
+        {{}, {3, 5, 4}, {{3, 5, 4}}, true},
+        {{{"axis", "1"}, {"is_ascend", "false"}}, {3, 5, 4}, {{3, 5, 4}}, true},
+        {{{"axis", "None"}}, {3, 5, 4}, {{60}}, true},
+        {{}, {256, 1000}, {{256, 1000}}, true}};
   }
   if (op == "argsort") {
-    return {{{{"axis", "0"}}, {3, 5, 4}, {{3, 5, 4}}, false},
-            {{{"axis", "None"}, {"is_ascend", "false"}}, {3, 5, 4}, {{60}},
-             false},
-            {{}, {256, 1000}, {{256, 1000}}, false}};
+    return {
+        {{{"axis", "0"}}, {3, 5, 4}, {{3, 5, 4}}, false},
+        {{{"axis", "None"}, {"is_ascend", "false"}}, {3, 5, 4}, {{60}}, false},
+        {{}, {256, 1000}, {{256, 1000}}, false}};
   }
-  return {{{{"k", "2"}}, {3, 5, 4}, {{3, 5, 2}}, false},
-          {{{"k", "3"}, {"axis", "1"}, {"ret_typ", "value"}, {"is_ascend", "true"}},
-           {3, 5, 4},
-           {{3, 3, 4}},
-           true},
-          {{{"k", "2"}, {"ret_typ", "mask"}}, {3, 5, 4}, {{3, 5, 4}}, false},
-          {{{"k", "0"}, {"axis", "1"}, {"ret_typ", "both"}},
-           {3, 5, 4},
-           {{3, 5, 4}, {3, 5, 4}},
-           true},
-          {{{"k", "7"}, {"axis", "None"}, {"ret_typ", "both"}},
-           {3, 5, 4},
-           {{7}, {7}},
-           true},
-          {{{"k", "5"}, {"ret_typ", "both"}},
-           {512, 1000},
-           {{512, 5}, {512, 5}},
-           true}};
+  return {
+      {{{"k", "2"}}, {3, 5, 4}, {{3, 5, 2}}, false},
+      {{{"k", "3"}, {"axis", "1"}, {"ret_typ", "value"}, {"is_ascend", "true"}},
+       {3, 5, 4},
+       {{3, 3, 4}},
+       true},
+      {{{"k", "2"}, {"ret_typ", "mask"}}, {3, 5, 4}, {{3, 5, 4}}, false},
+      {{{"k", "0"}, {"axis", "1"}, {"ret_typ", "both"}},
+       {3, 5, 4},
+       {{3, 5, 4}, {3, 5, 4}},
+       true},
+      {{{"k", "7"}, {"axis", "None"}, {"ret_typ", "both"}},
+       {3, 5, 4},
+       {{7}, {7}},
+       true},
+      {{{"k", "5"}, {"ret_typ", "both"}},
+       {512, 1000},
+       {{512, 5}, {512, 5}},
+       true}};
 }
 
 void SortCasesRun(const char *op, bool bwd, int dev, std::mt19937 *g) {
@@ -389,7 +390,8 @@ void SortCasesRun(const char *op, bool bwd, int dev, std::mt19937 *g) {
       if (c.outs.size() > 1) reqs = {{W, W}, {A, A}, {N, W}, {W, N}};
       for (const std::vector<int> &req : reqs) {
         std::vector<TArr> outs;
-        for (const Dims &od : c.outs) outs.push_back(RandArr(f32, od, -1, 1, g));
+        for (const Dims &od : c.outs)
+          outs.push_back(RandArr(f32, od, -1, 1, g));
         CompareTyped(dev, what, op, c.kv, in, outs, req,
                      std::vector<int>(req.size(), -1));
       }
@@ -410,10 +412,12 @@ void SortCasesRun(const char *op, bool bwd, int dev, std::mt19937 *g) {
 
 void PadCases(bool bwd, int dev, std::mt19937 *g) {
   const std::vector<std::pair<Kv, std::pair<Dims, Dims>>> cases = {
-      {{{"mode", "constant"}, {"pad_width", "(0,0,1,2,2,1)"},
+      {{{"mode", "constant"},
+        {"pad_width", "(0,0,1,2,2,1)"},
         {"constant_value", "0.3"}},
        {{2, 3, 4}, {2, 6, 7}}},
-      {{{"mode", "edge"}, {"pad_width", "(1,2,0,0,3,1)"}}, {{2, 3, 4}, {5, 3, 8}}},
+      {{{"mode", "edge"}, {"pad_width", "(1,2,0,0,3,1)"}},
+       {{2, 3, 4}, {5, 3, 8}}},
       {{{"mode", "reflect"}, {"pad_width", "(1,1,2,3,3,3)"}},
        {{3, 4, 4}, {5, 9, 10}}},
       {{{"mode", "reflect"}, {"pad_width", "(0,0,0,0,3,3,3,3)"}},
@@ -520,13 +524,13 @@ void SamplerCases(bool stn, bool bwd, int dev, std::mt19937 *g) {
   const Dims data = {4, 3, 22, 26}, out = {4, 3, 24, 20}, gd = {4, 2, 24, 20};
   const Kv kv = stn ? st : Kv{};
   for (const std::vector<int> &req :
-       {std::vector<int>{W, W}, std::vector<int>{A, A},
-        std::vector<int>{W, N}, std::vector<int>{N, W}}) {
+       {std::vector<int>{W, W}, std::vector<int>{A, A}, std::vector<int>{W, N},
+        std::vector<int>{N, W}}) {
     if (!bwd && req[0] == N) continue;
     TArr x = RandArr(f32, data, -2, 2, g);
     TArr second = stn ? Theta(4, g) : RandArr(f32, gd, -1.2f, 1.2f, g);
-    std::string what = name + " modes " + std::to_string(req[0]) +
-                       std::to_string(req[1]);
+    std::string what =
+        name + " modes " + std::to_string(req[0]) + std::to_string(req[1]);
     if (!bwd) {
       CompareTyped(dev, what, op, kv, {x, second},
                    {RandArr(f32, out, -1, 1, g)}, {req[0]}, {-1});

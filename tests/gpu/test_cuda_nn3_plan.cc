@@ -15,10 +15,10 @@
 // run here as plain adds in the CPU's order), in write, add and NULL
 // modes. The CPU's reference kernels (ops/): BUILD
 // sets MXC_ONEDNN=0, so oneDNN's LayerNorm (last axis, float sums) stays
-// out; the conformance cases compare with it within a tolerance. Parameters reach the rules through the
-// operators' own parser, so a drift between ops/'s structs and the
-// rules' reading of them fails here; each family has a case that breaks
-// the plan on purpose and must see a difference.
+// out; the conformance cases compare with it within a tolerance. Parameters
+// reach the rules through the operators' own parser, so a drift between ops/'s
+// structs and the rules' reading of them fails here; each family has a case
+// that breaks the plan on purpose and must see a difference.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -152,9 +152,11 @@ struct Host {
     int64_t groups = q.l.outer * q.l.inner;
     for (int64_t g = groups - 1; g >= 0; --g) {
       if (!bwd) mxc__ln_fwd(&q, I(0), I(1), I(2), O(0), O(1), O(2), g);
-      if (bwd && q.m.on[0]) mxc__ln_dx(&q, I(0), I(1), I(2), I(5), I(6), O(0), g);
+      if (bwd && q.m.on[0])
+        mxc__ln_dx(&q, I(0), I(1), I(2), I(5), I(6), O(0), g);
     }
-    for (int64_t j = q.l.n - 1; bwd && (q.m.on[1] || q.m.on[2]) && j >= 0; --j) {
+    for (int64_t j = q.l.n - 1; bwd && (q.m.on[1] || q.m.on[2]) && j >= 0;
+         --j) {
       mxc__ln_dgb(&q, I(0), I(1), I(5), I(6), O(1), O(2), j);
     }
   }
@@ -183,8 +185,8 @@ struct Host {
 
   void Arg(bool is_max) {
     mxc__gpu_array x = G(0);
-    mxc__argx_plan q = mxc__argx_plan_make((const mxc__arg_param *)param,
-                                           is_max, &x, req[0]);
+    mxc__argx_plan q =
+        mxc__argx_plan_make((const mxc__arg_param *)param, is_max, &x, req[0]);
     for (int64_t g = Numel((*out)[0].d) - 1; g >= 0; --g) {
       mxc__argx_one(&q, I(0), O(0), g);
     }
@@ -275,8 +277,8 @@ struct Host {
     std::vector<float> dg((size_t)(2 * pts));
     bool dloc = stn && On(1);
     for (int64_t e = 0; e < pts; ++e) {  // the CPU's order: atomics as adds
-      mxc__sampk_bwd(&q, I(0), I(1), grid, theta, O(0),
-                     dloc ? dg.data() : O(1), dloc || (!stn && On(1)),
+      mxc__sampk_bwd(&q, I(0), I(1), grid, theta, O(0), dloc ? dg.data() : O(1),
+                     dloc || (!stn && On(1)),
                      dloc ? 0 : req.size() > 1 && req[1] == A, e);
     }
     for (int64_t e = 0; dloc && e < q.n * 6; ++e) {
@@ -353,14 +355,14 @@ TEST(CudaNn3Plan, LayerNormMatchesTheCpuBitwise) {
       std::vector<Arr> outs = {Rand(c.data, -1, 1, &g), Rand(st, -1, 1, &g),
                                Rand(st, -1, 1, &g)};
       outs.resize(req.size());
-      Expect("LayerNorm case " + std::to_string(k), "LayerNorm", c.kv, in,
-             outs, req, [](Host *h) { h->LayerNorm(false); });
+      Expect("LayerNorm case " + std::to_string(k), "LayerNorm", c.kv, in, outs,
+             req, [](Host *h) { h->LayerNorm(false); });
     }
     std::vector<Arr> fw = {Rand(c.data, -1, 1, &g), Rand(st, -1, 1, &g),
                            Rand(st, -1, 1, &g)};
     ASSERT_EQ(Cpu("LayerNorm", c.kv, in, &fw, {W, W, W}), MXC_OK);
-    std::vector<Arr> bin = {Rand(c.data, -1, 1, &g), in[0], in[1], in[2],
-                            fw[0], fw[1], fw[2]};
+    std::vector<Arr> bin = {
+        Rand(c.data, -1, 1, &g), in[0], in[1], in[2], fw[0], fw[1], fw[2]};
     for (const std::vector<int> &req :
          {std::vector<int>{W, W, W}, std::vector<int>{A, A, A},
           std::vector<int>{N, W, A}}) {
@@ -673,8 +675,7 @@ TEST(CudaNn3Plan, SequenceOperatorsMatchTheCpuBitwise) {
 // lengths back and answers the same way (the CPU's side checked here).
 TEST(CudaNn3Plan, SequenceLastRefusesLengthsOutsideTheSteps) {
   Kv kv = {{"use_sequence_length", "true"}};
-  std::vector<Arr> in = {{{3, 2}, std::vector<float>(6, 1.f)},
-                         {{2}, {1, 0}}};
+  std::vector<Arr> in = {{{3, 2}, std::vector<float>(6, 1.f)}, {{2}, {1, 0}}};
   std::vector<Arr> out = {{{2}, {0, 0}}};
   EXPECT_EQ(Cpu("SequenceLast", kv, in, &out, {W}), MXC_ERR_INVALID_ARGUMENT);
   EXPECT_NE(std::string(mxc_last_error()).find("outside 1..3"),
@@ -702,7 +703,10 @@ struct SortCase {
 
 const std::vector<SortCase> kSorts = {
     {"sort", MXC__SORT_SORT, {}, {{3, 5, 4}}},
-    {"sort", MXC__SORT_SORT, {{"axis", "1"}, {"is_ascend", "false"}}, {{3, 5, 4}}},
+    {"sort",
+     MXC__SORT_SORT,
+     {{"axis", "1"}, {"is_ascend", "false"}},
+     {{3, 5, 4}}},
     {"sort", MXC__SORT_SORT, {{"axis", "None"}}, {{60}}},
     {"argsort", MXC__SORT_ARGSORT, {{"axis", "0"}}, {{3, 5, 4}}},
     {"argsort",
@@ -755,8 +759,8 @@ TEST(CudaNn3Plan, SortsMatchTheCpuBitwise) {
     std::vector<Arr> bin = {Rand(c.outs[0], -1, 1, &g)};
     if (ret == "both") bin.push_back(Rand(c.outs[1], 0, 3, &g));
     bin.push_back(in[0]);
-    std::string bname = kind == MXC__SORT_SORT ? "_backward_sort"
-                                               : "_backward_topk";
+    std::string bname =
+        kind == MXC__SORT_SORT ? "_backward_sort" : "_backward_topk";
     for (int req : {W, A}) {
       Expect("_backward_" + what, bname.c_str(), c.kv, bin,
              {Rand(d, -1, 1, &g)}, {req},
@@ -784,13 +788,16 @@ struct PadCase {
 };
 
 const std::vector<PadCase> kPads = {
-    {{{"mode", "constant"}, {"pad_width", "(0,0,1,2,2,1)"},
+    {{{"mode", "constant"},
+      {"pad_width", "(0,0,1,2,2,1)"},
       {"constant_value", "0.3"}},
      {2, 3, 4},
      {2, 6, 7}},
     {{{"mode", "edge"}, {"pad_width", "(1,2,0,0,3,1)"}}, {2, 3, 4}, {5, 3, 8}},
     {{{"mode", "edge"}, {"pad_width", "(2,2,1,0)"}}, {1, 3}, {5, 4}},
-    {{{"mode", "reflect"}, {"pad_width", "(1,1,2,3,3,3)"}}, {3, 4, 4}, {5, 9, 10}},
+    {{{"mode", "reflect"}, {"pad_width", "(1,1,2,3,3,3)"}},
+     {3, 4, 4},
+     {5, 9, 10}},
     {{{"mode", "reflect"}, {"pad_width", "(0,0,0,0,1,1,2,1)"}},
      {2, 2, 3, 3},
      {2, 2, 5, 6}},
@@ -891,8 +898,8 @@ TEST(CudaNn3Plan, SamplersMatchTheCpuBitwise) {
                  {"transform_type", "affine"},
                  {"sampler_type", "bilinear"}};
   for (const std::vector<int> &req :
-       {std::vector<int>{W, W}, std::vector<int>{A, A},
-        std::vector<int>{W, N}, std::vector<int>{N, W}}) {
+       {std::vector<int>{W, W}, std::vector<int>{A, A}, std::vector<int>{W, N},
+        std::vector<int>{N, W}}) {
     Arr x = Rand(data, -2, 2, &g), grid = Rand({2, 2, 4, 5}, -1.2f, 1.2f, &g);
     Arr th = Theta(2, &g);
     Expect("BilinearSampler", "BilinearSampler", {}, {x, grid},
