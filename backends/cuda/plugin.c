@@ -29,6 +29,7 @@
 #include "backends/cuda/half_types.h"
 #include "backends/cuda/loss.h"
 #include "backends/cuda/math_rows.h"
+#include "backends/cuda/nn3.h"
 #include "backends/cuda/rng.h"
 #include "backends/cuda/sdot.h"
 #include "backends/cuda/streams.h"
@@ -161,6 +162,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_LOSS_ROWS
     MXC__CUDA_DENSE2_ROWS
     MXC__CUDA_MATH_ROWS
+    MXC__CUDA_NN3_ROWS
 };
 
 /* Kernels for calls with sparse arrays (mxc__gpu_sparse_kernel). */

@@ -12,17 +12,13 @@
  * float32 and float64 data get the same mask. With `axes`, one draw is
  * shared along those axes (variational dropout): the element uses the
  * value of its position with those coordinates set to 0. */
+#include "ops/nn/dropout_params.h"
 #include "ops/nn/nn.h"
 
-enum { DROP_TRAINING, DROP_ALWAYS };
+enum { DROP_TRAINING = MXC__DROP_TRAINING, DROP_ALWAYS = MXC__DROP_ALWAYS };
 static const char *const k_modes[] = {"training", "always", NULL};
 
-typedef struct drop_param {
-  double p;
-  int mode;
-  mxc__tuple axes;
-  int cudnn_off;
-} drop_param;
+typedef mxc__drop_param drop_param;
 
 static const mxc__param_def k_params[] = {
     MXC__PARAM(drop_param, p, MXC__P_FLOAT, "0.5",
@@ -69,17 +65,9 @@ static int drop_shape(const mxc__op *op, const void *param, mxc__shape *in,
   return MXC_OK;
 }
 
-/* Index of the random value element i uses: i with the coordinates along
- * the shared axes set to 0 (so at most i). */
+/* Index of the random value element i uses (dropout_params.h). */
 static int64_t value_index(int64_t i, const mxc__shape *s, unsigned bits) {
-  int64_t j = 0, stride = 1;
-  for (int d = s->ndim - 1; d >= 0; --d) {
-    int64_t c = i % s->dims[d];
-    i /= s->dims[d];
-    if (!(bits >> d & 1)) j += c * stride;
-    stride *= s->dims[d];
-  }
-  return j;
+  return mxc__drop_value_index(i, s->ndim, s->dims, bits);
 }
 
 #define CHUNK 256

@@ -8,14 +8,16 @@
 #include <math.h>
 
 #include "ops/nn/nn.h"
+#include "ops/nn/norm_params.h"
 
-enum { L2_CHANNEL, L2_INSTANCE, L2_SPATIAL };
+enum {
+  L2_CHANNEL = MXC__L2N_CHANNEL,
+  L2_INSTANCE = MXC__L2N_INSTANCE,
+  L2_SPATIAL = MXC__L2N_SPATIAL
+};
 static const char *const k_modes[] = {"channel", "instance", "spatial", NULL};
 
-typedef struct l2_param {
-  double eps;
-  int mode;
-} l2_param;
+typedef mxc__l2n_param l2_param;
 
 static const mxc__param_def k_params[] = {
     MXC__PARAM_RANGE(l2_param, eps, MXC__P_FLOAT, "1e-10", 0, INFINITY,

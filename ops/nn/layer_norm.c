@@ -10,12 +10,9 @@
 #include <stdio.h>
 
 #include "ops/nn/nn.h"
+#include "ops/nn/norm_params.h"
 
-typedef struct ln_param {
-  int64_t axis;
-  double eps;
-  int output_mean_var;
-} ln_param;
+typedef mxc__ln_param ln_param;
 
 static const mxc__param_def k_params[] = {
     MXC__PARAM(ln_param, axis, MXC__P_INT, "-1",

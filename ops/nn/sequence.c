@@ -12,12 +12,9 @@
 #include <math.h>
 
 #include "ops/nn/nn.h"
+#include "ops/nn/sequence_params.h"
 
-typedef struct seq_param {
-  int use_sequence_length;
-  double value;
-  int64_t axis;
-} seq_param;
+typedef mxc__seq_param seq_param;
 
 static const mxc__param_def k_mask_params[] = {
     MXC__PARAM(seq_param, use_sequence_length, MXC__P_BOOL, "false",
@@ -43,7 +40,12 @@ static const mxc__param_def k_rev_params[] = {
                      "Time axis; only 0 is supported (as in MXNet)."),
 };
 
-enum { SEQ_MASK, SEQ_LAST, SEQ_REVERSE, SEQ_COUNT };
+enum {
+  SEQ_MASK = MXC__SEQ_MASK,
+  SEQ_LAST = MXC__SEQ_LAST,
+  SEQ_REVERSE = MXC__SEQ_REVERSE,
+  SEQ_COUNT = MXC__SEQ_COUNT
+};
 static const mxc__op k_fwd[SEQ_COUNT], k_bwd[SEQ_COUNT];
 
 static int kind_of(const mxc__op *op) {
@@ -70,12 +72,8 @@ static const char *bwd_input_name(const void *param, int i) {
   return names[i];
 }
 
-/* data (T, B, ...) or (B, T, ...): step t of sequence b starts at
- * offset(t, b) * inner. */
-typedef struct seq_geom {
-  int64_t t, b, inner;
-  int axis;
-} seq_geom;
+/* data (T, B, ...) or (B, T, ...) (sequence_params.h). */
+typedef mxc__seq_geom seq_geom;
 
 static seq_geom geom_of(const seq_param *p, const mxc__shape *x) {
   seq_geom g;
@@ -87,7 +85,7 @@ static seq_geom geom_of(const seq_param *p, const mxc__shape *x) {
 }
 
 static int64_t step_at(const seq_geom *g, int64_t t, int64_t b) {
-  return (g->axis == 0 ? t * g->b + b : b * g->t + t) * g->inner;
+  return mxc__seq_step(g, t, b);
 }
 
 static int seq_shape(const mxc__op *op, const void *param, mxc__shape *in,
@@ -142,10 +140,7 @@ static int seq_type(const mxc__op *op, const void *param, int *in, int n_in,
 
 /* Length of sequence b, clamped to 0..T. */
 static int64_t len_of(const mxc__blob *lens, int64_t b, int64_t t) {
-  if (!lens) return t;
-  double v = mxc__blob_get(lens, b);
-  if (!(v > 0)) return 0; /* NaN included */
-  return v >= (double)t ? t : (int64_t)v;
+  return lens ? mxc__seq_len(mxc__blob_get(lens, b), t) : t;
 }
 
 /* SequenceLast needs a step to read: length 1..T. */
@@ -163,7 +158,7 @@ static int check_last_lengths(const mxc__op *op, const mxc__blob *lens,
 
 /* Source step of output step t: reversed within the length. */
 static int64_t source_step(int kind, int64_t t, int64_t len) {
-  return kind == SEQ_REVERSE && t < len ? len - 1 - t : t;
+  return mxc__seq_source(kind, t, len);
 }
 
 static int seq_forward(const mxc__op *op, const mxc__opctx *ctx,

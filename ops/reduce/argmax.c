@@ -6,12 +6,10 @@
  * (the first NaN wins, as in NumPy). Not differentiable. */
 #include <math.h>
 
+#include "ops/reduce/arg_params.h"
 #include "ops/reduce/reduce_impl.h"
 
-typedef struct arg_param {
-  mxc__opt_int axis;
-  int keepdims;
-} arg_param;
+typedef mxc__arg_param arg_param;
 
 /* Reduced axes: one, or all when axis is None. */
 static int arg_mask(const mxc__op *op, const arg_param *ap, int ndim,

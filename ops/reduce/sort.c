@@ -22,17 +22,21 @@
 #include <string.h>
 
 #include "ops/reduce/reduce_impl.h"
+#include "ops/reduce/sort_params.h"
 
-enum { K_SORT, K_ARGSORT, K_TOPK };
-enum { RET_VALUE, RET_INDICES, RET_MASK, RET_BOTH };
+enum {
+  K_SORT = MXC__SORT_SORT,
+  K_ARGSORT = MXC__SORT_ARGSORT,
+  K_TOPK = MXC__SORT_TOPK
+};
+enum {
+  RET_VALUE = MXC__SORT_RET_VALUE,
+  RET_INDICES = MXC__SORT_RET_INDICES,
+  RET_MASK = MXC__SORT_RET_MASK,
+  RET_BOTH = MXC__SORT_RET_BOTH
+};
 
-typedef struct sort_param {
-  mxc__opt_int axis;
-  int is_ascend;
-  int dtype;   /* argsort, topk: dtype of indices */
-  int64_t k;   /* topk */
-  int ret_typ; /* topk */
-} sort_param;
+typedef mxc__sort_param sort_param;
 
 static const mxc__op k_fwd[3];
 static const mxc__op k_bwd[2];
@@ -53,19 +57,12 @@ typedef struct kv {
   int64_t pos;
 } kv;
 
-/* Order-preserving int64 of a double: IEEE order for numbers (the bit
- * pattern, with negative values' magnitude bits flipped), -0 equal to +0,
- * and every NaN above +inf. */
-static int64_t key_of_double(double v) {
-  if (isnan(v)) return INT64_MAX;
-  if (v == 0) return 0;
-  int64_t i = 0;
-  memcpy(&i, &v, sizeof i);
-  return i < 0 ? i ^ INT64_MAX : i;
-}
+/* The keys (sort_params.h, shared with the CUDA plug-in). */
+static int64_t key_of_double(double v) { return mxc__sort_key_of_double(v); }
 
-/* Descending order is ascending order of the complement (~k = -k - 1). */
-static int64_t directed(int64_t key, int asc) { return asc ? key : ~key; }
+static int64_t directed(int64_t key, int asc) {
+  return mxc__sort_directed(key, asc);
+}
 
 #define RUN 16          /* runs sorted by insertion before merging */
 #define SELECT_MAX_K 64 /* topk with k this small selects instead */

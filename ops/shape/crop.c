@@ -5,13 +5,10 @@
  * centre ((H - h) / 2, (W - w) / 2, rounded down). The gradient of data is
  * the output gradient at that window and zero elsewhere; crop_like gets
  * none. */
+#include "ops/shape/pad_params.h"
 #include "ops/shape/shape_internal.h"
 
-typedef struct crop_param {
-  int64_t num_args;
-  mxc__tuple offset, h_w;
-  int center_crop;
-} crop_param;
+typedef mxc__crop_param crop_param;
 
 static const mxc__param_def k_params[] = {
     MXC__PARAM_RANGE(crop_param, num_args, MXC__P_INT, NULL, 1, 2,
@@ -50,9 +47,7 @@ static const char *crop_input_name(const void *param, int i) {
 }
 
 /* The window of data (4-d) for crop_like's shape `like` (or NULL). */
-typedef struct window {
-  int64_t y, x, h, w;
-} window;
+typedef mxc__crop_window window;
 
 static int window_of(const mxc__op *op, const crop_param *p,
                      const mxc__shape *data, const mxc__shape *like,
@@ -66,16 +61,15 @@ static int window_of(const mxc__op *op, const crop_param *p,
                       "operator '%s': crop_like has shape %s; expected at "
                       "least 2 axes (its last two are the window's size)",
                       op->name, MXC__SHP_STR(like, b1));
-  win->h = like ? like->dims[like->ndim - 2] : p->h_w.d[0];
-  win->w = like ? like->dims[like->ndim - 1] : p->h_w.d[1];
+  int64_t H = data->dims[2], W = data->dims[3];
+  *win = mxc__crop_window_of(p, H, W, like != NULL,
+                             like ? like->dims[like->ndim - 2] : 0,
+                             like ? like->dims[like->ndim - 1] : 0);
   MXC_RETURN_ERROR_IF(!like && (win->h == 0 || win->w == 0),
                       MXC_ERR_INVALID_ARGUMENT,
                       "operator '%s': num_args=1 needs h_w (height, width) "
                       "with both entries > 0",
                       op->name);
-  int64_t H = data->dims[2], W = data->dims[3];
-  win->y = p->center_crop ? (H - win->h) / 2 : p->offset.d[0];
-  win->x = p->center_crop ? (W - win->w) / 2 : p->offset.d[1];
   MXC_RETURN_ERROR_IF(win->h > H || win->w > W || win->y < 0 || win->x < 0 ||
                           win->y > H - win->h || win->x > W - win->w,
                       MXC_ERR_SHAPE,

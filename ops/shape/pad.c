@@ -13,16 +13,17 @@
 #include <string.h>
 
 #include "core/base/alloc.h"
+#include "ops/shape/pad_params.h"
 #include "ops/shape/shape_internal.h"
 
-enum { PAD_CONSTANT, PAD_EDGE, PAD_REFLECT };
+enum {
+  PAD_CONSTANT = MXC__PAD_CONSTANT,
+  PAD_EDGE = MXC__PAD_EDGE,
+  PAD_REFLECT = MXC__PAD_REFLECT
+};
 static const char *const k_modes[] = {"constant", "edge", "reflect", NULL};
 
-typedef struct pad_param {
-  int mode;
-  mxc__tuple pad_width;
-  double constant_value;
-} pad_param;
+typedef mxc__pad_param pad_param;
 
 static const mxc__param_def k_pad_params[] = {
     MXC__PARAM_ENUM(pad_param, mode, "constant", k_modes,
@@ -116,14 +117,7 @@ static int make_maps(const char *op_name, const pad_param *p,
   for (int k = 0; k < out->ndim; ++k) {
     int64_t n = in->dims[k], before = p->pad_width.d[2 * k];
     for (int64_t o = 0; o < out->dims[k]; ++o) {
-      int64_t i = o - before;
-      if (p->mode == PAD_EDGE) {
-        i = i < 0 ? 0 : i >= n ? n - 1 : i;
-      } else { /* one reflection suffices: pads are below the extent */
-        if (i < 0) i = -i;
-        if (i >= n) i = 2 * (n - 1) - i;
-      }
-      m[start[k] + o] = i;
+      m[start[k] + o] = mxc__pad_map(p->mode, o, before, n);
     }
   }
   *maps = m;

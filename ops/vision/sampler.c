@@ -13,17 +13,15 @@
 #include <math.h>
 #include <string.h>
 
+#include "ops/vision/sampler_params.h"
 #include "ops/vision/vision.h"
 
-enum { GG_AFFINE, GG_WARP };
+enum { GG_AFFINE = MXC__GG_AFFINE, GG_WARP = MXC__GG_WARP };
 static const char *const k_transforms[] = {"affine", "warp", NULL};
 static const char *const k_affine_only[] = {"affine", NULL};
 static const char *const k_bilinear_only[] = {"bilinear", NULL};
 
-typedef struct st_param {
-  int transform_type, sampler_type, cudnn_off;
-  mxc__tuple target_shape;
-} st_param;
+typedef mxc__st_param st_param;
 
 static const mxc__param_def k_gg_params[] = {
     MXC__PARAM_ENUM(st_param, transform_type, NULL, k_transforms,
@@ -157,9 +155,9 @@ static int st_shape(const mxc__op *op, const void *param, mxc__shape *in,
 
 /* ---- grid generation ---- */
 
-/* Normalized coordinate of pixel i of n: -1 .. 1 (-1 when n == 1). */
+/* The rules of sampler_params.h, shared with the CUDA plug-in. */
 static double norm_coord(int64_t i, int64_t n) {
-  return n > 1 ? -1.0 + 2.0 * (double)i / (double)(n - 1) : -1.0;
+  return mxc__samp_norm_coord(i, n);
 }
 
 /* grid (N, 2, h, w) from theta (N, 6), in double; nb samples. */
@@ -205,8 +203,7 @@ static void affine_grid_grad(const mxc__blob *g, int64_t nb, int64_t h,
   }
 }
 
-/* Scale from pixels to normalized units along an axis of n pixels. */
-static double half_extent(int64_t n) { return n > 1 ? (n - 1) / 2.0 : 1.0; }
+static double half_extent(int64_t n) { return mxc__samp_half_extent(n); }
 
 static int gg_forward(const mxc__op *op, const mxc__opctx *ctx,
                       const void *param, const mxc__blob *in, int n_in,
@@ -262,28 +259,11 @@ static int gg_backward(const mxc__op *op, const mxc__opctx *ctx,
 
 /* ---- bilinear sampling ---- */
 
-/* The 4 neighbours of grid point (gx, gy) on an h x w image: flat
- * indices (-1 outside the image), weights, and the weights' derivatives
- * along x and y in normalized units. */
-typedef struct taps {
-  int64_t idx[4];
-  double wt[4], dwx[4], dwy[4];
-} taps;
+/* The 4 neighbours of a grid point (sampler_params.h). */
+typedef mxc__samp_taps taps;
 
 static void taps_of(double gx, double gy, int64_t h, int64_t w, taps *t) {
-  double x = (gx + 1) * (double)(w - 1) / 2, y = (gy + 1) * (double)(h - 1) / 2;
-  double x0 = floor(x), y0 = floor(y), fx = x - x0, fy = y - y0;
-  double sx = (double)(w - 1) / 2, sy = (double)(h - 1) / 2;
-  for (int k = 0; k < 4; ++k) {
-    double xi = x0 + (k & 1), yi = y0 + (k >> 1);
-    double wx = (k & 1) ? fx : 1 - fx, wy = (k >> 1) ? fy : 1 - fy;
-    int in =
-        xi >= 0 && xi <= (double)(w - 1) && yi >= 0 && yi <= (double)(h - 1);
-    t->idx[k] = in ? (int64_t)yi * w + (int64_t)xi : -1;
-    t->wt[k] = wx * wy;
-    t->dwx[k] = ((k & 1) ? 1 : -1) * wy * sx;
-    t->dwy[k] = ((k >> 1) ? 1 : -1) * wx * sy;
-  }
+  mxc__samp_taps_of(gx, gy, h, w, t);
 }
 
 /* The sampler's geometry: data (n, c, h, w), grid (n, 2, oh, ow). */

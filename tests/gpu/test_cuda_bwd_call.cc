@@ -3,13 +3,16 @@
 // any device work (shapes refused, write mode NULL, nothing to do), what
 // it answers without a usable device (here: no GPU), and that every row
 // has a conformance case (tests/gpu/conformance_bwd.cc), which a GPU run
-// compares.
+// compares. And nn3.h's: every row has a conformance case
+// (conformance_nn3.cc), sort's row limit and the arity are answered
+// before any device work.
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
 extern "C" {
+#include "backends/cuda/nn3.h"
 #include "backends/cuda/train2.h"
 #include "core/base/alloc.h"
 #include "core/op/op.h"
@@ -140,6 +143,43 @@ TEST(CudaBwdCall, EveryRowHasAConformanceCase) {
   for (const mxc__gpu_kernel &k : rows) {
     EXPECT_EQ(mxct::CaseRunners().count(k.op), 1u) << k.op;
   }
+}
+
+// ---- backends/cuda/nn3.h (LayerNorm, Dropout, sorts, ...) ----
+
+TEST(CudaBwdCall, EveryNn3RowHasAConformanceCase) {
+  const mxc__gpu_kernel rows[] = {MXC__CUDA_NN3_ROWS};
+  for (const mxc__gpu_kernel &k : rows) {
+    EXPECT_EQ(mxct::CaseRunners().count(k.op), 1u) << k.op;
+  }
+}
+
+// Rows longer than the per-element rank handles are refused before any
+// device work, naming the limit (so on any machine).
+TEST(CudaBwdCall, SortRefusesRowsBeyondItsLimit) {
+  float buf[4] = {0};
+  mxc__gpu_array in = Arr(buf, {2, 5000}), out = Arr(buf, {2, 5000});
+  int req = MXC__GPU_REQ_WRITE;
+  void *param = nullptr;
+  const char *k[] = {"axis"}, *v[] = {"-1"};
+  ASSERT_EQ(mxc__op_parse_params(mxc__op_find("sort"), k, v, 1, &param),
+            MXC_OK);
+  mxc__gpu_call c = {0, param, &in, 1, &out, 1, &req, 0, {}};
+  char why[256] = "";
+  EXPECT_EQ(mxc__cuda_sort(&c, why, sizeof why), MXC_ERR_UNSUPPORTED);
+  EXPECT_NE(std::string(why).find("up to 4096"), std::string::npos) << why;
+  mxc__free(param);
+}
+
+TEST(CudaBwdCall, Nn3KernelsCheckTheirArity) {
+  float buf[4] = {0};
+  mxc__gpu_array in = Arr(buf, {2, 2}), out = Arr(buf, {2, 2});
+  int req = MXC__GPU_REQ_WRITE;
+  mxc__gpu_call c = {0, nullptr, &in, 1, &out, 1, &req, 0, {}};
+  char why[256] = "";
+  EXPECT_EQ(mxc__cuda_layer_norm(&c, why, sizeof why),
+            MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(why).find("expected 3"), std::string::npos) << why;
 }
 
 }  // namespace
