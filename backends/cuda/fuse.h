@@ -36,8 +36,8 @@ extern "C" {
 int mxc__cuda_fused(const mxc__gpu_call *c, char *why, size_t why_len);
 
 /* The row's accepts (core/base/gpu_plugin.h, accepts.h): 0, with the
- * reason, for a program the generator cannot express (judged by the parameters alone,
- * for the fusion pass's queries) and, for a call with shapes on a device,
+ * reason, for a program the generator cannot express (judged by the
+ * parameters alone, for the fusion pass's queries) and, for a call with shapes on a device,
  * for one that NVRTC cannot compile or the runtime cannot load there
  * (NVRTC missing included): compiled here, on the pushing thread, into
  * the cache the run reads; libmxc then runs the program unfused.

@@ -219,7 +219,7 @@ static int compile_check(const mxc__fuse_plan *p, int dev, char *why,
   mxc__fuse_entry *e = NULL;
   if (rc == MXC_OK) rc = mxc__fuse_cache_get(&g_cache, text, dev, &e, why, len);
   if (rc == MXC_OK) mxc__fuse_cache_release(&g_cache, e);
-  if (prev >= 0) (void)cudaSetDevice(prev);
+  if (prev >= 0 && prev != dev) (void)cudaSetDevice(prev);
   free(text);
   return rc;
 }

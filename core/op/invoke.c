@@ -451,17 +451,19 @@ static int pick_kernel(const mxc__op *op, const void *param,
     return MXC_OK;
   }
   /* Dense dispatch: every array is dense (NULL storage types). Shapes and
-   * write modes let a GPU row decline by more than the dtypes. */
-  mxc__call_info info = {cs->ishape, cs->oshape, cs->req,    dev.id,
-                         mxc__is_training(), why, why_len};
-  mxc__call_types t = {itype, NULL, n_in, otype, NULL, n_total, &info};
+   * write modes let a GPU row decline by more than the dtypes (the CPU's
+   * backends decide by types: nothing more is gathered for them). */
+  int gpu = dev.type == MXC_DEVICE_GPU;
+  mxc__call_info info = {cs->ishape, cs->oshape, cs->req,       dev.id,
+                         gpu ? mxc__is_training() : 0, why, why_len};
+  mxc__call_types t = {itype, NULL, n_in,         otype,
+                       NULL,  n_total, gpu ? &info : NULL};
   why[0] = '\0';
   *out = mxc__op_kernel(op, dev.type, param, &t);
   if (*out) return MXC_OK;
   /* On a GPU the caller runs the call through the CPU
    * (mxc__op_device_fallback) unless MXC_DEVICE_FALLBACK=0; a fused
    * node's program runs unfused there in any case. */
-  int gpu = dev.type == MXC_DEVICE_GPU;
   if (gpu && (mxc__device_fallback_enabled() || mxc__op_has_unfused(op))) {
     return MXC_OK;
   }

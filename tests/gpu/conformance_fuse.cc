@@ -6,8 +6,8 @@
 // and empty, in write (output poisoned first), add and in-place modes;
 // a program the generator refuses runs one instruction at a time
 // (CompareDeclined); and executors: each multi-instruction program as a
-// symbol bound on gpu(0) (the executor's fusion pass makes the fused node) against
-// the same symbol on the CPU; and calls of several programs pushed at once
+// symbol bound on gpu(0) (the executor's fusion pass makes the fused
+// node) against the same symbol on the CPU; and calls of several programs pushed at once
 // (concurrent compilations, the cache's waits).
 //
 // Tolerance: bitwise (NaN for NaN). The kernel calls fuse_prelude.h's

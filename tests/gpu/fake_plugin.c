@@ -769,7 +769,8 @@ static const mxc__gpu_plugin k_plugin =
                (int)(sizeof k_kernels / sizeof k_kernels[0]), 2);
 
 static const mxc__gpu_plugin k_other_abi =
-    FAKE_TABLE(99 /* not MXC__GPU_PLUGIN_ABI */, MXC__GPU_MXC_VERSION, k_kernels, 0, 0);
+    FAKE_TABLE(99 /* not MXC__GPU_PLUGIN_ABI */, MXC__GPU_MXC_VERSION,
+               k_kernels, 0, 0);
 
 static const mxc__gpu_plugin k_other_version =
     FAKE_TABLE(MXC__GPU_PLUGIN_ABI, "0.9.0", k_kernels, 0, 0);

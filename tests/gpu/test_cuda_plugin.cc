@@ -221,7 +221,9 @@ TEST(Cuda, AcceptsTableDeclinesWhatRunsRefuse) {
   EXPECT_EQ(GpuDeclines("Pooling", {{"kernel", "(2,2)"}, {"pool_type", "max"}},
                         img, pooled),
             "");
-  EXPECT_NE(GpuDeclines("Pooling", {{"kernel", "(2,2)"}, {"pool_type", "lp"}, {"p_value", "2"}},
+  EXPECT_NE(GpuDeclines("Pooling",
+                        {{"kernel", "(2,2)"}, {"pool_type", "lp"},
+                         {"p_value", "2"}},
                         img, pooled),
             "");
   EXPECT_EQ(GpuDeclines("softmax", {}, {{2, 5}}, {{2, 5}}), "");
