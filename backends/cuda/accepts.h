@@ -9,9 +9,8 @@
  *  - the cuDNN rows: what their plans answer MXC_ERR_UNSUPPORTED
  *    (Pooling's sum and lp and conventions cuDNN windows otherwise,
  *    softmax's temperature and use_length, BatchNorm's eps below 1e-5 or
- *    batch statistics over one element, channel-last layouts, a
- *    Deconvolution adj or target_shape cuDNN cannot reach, extents beyond
- *    int) (dnn_plan.h);
+ *    batch statistics over one element, a Deconvolution adj or
+ *    target_shape cuDNN cannot reach, extents beyond int) (dnn_plan.h);
  *  - _fused_elemwise: a program the generator has no code for, or that
  *    NVRTC cannot compile here (fuse.h).
  * What stays a failure of run: a library that cannot be opened (cuBLAS,

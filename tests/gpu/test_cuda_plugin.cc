@@ -237,6 +237,11 @@ TEST(Cuda, AcceptsTableDeclinesWhatRunsRefuse) {
   EXPECT_EQ(GpuDeclines("_backward_SoftmaxOutput",
                         {{"normalization", "batch"}}, {{4, 5}, {4}}, {{4, 5}}),
             "");
+  V bn_in = {{2, 3, 4}, {3}, {3}, {3}, {3}}, bn_out = {{2, 3, 4}, {3}, {3}};
+  EXPECT_EQ(GpuDeclines("BatchNorm", {}, bn_in, bn_out), "");
+  EXPECT_NE(GpuDeclines("BatchNorm", {{"eps", "1e-6"}}, bn_in, bn_out)
+                .find("eps"),
+            std::string::npos);
   std::string w = GpuDeclines(
       "_fused_elemwise", {{"num_inputs", "1"}, {"program", "exp(i0);tanh(r0)"}},
       {{5}}, {{5}});
