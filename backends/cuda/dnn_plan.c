@@ -609,3 +609,83 @@ int mxc__dnn_supports_bn(const int *dtypes, int n_in, int n_out) {
 int mxc__dnn_supports_bn_bwd(const int *dtypes, int n_in, int n_out) {
   return supports(MXC__DNN_OP_BN_BWD, dtypes, n_in, n_out);
 }
+
+/* ---- the rows' accepts (core/base/gpu_plugin.h) ----
+ * The plan functions above, run on the call's shapes: a call they answer
+ * MXC_ERR_UNSUPPORTED (a form cuDNN computes otherwise than the CPU, or
+ * not at all) is declined, so libmxc runs it on the CPU; any other
+ * refusal is the CPU's too and is left to run. Without shapes (a graph
+ * pass) or with an empty output, whose run does nothing, accepted. */
+
+enum { ACC_CONV, ACC_DECONV, ACC_POOL, ACC_SOFTMAX, ACC_BN };
+
+static int dnn_accepts(int kind, const mxc__gpu_call *c, int data_in,
+                       char *why, size_t len) {
+  if (!mxc__gpu_call_has_shapes(c) || c->n_out < 1 || c->out[0].size == 0 ||
+      data_in >= c->n_in) {
+    return 1;
+  }
+  const mxc__gpu_array *d = data_in < 0 ? &c->out[0] : &c->in[data_in];
+  union {
+    mxc__dnn_conv_plan conv;
+    mxc__dnn_pool_plan pool;
+    mxc__dnn_softmax_plan sm;
+    mxc__dnn_bn_plan bn;
+  } p;
+  int rc = MXC_OK;
+  switch (kind) {
+    case ACC_CONV:
+      if (d->ndim > 0 && d->dims[0] == 0) return 1;
+      rc = mxc__dnn_conv_plan_make(c->param, d->dims, d->ndim, NULL, &p.conv,
+                                   why, len);
+      break;
+    case ACC_DECONV:
+      if (d->ndim > 0 && d->dims[0] == 0) return 1;
+      rc = mxc__dnn_deconv_plan_make(c->param, d->dims, d->ndim, NULL,
+                                     &p.conv, why, len);
+      break;
+    case ACC_POOL:
+      rc = mxc__dnn_pool_plan_make(c->param, d->dims, d->ndim, NULL, &p.pool,
+                                   why, len);
+      break;
+    case ACC_SOFTMAX:
+      rc = mxc__dnn_softmax_plan_make(c->param, d->dims, d->ndim, &p.sm, why,
+                                      len);
+      break;
+    default:
+      rc = mxc__dnn_bn_plan_make(c->param, d->dims, d->ndim, c->is_train,
+                                 &p.bn, why, len);
+  }
+  return rc != MXC_ERR_UNSUPPORTED;
+}
+
+/* Forwards read the data as input 0 (softmax: the output's shape), the
+ * gradients as input 1 (after ograd). */
+int mxc__dnn_conv_accepts(const mxc__gpu_call *c, char *why, size_t len) {
+  return dnn_accepts(ACC_CONV, c, 0, why, len);
+}
+int mxc__dnn_conv_bwd_accepts(const mxc__gpu_call *c, char *why, size_t len) {
+  return dnn_accepts(ACC_CONV, c, 1, why, len);
+}
+int mxc__dnn_deconv_accepts(const mxc__gpu_call *c, char *why, size_t len) {
+  return dnn_accepts(ACC_DECONV, c, 0, why, len);
+}
+int mxc__dnn_deconv_bwd_accepts(const mxc__gpu_call *c, char *why,
+                                size_t len) {
+  return dnn_accepts(ACC_DECONV, c, 1, why, len);
+}
+int mxc__dnn_pool_accepts(const mxc__gpu_call *c, char *why, size_t len) {
+  return dnn_accepts(ACC_POOL, c, 0, why, len);
+}
+int mxc__dnn_pool_bwd_accepts(const mxc__gpu_call *c, char *why, size_t len) {
+  return dnn_accepts(ACC_POOL, c, 1, why, len);
+}
+int mxc__dnn_softmax_accepts(const mxc__gpu_call *c, char *why, size_t len) {
+  return dnn_accepts(ACC_SOFTMAX, c, -1, why, len);
+}
+int mxc__dnn_bn_accepts(const mxc__gpu_call *c, char *why, size_t len) {
+  return dnn_accepts(ACC_BN, c, 0, why, len);
+}
+int mxc__dnn_bn_bwd_accepts(const mxc__gpu_call *c, char *why, size_t len) {
+  return dnn_accepts(ACC_BN, c, 1, why, len);
+}

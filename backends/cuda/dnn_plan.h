@@ -218,6 +218,22 @@ int mxc__dnn_supports_same(const int *dtypes, int n_in, int n_out);
 int mxc__dnn_supports_bn(const int *dtypes, int n_in, int n_out);
 int mxc__dnn_supports_bn_bwd(const int *dtypes, int n_in, int n_out);
 
+/* The kernel rows' accepts (core/base/gpu_plugin.h): 0, with the plan's
+ * reason in why, for a call whose plan answers MXC_ERR_UNSUPPORTED (what
+ * cuDNN computes otherwise than the CPU: Pooling's sum and lp, softmax's
+ * temperature, BatchNorm's eps below 1e-5, ...), so that libmxc runs it
+ * on the CPU; 1 otherwise (and without shapes). */
+int mxc__dnn_conv_accepts(const mxc__gpu_call *c, char *why, size_t len);
+int mxc__dnn_conv_bwd_accepts(const mxc__gpu_call *c, char *why, size_t len);
+int mxc__dnn_deconv_accepts(const mxc__gpu_call *c, char *why, size_t len);
+int mxc__dnn_deconv_bwd_accepts(const mxc__gpu_call *c, char *why,
+                                size_t len);
+int mxc__dnn_pool_accepts(const mxc__gpu_call *c, char *why, size_t len);
+int mxc__dnn_pool_bwd_accepts(const mxc__gpu_call *c, char *why, size_t len);
+int mxc__dnn_softmax_accepts(const mxc__gpu_call *c, char *why, size_t len);
+int mxc__dnn_bn_accepts(const mxc__gpu_call *c, char *why, size_t len);
+int mxc__dnn_bn_bwd_accepts(const mxc__gpu_call *c, char *why, size_t len);
+
 /* cuDNN's output = alpha * result + beta * output: the beta of write mode
  * req (0 for WRITE and INPLACE, 1 for ADD); -1 for NULL (skip). */
 int mxc__dnn_beta(int req);

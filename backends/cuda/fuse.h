@@ -35,6 +35,16 @@ extern "C" {
  * second caller waits for the first's compilation). */
 int mxc__cuda_fused(const mxc__gpu_call *c, char *why, size_t why_len);
 
+/* The row's accepts (core/base/gpu_plugin.h, accepts.h): 0, with the
+ * reason, for a program the generator cannot express (judged by the
+ * parameters alone, for the fusion pass's queries) and, for a call with shapes on a device,
+ * for one that NVRTC cannot compile or the runtime cannot load there
+ * (NVRTC missing included): compiled here, on the pushing thread, into
+ * the cache the run reads; libmxc then runs the program unfused.
+ * Thread-safety: any thread. */
+int mxc__cuda_fused_accepts(const mxc__gpu_call *c, char *why,
+                            size_t why_len);
+
 /* The kernel table's row (plugin.c): float32 only (supports NULL). */
 #define MXC__CUDA_FUSE_ROWS {"_fused_elemwise", NULL, mxc__cuda_fused},
 

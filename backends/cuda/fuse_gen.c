@@ -65,9 +65,8 @@ static int refuse(char *why, size_t len, int k, const mxc__fused_instr *in,
            "program instruction %d ('%s') %s; the GPU fuses scalar and "
            "same-shape arithmetic, maximum, minimum, _copy, BlockGrad, "
            "negative, abs, square, relu, exp, sigmoid, Activation "
-           "relu/sigmoid and its relu gradient (bind with "
-           "MXC_BIND_NO_FUSION to run the "
-           "operators one by one)",
+           "relu/sigmoid and its relu gradient (libmxc runs such a "
+           "program one instruction at a time)",
            k, in->op ? in->op->name : "?", what);
   return MXC_ERR_UNSUPPORTED;
 }

@@ -4,6 +4,8 @@
 
 #include <cuda_runtime_api.h>
 #include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -157,4 +159,85 @@ int mxc__cuda_fused(const mxc__gpu_call *c, char *why, size_t why_len) {
   rc = run_text(c, text, why, why_len);
   free(text);
   return rc;
+}
+
+/* ---- the row's accepts: compile before the call is pushed ----
+ * A program the generator has no code for, or one that NVRTC cannot
+ * compile or the runtime cannot load here (NVRTC missing, a compile
+ * error), is declined on the pushing thread, so that libmxc runs the
+ * program instruction by instruction (core/op/fusion.h) instead of the
+ * step failing on the engine's worker. The compiled kernel stays in the
+ * cache for the run. Programs that compiled are remembered (by plan and
+ * device) so that later pushes skip the text and the cache lookup. */
+
+#define MEMO_SLOTS 512
+
+static pthread_mutex_t g_memo_mu = PTHREAD_MUTEX_INITIALIZER;
+static uint64_t g_memo[MEMO_SLOTS]; /* hashes of compiled (plan, dev) */
+
+static uint64_t plan_hash(const mxc__fuse_plan *p, int dev) {
+  uint64_t h = 14695981039346656037ull;
+  const unsigned char *b = (const unsigned char *)p;
+  size_t n = offsetof(mxc__fuse_plan, steps) +
+             sizeof p->steps[0] * (size_t)p->n_steps;
+  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  h = (h ^ (uint64_t)(unsigned)dev) * 1099511628211ull;
+  return h ? h : 1;
+}
+
+/* 1 when h is remembered; with add, remembers it (a full table forgets
+ * nothing and adds nothing: later calls just compile-check again). */
+static int memo(uint64_t h, int add) {
+  int hit = 0;
+  pthread_mutex_lock(&g_memo_mu);
+  for (size_t i = 0; i < MEMO_SLOTS; ++i) {
+    uint64_t *s = &g_memo[(h + i) % MEMO_SLOTS];
+    if (*s == h) hit = 1;
+    if (*s == h || *s == 0) {
+      if (add && *s == 0) *s = h;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&g_memo_mu);
+  return hit;
+}
+
+/* Compiled (or found in the cache) for gpu(dev): MXC_OK, or the reason.
+ * The calling thread's current device is restored (a user's thread). */
+static int compile_check(const mxc__fuse_plan *p, int dev, char *why,
+                         size_t len) {
+  int rc = mxc__fuse_nvrtc_load(why, len);
+  if (rc != MXC_OK) return rc;
+  char *text = mxc__fuse_text(p);
+  if (!text) {
+    snprintf(why, len, "out of memory for the fused kernel's text");
+    return MXC_ERR_OOM;
+  }
+  int prev = -1;
+  if (cudaGetDevice(&prev) != cudaSuccess) prev = -1;
+  rc = mxc__cuda_use_device(dev, why, len);
+  mxc__fuse_entry *e = NULL;
+  if (rc == MXC_OK) rc = mxc__fuse_cache_get(&g_cache, text, dev, &e, why, len);
+  if (rc == MXC_OK) mxc__fuse_cache_release(&g_cache, e);
+  if (prev >= 0 && prev != dev) (void)cudaSetDevice(prev);
+  free(text);
+  return rc;
+}
+
+int mxc__cuda_fused_accepts(const mxc__gpu_call *c, char *why,
+                            size_t why_len) {
+  mxc__fuse_plan p;
+  int rc = mxc__fuse_plan_make(c->param, &p, why, why_len);
+  if (rc != MXC_OK) return rc != MXC_ERR_UNSUPPORTED;
+  if (c->dev < 0 || !mxc__gpu_call_has_shapes(c)) return 1;
+  uint64_t h = plan_hash(&p, c->dev);
+  if (memo(h, 0)) return 1;
+  char msg[1024] = "";
+  rc = compile_check(&p, c->dev, msg, sizeof msg);
+  if (rc != MXC_OK) {
+    snprintf(why, why_len, "the fused kernel cannot be built here: %s", msg);
+    return 0;
+  }
+  memo(h, 1);
+  return 1;
 }

@@ -18,6 +18,7 @@
 #include <cuda_runtime_api.h>
 #include <stdio.h>
 
+#include "backends/cuda/accepts.h"
 #include "backends/cuda/bcast.h"
 #include "backends/cuda/blas.h"
 #include "backends/cuda/cast.h"
@@ -170,6 +171,9 @@ static const mxc__gpu_sparse_kernel k_sparse_kernels[] = {
     MXC__CUDA_SPARSE_ROWS
 };
 
+/* Rows that decline calls by their parameters (accepts.h). */
+static const mxc__gpu_accepts k_accepts[] = {MXC__CUDA_ACCEPTS_ROWS};
+
 static const mxc__gpu_plugin k_plugin = {
     .abi = MXC__GPU_PLUGIN_ABI,
     .size = sizeof(mxc__gpu_plugin),
@@ -197,6 +201,8 @@ static const mxc__gpu_plugin k_plugin = {
     .sparse_kernels = k_sparse_kernels,
     .n_sparse_kernels =
         (int)(sizeof k_sparse_kernels / sizeof k_sparse_kernels[0]),
+    .accepts = k_accepts,
+    .n_accepts = (int)(sizeof k_accepts / sizeof k_accepts[0]),
 };
 
 const mxc__gpu_plugin *mxc_gpu_plugin_v2(void) { return &k_plugin; }

@@ -236,8 +236,19 @@ __global__ void leaky_bwd_k(const float *og, const float *x, float *out,
   }
 }
 
-// prelu (a gamma input, a dgamma output) and rrelu (random slopes) are
-// refused: the CPU runs them.
+// prelu (a gamma input, a dgamma output) and rrelu (random slopes) have
+// no kernel here: the rows' accepts decline them, so libmxc runs them on
+// the CPU; a direct call gets MXC_ERR_UNSUPPORTED.
+bool leaky_form_ok(const LeakyParam *p, bool bwd, char *why, size_t why_len) {
+  if (p->act_type != LK_PRELU && p->act_type != LK_RRELU) return true;
+  snprintf(why, why_len,
+           "%s: act_type %s has no GPU kernel (leaky, elu, selu and gelu "
+           "do)",
+           bwd ? "_backward_LeakyReLU" : "LeakyReLU",
+           p->act_type == LK_PRELU ? "prelu" : "rrelu");
+  return false;
+}
+
 int leaky_run(const mxc__gpu_call *c, bool bwd, char *why, size_t why_len) {
   const char *op = bwd ? "_backward_LeakyReLU" : "LeakyReLU";
   const LeakyParam *p = (const LeakyParam *)c->param;
@@ -245,13 +256,7 @@ int leaky_run(const mxc__gpu_call *c, bool bwd, char *why, size_t why_len) {
     snprintf(why, why_len, "%s: no parameters", op);
     return MXC_ERR_INVALID_ARGUMENT;
   }
-  if (p->act_type == LK_PRELU || p->act_type == LK_RRELU) {
-    snprintf(why, why_len,
-             "%s: act_type %s has no GPU kernel (leaky, elu, selu and gelu "
-             "do); run it on the CPU",
-             op, p->act_type == LK_PRELU ? "prelu" : "rrelu");
-    return MXC_ERR_UNSUPPORTED;
-  }
+  if (!leaky_form_ok(p, bwd, why, why_len)) return MXC_ERR_UNSUPPORTED;
   int n_in = bwd ? 3 : 1;
   bool fits = c->n_in == n_in && c->n_out == 1;
   for (int i = 0; fits && i < n_in; ++i) {
@@ -348,4 +353,18 @@ extern "C" int mxc__cuda_leaky_relu(const mxc__gpu_call *c, char *why,
 extern "C" int mxc__cuda_leaky_relu_bwd(const mxc__gpu_call *c, char *why,
                                         size_t why_len) {
   return leaky_run(c, true, why, why_len);
+}
+
+// The rows' accepts: the act_type alone decides (prelu and rrelu go to
+// the CPU).
+extern "C" int mxc__cuda_leaky_relu_accepts(const mxc__gpu_call *c,
+                                            char *why, size_t why_len) {
+  const LeakyParam *p = (const LeakyParam *)c->param;
+  return !p || leaky_form_ok(p, false, why, why_len);
+}
+
+extern "C" int mxc__cuda_leaky_relu_bwd_accepts(const mxc__gpu_call *c,
+                                                char *why, size_t why_len) {
+  const LeakyParam *p = (const LeakyParam *)c->param;
+  return !p || leaky_form_ok(p, true, why, why_len);
 }

@@ -80,10 +80,15 @@ int mxc__cuda_clip_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
 /* LeakyReLU (data -> out) and _backward_LeakyReLU ((ograd, data, output)
  * -> ddata) for act_type leaky, elu, selu and gelu, float32, as
  * ops/nn/activation.c (the expression in double, rounded to float once);
- * prelu and rrelu answer MXC_ERR_UNSUPPORTED. */
+ * prelu and rrelu answer MXC_ERR_UNSUPPORTED, and the accepts functions
+ * (accepts.h) decline them, so libmxc runs them on the CPU. */
 int mxc__cuda_leaky_relu(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_leaky_relu_bwd(const mxc__gpu_call *c, char *why,
                              size_t why_len);
+int mxc__cuda_leaky_relu_accepts(const mxc__gpu_call *c, char *why,
+                                 size_t why_len);
+int mxc__cuda_leaky_relu_bwd_accepts(const mxc__gpu_call *c, char *why,
+                                     size_t why_len);
 
 /* The kernel table's rows (plugin.c). */
 #define MXC__CUDA_SC_ROW(opname, fn) {opname, mxc__half_supports_same, fn},

@@ -84,3 +84,9 @@ int mxc__so_plan_make(const mxc__gpu_call *c, int backward, mxc__so_plan *p,
   p->others = p->n > 1 ? q->smooth_alpha / (double)(p->n - 1) : 0;
   return sizes_fit(c, p, why, why_len);
 }
+
+int mxc__so_bwd_accepts(const mxc__gpu_call *c, char *why, size_t why_len) {
+  if (!mxc__gpu_call_has_shapes(c)) return 1;
+  mxc__so_plan p;
+  return mxc__so_plan_make(c, 1, &p, why, why_len) != MXC_ERR_UNSUPPORTED;
+}

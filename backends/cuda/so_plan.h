@@ -50,6 +50,12 @@ extern "C" {
 int mxc__so_plan_make(const mxc__gpu_call *c, int backward, mxc__so_plan *p,
                       char *why, size_t why_len);
 
+/* _backward_SoftmaxOutput's row accepts (core/base/gpu_plugin.h): 0 with
+ * the reason for a call the plan answers MXC_ERR_UNSUPPORTED
+ * (normalization 'valid' with class labels), which libmxc then runs on
+ * the CPU; 1 otherwise and without shapes. */
+int mxc__so_bwd_accepts(const mxc__gpu_call *c, char *why, size_t why_len);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,6 +9,7 @@
  * kernels only ever run on arrays of a GPU that mxc__gpu_check accepted
  * (creating an array there made that check). */
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,22 +22,31 @@
 #include "core/ndarray/ndarray.h"
 #include "core/op/backend.h"
 
+/* A dense row of the plug-in and its accepts function (NULL: none). */
+typedef struct gpu_row {
+  const mxc__gpu_kernel *k;
+  mxc__gpu_accepts_fn accepts;
+} gpu_row;
+
 /* The plug-in's kernels sorted by operator name (bsearch per call): set
  * once in attach, read-only afterwards. */
-static const mxc__gpu_kernel **g_sorted;
+static gpu_row *g_sorted;
 static int g_n;
 
 static int by_name(const void *a, const void *b) {
-  const mxc__gpu_kernel *const *x = a, *const *y = b;
-  return strcmp((*x)->op, (*y)->op);
+  const gpu_row *x = a, *y = b;
+  return strcmp(x->k->op, y->k->op);
+}
+
+static const gpu_row *row_of(const mxc__op *op) {
+  mxc__gpu_kernel key = {op->name, NULL, NULL};
+  gpu_row kr = {&key, NULL};
+  return bsearch(&kr, g_sorted, (size_t)g_n, sizeof *g_sorted, by_name);
 }
 
 static const mxc__gpu_kernel *kernel_of(const mxc__op *op) {
-  mxc__gpu_kernel key = {op->name, NULL, NULL};
-  const mxc__gpu_kernel *kp = &key;
-  const mxc__gpu_kernel **hit =
-      bsearch(&kp, g_sorted, (size_t)g_n, sizeof *g_sorted, by_name);
-  return hit ? *hit : NULL;
+  const gpu_row *r = row_of(op);
+  return r ? r->k : NULL;
 }
 
 /* The plug-in's kernels for sparse arrays (mxc__gpu_sparse_kernel), in
@@ -90,11 +100,63 @@ static const mxc__gpu_sparse_kernel *sparse_of(const mxc__op *op,
   return NULL;
 }
 
+static void to_array(const mxc__blob *b, mxc__gpu_array *a);
+
+/* The call as a row's accepts sees it: no device pointers; shapes, write
+ * modes, device and training mode as far as the caller knows them
+ * (ndim, size and dev -1 where not). */
+static void describe(const mxc__call_types *t, const void *param,
+                     const int *dt, mxc__gpu_array *arr, int *reqs,
+                     mxc__gpu_call *c) {
+  const mxc__call_info *info = t->info;
+  for (int i = 0; i < t->n_in + t->n_out; ++i) {
+    const mxc__shape *sh = NULL;
+    if (info && info->in_shapes && info->out_shapes) {
+      sh = i < t->n_in ? &info->in_shapes[i] : &info->out_shapes[i - t->n_in];
+    }
+    mxc__blob b = {0};
+    if (sh) b.shape = *sh;
+    b.dtype = dt[i];
+    to_array(&b, &arr[i]);
+    if (!sh) arr[i].ndim = -1, arr[i].size = -1;
+  }
+  for (int j = 0; j < t->n_out; ++j) {
+    reqs[j] = info && info->req ? (int)info->req[j] : MXC__GPU_REQ_WRITE;
+  }
+  memset(c, 0, sizeof *c);
+  c->dev = info ? info->dev_id : -1;
+  c->param = param;
+  c->in = arr;
+  c->n_in = t->n_in;
+  c->out = arr + t->n_in;
+  c->n_out = t->n_out;
+  c->req = reqs;
+  c->is_train = info ? info->is_train : 0;
+}
+
+/* The row's accepts function (NULL takes every call): 0 with the reason
+ * in the caller's buffer when it declines. */
+static int row_accepts(mxc__gpu_accepts_fn accepts, const mxc__call_types *t,
+                       const void *param, const int *dt) {
+  if (!accepts) return 1;
+  mxc__gpu_array arr[MAX_ARGS];
+  int reqs[MAX_ARGS];
+  mxc__gpu_call c;
+  describe(t, param, dt, arr, reqs, &c);
+  char why[512] = "";
+  if (accepts(&c, why, sizeof why)) return 1;
+  if (t->info && t->info->why && t->info->why_len) {
+    snprintf(t->info->why, t->info->why_len, "%s",
+             why[0] ? why : "the GPU kernel declines these parameters");
+  }
+  return 0;
+}
+
 /* The plug-in decides by dtypes, and for calls with sparse arrays by
- * storage types (its sparse rows). */
+ * storage types (its sparse rows); a dense row with an accepts function
+ * then by the parameters and shapes. */
 static int supports(const mxc__op *op, const void *param,
                     const mxc__call_types *t) {
-  (void)param;
   int dt[MAX_ARGS] = {0}, st[MAX_ARGS] = {0};
   if (!join(t->in_dtypes, t->n_in, t->out_dtypes, t->n_out, -1, dt)) return 0;
   if (!all_dense(t->in_stypes, t->n_in) ||
@@ -103,8 +165,9 @@ static int supports(const mxc__op *op, const void *param,
          st);
     return sparse_of(op, st, dt, t->n_in, t->n_out) != NULL;
   }
-  const mxc__gpu_kernel *k = kernel_of(op);
-  return k && dtypes_ok(k, dt, t->n_in, t->n_out);
+  const gpu_row *r = row_of(op);
+  return r && dtypes_ok(r->k, dt, t->n_in, t->n_out) &&
+         row_accepts(r->accepts, t, param, dt);
 }
 
 static void to_array(const mxc__blob *b, mxc__gpu_array *a) {
@@ -267,20 +330,39 @@ static void attach_sparse(mxc__registry *r, const mxc__gpu_plugin *p,
   }
 }
 
+/* The table's accepts functions onto their rows (a table whose size
+ * covers them). An entry naming no row is reported, not fatal. */
+static void attach_accepts(const mxc__gpu_plugin *p) {
+  size_t end = offsetof(mxc__gpu_plugin, n_accepts) + sizeof(int);
+  if (p->size < end || !p->accepts) return;
+  for (int i = 0; i < p->n_accepts; ++i) {
+    mxc__op probe = {0};
+    probe.name = p->accepts[i].op;
+    gpu_row *r = (gpu_row *)row_of(&probe);
+    if (r) {
+      r->accepts = p->accepts[i].accepts;
+    } else {
+      mxc__log(MXC_LOG_WARNING, "GPU plug-in: accepts of '%s', which has "
+               "no kernel row", probe.name);
+    }
+  }
+}
+
 static int attach(mxc__registry *r) {
   const mxc__gpu_plugin *p = mxc__gpu_table();
   if (!p || p->n_kernels <= 0) return MXC_OK; /* no plug-in: no kernels */
   g_sorted = mxc__calloc_permanent((size_t)p->n_kernels, sizeof *g_sorted);
   MXC_RETURN_ERROR_IF(!g_sorted, MXC_ERR_OOM,
                       "GPU backend: out of memory for the kernel table");
-  for (int i = 0; i < p->n_kernels; ++i) g_sorted[i] = &p->kernels[i];
+  for (int i = 0; i < p->n_kernels; ++i) g_sorted[i].k = &p->kernels[i];
   qsort(g_sorted, (size_t)p->n_kernels, sizeof *g_sorted, by_name);
   g_n = p->n_kernels;
+  attach_accepts(p);
   mxc__kernel k = {.backend = &mxc__backend_cuda,
                    .supports = supports,
                    .compute = compute,
                    .compute_sparse = compute_sparse};
-  for (int i = 0; i < g_n; ++i) attach_one(r, g_sorted[i]->op, &k);
+  for (int i = 0; i < g_n; ++i) attach_one(r, g_sorted[i].k->op, &k);
   attach_sparse(r, p, &k);
   return MXC_OK;
 }

@@ -146,6 +146,37 @@ typedef struct mxc__gpu_kernel {
   int (*run)(const mxc__gpu_call *c, char *why, size_t why_len);
 } mxc__gpu_kernel;
 
+/* A dense row's second opinion (the plug-in's `accepts` table, below):
+ * 1 when the kernel of operator op takes call c, judged by its
+ * parameters (c->param), shapes, write modes and training mode, without
+ * touching a device; 0 when it declines, with the reason in why (what the
+ * call has and what the kernel takes). libmxc asks it where it chooses
+ * the row (core/op/invoke.c: every imperative call, executor node and
+ * autograd step) and runs a declined call through the CPU fallback
+ * (core/op/device_fallback.c), so that a parameter form the GPU has no
+ * code for (LeakyReLU's prelu, Pooling's lp) never fails in run; the
+ * fused operator's program runs unfused instead (core/op/fusion.h).
+ * In c every array's ptr and aux are NULL and dtypes may be -1 (not
+ * decided yet); c->dev is -1 and every array's ndim and size are -1 when
+ * the caller asks before shapes and a device are known (a graph pass:
+ * answer by the parameters alone, 1 when in doubt). Called on the
+ * pushing thread, from any thread at once; it may cache, and must not
+ * wait for device work. */
+typedef int (*mxc__gpu_accepts_fn)(const mxc__gpu_call *c, char *why,
+                                   size_t why_len);
+
+typedef struct mxc__gpu_accepts {
+  const char *op; /* the operator of a row of `kernels` */
+  mxc__gpu_accepts_fn accepts;
+} mxc__gpu_accepts;
+
+/* 1 when the arrays of a call given to an accepts function have their
+ * shapes (a query from a graph pass has none: every ndim is -1). */
+static inline int mxc__gpu_call_has_shapes(const mxc__gpu_call *c) {
+  return c->n_in + c->n_out == 0 ||
+         (c->n_in > 0 ? c->in[0].ndim : c->out[0].ndim) >= 0;
+}
+
 /* A kernel of one operator for calls with sparse arrays (the plug-in's
  * sparse_kernels): k as a dense row (its run gets the sparse arrays as
  * mxc__gpu_array's sparse fields say), and the storage types it takes.
@@ -255,6 +286,14 @@ typedef struct mxc__gpu_plugin {
    * whose size covers them. ---- */
   const mxc__gpu_sparse_kernel *sparse_kernels;
   int n_sparse_kernels;
+  /* ---- appended: rows that decline calls by their parameters (static
+   * table, at most one entry per operator; operators without one take
+   * every call their row's supports takes). Kept apart from the rows so
+   * that the rows' layout, and every table written before it, stays as
+   * it was; libmxc reads it only from a table whose size covers it (the
+   * loader refuses smaller tables of this version anyway). ---- */
+  const mxc__gpu_accepts *accepts;
+  int n_accepts;
 } mxc__gpu_plugin;
 
 /* The entry point's type, and its declaration for the plug-in that

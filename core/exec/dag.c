@@ -170,7 +170,9 @@ static int fuse_and_build(mxc__executor *ex, const mxc__exec_dag *d,
   int cpu = bn_relu_wanted(ex);
   if (rc == MXC_OK && cpu) rc = mxc__fuse_bn_relu(d->heads, n, bnr, &n_bnr);
   if (rc == MXC_OK) {
-    rc = mxc__fuse_graph(cpu ? bnr : d->heads, n, fused, &ex->n_fused);
+    rc = mxc__fuse_graph_for(cpu ? bnr : d->heads, n,
+                             mxc__exec_graph_dev_type(ex), fused,
+                             &ex->n_fused);
   }
   if (rc == MXC_OK) {
     ex->n_fused += n_bnr;

@@ -48,7 +48,7 @@ static const mxc__kernel *node_kernel(const mxc__executor *ex, int nid,
   for (int j = 0; j < n_out; ++j) {
     dt[n_in + j] = ex->dtypes[g->entry_ptr[nid] + j];
   }
-  mxc__call_types t = {dt, NULL, n_in, dt + n_in, NULL, n_out};
+  mxc__call_types t = {dt, NULL, n_in, dt + n_in, NULL, n_out, NULL};
   return mxc__op_kernel(n->op, MXC_DEVICE_CPU, n->param, &t);
 }
 

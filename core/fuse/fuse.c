@@ -43,15 +43,48 @@ typedef struct fuse_state {
   region *regions;
   int n_regions;
   mxc__node **newnode; /* per node id: the node in the new DAG (owned) */
+  int dev_type;        /* the device the fused nodes will run on */
 } fuse_state;
 
 static int oom(void) {
   return mxc__error_set(MXC_ERR_OOM, "element-wise fusion: out of memory");
 }
 
+/* The node's parameters as a program's instruction writes them. */
+static void put_attrs(mxc__sbuf *b, const mxc__node *n) {
+  for (int i = 0; i < n->n_attrs; ++i) {
+    if (strncmp(n->keys[i], "__", 2)) {
+      mxc__sbuf_printf(b, ",%s=%s", n->keys[i], n->vals[i]);
+    }
+  }
+}
+
+/* Off the CPU, 1 when the device's fused kernel takes the node as a
+ * program of its own (the CUDA plug-in's generator has code for some
+ * operators and parameter forms only): a node it lacks stays out of
+ * regions, and the rest of its chain still fuses around it. */
+static int node_on_device(const fuse_state *s, const mxc__node *n) {
+  if (s->dev_type == MXC_DEVICE_CPU) return 1;
+  mxc__sbuf b;
+  mxc__sbuf_init(&b);
+  mxc__sbuf_printf(&b, "%s(", n->op->name);
+  for (int k = 0; k < n->n_inputs; ++k) {
+    mxc__sbuf_printf(&b, "%si%d", k ? "," : "", k);
+  }
+  put_attrs(&b, n);
+  mxc__sbuf_add(&b, ")");
+  char *text = NULL;
+  int ok = mxc__sbuf_finish(&b, "element-wise fusion", &text) == MXC_OK &&
+           mxc__fused_program_on(s->dev_type, text, n->n_inputs);
+  if (!text) mxc__error_clear();
+  mxc__free(text);
+  return ok;
+}
+
 /* A node that may join a region: a fusible operator whose parameter
- * strings can be written into a program. */
-static int node_fusible(const mxc__node *n) {
+ * strings can be written into a program, which the device's fused kernel
+ * takes. */
+static int node_fusible(const fuse_state *s, const mxc__node *n) {
   if (!n->op || !mxc__op_fusible(n->op)) return 0;
   for (int i = 0; i < n->n_attrs; ++i) {
     if (!strncmp(n->keys[i], "__", 2)) continue;
@@ -60,7 +93,7 @@ static int node_fusible(const mxc__node *n) {
       return 0;
     }
   }
-  return 1;
+  return node_on_device(s, n);
 }
 
 /* Step 2 for one root: absorbs producers depth-first. stack has room for
@@ -119,11 +152,7 @@ static int write_program(fuse_state *s, region *r, int *instr_of) {
       if (x == r->n_ext) r->ext[r->n_ext++] = e;
       mxc__sbuf_printf(&b, "%si%d", sep, x);
     }
-    for (int i = 0; i < n->n_attrs; ++i) {
-      if (strncmp(n->keys[i], "__", 2)) {
-        mxc__sbuf_printf(&b, ",%s=%s", n->keys[i], n->vals[i]);
-      }
-    }
+    put_attrs(&b, n);
     mxc__sbuf_add(&b, ")");
   }
   if (b.len >= MXC__PARAM_STR_MAX) {
@@ -142,7 +171,7 @@ static int find_regions(fuse_state *s) {
   int *count = mxc__calloc((size_t)n, sizeof(int));
   if (!fusible || !stack || !count) rc = oom();
   for (int i = 0; rc == MXC_OK && i < n; ++i) {
-    fusible[i] = node_fusible(g->nodes[i]);
+    fusible[i] = node_fusible(s, g->nodes[i]);
   }
   int n_members = 0;
   for (int i = n - 1; rc == MXC_OK && i >= 0; --i) {
@@ -168,6 +197,12 @@ static int find_regions(fuse_state *s) {
   for (int i = 0; rc == MXC_OK && i < s->n_regions; ++i) {
     region *r = &s->regions[i];
     rc = write_program(s, r, stack); /* stack reused as instr_of */
+    /* The device's kernel judges the whole program too (its limits). */
+    if (rc == MXC_OK && r->program &&
+        !mxc__fused_program_on(s->dev_type, r->program, r->n_ext)) {
+      mxc__free(r->program);
+      r->program = NULL;
+    }
     if (rc == MXC_OK && !r->program) { /* too long: leave it alone */
       for (int m = 0; m < r->n_members; ++m) {
         s->region_of[s->members[r->first + m]] = -1;
@@ -302,11 +337,18 @@ static void state_free(fuse_state *s) {
 
 int mxc__fuse_graph(const mxc__entry *heads, int n_heads,
                     mxc__entry *out_heads, int *out_n_fused) {
+  return mxc__fuse_graph_for(heads, n_heads, MXC_DEVICE_CPU, out_heads,
+                             out_n_fused);
+}
+
+int mxc__fuse_graph_for(const mxc__entry *heads, int n_heads, int dev_type,
+                        mxc__entry *out_heads, int *out_n_fused) {
   mxc__graph *g = NULL;
   MXC_FORWARD_IF_ERROR(mxc__graph_build(heads, n_heads, &g));
   fuse_state s;
   memset(&s, 0, sizeof s);
   s.g = g;
+  s.dev_type = dev_type;
   size_t n = (size_t)(g->n_nodes > 0 ? g->n_nodes : 1);
   s.region_of = mxc__malloc(sizeof(int) * n);
   s.members = mxc__malloc(sizeof(int) * n);

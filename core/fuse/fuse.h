@@ -24,6 +24,16 @@
 int mxc__fuse_graph(const mxc__entry *heads, int n_heads,
                     mxc__entry *out_heads, int *out_n_fused);
 
+/* mxc__fuse_graph for a graph whose fused nodes run on device type
+ * dev_type (MXC_DEVICE_*): off the CPU a node joins a region only when
+ * that device's fused kernel takes it, and a region only when the
+ * kernel takes its whole program (core/op/fusion.h,
+ * mxc__fused_program_on): the rest stays unfused, so that no fused node
+ * holds an instruction the device cannot compile. mxc__fuse_graph is
+ * this for the CPU, whose fused kernel takes every program. */
+int mxc__fuse_graph_for(const mxc__entry *heads, int n_heads, int dev_type,
+                        mxc__entry *out_heads, int *out_n_fused);
+
 /* BatchNorm + relu fusion (bn_relu.c): each BatchNorm whose output 0 is
  * read by one relu (Activation act_type=relu, or relu) and otherwise only
  * as the "output" input of _backward_BatchNorm (which keeps it alive but

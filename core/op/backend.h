@@ -45,6 +45,20 @@
 
 #include "core/op/op.h"
 
+/* What a caller knows of a call beyond its types, for kernels that
+ * decide by more (the GPU plug-in's rows, by parameters and shapes). */
+typedef struct mxc__call_info {
+  const mxc__shape *in_shapes;  /* NULL: not known */
+  const mxc__shape *out_shapes; /* NULL: not known */
+  const mxc__req *req;          /* per output; NULL: write */
+  int dev_id;                   /* the device's id; -1: not known */
+  int is_train;
+  /* Where a kernel that declines the call writes why (NUL-terminated,
+   * at most why_len bytes); NULL: nobody asks. */
+  char *why;
+  size_t why_len;
+} mxc__call_info;
+
 /* The dtypes and storage types of one call, as a supports query sees
  * them. Output arrays may be -1 (not decided yet). */
 typedef struct mxc__call_types {
@@ -54,6 +68,7 @@ typedef struct mxc__call_types {
   const int *out_dtypes;
   const int *out_stypes; /* NULL: all dense */
   int n_out;
+  const mxc__call_info *info; /* NULL: types only */
 } mxc__call_types;
 
 typedef struct mxc__backend mxc__backend;

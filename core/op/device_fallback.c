@@ -123,7 +123,7 @@ static int unstage(const mxc__op *op, dfb_call *c, mxc__ndarray *const *in,
 __attribute__((cold, noinline)) int mxc__op_device_fallback(
     const mxc__op *op, const void *param, mxc__ndarray *const *in, int n_in,
     mxc__ndarray **out, int n_out, const mxc__req *req, mxc__device dev,
-    const int *itype, const int *otype, int n_total) {
+    const int *itype, const int *otype, int n_total, const char *why) {
   dfb_call c;
   memset(&c, 0, sizeof c);
   MXC_FORWARD_IF_ERROR(dfb_alloc(op, &c, n_in, n_out));
@@ -140,7 +140,8 @@ __attribute__((cold, noinline)) int mxc__op_device_fallback(
   }
   dfb_free(&c, n_in, n_out, rc == MXC_OK);
   if (rc == MXC_OK) {
-    mxc__device_fallback_log(op, param, itype, n_in, otype, n_total, dev);
+    mxc__device_fallback_log(op, param, itype, n_in, otype, n_total, dev,
+                             why);
   }
   return rc;
 }

@@ -17,6 +17,7 @@
 #include "core/base/log.h"
 #include "core/op/arity.h"
 #include "core/op/invoke.h"
+#include "core/op/registry_internal.h"
 
 /* Used when the operator has no storage functions, or infer_stype / the
  * checks after it answer MXC_ERR_STYPE. */
@@ -243,10 +244,14 @@ static int dev_first_time(const mxc__op *op, const int *itype, int n_in,
   return seen_first_time(h);
 }
 
+static int dev_log_enabled(void) {
+  return env_switch(&g_dev_log_enabled, "MXC_DEVICE_FALLBACK_LOG");
+}
+
 void mxc__device_fallback_log(const mxc__op *op, const void *param,
                               const int *itype, int n_in, const int *otype,
-                              int n_out, mxc__device dev) {
-  if (!env_switch(&g_dev_log_enabled, "MXC_DEVICE_FALLBACK_LOG") ||
+                              int n_out, mxc__device dev, const char *why) {
+  if (!dev_log_enabled() ||
       !dev_first_time(op, itype, n_in, otype, n_out, dev)) {
     return;
   }
@@ -258,9 +263,38 @@ void mxc__device_fallback_log(const mxc__op *op, const void *param,
   app_dtypes(buf, len, &pos, otype, n_out);
   app(buf, len, &pos, " on gpu(%d)", dev.id);
   app_params(buf, len, &pos, op, param);
-  app(buf, len, &pos, ": no kernel there; inputs copied to the CPU, run by "
-                      "the CPU kernel, outputs copied back");
+  if (why && why[0]) {
+    app(buf, len, &pos, ": its kernel there declines the call (%s)", why);
+  } else {
+    app(buf, len, &pos, ": no kernel there");
+  }
+  app(buf, len, &pos, "; inputs copied to the CPU, run by the CPU kernel, "
+                      "outputs copied back");
   mxc__log(MXC_LOG_WARNING, "%s", buf);
+}
+
+/* The unfused run's case: the program (the fused node's parameters as
+ * written) and the device; the line names why the kernel declined. */
+int mxc__op_run_unfused(const mxc__op *op, const void *param,
+                        struct mxc__ndarray *const *in, int n_in,
+                        struct mxc__ndarray **out, int n_out,
+                        const mxc__req *req, mxc__device dev,
+                        const char *why) {
+  int rc = mxc__registry_run_unfused(op, param, in, n_in, out, n_out, req);
+  if (rc != MXC_OK || !dev_log_enabled()) return rc;
+  char prog[MXC__LOG_MAX];
+  size_t ppos = 0;
+  app_params(prog, sizeof prog, &ppos, op, param);
+  uint64_t h = fnv(14695981039346656037ull, "unfused|", 8);
+  h = fnv(h, prog, ppos);
+  h = fnv(h, &dev, sizeof dev);
+  if (!seen_first_time(h)) return rc;
+  mxc__log(MXC_LOG_WARNING,
+           "fused node on %s(%d)%s: its kernel there declines it (%s); its "
+           "instructions run one by one, each with its own kernel",
+           dev.type == MXC_DEVICE_GPU ? "gpu" : "cpu", dev.id, prog,
+           why && why[0] ? why : "no kernel");
+  return rc;
 }
 
 int mxc__op_has_sparse(mxc__ndarray *const *in, int n_in,

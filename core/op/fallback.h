@@ -44,7 +44,9 @@ void mxc__fallback_log_reset(void);
  * for the conformance suite, which must test GPU kernels). Read once. */
 int mxc__device_fallback_enabled(void);
 
-/* Runs the call through the CPU as above. Arguments as for mxc__op_invoke,
+/* Runs the call through the CPU as above (why: the reason the device's
+ * kernel declined it, for the log; NULL or "" when it has none).
+ * Arguments as for mxc__op_invoke,
  * after invoke checked counts, devices (every array on dev) and inferred
  * itype[0..n_in) and otype[0..n_total); outputs it creates are on dev.
  * On failure out is untouched (arrays it made are freed); given outputs
@@ -55,13 +57,15 @@ int mxc__op_device_fallback(const mxc__op *op, const void *param,
                             mxc__ndarray *const *in, int n_in,
                             mxc__ndarray **out, int n_out,
                             const mxc__req *req, mxc__device dev,
-                            const int *itype, const int *otype, int n_total);
+                            const int *itype, const int *otype, int n_total,
+                            const char *why);
 
 /* One MXC_LOG_WARNING line per distinct case (operator, input and output
- * dtypes, device), unless MXC_DEVICE_FALLBACK_LOG=0; the storage
- * fallback's bounded table of logged cases. */
+ * dtypes, device, and why: the reason the device's kernel declined the
+ * call, NULL or "" when it has none), unless MXC_DEVICE_FALLBACK_LOG=0;
+ * the storage fallback's bounded table of logged cases. */
 void mxc__device_fallback_log(const mxc__op *op, const void *param,
                               const int *itype, int n_in, const int *otype,
-                              int n_out, mxc__device dev);
+                              int n_out, mxc__device dev, const char *why);
 
 #endif /* MXC_CORE_OP_FALLBACK_H_ */

@@ -47,6 +47,48 @@ int mxc__registry_set_fusible(mxc__registry *r, mxc__fusible_fn fusible);
  * operator is registered. */
 int mxc__op_fusible(const mxc__op *op);
 
+/* ---- fused nodes off the CPU ----
+ * A device's fused kernel (the CUDA plug-in's run-time compiled one)
+ * may not compile every program: its row declines those by their
+ * parameters (core/base/gpu_plugin.h, accepts). The fusion pass asks
+ * before it fuses for that device (mxc__fused_program_on), and a fused
+ * node whose program the device's kernel still declines when it runs
+ * (its compiler failed, or the graph was saved fused) runs instruction
+ * by instruction on that device instead (mxc__op_run_unfused), each
+ * instruction with its own kernel choice, device fallback included. */
+
+/* Runs the call of a fused node (op, param: its parsed program) one
+ * instruction at a time through mxc__op_invoke on the call's arrays
+ * (intermediate results in new arrays of the call's device); contract of
+ * mxc__op_invoke. Set by the fused family. */
+typedef int (*mxc__unfused_fn)(const mxc__op *op, const void *param,
+                               struct mxc__ndarray *const *in, int n_in,
+                               struct mxc__ndarray **out, int n_out,
+                               const mxc__req *req);
+
+/* Called by the fused family at registration; MXC_ERR_INTERNAL when set
+ * twice. */
+int mxc__registry_set_unfused(mxc__registry *r, mxc__unfused_fn fn);
+
+/* 1 when op is the fused operator and its family can run it unfused. */
+int mxc__op_has_unfused(const mxc__op *op);
+
+/* The family's unfused run of a call on dev whose kernel there declined
+ * (why, "" when there was none), logged once per (program, device) as
+ * one MXC_LOG_WARNING line (MXC_DEVICE_FALLBACK_LOG=0 silences it).
+ * Contract of mxc__op_invoke. */
+int mxc__op_run_unfused(const mxc__op *op, const void *param,
+                        struct mxc__ndarray *const *in, int n_in,
+                        struct mxc__ndarray **out, int n_out,
+                        const mxc__req *req, mxc__device dev,
+                        const char *why);
+
+/* 1 when the fused kernel of device type dev_type takes the program of
+ * num_inputs inputs (judged by the parameters alone, before shapes or a
+ * device are known): always on the CPU; 0 when no kernel there takes
+ * it, or the program does not parse. Never fails (errors are cleared). */
+int mxc__fused_program_on(int dev_type, const char *program, int num_inputs);
+
 /* 1 when a parameter value can be written into a program unchanged (none
  * of the separator characters "(),;=", no control characters). */
 int mxc__fused_value_ok(const char *val);

@@ -15,6 +15,7 @@
 #include "core/op/arity.h"
 #include "core/op/backend.h"
 #include "core/op/fallback.h"
+#include "core/op/fusion.h"
 #include "core/profiler/profiler.h"
 #include "core/resource/temp_pool.h"
 #include "core/resource/training.h"
@@ -425,29 +426,54 @@ static int64_t call_elems(mxc__ndarray *const *in, int n_in,
   return n;
 }
 
+/* What pick_kernel hands a kernel's supports beyond the types: the
+ * inferred shapes and the write modes (n_total outputs; NULL: write). */
+typedef struct call_shapes {
+  const mxc__shape *ishape, *oshape;
+  const mxc__req *req;
+} call_shapes;
+
 /* The dense kernel for a call on dev (core/op/backend.h). With only the
  * reference CPU kernels in the build, or while this thread asked for them
  * (mxc__op_set_reference_only), the descriptor's own: no lookup on the
  * hot path of small operators. On a GPU without a kernel for the call,
- * MXC_OK with *out NULL: the caller falls back to the CPU. */
+ * MXC_OK with *out NULL and, when a row declined the call by its
+ * parameters or shapes, the reason in why: the caller runs the program of
+ * a fused node unfused or falls back to the CPU. */
 static int pick_kernel(const mxc__op *op, const void *param,
                        const int *itype, int n_in, const int *otype,
-                       int n_total, mxc__device dev,
-                       const mxc__kernel **out) {
+                       int n_total, mxc__device dev, const call_shapes *cs,
+                       const mxc__kernel **out, char *why, size_t why_len) {
   if (MXC__LIKELY(dev.type == MXC_DEVICE_CPU &&
                   (!mxc__op_have_backend_kernels() ||
                    mxc__op_reference_only()))) {
     *out = NULL;
     return MXC_OK;
   }
-  /* Dense dispatch: every array is dense (NULL storage types). */
-  mxc__call_types t = {itype, NULL, n_in, otype, NULL, n_total};
+  /* Dense dispatch: every array is dense (NULL storage types). Shapes and
+   * write modes let a GPU row decline by more than the dtypes (the CPU's
+   * backends decide by types: nothing more is gathered for them). */
+  int gpu = dev.type == MXC_DEVICE_GPU;
+  mxc__call_info info = {cs->ishape, cs->oshape, cs->req,       dev.id,
+                         gpu ? mxc__is_training() : 0, why, why_len};
+  mxc__call_types t = {itype, NULL, n_in,         otype,
+                       NULL,  n_total, gpu ? &info : NULL};
+  why[0] = '\0';
   *out = mxc__op_kernel(op, dev.type, param, &t);
   if (*out) return MXC_OK;
   /* On a GPU the caller runs the call through the CPU
-   * (mxc__op_device_fallback) unless MXC_DEVICE_FALLBACK=0. */
-  int gpu = dev.type == MXC_DEVICE_GPU;
-  if (gpu && mxc__device_fallback_enabled()) return MXC_OK;
+   * (mxc__op_device_fallback) unless MXC_DEVICE_FALLBACK=0; a fused
+   * node's program runs unfused there in any case. */
+  if (gpu && (mxc__device_fallback_enabled() || mxc__op_has_unfused(op))) {
+    return MXC_OK;
+  }
+  if (gpu && why[0]) {
+    return mxc__error_set(MXC_ERR_UNSUPPORTED,
+                          "operator '%s': the kernel of gpu(%d) declines the "
+                          "call (%s), and the CPU fallback is off "
+                          "(MXC_DEVICE_FALLBACK=0)",
+                          op->name, dev.id, why);
+  }
   return mxc__error_set(MXC_ERR_UNSUPPORTED,
                         "operator '%s': no kernel for %s(%d) and these input "
                         "dtypes%s",
@@ -482,7 +508,7 @@ static int pick_sparse_kernel(const mxc__op *op, const void *param,
                               const int *otype, const int *ostype,
                               int n_total, mxc__device dev,
                               const mxc__kernel **out) {
-  mxc__call_types t = {itype, ist, n_in, otype, ostype, n_total};
+  mxc__call_types t = {itype, ist, n_in, otype, ostype, n_total, NULL};
   *out = mxc__op_kernel(op, dev.type, param, &t);
   if (*out && (*out)->compute_sparse) return MXC_OK;
   char st[160];
@@ -536,6 +562,22 @@ static int no_fallback_here(mxc__device dev) {
                         msg, dev.id);
 }
 
+/* A dense call on a GPU without a kernel there (none, or its row
+ * declined: why): a fused node's program runs instruction by instruction,
+ * each with its own kernel choice (core/op/fusion.h); any other call runs
+ * on the CPU through copies. */
+static __attribute__((cold, noinline)) int no_kernel_here(
+    const mxc__op *op, const void *param, mxc__ndarray *const *in, int n_in,
+    mxc__ndarray **out, int n_out, const mxc__req *req, mxc__device dev,
+    const call_bufs *b, int n_total, const char *why) {
+  if (mxc__op_has_unfused(op)) {
+    return mxc__op_run_unfused(op, param, in, n_in, out, n_out, req, dev,
+                               why);
+  }
+  return mxc__op_device_fallback(op, param, in, n_in, out, n_out, req, dev,
+                                 b->itype, b->otype, n_total, why);
+}
+
 /* mxc__op_invoke once the counts are checked, with the call's arrays in
  * b (sized for n_in inputs and n_total outputs). */
 static int invoke_with(const mxc__op *op, const void *param,
@@ -569,11 +611,14 @@ static int invoke_with(const mxc__op *op, const void *param,
   }
   const mxc__kernel *kern = NULL;
   if (dispatch == MXC__DISPATCH_DENSE) {
-    MXC_FORWARD_IF_ERROR(
-        pick_kernel(op, param, b->itype, n_in, otype, n_total, dev, &kern));
+    char why[512];
+    call_shapes cs = {b->ishape, oshape, n_total == n_out ? req : NULL};
+    MXC_FORWARD_IF_ERROR(pick_kernel(op, param, b->itype, n_in, otype,
+                                     n_total, dev, &cs, &kern, why,
+                                     sizeof why));
     if (MXC__UNLIKELY(!kern && dev.type != MXC_DEVICE_CPU)) {
-      return mxc__op_device_fallback(op, param, in, n_in, out, n_out, req,
-                                     dev, b->itype, otype, n_total);
+      return no_kernel_here(op, param, in, n_in, out, n_out, req, dev, b,
+                            n_total, why);
     }
   } else if (dev.type != MXC_DEVICE_CPU) {
     MXC_FORWARD_IF_ERROR(pick_sparse_kernel(op, param, b->itype, b->ist,

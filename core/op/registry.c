@@ -407,6 +407,24 @@ int mxc__op_fusible(const mxc__op *op) {
   return g_reg.fusible(op);
 }
 
+int mxc__registry_set_unfused(mxc__registry *r, mxc__unfused_fn fn) {
+  MXC_RETURN_ERROR_IF(r->unfused || !fn, MXC_ERR_INTERNAL,
+                      "unfused runner set twice (or NULL)");
+  r->unfused = fn;
+  return MXC_OK;
+}
+
+int mxc__op_has_unfused(const mxc__op *op) {
+  return op && g_reg.unfused && strcmp(op->name, MXC__FUSED_OP_NAME) == 0;
+}
+
+int mxc__registry_run_unfused(const mxc__op *op, const void *param,
+                              struct mxc__ndarray *const *in, int n_in,
+                              struct mxc__ndarray **out, int n_out,
+                              const mxc__req *req) {
+  return g_reg.unfused(op, param, in, n_in, out, n_out, req);
+}
+
 int mxc__registry_add_feature(mxc__registry *r, const char *name) {
   MXC_RETURN_ERROR_IF(r->n_features == MXC__REG_MAX_FEATURES,
                       MXC_ERR_INTERNAL, "too many build features ('%s')",

@@ -36,7 +36,14 @@ struct mxc__registry {
   const char *features[MXC__REG_MAX_FEATURES];
   int n_features;
   mxc__fusible_fn fusible; /* set by the fused family, or NULL */
+  mxc__unfused_fn unfused; /* set by the fused family, or NULL */
 };
+
+/* The fused family's unfused runner (mxc__op_has_unfused(op) first). */
+int mxc__registry_run_unfused(const mxc__op *op, const void *param,
+                              struct mxc__ndarray *const *in, int n_in,
+                              struct mxc__ndarray **out, int n_out,
+                              const mxc__req *req);
 
 /* The registry, built on first call (MXC_OK) or the reason it failed. */
 int mxc__registry_ensure(void);

@@ -271,5 +271,6 @@ static const mxc__op k_fused = {
 
 int mxc__ops_register_fused(mxc__registry *r) {
   MXC_FORWARD_IF_ERROR(mxc__registry_add(r, &k_fused));
+  MXC_FORWARD_IF_ERROR(mxc__registry_set_unfused(r, mxc__fused_run_unfused));
   return mxc__registry_set_fusible(r, mxc__fused_is_fusible);
 }

@@ -83,6 +83,14 @@ typedef struct mxc__fused_param {
   mxc__fused_instr instr[MXC__FUSED_MAX_INSTR];
 } mxc__fused_param;
 
+/* Runs a call of the fused operator one instruction at a time through
+ * mxc__op_invoke (unfused.c; core/op/fusion.h's mxc__unfused_fn). */
+struct mxc__ndarray;
+int mxc__fused_run_unfused(const mxc__op *op, const void *param,
+                           struct mxc__ndarray *const *in, int n_in,
+                           struct mxc__ndarray **out, int n_out,
+                           const mxc__req *req);
+
 /* Parses p->program into p->instr (the descriptor's param_check). */
 int mxc__fused_compile(const char *op_name, void *param);
 

@@ -121,7 +121,7 @@ int tb_supported(const char *name, int dev_type, int dtype, int stype) {
   if (!op) return -1;
   int n_in = mxc__op_num_inputs(op, NULL);
   int dt[3] = {dtype, dtype, dtype}, st[3] = {stype, stype, stype};
-  mxc__call_types t = {dt, st, n_in, dt, NULL, 1};
+  mxc__call_types t = {dt, st, n_in, dt, NULL, 1, NULL};
   return mxc__op_supported(op, dev_type, NULL, &t);
 }
 

@@ -61,6 +61,16 @@ int mxct_fuse(const mxct_entry *heads, int n, mxct_entry *out, int *n_fused) {
   return rc;
 }
 
+int mxct_fuse_for(const mxct_entry *heads, int n, int dev_type,
+                  mxct_entry *out, int *n_fused) {
+  mxc__entry h[MAXE] = {{0}}, o[MAXE];
+  if (!to_int(heads, n, h)) return MXC_ERR_INVALID_ARGUMENT;
+  memset(o, 0, sizeof o);
+  int rc = mxc__fuse_graph_for(h, n, dev_type, o, n_fused);
+  if (rc == MXC_OK) to_ext(o, n, out);
+  return rc;
+}
+
 int mxct_gradient(const mxct_entry *heads, const mxct_entry *head_grads,
                   int n_heads, const mxct_entry *wrt, int n_wrt,
                   mxct_entry *out) {

@@ -29,6 +29,9 @@ void mxct_release_entries(const mxct_entry *e, int n);
 
 /* mxc__fuse_graph / mxc__gradient_build. */
 int mxct_fuse(const mxct_entry *heads, int n, mxct_entry *out, int *n_fused);
+/* mxc__fuse_graph_for: fused nodes for device type dev_type. */
+int mxct_fuse_for(const mxct_entry *heads, int n, int dev_type,
+                  mxct_entry *out, int *n_fused);
 int mxct_gradient(const mxct_entry *heads, const mxct_entry *head_grads,
                   int n_heads, const mxct_entry *wrt, int n_wrt,
                   mxct_entry *out);

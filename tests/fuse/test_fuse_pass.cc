@@ -159,6 +159,27 @@ TEST(FusePass, ChainBecomesOneNode) {
   }
 }
 
+// For another device the pass asks that device's fused kernel (its row's
+// accepts, core/op/fusion.h): this binary has no GPU plug-in, so a GPU
+// graph fuses nothing (its nodes run on their own kernels), while the
+// same chain fuses for the CPU.
+TEST(FusePass, ADeviceWithoutAFusedKernelFusesNothing) {
+  Dag d;
+  mxct_node *x = d.var("x");
+  mxct_node *a = d.sc("_mul_scalar", x, "0.5");
+  mxct_node *b = d.op("exp", {E(a)});
+  mxct_node *y = d.sc("_plus_scalar", b, "1");
+  for (int dev : {MXC_DEVICE_GPU, MXC_DEVICE_CPU}) {
+    std::vector<mxct_entry> h = {E(y)}, out(1);
+    int n_fused = -1;
+    ASSERT_EQ(mxct_fuse_for(h.data(), 1, dev, out.data(), &n_fused), MXC_OK)
+        << err();
+    EXPECT_EQ(n_fused, dev == MXC_DEVICE_CPU ? 1 : 0);
+    EXPECT_EQ(count_op(out, kFused), dev == MXC_DEVICE_CPU ? 1 : 0);
+    mxct_release_entries(out.data(), 1);
+  }
+}
+
 TEST(FusePass, SharedIntermediateIsNotFusedAway) {
   // s = exp(x) feeds sin and cos: it has two consumers, so it stays a
   // node of its own; sin, cos and their sum fuse around it.

@@ -238,12 +238,57 @@ static int run_async_fault(const mxc__gpu_call *c, char *why, size_t why_len) {
   return MXC_ERR_INTERNAL;
 }
 
+/* LeakyReLU (ABI 3: a row that declines calls by their parameters):
+ * leaky runs here, every other act_type is declined by accepts, so that
+ * libmxc runs it on the CPU; a call that reaches run anyway fails. The
+ * parameter struct mirrors ops/nn/activation.c's leaky_param. */
+typedef struct fake_leaky_param {
+  int act_type; /* elu, gelu, leaky, prelu, selu, rrelu */
+  double slope, lower_bound, upper_bound;
+} fake_leaky_param;
+#define FAKE_LK_LEAKY 2
+
+static int accepts_leaky(const mxc__gpu_call *c, char *why, size_t why_len) {
+  const fake_leaky_param *p = c->param;
+  if (p && p->act_type == FAKE_LK_LEAKY) return 1;
+  snprintf(why, why_len, "fake GPU: LeakyReLU takes act_type leaky only");
+  return 0;
+}
+
+static int run_leaky(const mxc__gpu_call *c, char *why, size_t why_len) {
+  const fake_leaky_param *p = c->param;
+  float *o = host_of(&c->out[0], c->dev);
+  const float *x = host_of(&c->in[0], c->dev);
+  if (!p || p->act_type != FAKE_LK_LEAKY || c->n_in != 1 || !o || !x) {
+    snprintf(why, why_len, "fake GPU: LeakyReLU run with a call its "
+             "accepts declines");
+    return MXC_ERR_INTERNAL;
+  }
+  for (int64_t i = 0; i < c->out[0].size; ++i) {
+    double v = x[i];
+    o[i] = (float)(v > 0 ? v : p->slope * v);
+  }
+  return MXC_OK;
+}
+
+static int run_fused(const mxc__gpu_call *c, char *why, size_t why_len);
+static int accepts_fused(const mxc__gpu_call *c, char *why, size_t why_len);
+
 static const mxc__gpu_kernel k_kernels[] = {
     {"relu", NULL, run_relu},
     {"add", NULL, run_add},
     {"_copy", NULL, run_copy},
     {"sigmoid", NULL, run_failing},
     {"exp", NULL, run_async_fault},
+    {"LeakyReLU", NULL, run_leaky},
+    {"_fused_elemwise", NULL, run_fused},
+};
+
+/* The rows that decline calls by their parameters (mode conform: the
+ * fused row's alone, the first entry). */
+static const mxc__gpu_accepts k_accepts[] = {
+    {"_fused_elemwise", accepts_fused},
+    {"LeakyReLU", accepts_leaky},
 };
 
 /* ---- sparse kernels (every mode): dot with a CSR lhs, the cuSPARSE
@@ -701,7 +746,7 @@ static int fake_stream_wait_event(void *stream, void *event, char *why,
   return rc;
 }
 
-#define FAKE_TABLE(abi_, version_, kernels_, n_)                              \
+#define FAKE_TABLE(abi_, version_, kernels_, n_, n_acc_)                  \
   {                                                                       \
     .abi = (abi_), .size = sizeof(mxc__gpu_plugin), .name = "fake",        \
     .min_cc = 80, .open = fake_open, .props = fake_props,                 \
@@ -716,17 +761,19 @@ static int fake_stream_wait_event(void *stream, void *event, char *why,
     .event_sync = fake_event_sync,                                        \
     .stream_wait_event = fake_stream_wait_event,                          \
     .sparse_kernels = k_sparse_kernels, .n_sparse_kernels = 1,            \
+    .accepts = k_accepts, .n_accepts = (n_acc_),                          \
   }
 
 static const mxc__gpu_plugin k_plugin =
     FAKE_TABLE(MXC__GPU_PLUGIN_ABI, MXC__GPU_MXC_VERSION, k_kernels,
-               (int)(sizeof k_kernels / sizeof k_kernels[0]));
+               (int)(sizeof k_kernels / sizeof k_kernels[0]), 2);
 
 static const mxc__gpu_plugin k_other_abi =
-    FAKE_TABLE(99 /* not MXC__GPU_PLUGIN_ABI */, MXC__GPU_MXC_VERSION, k_kernels, 0);
+    FAKE_TABLE(99 /* not MXC__GPU_PLUGIN_ABI */, MXC__GPU_MXC_VERSION,
+               k_kernels, 0, 0);
 
 static const mxc__gpu_plugin k_other_version =
-    FAKE_TABLE(MXC__GPU_PLUGIN_ABI, "0.9.0", k_kernels, 0);
+    FAKE_TABLE(MXC__GPU_PLUGIN_ABI, "0.9.0", k_kernels, 0, 0);
 
 #define FAKE_BLAS_RUN(fn, op, name)                                  \
   static int fn(const mxc__gpu_call *c, char *why, size_t why_len) { \
@@ -771,6 +818,23 @@ static int run_fused(const mxc__gpu_call *c, char *why, size_t why_len) {
   return MXC_OK;
 }
 
+/* The run-time generator's answer (its plan), and a compiler that fails
+ * while MXC_FAKE_NVRTC=fail, for calls with shapes on a device (as the
+ * real row compiles before the push): libmxc then runs the program
+ * unfused. */
+static int accepts_fused(const mxc__gpu_call *c, char *why, size_t why_len) {
+  mxc__fuse_plan p;
+  int rc = mxc__fuse_plan_make(c->param, &p, why, why_len);
+  if (rc != MXC_OK) return rc != MXC_ERR_UNSUPPORTED;
+  const char *nv = getenv("MXC_FAKE_NVRTC");
+  if (c->dev < 0 || !mxc__gpu_call_has_shapes(c) || !nv ||
+      strcmp(nv, "fail") != 0) {
+    return 1;
+  }
+  snprintf(why, why_len, "fake NVRTC: the fused kernel failed to compile");
+  return 0;
+}
+
 static const mxc__gpu_kernel k_conform_kernels[] = {
     {"_fused_elemwise", NULL, run_fused},
     {"relu", NULL, run_relu},
@@ -790,7 +854,8 @@ static const mxc__gpu_kernel k_conform_kernels[] = {
 /* Mode conform: the kernels that compute (the conformance harness). */
 static const mxc__gpu_plugin k_conform =
     FAKE_TABLE(MXC__GPU_PLUGIN_ABI, MXC__GPU_MXC_VERSION, k_conform_kernels,
-               (int)(sizeof k_conform_kernels / sizeof k_conform_kernels[0]));
+               (int)(sizeof k_conform_kernels / sizeof k_conform_kernels[0]),
+               1);
 
 const mxc__gpu_plugin *mxc_gpu_plugin_v2(void) {
   if (mode_is("null_table")) return NULL;

@@ -5,8 +5,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "backends/cuda/dnn_plan.h"
-#include "backends/cuda/fuse_gen.h"
 #include "core/base/alloc.h"
 #include "core/base/handle.h"
 #include "core/exec/executor.h"
@@ -24,59 +22,28 @@ static void append(char *out, size_t len, const char *fmt, ...) {
   va_end(ap);
 }
 
-static int is(const mxc__node *n, const char *fwd) {
-  char bwd[64];
-  snprintf(bwd, sizeof bwd, "_backward_%s", fwd);
-  return strcmp(n->op->name, fwd) == 0 || strcmp(n->op->name, bwd) == 0;
-}
-
-/* The data's shape: a forward's input 0, a backward's output 0 (the data
- * gradient, shaped like the data). */
-static const mxc__shape *data_shape(const mxc__executor *ex, int nid) {
-  const mxc__graph *g = ex->g;
-  int bwd = strncmp(g->nodes[nid]->op->name, "_backward_", 10) == 0;
-  int e = bwd ? g->entry_ptr[nid] : g->in_entries[g->in_ptr[nid]];
-  return &ex->shapes[e];
-}
-
-/* MXC_OK, or the plan's refusal in why, for the operators whose GPU
- * kernels refuse some calls before touching the device. */
-static int plan_ok(const mxc__executor *ex, int nid, char *why, size_t len) {
-  const mxc__node *n = ex->g->nodes[nid];
-  const mxc__shape *d = data_shape(ex, nid);
-  if (is(n, "Convolution")) {
-    mxc__dnn_conv_plan p;
-    return mxc__dnn_conv_plan_make(n->param, d->dims, d->ndim, NULL, &p, why,
-                                   len);
-  }
-  if (is(n, "Pooling")) {
-    mxc__dnn_pool_plan p;
-    return mxc__dnn_pool_plan_make(n->param, d->dims, d->ndim, NULL, &p, why,
-                                   len);
-  }
-  if (is(n, "BatchNorm")) {
-    mxc__dnn_bn_plan p;
-    return mxc__dnn_bn_plan_make(n->param, d->dims, d->ndim, 1, &p, why, len);
-  }
-  if (strcmp(n->op->name, "_fused_elemwise") == 0) {
-    mxc__fuse_plan p;
-    return mxc__fuse_plan_make(n->param, &p, why, len);
-  }
-  return MXC_OK;
-}
-
-/* 1 when a GPU kernel takes the node's dtypes. */
-static int has_kernel(const mxc__executor *ex, int nid) {
+/* 1 when a GPU kernel takes the node's dtypes, and its row's accepts the
+ * parameters and shapes (training mode; no device: nothing compiled);
+ * else 0 with the row's reason in why when it declined. */
+static int has_kernel(const mxc__executor *ex, int nid, char *why,
+                      size_t len) {
   const mxc__graph *g = ex->g;
   int in_dt[MAX_ARGS], out_dt[MAX_ARGS];
+  mxc__shape in_sh[MAX_ARGS], out_sh[MAX_ARGS];
   int n_in = g->in_ptr[nid + 1] - g->in_ptr[nid];
   int n_out = g->entry_ptr[nid + 1] - g->entry_ptr[nid];
   if (n_in > MAX_ARGS || n_out > MAX_ARGS) return 0;
   for (int k = 0; k < n_in; ++k) {
-    in_dt[k] = ex->dtypes[g->in_entries[g->in_ptr[nid] + k]];
+    int e = g->in_entries[g->in_ptr[nid] + k];
+    in_dt[k] = ex->dtypes[e];
+    in_sh[k] = ex->shapes[e];
   }
-  for (int k = 0; k < n_out; ++k) out_dt[k] = ex->dtypes[g->entry_ptr[nid] + k];
-  mxc__call_types t = {in_dt, NULL, n_in, out_dt, NULL, n_out};
+  for (int k = 0; k < n_out; ++k) {
+    out_dt[k] = ex->dtypes[g->entry_ptr[nid] + k];
+    out_sh[k] = ex->shapes[g->entry_ptr[nid] + k];
+  }
+  mxc__call_info info = {in_sh, out_sh, NULL, -1, 1, why, len};
+  mxc__call_types t = {in_dt, NULL, n_in, out_dt, NULL, n_out, &info};
   return mxc__op_kernel(g->nodes[nid]->op, MXC_DEVICE_GPU, g->nodes[nid]->param,
                         &t) != NULL;
 }
@@ -90,10 +57,9 @@ static int unsupported(const mxc__executor *ex, char *out, size_t out_len,
   for (int i = 0; i < *n_nodes; ++i) {
     int nid = ex->order[i];
     const mxc__node *n = ex->g->nodes[nid];
-    char why[512] = "no GPU kernel for these dtypes";
-    if (has_kernel(ex, nid) && plan_ok(ex, nid, why, sizeof why) == MXC_OK) {
-      continue;
-    }
+    char why[512] = "";
+    if (has_kernel(ex, nid, why, sizeof why)) continue;
+    if (!why[0]) snprintf(why, sizeof why, "no GPU kernel for these dtypes");
     append(out, out_len, "%s (%s): %s\n", n->name, n->op->name, why);
     ++bad;
   }

@@ -1,7 +1,6 @@
 /* Which nodes of a bound executor the GPU would not run (tests/gpu's
  * ResNet-50 check, test_cuda_plugin.cc): asks the real plug-in's kernel
- * table, and the plug-in's own plan functions where its kernels refuse
- * parameters or shapes at run time, without a GPU. */
+ * table and its rows' accepts (parameters and shapes), without a GPU. */
 #ifndef MXC_TESTS_GPU_GRAPH_GPU_CHECK_H_
 #define MXC_TESTS_GPU_GRAPH_GPU_CHECK_H_
 
@@ -22,12 +21,10 @@ extern "C" {
  * shaped as mxc_executor_simple_bind's (float32, every argument's
  * gradient written but the n_reqs named), flags MXC_BIND_*. Then, for
  * every operator node (forward, then backward, in execution order):
- * whether a GPU kernel attached to its operator supports the call's
- * dtypes (the choice invoke makes on a GPU, mxc__op_kernel), and for
- * Convolution, Pooling, BatchNorm (forward and backward) and
- * _fused_elemwise whether the plug-in's plan accepts the node's
- * parameters and shapes (dnn_plan.h, fuse_gen.h: what the kernel checks
- * before any device call). Appends one line "NODE (OP): why" per node
+ * whether a GPU kernel attached to its operator takes the call: its
+ * dtypes, and its row's accepts the node's parameters and shapes in
+ * training mode (the choice invoke makes on a GPU, mxc__op_kernel, but
+ * without a device, so no fused program is compiled). Appends one line "NODE (OP): why" per node
  * that would not run into out (out_len bytes, NUL-terminated, truncated
  * when full) and returns their number; *n_nodes = nodes looked at.
  * Returns -1 with mxc's error when binding fails. Nothing of the

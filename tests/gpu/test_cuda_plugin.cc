@@ -22,6 +22,7 @@
 #include <vector>
 
 extern "C" {
+#include "core/base/alloc.h"
 #include "core/base/gpu.h"
 #include "core/base/nccl_plugin.h"
 #include "core/op/backend.h"
@@ -152,6 +153,103 @@ TEST(Cuda, EveryKernelAttaches) {
     }
     EXPECT_TRUE(attached) << p->kernels[i].op;
   }
+}
+
+mxc__shape ShapeOf(const std::vector<int64_t> &d) {
+  mxc__shape s = {};
+  s.ndim = (int)d.size();
+  for (size_t i = 0; i < d.size(); ++i) s.dims[i] = d[i];
+  return s;
+}
+
+// Every entry of the plug-in's accepts table names a row, and the rows it
+// covers decline, through libmxc's kernel choice (core/op/backend.h, with
+// the call's shapes; no device, so nothing is compiled), the parameter
+// forms their run refuses, and take the others. No GPU needed.
+std::string GpuDeclines(const char *name,
+                        const std::vector<std::pair<const char *, const char *>>
+                            &params,
+                        const std::vector<std::vector<int64_t>> &in,
+                        const std::vector<std::vector<int64_t>> &out) {
+  const mxc__op *op = mxc__op_find(name);
+  EXPECT_NE(op, nullptr) << name;
+  std::vector<const char *> k, v;
+  for (const auto &p : params) k.push_back(p.first), v.push_back(p.second);
+  void *param = nullptr;
+  if (!op || mxc__op_parse_params(op, k.data(), v.data(), (int)k.size(),
+                                  &param) != MXC_OK) {
+    ADD_FAILURE() << name << ": " << LastError();
+    return "parameters not parsed";
+  }
+  std::vector<mxc__shape> ish, osh;
+  for (const auto &d : in) ish.push_back(ShapeOf(d));
+  for (const auto &d : out) osh.push_back(ShapeOf(d));
+  std::vector<int> idt(in.size(), MXC_DTYPE_FLOAT32),
+      odt(out.size(), MXC_DTYPE_FLOAT32);
+  char why[512] = "";
+  mxc__call_info info = {ish.data(), osh.data(), nullptr, -1, 1, why,
+                         sizeof why};
+  mxc__call_types t = {idt.data(), nullptr, (int)in.size(), odt.data(),
+                       nullptr, (int)out.size(), &info};
+  bool taken = mxc__op_kernel(op, MXC_DEVICE_GPU, param, &t) != nullptr;
+  mxc__free(param);
+  if (taken) return "";
+  EXPECT_NE(why[0], '\0') << name << ": declined without a reason";
+  return why;
+}
+
+TEST(Cuda, AcceptsTableDeclinesWhatRunsRefuse) {
+  const mxc__gpu_plugin *p = mxc__gpu_table();
+  ASSERT_NE(p, nullptr) << mxc__gpu_status();
+  ASSERT_GT(p->n_accepts, 0);
+  std::set<std::string> rows;
+  for (int i = 0; i < p->n_kernels; ++i) rows.insert(p->kernels[i].op);
+  for (int i = 0; i < p->n_accepts; ++i) {
+    EXPECT_TRUE(rows.count(p->accepts[i].op)) << p->accepts[i].op;
+  }
+  using V = std::vector<std::vector<int64_t>>;
+  V x = {{2, 3, 4}}, xg = {{2, 3, 4}, {3}};
+  EXPECT_EQ(GpuDeclines("LeakyReLU", {{"act_type", "leaky"}}, x, x), "");
+  EXPECT_NE(GpuDeclines("LeakyReLU", {{"act_type", "prelu"}}, xg, x)
+                .find("act_type prelu has no GPU kernel"),
+            std::string::npos);
+  EXPECT_NE(GpuDeclines("_backward_LeakyReLU", {{"act_type", "rrelu"}},
+                        {{2, 3, 4}, {2, 3, 4}, {2, 3, 4}}, x)
+                .find("act_type rrelu"),
+            std::string::npos);
+  V img = {{1, 1, 4, 4}}, pooled = {{1, 1, 3, 3}};
+  EXPECT_EQ(GpuDeclines("Pooling", {{"kernel", "(2,2)"}, {"pool_type", "max"}},
+                        img, pooled),
+            "");
+  EXPECT_NE(GpuDeclines("Pooling",
+                        {{"kernel", "(2,2)"}, {"pool_type", "lp"},
+                         {"p_value", "2"}},
+                        img, pooled),
+            "");
+  EXPECT_EQ(GpuDeclines("softmax", {}, {{2, 5}}, {{2, 5}}), "");
+  EXPECT_NE(GpuDeclines("softmax", {{"temperature", "2"}}, {{2, 5}}, {{2, 5}})
+                .find("temperature"),
+            std::string::npos);
+  EXPECT_NE(GpuDeclines("_backward_SoftmaxOutput",
+                        {{"normalization", "valid"}}, {{4, 5}, {4}}, {{4, 5}})
+                .find("'valid'"),
+            std::string::npos);
+  EXPECT_EQ(GpuDeclines("_backward_SoftmaxOutput",
+                        {{"normalization", "batch"}}, {{4, 5}, {4}}, {{4, 5}}),
+            "");
+  V bn_in = {{2, 3, 4}, {3}, {3}, {3}, {3}}, bn_out = {{2, 3, 4}, {3}, {3}};
+  EXPECT_EQ(GpuDeclines("BatchNorm", {}, bn_in, bn_out), "");
+  EXPECT_NE(GpuDeclines("BatchNorm", {{"eps", "1e-6"}}, bn_in, bn_out)
+                .find("eps"),
+            std::string::npos);
+  std::string w = GpuDeclines(
+      "_fused_elemwise", {{"num_inputs", "1"}, {"program", "exp(i0);tanh(r0)"}},
+      {{5}}, {{5}});
+  EXPECT_NE(w.find("('tanh') has no GPU micro-op"), std::string::npos) << w;
+  EXPECT_EQ(GpuDeclines("_fused_elemwise",
+                        {{"num_inputs", "1"}, {"program", "exp(i0);relu(r0)"}},
+                        {{5}}, {{5}}),
+            "");
 }
 
 // ---- docs/gpu-operators.md: every registered operator against the

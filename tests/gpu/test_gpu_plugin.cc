@@ -428,11 +428,22 @@ struct LogLines {
   static void Fn(int, const char *msg, void *self) {
     auto *l = static_cast<LogLines *>(self);
     std::lock_guard<std::mutex> g(l->mu);
-    if (std::strstr(msg, "device fallback")) l->lines.push_back(msg);
+    if (std::strstr(msg, "device fallback") || std::strstr(msg, "fused node")) {
+      l->lines.push_back(msg);
+    }
   }
   size_t Count() {
     std::lock_guard<std::mutex> g(mu);
     return lines.size();
+  }
+  // The lines holding `what`.
+  std::vector<std::string> With(const char *what) {
+    std::lock_guard<std::mutex> g(mu);
+    std::vector<std::string> r;
+    for (const auto &l : lines) {
+      if (l.find(what) != std::string::npos) r.push_back(l);
+    }
+    return r;
   }
 };
 
@@ -477,6 +488,141 @@ TEST(Ok, FallbackLogsOneLinePerCaseAndCanBeSwitchedOff) {
   unsetenv("MXC_DEVICE_FALLBACK");
   mxc__fallback_log_reset();
   ASSERT_EQ(mxc_set_log_callback(nullptr, nullptr), MXC_OK);
+}
+
+// Rows that decline calls by their parameters (core/base/gpu_plugin.h,
+// the accepts table): the fake's LeakyReLU takes act_type leaky alone.
+// The other forms run on the CPU fallback with the CPU's values (prelu
+// with its gamma input, elu), logged with the row's reason; with the
+// fallback off they are refused naming the operator and the reason,
+// while leaky still runs (on the fake's row: nothing falls back).
+TEST(Ok, CallsARowDeclinesRunOnTheCpuFallback) {
+  LogLines log;
+  ASSERT_EQ(mxc_set_log_callback(&LogLines::Fn, &log), MXC_OK);
+  mxc__fallback_log_reset();
+  HostArr x{{2, 3, 4}, Values(24, 7)}, gamma{{3}, {0.5f, -2, 0.25f}};
+  ExpectLikeCpu("leaky", "LeakyReLU", {{"act_type", "leaky"}, {"slope", "0.3"}},
+                {x}, 1);
+  EXPECT_EQ(log.Count(), 0u);  // the fake's row ran it
+  ExpectLikeCpu("prelu", "LeakyReLU", {{"act_type", "prelu"}}, {x, gamma}, 1);
+  ExpectLikeCpu("elu", "LeakyReLU", {{"act_type", "elu"}, {"slope", "0.3"}},
+                {x}, 1, 1);
+  const char *reason = "fake GPU: LeakyReLU takes act_type leaky only";
+  ASSERT_EQ(log.Count(), 2u);
+  for (const auto &l : log.lines) {
+    EXPECT_NE(l.find(std::string("its kernel there declines the call (") +
+                     reason + ")"),
+              std::string::npos)
+        << l;
+  }
+  setenv("MXC_DEVICE_FALLBACK", "0", 1);
+  mxc__fallback_log_reset();
+  EXPECT_EQ(Call("LeakyReLU", {{"act_type", "leaky"}}, {x}, 1, MXC_DEVICE_GPU,
+                 0)
+                .rc,
+            MXC_OK)
+      << LastError();
+  CallResult r = Call("LeakyReLU", {{"act_type", "prelu"}}, {x, gamma}, 1,
+                      MXC_DEVICE_GPU, 0);
+  EXPECT_EQ(r.rc, MXC_ERR_UNSUPPORTED);
+  for (const std::string &want :
+       {std::string("operator 'LeakyReLU': the kernel of gpu(0) declines the "
+                    "call (") + reason + ")",
+        std::string("MXC_DEVICE_FALLBACK=0")}) {
+    EXPECT_NE(LastError().find(want), std::string::npos) << LastError();
+  }
+  unsetenv("MXC_DEVICE_FALLBACK");
+  mxc__fallback_log_reset();
+  ASSERT_EQ(mxc_set_log_callback(nullptr, nullptr), MXC_OK);
+}
+
+// A fused node whose program the GPU's fused kernel declines runs one
+// instruction at a time on the GPU, each with its own kernel (add, relu,
+// _copy: the fake's; tanh, _mul_scalar: their CPU fallback), with the
+// fused operator's CPU values and one log line per program and device:
+// a program the generator cannot express (tanh), and one whose kernel
+// fails to compile (the fake's MXC_FAKE_NVRTC=fail), which then runs on
+// the fake's kernels alone, the CPU fallback off.
+TEST(Ok, FusedProgramsTheGpuDeclinesRunUnfused) {
+  LogLines log;
+  ASSERT_EQ(mxc_set_log_callback(&LogLines::Fn, &log), MXC_OK);
+  mxc__fallback_log_reset();
+  HostArr x{{3, 5}, Values(15, 4)}, y{{3, 5}, Values(15, 5)};
+  Params tanh_prog = {
+      {"num_inputs", "2"},
+      {"program", "add(i0,i1);relu(r0);tanh(r1);_mul_scalar(r2,scalar=3)"}};
+  for (int k = 0; k < 3; ++k) {
+    ExpectLikeCpu("tanh program", "_fused_elemwise", tanh_prog, {x, y}, 1);
+  }
+  auto fused = log.With("fused node on gpu(0)");
+  ASSERT_EQ(fused.size(), 1u);
+  EXPECT_NE(fused[0].find("('tanh') has no GPU micro-op"), std::string::npos)
+      << fused[0];
+  EXPECT_NE(fused[0].find("run one by one"), std::string::npos) << fused[0];
+  setenv("MXC_FAKE_NVRTC", "fail", 1);
+  setenv("MXC_DEVICE_FALLBACK", "0", 1);
+  mxc__fallback_log_reset();
+  std::vector<HostArr> given = {{{3, 5}, Values(15, 6)}};
+  std::vector<int> add = {MXC_REQ_ADD};
+  Params ok_prog = {{"num_inputs", "2"}, {"program", "add(i0,i1);relu(r0)"}};
+  ExpectLikeCpu("compile failure", "_fused_elemwise", ok_prog, {x, y}, 1);
+  ExpectLikeCpu("compile failure, add", "_fused_elemwise", ok_prog, {x, y}, 1,
+                0, &given, &add);
+  fused = log.With("fake NVRTC: the fused kernel failed to compile");
+  EXPECT_EQ(fused.size(), 1u);
+  unsetenv("MXC_DEVICE_FALLBACK");
+  unsetenv("MXC_FAKE_NVRTC");
+  mxc__fallback_log_reset();
+  ASSERT_EQ(mxc_set_log_callback(nullptr, nullptr), MXC_OK);
+}
+
+// The fusion pass of a GPU executor asks the device's fused kernel: the
+// chain relu, _mul_scalar, tanh, relu, _plus_scalar fuses around tanh
+// (which the generator lacks) into two fused nodes on the GPU, where the
+// CPU fuses all five into one; the forward gives the CPU's
+// values.
+TEST(Ok, GpuFusionLeavesOutWhatTheGeneratorLacks) {
+  const char *json = R"({"nodes": [
+      {"op": "null", "name": "x", "inputs": []},
+      {"op": "relu", "name": "a", "inputs": [[0, 0, 0]]},
+      {"op": "_mul_scalar", "name": "b", "attrs": {"scalar": "2"},
+       "inputs": [[1, 0, 0]]},
+      {"op": "tanh", "name": "c", "inputs": [[2, 0, 0]]},
+      {"op": "relu", "name": "d", "inputs": [[3, 0, 0]]},
+      {"op": "_plus_scalar", "name": "e", "attrs": {"scalar": "1"},
+       "inputs": [[4, 0, 0]]}],
+      "arg_nodes": [0], "heads": [[5, 0, 0]]})";
+  mxc_symbol sym = nullptr;
+  ASSERT_EQ(mxc_symbol_from_json(json, &sym), MXC_OK) << LastError();
+  std::vector<float> x = Values(12, 8);
+  std::vector<std::vector<float>> outs;
+  for (int dev : {MXC_DEVICE_GPU, MXC_DEVICE_CPU}) {
+    mxc_ndarray g = Upload({{3, 4}, x}, dev, 0);
+    mxc_executor ex = nullptr;
+    ASSERT_EQ(mxc_executor_bind(sym, dev, 0, 1, &g, nullptr, nullptr, 0,
+                                nullptr, 0, &ex),
+              MXC_OK)
+        << LastError();
+    char *dbg = nullptr;
+    ASSERT_EQ(mxc_executor_debug_str(ex, &dbg), MXC_OK);
+    std::string d(dbg);
+    mxc_string_free(dbg);
+    size_t n_fused = 0;
+    for (size_t at = d.find("_fused_elemwise"); at != std::string::npos;
+         at = d.find("_fused_elemwise", at + 1)) {
+      ++n_fused;
+    }
+    EXPECT_EQ(n_fused, dev == MXC_DEVICE_GPU ? 2u : 1u) << d;
+    ASSERT_EQ(mxc_executor_forward(ex, 0), MXC_OK) << LastError();
+    mxc_ndarray y = nullptr;
+    ASSERT_EQ(mxc_executor_output(ex, 0, &y), MXC_OK);
+    outs.push_back(Read(y));
+    mxc_ndarray_free(y);
+    mxc_executor_free(ex);
+    mxc_ndarray_free(g);
+  }
+  ExpectSameBits(outs[0], outs[1]);
+  mxc_symbol_free(sym);
 }
 
 // A CPU kernel failing on the values (an index out of range) surfaces at
