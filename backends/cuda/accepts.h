@@ -11,6 +11,8 @@
  *    softmax's temperature and use_length, BatchNorm's eps below 1e-5 or
  *    batch statistics over one element, a Deconvolution adj or
  *    target_shape cuDNN cannot reach, extents beyond int) (dnn_plan.h);
+ *  - RNN, _backward_RNN: dropout in training, use_sequence_length, LSTM
+ *    state clipping, sizes beyond cuDNN's int (dnn_rnn.h);
  *  - _fused_elemwise: a program the generator has no code for, or that
  *    NVRTC cannot compile here (fuse.h).
  * What stays a failure of run: a library that cannot be opened (cuBLAS,
@@ -20,6 +22,7 @@
 #define MXC_BACKENDS_CUDA_ACCEPTS_H_
 
 #include "backends/cuda/dnn_plan.h"
+#include "backends/cuda/dnn_rnn.h"
 #include "backends/cuda/fuse.h"
 #include "backends/cuda/scalar.h"
 #include "backends/cuda/so_plan.h"
@@ -40,6 +43,8 @@
       {"_backward_log_softmax", mxc__dnn_softmax_accepts},               \
       {"BatchNorm", mxc__dnn_bn_accepts},                                \
       {"_backward_BatchNorm", mxc__dnn_bn_bwd_accepts},                  \
+      {"RNN", mxc__cuda_rnn_accepts},                                    \
+      {"_backward_RNN", mxc__cuda_rnn_bwd_accepts},                      \
       {"_fused_elemwise", mxc__cuda_fused_accepts},
 
 #endif /* MXC_BACKENDS_CUDA_ACCEPTS_H_ */

@@ -578,3 +578,29 @@ int mxc__cuda_rnn_backward(const mxc__gpu_call *c, char *why, size_t len) {
   if (rc == MXC_OK) rc = backward_body(&r, why, len);
   return call_end(&r, rc, why, len);
 }
+
+/* ---- accepts (accepts.h) ---- */
+
+/* A query from a graph pass has no shapes: the parameters alone decide
+ * then; with shapes, the whole plan does, as run would. */
+static int rnn_accepts(const mxc__gpu_call *c, int backward, char *why,
+                       size_t len) {
+  if (!mxc__gpu_call_has_shapes(c)) {
+    const char *no = mxc__rnn_plan_refusal(c->param, c->is_train);
+    if (no) snprintf(why, len, "%s", no);
+    return no == NULL;
+  }
+  int d = mxc__rnn_plan_data_input(c->param, backward);
+  if (d >= c->n_in) return 1; /* run reports the malformed call */
+  mxc__rnn_plan pl;
+  return mxc__rnn_plan_make(c->param, c->in[d].dims, c->is_train, &pl, why,
+                            len) == MXC_OK;
+}
+
+int mxc__cuda_rnn_accepts(const mxc__gpu_call *c, char *why, size_t len) {
+  return rnn_accepts(c, 0, why, len);
+}
+
+int mxc__cuda_rnn_bwd_accepts(const mxc__gpu_call *c, char *why, size_t len) {
+  return rnn_accepts(c, 1, why, len);
+}

@@ -32,6 +32,13 @@ int mxc__cuda_rnn_forward(const mxc__gpu_call *c, char *why, size_t why_len);
  * dstate[, dstate_cell]), each in its own write mode. */
 int mxc__cuda_rnn_backward(const mxc__gpu_call *c, char *why, size_t why_len);
 
+/* The rows' accepts (accepts.h): what the plan refuses (dropout in
+ * training, use_sequence_length, LSTM state clipping, sizes beyond
+ * cuDNN's int) runs on the CPU instead. */
+int mxc__cuda_rnn_accepts(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_rnn_bwd_accepts(const mxc__gpu_call *c, char *why,
+                              size_t why_len);
+
 #define MXC__CUDA_RNN_ROWS              \
   {"RNN", NULL, mxc__cuda_rnn_forward}, \
       {"_backward_RNN", NULL, mxc__cuda_rnn_backward},

@@ -6,8 +6,8 @@
 
 #include "mxc/mxc.h"
 
-/* Why a call cannot go to cuDNN, or NULL. */
-static const char *refusal(const mxc__rnn_param *p, int is_train) {
+const char *mxc__rnn_plan_refusal(const void *param, int is_train) {
+  const mxc__rnn_param *p = param;
   if (p->use_sequence_length)
     return "use_sequence_length is not supported by the cuDNN RNN kernel";
   if (!isnan(p->lstm_state_clip_min))
@@ -53,7 +53,7 @@ int mxc__rnn_plan_make(const void *param, const int64_t *data_dims,
                        int is_train, mxc__rnn_plan *out, char *why,
                        size_t len) {
   const mxc__rnn_param *p = param;
-  const char *no = refusal(p, is_train);
+  const char *no = mxc__rnn_plan_refusal(p, is_train);
   if (no) {
     snprintf(why, len, "%s", no);
     return MXC_ERR_UNSUPPORTED;

@@ -68,6 +68,11 @@ typedef struct mxc__rnn_mat {
 int mxc__rnn_plan_make(const void *param, const int64_t *data_dims,
                        int is_train, mxc__rnn_plan *out, char *why, size_t len);
 
+/* Why a call with these parameters cannot go to cuDNN whatever its
+ * shapes (what mxc__rnn_plan_make refuses before looking at them), or
+ * NULL. */
+const char *mxc__rnn_plan_refusal(const void *param, int is_train);
+
 /* The index of the input data among a call's inputs: 0 for RNN, the
  * number of visible outputs of the forward for _backward_RNN (1). */
 int mxc__rnn_plan_data_input(const void *param, int backward);

@@ -192,6 +192,27 @@ TEST(CudaDnnCall, RnnRefusedPlanNeverReachesTheDevice) {
   EXPECT_NE(std::string(why).find("dropout"), std::string::npos) << why;
 }
 
+// The rows' accepts (accepts.h) decline what the plan refuses, so libmxc
+// runs those calls on the CPU: with shapes, and for a graph pass's query
+// without them (every ndim -1); a plain call is accepted either way.
+TEST(CudaDnnCall, RnnAcceptsDeclinesWhatThePlanRefuses) {
+  char why[512] = "";
+  Rnn plain;
+  EXPECT_EQ(mxc__cuda_rnn_accepts(&plain.call, why, sizeof why), 1) << why;
+  Rnn drop(Kvs{{"p", "0.3"}});
+  EXPECT_EQ(mxc__cuda_rnn_accepts(&drop.call, why, sizeof why), 0);
+  EXPECT_NE(std::string(why).find("dropout"), std::string::npos) << why;
+  drop.call.is_train = 0;  // no masks at inference: cuDNN may run it
+  EXPECT_EQ(mxc__cuda_rnn_accepts(&drop.call, why, sizeof why), 1) << why;
+  Rnn seq(Kvs{{"use_sequence_length", "true"}});
+  for (auto &a : seq.in) a.ndim = -1;
+  for (auto &a : seq.out) a.ndim = -1;
+  why[0] = 0;
+  EXPECT_EQ(mxc__cuda_rnn_bwd_accepts(&seq.call, why, sizeof why), 0);
+  EXPECT_NE(std::string(why).find("use_sequence_length"), std::string::npos)
+      << why;
+}
+
 // A valid RNN call answers what the machine lacks, as Convolution does.
 TEST(CudaDnnCall, RnnValidCallSaysWhatTheMachineLacks) {
   int n = 0;
