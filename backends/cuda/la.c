@@ -245,22 +245,25 @@ static int exec_all(la_exec *e, char *why, size_t len) {
   return rc;
 }
 
-/* The libraries the plan uses, the device, the handles. */
+/* The libraries the plan uses (loaded before the device is touched: a
+ * missing library is the answer even where no GPU is usable), the
+ * device, the handles. */
 static int open_libs(la_exec *e, char *why, size_t len) {
-  int rc = mxc__cuda_use_device(e->c->dev, why, len);
-  if (rc == MXC_OK && e->p->needs_solver) {
+  int rc = MXC_OK;
+  if (e->p->needs_solver) {
     (void)pthread_once(&g_once, init_once);
     rc = mxc__cuda_dynlib_load(&g_solver, why, len);
-    void *obj = NULL;
-    if (rc == MXC_OK) {
-      rc = mxc__cuda_tls_slot(&k_solver_lib, e->c->dev, &obj, why, len);
-    }
-    if (rc == MXC_OK) e->solver = *(cusolverDnHandle_t *)obj;
   }
   if (rc == MXC_OK && e->p->needs_blas) {
     void *h = NULL;
     rc = mxc__cuda_blas_f64(e->c->dev, &h, e->bfn, why, len);
     e->blas = h;
+  }
+  if (rc == MXC_OK) rc = mxc__cuda_use_device(e->c->dev, why, len);
+  void *obj = NULL;
+  if (rc == MXC_OK && e->p->needs_solver) {
+    rc = mxc__cuda_tls_slot(&k_solver_lib, e->c->dev, &obj, why, len);
+    if (rc == MXC_OK) e->solver = *(cusolverDnHandle_t *)obj;
   }
   return rc;
 }
@@ -286,19 +289,6 @@ int mxc__cuda_la_run(int op, const mxc__gpu_call *c, char *why, size_t len) {
   (void)cudaFreeAsync(e.block, mxc__cuda_stream());
   return rc == MXC_OK ? mxc__cuda_finish("linalg kernel", why, len)
                       : mxc__cuda_wait(rc, "linalg kernel", why, len);
-}
-
-int mxc__cuda_la_supports(const int *dtypes, int n_in, int n_out) {
-  int dt = -1;
-  for (int i = 0; i < n_in + n_out; ++i) {
-    if (dtypes[i] < 0) continue;
-    if (dtypes[i] != MXC_DTYPE_FLOAT32 && dtypes[i] != MXC_DTYPE_FLOAT64) {
-      return 0;
-    }
-    if (dt >= 0 && dtypes[i] != dt) return 0;
-    dt = dtypes[i];
-  }
-  return 1;
 }
 
 #define RUN(name, op, fn)                                               \

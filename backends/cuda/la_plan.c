@@ -573,3 +573,16 @@ int mxc__la_potrf_check(const int *info, int64_t batch, char *why,
   }
   return MXC_OK;
 }
+
+int mxc__la_supports(const int *dtypes, int n_in, int n_out) {
+  int dt = -1;
+  for (int i = 0; i < n_in + n_out; ++i) {
+    if (dtypes[i] < 0) continue;
+    if (dtypes[i] != MXC_DTYPE_FLOAT32 && dtypes[i] != MXC_DTYPE_FLOAT64) {
+      return 0;
+    }
+    if (dt >= 0 && dtypes[i] != dt) return 0;
+    dt = dtypes[i];
+  }
+  return 1;
+}

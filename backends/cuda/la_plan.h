@@ -75,6 +75,43 @@ enum {
   MXC__LA_N_OPS
 };
 
+/* Operator name, MXC__LA_*, a short name for the kernel rows' functions
+ * (la.h; the fake plug-in's rows, tests/gpu/fake_plugin.c). */
+#define MXC__CUDA_LA_OPS(X)                                        \
+  X("linalg_gemm", MXC__LA_GEMM_OP, la_gemm)                       \
+  X("_backward_linalg_gemm", MXC__LA_GEMM_BWD, la_gemm_bwd)        \
+  X("linalg_gemm2", MXC__LA_GEMM2, la_gemm2)                       \
+  X("_backward_linalg_gemm2", MXC__LA_GEMM2_BWD, la_gemm2_bwd)     \
+  X("linalg_syrk", MXC__LA_SYRK, la_syrk)                          \
+  X("_backward_linalg_syrk", MXC__LA_SYRK_BWD, la_syrk_bwd)        \
+  X("linalg_trmm", MXC__LA_TRMM, la_trmm)                          \
+  X("_backward_linalg_trmm", MXC__LA_TRMM_BWD, la_trmm_bwd)        \
+  X("linalg_trsm", MXC__LA_TRSM, la_trsm)                          \
+  X("_backward_linalg_trsm", MXC__LA_TRSM_BWD, la_trsm_bwd)        \
+  X("linalg_potrf", MXC__LA_POTRF_OP, la_potrf)                    \
+  X("_backward_linalg_potrf", MXC__LA_POTRF_BWD, la_potrf_bwd)     \
+  X("linalg_potri", MXC__LA_POTRI, la_potri)                       \
+  X("_backward_linalg_potri", MXC__LA_POTRI_BWD, la_potri_bwd)     \
+  X("linalg_sumlogdiag", MXC__LA_SUMLOGDIAG, la_sumlogdiag)        \
+  X("_backward_linalg_sumlogdiag", MXC__LA_SUMLOGDIAG_BWD,         \
+    la_sumlogdiag_bwd)                                             \
+  X("linalg_extractdiag", MXC__LA_EXTRACTDIAG, la_extractdiag)     \
+  X("_backward_linalg_extractdiag", MXC__LA_EXTRACTDIAG_BWD,       \
+    la_extractdiag_bwd)                                            \
+  X("linalg_makediag", MXC__LA_MAKEDIAG, la_makediag)              \
+  X("_backward_linalg_makediag", MXC__LA_MAKEDIAG_BWD,             \
+    la_makediag_bwd)                                               \
+  X("linalg_inverse", MXC__LA_INVERSE, la_inverse)                 \
+  X("_backward_linalg_inverse", MXC__LA_INVERSE_BWD, la_inverse_bwd) \
+  X("linalg_det", MXC__LA_DET, la_det)                             \
+  X("_backward_linalg_det", MXC__LA_DET_BWD, la_det_bwd)           \
+  X("linalg_slogdet", MXC__LA_SLOGDET, la_slogdet)                 \
+  X("_backward_linalg_slogdet", MXC__LA_SLOGDET_BWD, la_slogdet_bwd)
+
+/* 1 when every array is float32, or every one float64 (the rows'
+ * supports; -1 entries are not decided yet). */
+int mxc__la_supports(const int *dtypes, int n_in, int n_out);
+
 /* Step kinds. Slots are float64 scratch buffers of `batch` items each,
  * every item an r x c row-major matrix (1 x 1 for a scalar per item). */
 enum {

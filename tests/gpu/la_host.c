@@ -251,3 +251,25 @@ int mxct_la_host_run(const mxc__la_plan *p, const mxc__gpu_call *c,
   free(h.info);
   return rc;
 }
+
+int mxct_la_fake_run(int op, const mxc__gpu_call *c, mxct_la_host_fn to_host,
+                     char *why, size_t why_len) {
+  enum { MAXA = 8 };
+  mxc__gpu_array arr[MAXA];
+  if (c->n_in + c->n_out > MAXA) return MXC_ERR_INVALID_ARGUMENT;
+  for (int i = 0; i < c->n_in + c->n_out; ++i) {
+    arr[i] = i < c->n_in ? c->in[i] : c->out[i - c->n_in];
+    if (arr[i].size == 0) continue;
+    arr[i].ptr = to_host(&arr[i], c->dev);
+    if (!arr[i].ptr) {
+      snprintf(why, why_len, "fake linalg: array %d not on the device", i);
+      return MXC_ERR_INTERNAL;
+    }
+  }
+  mxc__gpu_call h = *c;
+  h.in = arr;
+  h.out = arr + c->n_in;
+  mxc__la_plan p;
+  int rc = mxc__la_plan_call(op, &h, &p, why, why_len);
+  return rc == MXC_OK ? mxct_la_host_run(&p, &h, why, why_len) : rc;
+}

@@ -8,7 +8,9 @@
  * triangle, info = the first failing pivot), and la_hd.h's element and
  * item formulas as la.cu runs them. It refuses what cuBLAS would refuse
  * (a leading dimension below the stored rows) and any matrix reaching
- * past its slot. Used by tests/gpu:test_cuda_la_plan. */
+ * past its slot. Used by tests/gpu:test_cuda_la_plan and by the fake
+ * plug-in's linalg kernels (the conformance harness through libmxc's
+ * dispatch). */
 #ifndef MXC_TESTS_GPU_LA_HOST_H_
 #define MXC_TESTS_GPU_LA_HOST_H_
 
@@ -24,6 +26,15 @@ extern "C" {
  * kernel returns (potrf's MXC_ERR_INVALID_ARGUMENT, with why); or
  * MXC_ERR_INTERNAL with why naming the rule a step breaks. */
 int mxct_la_host_run(const mxc__la_plan *p, const mxc__gpu_call *c,
+                     char *why, size_t why_len);
+
+/* The host address of an array of call c (NULL: not reachable). */
+typedef float *(*mxct_la_host_fn)(const mxc__gpu_array *a, int dev);
+
+/* A linalg kernel of the fake plug-in (tests/gpu/fake_plugin.c): plans
+ * call c of operator op (MXC__LA_*) as the real plug-in does and runs the
+ * plan here on the host aliases of its arrays (host). */
+int mxct_la_fake_run(int op, const mxc__gpu_call *c, mxct_la_host_fn host,
                      char *why, size_t why_len);
 
 #ifdef __cplusplus
