@@ -32,14 +32,16 @@ static int slot_new(pb *b, int64_t r, int64_t c) {
   return p->n_slots++;
 }
 
+/* A new step; past the table's end the last one is reused (the plan is
+ * refused: b->overflow). */
 static mxc__la_step *step_new(pb *b, int kind) {
-  static mxc__la_step spare;
   mxc__la_plan *p = b->p;
+  mxc__la_step *s = &p->step[MXC__LA_MAX_STEPS - 1];
   if (p->n_steps >= MXC__LA_MAX_STEPS) {
     b->overflow = 1;
-    return &spare;
+  } else {
+    s = &p->step[p->n_steps++];
   }
-  mxc__la_step *s = &p->step[p->n_steps++];
   memset(s, 0, sizeof *s);
   s->kind = kind;
   s->a = s->b = s->c = s->d = MXC__LA_NONE;
