@@ -13,7 +13,7 @@
 #        then each benchmark's figures (name=value lines).
 #        Exit status 0 only when nothing failed and a GPU was used.
 #        The toolkit's libraries the plug-in opens itself (cuBLAS, cuDNN,
-#        NVRTC, NCCL, cuSPARSE) do not travel (hundreds of MB): where the dynamic loader
+#        NVRTC, NCCL, cuSPARSE, cuSOLVER) do not travel (hundreds of MB): where the dynamic loader
 #        does not find them, `run` adds the lib folders of the nvidia-*
 #        Python wheels (PyTorch's) to LD_LIBRARY_PATH and prints which.
 #        bench_gpu's PyTorch peer runs with the first Python found that
@@ -53,7 +53,7 @@ benches=(
 # graph; test_cuda_plugin reads it too).
 extra_targets=(//bench:resnet50_train_symbol)
 # Libraries opened at run time that must never be packed.
-toolkit_lib='/lib(cublas|cublasLt|cudnn[^/]*|cusparse|nvrtc|nccl)\.so'
+toolkit_lib='/lib(cublas|cublasLt|cudnn[^/]*|cusolver|cusparse|nvrtc|nccl)\.so'
 
 # The C library's own files: every Linux machine has them, in a version at
 # least as new as Debian 12's.
@@ -111,15 +111,16 @@ wheel_lib_dirs() {
 }
 
 # cuBLAS, cuDNN, NVRTC (fused kernels), NCCL (the KVStore's GPU sums) and
-# cuSPARSE (sparse dot, with the nvJitLink it links) from the wheels where
-# the loader does not find them (NVRTC: nvidia/cuda_nvrtc/lib or
+# cuSPARSE (sparse dot, with the nvJitLink it links) and cuSOLVER (the
+# linalg kernels' potrf: nvidia/cusolver/lib; it links cuBLAS, cuSPARSE and
+# nvJitLink) from the wheels where the loader does not find them (NVRTC: nvidia/cuda_nvrtc/lib or
 # nvidia/cu13/lib, which also hold the libnvrtc-builtins it opens; NCCL:
 # nvidia/nccl/lib; libcudnn_adv.so.9, which libcudnn.so.9 opens by name for
 # the RNN kernels, in case a cuDNN found elsewhere lacks it).
 add_wheel_libs() {
   local lib d added=()
   for lib in libcublas.so.13 libcudnn.so.9 libcudnn_adv.so.9 libnvrtc.so.13 \
-    libnccl.so.2 libcusparse.so.12 libnvJitLink.so.13; do
+    libnccl.so.2 libcusparse.so.12 libnvJitLink.so.13 libcusolver.so.12; do
     found "$lib" && continue
     for d in $(wheel_lib_dirs); do
       if [ -e "$d/$lib" ]; then

@@ -49,7 +49,8 @@ enum {
   F_STATUS,
   F_STREAM,
   F_GEMM_EX,
-  F_GEMM_BATCHED_EX
+  F_GEMM_BATCHED_EX,
+  F_F64 /* the float64 calls of the linalg kernels (blas.h) */
 };
 
 static const char *const k_symbols[] = {
@@ -58,7 +59,9 @@ static const char *const k_symbols[] = {
     "cublasSgemmStridedBatched", "cublasSgemv_v2",
     "cublasGetStatusString",     "cublasSetStream_v2",
     "cublasGemmEx",              "cublasGemmStridedBatchedEx",
-    NULL};
+    /* MXC__CUBLAS_F64_* (blas.h), in that order */
+    "cublasDgemmStridedBatched", "cublasDgetrfBatched",
+    "cublasDgetriBatched",       NULL};
 static void *g_fns[sizeof k_symbols / sizeof k_symbols[0]];
 static const char *g_files[] = {"libcublas.so.13", NULL};
 
@@ -318,6 +321,21 @@ int mxc__cuda_blas_run(int op, const mxc__gpu_call *c, char *why,
   (void)pthread_once(&g_once, init_once);
   rc = mxc__cuda_dynlib_load(&g_cublas, why, why_len);
   return rc == MXC_OK ? exec_plan(&p, c, why, why_len) : rc;
+}
+
+int mxc__cuda_blas_f64(int dev, void **handle, void **fns, char *why,
+                       size_t why_len) {
+  (void)pthread_once(&g_once, init_once);
+  int rc = mxc__cuda_dynlib_load(&g_cublas, why, why_len);
+  if (rc == MXC_OK) rc = mxc__cuda_use_device(dev, why, why_len);
+  void *obj = NULL;
+  if (rc == MXC_OK) {
+    rc = mxc__cuda_tls_slot(&k_ctx_lib, dev, &obj, why, why_len);
+  }
+  if (rc != MXC_OK) return rc;
+  *handle = ((blas_ctx *)obj)->h;
+  for (int i = 0; i < MXC__CUBLAS_N_F64; ++i) fns[i] = g_fns[F_F64 + i];
+  return MXC_OK;
 }
 
 #define RUN(fn, op)                                           \

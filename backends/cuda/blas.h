@@ -34,6 +34,23 @@ int mxc__cuda_blas_batch_dot_bwd(const mxc__gpu_call *c, char *why,
 int mxc__cuda_blas_fc(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_blas_fc_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
 
+/* cuBLAS's float64 batched calls, for the linalg kernels (la.c): the
+ * calling thread's handle for gpu(dev) (a cublasHandle_t, made current
+ * with dev, bound to the call's stream) and the addresses of
+ * cublasDgemmStridedBatched, cublasDgetrfBatched and cublasDgetriBatched
+ * in fns[MXC__CUBLAS_F64_*]. MXC_OK, or MXC_ERR_UNSUPPORTED with the
+ * dynlib message when cuBLAS cannot be loaded (or another error with the
+ * runtime's reason). Thread-safety: any thread; the handle is the calling
+ * thread's only. */
+enum {
+  MXC__CUBLAS_F64_GEMM_SB,
+  MXC__CUBLAS_F64_GETRF,
+  MXC__CUBLAS_F64_GETRI,
+  MXC__CUBLAS_N_F64
+};
+int mxc__cuda_blas_f64(int dev, void **handle, void **fns, char *why,
+                       size_t why_len);
+
 /* The kernel table's rows (plugin.c): one dtype of float32, float16 and
  * bfloat16 for every array (mxc__half_supports_same). */
 #define MXC__CUDA_BLAS_ROWS                                            \

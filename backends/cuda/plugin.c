@@ -28,6 +28,7 @@
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/fuse.h"
 #include "backends/cuda/half_types.h"
+#include "backends/cuda/la.h"
 #include "backends/cuda/loss.h"
 #include "backends/cuda/math_rows.h"
 #include "backends/cuda/nn3.h"
@@ -164,6 +165,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_DENSE2_ROWS
     MXC__CUDA_MATH_ROWS
     MXC__CUDA_NN3_ROWS
+    MXC__CUDA_LA_ROWS
 };
 
 /* Kernels for calls with sparse arrays (mxc__gpu_sparse_kernel). */

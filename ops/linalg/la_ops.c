@@ -11,12 +11,10 @@
 
 #include "ops/linalg/la.h"
 #include "ops/linalg/linalg.h"
+#include "ops/linalg/linalg_params.h"
 
-typedef struct la_param {
-  int transpose_a, transpose_b, transpose, rightside, lower;
-  double alpha, beta;
-  int64_t axis, offset;
-} la_param;
+/* linalg_params.h: the GPU plug-in reads the same struct. */
+typedef mxc__la_param la_param;
 
 #define P_TA                                              \
   MXC__PARAM(la_param, transpose_a, MXC__P_BOOL, "false", \
@@ -516,18 +514,13 @@ static int sumlogdiag_bwd(const void *param, const mxc__la_mat *in, int n_in,
   return MXC_OK;
 }
 
-/* Flat index in an n x n matrix of element i of diagonal `off`. */
-static int64_t diag_at(int64_t n, int64_t off, int64_t i) {
-  return off >= 0 ? i * n + i + off : (i - off) * n + i;
-}
-
 /* extractdiag forward and makediag backward: matrix in[mi] -> vector. */
 static int extract_k(const void *param, const mxc__la_mat *in, int n_in,
                      mxc__la_mat *out, int n_out, double *w) {
   const la_param *p = param;
   int64_t n = in[0].c, k = n - abs64(p->offset);
   for (int64_t i = 0; i < k; ++i)
-    out[0].p[i] = in[0].p[diag_at(n, p->offset, i)];
+    out[0].p[i] = in[0].p[mxc__la_diag_at(n, p->offset, i)];
   return MXC_OK;
 }
 
@@ -537,7 +530,7 @@ static int make_k(const void *param, const mxc__la_mat *in, int n_in,
   const la_param *p = param;
   int64_t k = in[0].c, n = k + abs64(p->offset);
   for (int64_t i = 0; i < k; ++i)
-    out[0].p[diag_at(n, p->offset, i)] = in[0].p[i];
+    out[0].p[mxc__la_diag_at(n, p->offset, i)] = in[0].p[i];
   return MXC_OK;
 }
 

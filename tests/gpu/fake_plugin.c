@@ -15,7 +15,8 @@
  * KiB in use), copy_fail (every copy fails as after a faulting kernel),
  * stream_fail (no stream can be created),
  * conform (2 devices, only the kernels that compute: relu, add, _copy,
- * the cuBLAS kernels' plans run on the host, tests/gpu/blas_host.h,
+ * the cuBLAS kernels' plans run on the host, tests/gpu/blas_host.h, the
+ * linalg kernels' plans, tests/gpu/la_host.h,
  * train2.h's plans, tests/gpu/train2_host.h, and the random kernels'
  * plan, tests/gpu/rng_host.h).
  * Kernels (below) are host loops, for every mode.
@@ -36,6 +37,7 @@
 #include "core/base/gpu_plugin.h"
 #include "tests/gpu/fuse_host.h"
 #include "tests/gpu/blas_host.h"
+#include "tests/gpu/la_host.h"
 #include "tests/gpu/train2_host.h"
 #include "tests/gpu/rng_host.h"
 #include "tests/gpu/sdot_host.h"
@@ -782,6 +784,14 @@ static const mxc__gpu_plugin k_other_version =
 MXCT_BLAS_FAKE_OPS(FAKE_BLAS_RUN)
 #undef FAKE_BLAS_RUN
 
+/* The linalg kernels: their plans run on the host (tests/gpu/la_host.h). */
+#define FAKE_LA_RUN(name, op, fn)                                      \
+  static int fake_##fn(const mxc__gpu_call *c, char *why, size_t n) { \
+    return mxct_la_fake_run(op, c, host_of, why, n);                   \
+  }
+MXC__CUDA_LA_OPS(FAKE_LA_RUN)
+#undef FAKE_LA_RUN
+
 #define FAKE_TRAIN2_RUN(fn, which, name)                                \
   static int fn(const mxc__gpu_call *c, char *why, size_t why_len) {    \
     return mxct_train2_fake_run(which, c, host_of, why, why_len);       \
@@ -843,6 +853,9 @@ static const mxc__gpu_kernel k_conform_kernels[] = {
 #define FAKE_BLAS_ROW(fn, op, name) {name, NULL, fn},
     MXCT_BLAS_FAKE_OPS(FAKE_BLAS_ROW)
 #undef FAKE_BLAS_ROW
+#define FAKE_LA_ROW(name, op, fn) {name, mxc__la_supports, fake_##fn},
+    MXC__CUDA_LA_OPS(FAKE_LA_ROW)
+#undef FAKE_LA_ROW
 #define FAKE_TRAIN2_ROW(fn, which, name) {name, NULL, fn},
     MXCT_TRAIN2_FAKE_OPS(FAKE_TRAIN2_ROW)
 #undef FAKE_TRAIN2_ROW

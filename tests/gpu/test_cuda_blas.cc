@@ -4,7 +4,8 @@
 // function, before touching a device, so this runs on machines without a
 // GPU. A call with nothing to compute needs no library. The same for the
 // cuSPARSE kernel (the sparse dot row; MXC_CUSPARSE_LIBRARY names a
-// missing file).
+// missing file) and the linalg kernels (cuBLAS's float64 calls, and
+// cuSOLVER: MXC_CUSOLVER_LIBRARY names a missing file).
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
@@ -12,6 +13,7 @@
 #include <string>
 
 #include "backends/cuda/blas_plan.h"
+#include "backends/cuda/la_plan.h"
 #include "backends/cuda/sdot_plan.h"
 #include "core/base/gpu_plugin.h"
 
@@ -159,6 +161,64 @@ TEST(CudaSparse, WithoutCusparseTheSparseDotSaysWhatToInstall) {
   // A call the CPU would refuse never reaches the library.
   dot.transpose_b = 1;
   EXPECT_EQ(k->k.run(&c, why, sizeof why), MXC_ERR_STYPE) << why;
+}
+
+// The linalg kernels: potrf needs cuSOLVER alone, the products and the
+// LU-based ones cuBLAS; each names what is missing and what to install,
+// before touching a device. An empty batch needs no library.
+TEST(CudaLinalg, WithoutTheLibrariesTheKernelsSayWhatToInstall) {
+  const mxc__gpu_plugin *p = Plugin();
+  ASSERT_NE(p, nullptr);
+  mxc__la_param q = {};
+  q.alpha = 1;
+  q.lower = 1;
+  struct {
+    const char *op, *lib, *env, *wheel;
+  } k[] = {
+      {"linalg_potrf", "cuSOLVER", "MXC_CUSOLVER_LIBRARY", "nvidia-cusolver"},
+      {"linalg_inverse", "cuBLAS", "MXC_CUBLAS_LIBRARY", "nvidia-cublas"},
+      {"linalg_gemm2", "cuBLAS", "MXC_CUBLAS_LIBRARY", "nvidia-cublas"},
+      {"_backward_linalg_det", "cuBLAS", "MXC_CUBLAS_LIBRARY", "nvidia-cublas"},
+  };
+  for (const auto &t : k) {
+    SCOPED_TRACE(t.op);
+    const mxc__gpu_kernel *kern = Find(p, t.op);
+    ASSERT_NE(kern, nullptr);
+    bool det_bwd = std::string(t.op) == "_backward_linalg_det";
+    int n_in = std::string(t.op) == "linalg_gemm2" ? 2 : det_bwd ? 3 : 1;
+    mxc__gpu_array in[3] = {Matrix(3, 3), Matrix(3, 3), Matrix(3, 3)};
+    if (det_bwd) in[0] = Matrix(1, 1), in[2] = Matrix(1, 1);
+    if (det_bwd) in[0].ndim = in[2].ndim = 1;
+    mxc__gpu_array out = Matrix(3, 3);
+    int req = MXC__GPU_REQ_WRITE;
+    mxc__gpu_call c = {0, &q, in, n_in, &out, 1, &req, 0, {}};
+    char why[512] = "";
+    ASSERT_EQ(kern->run(&c, why, sizeof why), MXC_ERR_UNSUPPORTED) << why;
+    std::string w = why;
+    EXPECT_NE(w.find(std::string(t.lib) + " could not be loaded"),
+              std::string::npos)
+        << w;
+    EXPECT_NE(w.find(std::getenv(t.env)), std::string::npos) << w;
+    EXPECT_NE(w.find(t.wheel), std::string::npos) << w;
+  }
+  const mxc__gpu_kernel *inv = Find(p, "linalg_inverse");
+  ASSERT_NE(inv, nullptr);
+  mxc__gpu_array empty = Matrix(0, 3);
+  empty.ndim = 3, empty.dims[0] = 0, empty.dims[1] = 3, empty.dims[2] = 3;
+  mxc__gpu_array out = empty;
+  int req = MXC__GPU_REQ_WRITE;
+  mxc__gpu_call c = {0, &q, &empty, 1, &out, 1, &req, 0, {}};
+  char why[512] = "";
+  EXPECT_EQ(inv->run(&c, why, sizeof why), MXC_OK) << why;
+  // float32 or float64, one for every array
+  int f32[2] = {MXC_DTYPE_FLOAT32, MXC_DTYPE_FLOAT32};
+  int f64[2] = {MXC_DTYPE_FLOAT64, MXC_DTYPE_FLOAT64};
+  int mixed[2] = {MXC_DTYPE_FLOAT32, MXC_DTYPE_FLOAT64};
+  int f16[2] = {MXC_DTYPE_FLOAT16, MXC_DTYPE_FLOAT16};
+  EXPECT_EQ(inv->supports(f32, 1, 1), 1);
+  EXPECT_EQ(inv->supports(f64, 1, 1), 1);
+  EXPECT_EQ(inv->supports(mixed, 1, 1), 0);
+  EXPECT_EQ(inv->supports(f16, 1, 1), 0);
 }
 
 }  // namespace
