@@ -9,6 +9,7 @@
 #include "backends/cuda/half_types.h"
 #include "backends/cuda/index.h"
 #include "backends/cuda/index_hd.h"
+#include "backends/cuda/shape_rows.h"
 
 namespace {
 
@@ -350,4 +351,65 @@ extern "C" int mxc__cuda_where_bwd(const mxc__gpu_call *c, char *why,
     return MXC_ERR_INVALID_ARGUMENT;
   }
   return run("_backward_where", c, 1, 0, k_bwd, why, why_len);
+}
+
+// ---- shape_array, size_array (shape_rows.h) ----
+
+namespace {
+
+// The values by value: at most MXC_MAX_NDIM of them.
+struct I64Vals {
+  long long v[MXC_MAX_NDIM];
+};
+
+// Wrapping add in add mode (unsigned arithmetic, as the CPU's int64 add
+// on its machines).
+__global__ void put_i64_k(I64Vals d, long long *out, int n, int add) {
+  int i = threadIdx.x;
+  if (i < n) {
+    out[i] = add ? (long long)((unsigned long long)out[i] +
+                               (unsigned long long)d.v[i])
+                 : d.v[i];
+  }
+}
+
+int put_shape(const mxc__gpu_call *c, bool shape, const char *op, char *why,
+              size_t why_len) {
+  int n = shape ? c->n_in == 1 ? c->in[0].ndim : -1 : 1;
+  if (c->n_in != 1 || c->n_out != 1 || c->out[0].dtype != MXC_DTYPE_INT64 ||
+      n < 1 || n > MXC_MAX_NDIM || c->out[0].size != n) {
+    snprintf(why, why_len,
+             "%s: one input with at least one axis and an int64 output of "
+             "%s expected",
+             op, shape ? "its ndim elements" : "one element");
+    return MXC_ERR_SHAPE;
+  }
+  if (c->req[0] == MXC__GPU_REQ_NULL) return MXC_OK;
+  I64Vals d = {};
+  for (int i = 0; i < n; ++i) {
+    d.v[i] = shape ? (long long)c->in[0].dims[i] : (long long)c->in[0].size;
+  }
+  int rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  put_i64_k<<<1, 32, 0, mxc__cuda_stream()>>>(d, (long long *)c->out[0].ptr,
+                                              n, c->req[0] == MXC__GPU_REQ_ADD);
+  return mxc__cuda_finish(op, why, why_len);
+}
+
+}  // namespace
+
+extern "C" int mxc__cuda_shape_array_supports(const int *dtypes, int n_in,
+                                              int n_out) {
+  return n_in == 1 && n_out == 1 &&
+         (dtypes[1] < 0 || dtypes[1] == MXC_DTYPE_INT64);
+}
+
+extern "C" int mxc__cuda_shape_array(const mxc__gpu_call *c, char *why,
+                                     size_t why_len) {
+  return put_shape(c, true, "shape_array", why, why_len);
+}
+
+extern "C" int mxc__cuda_size_array(const mxc__gpu_call *c, char *why,
+                                    size_t why_len) {
+  return put_shape(c, false, "size_array", why, why_len);
 }

@@ -126,6 +126,84 @@ TEST(CudaBcastPlan, MatchesTheCpuBitwise) {
   }
 }
 
+// bcast.cu's kernel for the rest of binary_ops.h's list (broadcast_mod,
+// _power, _maximum, ..., _logical_xor): the plan's offsets and
+// scalar_hd.h's B_<name>::fwd, on the host.
+template <class B>
+Vec HostListed(const mxc__bcast_plan &p, const Vec &a, const Vec &b,
+               const Vec &base, int req) {
+  Vec r = base;
+  for (size_t i = 0; i < r.size(); ++i) {
+    int64_t ia, ib;
+    mxc__bcast_offsets(&p, (int64_t)i, &ia, &ib);
+    float v = B::fwd(a[(size_t)ia], b[(size_t)ib]);
+    r[i] = req == MXC_REQ_ADD ? r[i] + v : v;
+  }
+  return r;
+}
+
+typedef Vec (*listed_fn)(const mxc__bcast_plan &, const Vec &, const Vec &,
+                         const Vec &, int);
+struct Listed {
+  const char *op;
+  listed_fn host;
+};
+// backends/cuda/scalar.h's MXC__CUDA_SAME_FWD, spelled out (that header
+// belongs to a CUDA-only target).
+#define MXC__LISTED(name) {"broadcast_" #name, HostListed<mxc_bin::B_##name>}
+const Listed kListed[] = {
+    MXC__LISTED(mod),           MXC__LISTED(power),
+    MXC__LISTED(maximum),       MXC__LISTED(minimum),
+    MXC__LISTED(hypot),         MXC__LISTED(equal),
+    MXC__LISTED(not_equal),     MXC__LISTED(greater),
+    MXC__LISTED(greater_equal), MXC__LISTED(lesser),
+    MXC__LISTED(lesser_equal),  MXC__LISTED(logical_and),
+    MXC__LISTED(logical_or),    MXC__LISTED(logical_xor)};
+#undef MXC__LISTED
+
+// Bitwise on the host (the same libm); a third of rhs's elements are
+// lhs's first (ties for the comparisons); power gets positive bases.
+TEST(CudaBcastPlan, ListedOperatorsMatchTheCpuBitwise) {
+  std::mt19937 g(24);
+  for (const Case &c : kCases) {
+    mxc__gpu_array a = Arr(c.a), b = Arr(c.b), o = Arr(c.out);
+    mxc__bcast_plan p;
+    char why[256] = "";
+    ASSERT_EQ(mxc__bcast_plan_make(&a, &b, &o, &p, why, sizeof why), MXC_OK)
+        << why;
+    Vec x = Random(c.a, &g), y = Random(c.b, &g), base = Random(c.out, &g);
+    for (size_t i = 0; !x.empty() && i < y.size(); i += 3) y[i] = x[0];
+    for (const Listed &l : kListed) {
+      Vec xx = x;
+      if (std::strcmp(l.op, "broadcast_power") == 0) {
+        for (float &v : xx) v = std::fabs(v);
+      }
+      for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+        EXPECT_TRUE(Same(l.host(p, xx, y, base, req),
+                         CpuOp(l.op, c, xx, y, base, req)))
+            << l.op << " out of " << c.out.size() << " axes, "
+            << Numel(c.out) << " elements, req " << req;
+      }
+    }
+  }
+}
+
+// The comparison can fail: maximum's kernel body run for minimum.
+TEST(CudaBcastPlan, AWrongListedOperatorFails) {
+  std::mt19937 g(25);
+  const Case &c = kCases[1];
+  mxc__gpu_array a = Arr(c.a), b = Arr(c.b), o = Arr(c.out);
+  mxc__bcast_plan p;
+  char why[256] = "";
+  ASSERT_EQ(mxc__bcast_plan_make(&a, &b, &o, &p, why, sizeof why), MXC_OK);
+  Vec x = Random(c.a, &g), y = Random(c.b, &g), base((size_t)Numel(c.out));
+  const int w = MXC_REQ_WRITE;
+  ASSERT_TRUE(Same(HostListed<mxc_bin::B_minimum>(p, x, y, base, w),
+                   CpuOp("broadcast_minimum", c, x, y, base, w)));
+  EXPECT_FALSE(Same(HostListed<mxc_bin::B_maximum>(p, x, y, base, w),
+                    CpuOp("broadcast_minimum", c, x, y, base, w)));
+}
+
 // Axes contiguous for both operands are merged; extent-1 axes dropped.
 TEST(CudaBcastPlan, MergesAxes) {
   mxc__gpu_array a = Arr({2, 3, 4}), b = Arr({2, 3, 4}), o = Arr({2, 3, 4});
@@ -628,6 +706,7 @@ TEST(CudaUnary, ElementFunctionsMatchTheCpu) {
 #define CHECK_UNARY(name, fwd, grad, int_ok, doc) \
   unary_host::CheckAllDtypes<mxc_unary::U_##name>(#name);
   MXC__UNARY_OPS_MAIN(CHECK_UNARY)
+  MXC__UNARY_OPS_SPECIAL(CHECK_UNARY)
   MXC__UNARY_OPS_LAST(CHECK_UNARY)
 #undef CHECK_UNARY
 }
@@ -922,6 +1001,91 @@ TEST(CudaBinary, LeakyReluMatchesTheCpu) {
       }
     }
   }
+}
+
+namespace {
+
+// One forward operator with parameters kv (1 input) or its _backward_
+// (ograd, data) on the CPU, float32, from base in mode req.
+Vec RunParamOp(const std::string &name, const std::vector<const char *> &k,
+               const std::vector<const char *> &v, const std::vector<Vec> &ins,
+               const Vec &base, int req) {
+  mxc_op op = nullptr;
+  EXPECT_EQ(mxc_op_find(name.c_str(), &op), MXC_OK) << name;
+  Dims d = {(int64_t)base.size()};
+  std::vector<mxc_ndarray> in;
+  for (const Vec &x : ins) in.push_back(mxct::Cpu(d, x));
+  mxc_ndarray out = mxct::Cpu(d, base);
+  EXPECT_EQ(mxc_op_invoke(op, k.data(), v.data(), (int)k.size(), in.data(),
+                          (int)in.size(), &out, 1, &req),
+            MXC_OK)
+      << name << ": " << mxc_last_error();
+  Vec r(base.size());
+  EXPECT_EQ(mxc_ndarray_copy_to_host(out, r.data(), r.size() * 4), MXC_OK);
+  for (mxc_ndarray a : in) mxc_ndarray_free(a);
+  mxc_ndarray_free(out);
+  return r;
+}
+
+// The operator's parsed parameters as the mirror struct P.
+template <class P>
+P ParsedParams(const char *op, const std::vector<const char *> &k,
+               const std::vector<const char *> &v) {
+  void *param = nullptr;
+  EXPECT_EQ(mxc__op_parse_params(mxc__op_find(op), k.data(), v.data(),
+                                 (int)k.size(), &param),
+            MXC_OK);
+  P p = *(const P *)param;
+  mxc__free(param);
+  return p;
+}
+
+}  // namespace
+
+// hard_sigmoid and quadratic with their gradients (float32), write and
+// add, bitwise: scalar_hd.h's element functions on the host against the
+// CPU operators, parameters through the mirrors.
+TEST(CudaBinary, HardSigmoidAndQuadraticMatchTheCpu) {
+  std::mt19937 g(38);
+  Dims d = {4096};
+  Vec x = Random(d, &g), og = Random(d, &g), base = Random(d, &g);
+  for (size_t i = 0; i < 40; ++i) x[i] = (float)i * 0.25f - 5.f;  // knees
+  for (auto ab : {std::make_pair("0.2", "0.5"), std::make_pair("-1.5", "0.25")}) {
+    std::vector<const char *> k = {"alpha", "beta"}, v = {ab.first, ab.second};
+    auto p = ParsedParams<mxc_bin::HsParam>("hard_sigmoid", k, v);
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      Vec f = base, b = base;
+      for (size_t i = 0; i < x.size(); ++i) {
+        f[i] = mxc_bin::hs_elem(p.alpha, p.beta, x[i], f[i], req == MXC_REQ_ADD);
+        b[i] = mxc_bin::hs_grad_elem(p.alpha, p.beta, og[i], x[i], b[i],
+                                     req == MXC_REQ_ADD);
+      }
+      EXPECT_TRUE(Same(f, RunParamOp("hard_sigmoid", k, v, {x}, base, req)))
+          << "hard_sigmoid " << ab.first << " req " << req;
+      EXPECT_TRUE(Same(b, RunParamOp("_backward_hard_sigmoid", k, v, {og, x},
+                                     base, req)))
+          << "_backward_hard_sigmoid " << ab.first << " req " << req;
+    }
+  }
+  std::vector<const char *> k = {"a", "b", "c"}, v = {"0.3", "-1.7", "2.1"};
+  auto q = ParsedParams<mxc_bin::QuadParam>("quadratic", k, v);
+  for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+    Vec f = base, b = base;
+    for (size_t i = 0; i < x.size(); ++i) {
+      f[i] = mxc_bin::quad_elem(q, x[i], f[i], req == MXC_REQ_ADD);
+      b[i] = mxc_bin::quad_grad_elem(q, og[i], x[i], b[i], req == MXC_REQ_ADD);
+    }
+    EXPECT_TRUE(Same(f, RunParamOp("quadratic", k, v, {x}, base, req)))
+        << "quadratic req " << req;
+    EXPECT_TRUE(
+        Same(b, RunParamOp("_backward_quadratic", k, v, {og, x}, base, req)))
+        << "_backward_quadratic req " << req;
+  }
+  // The comparison can fail: the coefficients' order swapped.
+  mxc_bin::QuadParam w = {q.b, q.a, q.c};
+  Vec f = base;
+  for (size_t i = 0; i < x.size(); ++i) f[i] = mxc_bin::quad_elem(w, x[i], 0, 0);
+  EXPECT_FALSE(Same(f, RunParamOp("quadratic", k, v, {x}, base, MXC_REQ_WRITE)));
 }
 
 TEST(CudaBinary, ClipMatchesTheCpu) {

@@ -1,0 +1,40 @@
+/* The kernel table's rows of shape_array, size_array, reshape_like and
+ * _backward_reshape_like (one line of plugin.c's table). */
+#ifndef MXC_BACKENDS_CUDA_SHAPE_ROWS_H_
+#define MXC_BACKENDS_CUDA_SHAPE_ROWS_H_
+
+#include <stddef.h>
+
+#include "backends/cuda/loss.h"
+#include "core/base/gpu_plugin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* shape_array (data -> its extents, ndim int64 values) and size_array
+ * (data -> its element count, one int64), as ops/shape/rearrange.c: the
+ * values come from the call's shapes (data is never read), written or
+ * added (wrapping) on the call's stream by index.cu. Thread-safety: any
+ * thread (no state). */
+int mxc__cuda_shape_array(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_size_array(const mxc__gpu_call *c, char *why, size_t why_len);
+
+/* Any input dtype, an int64 output. */
+int mxc__cuda_shape_array_supports(const int *dtypes, int n_in, int n_out);
+
+/* reshape_like (lhs, rhs -> lhs's values in rhs's shape) and
+ * _backward_reshape_like ((ograd, lhs) -> ograd's values in lhs's shape)
+ * are flat copies of input 0 (rearrange.c's copy_flat): loss.h's
+ * reshaping copy, float32. */
+#define MXC__CUDA_SHAPE_ROWS                                                \
+  {"shape_array", mxc__cuda_shape_array_supports, mxc__cuda_shape_array},   \
+      {"size_array", mxc__cuda_shape_array_supports, mxc__cuda_size_array}, \
+      {"reshape_like", NULL, mxc__cuda_reshape_copy},                       \
+      {"_backward_reshape_like", NULL, mxc__cuda_reshape_copy},
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MXC_BACKENDS_CUDA_SHAPE_ROWS_H_ */
