@@ -832,6 +832,44 @@ void EmbeddingForms(bool bwd, int dev, std::mt19937 *g) {
   }
 }
 
+// take (data, indices in data's dtype: out of range, negative and
+// fractional ones under clip and wrap, in-range ones under raise) along
+// each axis, and _backward_take (float32; repeated indices accumulate in
+// index order on both sides), write and add, bitwise.
+void TakeForms(bool bwd, int dev, std::mt19937 *g) {
+  const Dims dd = {6, 7, 33}, id = {3, 5};
+  for (int axis : {0, 1, -1}) {
+    int ax = axis < 0 ? axis + 3 : axis;
+    Dims od;
+    for (int i = 0; i < ax; ++i) od.push_back(dd[i]);
+    od.insert(od.end(), id.begin(), id.end());
+    for (int i = ax + 1; i < 3; ++i) od.push_back(dd[i]);
+    for (const char *mode : {"clip", "wrap", "raise"}) {
+      bool raise = std::string(mode) == "raise";
+      float n = (float)dd[ax];
+      Vec idx = raise ? Uniform(Numel(id), 1 - n, n - 1, g)
+                      : Uniform(Numel(id), -2 * n, 2 * n, g);
+      for (size_t i = 0; i < idx.size(); i += 2) idx[i] = std::trunc(idx[i]);
+      Kv kv = {{"axis", std::to_string(axis)}, {"mode", mode}};
+      for (int dt : kDtypes) {
+        if (bwd && dt != MXC_DTYPE_FLOAT32) continue;
+        Vec ix = mxct::RoundTo(dt, idx);
+        if (!bwd) {
+          CompareShapes("take", kv, dt, dd, od,
+                        {mxct::RoundTo(dt, Uniform(Numel(dd), -4, 4, g)), ix},
+                        {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g, {dd, id});
+          continue;
+        }
+        CompareShapes("_backward_take", kv, dt, od, dd,
+                      {Uniform(Numel(od), -2, 2, g),
+                       Uniform(Numel(dd), -2, 2, g), ix},
+                      {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g,
+                      {od, dd, id});
+      }
+    }
+  }
+}
+
 // one_hot: indices in the output's dtype (out of range, negative and
 // fractional ones among them), depth 37, write and add, bitwise.
 void OneHotForms(int dev, std::mt19937 *g) {
@@ -881,6 +919,12 @@ const mxct::RegisterCase kCopyCases[] = {
     }),
     mxct::RegisterCase("_backward_quadratic", [](std::mt19937 *g) {
       ParamMapForms("quadratic", true, MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("take", [](std::mt19937 *g) {
+      TakeForms(false, MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("_backward_take", [](std::mt19937 *g) {
+      TakeForms(true, MXC_DEVICE_GPU, g);
     }),
     mxct::RegisterCase("shape_array", [](std::mt19937 *) {
       ShapeArrayForms("shape_array", MXC_DEVICE_GPU);
@@ -958,6 +1002,8 @@ TEST(GpuConformanceCopy, CasesAreValidCallsOnTheCpu) {
   WhereForms(true, MXC_DEVICE_CPU, &g);
   LeakyForms(false, MXC_DEVICE_CPU, &g);
   LeakyForms(true, MXC_DEVICE_CPU, &g);
+  TakeForms(false, MXC_DEVICE_CPU, &g);
+  TakeForms(true, MXC_DEVICE_CPU, &g);
   ShapeArrayForms("shape_array", MXC_DEVICE_CPU);
   ShapeArrayForms("size_array", MXC_DEVICE_CPU);
   ReshapeLikeForms(false, MXC_DEVICE_CPU, &g);

@@ -1727,6 +1727,96 @@ void CheckEmbedding(int idx_dt) {
   }
 }
 
+// take and _backward_take (index_hd.h's take_geom, take_src,
+// take_grad_column) against the CPU: every axis, clip and wrap with
+// out-of-range, negative and fractional indices, float32 and int32
+// indices, write and add, bitwise.
+template <int DT>
+void CheckTake(int idx_dt, const char *mode, int64_t axis) {
+  typedef typename MxcElem<DT>::T T;
+  std::mt19937 g(47);
+  Vec iv = {0, 2, 7, -1, -6, 3.9f};
+  Dims dd = {3, 4, 5}, id = {2, 3};
+  where_host::Bytes idx;
+  if (idx_dt == MXC_DTYPE_INT32) {
+    std::vector<int32_t> ii;
+    for (float f : iv) ii.push_back((int32_t)f);
+    idx = where_host::Of(ii);
+  } else {
+    idx = mxct::ToBytes(MXC_DTYPE_FLOAT32, iv);
+  }
+  int ax = (int)(axis < 0 ? axis + 3 : axis);
+  Dims od;
+  for (int i = 0; i < ax; ++i) od.push_back(dd[i]);
+  od.insert(od.end(), id.begin(), id.end());
+  for (int i = ax + 1; i < 3; ++i) od.push_back(dd[i]);
+  std::string as = std::to_string(axis), what = std::string("take ") + mode +
+                                                  " axis " + as + " " +
+                                                  mxct::DtypeName(DT);
+  std::vector<const char *> k = {"axis", "mode"}, v = {as.c_str(), mode};
+  mxc_idx::TakeParam p = {axis, std::string(mode) == "wrap" ? 1 : 0};
+  mxc_idx::TakeGeom geo;
+  ASSERT_EQ(mxc_idx::take_geom(dd.data(), 3, (int64_t)iv.size(), p, &geo), 0);
+  where_host::Bytes data = mxct::ToBytes(DT, Random(dd, &g));
+  where_host::Bytes base = mxct::ToBytes(DT, Random(od, &g));
+  std::vector<T> td = where_host::As<T>(data);
+  for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+    std::vector<T> host = where_host::As<T>(base);
+    for (int64_t i = 0; i < (int64_t)host.size(); ++i) {
+      T x = td[mxc_idx::take_src(geo, idx.data(), idx_dt, i)];
+      host[i] = req == MXC_REQ_ADD ? mxc_idx::add<DT>(host[i], x) : x;
+    }
+    std::vector<where_host::Bytes> cpu =
+        where_host::Cpu("take", {{dd, DT}, {id, idx_dt}}, {data, idx},
+                        {{od, DT}}, {base}, {req}, k, v);
+    mxct::ExpectSameElems(what + " req " + std::to_string(req), DT,
+                          where_host::Of(host), cpu[0]);
+    if (DT != MXC_DTYPE_FLOAT32) continue;
+    Vec og = Random(od, &g), dx = Random(dd, &g), dxb = dx;
+    for (int64_t c = 0; c < geo.outer * geo.inner; ++c) {
+      mxc_idx::take_grad_column(geo, og.data(), idx.data(), idx_dt, dx.data(),
+                                c, req == MXC_REQ_ADD);
+    }
+    std::vector<where_host::Bytes> bcpu = where_host::Cpu(
+        "_backward_take", {{od, DT}, {dd, DT}, {id, idx_dt}},
+        {mxct::ToBytes(DT, og), data, idx}, {{dd, DT}},
+        {mxct::ToBytes(DT, dxb)}, {req}, k, v);
+    mxct::ExpectSameElems("_backward_" + what + " req " + std::to_string(req),
+                          DT, mxct::ToBytes(DT, dx), bcpu[0]);
+  }
+}
+
+TEST(CudaWhere, TakeMatchesTheCpu) {
+  for (int64_t axis : {0, 1, -1}) {
+    for (const char *mode : {"clip", "wrap"}) {
+      CheckTake<MXC_DTYPE_FLOAT32>(MXC_DTYPE_FLOAT32, mode, axis);
+      CheckTake<MXC_DTYPE_FLOAT32>(MXC_DTYPE_INT32, mode, axis);
+    }
+  }
+  CheckTake<MXC_DTYPE_FLOAT16>(MXC_DTYPE_INT32, "wrap", 1);
+  CheckTake<MXC_DTYPE_BFLOAT16>(MXC_DTYPE_FLOAT32, "clip", 2);
+}
+
+// raise: the mapping refuses what the CPU refuses (-n..n-1 accepted).
+TEST(CudaWhere, TakeModesAreTheCpus) {
+  EXPECT_EQ(mxc__idx_fix(-4, 4, MXC__IDX_RAISE), 0);
+  EXPECT_EQ(mxc__idx_fix(-5, 4, MXC__IDX_RAISE), -1);
+  EXPECT_EQ(mxc__idx_fix(4, 4, MXC__IDX_RAISE), -1);
+  EXPECT_EQ(mxc__idx_fix(-5, 4, MXC__IDX_WRAP), 3);
+  EXPECT_EQ(mxc__idx_fix(-5, 4, MXC__IDX_CLIP), 0);
+  // take_src follows the mode it is given: -1 is the last element under
+  // wrap, the first under clip.
+  mxc_idx::TakeGeom geo;
+  Dims d = {3};
+  Vec idx = {-1};
+  for (int mode : {MXC__IDX_CLIP, MXC__IDX_WRAP}) {
+    mxc_idx::TakeParam p = {0, mode};
+    ASSERT_EQ(mxc_idx::take_geom(d.data(), 1, 1, p, &geo), 0);
+    EXPECT_EQ(mxc_idx::take_src(geo, idx.data(), MXC_DTYPE_FLOAT32, 0),
+              mode == MXC__IDX_WRAP ? 2 : 0);
+  }
+}
+
 TEST(CudaWhere, EmbeddingMatchesTheCpu) {
   CheckEmbedding<MXC_DTYPE_FLOAT32>(MXC_DTYPE_FLOAT32);
   CheckEmbedding<MXC_DTYPE_FLOAT32>(MXC_DTYPE_INT32);
