@@ -575,3 +575,107 @@ extern "C" int mxc__cuda_take_bwd(const mxc__gpu_call *c, char *why,
       (float *)c->out[0].ptr, cols, c->req[0] == MXC__GPU_REQ_ADD);
   return mxc__cuda_finish("_backward_take", why, why_len);
 }
+
+// ---- pick, _backward_pick (shape_rows.h) ----
+
+namespace {
+
+template <int DT>
+__global__ void pick_k(TakeGeom g, const typename MxcElem<DT>::T *data,
+                       const void *idx, int idx_dt,
+                       typename MxcElem<DT>::T *out, long long n, int is_add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    typename MxcElem<DT>::T v = data[pick_src(g, idx, idx_dt, i)];
+    out[i] = is_add ? add<DT>(out[i], v) : v;
+  }
+}
+
+__global__ void pick_grad_k(TakeGeom g, const float *og, const void *idx,
+                            int idx_dt, float *dx, long long cols,
+                            int is_add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+       c < cols; c += stride) {
+    pick_grad_column(g, og, idx, idx_dt, dx, c, is_add);
+  }
+}
+
+// data's geometry around the axis; the index (and the small side: output
+// or ograd) of outer x inner elements.
+int pick_setup(const mxc__gpu_call *c, const mxc__gpu_array &data,
+               const mxc__gpu_array &idx, const mxc__gpu_array &small,
+               TakeGeom *g, const char *op, char *why, size_t why_len) {
+  const PickParam *p = (const PickParam *)c->param;
+  TakeParam tp = {p ? p->axis : 0, p ? p->mode : 0};
+  if (!p || take_geom(data.dims, data.ndim, 1, tp, g) != 0 ||
+      idx.size != g->outer * g->inner || small.size != idx.size ||
+      !index_dtype(idx.dtype) || (g->n == 0 && idx.size > 0)) {
+    snprintf(why, why_len,
+             "%s: data with the axis, an index (float32, float16, bfloat16, "
+             "int32, int64) of data's shape without the axis, and an array "
+             "of the index's size expected",
+             op);
+    return MXC_ERR_SHAPE;
+  }
+  return mxc__cuda_use_device(c->dev, why, why_len);
+}
+
+template <int DT>
+void launch_pick(const mxc__gpu_call *c, const TakeGeom &g) {
+  typedef typename MxcElem<DT>::T T;
+  long long n = (long long)c->out[0].size;
+  pick_k<DT><<<MXC__CUDA_GRID(n)>>>(g, (const T *)c->in[0].ptr,
+                                     c->in[1].ptr, c->in[1].dtype,
+                                     (T *)c->out[0].ptr, n,
+                                     c->req[0] == MXC__GPU_REQ_ADD);
+}
+
+}  // namespace
+
+// (data, index) -> out.
+extern "C" int mxc__cuda_pick(const mxc__gpu_call *c, char *why,
+                              size_t why_len) {
+  if (c->n_in != 2 || c->n_out != 1 || c->out[0].dtype != c->in[0].dtype ||
+      mxc__half_slot(c->out[0].dtype) < 0) {
+    snprintf(why, why_len,
+             "pick: (data, index) -> out of data's dtype (float32, float16, "
+             "bfloat16) expected");
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  if (c->req[0] == MXC__GPU_REQ_NULL || c->out[0].size == 0) return MXC_OK;
+  TakeGeom g;
+  int rc = pick_setup(c, c->in[0], c->in[1], c->out[0], &g, "pick", why,
+                      why_len);
+  if (rc != MXC_OK) return rc;
+  switch (mxc__half_slot(c->out[0].dtype)) {
+    case MXC__HALF_SLOT_F16: launch_pick<MXC_DTYPE_FLOAT16>(c, g); break;
+    case MXC__HALF_SLOT_BF16: launch_pick<MXC_DTYPE_BFLOAT16>(c, g); break;
+    default: launch_pick<MXC_DTYPE_FLOAT32>(c, g); break;
+  }
+  return mxc__cuda_finish("pick", why, why_len);
+}
+
+// (ograd, data, index) -> ddata, float32.
+extern "C" int mxc__cuda_pick_bwd(const mxc__gpu_call *c, char *why,
+                                  size_t why_len) {
+  if (c->n_in != 3 || c->n_out != 1 || c->out[0].size != c->in[1].size ||
+      c->out[0].dtype != MXC_DTYPE_FLOAT32 ||
+      c->in[0].dtype != MXC_DTYPE_FLOAT32) {
+    snprintf(why, why_len,
+             "_backward_pick: (ograd, data, index) -> a float32 gradient of "
+             "data's shape expected");
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  if (c->req[0] == MXC__GPU_REQ_NULL || c->out[0].size == 0) return MXC_OK;
+  TakeGeom g;
+  int rc = pick_setup(c, c->in[1], c->in[2], c->in[0], &g, "_backward_pick",
+                      why, why_len);
+  if (rc != MXC_OK) return rc;
+  long long cols = (long long)c->in[2].size;
+  pick_grad_k<<<MXC__CUDA_GRID(cols)>>>(
+      g, (const float *)c->in[0].ptr, c->in[2].ptr, c->in[2].dtype,
+      (float *)c->out[0].ptr, cols, c->req[0] == MXC__GPU_REQ_ADD);
+  return mxc__cuda_finish("_backward_pick", why, why_len);
+}

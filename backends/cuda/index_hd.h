@@ -210,6 +210,37 @@ MXC__IDX_HD void take_grad_column(const TakeGeom &g, const float *og,
   }
 }
 
+/* ---- pick (ops/indexing/take.c) ---- */
+
+/* Mirror of take.c's private pick_param. */
+struct PickParam {
+  int64_t axis;
+  int keepdims;
+  int mode;
+};
+
+/* pick's data offset of output element `at` = (o, r): data (o,
+ * fix(idx[at]), r), as pick_forward (TakeGeom with m unused). */
+MXC__IDX_HD int64_t pick_src(const TakeGeom &g, const void *idx, int idx_dt,
+                             int64_t at) {
+  int64_t o = at / g.inner, r = at % g.inner;
+  int64_t k = mxc__idx_fix(index_int(idx, idx_dt, at), g.n, g.mode);
+  return (o * g.n + k) * g.inner + r;
+}
+
+/* _backward_pick's column `at` = (o, r), float32: its n elements cleared
+ * (write), then ograd[at] added at the picked one, as pick_backward (each
+ * gradient element has at most one contribution: bitwise). */
+MXC__IDX_HD void pick_grad_column(const TakeGeom &g, const float *og,
+                                  const void *idx, int idx_dt, float *dx,
+                                  int64_t at, int is_add) {
+  int64_t o = at / g.inner, r = at % g.inner;
+  if (!is_add) {
+    for (int64_t k = 0; k < g.n; ++k) dx[(o * g.n + k) * g.inner + r] = 0.f;
+  }
+  dx[pick_src(g, idx, idx_dt, at)] += og[at];
+}
+
 }  // namespace mxc_idx
 
 #endif /* MXC_BACKENDS_CUDA_INDEX_HD_H_ */

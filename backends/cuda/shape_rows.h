@@ -1,4 +1,4 @@
-/* The kernel table's rows of take, _backward_take, shape_array,
+/* The kernel table's rows of take, pick, their gradients, shape_array,
  * size_array, reshape_like and _backward_reshape_like (one line of
  * plugin.c's table). */
 #ifndef MXC_BACKENDS_CUDA_SHAPE_ROWS_H_
@@ -38,6 +38,13 @@ int mxc__cuda_take_bwd_supports(const int *dtypes, int n_in, int n_out);
 int mxc__cuda_take(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_take_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
 
+/* pick (data, index) -> out and _backward_pick (ograd, data, index) ->
+ * ddata, as take.c's pick (axis, keepdims, clip and wrap), with take's
+ * dtypes; each gradient element gets at most one ograd element (bitwise,
+ * deterministic). Same contract as take. */
+int mxc__cuda_pick(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_pick_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
+
 /* reshape_like (lhs, rhs -> lhs's values in rhs's shape) and
  * _backward_reshape_like ((ograd, lhs) -> ograd's values in lhs's shape)
  * are flat copies of input 0 (rearrange.c's copy_flat): loss.h's
@@ -45,6 +52,8 @@ int mxc__cuda_take_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
 #define MXC__CUDA_SHAPE_ROWS                                                \
   {"take", mxc__cuda_take_supports, mxc__cuda_take},                        \
       {"_backward_take", mxc__cuda_take_bwd_supports, mxc__cuda_take_bwd},  \
+      {"pick", mxc__cuda_take_supports, mxc__cuda_pick},                    \
+      {"_backward_pick", mxc__cuda_take_bwd_supports, mxc__cuda_pick_bwd},  \
       {"shape_array", mxc__cuda_shape_array_supports, mxc__cuda_shape_array}, \
       {"size_array", mxc__cuda_shape_array_supports, mxc__cuda_size_array}, \
       {"reshape_like", NULL, mxc__cuda_reshape_copy},                       \

@@ -870,6 +870,49 @@ void TakeForms(bool bwd, int dev, std::mt19937 *g) {
   }
 }
 
+// pick (data, index in data's dtype: out of range, negative and
+// fractional ones) along each axis, keepdims or not, clip and wrap, and
+// _backward_pick (float32), write and add, bitwise.
+void PickForms(bool bwd, int dev, std::mt19937 *g) {
+  const Dims dd = {6, 7, 33};
+  for (int axis : {0, 1, -1}) {
+    int ax = axis < 0 ? axis + 3 : axis;
+    for (bool keep : {false, true}) {
+      Dims id = dd;
+      if (keep) {
+        id[ax] = 1;
+      } else {
+        id.erase(id.begin() + ax);
+      }
+      float n = (float)dd[ax];
+      Vec idx = Uniform(Numel(id), -2 * n, 2 * n, g);
+      for (size_t i = 0; i < idx.size(); i += 2) idx[i] = std::trunc(idx[i]);
+      for (const char *mode : {"clip", "wrap"}) {
+        Kv kv = {{"axis", std::to_string(axis)},
+                 {"keepdims", keep ? "true" : "false"},
+                 {"mode", mode}};
+        for (int dt : kDtypes) {
+          if (bwd && dt != MXC_DTYPE_FLOAT32) continue;
+          Vec ix = mxct::RoundTo(dt, idx);
+          if (!bwd) {
+            CompareShapes("pick", kv, dt, dd, id,
+                          {mxct::RoundTo(dt, Uniform(Numel(dd), -4, 4, g)),
+                           ix},
+                          {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g,
+                          {dd, id});
+            continue;
+          }
+          CompareShapes("_backward_pick", kv, dt, id, dd,
+                        {Uniform(Numel(id), -2, 2, g),
+                         Uniform(Numel(dd), -2, 2, g), ix},
+                        {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g,
+                        {id, dd, id});
+        }
+      }
+    }
+  }
+}
+
 // one_hot: indices in the output's dtype (out of range, negative and
 // fractional ones among them), depth 37, write and add, bitwise.
 void OneHotForms(int dev, std::mt19937 *g) {
@@ -925,6 +968,12 @@ const mxct::RegisterCase kCopyCases[] = {
     }),
     mxct::RegisterCase("_backward_take", [](std::mt19937 *g) {
       TakeForms(true, MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("pick", [](std::mt19937 *g) {
+      PickForms(false, MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("_backward_pick", [](std::mt19937 *g) {
+      PickForms(true, MXC_DEVICE_GPU, g);
     }),
     mxct::RegisterCase("shape_array", [](std::mt19937 *) {
       ShapeArrayForms("shape_array", MXC_DEVICE_GPU);
@@ -1004,6 +1053,8 @@ TEST(GpuConformanceCopy, CasesAreValidCallsOnTheCpu) {
   LeakyForms(true, MXC_DEVICE_CPU, &g);
   TakeForms(false, MXC_DEVICE_CPU, &g);
   TakeForms(true, MXC_DEVICE_CPU, &g);
+  PickForms(false, MXC_DEVICE_CPU, &g);
+  PickForms(true, MXC_DEVICE_CPU, &g);
   ShapeArrayForms("shape_array", MXC_DEVICE_CPU);
   ShapeArrayForms("size_array", MXC_DEVICE_CPU);
   ReshapeLikeForms(false, MXC_DEVICE_CPU, &g);

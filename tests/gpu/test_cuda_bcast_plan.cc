@@ -1817,6 +1817,73 @@ TEST(CudaWhere, TakeModesAreTheCpus) {
   }
 }
 
+// pick and _backward_pick (index_hd.h's pick_src, pick_grad_column)
+// against the CPU: every axis, keepdims, clip and wrap with out-of-range,
+// negative and fractional indices, write and add, bitwise.
+template <int DT>
+void CheckPick(const char *mode, int64_t axis, bool keep) {
+  typedef typename MxcElem<DT>::T T;
+  std::mt19937 g(48);
+  Dims dd = {3, 4, 5};
+  int ax = (int)(axis < 0 ? axis + 3 : axis);
+  Dims id = dd;
+  if (keep) {
+    id[ax] = 1;
+  } else {
+    id.erase(id.begin() + ax);
+  }
+  Vec iv((size_t)Numel(id));
+  std::uniform_real_distribution<float> u(-9.f, 9.f);
+  for (size_t i = 0; i < iv.size(); ++i) iv[i] = i % 2 ? u(g) : std::trunc(u(g));
+  where_host::Bytes idx = mxct::ToBytes(MXC_DTYPE_FLOAT32, iv);
+  std::string as = std::to_string(axis), what = std::string("pick ") + mode +
+                                                  " axis " + as + " " +
+                                                  mxct::DtypeName(DT);
+  std::vector<const char *> k = {"axis", "mode", "keepdims"},
+                            v = {as.c_str(), mode, keep ? "true" : "false"};
+  mxc_idx::TakeParam p = {axis, std::string(mode) == "wrap" ? 1 : 0};
+  mxc_idx::TakeGeom geo;
+  ASSERT_EQ(mxc_idx::take_geom(dd.data(), 3, 1, p, &geo), 0);
+  where_host::Bytes data = mxct::ToBytes(DT, Random(dd, &g));
+  where_host::Bytes base = mxct::ToBytes(DT, Random(id, &g));
+  std::vector<T> td = where_host::As<T>(data);
+  for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+    std::vector<T> host = where_host::As<T>(base);
+    for (int64_t i = 0; i < (int64_t)host.size(); ++i) {
+      T x = td[mxc_idx::pick_src(geo, idx.data(), MXC_DTYPE_FLOAT32, i)];
+      host[i] = req == MXC_REQ_ADD ? mxc_idx::add<DT>(host[i], x) : x;
+    }
+    std::vector<where_host::Bytes> cpu = where_host::Cpu(
+        "pick", {{dd, DT}, {id, MXC_DTYPE_FLOAT32}}, {data, idx}, {{id, DT}},
+        {base}, {req}, k, v);
+    mxct::ExpectSameElems(what + " req " + std::to_string(req), DT,
+                          where_host::Of(host), cpu[0]);
+    if (DT != MXC_DTYPE_FLOAT32) continue;
+    Vec og = Random(id, &g), dx = Random(dd, &g), dxb = dx;
+    for (int64_t c = 0; c < (int64_t)iv.size(); ++c) {
+      mxc_idx::pick_grad_column(geo, og.data(), idx.data(), MXC_DTYPE_FLOAT32,
+                                dx.data(), c, req == MXC_REQ_ADD);
+    }
+    std::vector<where_host::Bytes> bcpu = where_host::Cpu(
+        "_backward_pick", {{id, DT}, {dd, DT}, {id, MXC_DTYPE_FLOAT32}},
+        {mxct::ToBytes(DT, og), data, idx}, {{dd, DT}},
+        {mxct::ToBytes(DT, dxb)}, {req}, k, v);
+    mxct::ExpectSameElems("_backward_" + what + " req " + std::to_string(req),
+                          DT, mxct::ToBytes(DT, dx), bcpu[0]);
+  }
+}
+
+TEST(CudaWhere, PickMatchesTheCpu) {
+  for (int64_t axis : {0, 1, -1}) {
+    for (const char *mode : {"clip", "wrap"}) {
+      CheckPick<MXC_DTYPE_FLOAT32>(mode, axis, false);
+      CheckPick<MXC_DTYPE_FLOAT32>(mode, axis, true);
+    }
+  }
+  CheckPick<MXC_DTYPE_FLOAT16>("wrap", 1, false);
+  CheckPick<MXC_DTYPE_BFLOAT16>("clip", 2, true);
+}
+
 TEST(CudaWhere, EmbeddingMatchesTheCpu) {
   CheckEmbedding<MXC_DTYPE_FLOAT32>(MXC_DTYPE_FLOAT32);
   CheckEmbedding<MXC_DTYPE_FLOAT32>(MXC_DTYPE_INT32);
