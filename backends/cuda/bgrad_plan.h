@@ -77,7 +77,9 @@ int mxc__bgrad_expand_plan(const mxc__gpu_call *c, mxc__sum_plan *p,
 #endif
 
 /* The float partial of ograd element j for gradient x (0: lhs, 1: rhs)
- * of operator op (MXC__BG_*). */
+ * of operator op (MXC__BG_*): what bgrad.cu's partial<Basic<op>>
+ * computes for float32 (the same mxc__bcast_offsets and
+ * mxc__bin_grad_a/b), the host tests' reference of it. */
 MXC__BGRAD_HD float mxc__bgrad_partial(const mxc__bgrad_plan *p, int op,
                                        int x, const float *og,
                                        const float *a, const float *b,
