@@ -18,8 +18,34 @@
 #include "backends/cuda/cuda_rt.h"
 #include "backends/cuda/half_hd.h"
 #include "backends/cuda/half_types.h"
+#include "backends/cuda/scalar_hd.h"
 
 namespace {
+
+// The partial derivatives as a class with ga/gb(og, a, b) in float:
+// train_plan.h's four (add, sub, mul, div, as before), or one operator of
+// ops/binary/binary_ops.h's list (scalar_hd.h's B_<name>: og * df/da and
+// og * df/db in float, the CPU's float backward rows, host-tested
+// against _backward_broadcast_<name> by test_cuda_bgrad_plan).
+template <int OP>
+struct Basic {
+  static __device__ __forceinline__ float ga(float og, float a, float b) {
+    return mxc__bin_grad_a(OP, og, a, b);
+  }
+  static __device__ __forceinline__ float gb(float og, float a, float b) {
+    return mxc__bin_grad_b(OP, og, a, b);
+  }
+};
+
+template <class B>
+struct Listed {
+  static __device__ __forceinline__ float ga(float og, float a, float b) {
+    return og * B::da(a, b);
+  }
+  static __device__ __forceinline__ float gb(float og, float a, float b) {
+    return og * B::db(a, b);
+  }
+};
 
 constexpr int kThreads = 256;
 
@@ -32,23 +58,18 @@ struct Args {
   int x, add;
 };
 
-// Element j's partial: mxc__bgrad_partial (host-tested) for float32, the
-// same with widened loads for the half types.
-template <int OP, int DT>
+// Element j's partial: the operands' elements of ograd element j (the
+// host-tested map of bgrad_plan.h), widened to float, through G.
+template <class G, int DT>
 __device__ __forceinline__ float partial(const mxc__bgrad_plan &p,
                                          const Args &q, int64_t j) {
   typedef MxcElem<DT> E;
   typedef typename E::T T;
-  if constexpr (DT == MXC_DTYPE_FLOAT32) {
-    return mxc__bgrad_partial(&p, OP, q.x, (const float *)q.og,
-                              (const float *)q.a, (const float *)q.b, j);
-  } else {
-    int64_t ia, ib;
-    mxc__bcast_offsets(&p.map, j, &ia, &ib);
-    float g = E::load(((const T *)q.og)[j]);
-    float a = E::load(((const T *)q.a)[ia]), b = E::load(((const T *)q.b)[ib]);
-    return q.x ? mxc__bin_grad_b(OP, g, a, b) : mxc__bin_grad_a(OP, g, a, b);
-  }
+  int64_t ia, ib;
+  mxc__bcast_offsets(&p.map, j, &ia, &ib);
+  float g = E::load(((const T *)q.og)[j]);
+  float a = E::load(((const T *)q.a)[ia]), b = E::load(((const T *)q.b)[ib]);
+  return q.x ? G::gb(g, a, b) : G::ga(g, a, b);
 }
 
 // Gradient element o from its group's double sum, in its write mode.
@@ -60,7 +81,7 @@ __device__ __forceinline__ void store(const Args &q, long long o,
   g[o] = E::store(mxc__bgrad_final(acc, q.add, q.add ? E::load(g[o]) : 0.f));
 }
 
-template <int OP, int DT>
+template <class G, int DT>
 __global__ void group_thread_kernel(mxc__bgrad_plan p, Args q) {
   const mxc__sum_plan &r = p.red[q.x];
   long long stride = (long long)gridDim.x * blockDim.x;
@@ -69,13 +90,13 @@ __global__ void group_thread_kernel(mxc__bgrad_plan p, Args q) {
     int64_t base = mxc__sum_base(&r, o);
     double acc = 0;
     for (int64_t k = 0; k < r.n_red; ++k) {
-      acc += partial<OP, DT>(p, q, base + mxc__sum_step(&r, k));
+      acc += partial<G, DT>(p, q, base + mxc__sum_step(&r, k));
     }
     store<DT>(q, o, acc);
   }
 }
 
-template <int OP, int DT>
+template <class G, int DT>
 __global__ void group_block_kernel(mxc__bgrad_plan p, Args q) {
   __shared__ double part[kThreads];
   const mxc__sum_plan &r = p.red[q.x];
@@ -83,7 +104,7 @@ __global__ void group_block_kernel(mxc__bgrad_plan p, Args q) {
     int64_t base = mxc__sum_base(&r, o);
     double acc = 0;
     for (long long k = threadIdx.x; k < r.n_red; k += kThreads) {
-      acc += partial<OP, DT>(p, q, base + mxc__sum_step(&r, k));
+      acc += partial<G, DT>(p, q, base + mxc__sum_step(&r, k));
     }
     part[threadIdx.x] = acc;
     __syncthreads();
@@ -96,25 +117,25 @@ __global__ void group_block_kernel(mxc__bgrad_plan p, Args q) {
   }
 }
 
-template <int OP, int DT>
+template <class G, int DT>
 void launch(const mxc__bgrad_plan &p, const Args &q) {
   int64_t n = p.red[q.x].n_out;
   if (p.per_thread[q.x]) {
-    group_thread_kernel<OP, DT><<<MXC__CUDA_GRID(n)>>>(p, q);
+    group_thread_kernel<G, DT><<<MXC__CUDA_GRID(n)>>>(p, q);
   } else {
-    group_block_kernel<OP, DT>
+    group_block_kernel<G, DT>
         <<<mxc__cuda_grid_cap(n), kThreads, 0, mxc__cuda_stream()>>>(p, q);
   }
 }
 
 typedef void (*launch_fn)(const mxc__bgrad_plan &, const Args &);
 
-template <int OP>
+template <class G>
 int run(const mxc__gpu_call *c, char *why, size_t why_len) {
   // Indexed by half_types.h's slot of the call's dtype.
-  static const launch_fn k_launch[] = {launch<OP, MXC_DTYPE_FLOAT32>,
-                                       launch<OP, MXC_DTYPE_FLOAT16>,
-                                       launch<OP, MXC_DTYPE_BFLOAT16>};
+  static const launch_fn k_launch[] = {launch<G, MXC_DTYPE_FLOAT32>,
+                                       launch<G, MXC_DTYPE_FLOAT16>,
+                                       launch<G, MXC_DTYPE_BFLOAT16>};
   mxc__bgrad_plan p;
   int rc = mxc__bgrad_plan_make(c, &p, why, why_len);
   bool any = false;
@@ -144,17 +165,24 @@ int run(const mxc__gpu_call *c, char *why, size_t why_len) {
 
 extern "C" int mxc__cuda_backward_broadcast_add(const mxc__gpu_call *c,
                                                 char *why, size_t n) {
-  return run<MXC__BG_ADD>(c, why, n);
+  return run<Basic<MXC__BG_ADD> >(c, why, n);
 }
 extern "C" int mxc__cuda_backward_broadcast_sub(const mxc__gpu_call *c,
                                                 char *why, size_t n) {
-  return run<MXC__BG_SUB>(c, why, n);
+  return run<Basic<MXC__BG_SUB> >(c, why, n);
 }
 extern "C" int mxc__cuda_backward_broadcast_mul(const mxc__gpu_call *c,
                                                 char *why, size_t n) {
-  return run<MXC__BG_MUL>(c, why, n);
+  return run<Basic<MXC__BG_MUL> >(c, why, n);
 }
 extern "C" int mxc__cuda_backward_broadcast_div(const mxc__gpu_call *c,
                                                 char *why, size_t n) {
-  return run<MXC__BG_DIV>(c, why, n);
+  return run<Basic<MXC__BG_DIV> >(c, why, n);
 }
+
+#define MXC__BG_MORE(name, stem)                                        \
+  extern "C" int mxc__cuda_backward_broadcast_##name(                   \
+      const mxc__gpu_call *c, char *why, size_t n) {                    \
+    return run<Listed<mxc_bin::B_##name> >(c, why, n);                  \
+  }
+MXC__CUDA_SAME_GRAD(MXC__BG_MORE)

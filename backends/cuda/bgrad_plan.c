@@ -36,3 +36,37 @@ int mxc__bgrad_plan_make(const mxc__gpu_call *c, mxc__bgrad_plan *p, char *why,
   }
   return MXC_OK;
 }
+
+/* Whether x repeats into og's shape: no more axes, each of og's extent or
+ * 1 (aligned at the last axes). */
+static int repeats_into(const mxc__gpu_array *x, const mxc__gpu_array *og) {
+  if (x->ndim > og->ndim) return 0;
+  for (int j = 0; j < x->ndim; ++j) {
+    int64_t e = x->dims[j], eo = og->dims[j + og->ndim - x->ndim];
+    if (e != eo && e != 1) return 0;
+  }
+  return 1;
+}
+
+int mxc__bgrad_expand_plan(const mxc__gpu_call *c, mxc__sum_plan *p,
+                           char *why, size_t why_len) {
+  if (c->n_in != 2 || c->n_out != 1) {
+    snprintf(why, why_len,
+             "%d inputs and %d outputs; expected 2 (ograd, data) and 1", c->n_in,
+             c->n_out);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  const mxc__gpu_array *og = &c->in[0], *x = &c->in[1];
+  if (!repeats_into(x, og) || c->out[0].size != x->size) {
+    snprintf(why, why_len,
+             "data (%d axes, %lld elements) does not repeat into the output "
+             "gradient's %d axes, or the gradient has %lld elements: "
+             "expected data's extents equal to ograd's last ones or 1, and "
+             "a gradient of data's shape",
+             x->ndim, (long long)x->size, og->ndim,
+             (long long)c->out[0].size);
+    return MXC_ERR_SHAPE;
+  }
+  mxc__sum_plan_masked(og, stretched(x, og), 0, p);
+  return MXC_OK;
+}

@@ -62,12 +62,24 @@ extern "C" {
 int mxc__bgrad_plan_make(const mxc__gpu_call *c, mxc__bgrad_plan *p,
                          char *why, size_t why_len);
 
+/* The plan of _backward_broadcast_to, _axis and _like (inputs ograd,
+ * data; output ddata in data's shape), as the CPU's expand_backward
+ * (ops/shape/broadcast.c): ograd summed over the axes data was repeated
+ * along, a sum_plan.h reduction of ograd (sum.cu runs it: double sums,
+ * rounded once, then added in float in add mode, as the CPU's
+ * mxc__shp_sum for float32). MXC_OK, or MXC_ERR_SHAPE /
+ * MXC_ERR_INVALID_ARGUMENT with the reason in why. */
+int mxc__bgrad_expand_plan(const mxc__gpu_call *c, mxc__sum_plan *p,
+                           char *why, size_t why_len);
+
 #ifdef __cplusplus
 }
 #endif
 
 /* The float partial of ograd element j for gradient x (0: lhs, 1: rhs)
- * of operator op (MXC__BG_*). */
+ * of operator op (MXC__BG_*): what bgrad.cu's partial<Basic<op>>
+ * computes for float32 (the same mxc__bcast_offsets and
+ * mxc__bin_grad_a/b), the host tests' reference of it. */
 MXC__BGRAD_HD float mxc__bgrad_partial(const mxc__bgrad_plan *p, int op,
                                        int x, const float *og,
                                        const float *a, const float *b,

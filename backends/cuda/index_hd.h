@@ -25,6 +25,10 @@
 #define MXC__IDX_HD inline
 #endif
 
+/* take's index modes and mapping, one text with the CPU's. */
+#define MXC__IDX_MODE_HD MXC__IDX_HD
+#include "ops/indexing/index_mode.h"
+
 namespace mxc_idx {
 
 /* d + s as mxc__idx_move's add. */
@@ -145,6 +149,96 @@ MXC__IDX_HD int64_t index_int(const void *p, int dt, int64_t r) {
   if (!(v > -lim)) return -(int64_t)lim;
   if (v > lim) return (int64_t)lim;
   return (int64_t)v;
+}
+
+/* ---- take (ops/indexing/take.c) ---- */
+
+/* Mirror of take.c's private take_param (the host test fills it with the
+ * operator's own parser). */
+struct TakeParam {
+  int64_t axis;
+  int mode;
+};
+
+/* data as (outer, n, inner) around the axis, m indices: take.c's
+ * take_geom. */
+struct TakeGeom {
+  int64_t outer, n, inner, m;
+  int mode;
+};
+
+/* The geometry of data (ndim extents) and m indices: 0, or -1 when the
+ * axis is out of range (take.c's mxc__idx_axis refuses it first). */
+inline int take_geom(const int64_t *dims, int ndim, int64_t m,
+                     const TakeParam &p, TakeGeom *g) {
+  if (p.axis < -ndim || p.axis >= ndim) return -1;
+  int ax = (int)(p.axis < 0 ? p.axis + ndim : p.axis);
+  g->outer = g->inner = 1;
+  for (int i = 0; i < ax; ++i) g->outer *= dims[i];
+  for (int i = ax + 1; i < ndim; ++i) g->inner *= dims[i];
+  g->n = dims[ax];
+  g->m = m;
+  g->mode = p.mode;
+  return 0;
+}
+
+/* The data offset of output element i: output (o, j, r) is data (o,
+ * fix(idx[j]), r), as take_forward. Raise-mode indices are checked
+ * before (a -1 from the mapping never reaches here). */
+MXC__IDX_HD int64_t take_src(const TakeGeom &g, const void *idx, int idx_dt,
+                             int64_t i) {
+  int64_t r = i % g.inner, t = i / g.inner;
+  int64_t j = t % g.m, o = t / g.m;
+  int64_t k = mxc__idx_fix(index_int(idx, idx_dt, j), g.n, g.mode);
+  return (o * g.n + k) * g.inner + r;
+}
+
+/* _backward_take's column c = (o, r), float32: its n elements cleared
+ * (write), then ograd (o, j, r) added for j in order, take_backward's
+ * order for every element: bitwise, deterministic, one thread per
+ * column. */
+MXC__IDX_HD void take_grad_column(const TakeGeom &g, const float *og,
+                                  const void *idx, int idx_dt, float *dx,
+                                  int64_t c, int is_add) {
+  int64_t o = c / g.inner, r = c % g.inner;
+  if (!is_add) {
+    for (int64_t k = 0; k < g.n; ++k) dx[(o * g.n + k) * g.inner + r] = 0.f;
+  }
+  for (int64_t j = 0; j < g.m; ++j) {
+    int64_t k = mxc__idx_fix(index_int(idx, idx_dt, j), g.n, g.mode);
+    dx[(o * g.n + k) * g.inner + r] += og[(o * g.m + j) * g.inner + r];
+  }
+}
+
+/* ---- pick (ops/indexing/take.c) ---- */
+
+/* Mirror of take.c's private pick_param. */
+struct PickParam {
+  int64_t axis;
+  int keepdims;
+  int mode;
+};
+
+/* pick's data offset of output element `at` = (o, r): data (o,
+ * fix(idx[at]), r), as pick_forward (TakeGeom with m unused). */
+MXC__IDX_HD int64_t pick_src(const TakeGeom &g, const void *idx, int idx_dt,
+                             int64_t at) {
+  int64_t o = at / g.inner, r = at % g.inner;
+  int64_t k = mxc__idx_fix(index_int(idx, idx_dt, at), g.n, g.mode);
+  return (o * g.n + k) * g.inner + r;
+}
+
+/* _backward_pick's column `at` = (o, r), float32: its n elements cleared
+ * (write), then ograd[at] added at the picked one, as pick_backward (each
+ * gradient element has at most one contribution: bitwise). */
+MXC__IDX_HD void pick_grad_column(const TakeGeom &g, const float *og,
+                                  const void *idx, int idx_dt, float *dx,
+                                  int64_t at, int is_add) {
+  int64_t o = at / g.inner, r = at % g.inner;
+  if (!is_add) {
+    for (int64_t k = 0; k < g.n; ++k) dx[(o * g.n + k) * g.inner + r] = 0.f;
+  }
+  dx[pick_src(g, idx, idx_dt, at)] += og[at];
 }
 
 }  // namespace mxc_idx

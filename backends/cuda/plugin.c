@@ -34,6 +34,7 @@
 #include "backends/cuda/nn3.h"
 #include "backends/cuda/rng.h"
 #include "backends/cuda/sdot.h"
+#include "backends/cuda/shape_rows.h"
 #include "backends/cuda/streams.h"
 #include "backends/cuda/sum.h"
 #include "backends/cuda/train.h"
@@ -166,6 +167,7 @@ static const mxc__gpu_kernel k_kernels[] = {
     MXC__CUDA_MATH_ROWS
     MXC__CUDA_NN3_ROWS
     MXC__CUDA_LA_ROWS
+    MXC__CUDA_SHAPE_ROWS
 };
 
 /* Kernels for calls with sparse arrays (mxc__gpu_sparse_kernel). */

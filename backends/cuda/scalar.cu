@@ -288,6 +288,75 @@ int leaky_run(const mxc__gpu_call *c, bool bwd, char *why, size_t why_len) {
   return mxc__cuda_finish(op, why, why_len);
 }
 
+// hard_sigmoid and quadratic (float32): one grid-stride kernel over a
+// functor of (ograd or 0, x, old output, add) -> new output, scalar_hd.h's
+// element functions inside.
+template <class F>
+__global__ void map_k(F f, const float *g, const float *x, float *out,
+                      long long n, int add) {
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+       i += stride) {
+    out[i] = f(g ? g[i] : 0.f, x[i], out[i], add);
+  }
+}
+
+struct HsF {
+  HsParam p;
+  bool bwd;
+  __device__ float operator()(float g, float x, float o, int add) const {
+    return bwd ? hs_grad_elem(p.alpha, p.beta, g, x, o, add)
+               : hs_elem(p.alpha, p.beta, x, o, add);
+  }
+};
+
+struct QuadF {
+  QuadParam p;
+  bool bwd;
+  __device__ float operator()(float g, float x, float o, int add) const {
+    return bwd ? quad_grad_elem(p, g, x, o, add) : quad_elem(p, x, o, add);
+  }
+};
+
+// Forward: (data) -> out; backward: (ograd, data) -> ddata; float32
+// arrays of one size.
+template <class F>
+int map_run(const mxc__gpu_call *c, F f, const char *op, char *why,
+            size_t why_len) {
+  int n_in = f.bwd ? 2 : 1;
+  bool fits = c->param && c->n_in == n_in && c->n_out == 1 &&
+              c->out[0].dtype == MXC_DTYPE_FLOAT32;
+  for (int i = 0; fits && i < n_in; ++i) {
+    fits = c->in[i].size == c->out[0].size &&
+           c->in[i].dtype == MXC_DTYPE_FLOAT32;
+  }
+  if (!fits) {
+    snprintf(why, why_len,
+             "%s: %d float32 input(s) of the output's size, the parameters "
+             "and one float32 output expected",
+             op, n_in);
+    return MXC_ERR_SHAPE;
+  }
+  long long n = (long long)c->out[0].size;
+  if (c->req[0] == MXC__GPU_REQ_NULL || n == 0) return MXC_OK;
+  int rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  map_k<F><<<MXC__CUDA_GRID(n)>>>(
+      f, f.bwd ? (const float *)c->in[0].ptr : nullptr,
+      (const float *)c->in[n_in - 1].ptr, (float *)c->out[0].ptr, n,
+      c->req[0] == MXC__GPU_REQ_ADD);
+  return mxc__cuda_finish(op, why, why_len);
+}
+
+template <class F, class P>
+int map_op(const mxc__gpu_call *c, bool bwd, const char *op, char *why,
+           size_t why_len) {
+  F f = {};
+  if (c->param) f.p = *(const P *)c->param;
+  f.bwd = bwd;
+  return map_run(c, f, op, why, why_len);
+}
+
 }  // namespace
 
 // One extern "C" run function per row: its kind, the launch template and
@@ -367,4 +436,26 @@ extern "C" int mxc__cuda_leaky_relu_bwd_accepts(const mxc__gpu_call *c,
                                                 char *why, size_t why_len) {
   const LeakyParam *p = (const LeakyParam *)c->param;
   return !p || leaky_form_ok(p, true, why, why_len);
+}
+
+extern "C" int mxc__cuda_hard_sigmoid(const mxc__gpu_call *c, char *why,
+                                      size_t why_len) {
+  return map_op<HsF, HsParam>(c, false, "hard_sigmoid", why, why_len);
+}
+
+extern "C" int mxc__cuda_hard_sigmoid_bwd(const mxc__gpu_call *c, char *why,
+                                          size_t why_len) {
+  return map_op<HsF, HsParam>(c, true, "_backward_hard_sigmoid", why,
+                              why_len);
+}
+
+extern "C" int mxc__cuda_quadratic(const mxc__gpu_call *c, char *why,
+                                   size_t why_len) {
+  return map_op<QuadF, QuadParam>(c, false, "quadratic", why, why_len);
+}
+
+extern "C" int mxc__cuda_quadratic_bwd(const mxc__gpu_call *c, char *why,
+                                       size_t why_len) {
+  return map_op<QuadF, QuadParam>(c, true, "_backward_quadratic", why,
+                                  why_len);
 }

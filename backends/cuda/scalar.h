@@ -90,6 +90,17 @@ int mxc__cuda_leaky_relu_accepts(const mxc__gpu_call *c, char *why,
 int mxc__cuda_leaky_relu_bwd_accepts(const mxc__gpu_call *c, char *why,
                                      size_t why_len);
 
+/* hard_sigmoid, quadratic (data -> out) and their _backward_ ((ograd,
+ * data) -> ddata), float32, as ops/nn/pointwise.c and
+ * ops/sparse/quadratic.c (dense arrays; a sparse call runs on the CPU):
+ * bitwise (the same IEEE operations, -fmad=false). */
+int mxc__cuda_hard_sigmoid(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_hard_sigmoid_bwd(const mxc__gpu_call *c, char *why,
+                               size_t why_len);
+int mxc__cuda_quadratic(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_quadratic_bwd(const mxc__gpu_call *c, char *why,
+                            size_t why_len);
+
 /* The kernel table's rows (plugin.c). */
 #define MXC__CUDA_SC_ROW(opname, fn) {opname, mxc__half_supports_same, fn},
 #define MXC__CUDA_SC_FWD_ROW(name, stem) \
@@ -114,7 +125,11 @@ int mxc__cuda_leaky_relu_bwd_accepts(const mxc__gpu_call *c, char *why,
   MXC__CUDA_SC_ROW("clip", mxc__cuda_clip)            \
   MXC__CUDA_SC_ROW("_backward_clip", mxc__cuda_clip_bwd) \
   {"LeakyReLU", NULL, mxc__cuda_leaky_relu},          \
-  {"_backward_LeakyReLU", NULL, mxc__cuda_leaky_relu_bwd},
+  {"_backward_LeakyReLU", NULL, mxc__cuda_leaky_relu_bwd},          \
+  {"hard_sigmoid", NULL, mxc__cuda_hard_sigmoid},                    \
+  {"_backward_hard_sigmoid", NULL, mxc__cuda_hard_sigmoid_bwd},      \
+  {"quadratic", NULL, mxc__cuda_quadratic},                          \
+  {"_backward_quadratic", NULL, mxc__cuda_quadratic_bwd},
 
 #ifdef __cplusplus
 }

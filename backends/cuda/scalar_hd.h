@@ -204,6 +204,52 @@ MXC__BIN_HD float leaky_grad_elem(int kind, double a, float og, float x,
   return add ? out + v : v;
 }
 
+/* ---- hard_sigmoid (ops/nn/pointwise.c) and quadratic
+ * (ops/sparse/quadratic.c), float32 ---- */
+
+/* Mirrors of the operators' private parameter structs (the host test
+ * fills them with each operator's own parser, so a drifted layout fails
+ * there). */
+struct HsParam {
+  double alpha, beta;
+};
+struct QuadParam {
+  double a, b, c;
+};
+
+/* hard_sigmoid: clip(alpha x + beta, 0, 1) in double, rounded to float
+ * once, stored or added in float (pointwise.c's pw_value through
+ * MXC__ASSIGN); the gradient og * alpha inside (0, 1), else og * 0, in
+ * double then rounded. */
+MXC__BIN_HD float hs_elem(double alpha, double beta, float x, float out,
+                          int add) {
+  double v = alpha * (double)x + beta;
+  float r = (float)(v < 0 ? 0 : v > 1 ? 1 : v);
+  return add ? out + r : r;
+}
+MXC__BIN_HD float hs_grad_elem(double alpha, double beta, float og, float x,
+                               float out, int add) {
+  double v = alpha * (double)x + beta;
+  float r = (float)((double)og * (v > 0 && v < 1 ? alpha : 0));
+  return add ? out + r : r;
+}
+
+/* quadratic: (a x + b) x + c in float with the coefficients rounded to
+ * float, as quadratic.c's float loop; the gradient og * (2a x + b) with
+ * 2a rounded once. */
+MXC__BIN_HD float quad_elem(const QuadParam &p, float x, float out,
+                            int add) {
+  float a = (float)p.a, b = (float)p.b, c = (float)p.c;
+  float v = (a * x + b) * x + c;
+  return add ? out + v : v;
+}
+MXC__BIN_HD float quad_grad_elem(const QuadParam &p, float og, float x,
+                                 float out, int add) {
+  float a2 = (float)(2 * p.a), b = (float)p.b;
+  float v = og * (a2 * x + b);
+  return add ? out + v : v;
+}
+
 }  // namespace mxc_bin
 
 #endif /* MXC_BACKENDS_CUDA_SCALAR_HD_H_ */

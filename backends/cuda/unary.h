@@ -13,9 +13,13 @@
  * radians, logical_not, the polynomial gradients) is the same IEEE
  * operations (nvcc -fmad=false, IEEE division and square root): bitwise.
  *
- * Not here: erfinv, gamma, gammaln (core/op/vmath.h's erfinv and digamma
- * exist on the host only), and abs, negative, relu, square forward,
- * which are elementwise.h's rows (their gradients are here). */
+ * erfinv, gamma, gammaln and their gradients run core/op/special_hd.h's
+ * erfinv and digamma (the CPU's own text) over CUDA's erf, exp, log, tan,
+ * tgammaf and lgamma: within a few float ulps of the CPU
+ * (tests/gpu/conformance_math.cc states each bound).
+ *
+ * Not here: abs, negative, relu, square forward, which are
+ * elementwise.h's rows (their gradients are here). */
 #ifndef MXC_BACKENDS_CUDA_UNARY_H_
 #define MXC_BACKENDS_CUDA_UNARY_H_
 
@@ -35,7 +39,7 @@ extern "C" {
   X(reciprocal) X(sin) X(cos) X(tan) X(arcsin) X(arccos) X(arctan)       \
   X(sinh) X(cosh) X(arcsinh) X(arccosh) X(arctanh) X(degrees)            \
   X(radians) X(floor) X(ceil) X(round) X(rint) X(trunc) X(fix) X(erf)    \
-  X(logical_not)
+  X(logical_not) X(erfinv) X(gamma) X(gammaln)
 
 /* Operators with a _backward_ row here: every one above, and the four
  * whose forward is an elementwise.h row. */

@@ -1,6 +1,6 @@
 /* The per-element code of the GPU's unary math kernels (unary.cu), for
  * the device (nvcc) and the host (C++ tests) from one text: one struct
- * per operator of ops/elemwise/unary_ops.h (MAIN and LAST parts) with the
+ * per operator of ops/elemwise/unary_ops.h (all three parts) with the
  * float and double forms of f and f', and the element functions the
  * kernels run. tests/gpu:test_cuda_bcast_plan runs these on the host
  * against the CPU operators through the C API, so the C++ reading of the
@@ -25,7 +25,26 @@
 #define MXC__UNARY_HD inline
 #endif
 
+/* erfinv's and digamma's one text with the CPU's core/op/vmath.c. */
+#define MXC__SP_HD MXC__UNARY_HD
+#include "core/op/special_hd.h"
+
 namespace mxc_unary {
+
+/* The names MXC__UNARY_OPS_SPECIAL's expressions call, as
+ * ops/elemwise/unary.c defines them: core/op/vmath.h's functions (here
+ * special_hd.h's text), and lgamma without the global signgam (the
+ * device's lgamma writes none). */
+MXC__UNARY_HD double mxc__erfinv(double x) { return mxc__sp_erfinv(x); }
+MXC__UNARY_HD double mxc__digamma(double x) { return mxc__sp_digamma(x); }
+MXC__UNARY_HD double lgamma_local(double x) {
+#ifdef __CUDA_ARCH__
+  return lgamma(x);
+#else
+  int sign;
+  return lgamma_r(x, &sign);
+#endif
+}
 
 /* ops/elemwise/unary.c's rint_mxnet: the nearer of floor and ceil, floor
  * on a tie (MXNet's rule, not C's round-to-even). */
@@ -57,6 +76,7 @@ MXC__UNARY_HD double rint_mxnet(double x) {
     }                                                      \
   };
 MXC__UNARY_OPS_MAIN(MXC__UNARY_FNS)
+MXC__UNARY_OPS_SPECIAL(MXC__UNARY_FNS)
 MXC__UNARY_OPS_LAST(MXC__UNARY_FNS)
 #undef MXC__UNARY_FNS
 

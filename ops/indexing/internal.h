@@ -11,31 +11,12 @@
 #include <stdint.h>
 
 #include "core/op/common.h"
-
-/* Index modes of take and pick (the order of the parameter's choices). */
-enum { MXC__IDX_CLIP = 0, MXC__IDX_WRAP = 1, MXC__IDX_RAISE = 2 };
+#include "ops/indexing/index_mode.h"
 
 /* Index value i of an index blob of any dtype, truncated toward zero.
  * NaN and values beyond +-2^62 saturate (so later range checks catch them
  * instead of the cast being undefined). */
 int64_t mxc__idx_at(const mxc__blob *b, int64_t i);
-
-/* Maps a raw index into [0, n) (n > 0): clip clamps; wrap takes it modulo
- * n (negative indices count from the end); raise accepts -n..n-1 (numpy's
- * rule) and returns -1 for anything else. */
-static inline int64_t mxc__idx_fix(int64_t v, int64_t n, int mode) {
-  switch (mode) {
-    case MXC__IDX_WRAP: {
-      int64_t r = v % n;
-      return r < 0 ? r + n : r;
-    }
-    case MXC__IDX_RAISE:
-      if (v < -n || v >= n) return -1;
-      return v < 0 ? v + n : v;
-    default:
-      return v < 0 ? 0 : (v >= n ? n - 1 : v);
-  }
-}
 
 /* The run-time error for an index outside an axis: names the operator, the
  * index, the axis and its extent. Returns MXC_ERR_INVALID_ARGUMENT. */

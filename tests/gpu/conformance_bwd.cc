@@ -204,6 +204,15 @@ Dims Broadcast(const Dims &a, const Dims &b) {
   return o;
 }
 
+// Float ulps of the gradients: 2 (the double sums' orders) but power's
+// and hypot's (CUDA's powf/hypotf against glibc's in the partials: the
+// same-shape gradients' bound, conformance_math.cc).
+int BgradUlps(const std::string &op) {
+  return op == "_backward_broadcast_power" || op == "_backward_broadcast_hypot"
+             ? 8
+             : 2;
+}
+
 void BgradCases(const char *op, int dev, std::mt19937 *g) {
   for (size_t k = 0; k < kBgrad.size(); ++k) {
     const Dims &a = kBgrad[k].first, &b = kBgrad[k].second;
@@ -212,18 +221,92 @@ void BgradCases(const char *op, int dev, std::mt19937 *g) {
                            {a, Random(a, 0.5f, 3, g, true)},
                            {b, Random(b, 0.5f, 3, g, true)}};
     std::vector<Arg> out = {{a, Random(a, -1, 1, g)}, {b, Random(b, -1, 1, g)}};
+    // Positive bases for power (a real log); every third rhs element is
+    // lhs's first (maximum's and minimum's ties).
+    if (std::string(op) == "_backward_broadcast_power") {
+      for (float &x : in[1].v) x = std::fabs(x);
+    }
+    for (size_t i = 0; !in[1].v.empty() && i < in[2].v.size(); i += 3) {
+      in[2].v[i] = in[1].v[0];
+    }
     for (const auto &req : kPairModes) {
       std::string what = std::string(op) + " case " + std::to_string(k) +
                          " reqs " + std::to_string(req[0]) +
                          std::to_string(req[1]);
-      Compare(dev, what, op, {}, in, out, req, false, 2);
+      Compare(dev, what, op, {}, in, out, req, false, BgradUlps(op));
     }
   }
 }
 
 const char *const kBgradOps[] = {
-    "_backward_broadcast_add", "_backward_broadcast_sub",
-    "_backward_broadcast_mul", "_backward_broadcast_div"};
+    "_backward_broadcast_add",     "_backward_broadcast_sub",
+    "_backward_broadcast_mul",     "_backward_broadcast_div",
+    "_backward_broadcast_mod",     "_backward_broadcast_power",
+    "_backward_broadcast_maximum", "_backward_broadcast_minimum",
+    "_backward_broadcast_hypot"};
+
+// The operators after the first four (bgrad.h's binary_ops.h list).
+std::vector<mxct::RegisterCase> RegisterMoreBgrad() {
+  std::vector<mxct::RegisterCase> v;
+  for (size_t i = 4; i < sizeof kBgradOps / sizeof kBgradOps[0]; ++i) {
+    const char *op = kBgradOps[i];
+    v.emplace_back(op, [op](std::mt19937 *g) {
+      BgradCases(op, MXC_DEVICE_GPU, g);
+    });
+  }
+  return v;
+}
+const std::vector<mxct::RegisterCase> kMoreBgradCases = RegisterMoreBgrad();
+
+// ---- _backward_broadcast_to, _axis, _like: (ograd, data) -> ddata ----
+
+struct ExpandCase {
+  const char *op;
+  Kv kv;
+  Dims data, og;
+};
+
+const ExpandCase kExpand[] = {
+    {"_backward_broadcast_to", {{"shape", "(3,4,5)"}}, {3, 1, 5}, {3, 4, 5}},
+    {"_backward_broadcast_to", {{"shape", "(64,0,7,7)"}}, {1, 16, 1, 1},
+     {64, 16, 7, 7}},
+    {"_backward_broadcast_to", {{"shape", "(1000,3)"}}, {1, 3}, {1000, 3}},
+    {"_backward_broadcast_to", {{"shape", "(4,3)"}}, {4, 3}, {4, 3}},
+    {"_backward_broadcast_axis", {{"axis", "(0,2)"}, {"size", "(2,4)"}},
+     {1, 3, 1}, {2, 3, 4}},
+    {"_backward_broadcast_axis", {{"axis", "1"}, {"size", "300"}}, {5, 1},
+     {5, 300}},
+    {"_backward_broadcast_like", {}, {1, 4, 1}, {3, 4, 2}},
+    {"_backward_broadcast_like", {{"lhs_axes", "(0,)"}, {"rhs_axes", "(1,)"}},
+     {1, 5}, {7, 5}},
+};
+
+void ExpandCases(const char *op, int dev, std::mt19937 *g) {
+  for (size_t k = 0; k < sizeof kExpand / sizeof kExpand[0]; ++k) {
+    const ExpandCase &c = kExpand[k];
+    if (std::string(c.op) != op) continue;
+    std::vector<Arg> in = {{c.og, Random(c.og, -1, 1, g)},
+                           {c.data, Random(c.data, -1, 1, g)}};
+    std::vector<Arg> out = {{c.data, Random(c.data, -1, 1, g)}};
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      std::string what = std::string(op) + " case " + std::to_string(k) +
+                         " req " + std::to_string(req);
+      Compare(dev, what, op, c.kv, in, out, {req}, false, 2);
+    }
+  }
+}
+
+const char *const kExpandOps[] = {"_backward_broadcast_to",
+                                  "_backward_broadcast_axis",
+                                  "_backward_broadcast_like"};
+const mxct::RegisterCase kExpandCases[] = {
+    {kExpandOps[0],
+     [](std::mt19937 *g) { ExpandCases(kExpandOps[0], MXC_DEVICE_GPU, g); }},
+    {kExpandOps[1],
+     [](std::mt19937 *g) { ExpandCases(kExpandOps[1], MXC_DEVICE_GPU, g); }},
+    {kExpandOps[2],
+     [](std::mt19937 *g) { ExpandCases(kExpandOps[2], MXC_DEVICE_GPU, g); }},
+};
 
 const mxct::RegisterCase kBgradCases[] = {
     {kBgradOps[0],
@@ -553,6 +636,7 @@ const mxct::RegisterCase kOptCases[] = {
 TEST(GpuConformanceBwd, CasesAreValidCallsOnTheCpu) {
   std::mt19937 g(17);
   for (const char *op : kBgradOps) BgradCases(op, MXC_DEVICE_CPU, &g);
+  for (const char *op : kExpandOps) ExpandCases(op, MXC_DEVICE_CPU, &g);
   for (const char *op : kRedFwdOps) RedFwdCases(op, {}, MXC_DEVICE_CPU, &g);
   for (const char *op : kRedBwdOps) RedBwdCases(op, {}, MXC_DEVICE_CPU, &g);
   NormCases(false, MXC_DEVICE_CPU, &g);

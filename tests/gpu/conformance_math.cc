@@ -105,6 +105,15 @@ const UnaryCase kUnary[] = {
     {"fix", -4, 4, 0, 0},
     {"erf", -4, 4, 4, 5},
     {"logical_not", -2, 2, 0, 0},
+    // core/op/special_hd.h's erfinv and digamma on both devices, over
+    // each device's libm: erfinv's double result differs by a few double
+    // ulps (erf, exp, log), so the floats by at most one; gamma is
+    // CUDA's tgammaf (5 ulps by CUDA's guide) against glibc's; gammaln
+    // CUDA's double lgamma (4 ulps) rounded to float. The gradients: the
+    // double digamma, or expf, times the float output.
+    {"erfinv", -0.99f, 0.99f, 2, 4},
+    {"gamma", 0.1f, 6, 8, 8},
+    {"gammaln", 0.1f, 10, 2, 4},
 };
 
 const int kDtypes[] = {MXC_DTYPE_FLOAT32, MXC_DTYPE_FLOAT16,
@@ -692,6 +701,90 @@ void LeakyForms(bool bwd, int dev, std::mt19937 *g) {
   }
 }
 
+// hard_sigmoid and quadratic with their gradients ((ograd, data) ->
+// ddata), float32, bitwise: the same IEEE operations as the CPU's
+// (scalar_hd.h; -fmad=false). Inputs across hard_sigmoid's knees.
+void ParamMapForms(const std::string &op, bool bwd, int dev,
+                   std::mt19937 *g) {
+  const int dt = MXC_DTYPE_FLOAT32;
+  std::vector<Kv> kvs =
+      op == "hard_sigmoid"
+          ? std::vector<Kv>{{}, {{"alpha", "-1.5"}, {"beta", "0.25"}}}
+          : std::vector<Kv>{{{"a", "0.3"}, {"b", "-1.7"}, {"c", "2.1"}}};
+  for (const Kv &kv : kvs) {
+    for (const Dims &s : kBinShapes) {
+      int64_t n = Numel(s);
+      UnaryCase u = {op.c_str(), -6, 6, 0, 0};
+      std::vector<Vec> ins = {Inputs(u, n, g)};
+      if (bwd) ins.insert(ins.begin(), Uniform(n, -2, 2, g));
+      CompareModes(bwd ? "_backward_" + op : op, kv, dt, s, ins,
+                   {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g);
+    }
+  }
+}
+
+// shape_array and size_array (float32 data of several shapes -> int64),
+// write (the output poisoned on dev) and add, exact; reshape_like and
+// _backward_reshape_like (flat copies of input 0), bitwise.
+int ShapeArrayRun(const char *name, const Dims &d, int dev, int req,
+                  std::vector<int64_t> *out) {
+  mxc_op op = nullptr;
+  if (mxc_op_find(name, &op) != MXC_OK) return MXC_ERR_NOT_FOUND;
+  mxc_ndarray x = mxct::Make(d, dev, 0), o = nullptr;
+  int64_t n = (int64_t)out->size();
+  int rc = mxc_ndarray_create(&n, 1, MXC_DTYPE_INT64, dev, 0, 0, &o);
+  if (rc == MXC_OK) {
+    rc = mxc_ndarray_copy_from_host(o, out->data(), out->size() * 8);
+  }
+  if (rc == MXC_OK) rc = mxc_op_invoke(op, nullptr, nullptr, 0, &x, 1, &o, 1, &req);
+  if (rc == MXC_OK) rc = mxc_ndarray_copy_to_host(o, out->data(), out->size() * 8);
+  mxc_ndarray_free(x), mxc_ndarray_free(o);
+  return rc;
+}
+
+void ShapeArrayForms(const char *op, int dev) {
+  for (const Dims &d : {Dims{3}, Dims{2, 0, 5}, Dims{4, 1, 3, 2, 1, 2, 1, 3}}) {
+    size_t n = std::string(op) == "shape_array" ? d.size() : 1;
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      std::vector<int64_t> base(n, 7), cpu = base, gpu = base;
+      if (req == MXC_REQ_WRITE) gpu.assign(n, (int64_t)0x7fc0dead7fc0deadLL);
+      ASSERT_EQ(ShapeArrayRun(op, d, MXC_DEVICE_CPU, req, &cpu), MXC_OK)
+          << op << " on the CPU: " << LastError();
+      ASSERT_EQ(ShapeArrayRun(op, d, dev, req, &gpu), MXC_OK)
+          << op << " on the GPU: " << LastError();
+      EXPECT_EQ(gpu, cpu) << op << " of " << d.size() << " axes, req " << req;
+    }
+  }
+}
+
+void ReshapeLikeForms(bool bwd, int dev, std::mt19937 *g) {
+  const int dt = MXC_DTYPE_FLOAT32;
+  Dims a = {4, 6}, b = {2, 3, 4};
+  for (int64_t n : {(int64_t)24, (int64_t)0}) {
+    Dims lhs = n ? a : Dims{0, 6}, rhs = n ? b : Dims{2, 0, 4};
+    // Forward: (lhs, rhs) -> rhs's shape; backward: (ograd in rhs's
+    // shape, lhs) -> lhs's shape.
+    Dims out = bwd ? lhs : rhs;
+    std::vector<Vec> ins = {Uniform(n, -2, 2, g), Uniform(n, -2, 2, g)};
+    std::vector<Dims> in_shapes = bwd ? std::vector<Dims>{rhs, lhs}
+                                      : std::vector<Dims>{lhs, rhs};
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      Vec base = Uniform(n, -1, 1, g);
+      std::vector<Bytes> cpu = {mxct::ToBytes(dt, base)}, gpu = cpu;
+      if (req == MXC_REQ_WRITE) gpu = {mxct::ToBytes(dt, Vec((size_t)n, mxct::Poison()))};
+      std::string op = bwd ? "_backward_reshape_like" : "reshape_like";
+      ASSERT_EQ(Run(op, {}, dt, out, out, MXC_DEVICE_CPU, ins, &cpu, {req},
+                    in_shapes),
+                MXC_OK)
+          << op << " on the CPU: " << LastError();
+      ASSERT_EQ(Run(op, {}, dt, out, out, dev, ins, &gpu, {req}, in_shapes),
+                MXC_OK)
+          << op << " on the GPU: " << LastError();
+      EXPECT_EQ(gpu[0], cpu[0]) << op << " of " << n << " elements, req " << req;
+    }
+  }
+}
+
 // The fills: zeros_like and ones_like (data's shape and dtype), _zeros,
 // _ones and _full (shape and dtype parameters), write and add, bitwise.
 void FillForms(const char *op, int dev, std::mt19937 *g) {
@@ -739,6 +832,87 @@ void EmbeddingForms(bool bwd, int dev, std::mt19937 *g) {
   }
 }
 
+// take (data, indices in data's dtype: out of range, negative and
+// fractional ones under clip and wrap, in-range ones under raise) along
+// each axis, and _backward_take (float32; repeated indices accumulate in
+// index order on both sides), write and add, bitwise.
+void TakeForms(bool bwd, int dev, std::mt19937 *g) {
+  const Dims dd = {6, 7, 33}, id = {3, 5};
+  for (int axis : {0, 1, -1}) {
+    int ax = axis < 0 ? axis + 3 : axis;
+    Dims od;
+    for (int i = 0; i < ax; ++i) od.push_back(dd[i]);
+    od.insert(od.end(), id.begin(), id.end());
+    for (int i = ax + 1; i < 3; ++i) od.push_back(dd[i]);
+    for (const char *mode : {"clip", "wrap", "raise"}) {
+      bool raise = std::string(mode) == "raise";
+      float n = (float)dd[ax];
+      Vec idx = raise ? Uniform(Numel(id), 1 - n, n - 1, g)
+                      : Uniform(Numel(id), -2 * n, 2 * n, g);
+      for (size_t i = 0; i < idx.size(); i += 2) idx[i] = std::trunc(idx[i]);
+      Kv kv = {{"axis", std::to_string(axis)}, {"mode", mode}};
+      for (int dt : kDtypes) {
+        if (bwd && dt != MXC_DTYPE_FLOAT32) continue;
+        Vec ix = mxct::RoundTo(dt, idx);
+        if (!bwd) {
+          CompareShapes("take", kv, dt, dd, od,
+                        {mxct::RoundTo(dt, Uniform(Numel(dd), -4, 4, g)), ix},
+                        {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g, {dd, id});
+          continue;
+        }
+        CompareShapes("_backward_take", kv, dt, od, dd,
+                      {Uniform(Numel(od), -2, 2, g),
+                       Uniform(Numel(dd), -2, 2, g), ix},
+                      {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g,
+                      {od, dd, id});
+      }
+    }
+  }
+}
+
+// pick (data, index in data's dtype: out of range, negative and
+// fractional ones) along each axis, keepdims or not, clip and wrap, and
+// _backward_pick (float32), write and add, bitwise.
+void PickForms(bool bwd, int dev, std::mt19937 *g) {
+  const Dims dd = {6, 7, 33};
+  for (int axis : {0, 1, -1}) {
+    int ax = axis < 0 ? axis + 3 : axis;
+    for (bool keep : {false, true}) {
+      Dims id = dd;
+      if (keep) {
+        id[ax] = 1;
+      } else {
+        id.erase(id.begin() + ax);
+      }
+      float n = (float)dd[ax];
+      Vec idx = Uniform(Numel(id), -2 * n, 2 * n, g);
+      for (size_t i = 0; i < idx.size(); i += 2) idx[i] = std::trunc(idx[i]);
+      for (const char *mode : {"clip", "wrap"}) {
+        Kv kv = {{"axis", std::to_string(axis)},
+                 {"keepdims", keep ? "true" : "false"},
+                 {"mode", mode}};
+        for (int dt : kDtypes) {
+          if (bwd && dt != MXC_DTYPE_FLOAT32) continue;
+          Vec ix = mxct::RoundTo(dt, idx);
+          if (!bwd) {
+            CompareShapes("pick", kv, dt, dd, id,
+                          {mxct::RoundTo(dt, Uniform(Numel(dd), -4, 4, g)),
+                           ix},
+                          {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g,
+                          {dd, id});
+            continue;
+          }
+          CompareShapes("_backward_pick", kv, dt, id, dd,
+                        {Uniform(Numel(id), -2, 2, g),
+                         Uniform(Numel(dd), -2, 2, g), ix},
+                        {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g,
+                        {id, dd, id});
+        }
+      }
+    }
+  }
+}
+
 // one_hot: indices in the output's dtype (out of range, negative and
 // fractional ones among them), depth 37, write and add, bitwise.
 void OneHotForms(int dev, std::mt19937 *g) {
@@ -776,6 +950,42 @@ const mxct::RegisterCase kCopyCases[] = {
     }),
     mxct::RegisterCase("_backward_LeakyReLU", [](std::mt19937 *g) {
       LeakyForms(true, MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("hard_sigmoid", [](std::mt19937 *g) {
+      ParamMapForms("hard_sigmoid", false, MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("_backward_hard_sigmoid", [](std::mt19937 *g) {
+      ParamMapForms("hard_sigmoid", true, MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("quadratic", [](std::mt19937 *g) {
+      ParamMapForms("quadratic", false, MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("_backward_quadratic", [](std::mt19937 *g) {
+      ParamMapForms("quadratic", true, MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("take", [](std::mt19937 *g) {
+      TakeForms(false, MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("_backward_take", [](std::mt19937 *g) {
+      TakeForms(true, MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("pick", [](std::mt19937 *g) {
+      PickForms(false, MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("_backward_pick", [](std::mt19937 *g) {
+      PickForms(true, MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("shape_array", [](std::mt19937 *) {
+      ShapeArrayForms("shape_array", MXC_DEVICE_GPU);
+    }),
+    mxct::RegisterCase("size_array", [](std::mt19937 *) {
+      ShapeArrayForms("size_array", MXC_DEVICE_GPU);
+    }),
+    mxct::RegisterCase("reshape_like", [](std::mt19937 *g) {
+      ReshapeLikeForms(false, MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("_backward_reshape_like", [](std::mt19937 *g) {
+      ReshapeLikeForms(true, MXC_DEVICE_GPU, g);
     }),
     mxct::RegisterCase("where", [](std::mt19937 *g) {
       WhereForms(false, MXC_DEVICE_GPU, g);
@@ -841,6 +1051,18 @@ TEST(GpuConformanceCopy, CasesAreValidCallsOnTheCpu) {
   WhereForms(true, MXC_DEVICE_CPU, &g);
   LeakyForms(false, MXC_DEVICE_CPU, &g);
   LeakyForms(true, MXC_DEVICE_CPU, &g);
+  TakeForms(false, MXC_DEVICE_CPU, &g);
+  TakeForms(true, MXC_DEVICE_CPU, &g);
+  PickForms(false, MXC_DEVICE_CPU, &g);
+  PickForms(true, MXC_DEVICE_CPU, &g);
+  ShapeArrayForms("shape_array", MXC_DEVICE_CPU);
+  ShapeArrayForms("size_array", MXC_DEVICE_CPU);
+  ReshapeLikeForms(false, MXC_DEVICE_CPU, &g);
+  ReshapeLikeForms(true, MXC_DEVICE_CPU, &g);
+  for (const char *op : {"hard_sigmoid", "quadratic"}) {
+    ParamMapForms(op, false, MXC_DEVICE_CPU, &g);
+    ParamMapForms(op, true, MXC_DEVICE_CPU, &g);
+  }
   OneHotForms(MXC_DEVICE_CPU, &g);
   EmbeddingForms(false, MXC_DEVICE_CPU, &g);
   EmbeddingForms(true, MXC_DEVICE_CPU, &g);

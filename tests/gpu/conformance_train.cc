@@ -270,12 +270,22 @@ int RunBcast(const char *op_name, int dev, const std::vector<Dims> &d,
   return rc;
 }
 
+// Float ulps per operator: bitwise but broadcast_power and
+// broadcast_hypot (CUDA's powf and hypotf against glibc's: the bounds of
+// the same-shape forms' cases, conformance_math.cc).
+int BcastUlps(const std::string &op) {
+  return op == "broadcast_power" ? 6 : op == "broadcast_hypot" ? 5 : 0;
+}
+
 void BcastCases(const char *op, int dev, std::mt19937 *g) {
   for (size_t k = 0; k < kBcast.size(); ++k) {
     const auto &d = kBcast[k];
-    // Divisors away from 0 (broadcast_div): magnitudes in [0.5, 3].
+    // Divisors away from 0 (broadcast_div): magnitudes in [0.5, 3]; lhs
+    // positive (broadcast_power's bases). Every third rhs element is
+    // lhs's first: ties for the comparisons, maximum and minimum.
     Vec a = Random(d[0], 0.5f, 3, g), b = Random(d[1], 0.5f, 3, g);
     for (float &x : b) x = (*g)() % 2 ? x : -x;
+    for (size_t i = 0; !a.empty() && i < b.size(); i += 3) b[i] = a[0];
     Vec base = Random(d[2], -1, 1, g);
     for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
       std::string what = std::string(op) + " case " + std::to_string(k) +
@@ -286,13 +296,31 @@ void BcastCases(const char *op, int dev, std::mt19937 *g) {
           << what << " on the CPU: " << LastError();
       ASSERT_EQ(RunBcast(op, dev, d, a, b, &gpu, req), MXC_OK)
           << what << " on the GPU: " << LastError();
-      ExpectUlps(what, gpu, cpu, Vec(), 0);
+      ExpectUlps(what, gpu, cpu, Vec(), BcastUlps(op));
     }
   }
 }
 
-const char *const kBcastOps[] = {"broadcast_add", "broadcast_sub",
-                                 "broadcast_mul", "broadcast_div"};
+const char *const kBcastOps[] = {
+    "broadcast_add",           "broadcast_sub",         "broadcast_mul",
+    "broadcast_div",           "broadcast_mod",         "broadcast_power",
+    "broadcast_maximum",       "broadcast_minimum",     "broadcast_hypot",
+    "broadcast_equal",         "broadcast_not_equal",   "broadcast_greater",
+    "broadcast_greater_equal", "broadcast_lesser",      "broadcast_lesser_equal",
+    "broadcast_logical_and",   "broadcast_logical_or",  "broadcast_logical_xor"};
+
+// The operators after bcast.h's first four (binary_ops.h's list).
+std::vector<mxct::RegisterCase> RegisterMoreBcast() {
+  std::vector<mxct::RegisterCase> v;
+  for (size_t i = 4; i < sizeof kBcastOps / sizeof kBcastOps[0]; ++i) {
+    const char *op = kBcastOps[i];
+    v.emplace_back(op, [op](std::mt19937 *g) {
+      BcastCases(op, MXC_DEVICE_GPU, g);
+    });
+  }
+  return v;
+}
+const std::vector<mxct::RegisterCase> kMoreBcastCases = RegisterMoreBcast();
 
 const mxct::RegisterCase kBcastCases[] = {
     {"broadcast_add",

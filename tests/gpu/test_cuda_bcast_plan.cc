@@ -126,6 +126,84 @@ TEST(CudaBcastPlan, MatchesTheCpuBitwise) {
   }
 }
 
+// bcast.cu's kernel for the rest of binary_ops.h's list (broadcast_mod,
+// _power, _maximum, ..., _logical_xor): the plan's offsets and
+// scalar_hd.h's B_<name>::fwd, on the host.
+template <class B>
+Vec HostListed(const mxc__bcast_plan &p, const Vec &a, const Vec &b,
+               const Vec &base, int req) {
+  Vec r = base;
+  for (size_t i = 0; i < r.size(); ++i) {
+    int64_t ia, ib;
+    mxc__bcast_offsets(&p, (int64_t)i, &ia, &ib);
+    float v = B::fwd(a[(size_t)ia], b[(size_t)ib]);
+    r[i] = req == MXC_REQ_ADD ? r[i] + v : v;
+  }
+  return r;
+}
+
+typedef Vec (*listed_fn)(const mxc__bcast_plan &, const Vec &, const Vec &,
+                         const Vec &, int);
+struct Listed {
+  const char *op;
+  listed_fn host;
+};
+// backends/cuda/scalar.h's MXC__CUDA_SAME_FWD, spelled out (that header
+// belongs to a CUDA-only target).
+#define MXC__LISTED(name) {"broadcast_" #name, HostListed<mxc_bin::B_##name>}
+const Listed kListed[] = {
+    MXC__LISTED(mod),           MXC__LISTED(power),
+    MXC__LISTED(maximum),       MXC__LISTED(minimum),
+    MXC__LISTED(hypot),         MXC__LISTED(equal),
+    MXC__LISTED(not_equal),     MXC__LISTED(greater),
+    MXC__LISTED(greater_equal), MXC__LISTED(lesser),
+    MXC__LISTED(lesser_equal),  MXC__LISTED(logical_and),
+    MXC__LISTED(logical_or),    MXC__LISTED(logical_xor)};
+#undef MXC__LISTED
+
+// Bitwise on the host (the same libm); a third of rhs's elements are
+// lhs's first (ties for the comparisons); power gets positive bases.
+TEST(CudaBcastPlan, ListedOperatorsMatchTheCpuBitwise) {
+  std::mt19937 g(24);
+  for (const Case &c : kCases) {
+    mxc__gpu_array a = Arr(c.a), b = Arr(c.b), o = Arr(c.out);
+    mxc__bcast_plan p;
+    char why[256] = "";
+    ASSERT_EQ(mxc__bcast_plan_make(&a, &b, &o, &p, why, sizeof why), MXC_OK)
+        << why;
+    Vec x = Random(c.a, &g), y = Random(c.b, &g), base = Random(c.out, &g);
+    for (size_t i = 0; !x.empty() && i < y.size(); i += 3) y[i] = x[0];
+    for (const Listed &l : kListed) {
+      Vec xx = x;
+      if (std::strcmp(l.op, "broadcast_power") == 0) {
+        for (float &v : xx) v = std::fabs(v);
+      }
+      for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+        EXPECT_TRUE(Same(l.host(p, xx, y, base, req),
+                         CpuOp(l.op, c, xx, y, base, req)))
+            << l.op << " out of " << c.out.size() << " axes, "
+            << Numel(c.out) << " elements, req " << req;
+      }
+    }
+  }
+}
+
+// The comparison can fail: maximum's kernel body run for minimum.
+TEST(CudaBcastPlan, AWrongListedOperatorFails) {
+  std::mt19937 g(25);
+  const Case &c = kCases[1];
+  mxc__gpu_array a = Arr(c.a), b = Arr(c.b), o = Arr(c.out);
+  mxc__bcast_plan p;
+  char why[256] = "";
+  ASSERT_EQ(mxc__bcast_plan_make(&a, &b, &o, &p, why, sizeof why), MXC_OK);
+  Vec x = Random(c.a, &g), y = Random(c.b, &g), base((size_t)Numel(c.out));
+  const int w = MXC_REQ_WRITE;
+  ASSERT_TRUE(Same(HostListed<mxc_bin::B_minimum>(p, x, y, base, w),
+                   CpuOp("broadcast_minimum", c, x, y, base, w)));
+  EXPECT_FALSE(Same(HostListed<mxc_bin::B_maximum>(p, x, y, base, w),
+                    CpuOp("broadcast_minimum", c, x, y, base, w)));
+}
+
 // Axes contiguous for both operands are merged; extent-1 axes dropped.
 TEST(CudaBcastPlan, MergesAxes) {
   mxc__gpu_array a = Arr({2, 3, 4}), b = Arr({2, 3, 4}), o = Arr({2, 3, 4});
@@ -628,6 +706,7 @@ TEST(CudaUnary, ElementFunctionsMatchTheCpu) {
 #define CHECK_UNARY(name, fwd, grad, int_ok, doc) \
   unary_host::CheckAllDtypes<mxc_unary::U_##name>(#name);
   MXC__UNARY_OPS_MAIN(CHECK_UNARY)
+  MXC__UNARY_OPS_SPECIAL(CHECK_UNARY)
   MXC__UNARY_OPS_LAST(CHECK_UNARY)
 #undef CHECK_UNARY
 }
@@ -922,6 +1001,91 @@ TEST(CudaBinary, LeakyReluMatchesTheCpu) {
       }
     }
   }
+}
+
+namespace {
+
+// One forward operator with parameters kv (1 input) or its _backward_
+// (ograd, data) on the CPU, float32, from base in mode req.
+Vec RunParamOp(const std::string &name, const std::vector<const char *> &k,
+               const std::vector<const char *> &v, const std::vector<Vec> &ins,
+               const Vec &base, int req) {
+  mxc_op op = nullptr;
+  EXPECT_EQ(mxc_op_find(name.c_str(), &op), MXC_OK) << name;
+  Dims d = {(int64_t)base.size()};
+  std::vector<mxc_ndarray> in;
+  for (const Vec &x : ins) in.push_back(mxct::Cpu(d, x));
+  mxc_ndarray out = mxct::Cpu(d, base);
+  EXPECT_EQ(mxc_op_invoke(op, k.data(), v.data(), (int)k.size(), in.data(),
+                          (int)in.size(), &out, 1, &req),
+            MXC_OK)
+      << name << ": " << mxc_last_error();
+  Vec r(base.size());
+  EXPECT_EQ(mxc_ndarray_copy_to_host(out, r.data(), r.size() * 4), MXC_OK);
+  for (mxc_ndarray a : in) mxc_ndarray_free(a);
+  mxc_ndarray_free(out);
+  return r;
+}
+
+// The operator's parsed parameters as the mirror struct P.
+template <class P>
+P ParsedParams(const char *op, const std::vector<const char *> &k,
+               const std::vector<const char *> &v) {
+  void *param = nullptr;
+  EXPECT_EQ(mxc__op_parse_params(mxc__op_find(op), k.data(), v.data(),
+                                 (int)k.size(), &param),
+            MXC_OK);
+  P p = *(const P *)param;
+  mxc__free(param);
+  return p;
+}
+
+}  // namespace
+
+// hard_sigmoid and quadratic with their gradients (float32), write and
+// add, bitwise: scalar_hd.h's element functions on the host against the
+// CPU operators, parameters through the mirrors.
+TEST(CudaBinary, HardSigmoidAndQuadraticMatchTheCpu) {
+  std::mt19937 g(38);
+  Dims d = {4096};
+  Vec x = Random(d, &g), og = Random(d, &g), base = Random(d, &g);
+  for (size_t i = 0; i < 40; ++i) x[i] = (float)i * 0.25f - 5.f;  // knees
+  for (auto ab : {std::make_pair("0.2", "0.5"), std::make_pair("-1.5", "0.25")}) {
+    std::vector<const char *> k = {"alpha", "beta"}, v = {ab.first, ab.second};
+    auto p = ParsedParams<mxc_bin::HsParam>("hard_sigmoid", k, v);
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      Vec f = base, b = base;
+      for (size_t i = 0; i < x.size(); ++i) {
+        f[i] = mxc_bin::hs_elem(p.alpha, p.beta, x[i], f[i], req == MXC_REQ_ADD);
+        b[i] = mxc_bin::hs_grad_elem(p.alpha, p.beta, og[i], x[i], b[i],
+                                     req == MXC_REQ_ADD);
+      }
+      EXPECT_TRUE(Same(f, RunParamOp("hard_sigmoid", k, v, {x}, base, req)))
+          << "hard_sigmoid " << ab.first << " req " << req;
+      EXPECT_TRUE(Same(b, RunParamOp("_backward_hard_sigmoid", k, v, {og, x},
+                                     base, req)))
+          << "_backward_hard_sigmoid " << ab.first << " req " << req;
+    }
+  }
+  std::vector<const char *> k = {"a", "b", "c"}, v = {"0.3", "-1.7", "2.1"};
+  auto q = ParsedParams<mxc_bin::QuadParam>("quadratic", k, v);
+  for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+    Vec f = base, b = base;
+    for (size_t i = 0; i < x.size(); ++i) {
+      f[i] = mxc_bin::quad_elem(q, x[i], f[i], req == MXC_REQ_ADD);
+      b[i] = mxc_bin::quad_grad_elem(q, og[i], x[i], b[i], req == MXC_REQ_ADD);
+    }
+    EXPECT_TRUE(Same(f, RunParamOp("quadratic", k, v, {x}, base, req)))
+        << "quadratic req " << req;
+    EXPECT_TRUE(
+        Same(b, RunParamOp("_backward_quadratic", k, v, {og, x}, base, req)))
+        << "_backward_quadratic req " << req;
+  }
+  // The comparison can fail: the coefficients' order swapped.
+  mxc_bin::QuadParam w = {q.b, q.a, q.c};
+  Vec f = base;
+  for (size_t i = 0; i < x.size(); ++i) f[i] = mxc_bin::quad_elem(w, x[i], 0, 0);
+  EXPECT_FALSE(Same(f, RunParamOp("quadratic", k, v, {x}, base, MXC_REQ_WRITE)));
 }
 
 TEST(CudaBinary, ClipMatchesTheCpu) {
@@ -1561,6 +1725,163 @@ void CheckEmbedding(int idx_dt) {
     mxct::ExpectSameElems("_backward_Embedding req " + std::to_string(req),
                           DT, mxct::ToBytes(DT, dw), bcpu[0]);
   }
+}
+
+// take and _backward_take (index_hd.h's take_geom, take_src,
+// take_grad_column) against the CPU: every axis, clip and wrap with
+// out-of-range, negative and fractional indices, float32 and int32
+// indices, write and add, bitwise.
+template <int DT>
+void CheckTake(int idx_dt, const char *mode, int64_t axis) {
+  typedef typename MxcElem<DT>::T T;
+  std::mt19937 g(47);
+  Vec iv = {0, 2, 7, -1, -6, 3.9f};
+  Dims dd = {3, 4, 5}, id = {2, 3};
+  where_host::Bytes idx;
+  if (idx_dt == MXC_DTYPE_INT32) {
+    std::vector<int32_t> ii;
+    for (float f : iv) ii.push_back((int32_t)f);
+    idx = where_host::Of(ii);
+  } else {
+    idx = mxct::ToBytes(MXC_DTYPE_FLOAT32, iv);
+  }
+  int ax = (int)(axis < 0 ? axis + 3 : axis);
+  Dims od;
+  for (int i = 0; i < ax; ++i) od.push_back(dd[i]);
+  od.insert(od.end(), id.begin(), id.end());
+  for (int i = ax + 1; i < 3; ++i) od.push_back(dd[i]);
+  std::string as = std::to_string(axis), what = std::string("take ") + mode +
+                                                  " axis " + as + " " +
+                                                  mxct::DtypeName(DT);
+  std::vector<const char *> k = {"axis", "mode"}, v = {as.c_str(), mode};
+  mxc_idx::TakeParam p = {axis, std::string(mode) == "wrap" ? 1 : 0};
+  mxc_idx::TakeGeom geo;
+  ASSERT_EQ(mxc_idx::take_geom(dd.data(), 3, (int64_t)iv.size(), p, &geo), 0);
+  where_host::Bytes data = mxct::ToBytes(DT, Random(dd, &g));
+  where_host::Bytes base = mxct::ToBytes(DT, Random(od, &g));
+  std::vector<T> td = where_host::As<T>(data);
+  for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+    std::vector<T> host = where_host::As<T>(base);
+    for (int64_t i = 0; i < (int64_t)host.size(); ++i) {
+      T x = td[mxc_idx::take_src(geo, idx.data(), idx_dt, i)];
+      host[i] = req == MXC_REQ_ADD ? mxc_idx::add<DT>(host[i], x) : x;
+    }
+    std::vector<where_host::Bytes> cpu =
+        where_host::Cpu("take", {{dd, DT}, {id, idx_dt}}, {data, idx},
+                        {{od, DT}}, {base}, {req}, k, v);
+    mxct::ExpectSameElems(what + " req " + std::to_string(req), DT,
+                          where_host::Of(host), cpu[0]);
+    if (DT != MXC_DTYPE_FLOAT32) continue;
+    Vec og = Random(od, &g), dx = Random(dd, &g), dxb = dx;
+    for (int64_t c = 0; c < geo.outer * geo.inner; ++c) {
+      mxc_idx::take_grad_column(geo, og.data(), idx.data(), idx_dt, dx.data(),
+                                c, req == MXC_REQ_ADD);
+    }
+    std::vector<where_host::Bytes> bcpu = where_host::Cpu(
+        "_backward_take", {{od, DT}, {dd, DT}, {id, idx_dt}},
+        {mxct::ToBytes(DT, og), data, idx}, {{dd, DT}},
+        {mxct::ToBytes(DT, dxb)}, {req}, k, v);
+    mxct::ExpectSameElems("_backward_" + what + " req " + std::to_string(req),
+                          DT, mxct::ToBytes(DT, dx), bcpu[0]);
+  }
+}
+
+TEST(CudaWhere, TakeMatchesTheCpu) {
+  for (int64_t axis : {0, 1, -1}) {
+    for (const char *mode : {"clip", "wrap"}) {
+      CheckTake<MXC_DTYPE_FLOAT32>(MXC_DTYPE_FLOAT32, mode, axis);
+      CheckTake<MXC_DTYPE_FLOAT32>(MXC_DTYPE_INT32, mode, axis);
+    }
+  }
+  CheckTake<MXC_DTYPE_FLOAT16>(MXC_DTYPE_INT32, "wrap", 1);
+  CheckTake<MXC_DTYPE_BFLOAT16>(MXC_DTYPE_FLOAT32, "clip", 2);
+}
+
+// raise: the mapping refuses what the CPU refuses (-n..n-1 accepted).
+TEST(CudaWhere, TakeModesAreTheCpus) {
+  EXPECT_EQ(mxc__idx_fix(-4, 4, MXC__IDX_RAISE), 0);
+  EXPECT_EQ(mxc__idx_fix(-5, 4, MXC__IDX_RAISE), -1);
+  EXPECT_EQ(mxc__idx_fix(4, 4, MXC__IDX_RAISE), -1);
+  EXPECT_EQ(mxc__idx_fix(-5, 4, MXC__IDX_WRAP), 3);
+  EXPECT_EQ(mxc__idx_fix(-5, 4, MXC__IDX_CLIP), 0);
+  // take_src follows the mode it is given: -1 is the last element under
+  // wrap, the first under clip.
+  mxc_idx::TakeGeom geo;
+  Dims d = {3};
+  Vec idx = {-1};
+  for (int mode : {MXC__IDX_CLIP, MXC__IDX_WRAP}) {
+    mxc_idx::TakeParam p = {0, mode};
+    ASSERT_EQ(mxc_idx::take_geom(d.data(), 1, 1, p, &geo), 0);
+    EXPECT_EQ(mxc_idx::take_src(geo, idx.data(), MXC_DTYPE_FLOAT32, 0),
+              mode == MXC__IDX_WRAP ? 2 : 0);
+  }
+}
+
+// pick and _backward_pick (index_hd.h's pick_src, pick_grad_column)
+// against the CPU: every axis, keepdims, clip and wrap with out-of-range,
+// negative and fractional indices, write and add, bitwise.
+template <int DT>
+void CheckPick(const char *mode, int64_t axis, bool keep) {
+  typedef typename MxcElem<DT>::T T;
+  std::mt19937 g(48);
+  Dims dd = {3, 4, 5};
+  int ax = (int)(axis < 0 ? axis + 3 : axis);
+  Dims id = dd;
+  if (keep) {
+    id[ax] = 1;
+  } else {
+    id.erase(id.begin() + ax);
+  }
+  Vec iv((size_t)Numel(id));
+  std::uniform_real_distribution<float> u(-9.f, 9.f);
+  for (size_t i = 0; i < iv.size(); ++i) iv[i] = i % 2 ? u(g) : std::trunc(u(g));
+  where_host::Bytes idx = mxct::ToBytes(MXC_DTYPE_FLOAT32, iv);
+  std::string as = std::to_string(axis), what = std::string("pick ") + mode +
+                                                  " axis " + as + " " +
+                                                  mxct::DtypeName(DT);
+  std::vector<const char *> k = {"axis", "mode", "keepdims"},
+                            v = {as.c_str(), mode, keep ? "true" : "false"};
+  mxc_idx::TakeParam p = {axis, std::string(mode) == "wrap" ? 1 : 0};
+  mxc_idx::TakeGeom geo;
+  ASSERT_EQ(mxc_idx::take_geom(dd.data(), 3, 1, p, &geo), 0);
+  where_host::Bytes data = mxct::ToBytes(DT, Random(dd, &g));
+  where_host::Bytes base = mxct::ToBytes(DT, Random(id, &g));
+  std::vector<T> td = where_host::As<T>(data);
+  for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+    std::vector<T> host = where_host::As<T>(base);
+    for (int64_t i = 0; i < (int64_t)host.size(); ++i) {
+      T x = td[mxc_idx::pick_src(geo, idx.data(), MXC_DTYPE_FLOAT32, i)];
+      host[i] = req == MXC_REQ_ADD ? mxc_idx::add<DT>(host[i], x) : x;
+    }
+    std::vector<where_host::Bytes> cpu = where_host::Cpu(
+        "pick", {{dd, DT}, {id, MXC_DTYPE_FLOAT32}}, {data, idx}, {{id, DT}},
+        {base}, {req}, k, v);
+    mxct::ExpectSameElems(what + " req " + std::to_string(req), DT,
+                          where_host::Of(host), cpu[0]);
+    if (DT != MXC_DTYPE_FLOAT32) continue;
+    Vec og = Random(id, &g), dx = Random(dd, &g), dxb = dx;
+    for (int64_t c = 0; c < (int64_t)iv.size(); ++c) {
+      mxc_idx::pick_grad_column(geo, og.data(), idx.data(), MXC_DTYPE_FLOAT32,
+                                dx.data(), c, req == MXC_REQ_ADD);
+    }
+    std::vector<where_host::Bytes> bcpu = where_host::Cpu(
+        "_backward_pick", {{id, DT}, {dd, DT}, {id, MXC_DTYPE_FLOAT32}},
+        {mxct::ToBytes(DT, og), data, idx}, {{dd, DT}},
+        {mxct::ToBytes(DT, dxb)}, {req}, k, v);
+    mxct::ExpectSameElems("_backward_" + what + " req " + std::to_string(req),
+                          DT, mxct::ToBytes(DT, dx), bcpu[0]);
+  }
+}
+
+TEST(CudaWhere, PickMatchesTheCpu) {
+  for (int64_t axis : {0, 1, -1}) {
+    for (const char *mode : {"clip", "wrap"}) {
+      CheckPick<MXC_DTYPE_FLOAT32>(mode, axis, false);
+      CheckPick<MXC_DTYPE_FLOAT32>(mode, axis, true);
+    }
+  }
+  CheckPick<MXC_DTYPE_FLOAT16>("wrap", 1, false);
+  CheckPick<MXC_DTYPE_BFLOAT16>("clip", 2, true);
 }
 
 TEST(CudaWhere, EmbeddingMatchesTheCpu) {
