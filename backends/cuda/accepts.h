@@ -13,6 +13,8 @@
  *    target_shape cuDNN cannot reach, extents beyond int) (dnn_plan.h);
  *  - RNN, _backward_RNN: dropout in training, use_sequence_length, LSTM
  *    state clipping, sizes beyond cuDNN's int (dnn_rnn.h);
+ *  - sort, argsort, topk and the gradients of sort and topk: rows longer
+ *    than MXC__SORTK_MAX_LEN elements (nn3.h);
  *  - _fused_elemwise: a program the generator has no code for, or that
  *    NVRTC cannot compile here (fuse.h).
  * What stays a failure of run: a library that cannot be opened (cuBLAS,
@@ -24,6 +26,7 @@
 #include "backends/cuda/dnn_plan.h"
 #include "backends/cuda/dnn_rnn.h"
 #include "backends/cuda/fuse.h"
+#include "backends/cuda/nn3.h"
 #include "backends/cuda/scalar.h"
 #include "backends/cuda/so_plan.h"
 
@@ -45,6 +48,11 @@
       {"_backward_BatchNorm", mxc__dnn_bn_bwd_accepts},                  \
       {"RNN", mxc__cuda_rnn_accepts},                                    \
       {"_backward_RNN", mxc__cuda_rnn_bwd_accepts},                      \
+      {"sort", mxc__cuda_sort_accepts},                                  \
+      {"argsort", mxc__cuda_argsort_accepts},                            \
+      {"topk", mxc__cuda_topk_accepts},                                  \
+      {"_backward_sort", mxc__cuda_sort_bwd_accepts},                    \
+      {"_backward_topk", mxc__cuda_topk_bwd_accepts},                    \
       {"_fused_elemwise", mxc__cuda_fused_accepts},
 
 #endif /* MXC_BACKENDS_CUDA_ACCEPTS_H_ */

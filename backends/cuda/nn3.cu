@@ -427,7 +427,41 @@ int run_sort_bwd(const mxc__gpu_call *c, int kind, char *why, size_t why_len) {
   return mxc__cuda_finish("sort gradient kernel", why, why_len);
 }
 
+// The rows' accepts (accepts.h): a call whose rows are beyond the limit
+// runs on the CPU. data: the input that holds the rows.
+int sort_accepts(const mxc__gpu_call *c, int kind, int data, char *why,
+                 size_t why_len) {
+  if (!mxc__gpu_call_has_shapes(c) || !c->param || data < 0 ||
+      data >= c->n_in) {
+    return 1;
+  }
+  mxc__sortk_plan q = mxc__sortk_plan_make(
+      kind, (const mxc__sort_param *)c->param, &c->in[data], c->req, c->n_out);
+  return sort_len_ok(q, k_sort_names[kind], why, why_len) == MXC_OK;
+}
+
 }  // namespace
+
+extern "C" int mxc__cuda_sort_accepts(const mxc__gpu_call *c, char *why,
+                                      size_t n) {
+  return sort_accepts(c, MXC__SORT_SORT, 0, why, n);
+}
+extern "C" int mxc__cuda_argsort_accepts(const mxc__gpu_call *c, char *why,
+                                         size_t n) {
+  return sort_accepts(c, MXC__SORT_ARGSORT, 0, why, n);
+}
+extern "C" int mxc__cuda_topk_accepts(const mxc__gpu_call *c, char *why,
+                                      size_t n) {
+  return sort_accepts(c, MXC__SORT_TOPK, 0, why, n);
+}
+extern "C" int mxc__cuda_sort_bwd_accepts(const mxc__gpu_call *c, char *why,
+                                          size_t n) {
+  return sort_accepts(c, MXC__SORT_SORT, c->n_in - 1, why, n);
+}
+extern "C" int mxc__cuda_topk_bwd_accepts(const mxc__gpu_call *c, char *why,
+                                          size_t n) {
+  return sort_accepts(c, MXC__SORT_TOPK, c->n_in - 1, why, n);
+}
 
 extern "C" int mxc__cuda_sort(const mxc__gpu_call *c, char *why, size_t n) {
   return run_sort(c, MXC__SORT_SORT, why, n);

@@ -44,6 +44,12 @@ int mxc__cuda_argsort(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_topk(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_sort_bwd(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_topk_bwd(const mxc__gpu_call *c, char *why, size_t n);
+/* Their rows' accepts (accepts.h): rows beyond the limit run on the CPU. */
+int mxc__cuda_sort_accepts(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_argsort_accepts(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_topk_accepts(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_sort_bwd_accepts(const mxc__gpu_call *c, char *why, size_t n);
+int mxc__cuda_topk_bwd_accepts(const mxc__gpu_call *c, char *why, size_t n);
 /* Pad (constant, edge, reflect), Crop and their gradients (pad_plan.h). */
 int mxc__cuda_pad(const mxc__gpu_call *c, char *why, size_t n);
 int mxc__cuda_pad_bwd(const mxc__gpu_call *c, char *why, size_t n);

@@ -168,6 +168,15 @@ TEST(CudaBwdCall, SortRefusesRowsBeyondItsLimit) {
   char why[256] = "";
   EXPECT_EQ(mxc__cuda_sort(&c, why, sizeof why), MXC_ERR_UNSUPPORTED);
   EXPECT_NE(std::string(why).find("up to 4096"), std::string::npos) << why;
+  // The row's accepts declines the same call, so libmxc runs it on the
+  // CPU; rows within the limit, and a query without shapes, are taken.
+  why[0] = 0;
+  EXPECT_EQ(mxc__cuda_sort_accepts(&c, why, sizeof why), 0);
+  EXPECT_NE(std::string(why).find("up to 4096"), std::string::npos) << why;
+  in = Arr(buf, {5000, 2}), out = Arr(buf, {5000, 2});
+  EXPECT_EQ(mxc__cuda_sort_accepts(&c, why, sizeof why), 1) << why;
+  in.ndim = out.ndim = -1;
+  EXPECT_EQ(mxc__cuda_argsort_accepts(&c, why, sizeof why), 1) << why;
   mxc__free(param);
 }
 
