@@ -176,11 +176,23 @@ bool one_dtype(const mxc__gpu_call *c) {
   return dt >= 0 && mxc__half_slot(dt) >= 0;
 }
 
+// How run_parts reads the parts' extents along the axis.
+enum { PARTS_CONCAT, PARTS_SPLIT, PARTS_STACK };
+
+// Extent of a part along the whole's axis ax: its own (Concat), the
+// whole's divided by the count (split), 1 (stack: the part lacks the
+// axis, the same elements in the same order).
+int64_t part_ext(int mode, const mxc__gpu_array *whole, int ax, int n,
+                 const mxc__gpu_array *part) {
+  if (mode == PARTS_SPLIT) return whole->dims[ax] / n;
+  return mode == PARTS_STACK ? 1 : part->dims[ax];
+}
+
 // Concat (parts -> whole) and _backward_Concat (whole -> parts), split
-// (whole -> parts) and _backward_split (parts -> whole): the parts in
-// order along the axis, each with its extent (a split's: the whole's
-// divided by the count). to_whole: the parts are the inputs.
-int run_parts(const char *op, bool to_whole, int axis_param, bool split,
+// (whole -> parts) and _backward_split (parts -> whole), stack (parts ->
+// whole) and _backward_stack: the parts in order along the axis, each
+// with its extent (part_ext). to_whole: the parts are the inputs.
+int run_parts(const char *op, bool to_whole, int axis_param, int mode,
               const mxc__gpu_call *c, char *why, size_t why_len) {
   if (!c->param || c->n_in < 1 || c->n_out < 1) {
     snprintf(why, why_len, "%s: parameters, inputs and outputs expected", op);
@@ -204,7 +216,7 @@ int run_parts(const char *op, bool to_whole, int axis_param, bool split,
   int64_t total = 0;
   int64_t inner = whole->dims[ax] ? whole->size / whole->dims[ax] : 0;
   for (int i = 0; i < n; ++i) {
-    int64_t e = split ? whole->dims[ax] / n : parts[i].dims[ax];
+    int64_t e = part_ext(mode, whole, ax, n, &parts[i]);
     if (parts[i].size != inner * e) {
       snprintf(why, why_len, "%s: part %d has %lld elements; the whole's "
                "shape gives another count", op, i, (long long)parts[i].size);
@@ -224,7 +236,7 @@ int run_parts(const char *op, bool to_whole, int axis_param, bool split,
   int slot = mxc__half_slot(whole->dtype);
   int64_t start = 0;
   for (int i = 0; i < n; ++i) {
-    int64_t e = split ? whole->dims[ax] / n : parts[i].dims[ax];
+    int64_t e = part_ext(mode, whole, ax, n, &parts[i]);
     int req = c->req[to_whole ? 0 : i];
     if (req != MXC__GPU_REQ_NULL && parts[i].size > 0) {
       mxc__copy_plan p;
@@ -238,12 +250,113 @@ int run_parts(const char *op, bool to_whole, int axis_param, bool split,
   return mxc__cuda_finish(op, why, why_len);
 }
 
+// tile / repeat forward: thread t is copy r = t / n_data of input element
+// j = t % n_data (consecutive threads: consecutive input elements, whose
+// output elements are adjacent along the innermost data axis); every
+// output element is written by exactly one thread.
+template <int DT>
+__global__ void rep_fwd(const typename MxcElem<DT>::T *in,
+                        typename MxcElem<DT>::T *out, mxc__rep_plan p,
+                        long long n, int add) {
+  typedef MxcElem<DT> E;
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < n;
+       t += stride) {
+    int64_t j = t % p.n_data;
+    int64_t o = mxc__rep_out(&p, j, t / p.n_data);
+    out[o] = add ? E::store(E::load(out[o]) + E::load(in[j])) : in[j];
+  }
+}
+
+// The gradient: one thread per input element sums its copies in double
+// in the CPU's order (mxc__shp_sum: the box's row-major order, r
+// increasing for a fixed j) and rounds once: deterministic, no atomics.
+template <int DT>
+__global__ void rep_bwd(const typename MxcElem<DT>::T *og,
+                        typename MxcElem<DT>::T *grad, mxc__rep_plan p,
+                        int add) {
+  typedef MxcElem<DT> E;
+  long long stride = (long long)gridDim.x * blockDim.x;
+  for (long long j = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+       j < p.n_data; j += stride) {
+    double acc = 0;
+    for (int64_t r = 0; r < p.n_rep; ++r) {
+      acc += (double)E::load(og[mxc__rep_out(&p, j, r)]);
+    }
+    if (DT == MXC_DTYPE_FLOAT32) {  // the CPU adds the rounded float sum
+      grad[j] = add ? E::store(E::load(grad[j]) + (float)acc)
+                    : E::store((float)acc);
+    } else {  // the CPU adds the old value in double, rounds once
+      grad[j] = E::store((float)(add ? acc + E::load(grad[j]) : acc));
+    }
+  }
+}
+
+template <int DT>
+void launch_rep(const mxc__gpu_call *c, const mxc__rep_plan &p, bool bwd) {
+  typedef typename MxcElem<DT>::T T;
+  int add = c->req[0] == MXC__GPU_REQ_ADD;
+  if (bwd) {
+    rep_bwd<DT><<<MXC__CUDA_GRID(p.n_data)>>>((const T *)c->in[0].ptr,
+                                              (T *)c->out[0].ptr, p, add);
+    return;
+  }
+  long long n = (long long)c->out[0].size;
+  rep_fwd<DT><<<MXC__CUDA_GRID(n)>>>((const T *)c->in[0].ptr,
+                                     (T *)c->out[0].ptr, p, n, add);
+}
+
+// tile, repeat (data -> big) and their gradients ((ograd, data) -> the
+// data-shaped gradient).
+int run_rep(int kind, const char *op, bool bwd, const mxc__gpu_call *c,
+            char *why, size_t why_len) {
+  if (c->n_in != (bwd ? 2 : 1) || c->n_out != 1 || !one_dtype(c)) {
+    snprintf(why, why_len, "%s: %d input(s) and one output of one dtype "
+             "(float32, float16 or bfloat16) expected", op, bwd ? 2 : 1);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  const mxc__gpu_array &data = bwd ? c->out[0] : c->in[0];
+  const mxc__gpu_array &big = bwd ? c->in[0] : c->out[0];
+  mxc__rep_plan p;
+  char what[200] = "";
+  int rc = mxc__copy_plan_rep(kind, c->param, &data, &big, &p, what,
+                              sizeof what);
+  if (rc != MXC_OK) {
+    snprintf(why, why_len, "%s: %s", op, what);
+    return rc;
+  }
+  if (c->req[0] == MXC__GPU_REQ_NULL || c->out[0].size == 0) return MXC_OK;
+  rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  switch (mxc__half_slot(c->out[0].dtype)) {
+    case MXC__HALF_SLOT_F16:
+      launch_rep<MXC_DTYPE_FLOAT16>(c, p, bwd);
+      break;
+    case MXC__HALF_SLOT_BF16:
+      launch_rep<MXC_DTYPE_BFLOAT16>(c, p, bwd);
+      break;
+    default:
+      launch_rep<MXC_DTYPE_FLOAT32>(c, p, bwd);
+      break;
+  }
+  return mxc__cuda_finish(op, why, why_len);
+}
+
 }  // namespace
+
+#define MXC__REP_RUN(fn, kind, op, bwd)                                  \
+  extern "C" int fn(const mxc__gpu_call *c, char *why, size_t why_len) { \
+    return run_rep(kind, op, bwd, c, why, why_len);                      \
+  }
+MXC__REP_RUN(mxc__cuda_tile, MXC__CP_TILE, "tile", false)
+MXC__REP_RUN(mxc__cuda_tile_bwd, MXC__CP_TILE, "_backward_tile", true)
+MXC__REP_RUN(mxc__cuda_repeat, MXC__CP_REPEAT, "repeat", false)
+MXC__REP_RUN(mxc__cuda_repeat_bwd, MXC__CP_REPEAT, "_backward_repeat", true)
 
 extern "C" int mxc__cuda_concat(const mxc__gpu_call *c, char *why,
                                 size_t why_len) {
   const mxc__cp_concat_param *p = (const mxc__cp_concat_param *)c->param;
-  return run_parts("Concat", true, p ? (int)p->dim : 0, false, c, why,
+  return run_parts("Concat", true, p ? (int)p->dim : 0, PARTS_CONCAT, c, why,
                    why_len);
 }
 
@@ -252,22 +365,39 @@ extern "C" int mxc__cuda_concat(const mxc__gpu_call *c, char *why,
 extern "C" int mxc__cuda_concat_bwd(const mxc__gpu_call *c, char *why,
                                     size_t why_len) {
   const mxc__cp_concat_param *p = (const mxc__cp_concat_param *)c->param;
-  return run_parts("_backward_Concat", false, p ? (int)p->dim : 0, false, c,
-                   why, why_len);
+  return run_parts("_backward_Concat", false, p ? (int)p->dim : 0,
+                   PARTS_CONCAT, c, why, why_len);
 }
 
 extern "C" int mxc__cuda_split(const mxc__gpu_call *c, char *why,
                                size_t why_len) {
   const mxc__cp_split_param *p = (const mxc__cp_split_param *)c->param;
-  return run_parts("split", false, p ? (int)p->axis : 0, true, c, why,
+  return run_parts("split", false, p ? (int)p->axis : 0, PARTS_SPLIT, c, why,
                    why_len);
 }
 
 extern "C" int mxc__cuda_split_bwd(const mxc__gpu_call *c, char *why,
                                    size_t why_len) {
   const mxc__cp_split_param *p = (const mxc__cp_split_param *)c->param;
-  return run_parts("_backward_split", true, p ? (int)p->axis : 0, true, c,
-                   why, why_len);
+  return run_parts("_backward_split", true, p ? (int)p->axis : 0,
+                   PARTS_SPLIT, c, why, why_len);
+}
+
+// stack (parts -> whole with a new axis) and _backward_stack (ograd ->
+// the parts' gradients): ops/shape/concat.c's parts_copy with extent-1
+// parts.
+extern "C" int mxc__cuda_stack(const mxc__gpu_call *c, char *why,
+                               size_t why_len) {
+  const mxc__cp_stack_param *p = (const mxc__cp_stack_param *)c->param;
+  return run_parts("stack", true, p ? (int)p->axis : 0, PARTS_STACK, c, why,
+                   why_len);
+}
+
+extern "C" int mxc__cuda_stack_bwd(const mxc__gpu_call *c, char *why,
+                                   size_t why_len) {
+  const mxc__cp_stack_param *p = (const mxc__cp_stack_param *)c->param;
+  return run_parts("_backward_stack", false, p ? (int)p->axis : 0,
+                   PARTS_STACK, c, why, why_len);
 }
 
 #define MXC__SLICE_RUN(fn, kind, op, bwd)                                  \

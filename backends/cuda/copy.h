@@ -47,6 +47,19 @@ int mxc__cuda_concat_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_split(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_split_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
 
+/* stack (parts -> whole with a new axis) and _backward_stack (ograd ->
+ * one gradient per part, each in its mode), as ops/shape/concat.c. */
+int mxc__cuda_stack(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_stack_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
+/* tile, repeat (data -> the expanded array) and their _backward_ ((ograd,
+ * data) -> the gradient of data: each element's copies summed in double
+ * in the CPU's order, one thread per element, rounded once), as
+ * ops/shape/broadcast.c over ops/shape/rep_box.h's box. */
+int mxc__cuda_tile(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_tile_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_repeat(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_repeat_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
+
 #define MXC__CUDA_COPY_ROWS                                                    \
   {"transpose", mxc__half_supports_same, mxc__cuda_transpose},                 \
   {"swapaxes", mxc__half_supports_same, mxc__cuda_swapaxes},                   \
@@ -63,7 +76,13 @@ int mxc__cuda_split_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
   {"Concat", mxc__half_supports_same, mxc__cuda_concat},                       \
   {"_backward_Concat", mxc__half_supports_same, mxc__cuda_concat_bwd},         \
   {"split", mxc__half_supports_same, mxc__cuda_split},                         \
-  {"_backward_split", mxc__half_supports_same, mxc__cuda_split_bwd},
+  {"_backward_split", mxc__half_supports_same, mxc__cuda_split_bwd},         \
+  {"stack", mxc__half_supports_same, mxc__cuda_stack},                         \
+  {"_backward_stack", mxc__half_supports_same, mxc__cuda_stack_bwd},           \
+  {"tile", mxc__half_supports_same, mxc__cuda_tile},                           \
+  {"_backward_tile", mxc__half_supports_same, mxc__cuda_tile_bwd},             \
+  {"repeat", mxc__half_supports_same, mxc__cuda_repeat},                       \
+  {"_backward_repeat", mxc__half_supports_same, mxc__cuda_repeat_bwd},
 
 #ifdef __cplusplus
 }

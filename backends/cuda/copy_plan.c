@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "ops/shape/py_slice.h"
+#include "ops/shape/rep_box.h"
 
 /* axis in [-nd, nd) normalized into *out; else the reason. */
 static int norm_axis(const char *what, int64_t axis, int nd, int *out,
@@ -259,4 +260,84 @@ void mxc__copy_plan_part(const mxc__gpu_array *whole, int axis,
     if (k == axis) p->src_off = start * s;
     s *= whole->dims[k];
   }
+}
+
+/* ---- tile and repeat (ops/shape/rep_box.h's box) ---- */
+
+/* The box of kind's parameters over data's shape: MXC__REP_BOX_*, or -1
+ * with the reason (a negative rep, a repeat axis out of range). */
+static int rep_box(int kind, const void *param, const mxc__gpu_array *data,
+                   mxc__rep_box *b, char *why, size_t why_len) {
+  if (kind == MXC__CP_TILE) {
+    const mxc__cp_tile_param *t = param;
+    for (int k = 0; k < t->reps.ndim; ++k) {
+      if (t->reps.d[k] < 0) {
+        snprintf(why, why_len, "reps has a negative entry");
+        return -1;
+      }
+    }
+    return mxc__tile_box(data->dims, data->ndim, t->reps.d, t->reps.ndim, b);
+  }
+  const mxc__cp_repeat_param *r = param;
+  int ax = -1;
+  if (r->repeats < 0) {
+    snprintf(why, why_len, "repeats = %lld is negative",
+             (long long)r->repeats);
+    return -1;
+  }
+  if (r->axis.has &&
+      norm_axis("axis", r->axis.v, data->ndim, &ax, why, why_len) != MXC_OK) {
+    return -1;
+  }
+  return mxc__repeat_box(data->dims, data->ndim, r->repeats, ax, b);
+}
+
+/* Splits the box's axes into data and copies, each with its output step
+ * (the box is the output in row-major order). */
+static void rep_split(const mxc__rep_box *b, mxc__rep_plan *p) {
+  int64_t step[2 * MXC_MAX_NDIM], s = 1;
+  for (int k = b->nd - 1; k >= 0; --k) {
+    step[k] = s;
+    s *= b->dims[k];
+  }
+  p->nd_data = p->nd_rep = 0;
+  p->n_data = p->n_rep = 1;
+  for (int k = 0; k < b->nd; ++k) {
+    if (b->rep[k]) {
+      p->rep_ext[p->nd_rep] = b->dims[k];
+      p->rep_step[p->nd_rep++] = step[k];
+      p->n_rep *= b->dims[k];
+    } else {
+      p->data_ext[p->nd_data] = b->dims[k];
+      p->data_step[p->nd_data++] = step[k];
+      p->n_data *= b->dims[k];
+    }
+  }
+}
+
+int mxc__copy_plan_rep(int kind, const void *param, const mxc__gpu_array *data,
+                       const mxc__gpu_array *big, mxc__rep_plan *p, char *why,
+                       size_t why_len) {
+  mxc__rep_box b;
+  if (!param) {
+    snprintf(why, why_len, "parameters expected");
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  int rc = rep_box(kind, param, data, &b, why, why_len);
+  if (rc < 0) return MXC_ERR_INVALID_ARGUMENT;
+  if (rc != MXC__REP_BOX_OK) {
+    snprintf(why, why_len, "the output would have more than %d axes or more "
+             "elements than int64 counts", MXC_MAX_NDIM);
+    return MXC_ERR_SHAPE;
+  }
+  int same = big->ndim == b.out_nd;
+  for (int k = 0; same && k < b.out_nd; ++k) same = big->dims[k] == b.out[k];
+  if (!same) {
+    snprintf(why, why_len, "the expanded array has %d axes and %lld "
+             "elements; the parameters give another shape", big->ndim,
+             (long long)big->size);
+    return MXC_ERR_SHAPE;
+  }
+  rep_split(&b, p);
+  return MXC_OK;
 }

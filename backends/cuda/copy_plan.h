@@ -59,6 +59,20 @@ typedef struct mxc__cp_split_param {
   int squeeze_axis;
 } mxc__cp_split_param;
 
+/* Mirror of ops/shape/concat.c's stack parameters. */
+typedef struct mxc__cp_stack_param {
+  int64_t num_args, axis;
+} mxc__cp_stack_param;
+
+/* Mirrors of ops/shape/broadcast.c's tile and repeat parameters. */
+typedef struct mxc__cp_tile_param {
+  mxc__tuple reps;
+} mxc__cp_tile_param;
+typedef struct mxc__cp_repeat_param {
+  int64_t repeats;
+  mxc__opt_int axis;
+} mxc__cp_repeat_param;
+
 /* Which operator a plan is made for. MXC__CP_BROADCAST: broadcast_to,
  * broadcast_axis and broadcast_like, whose plan the shapes alone decide
  * (ops/shape/broadcast.c: same number of axes, an input extent of 1
@@ -72,7 +86,10 @@ enum {
    * the box's element i (row-major over the box) to data's element. */
   MXC__CP_SLICE,
   MXC__CP_SLICE_AXIS,
-  MXC__CP_SLICE_LIKE
+  MXC__CP_SLICE_LIKE,
+  /* tile, repeat and their _backward_ (mxc__copy_plan_rep). */
+  MXC__CP_TILE,
+  MXC__CP_REPEAT
 };
 
 typedef struct mxc__copy_plan {
@@ -82,9 +99,31 @@ typedef struct mxc__copy_plan {
   int64_t src_off;               /* input element of output element 0 */
 } mxc__copy_plan;
 
+/* tile's and repeat's plan over ops/shape/rep_box.h's box (the CPU's):
+ * the box's axes split into the input's ("data": its row-major order) and
+ * the copies' ("rep"), each with its step in the output. Output element
+ * of (input element j, copy r) = mxc__rep_out(p, j, r); the forward
+ * writes every such element once, the gradient of j sums the n_rep
+ * copies in r order (the CPU's order). */
+typedef struct mxc__rep_plan {
+  int nd_data, nd_rep;
+  int64_t data_ext[2 * MXC_MAX_NDIM], data_step[2 * MXC_MAX_NDIM];
+  int64_t rep_ext[2 * MXC_MAX_NDIM], rep_step[2 * MXC_MAX_NDIM];
+  int64_t n_data, n_rep; /* input elements, copies of each */
+} mxc__rep_plan;
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The plan of tile or repeat (kind MXC__CP_TILE / MXC__CP_REPEAT, param
+ * its mirror above) from data to the expanded array big (the forward's
+ * output, the gradient's ograd): MXC_OK, or MXC_ERR_INVALID_ARGUMENT /
+ * MXC_ERR_SHAPE with the reason (parameters the CPU refuses, a big of
+ * another shape than the parameters give). */
+int mxc__copy_plan_rep(int kind, const void *param, const mxc__gpu_array *data,
+                       const mxc__gpu_array *big, mxc__rep_plan *p, char *why,
+                       size_t why_len);
 
 /* The plan of operator `kind` (MXC__CP_*) with parameters param (its
  * struct above) from input in to output out: MXC_OK, or
@@ -126,6 +165,24 @@ MXC__CP_HD int64_t mxc__copy_src(const mxc__copy_plan *p, int64_t i) {
     i /= p->ext[d];
   }
   return off;
+}
+
+/* Offset of i row-major over (ext, step)[0..nd). */
+MXC__CP_HD int64_t mxc__rep_off(const int64_t *ext, const int64_t *step,
+                                int nd, int64_t i) {
+  int64_t off = 0;
+  for (int d = nd - 1; d >= 0; --d) {
+    off += (i % ext[d]) * step[d];
+    i /= ext[d];
+  }
+  return off;
+}
+
+/* Output element of copy r of input element j. */
+MXC__CP_HD int64_t mxc__rep_out(const mxc__rep_plan *p, int64_t j,
+                                int64_t r) {
+  return mxc__rep_off(p->data_ext, p->data_step, p->nd_data, j) +
+         mxc__rep_off(p->rep_ext, p->rep_step, p->nd_rep, r);
 }
 
 #endif /* MXC_BACKENDS_CUDA_COPY_PLAN_H_ */

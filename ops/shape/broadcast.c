@@ -9,6 +9,7 @@
 #include <inttypes.h>
 #include <string.h>
 
+#include "ops/shape/rep_box.h"
 #include "ops/shape/shape_internal.h"
 
 typedef struct expansion {
@@ -204,33 +205,27 @@ static int tile_check(const char *op_name, void *param) {
   return MXC_OK;
 }
 
+/* The expansion of a shared box (ops/shape/rep_box.h, the GPU's too). */
+static int box_expansion(const mxc__op *op, int rc, const mxc__rep_box *b,
+                         expansion *e) {
+  MXC_RETURN_ERROR_IF(rc == MXC__REP_BOX_NDIM, MXC_ERR_SHAPE,
+                      "operator '%s': the output would have more than %d "
+                      "axes",
+                      op->name, MXC_MAX_NDIM);
+  MXC_RETURN_ERROR_IF(rc != MXC__REP_BOX_OK, MXC_ERR_SHAPE,
+                      "operator '%s': %s", op->name, k_too_big);
+  e->nd = b->nd;
+  memcpy(e->dims, b->dims, sizeof(int64_t) * (size_t)b->nd);
+  memcpy(e->in_stride, b->in_stride, sizeof(int64_t) * (size_t)b->nd);
+  e->out = mxc__shp_make(b->out, b->out_nd);
+  return MXC_OK;
+}
+
 static int tile_expansion(const mxc__op *op, const tile_param *p,
                           const mxc__shape *in, expansion *e) {
-  int nr = p->reps.ndim < 0 ? 0 : p->reps.ndim;
-  int n = in->ndim > nr ? in->ndim : nr;
-  MXC_RETURN_ERROR_IF(n > MXC_MAX_NDIM, MXC_ERR_SHAPE,
-                      "operator '%s': reps has %d entries; arrays have at "
-                      "most %d axes",
-                      op->name, nr, MXC_MAX_NDIM);
-  int64_t d[MXC_MAX_NDIM] = {0}, r[MXC_MAX_NDIM] = {0}, str[MXC_MAX_NDIM] = {0};
-  for (int k = 0; k < n; ++k) { /* both right-aligned, padded with 1s */
-    int ki = k - (n - in->ndim), kr = k - (n - nr);
-    d[k] = ki >= 0 ? in->dims[ki] : 1;
-    r[k] = kr >= 0 ? p->reps.d[kr] : 1;
-  }
-  mxc__shp_strides(d, n, str);
-  e->nd = 2 * n;
-  e->out.ndim = n;
-  for (int k = 0; k < n; ++k) {
-    e->dims[2 * k] = r[k];
-    e->in_stride[2 * k] = 0;
-    e->dims[2 * k + 1] = d[k];
-    e->in_stride[2 * k + 1] = str[k];
-    MXC_RETURN_ERROR_IF(!mxc__mul_i64(r[k], d[k], &e->out.dims[k]),
-                        MXC_ERR_SHAPE, "operator '%s': %s", op->name,
-                        k_too_big);
-  }
-  return MXC_OK;
+  mxc__rep_box b;
+  int rc = mxc__tile_box(in->dims, in->ndim, p->reps.d, p->reps.ndim, &b);
+  return box_expansion(op, rc, &b, e);
 }
 
 /* ---- repeat ---- */
@@ -250,37 +245,14 @@ static const mxc__param_def k_repeat_params[] = {
 
 static int repeat_expansion(const mxc__op *op, const repeat_param *p,
                             const mxc__shape *in, expansion *e) {
-  if (!p->axis.has) { /* flattened: (N) -> (N, repeats) */
-    int64_t n = mxc__shape_size(in);
-    e->nd = 2;
-    e->dims[0] = n;
-    e->in_stride[0] = 1;
-    e->dims[1] = p->repeats;
-    e->in_stride[1] = 0;
-    e->out.ndim = 1;
-    MXC_RETURN_ERROR_IF(!mxc__mul_i64(n, p->repeats, &e->out.dims[0]),
-                        MXC_ERR_SHAPE, "operator '%s': %s", op->name,
-                        k_too_big);
-    return MXC_OK;
+  int ax = -1;
+  if (p->axis.has) {
+    MXC_FORWARD_IF_ERROR(
+        mxc__shp_axis(op->name, "axis", p->axis.v, in->ndim, &ax));
   }
-  int ax;
-  MXC_FORWARD_IF_ERROR(
-      mxc__shp_axis(op->name, "axis", p->axis.v, in->ndim, &ax));
-  int64_t str[MXC_MAX_NDIM];
-  mxc__shp_strides(in->dims, in->ndim, str);
-  e->nd = 0;
-  for (int k = 0; k < in->ndim; ++k) {
-    e->dims[e->nd] = in->dims[k];
-    e->in_stride[e->nd++] = str[k];
-    if (k == ax) { /* each element of the axis, repeats times */
-      e->dims[e->nd] = p->repeats;
-      e->in_stride[e->nd++] = 0;
-    }
-  }
-  e->out = *in;
-  MXC_RETURN_ERROR_IF(!mxc__mul_i64(in->dims[ax], p->repeats, &e->out.dims[ax]),
-                      MXC_ERR_SHAPE, "operator '%s': %s", op->name, k_too_big);
-  return MXC_OK;
+  mxc__rep_box b;
+  int rc = mxc__repeat_box(in->dims, in->ndim, p->repeats, ax, &b);
+  return box_expansion(op, rc, &b, e);
 }
 
 /* ---- shared inference and compute ---- */

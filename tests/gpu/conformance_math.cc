@@ -490,6 +490,12 @@ const CopyCase kCopy[] = {
     {"broadcast_like", {}, {1, 4, 1}, {3, 4, 2}, {3, 4, 2}},
     {"BlockGrad", {}, {5, 7}, {5, 7}},
     {"BlockGrad", {}, {0}, {0}},
+    {"tile", {{"reps", "(2,3)"}}, {33, 4}, {66, 12}},
+    {"tile", {{"reps", "(2,1,3)"}}, {33, 4}, {2, 33, 12}},
+    {"tile", {{"reps", "(2,0)"}}, {3, 4}, {6, 0}},
+    {"repeat", {{"repeats", "3"}}, {5, 7}, {105}},
+    {"repeat", {{"repeats", "2"}, {"axis", "1"}}, {4, 33, 3}, {4, 66, 3}},
+    {"repeat", {{"repeats", "0"}, {"axis", "-1"}}, {4, 3}, {4, 0}},
 };
 
 void CopyForms(const char *op, int dev, std::mt19937 *g) {
@@ -504,6 +510,23 @@ void CopyForms(const char *op, int dev, std::mt19937 *g) {
       }
       CompareShapes(c.op, c.kv, dt, c.in, c.out, ins,
                     {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g, shapes);
+    }
+  }
+}
+
+// _backward_tile and _backward_repeat ((ograd, data) -> data's shape) over
+// kCopy's tile and repeat cases: the copies summed in double in the CPU's
+// order and rounded once on both devices, so bitwise (reps or repeats 0:
+// zeros).
+void RepGradForms(const char *op, int dev, std::mt19937 *g) {
+  for (const CopyCase &c : kCopy) {
+    if (std::string("_backward_") + c.op != op) continue;
+    for (int dt : kDtypes) {
+      Vec og = mxct::RoundTo(dt, Uniform(Numel(c.out), -4, 4, g));
+      Vec x = mxct::RoundTo(dt, Uniform(Numel(c.in), -4, 4, g));
+      CompareShapes(op, c.kv, dt, c.out, c.in, {og, x},
+                    {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g,
+                    {c.out, c.in});
     }
   }
 }
@@ -626,9 +649,17 @@ void PartForms(const char *op, int dev, std::mt19937 *g) {
   const Kv concat = {{"num_args", "4"}, {"dim", "1"}};
   const Kv split = {{"num_outputs", "3"}, {"axis", "-1"}};
   const Dims swhole = {5, 6, 9}, spart = {5, 6, 3};
+  const Kv stack = {{"num_args", "3"}, {"axis", "1"}};
+  const Dims kwhole = {5, 3, 33}, kpart = {5, 33};
   const int W = MXC_REQ_WRITE, A = MXC_REQ_ADD, N = MXC_REQ_NULL;
   for (int dt : kDtypes) {
-    if (o == "Concat") {
+    if (o == "stack") {
+      CompareParts(o, stack, dt, {kpart, kpart, kpart}, {kwhole}, {{W}, {A}},
+                   dev, g);
+    } else if (o == "_backward_stack") {
+      CompareParts(o, stack, dt, {kwhole}, {kpart, kpart, kpart},
+                   {{W, A, N}, {A, W, W}}, dev, g);
+    } else if (o == "Concat") {
       CompareParts(o, concat, dt, parts, {whole}, {{W}, {A}}, dev, g);
     } else if (o == "_backward_Concat") {
       std::vector<Dims> ins = {whole};
@@ -1005,6 +1036,23 @@ const mxct::RegisterCase kCopyCases[] = {
     mxct::RegisterCase("_backward_split", [](std::mt19937 *g) {
       PartForms("_backward_split", MXC_DEVICE_GPU, g);
     }),
+    mxct::RegisterCase("stack", [](std::mt19937 *g) {
+      PartForms("stack", MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("_backward_stack", [](std::mt19937 *g) {
+      PartForms("_backward_stack", MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase(
+        "tile", [](std::mt19937 *g) { CopyForms("tile", MXC_DEVICE_GPU, g); }),
+    mxct::RegisterCase("_backward_tile", [](std::mt19937 *g) {
+      RepGradForms("_backward_tile", MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("repeat", [](std::mt19937 *g) {
+      CopyForms("repeat", MXC_DEVICE_GPU, g);
+    }),
+    mxct::RegisterCase("_backward_repeat", [](std::mt19937 *g) {
+      RepGradForms("_backward_repeat", MXC_DEVICE_GPU, g);
+    }),
     MXC__SLICE_CASE("slice"),
     MXC__SLICE_CASE("_backward_slice"),
     MXC__SLICE_CASE("slice_axis"),
@@ -1042,9 +1090,12 @@ const mxct::RegisterCase kCopyCases[] = {
 TEST(GpuConformanceCopy, CasesAreValidCallsOnTheCpu) {
   std::mt19937 g(19);
   for (const char *op : {"transpose", "swapaxes", "flip", "broadcast_to",
-                         "broadcast_axis", "broadcast_like", "BlockGrad"}) {
+                         "broadcast_axis", "broadcast_like", "BlockGrad",
+                         "tile", "repeat"}) {
     CopyForms(op, MXC_DEVICE_CPU, &g);
   }
+  RepGradForms("_backward_tile", MXC_DEVICE_CPU, &g);
+  RepGradForms("_backward_repeat", MXC_DEVICE_CPU, &g);
   ClipForms(false, MXC_DEVICE_CPU, &g);
   ClipForms(true, MXC_DEVICE_CPU, &g);
   WhereForms(false, MXC_DEVICE_CPU, &g);
@@ -1071,7 +1122,8 @@ TEST(GpuConformanceCopy, CasesAreValidCallsOnTheCpu) {
     FillForms(op, MXC_DEVICE_CPU, &g);
   }
   for (const char *op :
-       {"Concat", "_backward_Concat", "split", "_backward_split"}) {
+       {"Concat", "_backward_Concat", "split", "_backward_split", "stack",
+        "_backward_stack"}) {
     PartForms(op, MXC_DEVICE_CPU, &g);
   }
   for (const char *op : {"slice", "slice_axis", "slice_like"}) {

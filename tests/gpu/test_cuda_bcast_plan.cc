@@ -1512,6 +1512,176 @@ TEST(CudaCopyPlan, SplitMatchesTheCpuBitwise) {
   }
 }
 
+// stack and _backward_stack: the part plans with extent-1 parts along the
+// new axis (copy.cu's run_parts in stack mode), against the CPU bitwise.
+TEST(CudaCopyPlan, StackMatchesTheCpuBitwise) {
+  std::mt19937 g(36);
+  struct StackCase {
+    int n, axis;
+    Dims part, whole;
+  };
+  const StackCase cases[] = {{3, 0, {2, 4}, {3, 2, 4}},
+                             {2, 1, {2, 4}, {2, 2, 4}},
+                             {4, -1, {3, 2}, {3, 2, 4}},
+                             {2, 0, {0, 3}, {2, 0, 3}}};
+  for (const StackCase &c : cases) {
+    int nd = (int)c.whole.size(), ax = c.axis < 0 ? c.axis + nd : c.axis;
+    std::string n = std::to_string(c.n), a = std::to_string(c.axis);
+    std::vector<const char *> k = {"num_args", "axis"}, v = {n.c_str(),
+                                                             a.c_str()};
+    std::vector<int64_t> ext((size_t)c.n, 1);
+    std::vector<Vec> parts, gbase;
+    std::vector<std::pair<Dims, Vec>> ins, gouts;
+    for (int i = 0; i < c.n; ++i) {
+      parts.push_back(Random(c.part, &g));
+      ins.push_back({c.part, parts.back()});
+      gbase.push_back(Random(c.part, &g));
+      gouts.push_back({c.part, gbase.back()});
+    }
+    Vec wbase = Random(c.whole, &g), og = Random(c.whole, &g);
+    std::vector<const char *> bk = {"num_args", "axis"};
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      bool add = req == MXC_REQ_ADD;
+      Vec w = wbase;
+      part_host::Host(c.whole, ax, ext, &w, &parts, true, add);
+      EXPECT_TRUE(Same(w, part_host::Cpu("stack", k, v, ins,
+                                         {{c.whole, wbase}}, req)[0]))
+          << "stack axis " << c.axis << " req " << req;
+      std::vector<Vec> grads = gbase;
+      part_host::Host(c.whole, ax, ext, &og, &grads, false, add);
+      std::vector<Vec> cpu = part_host::Cpu("_backward_stack", bk, v,
+                                            {{c.whole, og}}, gouts, req);
+      for (size_t i = 0; i < grads.size(); ++i) {
+        EXPECT_TRUE(Same(grads[i], cpu[i]))
+            << "_backward_stack axis " << c.axis << " part " << i << " req "
+            << req;
+      }
+    }
+  }
+}
+
+// tile, repeat and their gradients: the plan (mxc__copy_plan_rep over
+// ops/shape/rep_box.h's box) made from the operators' parsed parameters
+// and run on the host as copy.cu runs it (every (element, copy) written
+// once; the gradient's copies summed in double in r order, rounded once),
+// against the CPU operators bitwise, write and add.
+
+namespace {
+namespace rep_host {
+
+struct RepCase {
+  const char *op;
+  int kind;
+  const char *key, *val, *key2, *val2;  // NULL: no parameter
+  Dims data, big;
+};
+
+const RepCase kRepCases[] = {
+    {"tile", MXC__CP_TILE, "reps", "(2,3)", nullptr, nullptr, {3, 4}, {6, 12}},
+    {"tile", MXC__CP_TILE, "reps", "(2,1,3)", nullptr, nullptr, {3, 4},
+     {2, 3, 12}},
+    {"tile", MXC__CP_TILE, "reps", "(3,)", nullptr, nullptr, {2, 3, 2},
+     {2, 3, 6}},
+    {"tile", MXC__CP_TILE, "reps", "(2,0)", nullptr, nullptr, {3, 4}, {6, 0}},
+    {"tile", MXC__CP_TILE, "reps", "()", nullptr, nullptr, {5}, {5}},
+    {"repeat", MXC__CP_REPEAT, "repeats", "3", nullptr, nullptr, {2, 3},
+     {18}},
+    {"repeat", MXC__CP_REPEAT, "repeats", "2", "axis", "1", {2, 3, 2},
+     {2, 6, 2}},
+    {"repeat", MXC__CP_REPEAT, "repeats", "4", "axis", "-1", {3, 2}, {3, 8}},
+    {"repeat", MXC__CP_REPEAT, "repeats", "0", "axis", "0", {3, 2}, {0, 2}},
+};
+
+mxc__rep_plan Plan(const RepCase &c) {
+  void *param = nullptr;
+  const char *k[2] = {c.key, c.key2}, *v[2] = {c.val, c.val2};
+  EXPECT_EQ(mxc__op_parse_params(mxc__op_find(c.op), k, v, c.key2 ? 2 : 1,
+                                 &param),
+            MXC_OK);
+  mxc__gpu_array data = mxct::Arr(c.data), big = mxct::Arr(c.big);
+  mxc__rep_plan p = {};
+  char why[256] = "";
+  EXPECT_EQ(mxc__copy_plan_rep(c.kind, param, &data, &big, &p, why,
+                               sizeof why),
+            MXC_OK)
+      << c.op << ": " << why;
+  mxc__free(param);
+  return p;
+}
+
+// copy.cu's rep_fwd on the host.
+Vec Forward(const mxc__rep_plan &p, const Vec &x, Vec out, bool add) {
+  for (int64_t t = 0; t < p.n_data * p.n_rep; ++t) {
+    int64_t j = t % p.n_data;
+    float &o = out[(size_t)mxc__rep_out(&p, j, t / p.n_data)];
+    o = add ? o + x[(size_t)j] : x[(size_t)j];
+  }
+  return out;
+}
+
+// copy.cu's rep_bwd on the host (float32).
+Vec Backward(const mxc__rep_plan &p, const Vec &og, Vec grad, bool add) {
+  for (int64_t j = 0; j < p.n_data; ++j) {
+    double acc = 0;
+    for (int64_t r = 0; r < p.n_rep; ++r) {
+      acc += og[(size_t)mxc__rep_out(&p, j, r)];
+    }
+    grad[(size_t)j] = add ? grad[(size_t)j] + (float)acc : (float)acc;
+  }
+  return grad;
+}
+
+}  // namespace rep_host
+}  // namespace
+
+TEST(CudaCopyPlan, TileAndRepeatMatchTheCpuBitwise) {
+  std::mt19937 g(37);
+  for (const rep_host::RepCase &c : rep_host::kRepCases) {
+    mxc__rep_plan p = rep_host::Plan(c);
+    std::vector<const char *> k = {c.key}, v = {c.val};
+    if (c.key2) k.push_back(c.key2), v.push_back(c.val2);
+    Vec x = Random(c.data, &g), og = Random(c.big, &g);
+    Vec obase = Random(c.big, &g), gbase = Random(c.data, &g);
+    std::string bwd = std::string("_backward_") + c.op;
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      bool add = req == MXC_REQ_ADD;
+      EXPECT_TRUE(Same(rep_host::Forward(p, x, obase, add),
+                       part_host::Cpu(c.op, k, v, {{c.data, x}},
+                                      {{c.big, obase}}, req)[0]))
+          << c.op << " " << c.val << " req " << req;
+      EXPECT_TRUE(Same(rep_host::Backward(p, og, gbase, add),
+                       part_host::Cpu(bwd.c_str(), k, v,
+                                      {{c.big, og}, {c.data, x}},
+                                      {{c.data, gbase}}, req)[0]))
+          << bwd << " " << c.val << " req " << req;
+    }
+  }
+}
+
+// Parameters the CPU refuses and an expanded array of another shape are
+// refused with a reason before any device call.
+TEST(CudaCopyPlan, TileAndRepeatRefuseWhatTheCpuRefuses) {
+  mxc__gpu_array data = mxct::Arr({3, 4}), big = mxct::Arr({6, 12});
+  mxc__rep_plan p;
+  char why[256] = "";
+  mxc__cp_tile_param t = {};
+  t.reps.ndim = 2, t.reps.d[0] = 2, t.reps.d[1] = -1;
+  EXPECT_EQ(mxc__copy_plan_rep(MXC__CP_TILE, &t, &data, &big, &p, why,
+                               sizeof why),
+            MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(why).find("negative"), std::string::npos) << why;
+  t.reps.d[1] = 2;  // (6, 8), not (6, 12)
+  EXPECT_EQ(mxc__copy_plan_rep(MXC__CP_TILE, &t, &data, &big, &p, why,
+                               sizeof why),
+            MXC_ERR_SHAPE);
+  mxc__cp_repeat_param r = {};
+  r.repeats = 2, r.axis.has = 1, r.axis.v = 2;
+  EXPECT_EQ(mxc__copy_plan_rep(MXC__CP_REPEAT, &r, &data, &big, &p, why,
+                               sizeof why),
+            MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(why).find("axis"), std::string::npos) << why;
+}
+
 // where and _backward_where's element functions (index_hd.h) on the host
 // against the CPU, bitwise, in the three dtypes (condition float32 or of
 // the data's dtype), the condition of x's shape and 1-D over rows, with
