@@ -106,6 +106,16 @@ int run(int kind, const char *op, const mxc__gpu_call *c, char *why,
   return mxc__cuda_finish(op, why, why_len);
 }
 
+// Zeros the output before a scatter into part of it, unless add.
+int clear_unless_add(const mxc__gpu_call *c, const char *op, char *why,
+                     size_t why_len) {
+  if (c->req[0] == MXC__GPU_REQ_ADD) return MXC_OK;
+  size_t bytes = (size_t)c->out[0].size *
+                 (c->out[0].dtype == MXC_DTYPE_FLOAT32 ? 4 : 2);
+  cudaError_t e = cudaMemsetAsync(c->out[0].ptr, 0, bytes, mxc__cuda_stream());
+  return e == cudaSuccess ? MXC_OK : mxc__cuda_rt_fail(why, why_len, op, e);
+}
+
 // slice, slice_axis, slice_like (data[, shape_like] -> box) and their
 // gradients ((ograd, data) -> data-shaped: cleared unless add, then the
 // box scattered in).
@@ -133,12 +143,9 @@ int run_slice(int kind, const char *op, bool bwd, const mxc__gpu_call *c,
   if (c->req[0] == MXC__GPU_REQ_NULL || c->out[0].size == 0) return MXC_OK;
   rc = mxc__cuda_use_device(c->dev, why, why_len);
   if (rc != MXC_OK) return rc;
-  if (bwd && c->req[0] != MXC__GPU_REQ_ADD) {
-    size_t bytes = (size_t)c->out[0].size *
-                   (c->out[0].dtype == MXC_DTYPE_FLOAT32 ? 4 : 2);
-    cudaError_t e = cudaMemsetAsync(c->out[0].ptr, 0, bytes,
-                                    mxc__cuda_stream());
-    if (e != cudaSuccess) return mxc__cuda_rt_fail(why, why_len, op, e);
+  if (bwd) {
+    rc = clear_unless_add(c, op, why, why_len);
+    if (rc != MXC_OK) return rc;
   }
   if (box.size > 0) launch_slot(c, p, bwd);
   return mxc__cuda_finish(op, why, why_len);
@@ -342,7 +349,98 @@ int run_rep(int kind, const char *op, bool bwd, const mxc__gpu_call *c,
   return mxc__cuda_finish(op, why, why_len);
 }
 
+// The plan's reason, prefixed with the operator, or MXC_OK.
+int plan_fail(int rc, const char *op, const char *what, char *why,
+              size_t why_len) {
+  if (rc != MXC_OK) snprintf(why, why_len, "%s: %s", op, what);
+  return rc;
+}
+
+// One input (or ograd) and one output of one dtype the kernels take.
+bool one_to_one(const mxc__gpu_call *c, int n_in) {
+  return c->n_in == n_in && c->n_out == 1 && one_dtype(c);
+}
+
+// depth_to_space / space_to_depth and their gradients: a bijection
+// between the space side (the plan's row-major order) and the depth
+// side. space_out: the output is the space side (gather), else the input
+// is (scatter; every output element written once).
+int run_ds(const char *op, bool space_out, const mxc__gpu_call *c, char *why,
+           size_t why_len) {
+  const mxc__cp_ds_param *d = (const mxc__cp_ds_param *)c->param;
+  if (!d || !one_to_one(c, 1)) {
+    snprintf(why, why_len, "%s: parameters, one input and one output of one "
+             "dtype (float32, float16 or bfloat16) expected", op);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  mxc__copy_plan p;
+  char what[200] = "";
+  int rc = mxc__copy_plan_ds(d->block_size, space_out ? &c->out[0] : &c->in[0],
+                             space_out ? &c->in[0] : &c->out[0], &p, what,
+                             sizeof what);
+  if (rc != MXC_OK) return plan_fail(rc, op, what, why, why_len);
+  if (c->req[0] == MXC__GPU_REQ_NULL || c->out[0].size == 0) return MXC_OK;
+  rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  launch_slot(c, p, !space_out);
+  return mxc__cuda_finish(op, why, why_len);
+}
+
+// diag (data) and _backward_diag (ograd, data): a 1-D data's forward and
+// an N-D data's backward scatter the diagonal into a cleared matrix (add:
+// onto it); the others gather the diagonal from the matrix side.
+int run_diag(const char *op, bool bwd, const mxc__gpu_call *c, char *why,
+             size_t why_len) {
+  if (!one_to_one(c, bwd ? 2 : 1)) {
+    snprintf(why, why_len, "%s: %d input(s) and one output of one dtype "
+             "(float32, float16 or bfloat16) expected", op, bwd ? 2 : 1);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  int one_d = c->in[c->n_in - 1].ndim == 1;
+  bool scatter = bwd != (one_d != 0);  // the output is the matrix
+  const mxc__gpu_array &m = scatter ? c->out[0] : c->in[0];
+  const mxc__gpu_array &v = scatter ? c->in[0] : c->out[0];
+  mxc__copy_plan p;
+  char what[200] = "";
+  int rc = mxc__copy_plan_diag(c->param, &m, &v, one_d, &p, what, sizeof what);
+  if (rc != MXC_OK) return plan_fail(rc, op, what, why, why_len);
+  if (c->req[0] == MXC__GPU_REQ_NULL || c->out[0].size == 0) return MXC_OK;
+  rc = mxc__cuda_use_device(c->dev, why, why_len);
+  if (rc != MXC_OK) return rc;
+  if (scatter) {
+    rc = clear_unless_add(c, op, why, why_len);
+    if (rc != MXC_OK) return rc;
+  }
+  if (v.size > 0) launch_slot(c, p, scatter);
+  return mxc__cuda_finish(op, why, why_len);
+}
+
 }  // namespace
+
+extern "C" int mxc__cuda_d2s(const mxc__gpu_call *c, char *why,
+                             size_t why_len) {
+  return run_ds("depth_to_space", true, c, why, why_len);
+}
+extern "C" int mxc__cuda_d2s_bwd(const mxc__gpu_call *c, char *why,
+                                 size_t why_len) {
+  return run_ds("_backward_depth_to_space", false, c, why, why_len);
+}
+extern "C" int mxc__cuda_s2d(const mxc__gpu_call *c, char *why,
+                             size_t why_len) {
+  return run_ds("space_to_depth", false, c, why, why_len);
+}
+extern "C" int mxc__cuda_s2d_bwd(const mxc__gpu_call *c, char *why,
+                                 size_t why_len) {
+  return run_ds("_backward_space_to_depth", true, c, why, why_len);
+}
+extern "C" int mxc__cuda_diag(const mxc__gpu_call *c, char *why,
+                              size_t why_len) {
+  return run_diag("diag", false, c, why, why_len);
+}
+extern "C" int mxc__cuda_diag_bwd(const mxc__gpu_call *c, char *why,
+                                  size_t why_len) {
+  return run_diag("_backward_diag", true, c, why, why_len);
+}
 
 #define MXC__REP_RUN(fn, kind, op, bwd)                                  \
   extern "C" int fn(const mxc__gpu_call *c, char *why, size_t why_len) { \

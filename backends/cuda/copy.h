@@ -60,6 +60,18 @@ int mxc__cuda_tile_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_repeat(const mxc__gpu_call *c, char *why, size_t why_len);
 int mxc__cuda_repeat_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
 
+/* depth_to_space, space_to_depth (data -> the other side) and their
+ * _backward_ (ograd -> the gradient), one permutation each way over
+ * ops/shape/rearrange_map.h's map; diag (data) and _backward_diag
+ * (ograd, data): the diagonal gathered, or scattered into a cleared
+ * matrix (add: onto it), as ops/shape/rearrange.c. */
+int mxc__cuda_d2s(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_d2s_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_s2d(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_s2d_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_diag(const mxc__gpu_call *c, char *why, size_t why_len);
+int mxc__cuda_diag_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
+
 #define MXC__CUDA_COPY_ROWS                                                    \
   {"transpose", mxc__half_supports_same, mxc__cuda_transpose},                 \
   {"swapaxes", mxc__half_supports_same, mxc__cuda_swapaxes},                   \
@@ -82,7 +94,13 @@ int mxc__cuda_repeat_bwd(const mxc__gpu_call *c, char *why, size_t why_len);
   {"tile", mxc__half_supports_same, mxc__cuda_tile},                           \
   {"_backward_tile", mxc__half_supports_same, mxc__cuda_tile_bwd},             \
   {"repeat", mxc__half_supports_same, mxc__cuda_repeat},                       \
-  {"_backward_repeat", mxc__half_supports_same, mxc__cuda_repeat_bwd},
+  {"_backward_repeat", mxc__half_supports_same, mxc__cuda_repeat_bwd},       \
+  {"depth_to_space", mxc__half_supports_same, mxc__cuda_d2s},                  \
+  {"_backward_depth_to_space", mxc__half_supports_same, mxc__cuda_d2s_bwd},    \
+  {"space_to_depth", mxc__half_supports_same, mxc__cuda_s2d},                  \
+  {"_backward_space_to_depth", mxc__half_supports_same, mxc__cuda_s2d_bwd},    \
+  {"diag", mxc__half_supports_same, mxc__cuda_diag},                           \
+  {"_backward_diag", mxc__half_supports_same, mxc__cuda_diag_bwd},
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "ops/shape/py_slice.h"
+#include "ops/shape/rearrange_map.h"
 #include "ops/shape/rep_box.h"
 
 /* axis in [-nd, nd) normalized into *out; else the reason. */
@@ -339,5 +340,73 @@ int mxc__copy_plan_rep(int kind, const void *param, const mxc__gpu_array *data,
     return MXC_ERR_SHAPE;
   }
   rep_split(&b, p);
+  return MXC_OK;
+}
+
+/* ---- depth_to_space, space_to_depth, diag (ops/shape/rearrange_map.h) */
+
+/* a's shape is nd extents d[0..nd)? */
+static int shape_is(const mxc__gpu_array *a, const int64_t *d, int nd) {
+  int same = a->ndim == nd;
+  for (int k = 0; same && k < nd; ++k) same = a->dims[k] == d[k];
+  return same;
+}
+
+int mxc__copy_plan_ds(int64_t b, const mxc__gpu_array *space,
+                      const mxc__gpu_array *depth, mxc__copy_plan *p,
+                      char *why, size_t why_len) {
+  if (b < 1 || space->ndim != 4 || space->dims[2] % b != 0 ||
+      space->dims[3] % b != 0) {
+    snprintf(why, why_len, "a 4-D space side whose height and width are "
+             "multiples of block_size %lld expected", (long long)b);
+    return MXC_ERR_SHAPE;
+  }
+  int64_t dims[6], depth_st[6];
+  mxc__ds_map(space->dims, b, dims, depth_st);
+  int64_t want[4] = {dims[0], dims[1] * b * b, dims[2], dims[4]};
+  if (!shape_is(depth, want, 4)) {
+    snprintf(why, why_len, "the depth side has %d axes and %lld elements; "
+             "block_size %lld gives (%lld, %lld, %lld, %lld)", depth->ndim,
+             (long long)depth->size, (long long)b, (long long)want[0],
+             (long long)want[1], (long long)want[2], (long long)want[3]);
+    return MXC_ERR_SHAPE;
+  }
+  p->nd = 6;
+  p->src_off = 0;
+  for (int k = 0; k < 6; ++k) p->ext[k] = dims[k], p->stride[k] = depth_st[k];
+  return MXC_OK;
+}
+
+int mxc__copy_plan_diag(const void *param, const mxc__gpu_array *m,
+                        const mxc__gpu_array *v, int one_d,
+                        mxc__copy_plan *p, char *why, size_t why_len) {
+  const mxc__cp_diag_param *d = param;
+  int a1 = 0, a2 = 1;
+  if (!d) {
+    snprintf(why, why_len, "parameters expected");
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  if (!one_d && (norm_axis("axis1", d->axis1, m->ndim, &a1, why, why_len) ||
+                 norm_axis("axis2", d->axis2, m->ndim, &a2, why, why_len))) {
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  if (a1 == a2 || m->ndim < 2 || (one_d && m->ndim != 2)) {
+    snprintf(why, why_len, "two distinct axes of a matrix side of at least "
+             "2 axes expected (axes %d and %d of %d)", a1, a2, m->ndim);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  p->nd = mxc__diag_map(m->dims, m->ndim, a1, a2, d->k, p->ext, p->stride,
+                        &p->src_off);
+  if (p->nd == 0) {
+    snprintf(why, why_len, "diagonal k = %lld lies outside the planes",
+             (long long)d->k);
+    return MXC_ERR_INVALID_ARGUMENT;
+  }
+  if (!shape_is(v, p->ext, p->nd)) {
+    snprintf(why, why_len, "the diagonal array has %d axes and %lld "
+             "elements; the matrix side gives another shape", v->ndim,
+             (long long)v->size);
+    return MXC_ERR_SHAPE;
+  }
   return MXC_OK;
 }

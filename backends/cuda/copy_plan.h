@@ -73,6 +73,15 @@ typedef struct mxc__cp_repeat_param {
   mxc__opt_int axis;
 } mxc__cp_repeat_param;
 
+/* Mirrors of ops/shape/rearrange.c's diag and depth_to_space /
+ * space_to_depth parameters. */
+typedef struct mxc__cp_diag_param {
+  int64_t k, axis1, axis2;
+} mxc__cp_diag_param;
+typedef struct mxc__cp_ds_param {
+  int64_t block_size;
+} mxc__cp_ds_param;
+
 /* Which operator a plan is made for. MXC__CP_BROADCAST: broadcast_to,
  * broadcast_axis and broadcast_like, whose plan the shapes alone decide
  * (ops/shape/broadcast.c: same number of axes, an input extent of 1
@@ -115,6 +124,24 @@ typedef struct mxc__rep_plan {
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* depth_to_space / space_to_depth with block size b between the space
+ * side (N, C, H*b, W*b) and the depth side (N, C*b*b, H, W): element i of
+ * space (row-major) is depth's element mxc__copy_src(p, i)
+ * (ops/shape/rearrange_map.h's map, the CPU's). MXC_OK, or MXC_ERR_SHAPE
+ * / MXC_ERR_INVALID_ARGUMENT with the reason. */
+int mxc__copy_plan_ds(int64_t b, const mxc__gpu_array *space,
+                      const mxc__gpu_array *depth, mxc__copy_plan *p,
+                      char *why, size_t why_len);
+
+/* diag (param: its mirror above) between the matrix side m and the
+ * contiguous diagonal array v: element i of v is m's element
+ * mxc__copy_src(p, i). one_d: v is a 1-D data's vector, m its matrix
+ * (axes 0 and 1, whatever axis1/axis2 say). MXC_OK, or the reason (axes
+ * the CPU refuses, an empty diagonal, v of another shape). */
+int mxc__copy_plan_diag(const void *param, const mxc__gpu_array *m,
+                        const mxc__gpu_array *v, int one_d,
+                        mxc__copy_plan *p, char *why, size_t why_len);
 
 /* The plan of tile or repeat (kind MXC__CP_TILE / MXC__CP_REPEAT, param
  * its mirror above) from data to the expanded array big (the forward's

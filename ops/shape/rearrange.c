@@ -14,6 +14,7 @@
  * strided view; gradients copy the other way. */
 #include <string.h>
 
+#include "ops/shape/rearrange_map.h"
 #include "ops/shape/shape_internal.h"
 
 /* ---- reshape_like ---- */
@@ -221,12 +222,9 @@ static int ds_shape(const mxc__op *op, const void *param, mxc__shape *in,
  * depth side (N, C'*b*b, H, W): element (n, c, h, i, w, j) is depth
  * channel (i * b + j) * C' + c at (h, w). */
 static void ds_iter(const mxc__shape *space, int64_t b, mxc__shp_iter *it) {
-  int64_t n = space->dims[0], c = space->dims[1];
-  int64_t h = space->dims[2] / b, w = space->dims[3] / b;
-  int64_t dims[6] = {n, c, h, b, w, b};
+  int64_t dims[6], src[6];
+  mxc__ds_map(space->dims, b, dims, src); /* shared with the GPU's plan */
   mxc__shp_iter_contig(it, dims, 6);
-  int64_t hw = h * w;
-  int64_t src[6] = {c * b * b * hw, hw, w, b * c * hw, 1, c * hw};
   memcpy(it->src_stride, src, sizeof src);
 }
 
@@ -270,50 +268,37 @@ static const mxc__param_def k_diag_params[] = {
 
 /* The diagonal of matrix side m (the N-D input, or the 1-D input's
  * matrix): the copy's dims are m's other axes then the diagonal, src the
- * strided view into m, dst a contiguous array. */
+ * strided view into m, dst a contiguous array (ops/shape/rearrange_map.h,
+ * shared with the GPU's plan). */
 typedef struct diag_plan {
-  int a1, a2;
-  int64_t len, off; /* diagonal length and first element's offset */
+  int nd;
+  int64_t dims[MXC_MAX_NDIM], stride[MXC_MAX_NDIM];
+  int64_t off; /* the first diagonal element's offset */
 } diag_plan;
 
 static int diag_plan_of(const mxc__op *op, const diag_param *p,
                         const mxc__shape *m, diag_plan *d) {
   char b[160];
-  MXC_FORWARD_IF_ERROR(mxc__shp_axis(op->name, "axis1", p->axis1, m->ndim, &d->a1));
-  MXC_FORWARD_IF_ERROR(mxc__shp_axis(op->name, "axis2", p->axis2, m->ndim, &d->a2));
-  MXC_RETURN_ERROR_IF(d->a1 == d->a2, MXC_ERR_INVALID_ARGUMENT,
+  int a1, a2;
+  MXC_FORWARD_IF_ERROR(mxc__shp_axis(op->name, "axis1", p->axis1, m->ndim, &a1));
+  MXC_FORWARD_IF_ERROR(mxc__shp_axis(op->name, "axis2", p->axis2, m->ndim, &a2));
+  MXC_RETURN_ERROR_IF(a1 == a2, MXC_ERR_INVALID_ARGUMENT,
                       "operator '%s': axis1 and axis2 name the same axis %d "
                       "of data %s",
-                      op->name, d->a1, MXC__SHP_STR(m, b));
-  int64_t r = m->dims[d->a1], c = m->dims[d->a2];
-  /* k is clamped to the matrix first so that no sum overflows. */
-  int64_t k = p->k > c ? c : p->k < -r ? -r : p->k;
-  d->len = k >= 0 ? (r < c - k ? r : c - k) : (r + k < c ? r + k : c);
-  MXC_RETURN_ERROR_IF(d->len <= 0, MXC_ERR_INVALID_ARGUMENT,
+                      op->name, a1, MXC__SHP_STR(m, b));
+  d->nd = mxc__diag_map(m->dims, m->ndim, a1, a2, p->k, d->dims, d->stride,
+                        &d->off);
+  MXC_RETURN_ERROR_IF(d->nd == 0, MXC_ERR_INVALID_ARGUMENT,
                       "operator '%s': diagonal k = %lld lies outside the "
                       "(%lld, %lld) planes of data %s",
-                      op->name, (long long)p->k, (long long)r, (long long)c,
-                      MXC__SHP_STR(m, b));
-  int64_t st[MXC_MAX_NDIM];
-  mxc__shp_strides(m->dims, m->ndim, st);
-  d->off = k >= 0 ? k * st[d->a2] : -k * st[d->a1];
+                      op->name, (long long)p->k, (long long)m->dims[a1],
+                      (long long)m->dims[a2], MXC__SHP_STR(m, b));
   return MXC_OK;
 }
 
-static void diag_iter(const diag_plan *d, const mxc__shape *m,
-                      mxc__shp_iter *it) {
-  int64_t dims[MXC_MAX_NDIM], st[MXC_MAX_NDIM], src[MXC_MAX_NDIM];
-  mxc__shp_strides(m->dims, m->ndim, st);
-  int nd = 0;
-  for (int a = 0; a < m->ndim; ++a) {
-    if (a == d->a1 || a == d->a2) continue;
-    src[nd] = st[a];
-    dims[nd++] = m->dims[a];
-  }
-  src[nd] = st[d->a1] + st[d->a2];
-  dims[nd++] = d->len;
-  mxc__shp_iter_contig(it, dims, nd);
-  memcpy(it->src_stride, src, sizeof(int64_t) * nd);
+static void diag_iter(const diag_plan *d, mxc__shp_iter *it) {
+  mxc__shp_iter_contig(it, d->dims, d->nd);
+  memcpy(it->src_stride, d->stride, sizeof(int64_t) * (size_t)d->nd);
   it->src_off = d->off;
 }
 
@@ -344,9 +329,7 @@ static int diag_shape(const mxc__op *op, const void *param, mxc__shape *in,
   }
   diag_plan d;
   MXC_FORWARD_IF_ERROR(diag_plan_of(op, p, x, &d));
-  mxc__shp_iter it;
-  diag_iter(&d, x, &it);
-  mxc__shape s = mxc__shp_make(it.dims, it.nd);
+  mxc__shape s = mxc__shp_make(d.dims, d.nd);
   return mxc__shp_set_out(op, out, 0, &s);
 }
 
@@ -363,7 +346,7 @@ static int diag_copy(const mxc__op *op, const diag_param *p,
   diag_plan d;
   MXC_FORWARD_IF_ERROR(diag_plan_of(op, &q, &m->shape, &d));
   mxc__shp_iter it;
-  diag_iter(&d, &m->shape, &it);
+  diag_iter(&d, &it);
   if (!to_matrix) {
     mxc__shp_copy(&it, v, m, req);
     return MXC_OK;

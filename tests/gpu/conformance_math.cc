@@ -531,6 +531,49 @@ void RepGradForms(const char *op, int dev, std::mt19937 *g) {
   }
 }
 
+// depth_to_space, space_to_depth, diag and their gradients, bitwise
+// (one permutation each way; diag's matrix side cleared unless add).
+struct RearrCase {
+  const char *op;
+  Kv kv;
+  std::vector<Dims> ins;  // the backward's: ograd, data
+  Dims out;
+};
+
+const RearrCase kRearr[] = {
+    {"depth_to_space", {{"block_size", "2"}}, {{2, 12, 5, 33}}, {2, 3, 10, 66}},
+    {"_backward_depth_to_space", {{"block_size", "2"}}, {{2, 3, 10, 66}},
+     {2, 12, 5, 33}},
+    {"space_to_depth", {{"block_size", "3"}}, {{2, 4, 9, 33}}, {2, 36, 3, 11}},
+    {"_backward_space_to_depth", {{"block_size", "3"}}, {{2, 36, 3, 11}},
+     {2, 4, 9, 33}},
+    {"diag", {{"k", "-3"}}, {{37}}, {40, 40}},
+    {"diag", {{"k", "2"}, {"axis1", "2"}, {"axis2", "0"}}, {{9, 4, 33}},
+     {4, 7}},
+    {"_backward_diag", {{"k", "1"}}, {{34, 34}, {33}}, {33}},
+    {"_backward_diag", {{"k", "2"}, {"axis1", "2"}, {"axis2", "0"}},
+     {{4, 7}, {9, 4, 33}}, {9, 4, 33}},
+};
+
+void RearrForms(const char *op, int dev, std::mt19937 *g) {
+  for (const RearrCase &c : kRearr) {
+    if (std::string(c.op) != op) continue;
+    for (int dt : kDtypes) {
+      std::vector<Vec> ins;
+      for (const Dims &d : c.ins) {
+        ins.push_back(mxct::RoundTo(dt, Uniform(Numel(d), -4, 4, g)));
+      }
+      CompareShapes(op, c.kv, dt, c.ins[0], c.out, ins,
+                    {{MXC_REQ_WRITE}, {MXC_REQ_ADD}}, 0, dev, g, c.ins);
+    }
+  }
+}
+
+#define MXC__REARR_CASE(name)                                         \
+  mxct::RegisterCase(name, [](std::mt19937 *g) {                      \
+    RearrForms(name, MXC_DEVICE_GPU, g);                              \
+  })
+
 // clip and _backward_clip (ograd, data), bitwise: the same comparisons
 // and, backward, the same double sum; bounds hit exactly by some inputs.
 void ClipForms(bool bwd, int dev, std::mt19937 *g) {
@@ -1053,6 +1096,12 @@ const mxct::RegisterCase kCopyCases[] = {
     mxct::RegisterCase("_backward_repeat", [](std::mt19937 *g) {
       RepGradForms("_backward_repeat", MXC_DEVICE_GPU, g);
     }),
+    MXC__REARR_CASE("depth_to_space"),
+    MXC__REARR_CASE("_backward_depth_to_space"),
+    MXC__REARR_CASE("space_to_depth"),
+    MXC__REARR_CASE("_backward_space_to_depth"),
+    MXC__REARR_CASE("diag"),
+    MXC__REARR_CASE("_backward_diag"),
     MXC__SLICE_CASE("slice"),
     MXC__SLICE_CASE("_backward_slice"),
     MXC__SLICE_CASE("slice_axis"),
@@ -1096,6 +1145,7 @@ TEST(GpuConformanceCopy, CasesAreValidCallsOnTheCpu) {
   }
   RepGradForms("_backward_tile", MXC_DEVICE_CPU, &g);
   RepGradForms("_backward_repeat", MXC_DEVICE_CPU, &g);
+  for (const RearrCase &c : kRearr) RearrForms(c.op, MXC_DEVICE_CPU, &g);
   ClipForms(false, MXC_DEVICE_CPU, &g);
   ClipForms(true, MXC_DEVICE_CPU, &g);
   WhereForms(false, MXC_DEVICE_CPU, &g);

@@ -1682,6 +1682,131 @@ TEST(CudaCopyPlan, TileAndRepeatRefuseWhatTheCpuRefuses) {
   EXPECT_NE(std::string(why).find("axis"), std::string::npos) << why;
 }
 
+// depth_to_space, space_to_depth, diag and their gradients: the plans
+// (mxc__copy_plan_ds / _diag over ops/shape/rearrange_map.h) run on the
+// host as copy.cu runs them (gather into the output, or scatter into it,
+// cleared first unless add where only part of it is written), against the
+// CPU operators bitwise, write and add.
+
+namespace {
+namespace rearr_host {
+
+// out[i] = src[plan(i)] (gather) or out[plan(i)] = src[i] (scatter, the
+// output cleared first when clear), add accumulating.
+Vec Move(const mxc__copy_plan &p, const Vec &src, Vec out, bool scatter,
+         bool clear, bool add) {
+  if (clear && !add) out.assign(out.size(), 0.f);
+  size_t n = scatter ? src.size() : out.size();
+  for (size_t i = 0; i < n; ++i) {
+    size_t o = scatter ? (size_t)mxc__copy_src(&p, (int64_t)i) : i;
+    float x = scatter ? src[i] : src[(size_t)mxc__copy_src(&p, (int64_t)i)];
+    out[o] = add ? out[o] + x : x;
+  }
+  return out;
+}
+
+struct Case {
+  const char *op;
+  std::vector<const char *> k, v;
+  std::vector<Dims> ins;  // the CPU's inputs (the backward: ograd, data)
+  Dims out;
+};
+
+// The plan of c and whether the output is scattered into.
+mxc__copy_plan Plan(const Case &c, bool *scatter, bool *clear) {
+  std::string op = c.op;
+  bool bwd = op.rfind("_backward_", 0) == 0;
+  std::string fwd = bwd ? op.substr(10) : op;
+  void *param = nullptr;
+  EXPECT_EQ(mxc__op_parse_params(mxc__op_find(c.op), c.k.data(), c.v.data(),
+                                 (int)c.k.size(), &param),
+            MXC_OK);
+  mxc__gpu_array in = mxct::Arr(c.ins[0]), out = mxct::Arr(c.out);
+  mxc__copy_plan p = {};
+  char why[256] = "";
+  int rc;
+  *clear = false;
+  if (fwd == "diag") {
+    bool one_d = c.ins.back().size() == 1;
+    *scatter = *clear = bwd != one_d;
+    rc = mxc__copy_plan_diag(param, *scatter ? &out : &in,
+                             *scatter ? &in : &out, one_d, &p, why,
+                             sizeof why);
+  } else {
+    bool space_out = (fwd == "depth_to_space") != bwd;
+    *scatter = !space_out;
+    rc = mxc__copy_plan_ds(((mxc__cp_ds_param *)param)->block_size,
+                           space_out ? &out : &in, space_out ? &in : &out,
+                           &p, why, sizeof why);
+  }
+  EXPECT_EQ(rc, MXC_OK) << c.op << ": " << why;
+  mxc__free(param);
+  return p;
+}
+
+const Case kCases[] = {
+    {"depth_to_space", {"block_size"}, {"2"}, {{2, 8, 3, 5}}, {2, 2, 6, 10}},
+    {"_backward_depth_to_space", {"block_size"}, {"2"}, {{2, 2, 6, 10}},
+     {2, 8, 3, 5}},
+    {"space_to_depth", {"block_size"}, {"3"}, {{1, 2, 6, 9}}, {1, 18, 2, 3}},
+    {"_backward_space_to_depth", {"block_size"}, {"3"}, {{1, 18, 2, 3}},
+     {1, 2, 6, 9}},
+    {"diag", {"k"}, {"0"}, {{4}}, {4, 4}},
+    {"diag", {"k"}, {"-2"}, {{3}}, {5, 5}},
+    {"diag", {"k"}, {"1"}, {{3, 5}}, {3}},
+    {"diag", {"k", "axis1", "axis2"}, {"-1", "2", "0"}, {{3, 2, 4}}, {2, 3}},
+    {"_backward_diag", {"k"}, {"2"}, {{5, 5}, {3}}, {3}},
+    {"_backward_diag", {"k", "axis1", "axis2"}, {"-1", "2", "0"},
+     {{2, 3}, {3, 2, 4}}, {3, 2, 4}},
+    {"_backward_diag", {"k"}, {"1"}, {{3}, {3, 5}}, {3, 5}},
+};
+
+}  // namespace rearr_host
+}  // namespace
+
+TEST(CudaCopyPlan, RearrangesMatchTheCpuBitwise) {
+  std::mt19937 g(38);
+  for (const rearr_host::Case &c : rearr_host::kCases) {
+    bool scatter = false, clear = false;
+    mxc__copy_plan p = rearr_host::Plan(c, &scatter, &clear);
+    std::vector<std::pair<Dims, Vec>> ins;
+    for (const Dims &d : c.ins) ins.push_back({d, Random(d, &g)});
+    Vec base = Random(c.out, &g);
+    for (int req : {MXC_REQ_WRITE, MXC_REQ_ADD}) {
+      bool add = req == MXC_REQ_ADD;
+      EXPECT_TRUE(Same(rearr_host::Move(p, ins[0].second, base, scatter,
+                                        clear, add),
+                       part_host::Cpu(c.op, c.k, c.v, ins, {{c.out, base}},
+                                      req)[0]))
+          << c.op << " " << c.v[0] << " req " << req;
+    }
+  }
+}
+
+// Shapes and parameters the CPU refuses are refused with a reason.
+TEST(CudaCopyPlan, RearrangesRefuseWhatTheCpuRefuses) {
+  mxc__copy_plan p;
+  char why[256] = "";
+  mxc__gpu_array space = mxct::Arr({1, 2, 6, 9}), depth = mxct::Arr({1, 8, 3, 4});
+  EXPECT_EQ(mxc__copy_plan_ds(4, &space, &depth, &p, why, sizeof why),
+            MXC_ERR_SHAPE);  // 9 is no multiple of 4
+  EXPECT_EQ(mxc__copy_plan_ds(3, &space, &depth, &p, why, sizeof why),
+            MXC_ERR_SHAPE);  // (1, 18, 2, 3) expected
+  EXPECT_NE(std::string(why).find("(1, 18, 2, 3)"), std::string::npos) << why;
+  mxc__cp_diag_param d = {7, 0, 1};
+  mxc__gpu_array m = mxct::Arr({3, 5}), v = mxct::Arr({3});
+  EXPECT_EQ(mxc__copy_plan_diag(&d, &m, &v, 0, &p, why, sizeof why),
+            MXC_ERR_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(why).find("outside"), std::string::npos) << why;
+  d.k = 0, d.axis2 = -2;  // the same axis twice
+  EXPECT_EQ(mxc__copy_plan_diag(&d, &m, &v, 0, &p, why, sizeof why),
+            MXC_ERR_INVALID_ARGUMENT);
+  d.axis2 = 1;  // the diagonal has 3 elements, not 4
+  mxc__gpu_array v4 = mxct::Arr({4});
+  EXPECT_EQ(mxc__copy_plan_diag(&d, &m, &v4, 0, &p, why, sizeof why),
+            MXC_ERR_SHAPE);
+}
+
 // where and _backward_where's element functions (index_hd.h) on the host
 // against the CPU, bitwise, in the three dtypes (condition float32 or of
 // the data's dtype), the condition of x's shape and 1-D over rows, with
