@@ -1,6 +1,7 @@
-// transpose, swapaxes and flip on the GPU (copy.h): one gather kernel over
-// copy_plan.h's plan (host-tested against the CPU operators), one thread
-// per output element on a grid-stride loop.
+// The copy family on the GPU (copy.h): gathers and scatters over
+// copy_plan.h's plans (host-tested against the CPU operators), one thread
+// per element on a grid-stride loop; tile's and repeat's gradients one
+// thread per input element summing its copies.
 #include <cuda_runtime.h>
 
 #include <cstdio>
