@@ -19,6 +19,7 @@
 
 #include "mxc/mxc.h"
 #include "tests/gpu/half_test_util.h"
+#include "tests/gpu/op_case.h"
 
 namespace mxct {
 
@@ -29,16 +30,7 @@ struct BlasCase {
   std::vector<std::pair<std::string, std::string>> params;
   std::vector<Shape> in, out;
 
-  std::string Name() const {
-    std::string s = op;
-    for (const auto &p : params) s += " " + p.first + "=" + p.second;
-    for (const auto &x : in) {
-      s += " (";
-      for (int64_t d : x) s += std::to_string(d) + ",";
-      s += ")";
-    }
-    return s;
-  }
+  std::string Name() const { return CaseName(*this); }
 };
 
 inline int64_t Numel(const Shape &s) {
@@ -176,9 +168,8 @@ inline std::vector<std::vector<float>> InvokeOn(
   std::vector<mxc_ndarray> in, out;
   auto make = [dev, dtype](const Shape &s, const std::vector<float> &v) {
     mxc_ndarray a = nullptr;
-    EXPECT_EQ(
-        mxc_ndarray_create(s.data(), (int)s.size(), dtype, dev, 0, 0, &a),
-        MXC_OK)
+    EXPECT_EQ(mxc_ndarray_create(s.data(), (int)s.size(), dtype, dev, 0, 0, &a),
+              MXC_OK)
         << mxc_last_error();
     if (!v.empty()) {
       std::vector<uint8_t> b = ToBytes(dtype, v);

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "mxc/mxc.h"
+#include "tests/gpu/op_case.h"
 
 namespace mxct {
 
@@ -38,16 +39,7 @@ struct LaCase {
   std::vector<LaShape> in, out;
   std::vector<int> gen;  // per input
 
-  std::string Name() const {
-    std::string s = op;
-    for (const auto &p : params) s += " " + p.first + "=" + p.second;
-    for (const auto &x : in) {
-      s += " (";
-      for (int64_t d : x) s += std::to_string(d) + ",";
-      s += ")";
-    }
-    return s;
-  }
+  std::string Name() const { return CaseName(*this); }
 };
 
 inline int64_t LaNumel(const LaShape &s) {

@@ -40,49 +40,21 @@ int OpOf(const std::string &name) {
   return k.at(name);
 }
 
-// The parameters as libmxc parses them for the plug-in (mxc__free).
-void *Parse(const BlasCase &c) {
-  std::vector<const char *> keys, vals;
-  for (const auto &p : c.params) {
-    keys.push_back(p.first.c_str());
-    vals.push_back(p.second.c_str());
-  }
-  const mxc__op *op = mxc__op_find(c.op.c_str());
-  void *param = nullptr;
-  EXPECT_NE(op, nullptr) << c.op;
-  EXPECT_EQ(mxc__op_parse_params(op, keys.data(), vals.data(), (int)keys.size(),
-                                 &param),
-            MXC_OK)
-      << mxc_last_error();
-  return param;
-}
-
-mxc__gpu_array Array(const mxct::Shape &s, std::vector<uint8_t> *v,
-                     int dtype) {
-  mxc__gpu_array a = {};
-  a.ptr = v->data();
-  a.size = mxct::Numel(s);
-  a.ndim = (int)s.size();
-  for (size_t i = 0; i < s.size(); ++i) a.dims[i] = s[i];
-  a.dtype = dtype;
-  return a;
-}
-
 // Plans case c and runs the plan on host copies of x and init, as arrays
 // of dtype.
 std::vector<std::vector<float>> RunPlan(
     const BlasCase &c, const std::vector<std::vector<float>> &xf,
     const std::vector<std::vector<float>> &of, const std::vector<int> &req,
     int dtype) {
-  void *param = Parse(c);
+  void *param = mxct::ParseCase(c);
   std::vector<std::vector<uint8_t>> x, out;
   for (const auto &v : xf) x.push_back(mxct::ToBytes(dtype, v));
   for (const auto &v : of) out.push_back(mxct::ToBytes(dtype, v));
   std::vector<mxc__gpu_array> in_a, out_a;
   for (size_t i = 0; i < c.in.size(); ++i)
-    in_a.push_back(Array(c.in[i], &x[i], dtype));
+    in_a.push_back(mxct::HostArray(c.in[i], &x[i], dtype));
   for (size_t i = 0; i < c.out.size(); ++i) {
-    out_a.push_back(Array(c.out[i], &out[i], dtype));
+    out_a.push_back(mxct::HostArray(c.out[i], &out[i], dtype));
   }
   mxc__gpu_call call = {0,
                         param,
@@ -174,20 +146,22 @@ TEST(CudaBlasPlan, HalfPlansRoundEachOutputOnce) {
   for (int dt : {MXC_DTYPE_FLOAT32, MXC_DTYPE_FLOAT16, MXC_DTYPE_BFLOAT16}) {
     SCOPED_TRACE(mxct::DtypeName(dt));
     for (const BlasCase *c : {&fwd, &f}) {
-      void *param = Parse(*c);
+      void *param = mxct::ParseCase(*c);
       std::vector<std::vector<uint8_t>> bufs;
       std::vector<mxc__gpu_array> in, out;
       for (const auto &s : c->in) {
         bufs.emplace_back(mxct::Numel(s) * 4);
-        in.push_back(Array(s, &bufs.back(), dt));
+        in.push_back(mxct::HostArray(s, &bufs.back(), dt));
       }
       for (const auto &s : c->out) {
         bufs.emplace_back(mxct::Numel(s) * 4);
-        out.push_back(Array(s, &bufs.back(), dt));
+        out.push_back(mxct::HostArray(s, &bufs.back(), dt));
       }
       std::vector<int> req(out.size(), MXC__GPU_REQ_WRITE);
-      mxc__gpu_call call = {0, param, in.data(), (int)in.size(), out.data(),
-                            (int)out.size(), req.data(), 0, {}};
+      mxc__gpu_call call = {
+          0,          param,           in.data(),  (int)in.size(),
+          out.data(), (int)out.size(), req.data(), 0,
+          {}};
       mxc__blas_plan p;
       char why[256] = "";
       ASSERT_EQ(mxc__blas_plan_call(OpOf(c->op), &call, &p, why, sizeof why),
@@ -243,13 +217,13 @@ TEST(CudaBlasPlan, MixedOrOtherDtypesAreRefused) {
 // The plug-in reads libmxc's parameter structs through its mirrors.
 TEST(CudaBlasPlan, ParameterMirrorsMatchTheParser) {
   BlasCase d = mxct::Dot("dot", 1, 0, {2, 3}, {2, 4}, {3, 4});
-  auto *dp = static_cast<mxc__dot_param *>(Parse(d));
+  auto *dp = static_cast<mxc__dot_param *>(mxct::ParseCase(d));
   EXPECT_EQ(mxc__op_find("dot")->param_size, sizeof *dp);
   EXPECT_EQ(dp->transpose_a, 1);
   EXPECT_EQ(dp->transpose_b, 0);
   mxc__free(dp);
   BlasCase f = mxct::Fc(7, 0, 0, {2, 3}, {2, 7});
-  auto *fp = static_cast<mxc__fc_param *>(Parse(f));
+  auto *fp = static_cast<mxc__fc_param *>(mxct::ParseCase(f));
   EXPECT_EQ(mxc__op_find("FullyConnected")->param_size, sizeof *fp);
   EXPECT_EQ(fp->num_hidden, 7);
   EXPECT_EQ(fp->no_bias, 1);
@@ -261,8 +235,10 @@ TEST(CudaBlasPlan, ParameterMirrorsMatchTheParser) {
 TEST(CudaBlasPlan, SizesBeyondIntAreRefused) {
   mxc__dot_param p = {0, 0};
   int64_t big = (int64_t)INT_MAX + 1;
-  mxc__gpu_array a = {nullptr, big, 2, {1, big}, MXC_DTYPE_FLOAT32, 0, 0, 0, {}};
-  mxc__gpu_array b = {nullptr, big, 2, {big, 1}, MXC_DTYPE_FLOAT32, 0, 0, 0, {}};
+  mxc__gpu_array a = {nullptr, big, 2, {1, big}, MXC_DTYPE_FLOAT32,
+                      0,       0,   0, {}};
+  mxc__gpu_array b = {nullptr, big, 2, {big, 1}, MXC_DTYPE_FLOAT32,
+                      0,       0,   0, {}};
   mxc__gpu_array in[2] = {a, b};
   mxc__gpu_array out = {nullptr, 1, 2, {1, 1}, MXC_DTYPE_FLOAT32, 0, 0, 0, {}};
   int req = MXC__GPU_REQ_WRITE;
@@ -277,8 +253,9 @@ TEST(CudaBlasPlan, SizesBeyondIntAreRefused) {
 // An array smaller than the shapes say is caught before any cuBLAS call.
 TEST(CudaBlasPlan, StepsReachingPastAnArrayAreRefused) {
   mxc__dot_param p = {0, 0};
-  mxc__gpu_array in[2] = {{nullptr, 6, 2, {2, 3}, MXC_DTYPE_FLOAT32, 0, 0, 0, {}},
-                          {nullptr, 12, 2, {3, 4}, MXC_DTYPE_FLOAT32, 0, 0, 0, {}}};
+  mxc__gpu_array in[2] = {
+      {nullptr, 6, 2, {2, 3}, MXC_DTYPE_FLOAT32, 0, 0, 0, {}},
+      {nullptr, 12, 2, {3, 4}, MXC_DTYPE_FLOAT32, 0, 0, 0, {}}};
   mxc__gpu_array out = {nullptr, 4, 2, {2, 4}, MXC_DTYPE_FLOAT32, 0, 0, 0, {}};
   int req = MXC__GPU_REQ_WRITE;
   mxc__gpu_call c = {0, &p, in, 2, &out, 1, &req, 0, {}};

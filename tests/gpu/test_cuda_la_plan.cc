@@ -60,51 +60,25 @@ int OpOf(const std::string &name) {
   return k.at(name);
 }
 
-// The parameters as libmxc parses them for the plug-in (mxc__free).
-void *Parse(const LaCase &c) {
-  std::vector<const char *> keys, vals;
-  for (const auto &p : c.params) {
-    keys.push_back(p.first.c_str());
-    vals.push_back(p.second.c_str());
-  }
-  const mxc__op *op = mxc__op_find(c.op.c_str());
-  void *param = nullptr;
-  EXPECT_NE(op, nullptr) << c.op;
-  EXPECT_EQ(mxc__op_parse_params(op, keys.data(), vals.data(), (int)keys.size(),
-                                 &param),
-            MXC_OK)
-      << mxc_last_error();
-  return param;
-}
-
-mxc__gpu_array Array(const mxct::LaShape &s, std::vector<uint8_t> *v,
-                     int dtype) {
-  mxc__gpu_array a = {};
-  a.ptr = v->data();
-  a.size = mxct::LaNumel(s);
-  a.ndim = (int)s.size();
-  for (size_t i = 0; i < s.size(); ++i) a.dims[i] = s[i];
-  a.dtype = dtype;
-  return a;
-}
-
 // Plans case c and runs the plan on host copies of x and init: the
 // outputs, and the run's code in *rc (why: its message).
 std::vector<LaVec> RunPlan(const LaCase &c, const std::vector<LaVec> &x,
                            const std::vector<LaVec> &init,
                            const std::vector<int> &req, int dt, int *rc,
                            std::string *why_out = nullptr) {
-  void *param = Parse(c);
+  void *param = mxct::ParseCase(c);
   std::vector<std::vector<uint8_t>> xb, ob;
   for (const auto &v : x) xb.push_back(mxct::LaBytes(dt, v));
   for (const auto &v : init) ob.push_back(mxct::LaBytes(dt, v));
   std::vector<mxc__gpu_array> in, out;
-  for (size_t i = 0; i < c.in.size(); ++i) in.push_back(Array(c.in[i], &xb[i], dt));
+  for (size_t i = 0; i < c.in.size(); ++i)
+    in.push_back(mxct::HostArray(c.in[i], &xb[i], dt));
   for (size_t i = 0; i < c.out.size(); ++i) {
-    out.push_back(Array(c.out[i], &ob[i], dt));
+    out.push_back(mxct::HostArray(c.out[i], &ob[i], dt));
   }
-  mxc__gpu_call call = {0,          param, in.data(), (int)in.size(),
-                        out.data(), (int)out.size(), req.data(), 0, {}};
+  mxc__gpu_call call = {0,          param,           in.data(),  (int)in.size(),
+                        out.data(), (int)out.size(), req.data(), 0,
+                        {}};
   mxc__la_plan p;
   char why[512] = "";
   *rc = mxc__la_plan_call(OpOf(c.op), &call, &p, why, sizeof why);
@@ -124,7 +98,8 @@ void CheckCase(const LaCase &c, std::mt19937 *g, int dt) {
   for (size_t i = 0; i < c.in.size(); ++i) {
     x.push_back(mxct::LaInput(c.in[i], c.gen[i], g));
   }
-  for (const auto &s : c.out) base.push_back(mxct::LaInput(s, mxct::kUniform, g));
+  for (const auto &s : c.out)
+    base.push_back(mxct::LaInput(s, mxct::kUniform, g));
   for (const auto &req : mxct::LaReqSets((int)c.out.size())) {
     int rc = 0;
     auto cpu = mxct::LaInvoke(c, x, base, req, MXC_DEVICE_CPU, dt, &rc);
@@ -166,8 +141,11 @@ TEST(CudaLaPlan, BackwardMatchesTheCpu) {
 // message naming the operator, the batch item and the pivot.
 TEST(CudaLaPlan, PotrfOfANonPositiveDefiniteMatrixFailsAsTheCpu) {
   for (int lower = 0; lower < 2; ++lower) {
-    LaCase c = {"linalg_potrf", {{"lower", mxct::LaBool(lower)}},
-                {{2, 2, 2}}, {{2, 2, 2}}, {mxct::kUniform}};
+    LaCase c = {"linalg_potrf",
+                {{"lower", mxct::LaBool(lower)}},
+                {{2, 2, 2}},
+                {{2, 2, 2}},
+                {mxct::kUniform}};
     // item 0 positive definite, item 1 with a negative second pivot
     std::vector<LaVec> x = {{4, 1, 1, 3, 1, 2, 2, 1}};
     std::vector<LaVec> init = {LaVec(8, 0)};
@@ -200,8 +178,8 @@ TEST(CudaLaPlan, SingularMatricesGiveTheCpuValues) {
     for (const auto &s : c.out) init.push_back(LaVec(mxct::LaNumel(s), 7));
     std::vector<int> req(c.out.size(), MXC_REQ_WRITE);
     int rc = 0;
-    auto cpu = mxct::LaInvoke(c, x, init, req, MXC_DEVICE_CPU,
-                              MXC_DTYPE_FLOAT64, &rc);
+    auto cpu =
+        mxct::LaInvoke(c, x, init, req, MXC_DEVICE_CPU, MXC_DTYPE_FLOAT64, &rc);
     ASSERT_EQ(rc, MXC_OK) << mxc_last_error();
     auto got = RunPlan(c, x, init, req, MXC_DTYPE_FLOAT64, &rc);
     ASSERT_EQ(rc, MXC_OK);
