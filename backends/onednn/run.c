@@ -194,7 +194,7 @@ uint64_t mxc__dnnl_version(const mxc__opctx *ctx, int i) {
 int mxc__dnnl_tmp(const mxc__op *op, size_t bytes, const char *what,
                   mxc__storage_block *out) {
   mxc__device cpu = {MXC_DEVICE_CPU, 0};
-  MXC_RETURN_ERROR_IF(mxc__storage_alloc(cpu, bytes ? bytes : 64, out) != MXC_OK,
+  MXC_RETURN_ERROR_IF(mxc__storage_alloc(cpu, bytes, out) != MXC_OK,
                       MXC_ERR_OOM,
                       "operator '%s' (oneDNN backend): out of memory for a "
                       "%zu-byte %s",
